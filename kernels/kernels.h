@@ -1,0 +1,41 @@
+// The kernels interface the compute core calls: per weight type, how to turn rows
+// into floats and back, and how to take dot products against activations that were
+// converted to the type's dot partner. Implementations are chosen once at start-up
+// from the CPU's features (see kernels/dispatch.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/ggml_type.h"
+
+namespace peak {
+
+// Dequantize `n` elements (a multiple of the block size) of `src` into `dst`.
+using RowToFloatFn = void (*)(const void* src, float* dst, int64_t n);
+// Quantize `n` floats (a multiple of the block size) into blocks at `dst`.
+using RowFromFloatFn = void (*)(const float* src, void* dst, int64_t n);
+// *out = sum_i x[i] * y[i] over `n` elements; x is a weight row in the weight
+// type, y an activation row already converted to the weight type's dot partner.
+using VecDotFn = void (*)(int64_t n, float* out, const void* x, const void* y);
+// Tile product for prefill: for each of `n_rows_x` weight rows (stride x_stride
+// bytes) and each of `n_rows_y` activation rows (stride y_stride bytes, partner
+// type), out[r_y * out_stride + r_x] = dot(x_row, y_row). Implementations reuse
+// each loaded weight block across the activation rows.
+using GemmFn = void (*)(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x,
+                        const void* y, size_t y_stride, int64_t n_rows_y,
+                        float* out, size_t out_stride);
+
+struct TypeKernels {
+  RowToFloatFn to_float = nullptr;     // null: type cannot be read yet
+  RowFromFloatFn from_float = nullptr; // null: type cannot be written yet
+  GgmlType dot_partner = GgmlType::F32;  // activations are converted to this type
+  VecDotFn vec_dot = nullptr;
+  GemmFn gemm = nullptr;               // null: fall back to vec_dot per pair
+};
+
+// Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);
+// never null, but its members are null for types without kernels.
+const TypeKernels& kernels_for(GgmlType type);
+
+}  // namespace peak

@@ -1,0 +1,244 @@
+// peak_gguf_*: read-only inspection of GGUF files through the C API.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capi/capi_guard.h"
+#include "gguf/gguf_reader.h"
+
+struct peak_gguf {
+  std::unique_ptr<peak::gguf::GgufFile> file;
+  std::vector<std::string> keys;          // NUL-terminated copies (file keys are not)
+  std::vector<std::string> tensor_names;  // likewise
+};
+
+namespace {
+
+using peak::capi::fail;
+using peak::capi::guarded;
+using peak::gguf::ArrayView;
+using peak::gguf::Value;
+
+bool valid_kv(const peak_gguf* g, int64_t index) {
+  if (!g) {
+    fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf handle is NULL");
+    return false;
+  }
+  if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_kv()) {
+    fail(PEAK_ERR_INVALID_ARGUMENT, "metadata index " + std::to_string(index) + " is out of range (file has " +
+                                        std::to_string(g->file->n_kv()) + " keys)");
+    return false;
+  }
+  return true;
+}
+
+// Runs `read(value)` for a valid index and a non-null output.
+template <typename Out, typename Read>
+peak_status read_kv(const peak_gguf* g, int64_t index, Out* out, Read&& read) {
+  if (!valid_kv(g, index)) return PEAK_ERR_INVALID_ARGUMENT;
+  if (!out) return fail(PEAK_ERR_INVALID_ARGUMENT, "output pointer is NULL");
+  return guarded([&] {
+    *out = read(g->file->value(static_cast<size_t>(index)));
+    return PEAK_OK;
+  });
+}
+
+// Runs `read(array, i)` for a valid array element and a non-null output.
+template <typename Out, typename Read>
+peak_status read_element(const peak_gguf* g, int64_t index, uint64_t i, Out* out, Read&& read) {
+  return read_kv(g, index, out, [&](const Value& v) {
+    const ArrayView a = v.array();
+    if (i >= a.size()) {
+      throw peak::gguf::GgufError("index " + std::to_string(i) + " is past the end of array '" +
+                                  std::string(v.key()) + "' (" + std::to_string(a.size()) + " elements)");
+    }
+    return read(a, i);
+  });
+}
+
+uint64_t element_as_uint(const ArrayView& a, uint64_t i);
+
+int64_t element_as_int(const ArrayView& a, uint64_t i) {
+  using peak::gguf::ValueType;
+  switch (a.elem_type()) {
+    case ValueType::Int8: return a.at<int8_t>(i);
+    case ValueType::Int16: return a.at<int16_t>(i);
+    case ValueType::Int32: return a.at<int32_t>(i);
+    case ValueType::Int64: return a.at<int64_t>(i);
+    case ValueType::UInt64: {
+      const uint64_t v = a.at<uint64_t>(i);
+      if (v > static_cast<uint64_t>(INT64_MAX)) throw peak::gguf::GgufError("array element too large for int64");
+      return static_cast<int64_t>(v);
+    }
+    default: return static_cast<int64_t>(element_as_uint(a, i));
+  }
+}
+
+uint64_t element_as_uint(const ArrayView& a, uint64_t i) {
+  using peak::gguf::ValueType;
+  switch (a.elem_type()) {
+    case ValueType::UInt8: return a.at<uint8_t>(i);
+    case ValueType::UInt16: return a.at<uint16_t>(i);
+    case ValueType::UInt32: return a.at<uint32_t>(i);
+    case ValueType::UInt64: return a.at<uint64_t>(i);
+    case ValueType::Int8: case ValueType::Int16: case ValueType::Int32: case ValueType::Int64: {
+      const int64_t v = element_as_int(a, i);
+      if (v < 0) throw peak::gguf::GgufError("array element is negative");
+      return static_cast<uint64_t>(v);
+    }
+    default:
+      throw peak::gguf::GgufTypeError("array '" + std::string(a.key()) + "' holds " +
+                                      peak::gguf::value_type_name(a.elem_type()) + ", not integers");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+peak_gguf_open_params peak_gguf_default_open_params(void) {
+  peak_gguf_open_params p{};
+  p.struct_size = sizeof(peak_gguf_open_params);
+  p.use_mmap = 1;
+  return p;
+}
+
+peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params, peak_gguf** out) {
+  if (!out) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf_open: out is NULL");
+  *out = nullptr;
+  if (!path) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf_open: path is NULL");
+  const peak_gguf_open_params p = params ? *params : peak_gguf_default_open_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_gguf_open_params), "peak_gguf_open_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    peak::io::MapOptions options;
+    options.use_mmap = p.use_mmap != 0;
+    auto g = std::make_unique<peak_gguf>();
+    g->file = peak::gguf::GgufFile::open(path, options);
+    g->keys.reserve(g->file->n_kv());
+    for (size_t i = 0; i < g->file->n_kv(); ++i) g->keys.emplace_back(g->file->key(i));
+    g->tensor_names.reserve(g->file->n_tensors());
+    for (size_t i = 0; i < g->file->n_tensors(); ++i) g->tensor_names.emplace_back(g->file->tensor(i).name);
+    *out = g.release();
+    return PEAK_OK;
+  });
+}
+
+void peak_gguf_free(peak_gguf* gguf) { delete gguf; }
+
+uint32_t peak_gguf_version(const peak_gguf* g) { return g ? g->file->version() : 0; }
+uint32_t peak_gguf_alignment(const peak_gguf* g) { return g ? g->file->alignment() : 0; }
+uint64_t peak_gguf_data_offset(const peak_gguf* g) { return g ? g->file->data_offset() : 0; }
+uint64_t peak_gguf_file_size(const peak_gguf* g) { return g ? g->file->size() : 0; }
+
+int64_t peak_gguf_n_kv(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_kv()) : 0; }
+
+const char* peak_gguf_key(const peak_gguf* g, int64_t index) {
+  return valid_kv(g, index) ? g->keys[static_cast<size_t>(index)].c_str() : nullptr;
+}
+
+int64_t peak_gguf_find_key(const peak_gguf* g, const char* key) {
+  if (!g || !key) return -1;
+  const auto i = g->file->find_index(key);
+  return i ? static_cast<int64_t>(*i) : -1;
+}
+
+peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, int64_t index) {
+  if (!valid_kv(g, index)) return PEAK_GGUF_UINT8;
+  return static_cast<peak_gguf_type>(g->file->value(static_cast<size_t>(index)).type());
+}
+
+const char* peak_gguf_type_name(peak_gguf_type type) {
+  return peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(type));
+}
+
+peak_status peak_gguf_get_uint(const peak_gguf* g, int64_t index, uint64_t* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.as_uint(); });
+}
+
+peak_status peak_gguf_get_int(const peak_gguf* g, int64_t index, int64_t* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.as_int(); });
+}
+
+peak_status peak_gguf_get_float(const peak_gguf* g, int64_t index, double* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.as_float(); });
+}
+
+peak_status peak_gguf_get_bool(const peak_gguf* g, int64_t index, int* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.boolean() ? 1 : 0; });
+}
+
+peak_status peak_gguf_get_string(const peak_gguf* g, int64_t index, const char** data, size_t* length) {
+  if (!length) return fail(PEAK_ERR_INVALID_ARGUMENT, "length pointer is NULL");
+  return read_kv(g, index, data, [&](const Value& v) {
+    const std::string_view s = v.str();
+    *length = s.size();
+    return s.data();
+  });
+}
+
+peak_status peak_gguf_get_array_info(const peak_gguf* g, int64_t index, peak_gguf_type* elem_type, uint64_t* count) {
+  if (!count) return fail(PEAK_ERR_INVALID_ARGUMENT, "count pointer is NULL");
+  return read_kv(g, index, elem_type, [&](const Value& v) {
+    const ArrayView a = v.array();
+    *count = a.size();
+    return static_cast<peak_gguf_type>(a.elem_type());
+  });
+}
+
+peak_status peak_gguf_get_array_uint(const peak_gguf* g, int64_t index, uint64_t i, uint64_t* out) {
+  return read_element(g, index, i, out, element_as_uint);
+}
+
+peak_status peak_gguf_get_array_int(const peak_gguf* g, int64_t index, uint64_t i, int64_t* out) {
+  return read_element(g, index, i, out, element_as_int);
+}
+
+peak_status peak_gguf_get_array_float(const peak_gguf* g, int64_t index, uint64_t i, double* out) {
+  return read_element(g, index, i, out, [](const ArrayView& a, uint64_t k) -> double {
+    if (a.elem_type() == peak::gguf::ValueType::Float64) return a.at<double>(k);
+    return a.at<float>(k);
+  });
+}
+
+peak_status peak_gguf_get_array_bool(const peak_gguf* g, int64_t index, uint64_t i, int* out) {
+  return read_element(g, index, i, out, [](const ArrayView& a, uint64_t k) { return a.at<bool>(k) ? 1 : 0; });
+}
+
+peak_status peak_gguf_get_array_string(const peak_gguf* g, int64_t index, uint64_t i, const char** data,
+                                       size_t* length) {
+  if (!length) return fail(PEAK_ERR_INVALID_ARGUMENT, "length pointer is NULL");
+  return read_element(g, index, i, data, [&](const ArrayView& a, uint64_t k) {
+    const std::string_view s = a.str(k);
+    *length = s.size();
+    return s.data();
+  });
+}
+
+int64_t peak_gguf_n_tensors(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_tensors()) : 0; }
+
+peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_tensor_info* out) {
+  if (!g) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf handle is NULL");
+  if (!out) return fail(PEAK_ERR_INVALID_ARGUMENT, "output pointer is NULL");
+  if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_tensors()) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "tensor index " + std::to_string(index) + " is out of range (file has " +
+                                               std::to_string(g->file->n_tensors()) + " tensors)");
+  }
+  const peak::gguf::TensorInfo& t = g->file->tensor(static_cast<size_t>(index));
+  out->name = g->tensor_names[static_cast<size_t>(index)].c_str();
+  out->type = static_cast<uint32_t>(t.type);
+  out->n_dims = t.n_dims;
+  for (int d = 0; d < 4; ++d) out->ne[d] = t.ne[d];
+  out->offset = t.offset;
+  out->n_bytes = t.n_bytes;
+  return PEAK_OK;
+}
+
+int64_t peak_gguf_find_tensor(const peak_gguf* g, const char* name) {
+  if (!g || !name) return -1;
+  const peak::gguf::TensorInfo* t = g->file->find_tensor(name);
+  return t ? static_cast<int64_t>(t - &g->file->tensor(0)) : -1;
+}
+
+}  // extern "C"

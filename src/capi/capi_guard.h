@@ -1,0 +1,46 @@
+// Shared plumbing of the C API: the thread-local last error and the guard that
+// turns every C++ exception into a status code, so none crosses the boundary.
+#pragma once
+
+#include <new>
+#include <string>
+
+#include "gguf/gguf_error.h"
+#include "io/mapped_file.h"
+#include "peak/peak.h"
+
+namespace peak::capi {
+
+// Records `message` as this thread's last error and returns `status`.
+peak_status fail(peak_status status, const std::string& message);
+
+// Runs `body` (returning peak_status) and maps exceptions to statuses.
+template <typename Body>
+peak_status guarded(Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const gguf::GgufTypeError& e) {
+    return fail(PEAK_ERR_TYPE_MISMATCH, e.what());
+  } catch (const gguf::GgufError& e) {
+    return fail(PEAK_ERR_FORMAT, e.what());
+  } catch (const io::IoError& e) {
+    return fail(PEAK_ERR_IO, e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(PEAK_ERR_OUT_OF_MEMORY, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(PEAK_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return fail(PEAK_ERR_INTERNAL, "unknown internal error");
+  }
+}
+
+// Checks a params struct's declared size against this library's.
+inline bool struct_size_ok(size_t declared, size_t expected, const char* struct_name) {
+  if (declared == expected) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(struct_name) + ".struct_size is " + std::to_string(declared) +
+                                      ", this library expects " + std::to_string(expected) +
+                                      " (initialise it with the matching *_default_params function)");
+  return false;
+}
+
+}  // namespace peak::capi

@@ -1,0 +1,44 @@
+#include "capi/capi_guard.h"
+#include "kernels/ggml_type.h"
+
+namespace {
+thread_local std::string g_last_error;
+}
+
+namespace peak::capi {
+
+peak_status fail(peak_status status, const std::string& message) {
+  try {
+    g_last_error = message;
+  } catch (...) {
+    // Not even the message fits in memory: keep the status.
+  }
+  return status;
+}
+
+}  // namespace peak::capi
+
+extern "C" {
+
+const char* peak_last_error(void) { return g_last_error.c_str(); }
+
+const char* peak_status_name(peak_status status) {
+  switch (status) {
+    case PEAK_OK: return "PEAK_OK";
+    case PEAK_ERR_INVALID_ARGUMENT: return "PEAK_ERR_INVALID_ARGUMENT";
+    case PEAK_ERR_IO: return "PEAK_ERR_IO";
+    case PEAK_ERR_FORMAT: return "PEAK_ERR_FORMAT";
+    case PEAK_ERR_UNSUPPORTED: return "PEAK_ERR_UNSUPPORTED";
+    case PEAK_ERR_TYPE_MISMATCH: return "PEAK_ERR_TYPE_MISMATCH";
+    case PEAK_ERR_NOT_FOUND: return "PEAK_ERR_NOT_FOUND";
+    case PEAK_ERR_OUT_OF_MEMORY: return "PEAK_ERR_OUT_OF_MEMORY";
+    case PEAK_ERR_INTERNAL: return "PEAK_ERR_INTERNAL";
+  }
+  return "PEAK_ERR_UNKNOWN";
+}
+
+const char* peak_version(void) { return PEAK_VERSION_STRING; }
+
+const char* peak_type_name(uint32_t type) { return peak::ggml_type_name(type); }
+
+}  // extern "C"

@@ -1,0 +1,50 @@
+// Read-only view of a whole file: memory-mapped on POSIX, or read into a buffer
+// when mapping is unavailable or disabled. Tensor data pointers point straight
+// into this view: weights are never copied.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace peak::io {
+
+// A file could not be opened, mapped or read; the message names path and cause.
+class IoError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct MapOptions {
+  bool use_mmap = true;   // false: read the file into memory (buffered-read fallback)
+  bool populate = false;  // pre-fault all pages (MAP_POPULATE / madvise WILLNEED)
+  bool lock = false;      // mlock the pages so they are never swapped out
+};
+
+class MappedFile {
+ public:
+  // Throws IoError naming the path and the system error.
+  static std::unique_ptr<MappedFile> open(const std::string& path, const MapOptions& options = {});
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  bool is_mapped() const { return mapped_; }
+  bool is_locked() const { return locked_; }
+  // Hint that [offset, offset+length) will be read soon (no-op for read buffers).
+  void prefetch(size_t offset, size_t length) const;
+
+ private:
+  MappedFile() = default;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  bool mapped_ = false;
+  bool locked_ = false;
+  std::unique_ptr<uint8_t[]> buffer_;  // owns the bytes when not mapped
+};
+
+}  // namespace peak::io

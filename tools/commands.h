@@ -1,0 +1,5 @@
+// Sub-commands of the `peak` tool. Each returns the process exit status:
+// 0 success, 1 a runtime failure (bad file ...), 2 a usage error.
+#pragma once
+
+int run_inspect(int argc, char** argv);

@@ -1,0 +1,48 @@
+// `peak <command> [options]`: dispatches to one sub-command per source file.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "peak/peak.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(int argc, char** argv);
+  const char* summary;
+};
+
+const Command kCommands[] = {
+    {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors"},
+};
+
+void print_usage(std::FILE* out) {
+  std::fprintf(out, "usage: peak <command> [options]\n\ncommands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n'peak <command> --help' describes a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 2;
+  }
+  const char* name = argv[1];
+  if (std::strcmp(name, "--help") == 0 || std::strcmp(name, "-h") == 0 || std::strcmp(name, "help") == 0) {
+    print_usage(stdout);
+    return 0;
+  }
+  if (std::strcmp(name, "--version") == 0) {
+    std::printf("peak %s\n", peak_version());
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (std::strcmp(name, c.name) == 0) return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "peak: unknown command '%s'\n", name);
+  print_usage(stderr);
+  return 2;
+}

@@ -1,0 +1,100 @@
+#include "text_format.h"
+
+#include <cstdio>
+
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+  const auto b0 = static_cast<unsigned char>(s[i]);
+  size_t n;
+  uint32_t min_cp;
+  if (b0 < 0x80) return 1;
+  if ((b0 & 0xe0) == 0xc0) { n = 2; min_cp = 0x80; }
+  else if ((b0 & 0xf0) == 0xe0) { n = 3; min_cp = 0x800; }
+  else if ((b0 & 0xf8) == 0xf0) { n = 4; min_cp = 0x10000; }
+  else return 0;
+  if (i + n > s.size()) return 0;
+  uint32_t cp = b0 & (0x7fu >> n);
+  for (size_t k = 1; k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + k]);
+    if ((b & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (b & 0x3f);
+  }
+  // Overlong forms, surrogates and values past U+10FFFF are invalid.
+  if (cp < min_cp || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff) return 0;
+  return n;
+}
+
+namespace {
+
+void append_hex_byte(std::string& out, unsigned char c) {
+  static const char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 15];
+}
+
+}  // namespace
+
+std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
+  std::string out;
+  size_t i = 0;
+  while (i < s.size() && i < max_bytes) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == '\n') { out += "\\n"; ++i; continue; }
+    if (c == '\t') { out += "\\t"; ++i; continue; }
+    if (c == '\\') { out += "\\\\"; ++i; continue; }
+    if (c < 0x20 || c == 0x7f) { append_hex_byte(out, c); ++i; continue; }
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) { append_hex_byte(out, c); ++i; continue; }
+    out.append(s.substr(i, n));
+    i += n;
+  }
+  if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    switch (c) {
+      case '"': out += "\\\""; ++i; continue;
+      case '\\': out += "\\\\"; ++i; continue;
+      case '\n': out += "\\n"; ++i; continue;
+      case '\r': out += "\\r"; ++i; continue;
+      case '\t': out += "\\t"; ++i; continue;
+      default: break;
+    }
+    if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+      ++i;
+      continue;
+    }
+    const size_t n = utf8_sequence_length(s, i);
+    if (n == 0) {
+      out += "\\ufffd";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string human_bytes(uint64_t bytes) {
+  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(bytes);
+  int unit = 0;
+  while (v >= 1024.0 && unit < 4) {
+    v /= 1024.0;
+    ++unit;
+  }
+  char buf[32];
+  if (unit == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else std::snprintf(buf, sizeof buf, "%.2f %s", v, kUnits[unit]);
+  return buf;
+}

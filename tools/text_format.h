@@ -1,0 +1,18 @@
+// Text helpers shared by sub-commands: escaping untrusted bytes for a terminal
+// or for JSON, and human-readable sizes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+// Control bytes become \n, \t or \xNN; invalid UTF-8 bytes become \xNN. At most
+// `max_bytes` input bytes are shown, then "..." and the total length.
+std::string escape_for_terminal(std::string_view s, size_t max_bytes);
+// A JSON string literal with quotes; invalid UTF-8 becomes U+FFFD.
+std::string json_string(std::string_view s);
+// 1536 -> "1.50 KiB".
+std::string human_bytes(uint64_t bytes);
+// Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.
+size_t utf8_sequence_length(std::string_view s, size_t i);

@@ -1,0 +1,20 @@
+// Internal: what the running CPU can execute, read once from the hardware
+// (cpuid + xgetbv on x86-64, getauxval HWCAP bits on Linux/Android arm64).
+#pragma once
+
+namespace peak {
+
+struct CpuFeatures {
+  // x86-64
+  bool avx2 = false;      // with FMA and F16C, and the OS saving ymm state
+  bool avx_vnni = false;  // VEX-encoded vpdpbusd
+  bool avx512 = false;    // F, BW, VL and VNNI, and the OS saving zmm/mask state
+  // arm64
+  bool neon = false;
+  bool dotprod = false;
+  bool i8mm = false;
+};
+
+const CpuFeatures& cpu_features();
+
+}  // namespace peak

@@ -1,0 +1,176 @@
+// Builds one kernel table per path on first use and hands out the active one.
+#include "kernels/dispatch.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/cpu_features.h"
+#include "kernels/kernel_table.h"
+#include "kernels/scalar/scalar_install.h"
+
+namespace peak {
+namespace {
+
+constexpr const char* kIsaNames[kIsaCount] = {"scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"};
+
+bool is_x86_path(Isa isa) { return isa == Isa::Avx2 || isa == Isa::AvxVnni || isa == Isa::Avx512; }
+bool is_arm_path(Isa isa) { return isa == Isa::Neon || isa == Isa::Dotprod || isa == Isa::I8mm; }
+
+// Same family and not above `target`: the paths whose kernels a table for
+// `target` is built from.
+bool path_included(Isa path, Isa target) {
+  if (path == Isa::Scalar) return true;
+  const bool same_family = (is_x86_path(path) && is_x86_path(target)) || (is_arm_path(path) && is_arm_path(target));
+  return same_family && path <= target;
+}
+
+void install_path(Isa isa, KernelTable& table) {
+  switch (isa) {
+    case Isa::Scalar:
+      install_scalar_kernels(table);
+      break;
+#if defined(__x86_64__) || defined(_M_X64)
+    case Isa::Avx2:
+      install_avx2_kernels(table);
+      break;
+    case Isa::AvxVnni:
+      install_avxvnni_kernels(table);
+      break;
+    case Isa::Avx512:
+      install_avx512_kernels(table);
+      break;
+#endif
+#if defined(__aarch64__)
+    case Isa::Neon:
+      install_neon_kernels(table);
+      break;
+    case Isa::Dotprod:
+      install_dotprod_kernels(table);
+      break;
+    case Isa::I8mm:
+      install_i8mm_kernels(table);
+      break;
+#endif
+    default:
+      break;
+  }
+}
+
+KernelTable build_table(Isa target) {
+  KernelTable table;
+  for (int i = 0; i < kIsaCount; ++i) {
+    const Isa path = static_cast<Isa>(i);
+    // A lower path the CPU lacks is skipped (AVX-512 VNNI without AVX-VNNI, say).
+    if (path_included(path, target) && cpu_has_isa(path)) install_path(path, table);
+  }
+  return table;
+}
+
+// Tables of every path the CPU supports, built once on first use (thread-safe
+// static initialisation); a path the CPU lacks maps to the scalar table.
+const KernelTable& table_for(Isa isa) {
+  struct Tables {
+    KernelTable by_isa[kIsaCount];
+    bool built[kIsaCount] = {};
+  };
+  static const Tables tables = [] {
+    Tables t;
+    for (int i = 0; i < kIsaCount; ++i) {
+      if (cpu_has_isa(static_cast<Isa>(i))) {
+        t.by_isa[i] = build_table(static_cast<Isa>(i));
+        t.built[i] = true;
+      }
+    }
+    return t;
+  }();
+  const int index = static_cast<int>(isa);
+  return tables.built[index] ? tables.by_isa[index] : tables.by_isa[0];
+}
+
+Isa choose_active_isa() {
+  const Isa best = best_cpu_isa();
+  const char* request = std::getenv("PEAK_ISA");
+  if (request == nullptr || *request == '\0') return best;
+  Isa wanted;
+  if (!isa_from_name(request, &wanted)) {
+    std::fprintf(stderr, "peak: PEAK_ISA=%s is not a known path; using %s\n", request, isa_name(best));
+    return best;
+  }
+  if (!cpu_has_isa(wanted)) {
+    std::fprintf(stderr, "peak: PEAK_ISA=%s is not supported by this CPU; using %s\n", request, isa_name(best));
+    return best;
+  }
+  return wanted;
+}
+
+}  // namespace
+
+void install_scalar_kernels(KernelTable& table) {
+  scalar::install_float_types(table);
+  scalar::install_legacy_quants(table);
+}
+
+const char* isa_name(Isa isa) {
+  const int i = static_cast<int>(isa);
+  return i >= 0 && i < kIsaCount ? kIsaNames[i] : "unknown";
+}
+
+bool isa_from_name(const char* name, Isa* out) {
+  if (name == nullptr) return false;
+  for (int i = 0; i < kIsaCount; ++i) {
+    if (std::strcmp(name, kIsaNames[i]) == 0) {
+      *out = static_cast<Isa>(i);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool cpu_has_isa(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  switch (isa) {
+    case Isa::Scalar: return true;
+#if defined(__x86_64__) || defined(_M_X64)
+    case Isa::Avx2: return f.avx2;
+    case Isa::AvxVnni: return f.avx_vnni;
+    case Isa::Avx512: return f.avx512;
+#endif
+#if defined(__aarch64__)
+    case Isa::Neon: return f.neon;
+    case Isa::Dotprod: return f.dotprod;
+    case Isa::I8mm: return f.i8mm;
+#endif
+    default: return false;
+  }
+}
+
+Isa best_cpu_isa() {
+  for (int i = kIsaCount - 1; i > 0; --i) {
+    if (cpu_has_isa(static_cast<Isa>(i))) return static_cast<Isa>(i);
+  }
+  return Isa::Scalar;
+}
+
+Isa active_isa() {
+  static const Isa active = choose_active_isa();
+  return active;
+}
+
+const TypeKernels& kernels_for_isa(GgmlType type, Isa isa) {
+  static const TypeKernels kNone;
+  const uint32_t id = static_cast<uint32_t>(type);
+  if (id >= kGgmlTypeIdCount) return kNone;
+  return table_for(isa).types[id];
+}
+
+const TypeKernels& kernels_for(GgmlType type) { return kernels_for_isa(type, active_isa()); }
+
+Isa kernel_path_for(GgmlType type, Isa isa) {
+  const uint32_t id = static_cast<uint32_t>(type);
+  return id < kGgmlTypeIdCount ? table_for(isa).dot_path[id] : Isa::Scalar;
+}
+
+Isa kernel_path_for(GgmlType type) { return kernel_path_for(type, active_isa()); }
+
+}  // namespace peak

@@ -1,0 +1,36 @@
+// Internal to kernels/: the per-path table every ISA source fills in. A table
+// for a path starts from the scalar kernels and lets each path of the family,
+// lowest first, replace the entries it speeds up.
+#pragma once
+
+#include "kernels/dispatch.h"
+#include "kernels/kernels.h"
+
+namespace peak {
+
+struct KernelTable {
+  TypeKernels types[kGgmlTypeIdCount];
+  Isa dot_path[kGgmlTypeIdCount] = {};  // path that provides vec_dot, per type
+
+  TypeKernels& operator[](GgmlType t) { return types[static_cast<uint32_t>(t)]; }
+  // Replaces the dot product kernels of `t` (the dot partner does not change).
+  void set_dot(GgmlType t, Isa isa, VecDotFn vec_dot, GemmFn gemm) {
+    types[static_cast<uint32_t>(t)].vec_dot = vec_dot;
+    types[static_cast<uint32_t>(t)].gemm = gemm;
+    dot_path[static_cast<uint32_t>(t)] = isa;
+  }
+};
+
+void install_scalar_kernels(KernelTable& table);
+#if defined(__x86_64__) || defined(_M_X64)
+void install_avx2_kernels(KernelTable& table);
+void install_avxvnni_kernels(KernelTable& table);
+void install_avx512_kernels(KernelTable& table);
+#endif
+#if defined(__aarch64__)
+void install_neon_kernels(KernelTable& table);
+void install_dotprod_kernels(KernelTable& table);
+void install_i8mm_kernels(KernelTable& table);
+#endif
+
+}  // namespace peak

@@ -1,0 +1,75 @@
+// The scalar reference kernels against plain float maths.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/blocks.h"
+#include "kernels/dispatch.h"
+#include "kernels/float16.h"
+#include "kernels/kernels.h"
+
+namespace peak {
+namespace {
+
+TEST(Blocks, SizesMatchTypeTraits) {
+  struct Case { GgmlType type; size_t size; };
+  const Case cases[] = {
+      {GgmlType::Q4_0, sizeof(BlockQ4_0)}, {GgmlType::Q4_1, sizeof(BlockQ4_1)},
+      {GgmlType::Q5_0, sizeof(BlockQ5_0)}, {GgmlType::Q5_1, sizeof(BlockQ5_1)},
+      {GgmlType::Q8_0, sizeof(BlockQ8_0)}, {GgmlType::Q8_1, sizeof(BlockQ8_1)},
+      {GgmlType::Q2_K, sizeof(BlockQ2_K)}, {GgmlType::Q3_K, sizeof(BlockQ3_K)},
+      {GgmlType::Q4_K, sizeof(BlockQ4_K)}, {GgmlType::Q5_K, sizeof(BlockQ5_K)},
+      {GgmlType::Q6_K, sizeof(BlockQ6_K)}, {GgmlType::Q8_K, sizeof(BlockQ8_K)},
+      {GgmlType::IQ4_NL, sizeof(BlockIQ4_NL)}, {GgmlType::IQ4_XS, sizeof(BlockIQ4_XS)},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ggml_type_traits(static_cast<uint32_t>(c.type))->block_bytes, c.size)
+        << ggml_type_name(static_cast<uint32_t>(c.type));
+  }
+}
+
+TEST(ScalarKernels, Q4_0KnownBlock) {
+  BlockQ4_0 b{};
+  b.d = fp32_to_fp16(0.5f);
+  for (int j = 0; j < 16; ++j) b.qs[j] = static_cast<uint8_t>(j | (15 - j) << 4);
+  float out[32];
+  kernels_for_isa(GgmlType::Q4_0, Isa::Scalar).to_float(&b, out, 32);
+  for (int j = 0; j < 16; ++j) {
+    EXPECT_EQ(out[j], 0.5f * static_cast<float>(j - 8));
+    EXPECT_EQ(out[j + 16], 0.5f * static_cast<float>(7 - j));
+  }
+}
+
+TEST(ScalarKernels, Q8_0DotMatchesFloatDot) {
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  const int n = 256;
+  std::vector<float> x(n), y(n);
+  for (float& v : x) v = dist(rng);
+  for (float& v : y) v = dist(rng);
+  const TypeKernels& k = kernels_for_isa(GgmlType::Q8_0, Isa::Scalar);
+  std::vector<BlockQ8_0> qx(n / 32), qy(n / 32);
+  k.from_float(x.data(), qx.data(), n);
+  k.from_float(y.data(), qy.data(), n);
+  float dot = 0.0f, expected = 0.0f;
+  k.vec_dot(n, &dot, qx.data(), qy.data());
+  for (int i = 0; i < n; ++i) expected += x[i] * y[i];
+  EXPECT_NEAR(dot, expected, 0.05f * std::sqrt(static_cast<float>(n)));
+}
+
+TEST(Dispatch, ActiveTableHasMinimalTypes) {
+  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    const TypeKernels& k = kernels_for(t);
+    EXPECT_NE(k.to_float, nullptr);
+    EXPECT_NE(k.from_float, nullptr);
+    EXPECT_NE(k.vec_dot, nullptr);
+    EXPECT_NE(k.gemm, nullptr);
+  }
+  EXPECT_STREQ(isa_name(Isa::Avx512), "avx512");
+}
+
+}  // namespace
+}  // namespace peak

@@ -77,7 +77,7 @@ std::string quoted(std::string_view kind, std::string_view name) {
 // Reads the file front to back, validating as it goes.
 class Parser {
  public:
-  Parser(GgufFile& file) : f_(file), data_(file.data_), size_(file.size_), index_budget_(file.size_) {}
+  explicit Parser(GgufFile& file) : f_(file), data_(file.data_), size_(file.size_) {}
 
   void run() {
     read_header();
@@ -133,14 +133,6 @@ class Parser {
     }
   }
 
-  // Index memory is bounded by the file size in total.
-  void charge(uint64_t bytes, uint64_t at) {
-    if (bytes > index_budget_) {
-      throw_format_error("metadata needs more index memory than the file's size", subject_, at);
-    }
-    index_budget_ -= bytes;
-  }
-
   // ---- header ----------------------------------------------------------------
   void read_header() {
     if (size_ < 4 || std::memcmp(data_, "GGUF", 4) != 0) {
@@ -165,12 +157,13 @@ class Parser {
   }
 
   // ---- metadata --------------------------------------------------------------
+  // Containers whose entries are larger in memory than the smallest item in the
+  // file grow with the items actually parsed instead of reserving for the
+  // declared count, so a hostile count cannot make the parser allocate more
+  // than the file holds.
   void read_metadata() {
     // Smallest key/value: 8-byte key length, 1 key byte, 4-byte type, 1 value byte.
     check_count(n_kv_, 14, "metadata count", n_kv_at_);
-    charge(n_kv_ * (sizeof(GgufFile::KeyValue) + 2 * sizeof(void*)), n_kv_at_);
-    f_.kvs_.reserve(n_kv_);
-    f_.kv_index_.reserve(n_kv_);
     for (uint64_t i = 0; i < n_kv_; ++i) {
       subject_.clear();
       const uint64_t key_at = pos_;
@@ -247,8 +240,9 @@ class Parser {
     node.offset = pos_;
     switch (node.elem_type) {
       case ValueType::String: {
+        // One 8-byte offset per element, each element at least 8 bytes in the
+        // file: reserving for the declared count never exceeds the file size.
         check_count(node.count, 8, "array length", count_at);
-        charge(node.count * sizeof(uint64_t), count_at);
         node.side_index = f_.string_offsets_.size();
         f_.string_offsets_.reserve(f_.string_offsets_.size() + node.count);
         for (uint64_t i = 0; i < node.count; ++i) {
@@ -259,11 +253,10 @@ class Parser {
       }
       case ValueType::Array: {
         check_count(node.count, 12, "array length", count_at);
-        charge(node.count * sizeof(ValueNode), count_at);
         // Inner arrays are parsed first (they may append their own side entries),
         // then stored contiguously so element i is nested_arrays_[side_index + i].
+        // No reserve: a node is larger than an inner array's 12-byte minimum.
         std::vector<ValueNode> inner;
-        inner.reserve(node.count);
         for (uint64_t i = 0; i < node.count; ++i) {
           ValueNode child;
           child.type = ValueType::Array;
@@ -311,10 +304,6 @@ class Parser {
   void read_tensor_infos() {
     // Smallest tensor info: 8 + 1 name bytes, 4 n_dims, 8 one dim, 4 type, 8 offset.
     check_count(n_tensors_, 33, "tensor count", n_tensors_at_);
-    charge(n_tensors_ * (sizeof(TensorInfo) + 2 * sizeof(void*)), n_tensors_at_);
-    f_.tensors_.reserve(n_tensors_);
-    f_.tensor_index_.reserve(n_tensors_);
-    tensor_info_offsets_.reserve(n_tensors_);
     for (uint64_t i = 0; i < n_tensors_; ++i) {
       subject_ = "tensor #" + std::to_string(i);
       const uint64_t name_at = pos_;
@@ -419,7 +408,6 @@ class Parser {
   const uint8_t* data_;
   uint64_t size_;
   uint64_t pos_ = 0;
-  uint64_t index_budget_;
   uint64_t n_tensors_ = 0, n_tensors_at_ = 0;
   uint64_t n_kv_ = 0, n_kv_at_ = 0;
   std::string subject_;

@@ -4,9 +4,9 @@
 //
 // Everything is validated up front (see gguf_reader.cpp for the rules), so a
 // GgufFile that exists is internally consistent: every offset and length it
-// reports lies inside the file. Index memory is charged against a budget equal
-// to the file size, so no count in a hostile file can make the parser allocate
-// more than the file itself.
+// reports lies inside the file. Every count is checked against the bytes left
+// before anything is reserved for it, so no count in a hostile file can make the
+// parser allocate more than the file itself.
 #pragma once
 
 #include <cstdint>

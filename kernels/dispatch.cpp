@@ -109,6 +109,8 @@ Isa choose_active_isa() {
 void install_scalar_kernels(KernelTable& table) {
   scalar::install_float_types(table);
   scalar::install_legacy_quants(table);
+  scalar::install_k_quants(table);
+  scalar::install_iq4_quants(table);
 }
 
 const char* isa_name(Isa isa) {

@@ -1,0 +1,157 @@
+/* Drives every peak_gguf_* function of the C API from C, including misuse:
+   NULL handles and pointers, bad paths, out-of-range indices, wrong types and
+   a wrong struct_size must give a status and a message, never a crash. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "capi_test.h"
+#include "peak/peak.h"
+
+static const char* stories_path(void) { return PEAK_SHARED_DIR "/models/stories260K.gguf"; }
+
+static void test_open_and_header(void) {
+  peak_gguf* g = NULL;
+  CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
+  CHECK(g != NULL);
+  CHECK(peak_gguf_version(g) == 3);
+  CHECK(peak_gguf_alignment(g) == 32);
+  CHECK(peak_gguf_data_offset(g) == 14176);
+  CHECK(peak_gguf_file_size(g) == 1185376);
+  CHECK(peak_gguf_n_kv(g) == 19);
+  CHECK(peak_gguf_n_tensors(g) == 48);
+  peak_gguf_free(g);
+
+  peak_gguf_open_params params = peak_gguf_default_open_params();
+  CHECK(params.struct_size == sizeof(peak_gguf_open_params));
+  CHECK(params.use_mmap == 1);
+  params.use_mmap = 0;
+  CHECK(peak_gguf_open(stories_path(), &params, &g) == PEAK_OK);
+  CHECK(peak_gguf_n_tensors(g) == 48);
+  peak_gguf_free(g);
+}
+
+static void test_metadata(void) {
+  peak_gguf* g = NULL;
+  CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
+
+  int64_t arch = peak_gguf_find_key(g, "general.architecture");
+  CHECK(arch >= 0);
+  CHECK(strcmp(peak_gguf_key(g, arch), "general.architecture") == 0);
+  CHECK(peak_gguf_kv_type(g, arch) == PEAK_GGUF_STRING);
+  CHECK(strcmp(peak_gguf_type_name(PEAK_GGUF_STRING), "string") == 0);
+  const char* s = NULL;
+  size_t len = 0;
+  CHECK(peak_gguf_get_string(g, arch, &s, &len) == PEAK_OK);
+  CHECK(len == 5 && memcmp(s, "llama", 5) == 0);
+
+  int64_t blocks = peak_gguf_find_key(g, "llama.block_count");
+  uint64_t u = 0;
+  int64_t i = 0;
+  CHECK(peak_gguf_get_uint(g, blocks, &u) == PEAK_OK && u == 5);
+  CHECK(peak_gguf_get_int(g, blocks, &i) == PEAK_OK && i == 5);
+
+  int64_t eps = peak_gguf_find_key(g, "llama.attention.layer_norm_rms_epsilon");
+  double d = 0;
+  CHECK(peak_gguf_get_float(g, eps, &d) == PEAK_OK && d > 0.9e-5 && d < 1.1e-5);
+
+  /* Asking for the wrong type is an error, not garbage. */
+  CHECK_ERROR(peak_gguf_get_uint(g, arch, &u), PEAK_ERR_TYPE_MISMATCH, "holds string");
+  CHECK_ERROR(peak_gguf_get_string(g, blocks, &s, &len), PEAK_ERR_TYPE_MISMATCH, "holds uint32");
+  CHECK_ERROR(peak_gguf_get_float(g, blocks, &d), PEAK_ERR_TYPE_MISMATCH, "not a float");
+  int b = 0;
+  CHECK_ERROR(peak_gguf_get_bool(g, blocks, &b), PEAK_ERR_TYPE_MISMATCH, "not bool");
+
+  int64_t tokens = peak_gguf_find_key(g, "tokenizer.ggml.tokens");
+  peak_gguf_type elem = PEAK_GGUF_UINT8;
+  uint64_t count = 0;
+  CHECK(peak_gguf_kv_type(g, tokens) == PEAK_GGUF_ARRAY);
+  CHECK(peak_gguf_get_array_info(g, tokens, &elem, &count) == PEAK_OK);
+  CHECK(elem == PEAK_GGUF_STRING && count == 512);
+  CHECK(peak_gguf_get_array_string(g, tokens, 1, &s, &len) == PEAK_OK);
+  CHECK(len == 3 && memcmp(s, "<s>", 3) == 0);
+  CHECK_ERROR(peak_gguf_get_array_string(g, tokens, 512, &s, &len), PEAK_ERR_FORMAT, "past the end");
+  CHECK_ERROR(peak_gguf_get_array_uint(g, tokens, 0, &u), PEAK_ERR_TYPE_MISMATCH, "not integers");
+  CHECK_ERROR(peak_gguf_get_array_info(g, arch, &elem, &count), PEAK_ERR_TYPE_MISMATCH, "not array");
+
+  int64_t types = peak_gguf_find_key(g, "tokenizer.ggml.token_type");
+  CHECK(peak_gguf_get_array_int(g, types, 0, &i) == PEAK_OK && i == 2);
+  CHECK(peak_gguf_get_array_uint(g, types, 3, &u) == PEAK_OK && u == 6);
+  int64_t scores = peak_gguf_find_key(g, "tokenizer.ggml.scores");
+  CHECK(peak_gguf_get_array_float(g, scores, 0, &d) == PEAK_OK);
+  CHECK_ERROR(peak_gguf_get_array_bool(g, scores, 0, &b), PEAK_ERR_TYPE_MISMATCH, "not of bool");
+
+  CHECK(peak_gguf_find_key(g, "no.such.key") == -1);
+  CHECK(peak_gguf_find_key(g, NULL) == -1);
+  CHECK(peak_gguf_key(g, 19) == NULL);
+  CHECK(strstr(peak_last_error(), "out of range") != NULL);
+  CHECK(peak_gguf_key(g, -1) == NULL);
+  CHECK_ERROR(peak_gguf_get_uint(g, 1000, &u), PEAK_ERR_INVALID_ARGUMENT, "out of range");
+  CHECK_ERROR(peak_gguf_get_uint(g, blocks, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_gguf_get_string(g, arch, &s, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_gguf_get_array_info(g, tokens, &elem, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_gguf_get_array_string(g, tokens, 0, &s, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  peak_gguf_free(g);
+}
+
+static void test_tensors(void) {
+  peak_gguf* g = NULL;
+  CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
+  int64_t k = peak_gguf_find_tensor(g, "blk.0.attn_k.weight");
+  CHECK(k >= 0);
+  peak_gguf_tensor_info t;
+  CHECK(peak_gguf_get_tensor(g, k, &t) == PEAK_OK);
+  CHECK(strcmp(t.name, "blk.0.attn_k.weight") == 0);
+  CHECK(t.type == 0 && strcmp(peak_type_name(t.type), "F32") == 0);
+  CHECK(t.n_dims == 2 && t.ne[0] == 64 && t.ne[1] == 32 && t.ne[2] == 1 && t.ne[3] == 1);
+  CHECK(t.n_bytes == 64 * 32 * 4);
+  CHECK(t.offset % 32 == 0);
+  CHECK(peak_gguf_find_tensor(g, "missing") == -1);
+  CHECK(peak_gguf_find_tensor(g, NULL) == -1);
+  CHECK_ERROR(peak_gguf_get_tensor(g, 48, &t), PEAK_ERR_INVALID_ARGUMENT, "out of range");
+  CHECK_ERROR(peak_gguf_get_tensor(g, 0, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK(strcmp(peak_type_name(12), "Q4_K") == 0);
+  CHECK(strcmp(peak_type_name(4000), "unknown") == 0);
+  peak_gguf_free(g);
+}
+
+static void test_misuse(void) {
+  peak_gguf* g = (peak_gguf*)0x1;
+  CHECK_ERROR(peak_gguf_open("/nonexistent/x.gguf", NULL, &g), PEAK_ERR_IO, "/nonexistent/x.gguf");
+  CHECK(g == NULL);
+  CHECK_ERROR(peak_gguf_open(NULL, NULL, &g), PEAK_ERR_INVALID_ARGUMENT, "path is NULL");
+  CHECK_ERROR(peak_gguf_open(stories_path(), NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "out is NULL");
+  CHECK_ERROR(peak_gguf_open(PEAK_SHARED_DIR "/models/SOURCES.md", NULL, &g), PEAK_ERR_FORMAT, "bad magic");
+  CHECK_ERROR(peak_gguf_open(PEAK_SHARED_DIR "/models", NULL, &g), PEAK_ERR_IO, "not a regular file");
+
+  peak_gguf_open_params params = peak_gguf_default_open_params();
+  params.struct_size = sizeof(params) + 8;
+  CHECK_ERROR(peak_gguf_open(stories_path(), &params, &g), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+
+  /* NULL handles: counts are 0, getters fail with a message, free is a no-op. */
+  CHECK(peak_gguf_n_kv(NULL) == 0);
+  CHECK(peak_gguf_n_tensors(NULL) == 0);
+  CHECK(peak_gguf_version(NULL) == 0);
+  CHECK(peak_gguf_alignment(NULL) == 0);
+  CHECK(peak_gguf_data_offset(NULL) == 0);
+  CHECK(peak_gguf_file_size(NULL) == 0);
+  CHECK(peak_gguf_key(NULL, 0) == NULL);
+  CHECK(peak_gguf_kv_type(NULL, 0) == PEAK_GGUF_UINT8);
+  uint64_t u = 0;
+  CHECK_ERROR(peak_gguf_get_uint(NULL, 0, &u), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  peak_gguf_tensor_info t;
+  CHECK_ERROR(peak_gguf_get_tensor(NULL, 0, &t), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  peak_gguf_free(NULL);
+
+  CHECK(strcmp(peak_status_name(PEAK_ERR_FORMAT), "PEAK_ERR_FORMAT") == 0);
+  CHECK(strcmp(peak_status_name(PEAK_OK), "PEAK_OK") == 0);
+  CHECK(strcmp(peak_status_name((peak_status)1234), "PEAK_ERR_UNKNOWN") == 0);
+  CHECK(strlen(peak_version()) >= 5);
+}
+
+int main(void) {
+  test_open_and_header();
+  test_metadata();
+  test_tensors();
+  test_misuse();
+  return capi_test_summary("capi_gguf_test");
+}

@@ -1,0 +1,37 @@
+/* A minimal test harness for C: CHECK records a failure and continues; the
+   summary line is printed in the "N passed, N failed" form. */
+#ifndef PEAK_CAPI_TEST_H
+#define PEAK_CAPI_TEST_H
+
+#include <stdio.h>
+#include <string.h>
+
+static int capi_checks_passed = 0;
+static int capi_checks_failed = 0;
+
+#define CHECK(cond)                                                       \
+  do {                                                                    \
+    if (cond) {                                                           \
+      ++capi_checks_passed;                                               \
+    } else {                                                              \
+      ++capi_checks_failed;                                               \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+    }                                                                     \
+  } while (0)
+
+/* A failing call must carry a non-empty message that contains `fragment`. */
+#define CHECK_ERROR(status_expr, expected_status, fragment)               \
+  do {                                                                    \
+    peak_status s_ = (status_expr);                                       \
+    CHECK(s_ == (expected_status));                                       \
+    CHECK(strstr(peak_last_error(), (fragment)) != NULL);                 \
+    if (strstr(peak_last_error(), (fragment)) == NULL)                    \
+      fprintf(stderr, "  message was: %s\n", peak_last_error());         \
+  } while (0)
+
+static int capi_test_summary(const char* name) {
+  printf("%s: %d passed, %d failed\n", name, capi_checks_passed, capi_checks_failed);
+  return capi_checks_failed == 0 ? 0 : 1;
+}
+
+#endif

@@ -1,0 +1,21 @@
+# Runs one `peak` command line and checks its exit status and output.
+#   cmake -DPEAK=<exe> -DARGS="a|b" -DEXIT=<n> [-DSTDOUT=<regex>] [-DSTDERR=<regex>]
+#         [-DSTDERR_LINES=<n>] -P expect_cli.cmake
+string(REPLACE "|" ";" ARGS "${ARGS}")
+execute_process(COMMAND ${PEAK} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc STREQUAL EXIT)
+  message(FATAL_ERROR "exit status ${rc}, expected ${EXIT}\nstdout: ${out}\nstderr: ${err}")
+endif()
+if(DEFINED STDOUT AND NOT out MATCHES "${STDOUT}")
+  message(FATAL_ERROR "stdout does not match '${STDOUT}':\n${out}")
+endif()
+if(DEFINED STDERR AND NOT err MATCHES "${STDERR}")
+  message(FATAL_ERROR "stderr does not match '${STDERR}':\n${err}")
+endif()
+if(DEFINED STDERR_LINES)
+  string(REGEX MATCHALL "\n" newlines "${err}")
+  list(LENGTH newlines n)
+  if(NOT n EQUAL STDERR_LINES)
+    message(FATAL_ERROR "stderr has ${n} lines, expected ${STDERR_LINES}:\n${err}")
+  endif()
+endif()

@@ -1,0 +1,93 @@
+// Every type on every path this CPU supports against the scalar reference, on
+// random data whose lengths are multiples of the block size but not of any
+// SIMD width, and row counts that leave partial tiles.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernel_test_util.h"
+
+namespace peak {
+namespace {
+
+using testing_util::available_isas;
+using testing_util::nmse;
+using testing_util::quantize_rows;
+using testing_util::random_floats;
+using testing_util::row_bytes;
+
+struct PathCase {
+  GgmlType type;
+  Isa isa;
+};
+
+std::string case_name(const ::testing::TestParamInfo<PathCase>& p) {
+  return std::string(ggml_type_name(static_cast<uint32_t>(p.param.type))) + "_" + isa_name(p.param.isa);
+}
+
+std::vector<PathCase> all_cases() {
+  std::vector<PathCase> out;
+  for (GgmlType t : testing_util::all_kernel_types()) {
+    for (Isa isa : available_isas()) out.push_back({t, isa});
+  }
+  return out;
+}
+
+// Lengths: 7 and 13 blocks of 32, or 3 super-blocks of 256 (odd multiples).
+int64_t test_length(GgmlType t, int variant) {
+  const uint32_t block = ggml_type_traits(static_cast<uint32_t>(t))->block_elems;
+  if (block == 256) return variant == 0 ? 768 : 1280;
+  return variant == 0 ? 224 : 416;
+}
+
+class KernelPaths : public ::testing::TestWithParam<PathCase> {
+ protected:
+  const TypeKernels& ref() const { return kernels_for_isa(GetParam().type, Isa::Scalar); }
+  const TypeKernels& path() const { return kernels_for_isa(GetParam().type, GetParam().isa); }
+};
+
+TEST_P(KernelPaths, ToFloatMatchesScalar) {
+  const GgmlType t = GetParam().type;
+  for (int variant = 0; variant < 2; ++variant) {
+    const int64_t n = test_length(t, variant);
+    const std::vector<float> x = random_floats(static_cast<size_t>(n), 11u + static_cast<uint32_t>(variant));
+    const std::vector<uint8_t> q = quantize_rows(t, x, n, 1);
+    std::vector<float> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+    ref().to_float(q.data(), want.data(), n);
+    path().to_float(q.data(), got.data(), n);
+    EXPECT_EQ(got, want) << "n=" << n;
+  }
+}
+
+TEST_P(KernelPaths, VecDotAndGemmMatchScalar) {
+  const GgmlType t = GetParam().type;
+  const GgmlType partner = ref().dot_partner;
+  ASSERT_EQ(path().dot_partner, partner);
+  // Partial tiles in both directions.
+  const int64_t rows_x = 19, rows_y = 7;
+  for (int variant = 0; variant < 2; ++variant) {
+    const int64_t n = test_length(t, variant);
+    const std::vector<float> xf = random_floats(static_cast<size_t>(n * rows_x), 21u + static_cast<uint32_t>(variant));
+    const std::vector<float> yf = random_floats(static_cast<size_t>(n * rows_y), 31u + static_cast<uint32_t>(variant));
+    const std::vector<uint8_t> x = quantize_rows(t, xf, n, rows_x);
+    const std::vector<uint8_t> y = quantize_rows(partner, yf, n, rows_y);
+    const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
+    std::vector<float> want(static_cast<size_t>(rows_x * rows_y)), dots(want.size()), gemm(want.size(), -1.0f);
+    for (int64_t ry = 0; ry < rows_y; ++ry) {
+      for (int64_t rx = 0; rx < rows_x; ++rx) {
+        const size_t o = static_cast<size_t>(ry * rows_x + rx);
+        ref().vec_dot(n, &want[o], x.data() + rx * static_cast<int64_t>(xs), y.data() + ry * static_cast<int64_t>(ys));
+        path().vec_dot(n, &dots[o], x.data() + rx * static_cast<int64_t>(xs), y.data() + ry * static_cast<int64_t>(ys));
+      }
+    }
+    path().gemm(n, x.data(), xs, rows_x, y.data(), ys, rows_y, gemm.data(), static_cast<size_t>(rows_x));
+    EXPECT_LT(nmse(dots, want), 1e-9) << "vec_dot, n=" << n;
+    EXPECT_LT(nmse(gemm, want), 1e-9) << "gemm, n=" << n;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllTypesAllPaths, KernelPaths, ::testing::ValuesIn(all_cases()), case_name);
+
+}  // namespace
+}  // namespace peak

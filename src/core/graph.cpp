@@ -1,0 +1,345 @@
+#include "core/graph.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "kernels/kernels.h"
+
+namespace peak::core {
+
+namespace {
+
+void require(bool condition, const char* what) {
+  if (!condition) throw std::invalid_argument(what);
+}
+
+void copy_dims(std::initializer_list<int64_t> from, int64_t (&to)[kMaxDims]) {
+  require(from.size() >= 1 && from.size() <= kMaxDims, "a tensor has 1 to 4 dimensions");
+  int d = 0;
+  for (int64_t n : from) to[d++] = n;
+  for (; d < kMaxDims; ++d) to[d] = 1;
+}
+
+bool is_f32(const Tensor* t) { return t->type == GgmlType::F32; }
+
+// b can be repeated to fill a: every dimension of a is a multiple of b's.
+bool can_repeat(const Tensor* b, const Tensor* a) {
+  for (int d = 0; d < kMaxDims; ++d) {
+    if (b->ne[d] == 0 || a->ne[d] % b->ne[d] != 0) return false;
+  }
+  return true;
+}
+
+// vec_dot for the type, and a way to convert activations to its dot partner.
+bool has_dot_kernels(GgmlType type) {
+  const TypeKernels& kernels = kernels_for(type);
+  return kernels.vec_dot != nullptr && kernels_for(kernels.dot_partner).from_float != nullptr;
+}
+
+size_t mix_pointer(const Tensor* t) {
+  auto bits = reinterpret_cast<uintptr_t>(t);
+  bits ^= bits >> 17;
+  bits *= 0x9e3779b97f4a7c15ull & UINTPTR_MAX;
+  return static_cast<size_t>(bits ^ (bits >> 29));
+}
+
+}  // namespace
+
+// ---- TensorArena -------------------------------------------------------------
+
+TensorArena::TensorArena(size_t capacity) : tensors_(capacity) {}
+
+Tensor* TensorArena::new_tensor(GgmlType type, std::initializer_list<int64_t> ne) {
+  int64_t dims[kMaxDims];
+  copy_dims(ne, dims);
+  return new_tensor(type, dims);
+}
+
+Tensor* TensorArena::new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]) {
+  if (used_ == tensors_.size()) throw std::length_error("tensor arena is full");
+  Tensor* t = &tensors_[used_];
+  *t = Tensor{};
+  set_dense_layout(*t, type, ne);
+  ++used_;
+  return t;
+}
+
+// ---- Graph: leaves and views ---------------------------------------------------
+
+Graph::Graph(size_t max_tensors) : arena_(max_tensors) {
+  nodes_.reserve(max_tensors);
+  leafs_.reserve(max_tensors);
+  // Four slots per arena tensor leave room for the external leaves (weights) and
+  // keep the set at most half full, so probes stay short.
+  size_t slots = 16;
+  while (slots < 4 * max_tensors) slots *= 2;
+  visited_.assign(slots, nullptr);
+}
+
+void Graph::reset() {
+  arena_.reset();
+  nodes_.clear();
+  leafs_.clear();
+  std::fill(visited_.begin(), visited_.end(), nullptr);
+}
+
+Tensor* Graph::new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]) {
+  Tensor* t = arena_.new_tensor(type, ne);
+  t->arena_index = static_cast<int32_t>(arena_.size() - 1);
+  return t;
+}
+
+Tensor* Graph::input(GgmlType type, std::initializer_list<int64_t> ne, const char* name) {
+  int64_t dims[kMaxDims];
+  copy_dims(ne, dims);
+  Tensor* t = new_tensor(type, dims);
+  t->is_input = true;
+  t->set_name("%s", name);
+  return t;
+}
+
+Tensor* Graph::new_view(Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (&nb)[kMaxDims],
+                        size_t offset) {
+  Tensor* t = new_tensor(a->type, ne);
+  for (int d = 0; d < kMaxDims; ++d) t->nb[d] = nb[d];
+  t->op = Op::View;
+  t->src[0] = a;
+  t->view_src = a->view_src != nullptr ? a->view_src : a;
+  t->view_offset = (a->view_src != nullptr ? a->view_offset : 0) + offset;
+  t->set_name("%s (view)", a->name);
+  return t;
+}
+
+Tensor* Graph::view(Tensor* a, std::initializer_list<int64_t> ne, std::initializer_list<size_t> nb,
+                    size_t offset) {
+  int64_t dims[kMaxDims];
+  copy_dims(ne, dims);
+  require(nb.size() + 1 == ne.size(), "view: give one stride per dimension after the first");
+  size_t strides[kMaxDims] = {a->nb[0], 0, 0, 0};
+  int d = 1;
+  for (size_t stride : nb) strides[d++] = stride;
+  for (; d < kMaxDims; ++d) strides[d] = strides[d - 1] * static_cast<size_t>(dims[d - 1]);
+  Tensor probe;
+  probe.type = a->type;
+  std::memcpy(probe.ne, dims, sizeof(dims));
+  std::memcpy(probe.nb, strides, sizeof(strides));
+  require(offset + probe.byte_size() <= a->byte_size(), "view: reaches past the end of its source");
+  return new_view(a, dims, strides, offset);
+}
+
+Tensor* Graph::reshape(Tensor* a, std::initializer_list<int64_t> ne) {
+  require(a->is_contiguous(), "reshape: source must be contiguous");
+  int64_t dims[kMaxDims];
+  copy_dims(ne, dims);
+  require(dims[0] * dims[1] * dims[2] * dims[3] == a->element_count(),
+          "reshape: element count changes");
+  Tensor dense;
+  set_dense_layout(dense, a->type, dims);
+  return new_view(a, dims, dense.nb, 0);
+}
+
+Tensor* Graph::permute(Tensor* a, int axis0, int axis1, int axis2, int axis3) {
+  const int axes[kMaxDims] = {axis0, axis1, axis2, axis3};
+  bool seen[kMaxDims] = {false, false, false, false};
+  int64_t ne[kMaxDims];
+  size_t nb[kMaxDims];
+  for (int d = 0; d < kMaxDims; ++d) {
+    require(axes[d] >= 0 && axes[d] < kMaxDims && !seen[axes[d]], "permute: axes must be a permutation");
+    seen[axes[d]] = true;
+    ne[axes[d]] = a->ne[d];
+    nb[axes[d]] = a->nb[d];
+  }
+  return new_view(a, ne, nb, 0);
+}
+
+Tensor* Graph::transpose(Tensor* a) { return permute(a, 1, 0, 2, 3); }
+
+// ---- Graph: ops ----------------------------------------------------------------
+
+Tensor* Graph::new_node(Op op, GgmlType type, const int64_t (&ne)[kMaxDims],
+                        std::initializer_list<Tensor*> sources) {
+  Tensor* t = new_tensor(type, ne);
+  t->op = op;
+  int s = 0;
+  for (Tensor* source : sources) t->src[s++] = source;
+  t->set_name("%s", op_name(op));
+  return t;
+}
+
+Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
+  require(ids->type == GgmlType::I32 && ids->ne[1] == 1 && ids->ne[2] == 1 && ids->ne[3] == 1,
+          "get_rows: ids must be a vector of I32");
+  require(table->ne[2] == 1 && table->ne[3] == 1 && table->has_dense_rows(),
+          "get_rows: table must be a matrix with dense rows");
+  require(kernels_for(table->type).to_float != nullptr, "get_rows: no kernels for the table's type");
+  return new_node(Op::GetRows, GgmlType::F32, {table->ne[0], ids->ne[0], 1, 1}, {table, ids});
+}
+
+Tensor* Graph::mul_mat(Tensor* w, Tensor* x) {
+  require(is_f32(x) && x->nb[0] == sizeof(float), "mul_mat: activations must be F32 with dense rows");
+  require(w->has_dense_rows(), "mul_mat: weight rows must be dense");
+  require(w->ne[0] == x->ne[0], "mul_mat: inner dimensions differ");
+  require(has_dot_kernels(w->type), "mul_mat: no kernels for the weight type");
+  require(x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0,
+          "mul_mat: weight batches must divide activation batches");
+  return new_node(Op::MulMat, GgmlType::F32, {w->ne[1], x->ne[1], x->ne[2], x->ne[3]}, {w, x});
+}
+
+Tensor* Graph::element_wise(Op op, Tensor* a, Tensor* b) {
+  require(is_f32(a) && (b == nullptr || is_f32(b)), "element-wise ops take F32 tensors");
+  return new_node(op, GgmlType::F32, a->ne, {a, b});
+}
+
+Tensor* Graph::add(Tensor* a, Tensor* b) {
+  require(can_repeat(b, a), "add: b cannot be repeated to a's shape");
+  return element_wise(Op::Add, a, b);
+}
+
+Tensor* Graph::mul(Tensor* a, Tensor* b) {
+  require(can_repeat(b, a), "mul: b cannot be repeated to a's shape");
+  return element_wise(Op::Mul, a, b);
+}
+
+Tensor* Graph::scale(Tensor* a, float s) {
+  Tensor* t = element_wise(Op::Scale, a, nullptr);
+  t->params.f[0] = s;
+  return t;
+}
+
+Tensor* Graph::rms_norm(Tensor* a, float eps) {
+  Tensor* t = element_wise(Op::RmsNorm, a, nullptr);
+  t->params.f[0] = eps;
+  return t;
+}
+
+Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope) {
+  const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
+  require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");
+  require(positions->type == GgmlType::I32 && positions->ne[0] == a->ne[2],
+          "rope: one I32 position per token (dimension 2)");
+  require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox, "rope: unknown mode");
+  Tensor* t = element_wise(Op::Rope, a, nullptr);
+  t->src[1] = positions;
+  t->params.i[0] = static_cast<int32_t>(n_dims);
+  t->params.i[1] = static_cast<int32_t>(rope.mode);
+  t->params.f[0] = rope.freq_base;
+  t->params.f[1] = rope.freq_scale;
+  return t;
+}
+
+Tensor* Graph::soft_max(Tensor* a, Tensor* mask, float scale) {
+  if (mask != nullptr) {
+    require(is_f32(mask) && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] &&
+                mask->ne[2] == 1 && mask->ne[3] == 1,
+            "soft_max: mask must be F32 [n_kv, >= n_tokens]");
+  }
+  Tensor* t = element_wise(Op::SoftMax, a, mask);
+  t->params.f[0] = scale;
+  return t;
+}
+
+Tensor* Graph::silu(Tensor* a) { return element_wise(Op::Silu, a, nullptr); }
+
+Tensor* Graph::gelu(Tensor* a) { return element_wise(Op::Gelu, a, nullptr); }
+
+Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
+  require(gate->same_shape(*up), "swiglu: gate and up must have the same shape");
+  return element_wise(Op::SwiGlu, gate, up);
+}
+
+Tensor* Graph::copy(Tensor* src, Tensor* dst) {
+  require(is_f32(src) && src->nb[0] == sizeof(float), "copy: source must be F32 with dense rows");
+  require(kernels_for(dst->type).from_float != nullptr, "copy: no kernels to write the destination type");
+  require(src->element_count() == dst->element_count() && src->ne[0] == dst->ne[0],
+          "copy: source and destination differ in rows or element count");
+  require(dst->has_dense_rows(), "copy: destination rows must be dense");
+  int64_t ne[kMaxDims];
+  std::memcpy(ne, dst->ne, sizeof(ne));
+  Tensor* t = new_view(dst, ne, dst->nb, 0);
+  t->op = Op::Copy;
+  t->src[0] = src;
+  t->src[1] = dst;
+  t->set_name("copy of %s", src->name);
+  return t;
+}
+
+Tensor* Graph::concat(Tensor* a, Tensor* b, int dim) {
+  require(dim >= 0 && dim < kMaxDims, "concat: dimension out of range");
+  require(is_f32(a) && is_f32(b), "concat: inputs must be F32");
+  int64_t ne[kMaxDims];
+  for (int d = 0; d < kMaxDims; ++d) {
+    require(d == dim || a->ne[d] == b->ne[d], "concat: shapes differ outside the joined dimension");
+    ne[d] = d == dim ? a->ne[d] + b->ne[d] : a->ne[d];
+  }
+  Tensor* t = new_node(Op::Concat, GgmlType::F32, ne, {a, b});
+  t->params.i[0] = dim;
+  return t;
+}
+
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal) {
+  const int64_t head_dim = q->ne[0];
+  const int64_t n_head = q->ne[1];
+  const int64_t n_tokens = q->ne[2];
+  const int64_t n_head_kv = k->ne[1];
+  const int64_t n_kv = k->ne[2];
+  require(is_f32(q) && q->nb[0] == sizeof(float) && q->ne[3] == 1,
+          "attention: q must be F32 [head_dim, n_head, n_tokens]");
+  require(k->ne[0] == head_dim && v->same_shape(*k) && k->ne[3] == 1,
+          "attention: k and v must be [head_dim, n_head_kv, n_kv]");
+  require(k->has_dense_rows() && v->has_dense_rows(), "attention: k and v rows must be dense");
+  require(has_dot_kernels(k->type) && kernels_for(v->type).to_float != nullptr,
+          "attention: no kernels for the k or v type");
+  require(head_dim % type_block_elements(kernels_for(k->type).dot_partner) == 0,
+          "attention: head_dim must be a multiple of the block size of k's dot partner");
+  require(n_head_kv > 0 && n_head % n_head_kv == 0, "attention: n_head must be a multiple of n_head_kv");
+  require(!causal || n_kv >= n_tokens, "attention: causal needs n_kv >= n_tokens");
+  if (mask != nullptr) {
+    require(is_f32(mask) && mask->ne[0] == n_kv && mask->ne[1] >= n_tokens && mask->nb[0] == sizeof(float),
+            "attention: mask must be F32 [n_kv, >= n_tokens]");
+  }
+  Tensor* t = new_node(Op::Attention, GgmlType::F32, {head_dim, n_head, n_tokens, 1}, {q, k, v, mask});
+  t->params.f[0] = scale;
+  t->params.i[0] = causal ? 1 : 0;
+  return t;
+}
+
+// ---- Graph: ordering -----------------------------------------------------------
+
+bool Graph::mark_visited(const Tensor* t) {
+  const size_t mask = visited_.size() - 1;
+  for (size_t slot = mix_pointer(t) & mask;; slot = (slot + 1) & mask) {
+    if (visited_[slot] == t) return false;
+    if (visited_[slot] == nullptr) {
+      visited_[slot] = t;
+      return true;
+    }
+  }
+}
+
+void Graph::visit(Tensor* t) {
+  if (!mark_visited(t)) return;
+  if (nodes_.size() + leafs_.size() >= visited_.size() / 2) {
+    throw std::length_error("graph: too many tensors for its visited set");
+  }
+  for (Tensor* source : t->src) {
+    if (source != nullptr) visit(source);
+  }
+  if (t->op == Op::None) {
+    if (leafs_.size() == leafs_.capacity()) throw std::length_error("graph: too many leaves");
+    leafs_.push_back(t);
+  } else {
+    if (nodes_.size() == nodes_.capacity()) throw std::length_error("graph: too many nodes");
+    nodes_.push_back(t);
+  }
+}
+
+void Graph::expand(Tensor* t) { visit(t); }
+
+void Graph::output(Tensor* t) {
+  t->is_output = true;
+  expand(t);
+}
+
+}  // namespace peak::core

@@ -1,0 +1,133 @@
+// The graph builder: one call per op, reading like the maths, e.g.
+//
+//   Tensor* x = g.rms_norm(inp, eps);        // [n_embd, n_tokens]
+//   x = g.mul(x, layer.attn_norm);            // [n_embd, n_tokens]
+//   Tensor* q = g.mul_mat(layer.wq, x);       // [n_embd, n_tokens]
+//
+// Calls only describe tensors; nothing is computed or allocated until the graph
+// allocator places the intermediates and the executor runs the nodes. Descriptors
+// live in a fixed-capacity arena owned by the graph, so rebuilding a graph of the
+// same size for every batch allocates nothing.
+//
+// Shape conventions (ggml's): ne[0] first. Attention tensors use the natural
+// projection / cache layout: Q [head_dim, n_head, n_tokens], K and V
+// [head_dim, n_head_kv, n_kv], mask [n_kv, n_tokens].
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "core/tensor.h"
+
+namespace peak::core {
+
+// Fixed-capacity storage of tensor descriptors; pointers stay valid until reset().
+class TensorArena {
+ public:
+  explicit TensorArena(size_t capacity);
+
+  // A dense tensor of `type` and shape `ne` (trailing dimensions default to 1),
+  // without data. Throws std::length_error when the arena is full.
+  Tensor* new_tensor(GgmlType type, std::initializer_list<int64_t> ne);
+  Tensor* new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]);
+
+  void reset() { used_ = 0; }
+  size_t size() const { return used_; }
+  size_t capacity() const { return tensors_.size(); }
+
+ private:
+  std::vector<Tensor> tensors_;
+  size_t used_ = 0;
+};
+
+enum class RopeMode : int32_t {
+  Normal = 0,  // rotates neighbouring pairs (x[2i], x[2i+1]) (llama)
+  Neox = 2,    // rotates halves (x[i], x[i + n_dims/2]) (gpt-neox, qwen)
+};
+
+struct RopeParams {
+  int32_t n_dims = 0;  // leading dimensions of each head that rotate; 0 = all
+  RopeMode mode = RopeMode::Normal;
+  float freq_base = 10000.0f;
+  float freq_scale = 1.0f;  // theta_i = pos * freq_base^(-2i/n_dims) * freq_scale
+};
+
+class Graph {
+ public:
+  explicit Graph(size_t max_tensors = 8192);
+
+  // Forgets every tensor and node built so far; capacity is kept.
+  void reset();
+
+  // ---- leaves ------------------------------------------------------------
+  // A tensor whose data the caller writes before each compute (token ids,
+  // positions, masks); the graph allocator gives it memory.
+  Tensor* input(GgmlType type, std::initializer_list<int64_t> ne, const char* name);
+
+  // ---- views: no copy, no compute ---------------------------------------
+  // ne and nb list the first dimensions; the rest are 1.
+  Tensor* view(Tensor* a, std::initializer_list<int64_t> ne, std::initializer_list<size_t> nb,
+               size_t offset);
+  Tensor* reshape(Tensor* a, std::initializer_list<int64_t> ne);  // a must be contiguous
+  // Dimension i of `a` becomes dimension axes[i] of the result (ggml_permute).
+  Tensor* permute(Tensor* a, int axis0, int axis1, int axis2, int axis3);
+  Tensor* transpose(Tensor* a);  // swaps dimensions 0 and 1
+
+  // ---- ops ---------------------------------------------------------------
+  Tensor* get_rows(Tensor* table, Tensor* ids);  // table [n, rows], ids I32 [k] -> [n, k]
+  // w [k, n, b2, b3] (any type), x F32 [k, m, c2, c3] with c2 % b2 == 0 and
+  // c3 % b3 == 0 -> [n, m, c2, c3]: out = w · x per column.
+  Tensor* mul_mat(Tensor* w, Tensor* x);
+  Tensor* add(Tensor* a, Tensor* b);  // b is repeated to a's shape
+  Tensor* mul(Tensor* a, Tensor* b);  // b is repeated to a's shape
+  Tensor* scale(Tensor* a, float s);
+  Tensor* rms_norm(Tensor* a, float eps);
+  // a [head_dim, n_head, n_tokens], positions I32 [n_tokens].
+  Tensor* rope(Tensor* a, Tensor* positions, const RopeParams& rope);
+  // softmax(a * scale + mask) along rows; a [n_kv, n_tokens, n_head],
+  // mask F32 [n_kv, >= n_tokens] (may be null), shared by all heads.
+  Tensor* soft_max(Tensor* a, Tensor* mask, float scale);
+  Tensor* silu(Tensor* a);
+  Tensor* gelu(Tensor* a);
+  Tensor* swiglu(Tensor* gate, Tensor* up);  // silu(gate) * up
+  // Writes `src` (F32) converted to dst's type into dst's memory (F32, F16, BF16,
+  // Q8_0, Q4_0, ...); the result aliases dst. Expand it before the nodes that read
+  // dst's memory (e.g. the attention over the KV cache).
+  Tensor* copy(Tensor* src, Tensor* dst);
+  Tensor* concat(Tensor* a, Tensor* b, int dim);
+  // Fused attention. q F32 [head_dim, n_head, n_tokens]; k, v [head_dim,
+  // n_head_kv, n_kv] in F32, F16, Q8_0 or Q4_0 (dense rows, any strides);
+  // n_head a multiple of n_head_kv. mask F32 [n_kv, >= n_tokens] or null; with
+  // `causal` query token t sees kv positions up to n_kv - n_tokens + t.
+  // Result F32 [head_dim, n_head, n_tokens].
+  Tensor* attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal);
+
+  // ---- building ----------------------------------------------------------
+  // Appends `t` and every tensor it depends on, in dependency order.
+  void expand(Tensor* t);
+  // Marks `t` as a result the caller reads after compute (kept alive), and expands it.
+  void output(Tensor* t);
+
+  const std::vector<Tensor*>& nodes() const { return nodes_; }   // ops in execution order
+  const std::vector<Tensor*>& leafs() const { return leafs_; }   // weights and inputs
+  size_t arena_capacity() const { return arena_.capacity(); }
+
+ private:
+  Tensor* new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]);  // indexed in the arena
+  Tensor* new_node(Op op, GgmlType type, const int64_t (&ne)[kMaxDims],
+                   std::initializer_list<Tensor*> sources);
+  Tensor* new_view(Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (&nb)[kMaxDims],
+                   size_t offset);
+  Tensor* element_wise(Op op, Tensor* a, Tensor* b);
+  bool mark_visited(const Tensor* t);  // false when already visited
+  void visit(Tensor* t);
+
+  TensorArena arena_;
+  std::vector<Tensor*> nodes_;
+  std::vector<Tensor*> leafs_;
+  std::vector<const Tensor*> visited_;  // open-addressing set of expanded tensors
+};
+
+}  // namespace peak::core

@@ -1,0 +1,218 @@
+#include "core/graph_allocator.h"
+
+#include <algorithm>
+#include <new>
+#include <stdexcept>
+
+#include "core/ops.h"
+
+namespace peak::core {
+
+namespace {
+
+constexpr size_t kMaxFreeBlocks = 1024;
+
+size_t aligned_size(const Tensor* t) {
+  const size_t a = AlignedBuffer::kAlignment;
+  return (t->byte_size() + a - 1) / a * a;
+}
+
+Tensor* memory_root(Tensor* t) { return t->view_src != nullptr ? t->view_src : t; }
+
+bool runs_in_place_safely(Op op) {
+  switch (op) {
+    case Op::Add: case Op::Mul: case Op::Scale: case Op::RmsNorm: case Op::Rope:
+    case Op::SoftMax: case Op::Silu: case Op::Gelu: case Op::SwiGlu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+// ---- AlignedBuffer -------------------------------------------------------------
+
+void AlignedBuffer::Free::operator()(void* p) const {
+  ::operator delete(p, std::align_val_t(kAlignment));
+}
+
+void AlignedBuffer::resize(size_t bytes) {
+  data_.reset();
+  size_ = 0;
+  if (bytes == 0) return;
+  data_.reset(::operator new(bytes, std::align_val_t(kAlignment)));
+  size_ = bytes;
+}
+
+// ---- GraphAllocator ------------------------------------------------------------
+
+void GraphAllocator::reserve(const Graph& worst_case, int max_threads) {
+  if (max_threads < 1) throw std::invalid_argument("reserve: max_threads must be at least 1");
+  const size_t capacity = worst_case.arena_capacity();
+  pending_uses_.assign(capacity, 0);
+  offsets_.assign(capacity, 0);
+  handed_on_.assign(capacity, 0);
+  free_blocks_.clear();
+  free_blocks_.reserve(kMaxFreeBlocks);
+  max_threads_ = max_threads;
+
+  naive_bytes_ = 0;
+  size_t work_bytes = 0;
+  for (const Tensor* leaf : worst_case.leafs()) {
+    if (owns_memory(leaf)) naive_bytes_ += aligned_size(leaf);
+  }
+  for (const Tensor* node : worst_case.nodes()) {
+    if (owns_memory(node)) naive_bytes_ += aligned_size(node);
+    work_bytes = std::max(work_bytes, op_work_size(*node, max_threads));
+  }
+  compute_.resize(plan(worst_case, false));
+  work_.resize(work_bytes);
+  allocate(worst_case);
+}
+
+void GraphAllocator::allocate(const Graph& graph) {
+  if (graph.arena_capacity() > pending_uses_.size()) {
+    throw std::length_error("allocate: graph is larger than the reserved one");
+  }
+  for (const Tensor* node : graph.nodes()) {
+    if (op_work_size(*node, max_threads_) > work_.size()) {
+      throw std::length_error("allocate: a node needs more work memory than reserved");
+    }
+  }
+  if (plan(graph, false) > compute_.size()) {
+    throw std::length_error("allocate: graph needs more compute memory than reserved");
+  }
+  plan(graph, true);
+}
+
+bool GraphAllocator::owns_memory(const Tensor* t) const {
+  return t->arena_index >= 0 && t->view_src == nullptr && (t->op != Op::None || t->is_input);
+}
+
+size_t GraphAllocator::plan(const Graph& graph, bool assign) {
+  char* base = static_cast<char*>(compute_.data());
+  free_blocks_.clear();
+  top_ = 0;
+  peak_ = 0;
+
+  // Count the consumers of each owned memory block; views count against their root.
+  for (const Tensor* node : graph.nodes()) {
+    pending_uses_[static_cast<size_t>(node->arena_index)] = 0;
+    handed_on_[static_cast<size_t>(node->arena_index)] = 0;
+  }
+  for (const Tensor* leaf : graph.leafs()) {
+    if (leaf->arena_index >= 0) pending_uses_[static_cast<size_t>(leaf->arena_index)] = 0;
+  }
+  for (const Tensor* node : graph.nodes()) {
+    if (node->is_output) {
+      Tensor* root = memory_root(const_cast<Tensor*>(node));
+      if (owns_memory(root)) ++pending_uses_[static_cast<size_t>(root->arena_index)];
+    }
+    if (node->op == Op::View) continue;
+    for (Tensor* source : node->src) {
+      if (source == nullptr) continue;
+      const Tensor* root = memory_root(source);
+      if (owns_memory(root)) ++pending_uses_[static_cast<size_t>(root->arena_index)];
+    }
+  }
+
+  // Inputs first: the caller fills them before compute starts.
+  for (Tensor* leaf : graph.leafs()) {
+    if (owns_memory(leaf)) place(leaf, assign);
+  }
+
+  for (Tensor* node : graph.nodes()) {
+    if (node->view_src != nullptr) {
+      if (assign) node->data = static_cast<char*>(node->view_src->data) + node->view_offset;
+      if (node->op == Op::View) continue;
+    } else {
+      Tensor* reused = node->src[0];
+      const bool in_place =
+          runs_in_place_safely(node->op) && reused != nullptr && owns_memory(reused) &&
+          !reused->is_input && pending_uses_[static_cast<size_t>(reused->arena_index)] == 1 &&
+          reused->type == node->type && reused->is_contiguous() &&
+          aligned_size(reused) == aligned_size(node);
+      if (in_place) {
+        const auto from = static_cast<size_t>(reused->arena_index);
+        handed_on_[from] = 1;
+        offsets_[static_cast<size_t>(node->arena_index)] = offsets_[from];
+        if (assign) node->data = base + offsets_[from];
+      } else {
+        place(node, assign);
+      }
+    }
+
+    for (Tensor* source : node->src) {
+      if (source == nullptr) continue;
+      Tensor* root = memory_root(source);
+      if (!owns_memory(root)) continue;
+      if (--pending_uses_[static_cast<size_t>(root->arena_index)] == 0) give_back(root);
+    }
+    if (owns_memory(node) && pending_uses_[static_cast<size_t>(node->arena_index)] == 0) {
+      give_back(node);  // a result nobody reads: free right after it is written
+    }
+  }
+  return peak_;
+}
+
+void GraphAllocator::place(Tensor* t, bool assign) {
+  const size_t offset = take_block(aligned_size(t));
+  offsets_[static_cast<size_t>(t->arena_index)] = offset;
+  if (assign) t->data = static_cast<char*>(compute_.data()) + offset;
+}
+
+void GraphAllocator::give_back(const Tensor* t) {
+  const auto index = static_cast<size_t>(t->arena_index);
+  if (handed_on_[index] != 0) return;  // an in-place consumer owns the block now
+  release_block(offsets_[index], aligned_size(t));
+}
+
+size_t GraphAllocator::take_block(size_t bytes) {
+  size_t best = free_blocks_.size();
+  for (size_t b = 0; b < free_blocks_.size(); ++b) {
+    const bool fits = free_blocks_[b].size >= bytes;
+    if (fits && (best == free_blocks_.size() || free_blocks_[b].size < free_blocks_[best].size)) {
+      best = b;
+    }
+  }
+  if (best == free_blocks_.size()) {
+    const size_t offset = top_;
+    top_ += bytes;
+    peak_ = std::max(peak_, top_);
+    return offset;
+  }
+  Block& block = free_blocks_[best];
+  const size_t offset = block.offset;
+  block.offset += bytes;
+  block.size -= bytes;
+  if (block.size == 0) free_blocks_.erase(free_blocks_.begin() + static_cast<std::ptrdiff_t>(best));
+  return offset;
+}
+
+void GraphAllocator::release_block(size_t offset, size_t bytes) {
+  if (bytes == 0) return;
+  auto next = std::lower_bound(free_blocks_.begin(), free_blocks_.end(), offset,
+                               [](const Block& b, size_t o) { return b.offset < o; });
+  // Merge with the free neighbours so blocks do not fragment.
+  if (next != free_blocks_.begin()) {
+    auto previous = next - 1;
+    if (previous->offset + previous->size == offset) {
+      offset = previous->offset;
+      bytes += previous->size;
+      next = free_blocks_.erase(previous);
+    }
+  }
+  if (next != free_blocks_.end() && offset + bytes == next->offset) {
+    bytes += next->size;
+    next = free_blocks_.erase(next);
+  }
+  if (offset + bytes == top_) {
+    top_ = offset;  // the top shrinks instead of keeping a free block at the end
+    return;
+  }
+  if (free_blocks_.size() == kMaxFreeBlocks) throw std::length_error("allocate: too fragmented");
+  free_blocks_.insert(next, Block{offset, bytes});
+}
+
+}  // namespace peak::core

@@ -1,0 +1,24 @@
+// Copy with conversion: F32 rows written into another tensor's memory in its
+// type, e.g. the keys and values of a batch into their KV cache slots in F16,
+// Q8_0 or Q4_0.
+#include "core/ops.h"
+#include "kernels/kernels.h"
+
+namespace peak::core {
+
+// node: the destination (memory of src1), same ne[0] and element count as the
+// F32 source src0; rows are matched in flat order.
+void compute_copy(const ComputeParams& params, Tensor& node) {
+  const Tensor& src = *node.src[0];
+  const RowFromFloatFn from_float = kernels_for(node.type).from_float;
+  const int64_t n = node.ne[0];
+  const Range rows = thread_share(node.row_count(), params);
+  for (int64_t row = rows.begin; row < rows.end; ++row) {
+    const RowIndex from = unflatten_row(src, row);
+    const RowIndex to = unflatten_row(node, row);
+    const auto* in = reinterpret_cast<const float*>(src.row_ptr(from.i1, from.i2, from.i3));
+    from_float(in, node.row_ptr(to.i1, to.i2, to.i3), n);
+  }
+}
+
+}  // namespace peak::core

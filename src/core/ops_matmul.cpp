@@ -1,0 +1,99 @@
+// Ops that read weights of any type through the kernels interface: get_rows
+// (embedding lookup, dequantizing rows) and mul_mat.
+#include <cstring>
+
+#include "core/ops.h"
+#include "kernels/kernels.h"
+
+namespace peak::core {
+
+// node F32 [n, k]; src0 table [n, rows] of any type; src1 I32 ids [k].
+void compute_get_rows(const ComputeParams& params, Tensor& node) {
+  const Tensor& table = *node.src[0];
+  const auto* ids = static_cast<const int32_t*>(node.src[1]->data);
+  const RowToFloatFn to_float = kernels_for(table.type).to_float;
+  const Range rows = thread_share(node.ne[1], params);
+  for (int64_t r = rows.begin; r < rows.end; ++r) {
+    float* out = f32_row(node, {r, 0, 0});
+    const int32_t id = ids[r];
+    if (id < 0 || id >= table.ne[1]) {
+      // Token ids are validated before they reach a graph; a stray one must
+      // still not read outside the table.
+      std::memset(out, 0, static_cast<size_t>(node.ne[0]) * sizeof(float));
+      continue;
+    }
+    to_float(table.row_ptr(id), out, node.ne[0]);
+  }
+}
+
+namespace {
+
+// The activations' partner type, or F32 when they are used as they are.
+size_t converted_row_bytes(const Tensor& node) {
+  const Tensor& w = *node.src[0];
+  const GgmlType partner = kernels_for(w.type).dot_partner;
+  if (partner == GgmlType::F32) return 0;
+  return static_cast<size_t>(w.ne[0] / type_block_elements(partner)) * type_block_bytes(partner);
+}
+
+}  // namespace
+
+size_t mul_mat_work_size(const Tensor& node) {
+  return converted_row_bytes(node) * static_cast<size_t>(node.src[1]->row_count());
+}
+
+// node F32 [n, m, c2, c3] = w [k, n, b2, b3] · x F32 [k, m, c2, c3], w batches
+// repeated over x's. Phase 1 converts every row of x to w's dot partner once (so
+// each weight row is dotted against ready-made partner rows); phase 2 splits the
+// weight rows across threads and uses gemm for batches, vec_dot per pair otherwise.
+void compute_mul_mat(const ComputeParams& params, Tensor& node) {
+  const Tensor& w = *node.src[0];
+  const Tensor& x = *node.src[1];
+  const TypeKernels& kernels = kernels_for(w.type);
+  const int64_t k = w.ne[0];
+  const int64_t m = x.ne[1];
+  const size_t partner_row_bytes = converted_row_bytes(node);
+  const bool convert = partner_row_bytes != 0;
+  char* converted = static_cast<char*>(params.work);  // [partner rows of k, m * c2 * c3]
+
+  if (convert) {
+    const RowFromFloatFn from_float = kernels_for(kernels.dot_partner).from_float;
+    const Range rows = thread_share(x.row_count(), params);
+    for (int64_t row = rows.begin; row < rows.end; ++row) {
+      const RowIndex r = unflatten_row(x, row);
+      from_float(reinterpret_cast<const float*>(x.row_ptr(r.i1, r.i2, r.i3)),
+                 converted + static_cast<size_t>(row) * partner_row_bytes, k);
+    }
+    params.barrier();
+  }
+
+  const int64_t repeat2 = x.ne[2] / w.ne[2];
+  const int64_t repeat3 = x.ne[3] / w.ne[3];
+  const Range weight_rows = thread_share(w.ne[1], params);
+  if (weight_rows.begin == weight_rows.end) return;
+  for (int64_t i3 = 0; i3 < x.ne[3]; ++i3) {
+    for (int64_t i2 = 0; i2 < x.ne[2]; ++i2) {
+      const char* w_rows = w.row_ptr(weight_rows.begin, i2 / repeat2, i3 / repeat3);
+      const char* y_rows = convert
+          ? converted + static_cast<size_t>((i3 * x.ne[2] + i2) * m) * partner_row_bytes
+          : x.row_ptr(0, i2, i3);
+      const size_t y_stride = convert ? partner_row_bytes : x.nb[1];
+      float* out = f32_row(node, {0, i2, i3}) + weight_rows.begin;
+      const size_t out_stride = node.nb[1] / sizeof(float);
+      if (m > 1 && kernels.gemm != nullptr) {
+        kernels.gemm(k, w_rows, w.nb[1], weight_rows.end - weight_rows.begin, y_rows, y_stride, m,
+                     out, out_stride);
+        continue;
+      }
+      for (int64_t row = 0; row < weight_rows.end - weight_rows.begin; ++row) {
+        const char* w_row = w_rows + static_cast<size_t>(row) * w.nb[1];
+        for (int64_t col = 0; col < m; ++col) {
+          kernels.vec_dot(k, out + static_cast<size_t>(col) * out_stride + row, w_row,
+                          y_rows + static_cast<size_t>(col) * y_stride);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace peak::core

@@ -1,0 +1,67 @@
+// Rotary position embedding, llama.cpp semantics: pair i of a head rotates by
+// theta_i = pos * freq_base^(-2i/n_dims) * freq_scale. Normal mode pairs
+// neighbours (x[2i], x[2i+1]); neox mode pairs halves (x[i], x[i + n_dims/2]).
+// Dimensions past n_dims pass through unchanged.
+#include <cmath>
+
+#include "core/graph.h"
+#include "core/ops.h"
+
+namespace peak::core {
+
+namespace {
+
+size_t rope_cache_bytes(const Tensor& node) {
+  return round_up_to_cache_line(static_cast<size_t>(node.params.i[0]) * sizeof(float));
+}
+
+}  // namespace
+
+size_t rope_work_size(const Tensor& node, int n_threads) {
+  return rope_cache_bytes(node) * static_cast<size_t>(n_threads);
+}
+
+// node, src0 [head_dim, n_head, n_tokens, ...]; src1 I32 positions [n_tokens].
+void compute_rope(const ComputeParams& params, Tensor& node) {
+  const Tensor& a = *node.src[0];
+  const auto* positions = static_cast<const int32_t*>(node.src[1]->data);
+  const int64_t n_dims = node.params.i[0];
+  const int64_t half = n_dims / 2;
+  const bool neox = node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
+  const float freq_base = node.params.f[0];
+  const float freq_scale = node.params.f[1];
+  const int64_t head_dim = node.ne[0];
+
+  // Per-thread cos/sin of each pair for the current token: [half cos, half sin].
+  float* cache = reinterpret_cast<float*>(static_cast<char*>(params.work) +
+                                          rope_cache_bytes(node) * static_cast<size_t>(params.thread_index));
+  float* cos_theta = cache;
+  float* sin_theta = cache + half;
+  int64_t cached_token = -1;
+
+  for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
+    if (r.i2 != cached_token) {
+      cached_token = r.i2;
+      const auto position = static_cast<float>(positions[r.i2]);
+      for (int64_t i = 0; i < half; ++i) {
+        const float inverse_frequency =
+            std::pow(freq_base, -2.0f * static_cast<float>(i) / static_cast<float>(n_dims));
+        const float theta = position * inverse_frequency * freq_scale;
+        cos_theta[i] = std::cos(theta);
+        sin_theta[i] = std::sin(theta);
+      }
+    }
+    const StridedRow x = source_row(a, r);
+    const int64_t partner_offset = neox ? half : 1;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t first = neox ? i : 2 * i;
+      const float x0 = x[first];
+      const float x1 = x[first + partner_offset];
+      out[first] = x0 * cos_theta[i] - x1 * sin_theta[i];
+      out[first + partner_offset] = x0 * sin_theta[i] + x1 * cos_theta[i];
+    }
+    for (int64_t i = n_dims; i < head_dim; ++i) out[i] = x[i];
+  });
+}
+
+}  // namespace peak::core

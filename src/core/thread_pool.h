@@ -1,0 +1,72 @@
+// A pool of persistent worker threads for the executor: one wake-up per graph,
+// a cheap barrier between dependent nodes, no locks or allocation while running.
+//
+// Idle workers spin for a short while after each job (the next token's graph
+// usually follows quickly), then sleep on a condition variable so an idle
+// session costs no CPU.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace peak::core {
+
+class ThreadPool {
+ public:
+  // thread_index is 0 for the calling thread, 1.. for the workers.
+  using Task = void (*)(void* context, int thread_index, int n_threads);
+
+  // Room for `max_threads` threads per run: the caller plus max_threads - 1 workers.
+  explicit ThreadPool(int max_threads,
+                      std::chrono::microseconds spin_before_sleep = std::chrono::microseconds(200));
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int max_threads() const { return static_cast<int>(workers_.size()) + 1; }
+
+  // Runs task(context, i, n_threads) for i in [0, n_threads), i = 0 on the calling
+  // thread, and returns once every thread finished. 1 <= n_threads <= max_threads().
+  // `task` must not throw.
+  void run(int n_threads, Task task, void* context);
+
+  // Inside a task: returns once all n_threads threads of the current run reached it;
+  // what each wrote before is then visible to all.
+  void barrier();
+
+ private:
+  void worker_loop(int thread_index);
+  // Waits until job_ differs from `seen` and returns the new value.
+  uint32_t wait_for_job(uint32_t seen);
+
+  std::vector<std::thread> workers_;
+  const std::chrono::microseconds spin_before_sleep_;
+
+  // The current job, written by run() before job_ changes. Only the workers that
+  // take part read them, and run() waits for those before writing the next job.
+  Task task_ = nullptr;
+  void* context_ = nullptr;
+  int n_threads_ = 1;  // of the current run, for barrier()
+
+  // A job counter in the high bits and the job's thread count in the low 8 bits,
+  // so a worker learns whether it takes part from the same load that wakes it
+  // (n_threads_ may already belong to a later job it does not take part in).
+  // A thread count of 0 tells the workers to exit.
+  static constexpr uint32_t kThreadCountBits = 8;
+  std::atomic<uint32_t> job_{0};
+  std::atomic<int> busy_workers_{0};
+
+  alignas(64) std::atomic<uint32_t> barrier_arrived_{0};
+  alignas(64) std::atomic<uint32_t> barrier_generation_{0};
+
+  std::atomic<int> sleepers_{0};
+  std::mutex sleep_mutex_;
+  std::condition_variable wake_;
+};
+
+}  // namespace peak::core

@@ -1,0 +1,130 @@
+#include "core_test_support.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/kernels.h"
+
+namespace peak::core::testing {
+
+ThreadPool& test_pool() {
+  static ThreadPool pool(kMaxTestThreads);
+  return pool;
+}
+
+Dense::Dense(const int64_t (&shape)[kMaxDims]) {
+  for (int d = 0; d < kMaxDims; ++d) ne[d] = shape[d];
+  values.assign(static_cast<size_t>(ne[0] * ne[1] * ne[2] * ne[3]), 0.0);
+}
+
+Dense read_dense(const Tensor& t) {
+  Dense out(t.ne);
+  std::vector<float> row(static_cast<size_t>(t.ne[0]));
+  for (int64_t i3 = 0; i3 < t.ne[3]; ++i3) {
+    for (int64_t i2 = 0; i2 < t.ne[2]; ++i2) {
+      for (int64_t i1 = 0; i1 < t.ne[1]; ++i1) {
+        const char* p = t.row_ptr(i1, i2, i3);
+        if (t.type == GgmlType::F32) {
+          for (int64_t i0 = 0; i0 < t.ne[0]; ++i0) {
+            float v;
+            std::memcpy(&v, p + static_cast<size_t>(i0) * t.nb[0], sizeof v);
+            row[static_cast<size_t>(i0)] = v;
+          }
+        } else if (t.type == GgmlType::I32) {
+          for (int64_t i0 = 0; i0 < t.ne[0]; ++i0) {
+            int32_t v;
+            std::memcpy(&v, p + static_cast<size_t>(i0) * t.nb[0], sizeof v);
+            row[static_cast<size_t>(i0)] = static_cast<float>(v);
+          }
+        } else {
+          kernels_for(t.type).to_float(p, row.data(), t.ne[0]);
+        }
+        for (int64_t i0 = 0; i0 < t.ne[0]; ++i0) out.at(i0, i1, i2, i3) = row[static_cast<size_t>(i0)];
+      }
+    }
+  }
+  return out;
+}
+
+double nmse(const Dense& expected, const Dense& actual) {
+  double error = 0.0;
+  double norm = 0.0;
+  for (size_t i = 0; i < expected.values.size(); ++i) {
+    const double d = actual.values[i] - expected.values[i];
+    error += d * d;
+    norm += expected.values[i] * expected.values[i];
+  }
+  if (norm == 0.0) return error;
+  return error / norm;
+}
+
+Tensor* Leaves::with_memory(GgmlType type, std::initializer_list<int64_t> ne) {
+  Tensor* t = arena_.new_tensor(type, ne);
+  auto memory = std::make_unique<AlignedBuffer>();
+  memory->resize(t->byte_size() + 1);
+  t->data = memory->data();
+  memory_.push_back(std::move(memory));
+  return t;
+}
+
+Tensor* Leaves::random(GgmlType type, std::initializer_list<int64_t> ne, float lo, float hi) {
+  Tensor* t = with_memory(type, ne);
+  std::uniform_real_distribution<float> uniform(lo, hi);
+  std::vector<float> row(static_cast<size_t>(t->ne[0]));
+  for (int64_t r = 0; r < t->row_count(); ++r) {
+    for (float& v : row) v = uniform(rng_);
+    char* dst = static_cast<char*>(t->data) + static_cast<size_t>(r) * t->nb[1];
+    kernels_for(type).from_float(row.data(), dst, t->ne[0]);
+  }
+  return t;
+}
+
+Tensor* Leaves::zeros(GgmlType type, std::initializer_list<int64_t> ne) {
+  Tensor* t = with_memory(type, ne);
+  std::memset(t->data, 0, t->byte_size());
+  return t;
+}
+
+Tensor* Leaves::ids(const std::vector<int32_t>& values) {
+  Tensor* t = with_memory(GgmlType::I32, {static_cast<int64_t>(values.size())});
+  std::memcpy(t->data, values.data(), values.size() * sizeof(int32_t));
+  return t;
+}
+
+Tensor* Leaves::causal_mask(int64_t n_kv, int64_t n_tokens) {
+  Tensor* t = with_memory(GgmlType::F32, {n_kv, n_tokens});
+  auto* m = static_cast<float*>(t->data);
+  for (int64_t i = 0; i < n_tokens; ++i) {
+    for (int64_t j = 0; j < n_kv; ++j) {
+      m[i * n_kv + j] = j <= n_kv - n_tokens + i ? 0.0f : -std::numeric_limits<float>::infinity();
+    }
+  }
+  return t;
+}
+
+Dense compute_once(const std::function<Tensor*(Graph&)>& build, int n_threads) {
+  Graph graph(256);
+  Tensor* result = build(graph);
+  graph.output(result);
+  GraphAllocator allocator;
+  allocator.reserve(graph, n_threads);
+  compute_graph(graph, test_pool(), n_threads, allocator.work_buffer());
+  return read_dense(*result);
+}
+
+void expect_graph_matches(const std::function<Tensor*(Graph&)>& build, const Dense& expected,
+                          double max_nmse) {
+  for (int n_threads = 1; n_threads <= kMaxTestThreads; ++n_threads) {
+    const Dense actual = compute_once(build, n_threads);
+    ASSERT_EQ(actual.values.size(), expected.values.size());
+    for (int d = 0; d < kMaxDims; ++d) ASSERT_EQ(actual.ne[d], expected.ne[d]) << "dimension " << d;
+    const double error = nmse(expected, actual);
+    EXPECT_LE(error, max_nmse) << "with " << n_threads << " threads";
+    EXPECT_FALSE(std::isnan(error)) << "with " << n_threads << " threads";
+  }
+}
+
+}  // namespace peak::core::testing

@@ -1,0 +1,53 @@
+#include "llama_block.h"
+
+#include <cmath>
+
+namespace peak::core::testing {
+
+LlamaBlock::LlamaBlock(Leaves& leaves, const LlamaShape& s) : shape(s) {
+  const int64_t n_embd_kv = s.head_dim() * s.n_head_kv;
+  attn_norm = leaves.random(GgmlType::F32, {s.n_embd}, 0.5f, 1.5f);
+  wq = leaves.random(GgmlType::F16, {s.n_embd, s.n_embd}, -0.1f, 0.1f);
+  wk = leaves.random(GgmlType::F16, {s.n_embd, n_embd_kv}, -0.1f, 0.1f);
+  wv = leaves.random(GgmlType::F16, {s.n_embd, n_embd_kv}, -0.1f, 0.1f);
+  wo = leaves.random(GgmlType::F16, {s.n_embd, s.n_embd}, -0.1f, 0.1f);
+  ffn_norm = leaves.random(GgmlType::F32, {s.n_embd}, 0.5f, 1.5f);
+  w_gate = leaves.random(GgmlType::F16, {s.n_embd, s.n_ff}, -0.1f, 0.1f);
+  w_up = leaves.random(GgmlType::F16, {s.n_embd, s.n_ff}, -0.1f, 0.1f);
+  w_down = leaves.random(GgmlType::F16, {s.n_ff, s.n_embd}, -0.1f, 0.1f);
+  k_cache = leaves.zeros(GgmlType::Q8_0, {s.head_dim(), s.n_head_kv, s.n_ctx});
+  v_cache = leaves.zeros(GgmlType::Q8_0, {s.head_dim(), s.n_head_kv, s.n_ctx});
+}
+
+Tensor* LlamaBlock::build(Graph& g, int64_t n_tokens, int64_t n_past) const {
+  const int64_t d = shape.head_dim();
+  const int64_t n_kv = n_past + n_tokens;
+  Tensor* x = g.input(GgmlType::F32, {shape.n_embd, n_tokens}, "embeddings");
+  Tensor* positions = g.input(GgmlType::I32, {n_tokens}, "positions");
+  const RopeParams rope{static_cast<int32_t>(d), RopeMode::Normal, 10000.0f, 1.0f};
+
+  // Attention: [n_embd, n_tokens] -> per-head [d, heads, n_tokens].
+  Tensor* cur = g.mul(g.rms_norm(x, 1e-5f), attn_norm);
+  Tensor* q = g.rope(g.reshape(g.mul_mat(wq, cur), {d, shape.n_head, n_tokens}), positions, rope);
+  Tensor* k = g.rope(g.reshape(g.mul_mat(wk, cur), {d, shape.n_head_kv, n_tokens}), positions, rope);
+  Tensor* v = g.reshape(g.mul_mat(wv, cur), {d, shape.n_head_kv, n_tokens});
+  // Store this batch's keys and values at positions n_past.. of the cache.
+  auto cache_slots = [&](Tensor* cache, int64_t first, int64_t count) {
+    return g.view(cache, {d, shape.n_head_kv, count}, {cache->nb[1], cache->nb[2]},
+                  static_cast<size_t>(first) * cache->nb[2]);
+  };
+  g.expand(g.copy(k, cache_slots(k_cache, n_past, n_tokens)));
+  g.expand(g.copy(v, cache_slots(v_cache, n_past, n_tokens)));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  Tensor* attn = g.attention(q, cache_slots(k_cache, 0, n_kv), cache_slots(v_cache, 0, n_kv), nullptr, scale, true);
+  x = g.add(x, g.mul_mat(wo, g.reshape(attn, {shape.n_embd, n_tokens})));
+
+  // Feed-forward: [n_embd, n_tokens] -> [n_ff, n_tokens] -> [n_embd, n_tokens].
+  cur = g.mul(g.rms_norm(x, 1e-5f), ffn_norm);
+  cur = g.mul_mat(w_down, g.swiglu(g.mul_mat(w_gate, cur), g.mul_mat(w_up, cur)));
+  Tensor* out = g.add(x, cur);
+  g.output(out);
+  return out;
+}
+
+}  // namespace peak::core::testing

@@ -1,0 +1,199 @@
+// Tensor descriptors, views, graph order and the graph allocator.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "core_test_support.h"
+#include "llama_block.h"
+
+namespace peak::core::testing {
+namespace {
+
+TEST(CoreTensor, DenseLayoutOfPlainAndBlockTypes) {
+  Leaves leaves;
+  Tensor* f = leaves.zeros(GgmlType::F32, {5, 3, 2});
+  EXPECT_EQ(f->nb[0], 4u);
+  EXPECT_EQ(f->nb[1], 20u);
+  EXPECT_EQ(f->nb[2], 60u);
+  EXPECT_EQ(f->byte_size(), 120u);
+  EXPECT_TRUE(f->is_contiguous());
+  Tensor* q = leaves.zeros(GgmlType::Q8_0, {64, 3});
+  EXPECT_EQ(q->nb[0], 34u);  // one block
+  EXPECT_EQ(q->nb[1], 68u);  // two blocks per row
+  EXPECT_EQ(q->byte_size(), 204u);
+  EXPECT_TRUE(q->is_contiguous());
+  Tensor bad;
+  EXPECT_THROW(set_dense_layout(bad, GgmlType::Q4_0, {33, 1, 1, 1}), std::invalid_argument);
+}
+
+TEST(CoreTensor, ViewsReshapePermuteTransposeShareMemory) {
+  Leaves leaves;
+  Tensor* a = leaves.zeros(GgmlType::F32, {6, 4, 3});
+  Graph g(64);
+  Tensor* r = g.reshape(a, {24, 3});
+  EXPECT_EQ(r->ne[0], 24);
+  EXPECT_EQ(r->view_src, a);
+  EXPECT_TRUE(r->is_contiguous());
+  Tensor* t = g.transpose(a);
+  EXPECT_EQ(t->ne[0], 4);
+  EXPECT_EQ(t->ne[1], 6);
+  EXPECT_EQ(t->nb[0], a->nb[1]);
+  EXPECT_EQ(t->nb[1], a->nb[0]);
+  EXPECT_FALSE(t->is_contiguous());
+  Tensor* p = g.permute(a, 2, 0, 1, 3);  // [6, 4, 3] -> [4, 3, 6]
+  EXPECT_EQ(p->ne[0], 4);
+  EXPECT_EQ(p->ne[1], 3);
+  EXPECT_EQ(p->ne[2], 6);
+  EXPECT_EQ(p->nb[2], a->nb[0]);
+  // A view of a view points at the root with the summed offset.
+  Tensor* rows = g.view(a, {6, 2}, {a->nb[1]}, a->nb[1]);
+  Tensor* row = g.view(rows, {6}, {}, rows->nb[1]);
+  EXPECT_EQ(row->view_src, a);
+  EXPECT_EQ(row->view_offset, 2 * a->nb[1]);
+  EXPECT_THROW(g.reshape(t, {24}), std::invalid_argument);
+  EXPECT_THROW(g.reshape(a, {25}), std::invalid_argument);
+  EXPECT_THROW(g.view(a, {6, 13}, {a->nb[1]}, 0), std::invalid_argument);
+  EXPECT_THROW(g.permute(a, 0, 0, 1, 2), std::invalid_argument);
+}
+
+TEST(CoreGraph, InvalidShapesAreRefusedAtBuildTime) {
+  Leaves leaves;
+  Graph g(64);
+  Tensor* w = leaves.zeros(GgmlType::Q4_0, {64, 8});
+  Tensor* x = leaves.zeros(GgmlType::F32, {32, 2});
+  EXPECT_THROW(g.mul_mat(w, x), std::invalid_argument);
+  EXPECT_THROW(g.add(x, leaves.zeros(GgmlType::F32, {3})), std::invalid_argument);
+  EXPECT_THROW(g.get_rows(w, x), std::invalid_argument);
+  Tensor* q = leaves.zeros(GgmlType::F32, {64, 6, 1});
+  Tensor* k = leaves.zeros(GgmlType::F16, {64, 4, 10});
+  EXPECT_THROW(g.attention(q, k, k, nullptr, 1.0f, false), std::invalid_argument);  // 6 % 4 != 0
+  Graph tiny(2);
+  tiny.input(GgmlType::F32, {4}, "a");
+  tiny.input(GgmlType::F32, {4}, "b");
+  EXPECT_THROW(tiny.input(GgmlType::F32, {4}, "c"), std::length_error);
+}
+
+TEST(CoreGraph, TopologicalOrderLeavesAndNodes) {
+  Leaves leaves;
+  Tensor* w = leaves.random(GgmlType::F32, {8, 8});
+  Graph g(64);
+  Tensor* x = g.input(GgmlType::F32, {8, 2}, "x");
+  Tensor* h = g.mul_mat(w, x);
+  Tensor* unused = g.silu(h);
+  Tensor* y = g.add(g.rms_norm(h, 1e-5f), h);
+  g.output(y);
+  (void)unused;
+  ASSERT_EQ(g.leafs().size(), 2u);  // w and x, each once
+  EXPECT_EQ(g.leafs()[0], w);
+  EXPECT_EQ(g.leafs()[1], x);
+  ASSERT_EQ(g.nodes().size(), 3u);  // mul_mat, rms_norm, add: the unused silu is left out
+  EXPECT_EQ(g.nodes()[0], h);
+  EXPECT_EQ(g.nodes()[1]->op, Op::RmsNorm);
+  EXPECT_EQ(g.nodes()[2], y);
+  EXPECT_TRUE(y->is_output);
+}
+
+TEST(CoreAllocator, ReusesDeadBuffersAndRunsElementWiseInPlace) {
+  Leaves leaves;
+  Tensor* w = leaves.random(GgmlType::F32, {64, 64});
+  Graph g(64);
+  Tensor* x = g.input(GgmlType::F32, {64, 4}, "x");
+  Tensor* a = g.mul_mat(w, x);            // a: new block
+  Tensor* b = g.silu(a);                  // in place over a
+  Tensor* c = g.scale(b, 2.0f);           // in place over b
+  Tensor* d = g.mul_mat(w, c);            // x's block, dead since a was computed
+  Tensor* e = g.mul_mat(w, d);            // c's block, dead since d was computed
+  g.output(e);
+  GraphAllocator allocator;
+  allocator.reserve(g, 1);
+  EXPECT_EQ(b->data, a->data);
+  EXPECT_EQ(c->data, a->data);
+  EXPECT_EQ(d->data, x->data);
+  EXPECT_EQ(e->data, c->data);
+  EXPECT_EQ(allocator.naive_bytes(), 6 * 1024u);
+  EXPECT_EQ(allocator.planned_bytes(), 2 * 1024u);
+}
+
+TEST(CoreAllocator, OutputsAndSharedSourcesAreNotOverwritten) {
+  Leaves leaves;
+  Graph g(64);
+  Tensor* x = g.input(GgmlType::F32, {16}, "x");
+  Tensor* a = g.silu(x);     // inputs are never written over
+  Tensor* b = g.gelu(a);     // a is read again below: not in place
+  Tensor* c = g.add(a, b);
+  Tensor* d = g.scale(c, 3.0f);  // c is an output: not in place
+  g.output(c);
+  g.output(d);
+  GraphAllocator allocator;
+  allocator.reserve(g, 1);
+  EXPECT_NE(a->data, x->data);
+  EXPECT_NE(b->data, a->data);
+  EXPECT_NE(d->data, c->data);
+}
+
+TEST(CoreAllocator, RefusesAGraphLargerThanTheReservedOne) {
+  Graph g(64);
+  g.output(g.silu(g.input(GgmlType::F32, {16}, "x")));
+  GraphAllocator allocator;
+  allocator.reserve(g, 1);
+  g.reset();
+  g.output(g.silu(g.input(GgmlType::F32, {1024}, "x")));
+  EXPECT_THROW(allocator.allocate(g), std::length_error);
+}
+
+void fill_inputs(const Graph& g, int64_t n_past) {
+  for (Tensor* leaf : g.leafs()) {
+    if (!leaf->is_input) continue;
+    if (leaf->type == GgmlType::I32) {
+      auto* positions = static_cast<int32_t*>(leaf->data);
+      for (int64_t i = 0; i < leaf->ne[0]; ++i) positions[i] = static_cast<int32_t>(n_past + i);
+    } else {
+      auto* values = static_cast<float*>(leaf->data);
+      for (int64_t i = 0; i < leaf->element_count(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i + n_past));
+    }
+  }
+}
+
+// The llama block with liveness reuse and in-place ops gives bit-identical
+// results to the same block with every intermediate kept (no reuse at all).
+TEST(CoreAllocator, LlamaBlockWithReuseMatchesNoReuse) {
+  Leaves leaves;
+  const LlamaShape shape;
+  LlamaBlock block(leaves, shape);
+  for (int n_threads : {1, 3}) {
+    for (int64_t n_tokens : {1, 7}) {
+      std::vector<float> results[2];
+      for (int keep_all = 0; keep_all < 2; ++keep_all) {
+        Graph g(512);
+        Tensor* out = block.build(g, n_tokens, 5);
+        if (keep_all != 0) {
+          for (Tensor* node : g.nodes()) node->is_output = true;
+        }
+        GraphAllocator allocator;
+        allocator.reserve(g, n_threads);
+        fill_inputs(g, 5);
+        compute_graph(g, test_pool(), n_threads, allocator.work_buffer());
+        const auto* values = static_cast<const float*>(out->data);
+        results[keep_all].assign(values, values + out->element_count());
+      }
+      EXPECT_EQ(results[0], results[1]) << n_tokens << " tokens, " << n_threads << " threads";
+    }
+  }
+}
+
+TEST(CoreAllocator, LlamaBlockPlanIsSmallerThanTheNaiveSum) {
+  Leaves leaves;
+  const LlamaShape shape;
+  LlamaBlock block(leaves, shape);
+  Graph g(512);
+  block.build(g, 32, shape.n_ctx - 32);
+  GraphAllocator allocator;
+  allocator.reserve(g, 4);
+  std::printf("llama block, 32 tokens: planned %zu bytes, naive %zu bytes, work %zu bytes\n",
+              allocator.planned_bytes(), allocator.naive_bytes(), allocator.work_buffer().size);
+  EXPECT_LT(allocator.planned_bytes() * 2, allocator.naive_bytes());
+}
+
+}  // namespace
+}  // namespace peak::core::testing

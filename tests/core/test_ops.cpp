@@ -1,0 +1,455 @@
+// Every op against a plain double-precision reference (test-backend-ops style):
+// odd shapes, strided views, 1..4 threads, per-op NMSE bounds.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "core_test_support.h"
+#include "kernels/kernels.h"
+
+namespace peak::core::testing {
+namespace {
+
+// Bounds: exact-float ops should agree to float rounding; ops that convert
+// activations (mul_mat, attention with F16 / Q8_0 partners) carry the partner's
+// rounding error.
+constexpr double kFloatOps = 1e-10;
+constexpr double kTranscendental = 1e-9;
+constexpr double kF16Partner = 1e-5;
+constexpr double kQ8Partner = 2e-3;
+
+Dense same_shape(const Dense& a) { return Dense(a.ne); }
+
+template <typename Fn>
+Dense map(const Dense& a, Fn fn) {
+  Dense out = same_shape(a);
+  for (size_t i = 0; i < a.values.size(); ++i) out.values[i] = fn(a.values[i]);
+  return out;
+}
+
+// out[i] = fn(a[i], b[i repeated])
+template <typename Fn>
+Dense zip_repeated(const Dense& a, const Dense& b, Fn fn) {
+  Dense out = same_shape(a);
+  for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)
+    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
+      for (int64_t i1 = 0; i1 < a.ne[1]; ++i1)
+        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0)
+          out.at(i0, i1, i2, i3) = fn(a.at(i0, i1, i2, i3),
+                                      b.at(i0 % b.ne[0], i1 % b.ne[1], i2 % b.ne[2], i3 % b.ne[3]));
+  return out;
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu(double x) {
+  return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+
+// ---- element-wise --------------------------------------------------------------
+
+TEST(CoreOps, AddAndMulBroadcastOverOddShapes) {
+  Leaves leaves;
+  for (auto shape : {std::initializer_list<int64_t>{1}, {37, 3}, {129, 5, 3, 2}, {4099, 2}}) {
+    Tensor* a = leaves.random(GgmlType::F32, shape);
+    Tensor* row = leaves.random(GgmlType::F32, {a->ne[0]});
+    Tensor* b = leaves.random(GgmlType::F32, shape);
+    const Dense da = read_dense(*a);
+    expect_graph_matches([&](Graph& g) { return g.add(a, b); },
+                         zip_repeated(da, read_dense(*b), [](double x, double y) { return x + y; }), kFloatOps);
+    expect_graph_matches([&](Graph& g) { return g.mul(a, row); },
+                         zip_repeated(da, read_dense(*row), [](double x, double y) { return x * y; }), kFloatOps);
+  }
+}
+
+TEST(CoreOps, BroadcastOfAScalarAndAColumn) {
+  Leaves leaves;
+  Tensor* a = leaves.random(GgmlType::F32, {6, 4, 3});
+  Tensor* scalar = leaves.random(GgmlType::F32, {1});
+  Tensor* column = leaves.random(GgmlType::F32, {1, 4});
+  const Dense da = read_dense(*a);
+  expect_graph_matches([&](Graph& g) { return g.add(a, scalar); },
+                       zip_repeated(da, read_dense(*scalar), [](double x, double y) { return x + y; }), kFloatOps);
+  expect_graph_matches([&](Graph& g) { return g.mul(a, column); },
+                       zip_repeated(da, read_dense(*column), [](double x, double y) { return x * y; }), kFloatOps);
+}
+
+TEST(CoreOps, ElementWiseOnTransposedAndPermutedViews) {
+  Leaves leaves;
+  Tensor* a = leaves.random(GgmlType::F32, {5, 7, 3});
+  Tensor* b = leaves.random(GgmlType::F32, {7, 5, 3});
+  // a viewed as [7, 5, 3] through a transpose: dimension 0 is strided.
+  Dense at(b->ne);
+  const Dense da = read_dense(*a);
+  for (int64_t i2 = 0; i2 < 3; ++i2)
+    for (int64_t i1 = 0; i1 < 5; ++i1)
+      for (int64_t i0 = 0; i0 < 7; ++i0) at.at(i0, i1, i2) = da.at(i1, i0, i2);
+  const Dense db = read_dense(*b);
+  expect_graph_matches([&](Graph& g) { return g.add(g.transpose(a), b); },
+                       zip_repeated(at, db, [](double x, double y) { return x + y; }), kFloatOps);
+  expect_graph_matches([&](Graph& g) { return g.silu(g.transpose(a)); }, map(at, silu), kTranscendental);
+  expect_graph_matches([&](Graph& g) { return g.scale(g.transpose(a), -0.75f); },
+                       map(at, [](double x) { return -0.75 * x; }), kFloatOps);
+  // A permuted view: [5, 7, 3] -> [3, 5, 7].
+  Dense dp({3, 5, 7, 1});
+  for (int64_t i2 = 0; i2 < 3; ++i2)
+    for (int64_t i1 = 0; i1 < 7; ++i1)
+      for (int64_t i0 = 0; i0 < 5; ++i0) dp.at(i2, i0, i1) = da.at(i0, i1, i2);
+  expect_graph_matches([&](Graph& g) { return g.gelu(g.permute(a, 1, 2, 0, 3)); }, map(dp, gelu), kTranscendental);
+}
+
+TEST(CoreOps, UnaryActivations) {
+  Leaves leaves;
+  for (auto shape : {std::initializer_list<int64_t>{1}, {33, 3}, {1000, 7}}) {
+    Tensor* a = leaves.random(GgmlType::F32, shape, -6.0f, 6.0f);
+    Tensor* up = leaves.random(GgmlType::F32, shape);
+    const Dense da = read_dense(*a);
+    expect_graph_matches([&](Graph& g) { return g.silu(a); }, map(da, silu), kTranscendental);
+    expect_graph_matches([&](Graph& g) { return g.gelu(a); }, map(da, gelu), kTranscendental);
+    expect_graph_matches([&](Graph& g) { return g.scale(a, 0.125f); },
+                         map(da, [](double x) { return 0.125 * x; }), kFloatOps);
+    expect_graph_matches([&](Graph& g) { return g.swiglu(a, up); },
+                         zip_repeated(da, read_dense(*up), [](double x, double y) { return silu(x) * y; }),
+                         kTranscendental);
+  }
+}
+
+TEST(CoreOps, ConcatAlongEachDimension) {
+  Leaves leaves;
+  for (int dim = 0; dim < kMaxDims; ++dim) {
+    int64_t ne_b[kMaxDims] = {3, 4, 2, 2};
+    ne_b[dim] = 5;
+    Tensor* a = leaves.random(GgmlType::F32, {3, 4, 2, 2});
+    Tensor* b = leaves.random(GgmlType::F32, {ne_b[0], ne_b[1], ne_b[2], ne_b[3]});
+    const Dense da = read_dense(*a);
+    const Dense db = read_dense(*b);
+    int64_t ne[kMaxDims] = {3, 4, 2, 2};
+    ne[dim] += 5;
+    Dense expected(ne);
+    for (int64_t i3 = 0; i3 < ne[3]; ++i3)
+      for (int64_t i2 = 0; i2 < ne[2]; ++i2)
+        for (int64_t i1 = 0; i1 < ne[1]; ++i1)
+          for (int64_t i0 = 0; i0 < ne[0]; ++i0) {
+            int64_t i[kMaxDims] = {i0, i1, i2, i3};
+            const bool from_a = i[dim] < a->ne[dim];
+            if (!from_a) i[dim] -= a->ne[dim];
+            expected.at(i0, i1, i2, i3) = (from_a ? da : db).at(i[0], i[1], i[2], i[3]);
+          }
+    expect_graph_matches([&](Graph& g) { return g.concat(a, b, dim); }, expected, 0.0);
+  }
+}
+
+// ---- row normalisations ----------------------------------------------------------
+
+Dense reference_rms_norm(const Dense& a, double eps) {
+  Dense out = same_shape(a);
+  for (size_t row = 0; row < a.values.size() / static_cast<size_t>(a.ne[0]); ++row) {
+    const size_t n = static_cast<size_t>(a.ne[0]);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; ++i) sum += a.values[row * n + i] * a.values[row * n + i];
+    const double inverse = 1.0 / std::sqrt(sum / static_cast<double>(n) + eps);
+    for (size_t i = 0; i < n; ++i) out.values[row * n + i] = a.values[row * n + i] * inverse;
+  }
+  return out;
+}
+
+TEST(CoreOps, RmsNormOnOddShapesAndViews) {
+  Leaves leaves;
+  for (auto shape : {std::initializer_list<int64_t>{1}, {7, 1}, {131, 5, 2}, {4096, 3}}) {
+    Tensor* a = leaves.random(GgmlType::F32, shape, -3.0f, 3.0f);
+    expect_graph_matches([&](Graph& g) { return g.rms_norm(a, 1e-5f); },
+                         reference_rms_norm(read_dense(*a), 1e-5), kFloatOps);
+  }
+  // Rows 1, 3, 5 of a [64, 6] tensor: a view with a doubled row stride.
+  Tensor* wide = leaves.random(GgmlType::F32, {64, 6});
+  Dense rows({64, 3, 1, 1});
+  const Dense dw = read_dense(*wide);
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < 64; ++i) rows.at(i, r) = dw.at(i, 2 * r + 1);
+  expect_graph_matches([&](Graph& g) { return g.rms_norm(g.view(wide, {64, 3}, {2 * wide->nb[1]}, wide->nb[1]), 1e-6f); },
+                       reference_rms_norm(rows, 1e-6), kFloatOps);
+}
+
+Dense reference_soft_max(const Dense& a, const Dense* mask, double scale) {
+  Dense out = same_shape(a);
+  for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)
+    for (int64_t i2 = 0; i2 < a.ne[2]; ++i2)
+      for (int64_t i1 = 0; i1 < a.ne[1]; ++i1) {
+        double max = -std::numeric_limits<double>::infinity();
+        std::vector<double> v(static_cast<size_t>(a.ne[0]));
+        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) {
+          v[static_cast<size_t>(i0)] = a.at(i0, i1, i2, i3) * scale + (mask != nullptr ? mask->at(i0, i1) : 0.0);
+          max = std::max(max, v[static_cast<size_t>(i0)]);
+        }
+        double sum = 0.0;
+        for (double& x : v) sum += (x = std::exp(x - max));
+        for (int64_t i0 = 0; i0 < a.ne[0]; ++i0) out.at(i0, i1, i2, i3) = v[static_cast<size_t>(i0)] / sum;
+      }
+  return out;
+}
+
+TEST(CoreOps, SoftMaxWithMaskAndScale) {
+  Leaves leaves;
+  for (auto shape : {std::initializer_list<int64_t>{1}, {9, 4, 3}, {2048, 2, 2}}) {
+    Tensor* a = leaves.random(GgmlType::F32, shape, -4.0f, 4.0f);
+    const Dense da = read_dense(*a);
+    expect_graph_matches([&](Graph& g) { return g.soft_max(a, nullptr, 0.5f); },
+                         reference_soft_max(da, nullptr, 0.5), kTranscendental);
+    Tensor* mask = leaves.causal_mask(a->ne[0], a->ne[1]);
+    const Dense dm = read_dense(*mask);
+    expect_graph_matches([&](Graph& g) { return g.soft_max(a, mask, 0.125f); },
+                         reference_soft_max(da, &dm, 0.125), kTranscendental);
+  }
+  // Scores [n_kv, n_tokens, n_head] read from a permuted [n_kv, n_head, n_tokens] tensor.
+  Tensor* scores = leaves.random(GgmlType::F32, {12, 3, 5});
+  const Dense ds = read_dense(*scores);
+  Dense permuted({12, 5, 3, 1});
+  for (int64_t h = 0; h < 3; ++h)
+    for (int64_t t = 0; t < 5; ++t)
+      for (int64_t j = 0; j < 12; ++j) permuted.at(j, t, h) = ds.at(j, h, t);
+  Tensor* mask = leaves.causal_mask(12, 5);
+  const Dense dm = read_dense(*mask);
+  expect_graph_matches([&](Graph& g) { return g.soft_max(g.permute(scores, 0, 2, 1, 3), mask, 1.0f); },
+                       reference_soft_max(permuted, &dm, 1.0), kTranscendental);
+}
+
+// ---- rope ------------------------------------------------------------------------
+
+Dense reference_rope(const Dense& a, const std::vector<int32_t>& positions, const RopeParams& rope) {
+  Dense out = a;
+  const int64_t n_dims = rope.n_dims;
+  for (int64_t t = 0; t < a.ne[2]; ++t)
+    for (int64_t h = 0; h < a.ne[1]; ++h)
+      for (int64_t i = 0; i < n_dims / 2; ++i) {
+        const double theta = positions[static_cast<size_t>(t)] *
+                             std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(n_dims)) *
+                             rope.freq_scale;
+        const int64_t first = rope.mode == RopeMode::Neox ? i : 2 * i;
+        const int64_t second = rope.mode == RopeMode::Neox ? i + n_dims / 2 : 2 * i + 1;
+        const double x0 = a.at(first, h, t);
+        const double x1 = a.at(second, h, t);
+        out.at(first, h, t) = x0 * std::cos(theta) - x1 * std::sin(theta);
+        out.at(second, h, t) = x0 * std::sin(theta) + x1 * std::cos(theta);
+      }
+  return out;
+}
+
+TEST(CoreOps, RopeNormalAndNeoxWithPartialDimsAndScaling) {
+  Leaves leaves;
+  const std::vector<int32_t> positions = {0, 1, 7, 100, 4095};
+  Tensor* pos = leaves.ids(positions);
+  Tensor* a = leaves.random(GgmlType::F32, {64, 3, 5});
+  const Dense da = read_dense(*a);
+  for (RopeMode mode : {RopeMode::Normal, RopeMode::Neox}) {
+    for (int32_t n_dims : {64, 32}) {
+      for (float freq_scale : {1.0f, 0.25f}) {
+        RopeParams rope{n_dims, mode, 10000.0f, freq_scale};
+        SCOPED_TRACE(::testing::Message() << "mode " << static_cast<int>(mode) << " n_dims " << n_dims
+                                        << " freq_scale " << freq_scale);
+        expect_graph_matches([&](Graph& g) { return g.rope(a, pos, rope); },
+                             reference_rope(da, positions, rope), 1e-8);
+      }
+    }
+  }
+  // Head dim 6, one token, base 500000, on a [6, 2, 1] view of a wider tensor.
+  Tensor* wide = leaves.random(GgmlType::F32, {8, 2, 1});
+  Tensor* one = leaves.ids({3});
+  Dense narrow({6, 2, 1, 1});
+  const Dense dw = read_dense(*wide);
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t i = 0; i < 6; ++i) narrow.at(i, h) = dw.at(i, h);
+  const RopeParams rope{6, RopeMode::Neox, 500000.0f, 1.0f};
+  expect_graph_matches([&](Graph& g) { return g.rope(g.view(wide, {6, 2, 1}, {wide->nb[1], wide->nb[2]}, 0), one, rope); },
+                       reference_rope(narrow, {3}, rope), 1e-8);
+}
+
+// ---- weights: get_rows, mul_mat ------------------------------------------------------
+
+TEST(CoreOps, GetRowsDequantizesEveryWeightType) {
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
+    Leaves leaves;
+    Tensor* table = leaves.random(type, {64, 11});
+    const std::vector<int32_t> ids = {10, 0, 3, 3, 7};
+    Tensor* id_tensor = leaves.ids(ids);
+    const Dense dt = read_dense(*table);  // dequantized: get_rows must match exactly
+    Dense expected({64, 5, 1, 1});
+    for (int64_t r = 0; r < 5; ++r)
+      for (int64_t i = 0; i < 64; ++i) expected.at(i, r) = dt.at(i, ids[static_cast<size_t>(r)]);
+    expect_graph_matches([&](Graph& g) { return g.get_rows(table, id_tensor); }, expected, 0.0);
+  }
+}
+
+Dense reference_mul_mat(const Dense& w, const Dense& x) {
+  Dense out({w.ne[1], x.ne[1], x.ne[2], x.ne[3]});
+  for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
+    for (int64_t i2 = 0; i2 < x.ne[2]; ++i2)
+      for (int64_t m = 0; m < x.ne[1]; ++m)
+        for (int64_t n = 0; n < w.ne[1]; ++n) {
+          double sum = 0.0;
+          for (int64_t k = 0; k < w.ne[0]; ++k) {
+            sum += w.at(k, n, i2 / (x.ne[2] / w.ne[2]), i3 / (x.ne[3] / w.ne[3])) * x.at(k, m, i2, i3);
+          }
+          out.at(n, m, i2, i3) = sum;
+        }
+  return out;
+}
+
+double partner_bound(GgmlType type) {
+  switch (kernels_for(type).dot_partner) {
+    case GgmlType::F32: return 1e-10;
+    case GgmlType::F16: return kF16Partner;
+    default: return kQ8Partner;
+  }
+}
+
+TEST(CoreOps, MulMatForEveryWeightTypeDecodeAndBatch) {
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::BF16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
+    Leaves leaves;
+    for (int64_t n_tokens : {1, 3, 17}) {
+      Tensor* w = leaves.random(type, {96, 37});
+      Tensor* x = leaves.random(GgmlType::F32, {96, n_tokens});
+      expect_graph_matches([&](Graph& g) { return g.mul_mat(w, x); },
+                           reference_mul_mat(read_dense(*w), read_dense(*x)), partner_bound(type));
+    }
+  }
+}
+
+TEST(CoreOps, MulMatBroadcastsWeightBatchesAndReadsStridedActivations) {
+  Leaves leaves;
+  // Grouped heads: w [32, 9, 2] against x [32, 5, 6] (each w batch serves three x batches).
+  Tensor* w = leaves.random(GgmlType::F16, {32, 9, 2});
+  Tensor* x = leaves.random(GgmlType::F32, {32, 5, 6});
+  expect_graph_matches([&](Graph& g) { return g.mul_mat(w, x); },
+                       reference_mul_mat(read_dense(*w), read_dense(*x)), kF16Partner);
+  // Activations: every other row of a [64, 8] tensor.
+  Tensor* q = leaves.random(GgmlType::Q8_0, {64, 1});
+  Tensor* wide = leaves.random(GgmlType::F32, {64, 8});
+  const Dense dw = read_dense(*wide);
+  Dense every_other({64, 4, 1, 1});
+  for (int64_t r = 0; r < 4; ++r)
+    for (int64_t i = 0; i < 64; ++i) every_other.at(i, r) = dw.at(i, 2 * r);
+  expect_graph_matches([&](Graph& g) { return g.mul_mat(q, g.view(wide, {64, 4}, {2 * wide->nb[1]}, 0)); },
+                       reference_mul_mat(read_dense(*q), every_other), kQ8Partner);
+}
+
+TEST(CoreOps, MulMatLargeDecodeRow) {
+  Leaves leaves;
+  Tensor* w = leaves.random(GgmlType::Q4_0, {2048, 257});
+  Tensor* x = leaves.random(GgmlType::F32, {2048, 1});
+  expect_graph_matches([&](Graph& g) { return g.mul_mat(w, x); },
+                       reference_mul_mat(read_dense(*w), read_dense(*x)), kQ8Partner);
+}
+
+// ---- copy into a cache ------------------------------------------------------------------
+
+TEST(CoreOps, CopyConvertsIntoACacheSlot) {
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
+    Leaves leaves;
+    // Cache [head_dim 64, n_head_kv 2, n_ctx 10]; write 3 tokens at position 4.
+    Tensor* cache = leaves.zeros(type, {64, 2, 10});
+    Tensor* cur = leaves.random(GgmlType::F32, {64, 2, 3});
+    // Expected: what the kernels make of the source, at positions 4..6; zeros elsewhere.
+    Dense expected = read_dense(*cache);
+    std::vector<char> converted(cur->row_bytes() * 2);
+    std::vector<float> back(64);
+    for (int64_t t = 0; t < 3; ++t)
+      for (int64_t h = 0; h < 2; ++h) {
+        const size_t bytes = static_cast<size_t>(64 / type_block_elements(type)) * type_block_bytes(type);
+        converted.resize(bytes);
+        kernels_for(type).from_float(reinterpret_cast<const float*>(cur->row_ptr(h, t)), converted.data(), 64);
+        kernels_for(type).to_float(converted.data(), back.data(), 64);
+        for (int64_t i = 0; i < 64; ++i) expected.at(i, h, 4 + t) = back[static_cast<size_t>(i)];
+      }
+    for (int n_threads = 1; n_threads <= kMaxTestThreads; ++n_threads) {
+      compute_once([&](Graph& g) {
+        return g.copy(cur, g.view(cache, {64, 2, 3}, {cache->nb[1], cache->nb[2]}, 4 * cache->nb[2]));
+      }, n_threads);
+      EXPECT_EQ(nmse(expected, read_dense(*cache)), 0.0) << n_threads << " threads";
+    }
+  }
+}
+
+// ---- fused attention ------------------------------------------------------------------
+
+// q [d, n_head, n_tokens], k and v [d, n_head_kv, n_kv], mask [n_kv, n_tokens] or null.
+Dense reference_attention(const Dense& q, const Dense& k, const Dense& v, const Dense* mask, double scale) {
+  const int64_t d = q.ne[0], n_head = q.ne[1], n_tokens = q.ne[2], n_kv = k.ne[2];
+  const int64_t group = n_head / k.ne[1];
+  Dense out(q.ne);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t h = 0; h < n_head; ++h) {
+      std::vector<double> score(static_cast<size_t>(n_kv));
+      double max = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < n_kv; ++j) {
+        double s = 0.0;
+        for (int64_t i = 0; i < d; ++i) s += q.at(i, h, t) * k.at(i, h / group, j);
+        s = s * scale + (mask != nullptr ? mask->at(j, t) : 0.0);
+        score[static_cast<size_t>(j)] = s;
+        max = std::max(max, s);
+      }
+      double sum = 0.0;
+      for (double& s : score) sum += (s = std::exp(s - max));
+      for (int64_t i = 0; i < d; ++i) {
+        double acc = 0.0;
+        for (int64_t j = 0; j < n_kv; ++j) acc += score[static_cast<size_t>(j)] * v.at(i, h / group, j);
+        out.at(i, h, t) = acc / sum;
+      }
+    }
+  return out;
+}
+
+struct AttentionCase {
+  int64_t head_dim, n_head, n_head_kv, n_tokens, n_kv;
+};
+
+TEST(CoreOps, AttentionOverEveryCacheTypeWithGroupedHeads) {
+  const AttentionCase cases[] = {
+      {64, 4, 4, 1, 1}, {64, 8, 2, 1, 37}, {32, 6, 3, 5, 19}, {128, 4, 1, 3, 300},
+  };
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0}) {
+    for (const AttentionCase& c : cases) {
+      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim
+                                      << " heads " << c.n_head << "/" << c.n_head_kv << " tokens "
+                                      << c.n_tokens << " kv " << c.n_kv);
+      Leaves leaves;
+      Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens});
+      Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
+      Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
+      Tensor* mask = leaves.causal_mask(c.n_kv, c.n_tokens);
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v), dm = read_dense(*mask);
+      const Dense expected = reference_attention(dq, dk, dv, &dm, scale);
+      const double bound = partner_bound(type);
+      expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, mask, scale, false); }, expected, bound);
+      expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, nullptr, scale, true); }, expected, bound);
+    }
+  }
+}
+
+TEST(CoreOps, AttentionReadsStridedCacheViewsWithoutMask) {
+  Leaves leaves;
+  // Cache of 50 positions, attention over the first 20 with all heads visible.
+  Tensor* q = leaves.random(GgmlType::F32, {64, 4, 2}, -3.0f, 3.0f);
+  Tensor* k_cache = leaves.random(GgmlType::Q8_0, {64, 2, 50});
+  Tensor* v_cache = leaves.random(GgmlType::Q8_0, {64, 2, 50});
+  const Dense dk = read_dense(*k_cache), dv = read_dense(*v_cache);
+  Dense k20({64, 2, 20, 1}), v20({64, 2, 20, 1});
+  for (int64_t j = 0; j < 20; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 64; ++i) {
+        k20.at(i, h, j) = dk.at(i, h, j);
+        v20.at(i, h, j) = dv.at(i, h, j);
+      }
+  const Dense expected = reference_attention(read_dense(*q), k20, v20, nullptr, 0.125);
+  expect_graph_matches([&](Graph& g) {
+    Tensor* k = g.view(k_cache, {64, 2, 20}, {k_cache->nb[1], k_cache->nb[2]}, 0);
+    Tensor* v = g.view(v_cache, {64, 2, 20}, {v_cache->nb[1], v_cache->nb[2]}, 0);
+    return g.attention(q, k, v, nullptr, 0.125f, false);
+  }, expected, kQ8Partner);
+}
+
+}  // namespace
+}  // namespace peak::core::testing

@@ -1,0 +1,66 @@
+// The thread pool: every thread runs, barriers order writes, thread counts can
+// change from one run to the next, and sleeping workers wake up.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "core/thread_pool.h"
+
+namespace peak::core {
+namespace {
+
+struct PhaseCheck {
+  ThreadPool* pool;
+  std::vector<int>* slots;  // one per thread
+  std::atomic<int>* errors;
+  int phases;
+};
+
+// Each phase every thread writes its slot, then after a barrier checks that all
+// slots hold this phase: a barrier that let a thread through early fails it.
+void phased_writes(void* context, int thread_index, int n_threads) {
+  auto& check = *static_cast<PhaseCheck*>(context);
+  for (int phase = 1; phase <= check.phases; ++phase) {
+    (*check.slots)[static_cast<size_t>(thread_index)] = phase;
+    check.pool->barrier();
+    for (int t = 0; t < n_threads; ++t) {
+      if ((*check.slots)[static_cast<size_t>(t)] != phase) check.errors->fetch_add(1);
+    }
+    check.pool->barrier();
+  }
+}
+
+TEST(CoreThreadPool, BarriersOrderEveryPhaseForEachThreadCount) {
+  ThreadPool pool(4);
+  for (int round = 0; round < 10; ++round) {
+    for (int n_threads = 1; n_threads <= 4; ++n_threads) {
+      std::vector<int> slots(4, 0);
+      std::atomic<int> errors{0};
+      PhaseCheck check{&pool, &slots, &errors, 20};
+      pool.run(n_threads, phased_writes, &check);
+      ASSERT_EQ(errors.load(), 0) << n_threads << " threads";
+      for (int t = 0; t < n_threads; ++t) EXPECT_EQ(slots[static_cast<size_t>(t)], 20);
+    }
+  }
+}
+
+void count_thread(void* context, int thread_index, int) {
+  static_cast<std::atomic<int>*>(context)[thread_index].fetch_add(1);
+}
+
+TEST(CoreThreadPool, SleepingWorkersWakeForTheNextRun) {
+  ThreadPool pool(3, std::chrono::microseconds(0));  // sleep at once
+  std::atomic<int> counts[3] = {};
+  for (int run = 0; run < 200; ++run) {
+    pool.run(1 + run % 3, count_thread, counts);
+    if (run % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(counts[0].load(), 200);
+  EXPECT_EQ(counts[1].load(), 133);
+  EXPECT_EQ(counts[2].load(), 66);
+  EXPECT_THROW(pool.run(4, count_thread, counts), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace peak::core

@@ -50,4 +50,19 @@ Tensor* LlamaBlock::build(Graph& g, int64_t n_tokens, int64_t n_past) const {
   return out;
 }
 
+void LlamaBlock::fill_inputs(const Graph& g, int64_t n_past) {
+  for (Tensor* leaf : g.leafs()) {
+    if (!leaf->is_input) continue;
+    if (leaf->type == GgmlType::I32) {
+      auto* positions = static_cast<int32_t*>(leaf->data);
+      for (int64_t i = 0; i < leaf->ne[0]; ++i) positions[i] = static_cast<int32_t>(n_past + i);
+    } else {
+      auto* values = static_cast<float*>(leaf->data);
+      for (int64_t i = 0; i < leaf->element_count(); ++i) {
+        values[i] = std::sin(0.37f * static_cast<float>(i + n_past));
+      }
+    }
+  }
+}
+
 }  // namespace peak::core::testing

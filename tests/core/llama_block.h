@@ -36,6 +36,10 @@ struct LlamaBlock {
   // and positions come in as graph inputs. Returns the block's output
   // [n_embd, n_tokens] (already marked as the graph's output).
   Tensor* build(Graph& g, int64_t n_tokens, int64_t n_past) const;
+
+  // Writes deterministic embeddings and the positions n_past.. into the inputs
+  // of an allocated block graph.
+  static void fill_inputs(const Graph& g, int64_t n_past);
 };
 
 }  // namespace peak::core::testing

@@ -142,19 +142,6 @@ TEST(CoreAllocator, RefusesAGraphLargerThanTheReservedOne) {
   EXPECT_THROW(allocator.allocate(g), std::length_error);
 }
 
-void fill_inputs(const Graph& g, int64_t n_past) {
-  for (Tensor* leaf : g.leafs()) {
-    if (!leaf->is_input) continue;
-    if (leaf->type == GgmlType::I32) {
-      auto* positions = static_cast<int32_t*>(leaf->data);
-      for (int64_t i = 0; i < leaf->ne[0]; ++i) positions[i] = static_cast<int32_t>(n_past + i);
-    } else {
-      auto* values = static_cast<float*>(leaf->data);
-      for (int64_t i = 0; i < leaf->element_count(); ++i) values[i] = std::sin(0.37f * static_cast<float>(i + n_past));
-    }
-  }
-}
-
 // The llama block with liveness reuse and in-place ops gives bit-identical
 // results to the same block with every intermediate kept (no reuse at all).
 TEST(CoreAllocator, LlamaBlockWithReuseMatchesNoReuse) {
@@ -172,7 +159,7 @@ TEST(CoreAllocator, LlamaBlockWithReuseMatchesNoReuse) {
         }
         GraphAllocator allocator;
         allocator.reserve(g, n_threads);
-        fill_inputs(g, 5);
+        LlamaBlock::fill_inputs(g, 5);
         compute_graph(g, test_pool(), n_threads, allocator.work_buffer());
         const auto* values = static_cast<const float*>(out->data);
         results[keep_all].assign(values, values + out->element_count());

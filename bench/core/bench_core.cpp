@@ -1,0 +1,123 @@
+// Micro-benchmarks of the compute core: row ops, decode-shaped fused attention over
+// F16 / Q8_0 / Q4_0 KV caches, and the per-graph cost of the executor itself.
+//
+//   build-core/bench/core/bench_core --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/graph_allocator.h"
+#include "core/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace peak::core {
+namespace {
+
+constexpr int kThreads = 2;
+
+ThreadPool& bench_pool() {
+  static ThreadPool pool(kThreads);
+  return pool;
+}
+
+// A leaf tensor with random contents in its own memory.
+class BenchTensors {
+ public:
+  Tensor* random(GgmlType type, std::initializer_list<int64_t> ne) {
+    Tensor* t = arena_.new_tensor(type, ne);
+    auto memory = std::make_unique<AlignedBuffer>();
+    memory->resize(t->byte_size());
+    t->data = memory->data();
+    memory_.push_back(std::move(memory));
+    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+    std::vector<float> row(static_cast<size_t>(t->ne[0]));
+    for (int64_t r = 0; r < t->row_count(); ++r) {
+      for (float& v : row) v = uniform(rng_);
+      kernels_for(type).from_float(row.data(), static_cast<char*>(t->data) + static_cast<size_t>(r) * t->nb[1],
+                                   t->ne[0]);
+    }
+    return t;
+  }
+
+ private:
+  TensorArena arena_{16};
+  std::vector<std::unique_ptr<AlignedBuffer>> memory_;
+  std::mt19937 rng_{7};
+};
+
+// Builds a one-output graph, allocates it and times compute_graph.
+template <typename Build>
+void time_graph(benchmark::State& state, int n_threads, Build build) {
+  Graph graph(256);
+  graph.output(build(graph));
+  GraphAllocator allocator;
+  allocator.reserve(graph, n_threads);
+  for (Tensor* leaf : graph.leafs()) {
+    if (leaf->is_input && leaf->type == GgmlType::I32) {
+      auto* ids = static_cast<int32_t*>(leaf->data);
+      for (int64_t i = 0; i < leaf->ne[0]; ++i) ids[i] = static_cast<int32_t>(100 + i);
+    }
+  }
+  for (auto _ : state) compute_graph(graph, bench_pool(), n_threads, allocator.work_buffer());
+}
+
+void BM_RmsNorm(benchmark::State& state) {
+  BenchTensors leaves;
+  Tensor* x = leaves.random(GgmlType::F32, {4096, state.range(0)});
+  time_graph(state, 1, [&](Graph& g) { return g.rms_norm(x, 1e-5f); });
+}
+BENCHMARK(BM_RmsNorm)->ArgName("tokens")->Arg(1)->Arg(32);
+
+void BM_Rope(benchmark::State& state) {
+  BenchTensors leaves;
+  Tensor* x = leaves.random(GgmlType::F32, {128, 32, state.range(0)});
+  const RopeParams rope{128, RopeMode::Normal, 10000.0f, 1.0f};
+  time_graph(state, 1, [&](Graph& g) {
+    return g.rope(x, g.input(GgmlType::I32, {x->ne[2]}, "positions"), rope);
+  });
+}
+BENCHMARK(BM_Rope)->ArgName("tokens")->Arg(1)->Arg(32);
+
+void BM_SoftMax(benchmark::State& state) {
+  BenchTensors leaves;
+  Tensor* scores = leaves.random(GgmlType::F32, {state.range(0), 1, 32});
+  time_graph(state, 1, [&](Graph& g) { return g.soft_max(scores, nullptr, 0.125f); });
+}
+BENCHMARK(BM_SoftMax)->ArgName("n_kv")->Arg(512)->Arg(4096);
+
+// Decode: 1 query token, 32 heads over 8 kv heads, head_dim 128, n_kv = context.
+void BM_Attention(benchmark::State& state, GgmlType kv_type) {
+  const int64_t n_kv = state.range(0);
+  BenchTensors leaves;
+  Tensor* q = leaves.random(GgmlType::F32, {128, 32, 1});
+  Tensor* k = leaves.random(kv_type, {128, 8, n_kv});
+  Tensor* v = leaves.random(kv_type, {128, 8, n_kv});
+  time_graph(state, kThreads, [&](Graph& g) { return g.attention(q, k, v, nullptr, 1.0f / std::sqrt(128.0f), true); });
+  state.counters["kv_MB/s"] = benchmark::Counter(
+      static_cast<double>(k->byte_size() + v->byte_size()) * static_cast<double>(state.iterations()) / 1e6,
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond);
+
+// The executor's own cost: 100 nodes that do next to nothing (scale one float),
+// so the time is the wake-up plus 99 barriers.
+void BM_EmptyGraph100Nodes(benchmark::State& state) {
+  BenchTensors leaves;
+  Tensor* x = leaves.random(GgmlType::F32, {1});
+  time_graph(state, kThreads, [&](Graph& g) {
+    Tensor* cur = x;
+    for (int i = 0; i < 100; ++i) cur = g.scale(cur, 1.0f);
+    return cur;
+  });
+}
+BENCHMARK(BM_EmptyGraph100Nodes)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace peak::core

@@ -135,10 +135,14 @@ static_assert(sizeof(BlockQ8_K) == 292, "Q8_K block layout");
 static_assert(sizeof(BlockIQ4_NL) == 18, "IQ4_NL block layout");
 static_assert(sizeof(BlockIQ4_XS) == 136, "IQ4_XS block layout");
 
+// The helpers below are `static inline` on purpose: per-ISA sources include this
+// header too, and internal linkage keeps each source's copy (built with that
+// source's instruction set) from being picked by the linker for another.
+
 // Q4_K / Q5_K: sub-block j's 6-bit scale and min. Sub-blocks 0..3 keep theirs in
 // the low 6 bits of bytes j and j + 4; sub-blocks 4..7 keep the low nibbles in byte
 // j + 4 and the top two bits in the spare high bits of bytes j - 4 and j.
-inline void unpack_q4_k_scale_min(int j, const uint8_t* packed, uint8_t* scale, uint8_t* min) {
+static inline void unpack_q4_k_scale_min(int j, const uint8_t* packed, uint8_t* scale, uint8_t* min) {
   if (j < 4) {
     *scale = packed[j] & 63;
     *min = packed[j + 4] & 63;
@@ -149,7 +153,7 @@ inline void unpack_q4_k_scale_min(int j, const uint8_t* packed, uint8_t* scale, 
 }
 
 // Q3_K: the 16 signed scales (already minus 32).
-inline void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
+static inline void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
   for (int j = 0; j < 16; ++j) {
     const int low = j < 8 ? packed[j] & 0xf : packed[j - 8] >> 4;
     const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;

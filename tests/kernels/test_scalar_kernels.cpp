@@ -71,5 +71,31 @@ TEST(Dispatch, ActiveTableHasMinimalTypes) {
   EXPECT_STREQ(isa_name(Isa::Avx512), "avx512");
 }
 
+TEST(Dispatch, PriorityTypesHaveSimdKernelsOnEveryPath) {
+  for (int i = 1; i < kIsaCount; ++i) {
+    const Isa isa = static_cast<Isa>(i);
+    if (!cpu_has_isa(isa)) continue;
+    for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K, GgmlType::F16}) {
+      const Isa path = kernel_path_for(t, isa);
+      EXPECT_NE(path, Isa::Scalar) << ggml_type_name(static_cast<uint32_t>(t)) << " on " << isa_name(isa);
+      // Integer types use the path's own int8 dot; F16 may keep a lower path's kernel.
+      if (t != GgmlType::F16) {
+        EXPECT_EQ(path, isa) << ggml_type_name(static_cast<uint32_t>(t)) << " on " << isa_name(isa);
+      }
+    }
+  }
+}
+
+TEST(Dispatch, PeakIsaNamesRoundTrip) {
+  for (int i = 0; i < kIsaCount; ++i) {
+    Isa parsed;
+    ASSERT_TRUE(isa_from_name(isa_name(static_cast<Isa>(i)), &parsed));
+    EXPECT_EQ(parsed, static_cast<Isa>(i));
+  }
+  Isa unused;
+  EXPECT_FALSE(isa_from_name("sse9", &unused));
+  EXPECT_TRUE(cpu_has_isa(active_isa()));
+}
+
 }  // namespace
 }  // namespace peak

@@ -1,6 +1,5 @@
 #include "core/graph.h"
 
-#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -75,14 +74,17 @@ Graph::Graph(size_t max_tensors) : arena_(max_tensors) {
   // keep the set at most half full, so probes stay short.
   size_t slots = 16;
   while (slots < 4 * max_tensors) slots *= 2;
-  visited_.assign(slots, nullptr);
+  visited_.assign(slots, VisitSlot{});
 }
 
 void Graph::reset() {
   arena_.reset();
   nodes_.clear();
   leafs_.clear();
-  std::fill(visited_.begin(), visited_.end(), nullptr);
+  if (++build_ == 0) {  // the stamp wrapped: old stamps could look current again
+    visited_.assign(visited_.size(), VisitSlot{});
+    build_ = 1;
+  }
 }
 
 Tensor* Graph::new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]) {
@@ -310,11 +312,12 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float sc
 bool Graph::mark_visited(const Tensor* t) {
   const size_t mask = visited_.size() - 1;
   for (size_t slot = mix_pointer(t) & mask;; slot = (slot + 1) & mask) {
-    if (visited_[slot] == t) return false;
-    if (visited_[slot] == nullptr) {
-      visited_[slot] = t;
+    VisitSlot& entry = visited_[slot];
+    if (entry.build != build_) {
+      entry = VisitSlot{t, build_};
       return true;
     }
+    if (entry.tensor == t) return false;
   }
 }
 

@@ -127,7 +127,14 @@ class Graph {
   TensorArena arena_;
   std::vector<Tensor*> nodes_;
   std::vector<Tensor*> leafs_;
-  std::vector<const Tensor*> visited_;  // open-addressing set of expanded tensors
+  // Open-addressing set of the tensors expanded since the last reset(). A slot
+  // counts only when its stamp is the current build's, so reset() is O(1).
+  struct VisitSlot {
+    const Tensor* tensor = nullptr;
+    uint32_t build = 0;
+  };
+  std::vector<VisitSlot> visited_;
+  uint32_t build_ = 1;
 };
 
 }  // namespace peak::core

@@ -80,9 +80,6 @@ void GraphAllocator::allocate(const Graph& graph) {
       throw std::length_error("allocate: a node needs more work memory than reserved");
     }
   }
-  if (plan(graph, false) > compute_.size()) {
-    throw std::length_error("allocate: graph needs more compute memory than reserved");
-  }
   plan(graph, true);
 }
 
@@ -157,7 +154,11 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
 }
 
 void GraphAllocator::place(Tensor* t, bool assign) {
-  const size_t offset = take_block(aligned_size(t));
+  const size_t bytes = aligned_size(t);
+  const size_t offset = take_block(bytes);
+  if (assign && offset + bytes > compute_.size()) {
+    throw std::length_error("allocate: graph needs more compute memory than reserved");
+  }
   offsets_[static_cast<size_t>(t->arena_index)] = offset;
   if (assign) t->data = static_cast<char*>(compute_.data()) + offset;
 }

@@ -88,6 +88,10 @@ Tensor* Leaves::zeros(GgmlType type, std::initializer_list<int64_t> ne) {
   return t;
 }
 
+Tensor* Leaves::shape_only(GgmlType type, std::initializer_list<int64_t> ne) {
+  return arena_.new_tensor(type, ne);
+}
+
 Tensor* Leaves::ids(const std::vector<int32_t>& values) {
   Tensor* t = with_memory(GgmlType::I32, {static_cast<int64_t>(values.size())});
   std::memcpy(t->data, values.data(), values.size() * sizeof(int32_t));

@@ -51,6 +51,8 @@ class Leaves {
   // Uniform random values in [lo, hi), stored in `type` (converted by the kernels).
   Tensor* random(GgmlType type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
   Tensor* zeros(GgmlType type, std::initializer_list<int64_t> ne);
+  // A descriptor without memory: enough to build and plan graphs, not to compute.
+  Tensor* shape_only(GgmlType type, std::initializer_list<int64_t> ne);
   Tensor* ids(const std::vector<int32_t>& values);  // I32 vector
   // F32 [n_kv, n_tokens]: causal mask of the last n_tokens of n_kv positions.
   Tensor* causal_mask(int64_t n_kv, int64_t n_tokens);

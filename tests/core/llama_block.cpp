@@ -4,19 +4,26 @@
 
 namespace peak::core::testing {
 
-LlamaBlock::LlamaBlock(Leaves& leaves, const LlamaShape& s) : shape(s) {
+LlamaBlock::LlamaBlock(Leaves& leaves, const LlamaShape& s, Contents contents) : shape(s) {
+  const bool random = contents == Contents::Random;
+  auto weight = [&](GgmlType type, std::initializer_list<int64_t> ne, float lo, float hi) {
+    return random ? leaves.random(type, ne, lo, hi) : leaves.shape_only(type, ne);
+  };
+  auto cache = [&](std::initializer_list<int64_t> ne) {
+    return random ? leaves.zeros(GgmlType::Q8_0, ne) : leaves.shape_only(GgmlType::Q8_0, ne);
+  };
   const int64_t n_embd_kv = s.head_dim() * s.n_head_kv;
-  attn_norm = leaves.random(GgmlType::F32, {s.n_embd}, 0.5f, 1.5f);
-  wq = leaves.random(GgmlType::F16, {s.n_embd, s.n_embd}, -0.1f, 0.1f);
-  wk = leaves.random(GgmlType::F16, {s.n_embd, n_embd_kv}, -0.1f, 0.1f);
-  wv = leaves.random(GgmlType::F16, {s.n_embd, n_embd_kv}, -0.1f, 0.1f);
-  wo = leaves.random(GgmlType::F16, {s.n_embd, s.n_embd}, -0.1f, 0.1f);
-  ffn_norm = leaves.random(GgmlType::F32, {s.n_embd}, 0.5f, 1.5f);
-  w_gate = leaves.random(GgmlType::F16, {s.n_embd, s.n_ff}, -0.1f, 0.1f);
-  w_up = leaves.random(GgmlType::F16, {s.n_embd, s.n_ff}, -0.1f, 0.1f);
-  w_down = leaves.random(GgmlType::F16, {s.n_ff, s.n_embd}, -0.1f, 0.1f);
-  k_cache = leaves.zeros(GgmlType::Q8_0, {s.head_dim(), s.n_head_kv, s.n_ctx});
-  v_cache = leaves.zeros(GgmlType::Q8_0, {s.head_dim(), s.n_head_kv, s.n_ctx});
+  attn_norm = weight(GgmlType::F32, {s.n_embd}, 0.5f, 1.5f);
+  wq = weight(GgmlType::F16, {s.n_embd, s.n_embd}, -0.1f, 0.1f);
+  wk = weight(GgmlType::F16, {s.n_embd, n_embd_kv}, -0.1f, 0.1f);
+  wv = weight(GgmlType::F16, {s.n_embd, n_embd_kv}, -0.1f, 0.1f);
+  wo = weight(GgmlType::F16, {s.n_embd, s.n_embd}, -0.1f, 0.1f);
+  ffn_norm = weight(GgmlType::F32, {s.n_embd}, 0.5f, 1.5f);
+  w_gate = weight(GgmlType::F16, {s.n_embd, s.n_ff}, -0.1f, 0.1f);
+  w_up = weight(GgmlType::F16, {s.n_embd, s.n_ff}, -0.1f, 0.1f);
+  w_down = weight(GgmlType::F16, {s.n_ff, s.n_embd}, -0.1f, 0.1f);
+  k_cache = cache({s.head_dim(), s.n_head_kv, s.n_ctx});
+  v_cache = cache({s.head_dim(), s.n_head_kv, s.n_ctx});
 }
 
 Tensor* LlamaBlock::build(Graph& g, int64_t n_tokens, int64_t n_past) const {

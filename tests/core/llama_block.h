@@ -30,7 +30,10 @@ struct LlamaBlock {
   Tensor* k_cache;    // [head_dim, n_head_kv, n_ctx]
   Tensor* v_cache;    // [head_dim, n_head_kv, n_ctx]
 
-  LlamaBlock(Leaves& leaves, const LlamaShape& shape);
+  // Random weights and a zeroed cache, or descriptors without memory for
+  // planning at full model scale.
+  enum class Contents { Random, ShapeOnly };
+  LlamaBlock(Leaves& leaves, const LlamaShape& shape, Contents contents = Contents::Random);
 
   // The block over n_tokens new tokens following n_past cached ones: embeddings
   // and positions come in as graph inputs. Returns the block's output

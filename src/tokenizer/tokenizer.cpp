@@ -1,0 +1,187 @@
+#include "tokenizer/tokenizer.h"
+
+#include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer_bpe.h"
+#include "tokenizer/tokenizer_spm.h"
+
+namespace peak::tokenizer {
+
+namespace {
+
+constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581, SentencePiece's space
+
+// A piece of the input: raw text still to tokenize, or a special token found in it.
+struct Fragment {
+  int32_t token;  // kNoToken for raw text
+  size_t offset;
+  size_t length;
+};
+
+bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+// Splits raw fragments at every occurrence of each special token, longest tokens
+// first (llama.cpp's tokenizer_st_partition): a token found earlier is never split by
+// a shorter one.
+std::vector<Fragment> split_at_special_tokens(const Vocab& vocab, std::string_view text, bool parse_special) {
+  std::vector<Fragment> fragments;
+  if (text.empty()) return fragments;
+  fragments.push_back({kNoToken, 0, text.size()});
+  for (const int32_t id : vocab.special_tokens_longest_first()) {
+    const TokenData& data = vocab.token(id);
+    if (!parse_special && (data.attr & (kAttrControl | kAttrUnknown)) != 0) continue;
+    const std::string_view spelling = data.text;
+    std::vector<Fragment> next;
+    next.reserve(fragments.size());
+    for (const Fragment& fragment : fragments) {
+      if (fragment.token != kNoToken) {
+        next.push_back(fragment);
+        continue;
+      }
+      size_t pos = fragment.offset;
+      const size_t end = fragment.offset + fragment.length;
+      while (pos < end) {
+        const size_t match = text.substr(0, end).find(spelling, pos);
+        if (match == std::string_view::npos) {
+          next.push_back({kNoToken, pos, end - pos});
+          break;
+        }
+        size_t left_end = match;
+        if ((data.attr & kAttrLstrip) != 0) {
+          while (left_end > pos && is_ascii_space(text[left_end - 1])) --left_end;
+        }
+        if (left_end > pos) next.push_back({kNoToken, pos, left_end - pos});
+        next.push_back({id, match, spelling.size()});
+        pos = match + spelling.size();
+        if ((data.attr & kAttrRstrip) != 0) {
+          while (pos < end && is_ascii_space(text[pos])) ++pos;
+        }
+      }
+    }
+    fragments.swap(next);
+  }
+  return fragments;
+}
+
+std::string escape_spaces(std::string_view text) {
+  std::string escaped;
+  escaped.reserve(text.size() + text.size() / 4);
+  for (const char c : text) {
+    if (c == ' ') {
+      escaped.append(kSpaceMarker);
+    } else {
+      escaped.push_back(c);
+    }
+  }
+  return escaped;
+}
+
+std::string unescape_spaces(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    if (text.substr(pos, kSpaceMarker.size()) == kSpaceMarker) {
+      out.push_back(' ');
+      pos += kSpaceMarker.size();
+    } else {
+      out.push_back(text[pos++]);
+    }
+  }
+  return out;
+}
+
+// A byte-level spelling back to its bytes; characters outside the alphabet (in
+// tokens added by hand) are kept as they are.
+std::string byte_level_to_bytes(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t pos = 0; pos < text.size();) {
+    const Utf8Char ch = decode_utf8_char(text, pos);
+    const int byte = ch.status == Utf8Char::Status::Valid ? codepoint_to_byte(ch.cpt) : -1;
+    if (byte >= 0) {
+      out.push_back(static_cast<char>(byte));
+    } else {
+      out.append(text.substr(pos, ch.length));
+    }
+    pos += ch.length;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
+  return std::unique_ptr<Tokenizer>(new Tokenizer(Vocab::from_gguf(file)));
+}
+
+Tokenizer::Tokenizer(std::unique_ptr<Vocab> vocab) : vocab_(std::move(vocab)) {
+  pieces_.reserve(static_cast<size_t>(vocab_->n_tokens()));
+  for (int32_t id = 0; id < vocab_->n_tokens(); ++id) pieces_.push_back(render_piece(id));
+}
+
+std::string Tokenizer::render_piece(int32_t id) const {
+  const TokenData& data = vocab_->token(id);
+  if ((data.attr & (kAttrControl | kAttrUnknown | kAttrUserDefined)) != 0) return data.text;
+  if ((data.attr & kAttrNormal) != 0) {
+    return vocab_->type() == VocabType::Spm ? unescape_spaces(data.text) : byte_level_to_bytes(data.text);
+  }
+  if ((data.attr & kAttrByte) != 0) {
+    // Vocab checked the <0xNN> spelling.
+    return std::string(1, static_cast<char>(std::stoi(data.text.substr(3, 2), nullptr, 16)));
+  }
+  return std::string();  // unused and undefined tokens stand for nothing
+}
+
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  const TokenizerFlags& flags = vocab_->flags();
+  std::vector<int32_t> ids;
+  if (add_special && flags.add_bos) ids.push_back(bos());
+  // SPM puts a space before text at the start and after a special token, as
+  // SentencePiece does at the start of every sentence.
+  bool after_special = true;
+  for (const Fragment& fragment : split_at_special_tokens(*vocab_, text, parse_special)) {
+    if (fragment.token != kNoToken) {
+      ids.push_back(fragment.token);
+      after_special = true;
+      continue;
+    }
+    const std::string_view raw = text.substr(fragment.offset, fragment.length);
+    if (vocab_->type() == VocabType::Spm) {
+      const std::string prefix = flags.add_space_prefix && after_special ? " " : "";
+      tokenize_spm(*vocab_, escape_spaces(prefix + std::string(raw)), ids);
+    } else {
+      tokenize_bpe(*vocab_, raw, ids);
+    }
+    after_special = false;
+  }
+  if (add_special && flags.add_eos) ids.push_back(eos());
+  return ids;
+}
+
+std::string Tokenizer::token_to_piece(int32_t id, bool render_special) const {
+  if (!vocab_->contains(id)) {
+    throw TokenizerError("tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " +
+                         std::to_string(n_vocab()));
+  }
+  if (!render_special && (vocab_->token(id).attr & (kAttrControl | kAttrUnknown)) != 0) return std::string();
+  return pieces_[static_cast<size_t>(id)];
+}
+
+std::string Tokenizer::detokenize(const std::vector<int32_t>& ids, bool remove_special, bool render_special) const {
+  size_t begin = 0, end = ids.size();
+  bool strip_space = vocab_->flags().add_space_prefix;
+  if (remove_special && add_bos() && end > begin && ids[begin] == bos()) {
+    ++begin;
+    strip_space = false;  // as llama.cpp: the space after a removed BOS stays
+  }
+  if (remove_special && add_eos() && end > begin && ids[end - 1] == eos()) --end;
+  std::string text;
+  for (size_t i = begin; i < end; ++i) {
+    const std::string piece = token_to_piece(ids[i], render_special);
+    const bool strip = strip_space && i == begin && !piece.empty() && piece[0] == ' ';
+    text.append(piece, strip ? 1 : 0, std::string::npos);
+    strip_space = false;
+  }
+  return text;
+}
+
+}  // namespace peak::tokenizer

@@ -1,0 +1,64 @@
+// Text <-> token ids for a GGUF model, matching llama.cpp's tokenizers: `llama`
+// (SentencePiece-style) and `gpt2` (byte-level BPE) vocabularies.
+//
+// Thread safety: a Tokenizer is immutable once built; every method is const and may
+// be called from any number of threads at once.
+//
+// Untrusted input: any bytes tokenize (ill-formed UTF-8 included, see tokenize_*),
+// in time close to linear in their length.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+#include "tokenizer/utf8.h"
+#include "tokenizer/vocab.h"
+
+namespace peak::tokenizer {
+
+class Tokenizer {
+ public:
+  // Reads and validates the tokenizer.ggml.* metadata. Throws TokenizerError naming
+  // the key for anything peak does not support or a file gets wrong.
+  static std::unique_ptr<Tokenizer> from_gguf(const gguf::GgufFile& file);
+
+  // `add_special`: add BOS / EOS as the model asks (tokenizer.ggml.add_bos_token ...).
+  // `parse_special`: recognise control tokens spelled in the text ("<|im_end|>").
+  // User-defined tokens are recognised either way, as llama.cpp does.
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+
+  // The bytes a token stands for (not always whole UTF-8 characters: feed them to a
+  // Utf8StreamDecoder). Control and unknown tokens give "" unless `render_special`.
+  // Throws TokenizerError for an id outside the vocabulary.
+  std::string token_to_piece(int32_t id, bool render_special) const;
+
+  // The text of a token sequence: pieces joined, less the space an SPM encoder puts
+  // before the text; `remove_special` drops the BOS / EOS that encode would add.
+  std::string detokenize(const std::vector<int32_t>& ids, bool remove_special, bool render_special) const;
+
+  int32_t n_vocab() const { return vocab_->n_tokens(); }
+  int32_t bos() const { return vocab_->special().bos; }
+  int32_t eos() const { return vocab_->special().eos; }
+  int32_t eot() const { return vocab_->special().eot; }
+  int32_t unk() const { return vocab_->special().unk; }
+  int32_t pad() const { return vocab_->special().pad; }
+  bool add_bos() const { return vocab_->flags().add_bos; }
+  bool add_eos() const { return vocab_->flags().add_eos; }
+  // End of generation: EOS, EOT and the other tokens models end a turn with.
+  bool is_eog(int32_t id) const { return vocab_->is_eog(id); }
+  bool is_control(int32_t id) const { return vocab_->contains(id) && (vocab_->token(id).attr & kAttrControl) != 0; }
+  const Vocab& vocab() const { return *vocab_; }
+
+ private:
+  explicit Tokenizer(std::unique_ptr<Vocab> vocab);
+  std::string render_piece(int32_t id) const;
+
+  std::unique_ptr<Vocab> vocab_;
+  std::vector<std::string> pieces_;  // token id -> its bytes, special tokens rendered
+};
+
+}  // namespace peak::tokenizer

@@ -5,27 +5,18 @@
 
 #include "tokenizer/byte_level.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/symbol_chain.h"
 #include "tokenizer/utf8.h"
 
 namespace peak::tokenizer {
 
 namespace {
 
-// Every merge's sides and result are tokens (Vocab checks), so a symbol is a token id
-// from the start (one byte) to the end; kNoToken only for a byte the vocabulary lacks,
-// which no merge can involve.
-struct Symbol {
-  int32_t id;
-  std::string_view bytes;  // the word bytes it covers (for bytes without a token)
-  int prev;
-  int next;
-};
-
 struct Bigram {
   int left;
   int right;
   int32_t rank;
-  int32_t left_id;   // the pair when queued: a later change makes it stale
+  int32_t left_id;  // the pair when queued: a later change makes it stale
   int32_t right_id;
 };
 
@@ -49,21 +40,22 @@ void merge_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>&
       return;
     }
   }
-  std::vector<Symbol> symbols;
-  symbols.reserve(word.size());
+  // Every merge's sides and result are tokens (Vocab checks), so each symbol is a
+  // token from the start (one byte) to the end; kNoToken only for a byte the
+  // vocabulary lacks, which no merge can involve.
+  SymbolChain symbols(word.size());
+  std::vector<int32_t> ids(word.size());
   for (size_t i = 0; i < word.size(); ++i) {
-    const int index = static_cast<int>(i);
-    symbols.push_back({vocab.byte_token(static_cast<uint8_t>(word[i])), word.substr(i, 1), index - 1,
-                       i + 1 == word.size() ? -1 : index + 1});
+    symbols.append(i, 1);
+    ids[i] = vocab.byte_token(static_cast<uint8_t>(word[i]));
   }
+  auto id_of = [&](int index) { return ids[static_cast<size_t>(index)]; };
+
   std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
   auto try_add_bigram = [&](int left, int right) {
-    if (left < 0 || right < 0) return;
-    const int32_t left_id = symbols[static_cast<size_t>(left)].id;
-    const int32_t right_id = symbols[static_cast<size_t>(right)].id;
-    if (left_id == kNoToken || right_id == kNoToken) return;
-    if (const Vocab::Merge* merge = vocab.find_merge(left_id, right_id)) {
-      queue.push({left, right, merge->rank, left_id, right_id});
+    if (left < 0 || right < 0 || id_of(left) == kNoToken || id_of(right) == kNoToken) return;
+    if (const Vocab::Merge* merge = vocab.find_merge(id_of(left), id_of(right))) {
+      queue.push({left, right, merge->rank, id_of(left), id_of(right)});
     }
   };
   for (size_t i = 1; i < symbols.size(); ++i) try_add_bigram(static_cast<int>(i - 1), static_cast<int>(i));
@@ -71,33 +63,27 @@ void merge_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>&
   while (!queue.empty()) {
     const Bigram bigram = queue.top();
     queue.pop();
-    Symbol& left = symbols[static_cast<size_t>(bigram.left)];
-    Symbol& right = symbols[static_cast<size_t>(bigram.right)];
-    if (left.bytes.empty() || right.bytes.empty() || left.id != bigram.left_id || right.id != bigram.right_id ||
-        left.next != bigram.right) {
+    if (symbols[bigram.left].length == 0 || symbols[bigram.right].length == 0 ||
+        id_of(bigram.left) != bigram.left_id || id_of(bigram.right) != bigram.right_id) {
       continue;  // stale: one side has changed since the pair was queued
     }
-    left.id = vocab.find_merge(left.id, right.id)->result;
-    left.bytes = std::string_view(left.bytes.data(), left.bytes.size() + right.bytes.size());
-    right.bytes = std::string_view();
-    left.next = right.next;
-    if (right.next >= 0) symbols[static_cast<size_t>(right.next)].prev = bigram.left;
-    try_add_bigram(left.prev, bigram.left);
-    try_add_bigram(bigram.left, left.next);
+    ids[static_cast<size_t>(bigram.left)] = vocab.find_merge(bigram.left_id, bigram.right_id)->result;
+    symbols.join_next(bigram.left);
+    try_add_bigram(symbols[bigram.left].prev, bigram.left);
+    try_add_bigram(bigram.left, symbols[bigram.left].next);
   }
 
-  for (int i = symbols.empty() ? -1 : 0; i != -1; i = symbols[static_cast<size_t>(i)].next) {
-    const Symbol& symbol = symbols[static_cast<size_t>(i)];
-    if (symbol.id != kNoToken) {
-      out.push_back(symbol.id);
-      continue;
+  symbols.for_each([&](int index) {
+    if (id_of(index) != kNoToken) {
+      out.push_back(id_of(index));
+      return;
     }
     // A byte the vocabulary cannot spell: llama.cpp keeps whichever single bytes of
     // its spelling are tokens and drops the rest; so does peak.
-    for (const char c : byte_level_spelling(symbol.bytes)) {
+    for (const char c : byte_level_spelling(word.substr(symbols[index].offset, symbols[index].length))) {
       if (const int32_t id = vocab.find(std::string_view(&c, 1)); id != kNoToken) out.push_back(id);
     }
-  }
+  });
 }
 
 }  // namespace

@@ -3,20 +3,12 @@
 #include <queue>
 #include <string>
 
+#include "tokenizer/symbol_chain.h"
 #include "tokenizer/utf8.h"
 
 namespace peak::tokenizer {
 
 namespace {
-
-// A run of text in a doubly linked list of runs; a run merged into its left
-// neighbour keeps length 0.
-struct Symbol {
-  size_t offset;
-  size_t length;
-  int prev;
-  int next;
-};
 
 struct Bigram {
   int left;
@@ -35,24 +27,20 @@ struct BigramOrder {
 }  // namespace
 
 void tokenize_spm(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
-  std::vector<Symbol> symbols;
-  symbols.reserve(text.size());
+  SymbolChain symbols(text.size());
   for (size_t offset = 0; offset < text.size();) {
     // One symbol per character; an ill-formed sequence is a symbol of its own and
     // so ends up as byte tokens.
     const size_t length = decode_utf8_char(text, offset).length;
-    const int index = static_cast<int>(symbols.size());
-    symbols.push_back({offset, length, index - 1, offset + length == text.size() ? -1 : index + 1});
+    symbols.append(offset, length);
     offset += length;
   }
 
   std::priority_queue<Bigram, std::vector<Bigram>, BigramOrder> queue;
   auto try_add_bigram = [&](int left, int right) {
     if (left < 0 || right < 0) return;
-    const Symbol& l = symbols[static_cast<size_t>(left)];
-    const Symbol& r = symbols[static_cast<size_t>(right)];
-    const size_t length = l.length + r.length;
-    const int32_t id = vocab.find(text.substr(l.offset, length));
+    const size_t length = symbols[left].length + symbols[right].length;
+    const int32_t id = vocab.find(text.substr(symbols[left].offset, length));
     if (id == kNoToken) return;
     queue.push({left, right, vocab.token(id).score, length});
   };
@@ -63,26 +51,22 @@ void tokenize_spm(const Vocab& vocab, std::string_view text, std::vector<int32_t
   while (!queue.empty()) {
     const Bigram bigram = queue.top();
     queue.pop();
-    Symbol& left = symbols[static_cast<size_t>(bigram.left)];
-    Symbol& right = symbols[static_cast<size_t>(bigram.right)];
+    const Symbol& left = symbols[bigram.left];
+    const Symbol& right = symbols[bigram.right];
     if (left.length == 0 || right.length == 0 || left.length + right.length != bigram.length) {
       continue;  // one side was merged elsewhere since this pair was queued
     }
-    left.length += right.length;
-    right.length = 0;
-    left.next = right.next;
-    if (right.next >= 0) symbols[static_cast<size_t>(right.next)].prev = bigram.left;
+    symbols.join_next(bigram.left);
     try_add_bigram(left.prev, bigram.left);
     try_add_bigram(bigram.left, left.next);
   }
 
-  for (int i = symbols.empty() ? -1 : 0; i != -1; i = symbols[static_cast<size_t>(i)].next) {
-    const Symbol& symbol = symbols[static_cast<size_t>(i)];
-    const std::string_view piece = text.substr(symbol.offset, symbol.length);
+  symbols.for_each([&](int index) {
+    const std::string_view piece = text.substr(symbols[index].offset, symbols[index].length);
     const int32_t id = vocab.find(piece);
     if (id != kNoToken) {
       out.push_back(id);
-      continue;
+      return;
     }
     for (const char c : piece) {
       const int32_t byte_id = vocab.byte_token(static_cast<uint8_t>(c));
@@ -92,7 +76,7 @@ void tokenize_spm(const Vocab& vocab, std::string_view text, std::vector<int32_t
       }
       out.push_back(byte_id);
     }
-  }
+  });
 }
 
 }  // namespace peak::tokenizer

@@ -1,0 +1,33 @@
+#include "model/model.h"
+
+namespace peak::model {
+
+std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
+  io::MapOptions map;
+  map.use_mmap = options.use_mmap;
+  map.lock = options.use_mlock;
+  std::unique_ptr<Model> m(new Model());
+  m->file_ = gguf::GgufFile::open(path, map);
+  m->hparams_ = read_hparams(*m->file_);
+  m->weights_ = bind_weights(*m->file_, m->hparams_);
+
+  // Page the weights in ahead of the first token, reporting progress per tensor.
+  const gguf::GgufFile& f = *m->file_;
+  uint64_t total = 0;
+  for (size_t i = 0; i < f.n_tensors(); ++i) total += f.tensor(i).n_bytes;
+  uint64_t done = 0;
+  if (options.progress && !options.progress(0.0f)) throw LoadCancelled();
+  for (size_t i = 0; i < f.n_tensors(); ++i) {
+    const gguf::TensorInfo& t = f.tensor(i);
+    m->n_params_ += static_cast<uint64_t>(t.n_elements());
+    if (f.mapping()) f.mapping()->prefetch(static_cast<size_t>(f.data_offset() + t.offset), static_cast<size_t>(t.n_bytes));
+    done += t.n_bytes;
+    if (options.progress && !options.progress(total ? static_cast<float>(done) / static_cast<float>(total) : 1.0f)) {
+      throw LoadCancelled();
+    }
+  }
+  m->weight_bytes_ = total;
+  return m;
+}
+
+}  // namespace peak::model

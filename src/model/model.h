@@ -1,0 +1,49 @@
+// A loaded model: the mapped GGUF file, its hyper-parameters and its weights
+// (descriptors pointing into the mapping). Immutable after loading, so any
+// number of contexts may share one model from any threads.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "gguf/gguf_reader.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace peak::model {
+
+struct LoadOptions {
+  bool use_mmap = true;
+  bool use_mlock = false;
+  // Called with the fraction of weights prepared (0..1); returning false cancels
+  // the load, which then throws LoadCancelled.
+  std::function<bool(float)> progress;
+};
+
+class LoadCancelled : public std::runtime_error {
+ public:
+  LoadCancelled() : std::runtime_error("model loading was cancelled by the progress callback") {}
+};
+
+class Model {
+ public:
+  // Throws io::IoError, gguf::GgufError or std::runtime_error naming the problem.
+  static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
+
+  const gguf::GgufFile& file() const { return *file_; }
+  const HParams& hparams() const { return hparams_; }
+  const ModelWeights& weights() const { return weights_; }
+  uint64_t n_params() const { return n_params_; }
+  uint64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  Model() = default;
+  std::unique_ptr<gguf::GgufFile> file_;
+  HParams hparams_;
+  ModelWeights weights_;
+  uint64_t n_params_ = 0;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace peak::model

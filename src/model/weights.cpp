@@ -1,0 +1,98 @@
+#include "model/weights.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "kernels/kernels.h"
+
+namespace peak::model {
+namespace {
+
+std::string shape_text(const int64_t* ne, size_t n) {
+  std::string s = "[";
+  for (size_t i = 0; i < n; ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+  return s + "]";
+}
+
+class Binder {
+ public:
+  Binder(const gguf::GgufFile& file, const HParams& hp, core::TensorArena& arena)
+      : file_(file), hp_(hp), arena_(arena) {}
+
+  Tensor* require(const std::string& name, std::initializer_list<int64_t> shape) {
+    Tensor* t = optional(name, shape);
+    if (!t) throw std::runtime_error("model lacks tensor '" + name + "' (" + arch_name(hp_.arch) + ")");
+    return t;
+  }
+
+  Tensor* optional(const std::string& name, std::initializer_list<int64_t> shape) {
+    const gguf::TensorInfo* info = file_.find_tensor(name);
+    if (!info) return nullptr;
+    int64_t expected[core::kMaxDims] = {1, 1, 1, 1};
+    size_t i = 0;
+    for (int64_t d : shape) expected[i++] = d;
+    for (int d = 0; d < core::kMaxDims; ++d) {
+      if (info->ne[d] != expected[d]) {
+        throw std::runtime_error("tensor '" + name + "' has shape " + shape_text(info->ne, info->n_dims) +
+                                 ", expected " + shape_text(expected, shape.size()));
+      }
+    }
+    const TypeKernels& k = kernels_for(info->type);
+    if (!k.to_float || (shape.size() > 1 && !k.vec_dot)) {
+      throw std::runtime_error("tensor '" + name + "' has type " + ggml_type_name(static_cast<uint32_t>(info->type)) +
+                               ", which peak cannot compute with");
+    }
+    Tensor* t = arena_.new_tensor(info->type, expected);
+    t->data = const_cast<uint8_t*>(info->data);  // weights are read-only; the mapping is PROT_READ
+    t->set_name("%s", name.c_str());
+    return t;
+  }
+
+ private:
+  const gguf::GgufFile& file_;
+  const HParams& hp_;
+  core::TensorArena& arena_;
+};
+
+}  // namespace
+
+ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp) {
+  ModelWeights w;
+  w.descriptors = std::make_unique<core::TensorArena>(file.n_tensors() + 1);
+  Binder b(file, hp, *w.descriptors);
+  const int64_t e = hp.n_embd, q = hp.n_embd_q(), kv = hp.n_embd_kv(), d = hp.head_dim, ff = hp.n_ff;
+
+  w.token_embd = b.require("token_embd.weight", {e, hp.n_vocab});
+  w.output_norm = b.require("output_norm.weight", {e});
+  w.output = b.optional("output.weight", {e, hp.n_vocab});
+  w.tied_output = w.output == nullptr;
+  if (w.tied_output) w.output = w.token_embd;
+  w.rope_freqs = b.optional("rope_freqs.weight", {hp.rope.n_dims / 2});
+
+  w.layers.resize(static_cast<size_t>(hp.n_layer));
+  for (int64_t i = 0; i < hp.n_layer; ++i) {
+    LayerWeights& l = w.layers[static_cast<size_t>(i)];
+    const std::string p = "blk." + std::to_string(i) + ".";
+    l.attn_norm = b.require(p + "attn_norm.weight", {e});
+    l.wq = b.require(p + "attn_q.weight", {e, q});
+    l.wk = b.require(p + "attn_k.weight", {e, kv});
+    l.wv = b.require(p + "attn_v.weight", {e, kv});
+    l.wo = b.require(p + "attn_output.weight", {q, e});
+    if (hp.arch == Arch::Qwen2) {
+      l.bq = b.require(p + "attn_q.bias", {q});
+      l.bk = b.require(p + "attn_k.bias", {kv});
+      l.bv = b.require(p + "attn_v.bias", {kv});
+    }
+    if (hp.arch == Arch::Qwen3) {
+      l.q_norm = b.require(p + "attn_q_norm.weight", {d});
+      l.k_norm = b.require(p + "attn_k_norm.weight", {d});
+    }
+    l.ffn_norm = b.require(p + "ffn_norm.weight", {e});
+    l.ffn_gate = b.require(p + "ffn_gate.weight", {e, ff});
+    l.ffn_up = b.require(p + "ffn_up.weight", {e, ff});
+    l.ffn_down = b.require(p + "ffn_down.weight", {ff, e});
+  }
+  return w;
+}
+
+}  // namespace peak::model

@@ -1,0 +1,4 @@
+target_sources(peak PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/kv_cache.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/context.cpp
+)

@@ -34,11 +34,14 @@ std::vector<PathCase> all_cases() {
   return out;
 }
 
-// Lengths: 7 and 13 blocks of 32, or 3 super-blocks of 256 (odd multiples).
+// Lengths: 7, 13 and 45 blocks of 32 (45 crosses the 32-block chunks of the
+// row-packed gemms), or 3, 5 and 7 super-blocks of 256.
+constexpr int kLengthVariants = 3;
 int64_t test_length(GgmlType t, int variant) {
   const uint32_t block = ggml_type_traits(static_cast<uint32_t>(t))->block_elems;
-  if (block == 256) return variant == 0 ? 768 : 1280;
-  return variant == 0 ? 224 : 416;
+  const int64_t blocks[kLengthVariants] = {7, 13, 45};
+  const int64_t super_blocks[kLengthVariants] = {3, 5, 7};
+  return block == 256 ? 256 * super_blocks[variant] : 32 * blocks[variant];
 }
 
 class KernelPaths : public ::testing::TestWithParam<PathCase> {
@@ -49,7 +52,7 @@ class KernelPaths : public ::testing::TestWithParam<PathCase> {
 
 TEST_P(KernelPaths, ToFloatMatchesScalar) {
   const GgmlType t = GetParam().type;
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < kLengthVariants; ++variant) {
     const int64_t n = test_length(t, variant);
     const std::vector<float> x = random_floats(static_cast<size_t>(n), 11u + static_cast<uint32_t>(variant));
     const std::vector<uint8_t> q = quantize_rows(t, x, n, 1);
@@ -66,7 +69,7 @@ TEST_P(KernelPaths, VecDotAndGemmMatchScalar) {
   ASSERT_EQ(path().dot_partner, partner);
   // Partial tiles in both directions.
   const int64_t rows_x = 19, rows_y = 7;
-  for (int variant = 0; variant < 2; ++variant) {
+  for (int variant = 0; variant < kLengthVariants; ++variant) {
     const int64_t n = test_length(t, variant);
     const std::vector<float> xf = random_floats(static_cast<size_t>(n * rows_x), 21u + static_cast<uint32_t>(variant));
     const std::vector<float> yf = random_floats(static_cast<size_t>(n * rows_y), 31u + static_cast<uint32_t>(variant));

@@ -10,6 +10,10 @@
 // Values: each V row is dequantized once (to_float) and added, weighted, to the
 // accumulators of all query heads that share its kv head, so grouped-query
 // attention reads and dequantizes each K and V row once per group, not per head.
+// Threads: one task is one query token and one kv head with its group of query
+// heads. When there are fewer such tasks than threads (decode with few kv heads),
+// the keys are split into chunks too; each chunk leaves a partial (max, sum,
+// unnormalised output) and the partials are merged after a barrier.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -21,136 +25,219 @@ namespace peak::core {
 
 namespace {
 
-// Per-thread scratch, each part rounded to a cache line:
-//   queries [group][partner row of head_dim]   (absent when K's partner is F32)
-//   accumulators [group][head_dim], value [head_dim], max [group], sum [group]
-struct AttentionScratch {
-  size_t query_row_bytes;
-  size_t queries_bytes;
-  size_t accumulators_bytes;
-  size_t value_bytes;
-  size_t stats_bytes;
-  size_t per_thread_bytes;
+constexpr int64_t kMinKeysPerChunk = 64;
+constexpr int64_t kMaxKeyChunks = 64;
+constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+struct AttentionShape {
+  int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
+
+  explicit AttentionShape(const Tensor& node)
+      : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(node.src[0]->ne[2]),
+        n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv) {}
+
+  int64_t units() const { return n_tokens * n_head_kv; }  // (token, kv head) pairs
+
+  // Key chunks per unit so that every thread has work, keeping chunks long
+  // enough that merging them stays cheap.
+  int64_t key_chunks(int n_threads) const {
+    if (units() >= n_threads) return 1;
+    const int64_t wanted = (n_threads + units() - 1) / units();
+    return std::max<int64_t>(1, std::min({wanted, n_kv / kMinKeysPerChunk, kMaxKeyChunks}));
+  }
 };
 
-AttentionScratch attention_scratch(const Tensor& node) {
-  const Tensor& q = *node.src[0];
-  const Tensor& k = *node.src[1];
-  const int64_t head_dim = q.ne[0];
-  const int64_t group = q.ne[1] / k.ne[1];
-  const GgmlType partner = kernels_for(k.type).dot_partner;
-  AttentionScratch s{};
-  s.query_row_bytes = partner == GgmlType::F32
+// Running softmax state of one group of query heads: unnormalised outputs
+// [group][head_dim], then the running max [group] and sum [group].
+struct GroupState {
+  float* outputs;
+  float* max;
+  float* sum;
+};
+
+size_t group_state_bytes(const AttentionShape& s) {
+  return round_up_to_cache_line(static_cast<size_t>(s.group * (s.head_dim + 2)) * sizeof(float));
+}
+
+GroupState group_state_at(char* memory, const AttentionShape& s) {
+  auto* outputs = reinterpret_cast<float*>(memory);
+  return {outputs, outputs + s.group * s.head_dim, outputs + s.group * s.head_dim + s.group};
+}
+
+// Work memory: per thread [queries in K's partner type][one dequantized value
+// row][a group state], then, when keys are split, one group state per
+// (unit, chunk) for the merge.
+struct AttentionWork {
+  size_t query_row_bytes;  // 0 when K's partner is F32 (queries are used as they are)
+  size_t value_offset;
+  size_t state_offset;
+  size_t per_thread_bytes;
+  size_t partials_offset;
+  size_t total_bytes;
+};
+
+AttentionWork attention_work(const Tensor& node, int n_threads) {
+  const AttentionShape s(node);
+  const GgmlType partner = kernels_for(node.src[1]->type).dot_partner;
+  AttentionWork w{};
+  w.query_row_bytes = partner == GgmlType::F32
       ? 0
-      : round_up_to_cache_line(static_cast<size_t>(head_dim / type_block_elements(partner)) *
+      : round_up_to_cache_line(static_cast<size_t>(s.head_dim / type_block_elements(partner)) *
                                type_block_bytes(partner));
-  s.queries_bytes = s.query_row_bytes * static_cast<size_t>(group);
-  s.accumulators_bytes = round_up_to_cache_line(static_cast<size_t>(group * head_dim) * sizeof(float));
-  s.value_bytes = round_up_to_cache_line(static_cast<size_t>(head_dim) * sizeof(float));
-  s.stats_bytes = round_up_to_cache_line(static_cast<size_t>(group) * sizeof(float));
-  s.per_thread_bytes = s.queries_bytes + s.accumulators_bytes + s.value_bytes + 2 * s.stats_bytes;
-  return s;
+  w.value_offset = w.query_row_bytes * static_cast<size_t>(s.group);
+  w.state_offset = w.value_offset + round_up_to_cache_line(static_cast<size_t>(s.head_dim) * sizeof(float));
+  w.per_thread_bytes = w.state_offset + group_state_bytes(s);
+  w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
+  const int64_t chunks = s.key_chunks(n_threads);
+  const size_t partials = chunks > 1 ? static_cast<size_t>(s.units() * chunks) * group_state_bytes(s) : 0;
+  w.total_bytes = w.partials_offset + partials;
+  return w;
+}
+
+struct AttentionInputs {
+  const Tensor& q;
+  const Tensor& k;
+  const Tensor& v;
+  const Tensor* mask;
+  float scale;
+  const TypeKernels& k_kernels;
+  RowFromFloatFn query_to_partner;
+  RowToFloatFn value_to_float;
+};
+
+// Folds keys [begin, end) of kv head `kv_head` into the state of the query heads
+// of that group for query token `token`. `queries` holds the converted queries
+// (or is unused when K's partner is F32); `value` is one row of scratch.
+void attend(const AttentionInputs& in, const AttentionShape& s, int64_t token, int64_t kv_head,
+            int64_t begin, int64_t end, const char* queries, size_t query_row_bytes, float* value,
+            const GroupState& state) {
+  const int64_t d = s.head_dim;
+  const int64_t first_head = kv_head * s.group;
+  const auto* mask_row = in.mask != nullptr ? reinterpret_cast<const float*>(in.mask->row_ptr(token)) : nullptr;
+  for (int64_t h = 0; h < s.group; ++h) {
+    state.max[h] = kMinusInfinity;
+    state.sum[h] = 0.0f;
+  }
+  std::memset(state.outputs, 0, static_cast<size_t>(s.group * d) * sizeof(float));
+
+  for (int64_t j = begin; j < end; ++j) {
+    const float bias = mask_row != nullptr ? mask_row[j] : 0.0f;
+    if (bias == kMinusInfinity) continue;
+    const char* key = in.k.row_ptr(kv_head, j);
+    const float* value_row = nullptr;
+    for (int64_t h = 0; h < s.group; ++h) {
+      const void* query = query_row_bytes == 0
+          ? static_cast<const void*>(in.q.row_ptr(first_head + h, token))
+          : queries + static_cast<size_t>(h) * query_row_bytes;
+      float dot;
+      in.k_kernels.vec_dot(d, &dot, key, query);
+      const float score = dot * in.scale + bias;
+      float* out = state.outputs + h * d;
+      if (score > state.max[h]) {
+        // A new maximum: rescale what was summed so far to the new reference.
+        const float rescale = std::exp(state.max[h] - score);
+        state.sum[h] *= rescale;
+        for (int64_t i = 0; i < d; ++i) out[i] *= rescale;
+        state.max[h] = score;
+      }
+      const float weight = std::exp(score - state.max[h]);
+      state.sum[h] += weight;
+      if (value_row == nullptr) {
+        const char* stored = in.v.row_ptr(kv_head, j);
+        if (in.v.type == GgmlType::F32) {
+          value_row = reinterpret_cast<const float*>(stored);
+        } else {
+          in.value_to_float(stored, value, d);
+          value_row = value;
+        }
+      }
+      for (int64_t i = 0; i < d; ++i) out[i] += weight * value_row[i];
+    }
+  }
+}
+
+// Writes head h of a group's merged states (one per key chunk) to `out`.
+void merge_into(const GroupState* states, int64_t n_states, int64_t h, int64_t d, float* out) {
+  float max = kMinusInfinity;
+  for (int64_t c = 0; c < n_states; ++c) max = std::max(max, states[c].max[h]);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < d; ++i) out[i] = 0.0f;
+  if (max == kMinusInfinity) return;  // every key masked: attend to nothing
+  for (int64_t c = 0; c < n_states; ++c) {
+    if (states[c].max[h] == kMinusInfinity) continue;
+    const float weight = std::exp(states[c].max[h] - max);
+    sum += states[c].sum[h] * weight;
+    const float* partial = states[c].outputs + h * d;
+    for (int64_t i = 0; i < d; ++i) out[i] += weight * partial[i];
+  }
+  const float inverse_sum = 1.0f / sum;
+  for (int64_t i = 0; i < d; ++i) out[i] *= inverse_sum;
 }
 
 }  // namespace
 
 size_t attention_work_size(const Tensor& node, int n_threads) {
-  return attention_scratch(node).per_thread_bytes * static_cast<size_t>(n_threads);
+  return attention_work(node, n_threads).total_bytes;
 }
 
 // node F32 [head_dim, n_head, n_tokens]; src0 Q F32 [head_dim, n_head, n_tokens];
 // src1 K, src2 V [head_dim, n_head_kv, n_kv]; src3 mask F32 [n_kv, >= n_tokens] or null.
-// One task is one query token and one kv head with its group of query heads.
 void compute_attention(const ComputeParams& params, Tensor& node) {
-  const Tensor& q = *node.src[0];
-  const Tensor& k = *node.src[1];
-  const Tensor& v = *node.src[2];
-  const Tensor* mask = node.src[3];
-  const float scale = node.params.f[0];
+  const AttentionShape s(node);
+  const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
+  const AttentionInputs in{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
+                           k_kernels, kernels_for(k_kernels.dot_partner).from_float,
+                           kernels_for(node.src[2]->type).to_float};
   const bool causal = node.params.i[0] != 0;
-  const int64_t head_dim = q.ne[0];
-  const int64_t n_tokens = q.ne[2];
-  const int64_t n_head_kv = k.ne[1];
-  const int64_t n_kv = k.ne[2];
-  const int64_t group = q.ne[1] / n_head_kv;
+  const AttentionWork layout = attention_work(node, params.n_threads);
+  char* work = static_cast<char*>(params.work);
+  char* scratch = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
+  auto* value = reinterpret_cast<float*>(scratch + layout.value_offset);
+  const int64_t chunks = s.key_chunks(params.n_threads);
+  const int64_t keys_per_chunk = (s.n_kv + chunks - 1) / chunks;
 
-  const TypeKernels& k_kernels = kernels_for(k.type);
-  const RowFromFloatFn query_to_partner = kernels_for(k_kernels.dot_partner).from_float;
-  const RowToFloatFn value_to_float = kernels_for(v.type).to_float;
-  const bool query_as_is = k_kernels.dot_partner == GgmlType::F32;
-  const bool value_as_is = v.type == GgmlType::F32;
-
-  const AttentionScratch layout = attention_scratch(node);
-  char* scratch = static_cast<char*>(params.work) +
-                  layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
-  char* queries = scratch;
-  auto* accumulators = reinterpret_cast<float*>(scratch + layout.queries_bytes);
-  auto* value = reinterpret_cast<float*>(scratch + layout.queries_bytes + layout.accumulators_bytes);
-  auto* running_max = reinterpret_cast<float*>(reinterpret_cast<char*>(value) + layout.value_bytes);
-  auto* running_sum = reinterpret_cast<float*>(reinterpret_cast<char*>(running_max) + layout.stats_bytes);
-  constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
-
-  const Range tasks = thread_share(n_tokens * n_head_kv, params);
+  const Range tasks = thread_share(s.units() * chunks, params);
   for (int64_t task = tasks.begin; task < tasks.end; ++task) {
-    const int64_t kv_head = task % n_head_kv;
-    const int64_t token = task / n_head_kv;
-    const int64_t first_head = kv_head * group;
-    const int64_t visible = causal ? n_kv - n_tokens + token + 1 : n_kv;
-    const auto* mask_row = mask != nullptr ? reinterpret_cast<const float*>(mask->row_ptr(token)) : nullptr;
+    const int64_t unit = task / chunks;
+    const int64_t chunk = task % chunks;
+    const int64_t kv_head = unit % s.n_head_kv;
+    const int64_t token = unit / s.n_head_kv;
+    const int64_t visible = causal ? s.n_kv - s.n_tokens + token + 1 : s.n_kv;
+    const int64_t begin = std::min(visible, chunk * keys_per_chunk);
+    const int64_t end = std::min(visible, begin + keys_per_chunk);
 
-    // Query head h of the group, in K's dot partner type.
-    auto query_row = [&](int64_t h) -> const void* {
-      return query_as_is ? q.row_ptr(first_head + h, token)
-                         : queries + static_cast<size_t>(h) * layout.query_row_bytes;
-    };
-    for (int64_t h = 0; h < group; ++h) {
-      if (!query_as_is) {
-        query_to_partner(reinterpret_cast<const float*>(q.row_ptr(first_head + h, token)),
-                         queries + static_cast<size_t>(h) * layout.query_row_bytes, head_dim);
-      }
-      running_max[h] = kMinusInfinity;
-      running_sum[h] = 0.0f;
-    }
-    std::memset(accumulators, 0, static_cast<size_t>(group * head_dim) * sizeof(float));
-
-    for (int64_t j = 0; j < visible; ++j) {
-      const float bias = mask_row != nullptr ? mask_row[j] : 0.0f;
-      if (bias == kMinusInfinity) continue;
-      const char* key = k.row_ptr(kv_head, j);
-      const float* value_row = nullptr;
-      for (int64_t h = 0; h < group; ++h) {
-        float dot;
-        k_kernels.vec_dot(head_dim, &dot, key, query_row(h));
-        const float score = dot * scale + bias;
-        float* acc = accumulators + h * head_dim;
-        if (score > running_max[h]) {
-          // A new maximum: rescale what was summed so far to the new reference.
-          const float rescale = std::exp(running_max[h] - score);
-          running_sum[h] *= rescale;
-          for (int64_t i = 0; i < head_dim; ++i) acc[i] *= rescale;
-          running_max[h] = score;
-        }
-        const float weight = std::exp(score - running_max[h]);
-        running_sum[h] += weight;
-        if (value_row == nullptr) {
-          const char* stored = v.row_ptr(kv_head, j);
-          if (value_as_is) {
-            value_row = reinterpret_cast<const float*>(stored);
-          } else {
-            value_to_float(stored, value, head_dim);
-            value_row = value;
-          }
-        }
-        for (int64_t i = 0; i < head_dim; ++i) acc[i] += weight * value_row[i];
+    if (layout.query_row_bytes != 0) {
+      for (int64_t h = 0; h < s.group; ++h) {
+        in.query_to_partner(reinterpret_cast<const float*>(in.q.row_ptr(kv_head * s.group + h, token)),
+                            scratch + static_cast<size_t>(h) * layout.query_row_bytes, s.head_dim);
       }
     }
-
-    for (int64_t h = 0; h < group; ++h) {
-      float* out = f32_row(node, {first_head + h, token, 0});
-      const float* acc = accumulators + h * head_dim;
-      const float inverse_sum = running_sum[h] > 0.0f ? 1.0f / running_sum[h] : 0.0f;
-      for (int64_t i = 0; i < head_dim; ++i) out[i] = acc[i] * inverse_sum;
+    const GroupState state = chunks == 1
+        ? group_state_at(scratch + layout.state_offset, s)
+        : group_state_at(work + layout.partials_offset + static_cast<size_t>(task) * group_state_bytes(s), s);
+    attend(in, s, token, kv_head, begin, end, scratch, layout.query_row_bytes, value, state);
+    if (chunks == 1) {
+      for (int64_t h = 0; h < s.group; ++h) {
+        merge_into(&state, 1, h, s.head_dim, f32_row(node, {kv_head * s.group + h, token, 0}));
+      }
     }
+  }
+  if (chunks == 1) return;
+
+  // Merge the chunks of each unit; one head of one unit per step.
+  params.barrier();
+  GroupState states[kMaxKeyChunks];
+  const Range heads = thread_share(s.units() * s.group, params);
+  for (int64_t item = heads.begin; item < heads.end; ++item) {
+    const int64_t unit = item / s.group;
+    const int64_t h = item % s.group;
+    for (int64_t c = 0; c < chunks; ++c) {
+      states[c] = group_state_at(
+          work + layout.partials_offset + static_cast<size_t>(unit * chunks + c) * group_state_bytes(s), s);
+    }
+    const int64_t kv_head = unit % s.n_head_kv;
+    const int64_t token = unit / s.n_head_kv;
+    merge_into(states, chunks, h, s.head_dim, f32_row(node, {kv_head * s.group + h, token, 0}));
   }
 }
 

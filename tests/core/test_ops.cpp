@@ -408,6 +408,7 @@ struct AttentionCase {
 TEST(CoreOps, AttentionOverEveryCacheTypeWithGroupedHeads) {
   const AttentionCase cases[] = {
       {64, 4, 4, 1, 1}, {64, 8, 2, 1, 37}, {32, 6, 3, 5, 19}, {128, 4, 1, 3, 300},
+      {64, 4, 1, 1, 1000},  // one unit of work: keys are split across threads
   };
   for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0}) {
     for (const AttentionCase& c : cases) {
@@ -427,6 +428,20 @@ TEST(CoreOps, AttentionOverEveryCacheTypeWithGroupedHeads) {
       expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, nullptr, scale, true); }, expected, bound);
     }
   }
+}
+
+// Keys split across threads where whole chunks are masked out.
+TEST(CoreOps, AttentionMergesKeyChunksThatAreFullyMasked) {
+  Leaves leaves;
+  Tensor* q = leaves.random(GgmlType::F32, {64, 2, 1});
+  Tensor* k = leaves.random(GgmlType::F16, {64, 1, 256});
+  Tensor* v = leaves.random(GgmlType::F16, {64, 1, 256});
+  Tensor* mask = leaves.zeros(GgmlType::F32, {256, 1});
+  auto* m = static_cast<float*>(mask->data);
+  for (int j = 50; j < 256; ++j) m[j] = -std::numeric_limits<float>::infinity();
+  const Dense dm = read_dense(*mask);
+  const Dense expected = reference_attention(read_dense(*q), read_dense(*k), read_dense(*v), &dm, 0.125);
+  expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, mask, 0.125f, false); }, expected, kF16Partner);
 }
 
 TEST(CoreOps, AttentionReadsStridedCacheViewsWithoutMask) {

@@ -1,0 +1,216 @@
+#include "model/synth.h"
+
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "gguf/gguf_writer.h"
+#include "kernels/kernels.h"
+
+namespace peak::model {
+namespace {
+
+// splitmix64: a tiny, portable generator, so the same seed gives the same
+// weights on every platform and standard library.
+struct SplitMix64 {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+  // Box-Muller: one standard normal sample per call.
+  float normal() {
+    const double u1 = uniform() + 0x1.0p-54, u2 = uniform();
+    return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
+  }
+};
+
+enum class Fill { Normal, Ones, SmallNormal };
+
+struct PlannedTensor {
+  std::string name;
+  int64_t ne[2];
+  uint32_t n_dims;
+  GgmlType type;
+  Fill fill;
+};
+
+std::vector<PlannedTensor> plan_tensors(const SynthSpec& s, const TensorTypeFn& type_of) {
+  std::vector<PlannedTensor> out;
+  auto add = [&](const std::string& name, std::initializer_list<int64_t> shape, Fill fill) {
+    PlannedTensor t{name, {1, 1}, static_cast<uint32_t>(shape.size()), GgmlType::F32, fill};
+    size_t i = 0;
+    for (int64_t d : shape) t.ne[i++] = d;
+    t.type = type_of && t.n_dims > 1 ? type_of(name, t.ne[0]) : GgmlType::F32;
+    out.push_back(t);
+  };
+  const int64_t q = s.n_head * s.head_dim, kv = s.n_head_kv * s.head_dim;
+  add("token_embd.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
+  add("output_norm.weight", {s.n_embd}, Fill::Ones);
+  if (!s.tied_output) add("output.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
+  for (int64_t i = 0; i < s.n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    add(p + "attn_norm.weight", {s.n_embd}, Fill::Ones);
+    add(p + "attn_q.weight", {s.n_embd, q}, Fill::Normal);
+    add(p + "attn_k.weight", {s.n_embd, kv}, Fill::Normal);
+    add(p + "attn_v.weight", {s.n_embd, kv}, Fill::Normal);
+    if (s.arch == Arch::Qwen2) {
+      add(p + "attn_q.bias", {q}, Fill::SmallNormal);
+      add(p + "attn_k.bias", {kv}, Fill::SmallNormal);
+      add(p + "attn_v.bias", {kv}, Fill::SmallNormal);
+    }
+    if (s.arch == Arch::Qwen3) {
+      add(p + "attn_q_norm.weight", {s.head_dim}, Fill::Ones);
+      add(p + "attn_k_norm.weight", {s.head_dim}, Fill::Ones);
+    }
+    add(p + "attn_output.weight", {q, s.n_embd}, Fill::Normal);
+    add(p + "ffn_norm.weight", {s.n_embd}, Fill::Ones);
+    add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Fill::Normal);
+    add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, Fill::Normal);
+    add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, Fill::Normal);
+  }
+  return out;
+}
+
+// A SentencePiece-style vocabulary: <unk> <s> </s>, the 256 byte tokens, then
+// made-up pieces with descending scores.
+void write_synthetic_vocab(gguf::GgufWriter& w, int64_t n_vocab) {
+  if (n_vocab < 259 + 1) throw std::invalid_argument("a synthetic vocabulary needs at least 260 tokens");
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<float> scores = {0.0f, 0.0f, 0.0f};
+  std::vector<int32_t> types = {2, 3, 3};  // unknown, control, control
+  static const char kHex[] = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) {
+    tokens.push_back(std::string("<0x") + kHex[b >> 4] + kHex[b & 15] + ">");
+    scores.push_back(0.0f);
+    types.push_back(6);  // byte
+  }
+  static const char kLetters[] = "etaoinshrdlucmfwypvbgkjqxz";
+  for (int64_t i = 0; static_cast<int64_t>(tokens.size()) < n_vocab; ++i) {
+    // Base-26 spelling of i, prefixed with U+2581 (the SentencePiece space) on even ids.
+    std::string piece;
+    for (int64_t v = i;; v = v / 26 - 1) {
+      piece.insert(piece.begin(), kLetters[v % 26]);
+      if (v < 26) break;
+    }
+    if (i % 2 == 0) piece = "\xe2\x96\x81" + piece;
+    tokens.push_back(piece);
+    scores.push_back(-static_cast<float>(i));
+    types.push_back(1);  // normal
+  }
+  w.set_string("tokenizer.ggml.model", "llama");
+  w.set_string_array("tokenizer.ggml.tokens", tokens);
+  w.set_array("tokenizer.ggml.scores", gguf::ValueType::Float32, scores.data(), scores.size());
+  w.set_array("tokenizer.ggml.token_type", gguf::ValueType::Int32, types.data(), types.size());
+  w.set_u32("tokenizer.ggml.unknown_token_id", 0);
+  w.set_u32("tokenizer.ggml.bos_token_id", 1);
+  w.set_u32("tokenizer.ggml.eos_token_id", 2);
+}
+
+void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
+  const std::string a = arch_name(s.arch);
+  w.set_string("general.architecture", a);
+  w.set_string("general.name", s.name.empty() ? "peak synthetic " + a : s.name);
+  w.set_u32(a + ".context_length", static_cast<uint32_t>(s.n_ctx_train));
+  w.set_u32(a + ".embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.set_u32(a + ".block_count", static_cast<uint32_t>(s.n_layer));
+  w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
+  if (s.head_dim * s.n_head != s.n_embd || s.arch == Arch::Qwen3) {
+    w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
+    w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
+  }
+  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  w.set_f32(a + ".rope.freq_base", s.rope_base);
+  w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+}
+
+}  // namespace
+
+std::vector<std::string> synth_preset_names() {
+  return {"qwen3-0.6b", "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b"};
+}
+
+SynthSpec synth_preset(const std::string& name) {
+  SynthSpec s;
+  s.name = name + " (peak synth, random weights)";
+  if (name == "qwen3-0.6b") {
+    s.arch = Arch::Qwen3;
+    s.n_layer = 28, s.n_embd = 1024, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 3072;
+    s.n_vocab = 151936, s.n_ctx_train = 40960, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+  } else if (name == "qwen2.5-0.5b") {
+    s.arch = Arch::Qwen2;
+    s.n_layer = 24, s.n_embd = 896, s.n_head = 14, s.n_head_kv = 2, s.head_dim = 64, s.n_ff = 4864;
+    s.n_vocab = 151936, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+  } else if (name == "llama-3.2-1b") {
+    s.arch = Arch::Llama;
+    s.n_layer = 16, s.n_embd = 2048, s.n_head = 32, s.n_head_kv = 8, s.head_dim = 64, s.n_ff = 8192;
+    s.n_vocab = 128256, s.n_ctx_train = 131072, s.rope_base = 500000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
+  } else if (name == "tinyllama-1.1b") {
+    s.arch = Arch::Llama;
+    s.n_layer = 22, s.n_embd = 2048, s.n_head = 32, s.n_head_kv = 4, s.head_dim = 64, s.n_ff = 5632;
+    s.n_vocab = 32000, s.n_ctx_train = 2048, s.rope_base = 10000.0f, s.rms_eps = 1e-5f, s.tied_output = false;
+  } else {
+    std::string known;
+    for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown preset '" + name + "' (known: " + known + ")");
+  }
+  return s;
+}
+
+void write_synth_model(const SynthSpec& s, const SynthOptions& options, const std::string& path) {
+  if (s.n_layer <= 0 || s.n_embd <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.head_dim <= 0 || s.n_ff <= 0 ||
+      s.n_head % s.n_head_kv != 0 || s.head_dim % 2 != 0) {
+    throw std::invalid_argument("synthetic model spec is inconsistent (sizes must be positive, head_count a "
+                                "multiple of head_count_kv, head size even)");
+  }
+  gguf::GgufWriter w;
+  write_metadata(w, s);
+  if (options.vocab_from) {
+    const gguf::GgufFile& v = *options.vocab_from;
+    for (size_t i = 0; i < v.n_kv(); ++i) {
+      if (v.key(i).rfind("tokenizer.", 0) == 0) w.copy_value(v.value(i));
+    }
+    const auto tokens = v.find("tokenizer.ggml.tokens");
+    if (!tokens || static_cast<int64_t>(tokens->array().size()) != s.n_vocab) {
+      throw std::invalid_argument("the vocabulary file's token count differs from the model's " +
+                                  std::to_string(s.n_vocab));
+    }
+  } else {
+    write_synthetic_vocab(w, s.n_vocab);
+  }
+
+  const std::vector<PlannedTensor> tensors = plan_tensors(s, options.tensor_type);
+  for (const PlannedTensor& t : tensors) w.add_tensor(t.name, t.type, t.n_dims, t.ne);
+
+  std::vector<float> row;
+  w.write_file(path, [&](size_t index, uint8_t* dst, uint64_t) {
+    const PlannedTensor& t = tensors[index];
+    SplitMix64 rng{options.seed * 0x100000001b3ull + index};
+    const TypeKernels& k = kernels_for(t.type);
+    if (t.type != GgmlType::F32 && !k.from_float) {
+      throw std::invalid_argument(std::string("cannot write tensors of type ") +
+                                  ggml_type_name(static_cast<uint32_t>(t.type)));
+    }
+    row.resize(static_cast<size_t>(t.ne[0]));
+    const size_t row_bytes = static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(t.type), static_cast<uint64_t>(t.ne[0])));
+    for (int64_t r = 0; r < t.ne[1]; ++r) {
+      for (float& x : row) {
+        x = t.fill == Fill::Ones ? 1.0f : t.fill == Fill::Normal ? 0.02f * rng.normal() : 0.002f * rng.normal();
+      }
+      uint8_t* out = dst + static_cast<size_t>(r) * row_bytes;
+      if (t.type == GgmlType::F32) {
+        std::memcpy(out, row.data(), row_bytes);
+      } else {
+        k.from_float(row.data(), out, t.ne[0]);
+      }
+    }
+    if (options.progress) options.progress(index + 1, tensors.size());
+  });
+}
+
+}  // namespace peak::model

@@ -1,0 +1,53 @@
+// Synthetic models: random weights (N(0, 0.02) matrices, unit norms) with the
+// exact shapes, tensor names and GGUF metadata of a real architecture, so
+// anyone can test and benchmark a model's shape without downloading it. The
+// file is written tensor by tensor (quantized on the fly), never held whole.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+#include "model/hparams.h"
+
+namespace peak::model {
+
+struct SynthSpec {
+  std::string name;           // general.name
+  Arch arch = Arch::Llama;
+  int64_t n_layer = 2;
+  int64_t n_embd = 64;
+  int64_t n_head = 4;
+  int64_t n_head_kv = 2;
+  int64_t head_dim = 16;      // written as attention.key_length when != n_embd / n_head
+  int64_t n_ff = 128;
+  int64_t n_vocab = 512;
+  int64_t n_ctx_train = 2048;
+  float rope_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  bool tied_output = true;    // no output.weight: the head reuses token_embd
+};
+
+// The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b);
+// throws std::invalid_argument listing them for an unknown name.
+SynthSpec synth_preset(const std::string& name);
+std::vector<std::string> synth_preset_names();
+
+// Picks the stored type of each tensor (e.g. 1-D norms stay F32); given the
+// tensor name, its row length and the spec.
+using TensorTypeFn = std::function<GgmlType(const std::string& name, int64_t row_length)>;
+
+struct SynthOptions {
+  uint64_t seed = 1;
+  TensorTypeFn tensor_type;                  // null: F32 everywhere
+  const gguf::GgufFile* vocab_from = nullptr;  // copy tokenizer.* keys from a real model
+  std::function<void(size_t done, size_t total)> progress;  // per tensor written
+};
+
+// Writes the model to `path`. Throws std::invalid_argument for an inconsistent
+// spec and io::IoError when the file cannot be written.
+void write_synth_model(const SynthSpec& spec, const SynthOptions& options, const std::string& path);
+
+}  // namespace peak::model

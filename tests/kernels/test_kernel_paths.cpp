@@ -35,12 +35,14 @@ std::vector<PathCase> all_cases() {
 }
 
 // Lengths: 7, 13 and 45 blocks of 32 (45 crosses the 32-block chunks of the
-// row-packed gemms), or 3, 5 and 7 super-blocks of 256.
+// row-packed gemms), 3, 5 and 7 super-blocks of 256, or for the float types
+// (block of 1) those element counts plus a few, to exercise the vector tails.
 constexpr int kLengthVariants = 3;
 int64_t test_length(GgmlType t, int variant) {
   const uint32_t block = ggml_type_traits(static_cast<uint32_t>(t))->block_elems;
   const int64_t blocks[kLengthVariants] = {7, 13, 45};
   const int64_t super_blocks[kLengthVariants] = {3, 5, 7};
+  if (block == 1) return 32 * blocks[variant] + 5 + 2 * variant;
   return block == 256 ? 256 * super_blocks[variant] : 32 * blocks[variant];
 }
 

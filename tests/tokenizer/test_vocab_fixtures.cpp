@@ -6,58 +6,20 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "tokenizer/tokenizer.h"
+#include "vocab_fixtures.h"
 
 namespace peak::tokenizer {
 namespace {
 
-const std::string kVocabDir = std::string(PEAK_SHARED_DIR) + "/fixtures/vocab/";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << "cannot open " << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-struct TestCase {
-  std::string text;
-  std::vector<int32_t> ids;
-};
-
-// .inp: strings separated by "\n__ggml_vocab_test__\n" (the file ends with one);
-// .out: one line of space-separated ids per string.
-std::vector<TestCase> read_cases(const std::string& name) {
-  const std::string inp = read_file(kVocabDir + name + ".gguf.inp");
-  const std::string out = read_file(kVocabDir + name + ".gguf.out");
-  const std::string separator = "\n__ggml_vocab_test__\n";
-  std::vector<std::string> texts;
-  for (size_t pos = 0; pos < inp.size();) {
-    size_t next = inp.find(separator, pos);
-    if (next == std::string::npos) next = inp.size();
-    texts.push_back(inp.substr(pos, next - pos));
-    pos = next + separator.size();
-  }
-  std::vector<TestCase> cases;
-  std::istringstream lines(out);
-  std::string line;
-  for (const std::string& text : texts) {
-    EXPECT_TRUE(std::getline(lines, line)) << name << ": fewer lines in .out than strings in .inp";
-    std::istringstream numbers(line);
-    TestCase test_case{text, {}};
-    for (int32_t id = 0; numbers >> id;) test_case.ids.push_back(id);
-    cases.push_back(test_case);
-  }
-  EXPECT_FALSE(std::getline(lines, line) && !line.empty()) << name << ": more lines in .out than strings in .inp";
-  return cases;
-}
+using testing_support::read_vocab_cases;
+using testing_support::VocabCase;
+using testing_support::vocab_path;
+using testing_support::vocab_tokenizer;
 
 std::string ids_to_string(const std::vector<int32_t>& ids) {
   std::string s;
@@ -89,8 +51,8 @@ class VocabFixture : public testing::TestWithParam<VocabFile> {};
 
 TEST_P(VocabFixture, MatchesLlamaCppOrIsRefused) {
   const VocabFile file = GetParam();
-  const auto gguf = gguf::GgufFile::open(kVocabDir + "ggml-vocab-" + file.name + ".gguf");
   if (file.refusal != nullptr) {
+    const auto gguf = gguf::GgufFile::open(vocab_path(file.name));
     try {
       Tokenizer::from_gguf(*gguf);
       FAIL() << file.name << " should be refused";
@@ -100,12 +62,12 @@ TEST_P(VocabFixture, MatchesLlamaCppOrIsRefused) {
     }
     return;
   }
-  const auto tokenizer = Tokenizer::from_gguf(*gguf);
-  const std::vector<TestCase> cases = read_cases(std::string("ggml-vocab-") + file.name);
+  const Tokenizer& tokenizer = vocab_tokenizer(file.name);
+  const std::vector<VocabCase> cases = read_vocab_cases(file.name);
   ASSERT_FALSE(cases.empty());
   size_t passed = 0;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const std::vector<int32_t> ids = tokenizer->encode(cases[i].text, false, false);
+    const std::vector<int32_t> ids = tokenizer.encode(cases[i].text, false, false);
     if (ids == cases[i].ids) {
       ++passed;
     } else {
@@ -127,7 +89,8 @@ INSTANTIATE_TEST_SUITE_P(LlamaCppVectors, VocabFixture, testing::ValuesIn(kVocab
 
 // A test vector added to the folder must be added above, not silently ignored.
 TEST(VocabFixtureList, CoversEveryTestVectorInTheFolder) {
-  for (const auto& entry : std::filesystem::directory_iterator(kVocabDir)) {
+  const std::string folder = std::filesystem::path(vocab_path("x")).parent_path().string();
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
     const std::string file = entry.path().filename().string();
     const std::string prefix = "ggml-vocab-", suffix = ".gguf.inp";
     if (file.size() <= prefix.size() + suffix.size() || file.compare(0, prefix.size(), prefix) != 0 ||

@@ -124,12 +124,16 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
       if (assign) node->data = static_cast<char*>(node->view_src->data) + node->view_offset;
       if (node->op == Op::View) continue;
     } else {
-      Tensor* reused = node->src[0];
+      // In place over the first source (or the memory under it, when the source
+      // is a reshape-like view of all of it): element i of the result then sits
+      // where element i of the source was, and this node is its last reader.
+      const Tensor* source = node->src[0];
+      Tensor* reused = source != nullptr ? memory_root(node->src[0]) : nullptr;
       const bool in_place =
           runs_in_place_safely(node->op) && reused != nullptr && owns_memory(reused) &&
           !reused->is_input && pending_uses_[static_cast<size_t>(reused->arena_index)] == 1 &&
-          reused->type == node->type && reused->is_contiguous() &&
-          aligned_size(reused) == aligned_size(node);
+          source->type == node->type && source->view_offset == 0 && source->is_contiguous() &&
+          aligned_size(reused) == aligned_size(node) && aligned_size(source) == aligned_size(node);
       if (in_place) {
         const auto from = static_cast<size_t>(reused->arena_index);
         handed_on_[from] = 1;

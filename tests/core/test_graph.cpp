@@ -115,6 +115,22 @@ TEST(CoreAllocator, ReusesDeadBuffersAndRunsElementWiseInPlace) {
   EXPECT_EQ(allocator.planned_bytes(), 2 * 1024u);
 }
 
+TEST(CoreAllocator, RunsInPlaceThroughAReshapeButNotAPartialView) {
+  Leaves leaves;
+  Tensor* w = leaves.random(GgmlType::F32, {64, 64});
+  Graph g(64);
+  Tensor* x = g.input(GgmlType::F32, {64, 2}, "x");
+  Tensor* projected = g.mul_mat(w, x);                          // [64, 2]
+  Tensor* heads = g.silu(g.reshape(projected, {16, 4, 2}));     // in place: same bytes
+  Tensor* h2 = g.mul_mat(w, g.reshape(heads, {64, 2}));
+  Tensor* first_row = g.silu(g.view(h2, {64}, {}, 0));          // half of h2: not in place
+  g.output(first_row);
+  GraphAllocator allocator;
+  allocator.reserve(g, 1);
+  EXPECT_EQ(heads->data, projected->data);
+  EXPECT_NE(first_row->data, h2->data);
+}
+
 TEST(CoreAllocator, OutputsAndSharedSourcesAreNotOverwritten) {
   Leaves leaves;
   Graph g(64);

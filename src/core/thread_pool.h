@@ -3,7 +3,7 @@
 //
 // Idle workers spin for a short while after each job (the next token's graph
 // usually follows quickly), then sleep on a condition variable so an idle
-// session costs no CPU.
+// session costs no CPU. One run() at a time: a pool serves one caller thread.
 #pragma once
 
 #include <atomic>

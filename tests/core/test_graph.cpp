@@ -1,7 +1,9 @@
 // Tensor descriptors, views, graph order and the graph allocator.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 
 #include "core_test_support.h"
@@ -183,6 +185,56 @@ TEST(CoreAllocator, LlamaBlockWithReuseMatchesNoReuse) {
       EXPECT_EQ(results[0], results[1]) << n_tokens << " tokens, " << n_threads << " threads";
     }
   }
+}
+
+// Random graphs of element-wise ops over shared, reshaped and transposed
+// intermediates: with reuse and in-place placement they must compute exactly what
+// they compute when every intermediate keeps its own memory.
+TEST(CoreAllocator, RandomGraphsWithReuseMatchNoReuse) {
+  std::mt19937 rng(99);
+  int in_place_nodes = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    std::vector<float> results[2];
+    const auto seed = static_cast<uint32_t>(rng());
+    for (int keep_all = 0; keep_all < 2; ++keep_all) {
+      std::mt19937 pick(seed);
+      auto any = [&](const std::vector<Tensor*>& from) { return from[pick() % from.size()]; };
+      Graph g(256);
+      std::vector<Tensor*> made = {g.input(GgmlType::F32, {8, 6}, "a"), g.input(GgmlType::F32, {8, 6}, "b")};
+      for (int step = 0; step < 24; ++step) {
+        Tensor* x = any(made);
+        Tensor* y = any(made);
+        switch (pick() % 6) {
+          case 0: made.push_back(g.add(x, y)); break;
+          case 1: made.push_back(g.mul(x, y)); break;
+          case 2: made.push_back(g.silu(x)); break;
+          case 3: made.push_back(g.rms_norm(x, 1e-5f)); break;
+          case 4: made.push_back(g.reshape(g.scale(g.reshape(x, {6, 8}), 0.5f), {8, 6})); break;
+          default: made.push_back(g.add(x, g.transpose(g.transpose(y)))); break;
+        }
+      }
+      Tensor* result = made.back();
+      for (int extra = 0; extra < 3; ++extra) result = g.add(result, any(made));
+      g.output(result);
+      if (keep_all != 0) {
+        for (Tensor* node : g.nodes()) node->is_output = true;
+      }
+      GraphAllocator allocator;
+      allocator.reserve(g, 2);
+      for (Tensor* leaf : g.leafs()) {
+        auto* values = static_cast<float*>(leaf->data);
+        for (int64_t i = 0; i < leaf->element_count(); ++i) values[i] = std::cos(static_cast<float>(i) + leaf->name[0]);
+      }
+      compute_graph(g, test_pool(), 2, allocator.work_buffer());
+      for (const Tensor* node : g.nodes()) {
+        if (node->op != Op::View && node->src[0] != nullptr && node->data == node->src[0]->data) ++in_place_nodes;
+      }
+      const auto* values = static_cast<const float*>(result->data);
+      results[keep_all].assign(values, values + result->element_count());
+    }
+    ASSERT_EQ(results[0], results[1]) << "trial " << trial;
+  }
+  EXPECT_GT(in_place_nodes, 40);
 }
 
 // Plans (without computing) a block of Llama-2-7B's shape (GQA 32/8 heads) for

@@ -1,0 +1,9 @@
+// The dotprod path: the 128-bit quantized kernels with SDOT as their int8 dot.
+// Float types keep the NEON kernels.
+#include "kernels/arm/neon_kernels.inc"
+
+namespace peak {
+
+void install_dotprod_kernels(KernelTable& table) { install_128bit_quant_kernels(table, Isa::Dotprod); }
+
+}  // namespace peak

@@ -1,0 +1,11 @@
+// The NEON path (baseline arm64): every kernel of neon_kernels.inc.
+#include "kernels/arm/neon_kernels.inc"
+
+namespace peak {
+
+void install_neon_kernels(KernelTable& table) {
+  install_128bit_float_kernels(table, Isa::Neon);
+  install_128bit_quant_kernels(table, Isa::Neon);
+}
+
+}  // namespace peak

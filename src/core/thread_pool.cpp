@@ -14,12 +14,17 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins on `done`, pausing the core; after many rounds yields the time slice so
-// an oversubscribed machine (more threads than free cores) still makes progress.
+// Spins on `done`, pausing the core; after a few microseconds yields the time
+// slice instead, so that on an oversubscribed machine (more runnable threads than
+// cores) the thread we wait for gets to run. On an idle machine yield returns at
+// once and costs little more than a pause. Measured on a loaded 2-core machine,
+// 100 barriers took ~11 ms with 2000 spin rounds before yielding, ~1 ms with 128.
+constexpr int kSpinRoundsBeforeYield = 128;
+
 template <typename Condition>
 inline void spin_until(Condition done) {
   for (int round = 0; !done(); ++round) {
-    if (round < 2000) {
+    if (round < kSpinRoundsBeforeYield) {
       cpu_relax();
     } else {
       std::this_thread::yield();

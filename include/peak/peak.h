@@ -11,9 +11,12 @@
  *    *_default_params() function, which sets it, then change what you need. A
  *    struct_size the library does not know is refused, so binaries built against
  *    other versions of this header fail cleanly instead of misreading memory.
- *  - Thread safety: functions on different handles may run concurrently. A
- *    peak_gguf handle is immutable after opening and may be read from any number
- *    of threads at once.
+ *  - Thread safety: functions on different handles may run concurrently.
+ *    peak_gguf and peak_model handles are immutable once opened: any number of
+ *    threads may use them at once, and one model may be shared by many contexts.
+ *    A peak_context or peak_sampler is used by one thread at a time.
+ *  - Sizes and counts are checked: a buffer too small for a result gives
+ *    PEAK_ERR_BUFFER_TOO_SMALL with the needed size in the length output.
  */
 #ifndef PEAK_PEAK_H
 #define PEAK_PEAK_H
@@ -48,6 +51,9 @@ typedef enum peak_status {
   PEAK_ERR_TYPE_MISMATCH = 5,    /* a metadata value has another type than asked for */
   PEAK_ERR_NOT_FOUND = 6,        /* a key or tensor name does not exist */
   PEAK_ERR_OUT_OF_MEMORY = 7,
+  PEAK_ERR_BUFFER_TOO_SMALL = 8, /* the needed size is in the length/count output */
+  PEAK_ERR_CONTEXT_FULL = 9,     /* the tokens do not fit in the context's KV cache */
+  PEAK_ERR_CANCELLED = 10,       /* a progress callback cancelled the operation */
   PEAK_ERR_INTERNAL = 99
 } peak_status;
 
@@ -139,6 +145,213 @@ PEAK_API int64_t peak_gguf_n_tensors(const peak_gguf* gguf);
 PEAK_API peak_status peak_gguf_get_tensor(const peak_gguf* gguf, int64_t index, peak_gguf_tensor_info* out);
 /* Index of a tensor by name, or -1 when absent. */
 PEAK_API int64_t peak_gguf_find_tensor(const peak_gguf* gguf, const char* name);
+
+/* ---- models ------------------------------------------------------------------- */
+
+typedef struct peak_model peak_model;
+
+/* Progress of a model load, 0..1; return 0 to cancel (the load then fails with
+   PEAK_ERR_CANCELLED). */
+typedef int (*peak_progress_fn)(float progress, void* user_data);
+
+typedef struct peak_model_params {
+  size_t struct_size;
+  int use_mmap;               /* 1 (default): map the file; 0: read it into memory */
+  int use_mlock;              /* 1: lock the weights in RAM (best effort) */
+  peak_progress_fn progress;  /* may be NULL */
+  void* progress_user_data;
+} peak_model_params;
+
+PEAK_API peak_model_params peak_model_default_params(void);
+
+/* Loads a GGUF model (architectures llama, qwen2, qwen3). An unknown architecture,
+   a missing tensor or a wrong shape is refused with a message naming it. */
+PEAK_API peak_status peak_model_load(const char* path, const peak_model_params* params, peak_model** out);
+/* Frees a model. Every context created from it must be freed first. */
+PEAK_API void peak_model_free(peak_model* model);
+
+typedef struct peak_model_info {
+  size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
+  const char* architecture;    /* "llama", "qwen2", "qwen3" */
+  const char* name;            /* general.name, "" if absent */
+  const char* chat_template;   /* the template family peak uses, e.g. "chatml", "llama3" */
+  const char* chat_template_warning; /* "" when recognised; else why ChatML is used */
+  uint64_t n_params;
+  uint64_t weight_bytes;
+  int32_t n_vocab;
+  int32_t n_ctx_train;         /* context length the model was trained with */
+  int32_t n_embd;
+  int32_t n_layer;
+  int32_t n_head;
+  int32_t n_head_kv;
+  int32_t head_dim;
+  int32_t n_ff;
+  int32_t bos_token;           /* -1 when the model has none */
+  int32_t eos_token;
+} peak_model_info;
+
+/* Strings stay valid until peak_model_free. */
+PEAK_API peak_status peak_model_get_info(const peak_model* model, peak_model_info* info);
+
+/* ---- tokens ------------------------------------------------------------------- */
+
+/* Text (any bytes, `length` of them) to token ids. add_special: add BOS/EOS as the
+   model asks. parse_special: recognise control tokens written in the text, such as
+   "<|im_end|>" (only when the text is trusted). On PEAK_ERR_BUFFER_TOO_SMALL
+   *n_tokens holds the count needed. */
+PEAK_API peak_status peak_tokenize(const peak_model* model, const char* text, size_t length, int add_special,
+                                   int parse_special, int32_t* tokens, size_t capacity, size_t* n_tokens);
+/* The bytes of one token (possibly part of a UTF-8 character). Control tokens give
+   no bytes unless render_special. Not NUL-terminated. */
+PEAK_API peak_status peak_token_to_piece(const peak_model* model, int32_t token, int render_special, char* buf,
+                                         size_t capacity, size_t* length);
+/* The text of a token sequence; remove_special drops the BOS/EOS tokenize added. */
+PEAK_API peak_status peak_detokenize(const peak_model* model, const int32_t* tokens, size_t n_tokens,
+                                     int remove_special, int render_special, char* buf, size_t capacity,
+                                     size_t* length);
+/* 1 if the token ends a generation (EOS, end of turn ...), else 0. */
+PEAK_API int peak_token_is_eog(const peak_model* model, int32_t token);
+
+/* ---- contexts ------------------------------------------------------------------- */
+
+typedef struct peak_context peak_context;
+
+/* Tensor type ids (ggml numbering) usable for the KV cache. */
+#define PEAK_TYPE_F32 0u
+#define PEAK_TYPE_F16 1u
+#define PEAK_TYPE_Q4_0 2u
+#define PEAK_TYPE_Q8_0 8u
+
+typedef struct peak_context_params {
+  size_t struct_size;
+  uint32_t n_ctx;      /* KV cache cells, at least 1 (default 4096) */
+  uint32_t n_batch;    /* tokens per forward pass when prefilling (default 512) */
+  int32_t n_threads;   /* 0: one per hardware thread */
+  uint32_t type_k;     /* PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
+  uint32_t type_v;
+  int logits_all;      /* 1: allow peak_eval_all_logits (reserves n_batch x n_vocab floats) */
+} peak_context_params;
+
+PEAK_API peak_context_params peak_context_default_params(void);
+
+/* Creates a context on a model; everything it needs is allocated here, so
+   evaluating tokens later allocates nothing. */
+PEAK_API peak_status peak_context_create(const peak_model* model, const peak_context_params* params,
+                                         peak_context** out);
+PEAK_API void peak_context_free(peak_context* ctx);
+
+PEAK_API uint32_t peak_context_n_ctx(const peak_context* ctx);
+/* Tokens in the KV cache. */
+PEAK_API uint32_t peak_context_n_used(const peak_context* ctx);
+PEAK_API peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads);
+
+/* Appends tokens to the context's sequence and runs the model over them; then
+   peak_get_logits returns the last token's logits. PEAK_ERR_CONTEXT_FULL when they
+   do not fit (nothing is evaluated then). */
+PEAK_API peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
+/* Like peak_eval, also writing every token's logits (n_tokens x n_vocab floats) to
+   `logits`; needs a context created with logits_all. */
+PEAK_API peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens,
+                                          float* logits);
+/* The last evaluated token's logits (n_vocab floats), valid until the next eval. */
+PEAK_API const float* peak_get_logits(const peak_context* ctx);
+
+/* KV cache editing: forget everything; remove cells [first, first+n) (later cells
+   move down, keeping their positions); move cells [first, first+n) by `delta`
+   positions, re-rotating their keys. */
+PEAK_API peak_status peak_kv_clear(peak_context* ctx);
+PEAK_API peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
+PEAK_API peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
+
+/* ---- sampling ------------------------------------------------------------------- */
+
+typedef struct peak_sampler peak_sampler;
+
+/* A chain: repetition penalties, top-k, top-p, min-p, temperature, then a seeded
+   draw (greedy when temperature is 0). Same seed and inputs give the same tokens
+   on every platform. */
+typedef struct peak_sampler_params {
+  size_t struct_size;
+  float temperature;        /* >= 0; 0 = greedy. Default 0.8 */
+  int32_t top_k;            /* 0 = off. Default 40 */
+  float top_p;              /* (0, 1]; 1 = off. Default 0.95 */
+  float min_p;              /* [0, 1]; 0 = off. Default 0.05 */
+  int32_t penalty_last_n;   /* tokens the penalties look back over. Default 64 */
+  float repeat_penalty;     /* 1 = off (default) */
+  float frequency_penalty;  /* 0 = off (default) */
+  float presence_penalty;   /* 0 = off (default) */
+  uint64_t seed;
+} peak_sampler_params;
+
+PEAK_API peak_sampler_params peak_sampler_default_params(void);
+PEAK_API peak_status peak_sampler_create(const peak_model* model, const peak_sampler_params* params,
+                                         peak_sampler** out);
+PEAK_API void peak_sampler_free(peak_sampler* sampler);
+/* Picks a token from the context's last logits (does not accept it). */
+PEAK_API peak_status peak_sampler_sample(peak_sampler* sampler, const peak_context* ctx, int32_t* token);
+/* Records a token as said (for the penalties). */
+PEAK_API peak_status peak_sampler_accept(peak_sampler* sampler, int32_t token);
+/* Forgets accepted tokens and restarts the random sequence from the seed. */
+PEAK_API void peak_sampler_reset(peak_sampler* sampler);
+
+/* ---- generation ----------------------------------------------------------------- */
+
+/* Receives generated text: `length` bytes of whole UTF-8 characters (not
+   NUL-terminated). Return 0 to stop generating. */
+typedef int (*peak_text_fn)(const char* text, size_t length, void* user_data);
+
+typedef enum peak_stop_reason {
+  PEAK_STOP_EOG = 0,          /* end-of-generation token */
+  PEAK_STOP_MAX_TOKENS = 1,
+  PEAK_STOP_CONTEXT_FULL = 2,
+  PEAK_STOP_CALLBACK = 3,     /* on_text returned 0 */
+  PEAK_STOP_ABORTED = 4       /* *abort_flag became non-zero */
+} peak_stop_reason;
+
+typedef struct peak_generate_params {
+  size_t struct_size;
+  int32_t max_tokens;         /* < 0: no limit. Default 256 */
+  int add_special;            /* tokenize the prompt with BOS/EOS as the model asks. Default 1 */
+  int parse_special;          /* recognise control tokens in the prompt. Default 1 */
+  peak_text_fn on_text;       /* may be NULL */
+  void* user_data;
+  /* Checked before every token; may be set from a signal handler or another thread. */
+  const volatile int* abort_flag;
+} peak_generate_params;
+
+typedef struct peak_generate_result {
+  size_t struct_size;         /* set to sizeof(peak_generate_result) before the call */
+  int32_t n_prompt_tokens;
+  int32_t n_generated_tokens;
+  peak_stop_reason stop_reason;
+  double prompt_seconds;
+  double generate_seconds;
+} peak_generate_result;
+
+PEAK_API peak_generate_params peak_generate_default_params(void);
+
+/* Tokenizes `prompt`, appends it to the context, then generates, streaming text to
+   on_text. `result` may be NULL. */
+PEAK_API peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* prompt, size_t length,
+                                   const peak_generate_params* params, peak_generate_result* result);
+
+/* ---- chat templates --------------------------------------------------------------- */
+
+typedef struct peak_chat_message {
+  const char* role;     /* "system", "user" or "assistant" */
+  const char* content;  /* NUL-terminated */
+} peak_chat_message;
+
+/* Formats a conversation into the prompt text of a chat template: the model's own
+   (recognised from its tokenizer.chat_template; ChatML when unknown) or, when
+   `template_name` is not NULL, the named one ("chatml", "llama2", "llama3",
+   "mistral-v1", "mistral-v3", "mistral-v7", "gemma", "phi3", "zephyr", ...).
+   `model` may be NULL when a name is given. add_generation_prompt appends the
+   header that opens the assistant's turn. */
+PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const char* template_name,
+                                              const peak_chat_message* messages, size_t n_messages,
+                                              int add_generation_prompt, char* buf, size_t capacity,
+                                              size_t* length);
 
 #ifdef __cplusplus
 }

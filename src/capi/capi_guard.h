@@ -5,8 +5,14 @@
 #include <new>
 #include <string>
 
+#include <stdexcept>
+
 #include "gguf/gguf_error.h"
 #include "io/mapped_file.h"
+#include "model/model.h"
+#include "model/model_error.h"
+#include "session/kv_cache.h"
+#include "tokenizer/vocab.h"
 #include "peak/peak.h"
 
 namespace peak::capi {
@@ -25,6 +31,20 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_FORMAT, e.what());
   } catch (const io::IoError& e) {
     return fail(PEAK_ERR_IO, e.what());
+  } catch (const model::InvalidModel& e) {
+    return fail(PEAK_ERR_FORMAT, e.what());
+  } catch (const model::UnsupportedModel& e) {
+    return fail(PEAK_ERR_UNSUPPORTED, e.what());
+  } catch (const model::LoadCancelled& e) {
+    return fail(PEAK_ERR_CANCELLED, e.what());
+  } catch (const tokenizer::TokenizerError& e) {
+    return fail(PEAK_ERR_UNSUPPORTED, e.what());
+  } catch (const session::ContextFull& e) {
+    return fail(PEAK_ERR_CONTEXT_FULL, e.what());
+  } catch (const std::invalid_argument& e) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, e.what());
+  } catch (const std::out_of_range& e) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, e.what());
   } catch (const std::bad_alloc&) {
     return fail(PEAK_ERR_OUT_OF_MEMORY, "out of memory");
   } catch (const std::exception& e) {
@@ -33,6 +53,12 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_INTERNAL, "unknown internal error");
   }
 }
+
+// Fails with PEAK_ERR_INVALID_ARGUMENT naming `what` when `p` is NULL.
+#define PEAK_CHECK_ARG(p, what)                                                        \
+  do {                                                                                 \
+    if (!(p)) return ::peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL"); \
+  } while (0)
 
 // Checks a params struct's declared size against this library's.
 inline bool struct_size_ok(size_t declared, size_t expected, const char* struct_name) {

@@ -32,6 +32,9 @@ const char* peak_status_name(peak_status status) {
     case PEAK_ERR_TYPE_MISMATCH: return "PEAK_ERR_TYPE_MISMATCH";
     case PEAK_ERR_NOT_FOUND: return "PEAK_ERR_NOT_FOUND";
     case PEAK_ERR_OUT_OF_MEMORY: return "PEAK_ERR_OUT_OF_MEMORY";
+    case PEAK_ERR_BUFFER_TOO_SMALL: return "PEAK_ERR_BUFFER_TOO_SMALL";
+    case PEAK_ERR_CONTEXT_FULL: return "PEAK_ERR_CONTEXT_FULL";
+    case PEAK_ERR_CANCELLED: return "PEAK_ERR_CANCELLED";
     case PEAK_ERR_INTERNAL: return "PEAK_ERR_INTERNAL";
   }
   return "PEAK_ERR_UNKNOWN";

@@ -2,10 +2,13 @@
 
 #include <stdexcept>
 
+#include "model/model_error.h"
+
 namespace peak::model {
 namespace {
 
-[[noreturn]] void refuse(const std::string& message) { throw std::runtime_error(message); }
+[[noreturn]] void refuse(const std::string& message) { throw InvalidModel(message); }
+[[noreturn]] void unsupported(const std::string& message) { throw UnsupportedModel(message); }
 
 struct KeyReader {
   const gguf::GgufFile& file;
@@ -15,7 +18,7 @@ struct KeyReader {
     const auto v = file.find(prefix + key);
     if (!v) refuse("model metadata lacks '" + prefix + key + "'");
     if (v->type() == gguf::ValueType::Array) {
-      refuse("'" + prefix + key + "' varies per layer, which peak does not support");
+      unsupported("'" + prefix + key + "' varies per layer, which peak does not support");
     }
     return v->as_int();
   }
@@ -32,7 +35,7 @@ Arch parse_arch(std::string_view name) {
   if (name == "llama") return Arch::Llama;
   if (name == "qwen2") return Arch::Qwen2;
   if (name == "qwen3") return Arch::Qwen3;
-  refuse("unsupported architecture '" + std::string(name) + "' (peak runs llama, qwen2 and qwen3)");
+  unsupported("unsupported architecture '" + std::string(name) + "' (peak runs llama, qwen2 and qwen3)");
 }
 
 }  // namespace
@@ -73,7 +76,7 @@ HParams read_hparams(const gguf::GgufFile& file) {
   }
   hp.head_dim = keys.integer_or("attention.key_length", hp.n_embd / hp.n_head);
   const int64_t value_dim = keys.integer_or("attention.value_length", hp.head_dim);
-  if (value_dim != hp.head_dim) refuse("attention.value_length differs from key_length, which peak does not support");
+  if (value_dim != hp.head_dim) unsupported("attention.value_length differs from key_length, which peak does not support");
   if (hp.head_dim <= 0 || hp.head_dim % 2 != 0) refuse("attention head size must be positive and even");
   hp.rms_eps = static_cast<float>(keys.real_or("attention.layer_norm_rms_epsilon", 1e-5));
 
@@ -90,7 +93,7 @@ HParams read_hparams(const gguf::GgufFile& file) {
     if (t == "linear") {
       factor = keys.real_or("rope.scaling.factor", 1.0);
     } else if (t != "none") {
-      refuse("rope scaling '" + std::string(t) + "' is not supported (peak supports linear)");
+      unsupported("rope scaling '" + std::string(t) + "' is not supported (peak supports linear)");
     }
   }
   if (!(factor > 0.0)) refuse("rope scaling factor must be positive");

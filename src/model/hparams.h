@@ -31,8 +31,8 @@ struct HParams {
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // rows of attn_k / attn_v
 };
 
-// Reads and checks the hyper-parameters; throws std::runtime_error naming the
-// architecture or key that is missing, unsupported or inconsistent.
+// Reads and checks the hyper-parameters; throws InvalidModel or UnsupportedModel
+// (model_error.h) naming the architecture or key that is missing or inconsistent.
 HParams read_hparams(const gguf::GgufFile& file);
 
 }  // namespace peak::model

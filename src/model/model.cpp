@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "model/model_error.h"
+
 namespace peak::model {
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
@@ -10,6 +12,11 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   m->file_ = gguf::GgufFile::open(path, map);
   m->hparams_ = read_hparams(*m->file_);
   m->weights_ = bind_weights(*m->file_, m->hparams_);
+  m->tokenizer_ = tokenizer::Tokenizer::from_gguf(*m->file_);
+  if (m->tokenizer_->n_vocab() != m->hparams_.n_vocab) {
+    throw InvalidModel("the tokenizer has " + std::to_string(m->tokenizer_->n_vocab()) +
+                             " tokens but the embedding matrix has " + std::to_string(m->hparams_.n_vocab) + " rows");
+  }
 
   // Page the weights in ahead of the first token, reporting progress per tensor.
   const gguf::GgufFile& f = *m->file_;
@@ -29,5 +36,15 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   m->weight_bytes_ = total;
   return m;
 }
+
+namespace {
+std::string string_or_empty(const gguf::GgufFile& f, const char* key) {
+  const auto v = f.find(key);
+  return v && v->type() == gguf::ValueType::String ? std::string(v->str()) : std::string();
+}
+}  // namespace
+
+std::string Model::name() const { return string_or_empty(*file_, "general.name"); }
+std::string Model::chat_template() const { return string_or_empty(*file_, "tokenizer.chat_template"); }
 
 }  // namespace peak::model

@@ -1,5 +1,5 @@
-// A loaded model: the mapped GGUF file, its hyper-parameters and its weights
-// (descriptors pointing into the mapping). Immutable after loading, so any
+// A loaded model: the mapped GGUF file, its hyper-parameters, its weights
+// (descriptors pointing into the mapping) and its tokenizer. Immutable after loading, so any
 // number of contexts may share one model from any threads.
 #pragma once
 
@@ -10,6 +10,7 @@
 #include "gguf/gguf_reader.h"
 #include "model/hparams.h"
 #include "model/weights.h"
+#include "tokenizer/tokenizer.h"
 
 namespace peak::model {
 
@@ -34,6 +35,11 @@ class Model {
   const gguf::GgufFile& file() const { return *file_; }
   const HParams& hparams() const { return hparams_; }
   const ModelWeights& weights() const { return weights_; }
+  const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
+  // general.name, or "" when absent.
+  std::string name() const;
+  // tokenizer.chat_template, or "" when absent.
+  std::string chat_template() const;
   uint64_t n_params() const { return n_params_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
 
@@ -42,6 +48,7 @@ class Model {
   std::unique_ptr<gguf::GgufFile> file_;
   HParams hparams_;
   ModelWeights weights_;
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
   uint64_t n_params_ = 0;
   uint64_t weight_bytes_ = 0;
 };

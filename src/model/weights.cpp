@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/kernels.h"
+#include "model/model_error.h"
 
 namespace peak::model {
 namespace {
@@ -21,7 +22,7 @@ class Binder {
 
   Tensor* require(const std::string& name, std::initializer_list<int64_t> shape) {
     Tensor* t = optional(name, shape);
-    if (!t) throw std::runtime_error("model lacks tensor '" + name + "' (" + arch_name(hp_.arch) + ")");
+    if (!t) throw InvalidModel("model lacks tensor '" + name + "' (" + arch_name(hp_.arch) + ")");
     return t;
   }
 
@@ -33,13 +34,13 @@ class Binder {
     for (int64_t d : shape) expected[i++] = d;
     for (int d = 0; d < core::kMaxDims; ++d) {
       if (info->ne[d] != expected[d]) {
-        throw std::runtime_error("tensor '" + name + "' has shape " + shape_text(info->ne, info->n_dims) +
+        throw InvalidModel("tensor '" + name + "' has shape " + shape_text(info->ne, info->n_dims) +
                                  ", expected " + shape_text(expected, shape.size()));
       }
     }
     const TypeKernels& k = kernels_for(info->type);
     if (!k.to_float || (shape.size() > 1 && !k.vec_dot)) {
-      throw std::runtime_error("tensor '" + name + "' has type " + ggml_type_name(static_cast<uint32_t>(info->type)) +
+      throw UnsupportedModel("tensor '" + name + "' has type " + ggml_type_name(static_cast<uint32_t>(info->type)) +
                                ", which peak cannot compute with");
     }
     Tensor* t = arena_.new_tensor(info->type, expected);

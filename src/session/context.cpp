@@ -81,7 +81,7 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
     }
   }
   if (n > kv_.free_cells()) {
-    throw std::length_error("the context is full: " + std::to_string(kv_.used()) + " of " +
+    throw ContextFull("the context is full: " + std::to_string(kv_.used()) + " of " +
                             std::to_string(kv_.size()) + " cells used, " + std::to_string(n) + " more needed");
   }
   const int64_t used_before = kv_.used();

@@ -46,7 +46,7 @@ class Context {
   // the last token's logits; when `all_logits` is given (n × n_vocab floats) it
   // receives every token's logits, row by row. On failure the cache is left as
   // it was. Throws std::invalid_argument for bad ids (or all_logits without
-  // ContextParams::logits_all), std::length_error when the tokens do not fit.
+  // ContextParams::logits_all), ContextFull when the tokens do not fit.
   void eval(const int32_t* tokens, int64_t n, float* all_logits = nullptr);
   const float* logits() const { return logits_.data(); }
   int64_t n_vocab() const { return model_.hparams().n_vocab; }

@@ -52,7 +52,7 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_
 
 int64_t KvCache::append(int64_t n, int32_t first_position) {
   if (n < 0 || n > free_cells()) {
-    throw std::length_error("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
+    throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
                             " cells used, " + std::to_string(n) + " more needed");
   }
   const int64_t first = used();

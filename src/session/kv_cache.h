@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "core/graph_allocator.h"
@@ -16,6 +17,12 @@
 #include "model/hparams.h"
 
 namespace peak::session {
+
+// The sequence does not fit in the cache any more.
+class ContextFull : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
 
 struct KvCacheParams {
   int64_t n_ctx = 0;                  // cells
@@ -44,7 +51,7 @@ class KvCache {
   int32_t next_position() const { return positions_.empty() ? 0 : positions_.back() + 1; }
 
   // Claims the next `n` cells for tokens at `first_position`, +1, ...; the caller
-  // then writes their K and V. Throws std::length_error when they do not fit.
+  // then writes their K and V. Throws ContextFull when they do not fit.
   int64_t append(int64_t n, int32_t first_position);
   // Gives back the last `n` cells (e.g. after a failed evaluation).
   void drop_last(int64_t n);

@@ -103,7 +103,7 @@ TEST_P(Architecture, BatchedPrefillEqualsTokenByTokenDecoding) {
 
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, Architecture,
                          ::testing::Values(model::Arch::Llama, model::Arch::Qwen2, model::Arch::Qwen3),
-                         [](const auto& info) { return std::string(model::arch_name(info.param)); });
+                         [](const auto& param_info) { return std::string(model::arch_name(param_info.param)); });
 
 TEST(ModelLoading, RefusesUnknownArchitecturesMissingTensorsAndWrongShapes) {
   model::SynthOptions opt;

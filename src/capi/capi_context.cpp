@@ -1,0 +1,126 @@
+// peak_context_* and KV cache editing through the C API.
+#include <algorithm>
+#include <string>
+
+#include "capi/capi_guard.h"
+#include "capi/capi_handles.h"
+#include "kernels/ggml_type.h"
+
+namespace {
+
+using peak::capi::fail;
+using peak::capi::guarded;
+
+bool kv_type_ok(uint32_t type, const char* which) {
+  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " (" + peak::ggml_type_name(type) +
+                                      ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
+  return false;
+}
+
+}  // namespace
+
+extern "C" {
+
+peak_context_params peak_context_default_params(void) {
+  peak_context_params p{};
+  p.struct_size = sizeof(peak_context_params);
+  p.n_ctx = 4096;
+  p.n_batch = 512;
+  p.n_threads = 0;
+  p.type_k = PEAK_TYPE_F16;
+  p.type_v = PEAK_TYPE_F16;
+  p.logits_all = 0;
+  return p;
+}
+
+peak_status peak_context_create(const peak_model* model, const peak_context_params* params, peak_context** out) {
+  PEAK_CHECK_ARG(out, "peak_context_create: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(model, "peak_context_create: model");
+  const peak_context_params p = params ? *params : peak_context_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_context_params), "peak_context_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (!kv_type_ok(p.type_k, "type_k") || !kv_type_ok(p.type_v, "type_v")) return PEAK_ERR_INVALID_ARGUMENT;
+  if (p.n_ctx == 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "n_ctx must be at least 1 (this model was trained with " +
+                                               std::to_string(model->model->hparams().n_ctx_train) + ")");
+  }
+  if (p.n_batch == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "n_batch must be at least 1");
+  return guarded([&] {
+    peak::session::ContextParams cp;
+    cp.n_ctx = p.n_ctx;
+    cp.n_batch = p.n_batch;
+    cp.n_threads = p.n_threads;
+    cp.type_k = static_cast<peak::GgmlType>(p.type_k);
+    cp.type_v = static_cast<peak::GgmlType>(p.type_v);
+    cp.logits_all = p.logits_all != 0;
+    auto c = std::make_unique<peak_context>();
+    c->model = model;
+    c->context = std::make_unique<peak::session::Context>(*model->model, cp);
+    *out = c.release();
+    return PEAK_OK;
+  });
+}
+
+void peak_context_free(peak_context* ctx) { delete ctx; }
+
+uint32_t peak_context_n_ctx(const peak_context* ctx) {
+  return ctx ? static_cast<uint32_t>(ctx->context->n_ctx()) : 0;
+}
+
+uint32_t peak_context_n_used(const peak_context* ctx) {
+  return ctx ? static_cast<uint32_t>(ctx->context->kv().used()) : 0;
+}
+
+peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads) {
+  PEAK_CHECK_ARG(ctx, "peak_context_set_threads: ctx");
+  return guarded([&] {
+    ctx->context->set_threads(n_threads);
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens) {
+  return peak_eval_all_logits(ctx, tokens, n_tokens, nullptr);
+}
+
+peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits) {
+  PEAK_CHECK_ARG(ctx, "peak_eval: ctx");
+  if (!tokens && n_tokens > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_eval: tokens is NULL");
+  if (n_tokens > static_cast<size_t>(ctx->context->n_ctx())) {
+    return fail(PEAK_ERR_CONTEXT_FULL, std::to_string(n_tokens) + " tokens cannot fit in a context of " +
+                                           std::to_string(ctx->context->n_ctx()));
+  }
+  return guarded([&] {
+    ctx->context->eval(tokens, static_cast<int64_t>(n_tokens), logits);
+    return PEAK_OK;
+  });
+}
+
+const float* peak_get_logits(const peak_context* ctx) { return ctx ? ctx->context->logits() : nullptr; }
+
+peak_status peak_kv_clear(peak_context* ctx) {
+  PEAK_CHECK_ARG(ctx, "peak_kv_clear: ctx");
+  ctx->context->kv().clear();
+  return PEAK_OK;
+}
+
+peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n) {
+  PEAK_CHECK_ARG(ctx, "peak_kv_remove: ctx");
+  return guarded([&] {
+    ctx->context->kv().remove(first, n);
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta) {
+  PEAK_CHECK_ARG(ctx, "peak_kv_shift: ctx");
+  return guarded([&] {
+    ctx->context->shift_positions(first, n, delta);
+    return PEAK_OK;
+  });
+}
+
+}  // extern "C"

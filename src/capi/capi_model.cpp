@@ -1,0 +1,142 @@
+// peak_model_* and the token functions of the C API.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capi/capi_guard.h"
+#include "capi/capi_handles.h"
+#include "session/chat_template.h"
+
+namespace {
+
+using peak::capi::fail;
+using peak::capi::guarded;
+
+// Copies `bytes` into buf when it fits; reports the length either way.
+peak_status copy_out(const std::string& bytes, char* buf, size_t capacity, size_t* length) {
+  *length = bytes.size();
+  if (bytes.size() > capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the result needs " + std::to_string(bytes.size()) +
+                                               " bytes, the buffer holds " + std::to_string(capacity));
+  }
+  if (!bytes.empty()) std::memcpy(buf, bytes.data(), bytes.size());
+  return PEAK_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+peak_model_params peak_model_default_params(void) {
+  peak_model_params p{};
+  p.struct_size = sizeof(peak_model_params);
+  p.use_mmap = 1;
+  return p;
+}
+
+peak_status peak_model_load(const char* path, const peak_model_params* params, peak_model** out) {
+  PEAK_CHECK_ARG(out, "peak_model_load: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(path, "peak_model_load: path");
+  const peak_model_params p = params ? *params : peak_model_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_model_params), "peak_model_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    peak::model::LoadOptions options;
+    options.use_mmap = p.use_mmap != 0;
+    options.use_mlock = p.use_mlock != 0;
+    if (p.progress) {
+      options.progress = [&p](float fraction) { return p.progress(fraction, p.progress_user_data) != 0; };
+    }
+    auto m = std::make_unique<peak_model>();
+    m->model = peak::model::Model::load(path, options);
+    m->architecture = peak::model::arch_name(m->model->hparams().arch);
+    m->name = m->model->name();
+    const peak::session::DetectedChatTemplate chat = peak::session::detect_chat_template(m->model->chat_template());
+    m->chat_template = std::string(chat.chat_template.name());
+    m->chat_template_warning = chat.warning;
+    *out = m.release();
+    return PEAK_OK;
+  });
+}
+
+void peak_model_free(peak_model* model) { delete model; }
+
+peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) {
+  PEAK_CHECK_ARG(model, "peak_model_get_info: model");
+  PEAK_CHECK_ARG(info, "peak_model_get_info: info");
+  if (!peak::capi::struct_size_ok(info->struct_size, sizeof(peak_model_info), "peak_model_info")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  const peak::model::HParams& hp = model->model->hparams();
+  const peak::tokenizer::Tokenizer& tok = model->model->tokenizer();
+  info->architecture = model->architecture.c_str();
+  info->name = model->name.c_str();
+  info->chat_template = model->chat_template.c_str();
+  info->chat_template_warning = model->chat_template_warning.c_str();
+  info->n_params = model->model->n_params();
+  info->weight_bytes = model->model->weight_bytes();
+  info->n_vocab = static_cast<int32_t>(hp.n_vocab);
+  info->n_ctx_train = static_cast<int32_t>(hp.n_ctx_train);
+  info->n_embd = static_cast<int32_t>(hp.n_embd);
+  info->n_layer = static_cast<int32_t>(hp.n_layer);
+  info->n_head = static_cast<int32_t>(hp.n_head);
+  info->n_head_kv = static_cast<int32_t>(hp.n_head_kv);
+  info->head_dim = static_cast<int32_t>(hp.head_dim);
+  info->n_ff = static_cast<int32_t>(hp.n_ff);
+  info->bos_token = tok.bos();
+  info->eos_token = tok.eos();
+  return PEAK_OK;
+}
+
+peak_status peak_tokenize(const peak_model* model, const char* text, size_t length, int add_special,
+                          int parse_special, int32_t* tokens, size_t capacity, size_t* n_tokens) {
+  PEAK_CHECK_ARG(model, "peak_tokenize: model");
+  PEAK_CHECK_ARG(n_tokens, "peak_tokenize: n_tokens");
+  *n_tokens = 0;
+  if (!text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_tokenize: text is NULL");
+  if (!tokens && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_tokenize: tokens is NULL");
+  return guarded([&] {
+    const std::vector<int32_t> ids =
+        model->model->tokenizer().encode(std::string_view(text ? text : "", length), add_special != 0, parse_special != 0);
+    *n_tokens = ids.size();
+    if (ids.size() > capacity) {
+      return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the text has " + std::to_string(ids.size()) +
+                                                 " tokens, the buffer holds " + std::to_string(capacity));
+    }
+    if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_token_to_piece(const peak_model* model, int32_t token, int render_special, char* buf,
+                                size_t capacity, size_t* length) {
+  PEAK_CHECK_ARG(model, "peak_token_to_piece: model");
+  PEAK_CHECK_ARG(length, "peak_token_to_piece: length");
+  *length = 0;
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_token_to_piece: buf is NULL");
+  return guarded([&] {
+    return copy_out(model->model->tokenizer().token_to_piece(token, render_special != 0), buf, capacity, length);
+  });
+}
+
+peak_status peak_detokenize(const peak_model* model, const int32_t* tokens, size_t n_tokens, int remove_special,
+                            int render_special, char* buf, size_t capacity, size_t* length) {
+  PEAK_CHECK_ARG(model, "peak_detokenize: model");
+  PEAK_CHECK_ARG(length, "peak_detokenize: length");
+  *length = 0;
+  if (!tokens && n_tokens > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_detokenize: tokens is NULL");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_detokenize: buf is NULL");
+  return guarded([&] {
+    const std::vector<int32_t> ids(tokens, tokens + n_tokens);
+    return copy_out(model->model->tokenizer().detokenize(ids, remove_special != 0, render_special != 0), buf,
+                    capacity, length);
+  });
+}
+
+int peak_token_is_eog(const peak_model* model, int32_t token) {
+  return model && model->model->tokenizer().is_eog(token) ? 1 : 0;
+}
+
+}  // extern "C"

@@ -1,0 +1,196 @@
+// peak_sampler_*, peak_generate and peak_chat_apply_template.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capi/capi_guard.h"
+#include "capi/capi_handles.h"
+#include "session/chat_template.h"
+#include "session/generator.h"
+
+namespace {
+
+using peak::capi::fail;
+using peak::capi::guarded;
+
+peak_stop_reason to_c(peak::session::StopReason r) {
+  switch (r) {
+    case peak::session::StopReason::EndOfGeneration: return PEAK_STOP_EOG;
+    case peak::session::StopReason::MaxTokens: return PEAK_STOP_MAX_TOKENS;
+    case peak::session::StopReason::ContextFull: return PEAK_STOP_CONTEXT_FULL;
+    case peak::session::StopReason::Callback: return PEAK_STOP_CALLBACK;
+    case peak::session::StopReason::Aborted: return PEAK_STOP_ABORTED;
+  }
+  return PEAK_STOP_ABORTED;
+}
+
+}  // namespace
+
+extern "C" {
+
+peak_sampler_params peak_sampler_default_params(void) {
+  const peak::sampling::SamplerParams d;
+  peak_sampler_params p{};
+  p.struct_size = sizeof(peak_sampler_params);
+  p.temperature = d.temperature;
+  p.top_k = d.top_k;
+  p.top_p = d.top_p;
+  p.min_p = d.min_p;
+  p.penalty_last_n = d.penalty_last_n;
+  p.repeat_penalty = d.repeat_penalty;
+  p.frequency_penalty = d.frequency_penalty;
+  p.presence_penalty = d.presence_penalty;
+  p.seed = d.seed;
+  return p;
+}
+
+peak_status peak_sampler_create(const peak_model* model, const peak_sampler_params* params, peak_sampler** out) {
+  PEAK_CHECK_ARG(out, "peak_sampler_create: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(model, "peak_sampler_create: model");
+  const peak_sampler_params p = params ? *params : peak_sampler_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_sampler_params), "peak_sampler_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    peak::sampling::SamplerParams sp;
+    sp.temperature = p.temperature;
+    sp.top_k = p.top_k;
+    sp.top_p = p.top_p;
+    sp.min_p = p.min_p;
+    sp.penalty_last_n = p.penalty_last_n;
+    sp.repeat_penalty = p.repeat_penalty;
+    sp.frequency_penalty = p.frequency_penalty;
+    sp.presence_penalty = p.presence_penalty;
+    sp.seed = p.seed;
+    auto s = std::make_unique<peak_sampler>();
+    s->model = model;
+    s->chain = std::make_unique<peak::sampling::SamplerChain>(
+        static_cast<int32_t>(model->model->hparams().n_vocab), sp);
+    *out = s.release();
+    return PEAK_OK;
+  });
+}
+
+void peak_sampler_free(peak_sampler* sampler) { delete sampler; }
+
+peak_status peak_sampler_sample(peak_sampler* sampler, const peak_context* ctx, int32_t* token) {
+  PEAK_CHECK_ARG(sampler, "peak_sampler_sample: sampler");
+  PEAK_CHECK_ARG(ctx, "peak_sampler_sample: ctx");
+  PEAK_CHECK_ARG(token, "peak_sampler_sample: token");
+  if (ctx->model != sampler->model) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_sample: the sampler and the context use different models");
+  }
+  if (ctx->context->kv().used() == 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_sample: the context has no logits yet (evaluate tokens first)");
+  }
+  return guarded([&] {
+    *token = sampler->chain->sample(ctx->context->logits());
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_sampler_accept(peak_sampler* sampler, int32_t token) {
+  PEAK_CHECK_ARG(sampler, "peak_sampler_accept: sampler");
+  if (token < 0 || token >= sampler->chain->n_vocab()) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_accept: token " + std::to_string(token) +
+                                               " is outside the vocabulary of " + std::to_string(sampler->chain->n_vocab()));
+  }
+  return guarded([&] {
+    sampler->chain->accept(token);
+    return PEAK_OK;
+  });
+}
+
+void peak_sampler_reset(peak_sampler* sampler) {
+  if (sampler) sampler->chain->reset();
+}
+
+peak_generate_params peak_generate_default_params(void) {
+  peak_generate_params p{};
+  p.struct_size = sizeof(peak_generate_params);
+  p.max_tokens = 256;
+  p.add_special = 1;
+  p.parse_special = 1;
+  return p;
+}
+
+peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* prompt, size_t length,
+                          const peak_generate_params* params, peak_generate_result* result) {
+  PEAK_CHECK_ARG(ctx, "peak_generate: ctx");
+  PEAK_CHECK_ARG(sampler, "peak_generate: sampler");
+  if (!prompt && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: prompt is NULL");
+  const peak_generate_params p = params ? *params : peak_generate_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_generate_params), "peak_generate_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (result && !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (ctx->model != sampler->model) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: the sampler and the context use different models");
+  }
+  return guarded([&] {
+    const peak::tokenizer::Tokenizer& tok = ctx->model->model->tokenizer();
+    const std::vector<int32_t> tokens =
+        tok.encode(std::string_view(prompt ? prompt : "", length), p.add_special != 0, p.parse_special != 0);
+    if (tokens.empty() && ctx->context->kv().used() == 0) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: empty prompt on an empty context (nothing to continue)");
+    }
+    peak::session::GenerateOptions options;
+    options.max_tokens = p.max_tokens;
+    options.abort_flag = p.abort_flag;
+    if (p.on_text) {
+      options.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
+    }
+    const peak::session::GenerateResult r = peak::session::generate(*ctx->context, *sampler->chain, tokens, options);
+    if (result) {
+      result->n_prompt_tokens = r.n_prompt;
+      result->n_generated_tokens = r.n_generated;
+      result->stop_reason = to_c(r.reason);
+      result->prompt_seconds = r.prompt_seconds;
+      result->generate_seconds = r.generate_seconds;
+    }
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_chat_apply_template(const peak_model* model, const char* template_name,
+                                     const peak_chat_message* messages, size_t n_messages, int add_generation_prompt,
+                                     char* buf, size_t capacity, size_t* length) {
+  PEAK_CHECK_ARG(length, "peak_chat_apply_template: length");
+  *length = 0;
+  if (!model && !template_name) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: give a model or a template name");
+  }
+  if (!messages && n_messages > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: messages is NULL");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: buf is NULL");
+  for (size_t i = 0; i < n_messages; ++i) {
+    if (!messages[i].role || !messages[i].content) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: message " + std::to_string(i) +
+                                                 " has a NULL role or content");
+    }
+  }
+  return guarded([&] {
+    std::vector<peak::session::ChatMessage> list;
+    list.reserve(n_messages);
+    for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
+    const std::string jinja = model ? model->model->chat_template() : std::string();
+    peak::session::ChatTemplate chat =
+        peak::session::choose_chat_template(template_name ? template_name : "", jinja).chat_template;
+    if (chat.family() == peak::session::ChatTemplateFamily::Zephyr && model) {
+      const peak::tokenizer::Tokenizer& tok = model->model->tokenizer();
+      if (tok.eos() >= 0) chat = peak::session::ChatTemplate::zephyr(tok.token_to_piece(tok.eos(), true));
+    }
+    const std::string text = chat.format(list, add_generation_prompt != 0);
+    *length = text.size();
+    if (text.size() > capacity) {
+      return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the prompt needs " + std::to_string(text.size()) +
+                                                 " bytes, the buffer holds " + std::to_string(capacity));
+    }
+    if (!text.empty()) std::memcpy(buf, text.data(), text.size());
+    return PEAK_OK;
+  });
+}
+
+}  // extern "C"

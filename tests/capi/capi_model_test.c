@@ -1,0 +1,356 @@
+/* Drives every model, token, context, sampler, generation and chat-template
+   function of the C API from C on the real stories260K model, including misuse:
+   NULL handles, bad paths, n_ctx 0, a prompt longer than the context and wrong
+   struct sizes must give a status and a message, never a crash. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "capi_test.h"
+#include "peak/peak.h"
+
+static const char* kStories = PEAK_SHARED_DIR "/models/stories260K.gguf";
+
+/* The first reference greedy ids after BOS (shared/models/stories260K.greedy-ids.txt). */
+static int32_t first_reference_ids[8];
+
+static void read_reference_ids(void) {
+  FILE* f = fopen(PEAK_SHARED_DIR "/models/stories260K.greedy-ids.txt", "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  for (int i = 0; i < 8; ++i) CHECK(fscanf(f, "%d", &first_reference_ids[i]) == 1);
+  fclose(f);
+}
+
+static int progress_calls = 0;
+static int count_progress(float p, void* user) {
+  (void)user;
+  CHECK(p >= 0.0f && p <= 1.0f);
+  ++progress_calls;
+  return 1;
+}
+static int cancel_progress(float p, void* user) {
+  (void)p;
+  (void)user;
+  return 0;
+}
+
+typedef struct {
+  char text[4096];
+  size_t length;
+  int calls;
+} collected_text;
+
+static int collect(const char* text, size_t length, void* user) {
+  collected_text* c = (collected_text*)user;
+  if (c->length + length < sizeof c->text) {
+    memcpy(c->text + c->length, text, length);
+    c->length += length;
+    c->text[c->length] = '\0';
+  }
+  ++c->calls;
+  return 1;
+}
+
+static int stop_after_two(const char* text, size_t length, void* user) {
+  (void)text;
+  (void)length;
+  return ++*(int*)user < 2;
+}
+
+static peak_model* load(void) {
+  peak_model* m = NULL;
+  peak_model_params mp = peak_model_default_params();
+  mp.progress = count_progress;
+  CHECK(peak_model_load(kStories, &mp, &m) == PEAK_OK);
+  CHECK(progress_calls >= 2);
+  return m;
+}
+
+static void test_model_info(peak_model* m) {
+  peak_model_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  CHECK(peak_model_get_info(m, &info) == PEAK_OK);
+  CHECK(strcmp(info.architecture, "llama") == 0);
+  CHECK(info.n_vocab == 512 && info.n_embd == 64 && info.n_layer == 5);
+  CHECK(info.n_head == 8 && info.n_head_kv == 4 && info.head_dim == 8 && info.n_ff == 172);
+  CHECK(info.n_ctx_train == 2048);
+  CHECK(info.n_params == 292800);
+  CHECK(info.bos_token == 1 && info.eos_token == 2);
+  CHECK(strcmp(info.chat_template, "chatml") == 0);       /* the model has no template: */
+  CHECK(strlen(info.chat_template_warning) > 0);           /* ChatML with a warning */
+  info.struct_size = 8;
+  CHECK_ERROR(peak_model_get_info(m, &info), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+}
+
+static void test_tokens(peak_model* m) {
+  const char* text = "Once upon a time";
+  int32_t ids[64];
+  size_t n = 0;
+  CHECK(peak_tokenize(m, text, strlen(text), 1, 0, ids, 64, &n) == PEAK_OK);
+  CHECK(n >= 3 && ids[0] == 1);
+  size_t needed = 0;
+  CHECK_ERROR(peak_tokenize(m, text, strlen(text), 1, 0, ids, 1, &needed), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
+  CHECK(needed == n);
+  CHECK(peak_tokenize(m, text, strlen(text), 1, 0, NULL, 0, &needed) == PEAK_ERR_BUFFER_TOO_SMALL && needed == n);
+
+  char buf[256];
+  size_t len = 0;
+  /* As llama.cpp: removing BOS keeps the space the SPM encoder put before the text. */
+  CHECK(peak_detokenize(m, ids, n, 1, 0, buf, sizeof buf, &len) == PEAK_OK);
+  CHECK(len == strlen(text) + 1 && buf[0] == ' ' && memcmp(buf + 1, text, len - 1) == 0);
+  /* Without BOS the round trip is exact. */
+  CHECK(peak_tokenize(m, text, strlen(text), 0, 0, ids, 64, &n) == PEAK_OK && ids[0] != 1);
+  CHECK(peak_detokenize(m, ids, n, 0, 0, buf, sizeof buf, &len) == PEAK_OK);
+  CHECK(len == strlen(text) && memcmp(buf, text, len) == 0);
+  CHECK_ERROR(peak_detokenize(m, ids, n, 1, 0, buf, 3, &len), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
+  CHECK(len == strlen(text));
+
+  CHECK(peak_token_to_piece(m, ids[1], 0, buf, sizeof buf, &len) == PEAK_OK && len > 0);
+  CHECK(peak_token_to_piece(m, 1, 0, buf, sizeof buf, &len) == PEAK_OK && len == 0);  /* BOS renders as nothing */
+  CHECK(peak_token_to_piece(m, 1, 1, buf, sizeof buf, &len) == PEAK_OK && len == 3 && memcmp(buf, "<s>", 3) == 0);
+  CHECK_ERROR(peak_token_to_piece(m, 512, 0, buf, sizeof buf, &len), PEAK_ERR_UNSUPPORTED, "512");
+  CHECK(peak_token_is_eog(m, 2) == 1);
+  CHECK(peak_token_is_eog(m, 100) == 0);
+  CHECK(peak_token_is_eog(NULL, 2) == 0);
+
+  /* Invalid UTF-8 and NUL bytes tokenize without error. */
+  const char raw[] = {'a', '\xff', '\0', 'b'};
+  CHECK(peak_tokenize(m, raw, sizeof raw, 0, 0, ids, 64, &n) == PEAK_OK && n >= 3);
+}
+
+static int32_t argmax(const float* v, int n) {
+  int32_t best = 0;
+  for (int i = 1; i < n; ++i)
+    if (v[i] > v[best]) best = i;
+  return best;
+}
+
+static void test_context_and_sampling(peak_model* m) {
+  peak_context_params cp = peak_context_default_params();
+  CHECK(cp.struct_size == sizeof cp && cp.n_ctx == 4096 && cp.type_k == PEAK_TYPE_F16);
+  cp.n_ctx = 64;
+  cp.n_threads = 2;
+  peak_context* ctx = NULL;
+  CHECK(peak_context_create(m, &cp, &ctx) == PEAK_OK);
+  CHECK(peak_context_n_ctx(ctx) == 64);
+  CHECK(peak_context_n_used(ctx) == 0);
+  CHECK(peak_context_set_threads(ctx, 1) == PEAK_OK);
+  CHECK_ERROR(peak_context_set_threads(ctx, 9), PEAK_ERR_INVALID_ARGUMENT, "exceeds");
+
+  const int32_t bos = 1;
+  CHECK(peak_eval(ctx, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_n_used(ctx) == 1);
+  CHECK(argmax(peak_get_logits(ctx), 512) == first_reference_ids[0]);
+
+  peak_sampler_params sp = peak_sampler_default_params();
+  CHECK(sp.struct_size == sizeof sp && sp.top_k == 40);
+  sp.temperature = 0.0f;
+  peak_sampler* s = NULL;
+  CHECK(peak_sampler_create(m, &sp, &s) == PEAK_OK);
+  int32_t tok = -1;
+  CHECK(peak_sampler_sample(s, ctx, &tok) == PEAK_OK && tok == first_reference_ids[0]);
+  CHECK(peak_sampler_accept(s, tok) == PEAK_OK);
+  CHECK_ERROR(peak_sampler_accept(s, 512), PEAK_ERR_INVALID_ARGUMENT, "outside the vocabulary");
+  peak_sampler_reset(s);
+
+  /* KV editing: remove the BOS cell, evaluate it again, shift nothing. */
+  CHECK(peak_kv_remove(ctx, 0, 1) == PEAK_OK && peak_context_n_used(ctx) == 0);
+  CHECK_ERROR(peak_kv_remove(ctx, 0, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  CHECK(peak_eval(ctx, &bos, 1) == PEAK_OK);
+  CHECK(peak_kv_shift(ctx, 0, 1, 0) == PEAK_OK);
+  CHECK_ERROR(peak_kv_shift(ctx, 0, 5, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  CHECK(peak_kv_clear(ctx) == PEAK_OK && peak_context_n_used(ctx) == 0);
+
+  /* Generation: greedy from BOS writes llama2.c's documented story opening. */
+  collected_text text;
+  memset(&text, 0, sizeof text);
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = 8;
+  gp.on_text = collect;
+  gp.user_data = &text;
+  peak_generate_result result;
+  memset(&result, 0, sizeof result);
+  result.struct_size = sizeof result;
+  CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
+  CHECK(result.n_prompt_tokens == 1 && result.n_generated_tokens == 8);
+  CHECK(result.stop_reason == PEAK_STOP_MAX_TOKENS);
+  /* The first piece after BOS is "\xe2\x96\x81Once": streamed text starts with its space. */
+  CHECK(strncmp(text.text, " Once upon a time", 17) == 0);
+  if (strncmp(text.text, " Once upon a time", 17) != 0) fprintf(stderr, "  generated: %s\n", text.text);
+
+  int calls = 0;
+  gp.on_text = stop_after_two;
+  gp.user_data = &calls;
+  CHECK(peak_generate(ctx, s, " The", 4, &gp, &result) == PEAK_OK);
+  CHECK(result.stop_reason == PEAK_STOP_CALLBACK);
+
+  volatile int abort_now = 1;
+  gp.on_text = NULL;
+  gp.abort_flag = &abort_now;
+  CHECK(peak_generate(ctx, s, " and", 4, &gp, &result) == PEAK_OK);
+  CHECK(result.stop_reason == PEAK_STOP_ABORTED && result.n_generated_tokens == 0);
+
+  /* A prompt longer than the context. */
+  int32_t many[100];
+  for (int i = 0; i < 100; ++i) many[i] = 5;
+  CHECK_ERROR(peak_eval(ctx, many, 100), PEAK_ERR_CONTEXT_FULL, "cannot fit");
+  CHECK(peak_kv_clear(ctx) == PEAK_OK);
+  CHECK_ERROR(peak_eval(ctx, many, 65), PEAK_ERR_CONTEXT_FULL, "cannot fit");
+  CHECK(peak_eval(ctx, many, 60) == PEAK_OK);
+  CHECK_ERROR(peak_eval(ctx, many, 10), PEAK_ERR_CONTEXT_FULL, "full");
+  CHECK(peak_context_n_used(ctx) == 60);  /* a refused eval changes nothing */
+  gp.abort_flag = NULL;
+  gp.max_tokens = -1;
+  CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
+  CHECK(result.stop_reason == PEAK_STOP_CONTEXT_FULL || result.stop_reason == PEAK_STOP_EOG);
+  CHECK_ERROR(peak_eval_all_logits(ctx, many, 1, NULL), PEAK_ERR_CONTEXT_FULL, "full");
+
+  /* Per-token logits need logits_all. */
+  peak_kv_clear(ctx);
+  float* all = (float*)malloc(sizeof(float) * 512 * 3);
+  CHECK_ERROR(peak_eval_all_logits(ctx, many, 3, all), PEAK_ERR_INVALID_ARGUMENT, "logits_all");
+  peak_context* ctx_all = NULL;
+  cp.logits_all = 1;
+  CHECK(peak_context_create(m, &cp, &ctx_all) == PEAK_OK);
+  CHECK(peak_eval_all_logits(ctx_all, many, 3, all) == PEAK_OK);
+  CHECK(memcmp(all + 2 * 512, peak_get_logits(ctx_all), 512 * sizeof(float)) == 0);
+  free(all);
+
+  /* Bad token ids and bad struct sizes. */
+  const int32_t bad = 600;
+  CHECK_ERROR(peak_eval(ctx, &bad, 1), PEAK_ERR_INVALID_ARGUMENT, "outside the vocabulary");
+  gp.struct_size = 3;
+  CHECK_ERROR(peak_generate(ctx, s, "x", 1, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  sp.struct_size = 3;
+  peak_sampler* s2 = NULL;
+  CHECK_ERROR(peak_sampler_create(m, &sp, &s2), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  CHECK(s2 == NULL);
+  sp = peak_sampler_default_params();
+  sp.top_p = 2.0f;
+  CHECK_ERROR(peak_sampler_create(m, &sp, &s2), PEAK_ERR_INVALID_ARGUMENT, "top_p");
+
+  peak_sampler_free(s);
+  peak_context_free(ctx_all);
+  peak_context_free(ctx);
+}
+
+static void test_context_misuse(peak_model* m) {
+  peak_context* ctx = NULL;
+  peak_context_params cp = peak_context_default_params();
+  cp.n_ctx = 0;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_ctx must be at least 1");
+  CHECK(ctx == NULL);
+  cp = peak_context_default_params();
+  cp.type_k = 12;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "Q4_K");
+  cp.type_k = PEAK_TYPE_Q8_0; /* head size 8 cannot hold 32-element blocks */
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "multiple of 32");
+  cp = peak_context_default_params();
+  cp.struct_size = 1;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  cp = peak_context_default_params();
+  cp.n_threads = -3;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_threads");
+  CHECK_ERROR(peak_context_create(NULL, NULL, &ctx), PEAK_ERR_INVALID_ARGUMENT, "model is NULL");
+  CHECK_ERROR(peak_context_create(m, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "out is NULL");
+
+  CHECK(peak_context_n_ctx(NULL) == 0 && peak_context_n_used(NULL) == 0);
+  CHECK(peak_get_logits(NULL) == NULL);
+  CHECK_ERROR(peak_eval(NULL, NULL, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_kv_clear(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_kv_remove(NULL, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_kv_shift(NULL, 0, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_set_threads(NULL, 1), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  int32_t t;
+  CHECK_ERROR(peak_sampler_sample(NULL, NULL, &t), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_sampler_accept(NULL, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_sampler_create(NULL, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_generate(NULL, NULL, "x", 1, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  size_t n;
+  CHECK_ERROR(peak_tokenize(NULL, "x", 1, 0, 0, NULL, 0, &n), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_tokenize(m, NULL, 5, 0, 0, NULL, 0, &n), PEAK_ERR_INVALID_ARGUMENT, "text is NULL");
+  CHECK_ERROR(peak_detokenize(m, NULL, 2, 0, 0, NULL, 0, &n), PEAK_ERR_INVALID_ARGUMENT, "tokens is NULL");
+  CHECK_ERROR(peak_token_to_piece(m, 5, 0, NULL, 10, &n), PEAK_ERR_INVALID_ARGUMENT, "buf is NULL");
+  peak_sampler_reset(NULL);
+  peak_sampler_free(NULL);
+  peak_context_free(NULL);
+
+  /* The sampler's logits come from a context of the same model. */
+  peak_sampler* s = NULL;
+  CHECK(peak_sampler_create(m, NULL, &s) == PEAK_OK);
+  CHECK(peak_context_create(m, NULL, &ctx) == PEAK_OK);
+  CHECK_ERROR(peak_sampler_sample(s, ctx, &t), PEAK_ERR_INVALID_ARGUMENT, "no logits yet");
+  peak_generate_params no_bos = peak_generate_default_params();
+  no_bos.add_special = 0;
+  CHECK_ERROR(peak_generate(ctx, s, "", 0, &no_bos, NULL), PEAK_ERR_INVALID_ARGUMENT, "empty prompt");
+  peak_context_free(ctx);
+  peak_sampler_free(s);
+}
+
+static void test_model_load_errors(void) {
+  peak_model* m = (peak_model*)0x1;
+  CHECK_ERROR(peak_model_load("/nonexistent/model.gguf", NULL, &m), PEAK_ERR_IO, "/nonexistent/model.gguf");
+  CHECK(m == NULL);
+  CHECK_ERROR(peak_model_load(PEAK_SHARED_DIR "/fixtures/vocab/ggml-vocab-gpt-2.gguf", NULL, &m), PEAK_ERR_UNSUPPORTED,
+              "unsupported architecture 'gpt2'");
+  CHECK_ERROR(peak_model_load(PEAK_SHARED_DIR "/fixtures/vocab/ggml-vocab-qwen3.gguf", NULL, &m), PEAK_ERR_FORMAT,
+              "lacks tensor 'token_embd.weight'");
+  CHECK_ERROR(peak_model_load(PEAK_SHARED_DIR "/models/SOURCES.md", NULL, &m), PEAK_ERR_FORMAT, "bad magic");
+  CHECK_ERROR(peak_model_load(NULL, NULL, &m), PEAK_ERR_INVALID_ARGUMENT, "path is NULL");
+  CHECK_ERROR(peak_model_load(kStories, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "out is NULL");
+  peak_model_params mp = peak_model_default_params();
+  mp.progress = cancel_progress;
+  CHECK_ERROR(peak_model_load(kStories, &mp, &m), PEAK_ERR_CANCELLED, "cancelled");
+  mp = peak_model_default_params();
+  mp.struct_size = 2;
+  CHECK_ERROR(peak_model_load(kStories, &mp, &m), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  mp = peak_model_default_params();
+  mp.use_mmap = 0;
+  mp.use_mlock = 1;
+  CHECK(peak_model_load(kStories, &mp, &m) == PEAK_OK);
+  peak_model_free(m);
+  peak_model_free(NULL);
+  peak_model_info info;
+  info.struct_size = sizeof info;
+  CHECK_ERROR(peak_model_get_info(NULL, &info), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+}
+
+static void test_chat_templates(peak_model* m) {
+  peak_chat_message msgs[2] = {{"system", "Be brief."}, {"user", "Hi"}};
+  char buf[512];
+  size_t len = 0;
+  CHECK(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, sizeof buf, &len) == PEAK_OK);
+  const char* chatml = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
+  CHECK(len == strlen(chatml) && memcmp(buf, chatml, len) == 0);
+  CHECK(peak_chat_apply_template(NULL, "llama3", msgs, 2, 1, buf, sizeof buf, &len) == PEAK_OK);
+  const char* llama3 =
+      "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi"
+      "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+  CHECK(len == strlen(llama3) && memcmp(buf, llama3, len) == 0);
+  CHECK_ERROR(peak_chat_apply_template(m, "llama3", msgs, 2, 1, buf, 10, &len), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
+  CHECK(len == strlen(llama3));
+  CHECK_ERROR(peak_chat_apply_template(NULL, NULL, msgs, 2, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
+              "model or a template name");
+  CHECK_ERROR(peak_chat_apply_template(m, "nonsense", msgs, 2, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
+              "chatml");
+  peak_chat_message bad[1] = {{"wizard", "x"}};
+  CHECK_ERROR(peak_chat_apply_template(m, NULL, bad, 1, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "wizard");
+  peak_chat_message null_content[1] = {{"user", NULL}};
+  CHECK_ERROR(peak_chat_apply_template(m, NULL, null_content, 1, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
+              "NULL");
+}
+
+int main(void) {
+  read_reference_ids();
+  test_model_load_errors();
+  peak_model* m = load();
+  test_model_info(m);
+  test_tokens(m);
+  test_context_and_sampling(m);
+  test_context_misuse(m);
+  test_chat_templates(m);
+  peak_model_free(m);
+  return capi_test_summary("capi_model_test");
+}

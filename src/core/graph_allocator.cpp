@@ -17,7 +17,7 @@ size_t aligned_size(const Tensor* t) {
   return (t->byte_size() + a - 1) / a * a;
 }
 
-Tensor* memory_root(Tensor* t) { return t->view_src != nullptr ? t->view_src : t; }
+const Tensor* memory_root(const Tensor* t) { return t->view_src != nullptr ? t->view_src : t; }
 
 bool runs_in_place_safely(Op op) {
   switch (op) {
@@ -103,7 +103,7 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
   }
   for (const Tensor* node : graph.nodes()) {
     if (node->is_output) {
-      Tensor* root = memory_root(const_cast<Tensor*>(node));
+      const Tensor* root = memory_root(node);
       if (owns_memory(root)) ++pending_uses_[static_cast<size_t>(root->arena_index)];
     }
     if (node->op == Op::View) continue;
@@ -128,7 +128,7 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
       // is a reshape-like view of all of it): element i of the result then sits
       // where element i of the source was, and this node is its last reader.
       const Tensor* source = node->src[0];
-      Tensor* reused = source != nullptr ? memory_root(node->src[0]) : nullptr;
+      const Tensor* reused = source != nullptr ? memory_root(source) : nullptr;
       const bool in_place =
           runs_in_place_safely(node->op) && reused != nullptr && owns_memory(reused) &&
           !reused->is_input && pending_uses_[static_cast<size_t>(reused->arena_index)] == 1 &&
@@ -146,7 +146,7 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
 
     for (Tensor* source : node->src) {
       if (source == nullptr) continue;
-      Tensor* root = memory_root(source);
+      const Tensor* root = memory_root(source);
       if (!owns_memory(root)) continue;
       if (--pending_uses_[static_cast<size_t>(root->arena_index)] == 0) give_back(root);
     }

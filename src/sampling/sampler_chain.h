@@ -5,7 +5,13 @@
 // Everything is sized at construction (the candidate buffer holds the whole
 // vocabulary, the penalty window its N tokens): sample() and accept() never
 // allocate. Same params, same logits and the same accepted tokens give the same
-// tokens on every platform.
+// tokens on every platform: the random source is our own and every reordering is
+// a total order. (The one platform dependence left is the C library's expf,
+// which may differ in the last bit; a draw can only change when it lands within
+// that rounding of a cumulative-probability boundary.)
+//
+// Very small temperatures can push logits to +inf; the tokens that overflow then
+// share the probability equally (see softmax() in candidates.h).
 //
 // Logits may contain NaN (treated as -inf: never chosen), -inf (never chosen) and
 // +inf (the +inf tokens share all the probability). When no token is above -inf,

@@ -213,13 +213,63 @@ size_t match_three_ascii_digits(const Piece& piece, size_t pos) {
              : 0;
 }
 
-// [一-龥ࠀ-一가-퟿]: llama.cpp runs this class on text whose non-ASCII White_Space
-// characters were replaced by U+000B, so those never match although the range
-// U+0800..U+4E00 holds some of them.
-bool is_deepseek_cjk(uint32_t cpt) {
-  const bool in_ranges = (cpt >= 0x4E00 && cpt <= 0x9FA5) || (cpt >= 0x0800 && cpt <= 0x4E00) ||
-                         (cpt >= 0xAC00 && cpt <= 0xD7FF);
-  return in_ranges && !is_whitespace(cpt);
+struct CodepointRange {
+  uint32_t first;
+  uint32_t last;
+};
+
+// Membership in a character class written as explicit ranges. llama.cpp runs such
+// classes on text whose non-ASCII White_Space characters were replaced by U+000B, so
+// those never match even where a range spans them.
+template <size_t N>
+bool in_explicit_class(const CodepointRange (&ranges)[N], uint32_t cpt) {
+  if (cpt >= 0x80 && is_whitespace(cpt)) return false;
+  for (const CodepointRange& range : ranges) {
+    if (cpt >= range.first && cpt <= range.last) return true;
+  }
+  return false;
+}
+
+// [一-龥ࠀ-一가-퟿]
+constexpr CodepointRange kDeepseekCjk[] = {{0x4E00, 0x9FA5}, {0x0800, 0x4E00}, {0xAC00, 0xD7FF}};
+bool is_deepseek_cjk(uint32_t cpt) { return in_explicit_class(kDeepseekCjk, cpt); }
+
+// deepseek-llm's letter class [A-Za-zµÀ-ÖØ-öø-ƺ...𞤀-𞥃] (its tokenizer.json, as quoted in
+// llama.cpp's llama-vocab.cpp): cased letters of some scripts, as code point ranges.
+constexpr CodepointRange kDeepseekLetters[] = {
+    {0x0041, 0x005A},   {0x0061, 0x007A},   {0x00B5, 0x00B5},   {0x00C0, 0x00D6},   {0x00D8, 0x00F6},
+    {0x00F8, 0x01BA},   {0x01BC, 0x01BF},   {0x01C4, 0x0293},   {0x0295, 0x02AF},   {0x0370, 0x0373},
+    {0x0376, 0x0377},   {0x037B, 0x037D},   {0x037F, 0x037F},   {0x0386, 0x0386},   {0x0388, 0x038A},
+    {0x038C, 0x038C},   {0x038E, 0x03A1},   {0x03A3, 0x03F5},   {0x03F7, 0x0481},   {0x048A, 0x052F},
+    {0x0531, 0x0556},   {0x10A0, 0x10C5},   {0x13A0, 0x13F5},   {0x13F8, 0x13FD},   {0x1C90, 0x1CBA},
+    {0x1CBD, 0x1CBF},   {0x1D00, 0x1D2B},   {0x1D6B, 0x1D77},   {0x1D79, 0x1D9A},   {0x1E00, 0x1F15},
+    {0x1F18, 0x1F1D},   {0x1F20, 0x1F45},   {0x1F48, 0x1F4D},   {0x1F50, 0x1F57},   {0x1F59, 0x1F59},
+    {0x1F5B, 0x1F5B},   {0x1F5D, 0x1F5D},   {0x1F5F, 0x1F7D},   {0x1F80, 0x1FB4},   {0x1FB6, 0x1FBC},
+    {0x1FBE, 0x1FBE},   {0x1FC2, 0x1FC4},   {0x1FC6, 0x1FCC},   {0x1FD0, 0x1FD3},   {0x1FD6, 0x1FDB},
+    {0x1FE0, 0x1FEC},   {0x1FF2, 0x1FF4},   {0x1FF6, 0x1FFC},   {0x2102, 0x2102},   {0x2107, 0x2107},
+    {0x210A, 0x2113},   {0x2115, 0x2115},   {0x2119, 0x211D},   {0x2124, 0x2124},   {0x2126, 0x2126},
+    {0x2128, 0x2128},   {0x212A, 0x212D},   {0x212F, 0x2134},   {0x2139, 0x2139},   {0x213C, 0x213F},
+    {0x2145, 0x2149},   {0x214E, 0x214E},   {0x2183, 0x2184},   {0x2C00, 0x2C7B},   {0x2C7E, 0x2CE4},
+    {0x2CEB, 0x2CEE},   {0x2CF2, 0x2CF3},   {0xA640, 0xA66D},   {0xA680, 0xA69B},   {0xA722, 0xA76F},
+    {0xA771, 0xA787},   {0xA78B, 0xA78E},   {0xAB70, 0xABBF},   {0xFB00, 0xFB06},   {0xFB13, 0xFB17},
+    {0xFF21, 0xFF3A},   {0xFF41, 0xFF5A},   {0x10400, 0x1044F}, {0x104B0, 0x104D3}, {0x104D8, 0x104FB},
+    {0x10C80, 0x10CB2}, {0x10CC0, 0x10CF2}, {0x118A0, 0x118DF}, {0x1E900, 0x1E943},
+};
+bool is_deepseek_letter(uint32_t cpt) { return in_explicit_class(kDeepseekLetters, cpt); }
+
+// deepseek-llm's punctuation class [!-/:-~！-／：-～‘-‟　-。]
+constexpr CodepointRange kDeepseekPunctuation[] = {{0x0021, 0x002F}, {0x003A, 0x007E}, {0xFF01, 0xFF0F},
+                                                   {0xFF1A, 0xFF5E}, {0x2018, 0x201F}, {0x3000, 0x3002}};
+bool is_deepseek_punctuation(uint32_t cpt) { return in_explicit_class(kDeepseekPunctuation, cpt); }
+
+// \s+$ : the whitespace that ends the piece. Found directly rather than tried at
+// every position, which would be quadratic in a long run of spaces.
+void split_trailing_space_pass(const Piece& piece, std::vector<size_t>& out) {
+  size_t start = piece.end;
+  while (start > piece.begin && is_whitespace(piece.cpts[start - 1])) --start;
+  WordSink sink(out, piece.begin);
+  sink.end_word(start);
+  sink.end_word(piece.end);
 }
 
 using PieceSplitter = void (*)(const Piece&, std::vector<size_t>&);
@@ -254,6 +304,12 @@ void split_spaced_punctuation_pass(const Piece& piece, std::vector<size_t>& out)
 void split_cjk_pass(const Piece& piece, std::vector<size_t>& out) {
   split_by_matches(piece, run_of(is_deepseek_cjk), out);
 }
+void split_deepseek_letters_pass(const Piece& piece, std::vector<size_t>& out) {
+  split_by_matches(piece, optional_space_then_run_of(is_deepseek_letter), out);
+}
+void split_deepseek_punctuation_pass(const Piece& piece, std::vector<size_t>& out) {
+  split_by_matches(piece, optional_space_then_run_of(is_deepseek_punctuation), out);
+}
 
 std::vector<PieceSplitter> passes_of(PreTokenizer kind) {
   switch (kind) {
@@ -272,6 +328,9 @@ std::vector<PieceSplitter> passes_of(PreTokenizer kind) {
     case PreTokenizer::DeepseekCoder:
       return {split_each_newline_pass, split_spaced_letters_pass, split_spaced_punctuation_pass, split_cjk_pass,
               split_each_number_pass};
+    case PreTokenizer::DeepseekLlm:
+      return {split_each_newline_pass, split_deepseek_letters_pass, split_deepseek_punctuation_pass,
+              split_trailing_space_pass, split_cjk_pass, split_number_runs_pass};
   }
   return {};
 }
@@ -323,6 +382,7 @@ constexpr NamedPreTokenizer kNames[] = {
     {"minerva-7b", {PreTokenizer::Starcoder, false, false}},
     {"falcon", {PreTokenizer::Falcon, false, false}},
     {"deepseek-coder", {PreTokenizer::DeepseekCoder, false, false}},
+    {"deepseek-llm", {PreTokenizer::DeepseekLlm, false, false}},
 };
 
 }  // namespace

@@ -22,7 +22,8 @@ using testing_support::vocab_tokenizer;
 using Ids = std::vector<int32_t>;
 
 const char* const kSupportedVocabs[] = {"llama-spm", "phi-3",     "gpt-2",  "qwen3",  "llama-bpe",
-                                        "mpt",       "starcoder", "refact", "falcon", "deepseek-coder"};
+                                        "mpt",       "starcoder", "refact", "falcon", "deepseek-coder",
+                                        "deepseek-llm"};
 
 Ids concat(std::initializer_list<Ids> parts) {
   Ids all;
@@ -224,7 +225,7 @@ TEST(UntrustedInput, IllFormedUtf8) {
   EXPECT_EQ(llama.detokenize(llama.encode(bad, false, false), false, false), bad);
   const std::string R = "\xEF\xBF\xBD";
   const std::string replaced = R + R + "ab" + R + " " + R + "c" + R + R + R + R;
-  for (const char* name : {"gpt-2", "qwen3", "llama-bpe", "falcon", "deepseek-coder"}) {
+  for (const char* name : {"gpt-2", "qwen3", "llama-bpe", "falcon", "deepseek-coder", "deepseek-llm"}) {
     const Tokenizer& tokenizer = vocab_tokenizer(name);
     EXPECT_EQ(tokenizer.detokenize(tokenizer.encode(bad, false, true), false, false), replaced) << name;
   }
@@ -249,7 +250,7 @@ TEST(UntrustedInput, OneMegabyteInputsFinishQuickly) {
   while (near_special.size() < size) near_special += "<|im_sta<|eot_i<s<|";
   const std::string shapes[] = {prose, std::string(size, 'a'), std::string(size, ' '), std::string(size, '7'),
                                 near_special};
-  for (const char* name : {"llama-spm", "gpt-2", "llama-bpe", "qwen3", "falcon", "deepseek-coder"}) {
+  for (const char* name : {"llama-spm", "gpt-2", "llama-bpe", "qwen3", "falcon", "deepseek-coder", "deepseek-llm"}) {
     const Tokenizer& tokenizer = vocab_tokenizer(name);
     for (const std::string& text : shapes) {
       const auto start = std::chrono::steady_clock::now();

@@ -43,8 +43,8 @@ const VocabFile kVocabFiles[] = {
     {"refact", nullptr},
     {"falcon", nullptr},
     {"deepseek-coder", nullptr},
-    {"bert-bge", "tokenizer.ggml.model"},   // WordPiece ('bert') tokenizer: not implemented
-    {"deepseek-llm", "tokenizer.ggml.pre"},  // its letter-class regex: not implemented
+    {"deepseek-llm", nullptr},
+    {"bert-bge", "tokenizer.ggml.model"},  // WordPiece ('bert') tokenizer: not implemented
 };
 
 class VocabFixture : public testing::TestWithParam<VocabFile> {};

@@ -23,6 +23,8 @@ class CandidateFixture {
     return CandidateFixture(std::move(logits));
   }
   // candidates points into buffer_: the fixture must stay where it was built.
+  Candidates candidates;
+
   CandidateFixture(const CandidateFixture&) = delete;
   CandidateFixture& operator=(const CandidateFixture&) = delete;
 
@@ -50,9 +52,6 @@ class CandidateFixture {
  private:
   std::vector<float> logits_;
   std::vector<TokenCandidate> buffer_;
-
- public:
-  Candidates candidates;
 };
 
 }  // namespace peak::sampling::testing

@@ -9,6 +9,8 @@ install(TARGETS peak EXPORT peakTargets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/include/peak/peak.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/peak)
 install(TARGETS peak_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The demo model `peak chat` runs without -m (found next to the installed binary).
+install(FILES ${PROJECT_SOURCE_DIR}/tests/data/stories260K.gguf DESTINATION ${CMAKE_INSTALL_DATADIR}/peak)
 
 set(_peak_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/peak)
 install(EXPORT peakTargets NAMESPACE peak:: DESTINATION ${_peak_cmake_dir})

@@ -3,3 +3,5 @@
 #pragma once
 
 int run_inspect(int argc, char** argv);
+int run_run(int argc, char** argv);
+int run_chat(int argc, char** argv);

@@ -14,6 +14,8 @@ struct Command {
 };
 
 const Command kCommands[] = {
+    {"chat", run_chat, "chat with a model (the bundled demo model when none is given)"},
+    {"run", run_run, "continue a prompt and print the completion"},
     {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors"},
 };
 

@@ -1,8 +1,13 @@
 # Runs one `peak` command line and checks its exit status and output.
 #   cmake -DPEAK=<exe> -DARGS="a|b" -DEXIT=<n> [-DSTDOUT=<regex>] [-DSTDERR=<regex>]
-#         [-DSTDERR_LINES=<n>] -P expect_cli.cmake
+#         [-DSTDERR_LINES=<n>] [-DINPUT=<file for stdin>] [-DOUTPUT_FILE=<file> -DOUTPUT_SIZE=<bytes>]
+#         -P expect_cli.cmake
 string(REPLACE "|" ";" ARGS "${ARGS}")
-execute_process(COMMAND ${PEAK} ${ARGS} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT DEFINED INPUT)
+  set(INPUT /dev/null)
+endif()
+execute_process(COMMAND ${PEAK} ${ARGS} INPUT_FILE ${INPUT} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                TIMEOUT 120)
 if(NOT rc STREQUAL EXIT)
   message(FATAL_ERROR "exit status ${rc}, expected ${EXIT}\nstdout: ${out}\nstderr: ${err}")
 endif()
@@ -17,5 +22,11 @@ if(DEFINED STDERR_LINES)
   list(LENGTH newlines n)
   if(NOT n EQUAL STDERR_LINES)
     message(FATAL_ERROR "stderr has ${n} lines, expected ${STDERR_LINES}:\n${err}")
+  endif()
+endif()
+if(DEFINED OUTPUT_FILE)
+  file(SIZE ${OUTPUT_FILE} size)
+  if(NOT size EQUAL OUTPUT_SIZE)
+    message(FATAL_ERROR "${OUTPUT_FILE} has ${size} bytes, expected ${OUTPUT_SIZE}")
   endif()
 endif()

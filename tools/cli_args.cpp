@@ -1,0 +1,156 @@
+#include "cli_args.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include <unistd.h>
+
+const char* ArgCursor::value(const char* name) {
+  if (done()) throw UsageError(std::string("option ") + name + " needs a value");
+  return next();
+}
+
+long long ArgCursor::integer(const char* name, long long min, long long max) {
+  const char* text = value(name);
+  errno = 0;
+  char* end = nullptr;
+  const long long v = std::strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0') {
+    throw UsageError(std::string("option ") + name + " needs an integer, not '" + text + "'");
+  }
+  if (v < min || v > max) {
+    throw UsageError(std::string("option ") + name + " must be between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", not " + text);
+  }
+  return v;
+}
+
+double ArgCursor::real(const char* name, double min, double max) {
+  const char* text = value(name);
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v >= min && v <= max)) {
+    throw UsageError(std::string("option ") + name + " needs a number between " + std::to_string(min) + " and " +
+                     std::to_string(max) + ", not '" + text + "'");
+  }
+  return v;
+}
+
+uint32_t parse_cache_type(const char* option, const char* text) {
+  const std::string t = text;
+  if (t == "f32") return PEAK_TYPE_F32;
+  if (t == "f16") return PEAK_TYPE_F16;
+  if (t == "q8_0") return PEAK_TYPE_Q8_0;
+  if (t == "q4_0") return PEAK_TYPE_Q4_0;
+  throw UsageError(std::string("option ") + option + ": unknown cache type '" + text + "' (f32, f16, q8_0, q4_0)");
+}
+
+namespace {
+
+bool is(const char* arg, const char* a, const char* b = nullptr) {
+  return std::strcmp(arg, a) == 0 || (b && std::strcmp(arg, b) == 0);
+}
+
+}  // namespace
+
+bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
+  const char* a = args.peek();
+  constexpr long long kMaxInt = std::numeric_limits<int32_t>::max();
+  if (is(a, "-m", "--model")) {
+    args.next();
+    o.model_path = args.value(a);
+  } else if (is(a, "-c", "--ctx-size")) {
+    args.next();
+    o.context.n_ctx = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
+  } else if (is(a, "-b", "--batch-size")) {
+    args.next();
+    o.context.n_batch = static_cast<uint32_t>(args.integer(a, 1, 1 << 16));
+  } else if (is(a, "-t", "--threads")) {
+    args.next();
+    o.context.n_threads = static_cast<int32_t>(args.integer(a, 1, 64));
+  } else if (is(a, "-ctk", "--cache-type-k")) {
+    args.next();
+    o.context.type_k = parse_cache_type(a, args.value(a));
+  } else if (is(a, "-ctv", "--cache-type-v")) {
+    args.next();
+    o.context.type_v = parse_cache_type(a, args.value(a));
+  } else if (is(a, "-n", "--n-predict")) {
+    args.next();
+    o.n_predict = static_cast<int32_t>(args.integer(a, -1, kMaxInt));
+  } else if (is(a, "--temp")) {
+    args.next();
+    o.sampler.temperature = static_cast<float>(args.real(a, 0.0, 100.0));
+  } else if (is(a, "--top-k")) {
+    args.next();
+    o.sampler.top_k = static_cast<int32_t>(args.integer(a, 0, kMaxInt));
+  } else if (is(a, "--top-p")) {
+    args.next();
+    o.sampler.top_p = static_cast<float>(args.real(a, 1e-6, 1.0));
+  } else if (is(a, "--min-p")) {
+    args.next();
+    o.sampler.min_p = static_cast<float>(args.real(a, 0.0, 1.0));
+  } else if (is(a, "--repeat-penalty")) {
+    args.next();
+    o.sampler.repeat_penalty = static_cast<float>(args.real(a, 1e-3, 100.0));
+  } else if (is(a, "--repeat-last-n")) {
+    args.next();
+    o.sampler.penalty_last_n = static_cast<int32_t>(args.integer(a, 0, kMaxInt));
+  } else if (is(a, "--frequency-penalty")) {
+    args.next();
+    o.sampler.frequency_penalty = static_cast<float>(args.real(a, -10.0, 10.0));
+  } else if (is(a, "--presence-penalty")) {
+    args.next();
+    o.sampler.presence_penalty = static_cast<float>(args.real(a, -10.0, 10.0));
+  } else if (is(a, "-s", "--seed")) {
+    args.next();
+    o.sampler.seed = static_cast<uint64_t>(args.integer(a, 0, std::numeric_limits<long long>::max()));
+  } else if (is(a, "--no-mmap")) {
+    args.next();
+    o.model.use_mmap = 0;
+  } else if (is(a, "--mlock")) {
+    args.next();
+    o.model.use_mlock = 1;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* generation_options_help() {
+  return "model and context:\n"
+         "  -m, --model FILE          GGUF model\n"
+         "  -c, --ctx-size N          context size in tokens (default 4096)\n"
+         "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
+         "  -t, --threads N           threads (default: all hardware threads)\n"
+         "  -ctk, --cache-type-k T    K cache type: f32, f16 (default), q8_0, q4_0\n"
+         "  -ctv, --cache-type-v T    V cache type, likewise\n"
+         "  --no-mmap                 read the model into memory instead of mapping it\n"
+         "  --mlock                   keep the model in RAM\n"
+         "sampling:\n"
+         "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
+         "  --temp T                  temperature (default 0.8; 0 = greedy)\n"
+         "  --top-k N                 (default 40; 0 = off)\n"
+         "  --top-p P                 (default 0.95; 1 = off)\n"
+         "  --min-p P                 (default 0.05; 0 = off)\n"
+         "  --repeat-penalty X        (default 1.0 = off)\n"
+         "  --repeat-last-n N         tokens the penalties look back over (default 64)\n"
+         "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
+         "  -s, --seed N              random seed (default 0)\n";
+}
+
+std::string demo_model_path() {
+  if (const char* env = std::getenv("PEAK_DEMO_MODEL")) return env;
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    std::string dir(exe, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.find_last_of('/'));
+    const std::string installed = dir + "/../share/peak/stories260K.gguf";
+    if (std::ifstream(installed).good()) return installed;
+  }
+  return PEAK_SOURCE_DEMO_MODEL;
+}

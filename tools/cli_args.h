@@ -1,0 +1,55 @@
+// Command-line parsing shared by the sub-commands: a cursor over argv that
+// reads typed option values with range checks, and the model / context /
+// sampling options every generating command accepts (named as in llama.cpp).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "peak/peak.h"
+
+// A usage mistake: the command prints the message and exits with status 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class ArgCursor {
+ public:
+  ArgCursor(int argc, char** argv) : argc_(argc), argv_(argv) {}
+  bool done() const { return index_ >= argc_; }
+  const char* peek() const { return argv_[index_]; }
+  const char* next() { return argv_[index_++]; }
+  // The value after option `name`; UsageError when it is missing.
+  const char* value(const char* name);
+  long long integer(const char* name, long long min, long long max);
+  double real(const char* name, double min, double max);
+
+ private:
+  int argc_;
+  char** argv_;
+  int index_ = 1;  // argv[0] is the sub-command's name
+};
+
+struct GenerationOptions {
+  std::string model_path;  // empty: the command's default
+  peak_model_params model = peak_model_default_params();
+  peak_context_params context = peak_context_default_params();
+  peak_sampler_params sampler = peak_sampler_default_params();
+  int32_t n_predict = 256;  // tokens per answer; < 0 no limit
+};
+
+// Consumes one model/context/sampling option at the cursor. Returns false
+// (consuming nothing) when the option is not one of them.
+bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
+
+// Help text for those options.
+const char* generation_options_help();
+
+// "f16" -> PEAK_TYPE_F16 (f32, f16, q8_0, q4_0); UsageError otherwise.
+uint32_t parse_cache_type(const char* option, const char* text);
+
+// The demo model shipped with peak (tests/data/stories260K.gguf): PEAK_DEMO_MODEL
+// from the environment, else next to an installed binary, else in the source tree.
+std::string demo_model_path();

@@ -1,0 +1,32 @@
+// Loading a model and creating its context and sampler from the shared options,
+// with errors reported as "peak <command>: <message>".
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include "cli_args.h"
+#include "peak/peak.h"
+
+// A failure at run time (missing file, bad model ...): exit status 1.
+class CommandError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throws CommandError with peak_last_error() when `status` is not PEAK_OK.
+void check_status(peak_status status);
+
+struct ModelDeleter { void operator()(peak_model* m) const { peak_model_free(m); } };
+struct ContextDeleter { void operator()(peak_context* c) const { peak_context_free(c); } };
+struct SamplerDeleter { void operator()(peak_sampler* s) const { peak_sampler_free(s); } };
+
+struct LoadedModel {
+  std::unique_ptr<peak_model, ModelDeleter> model;
+  std::unique_ptr<peak_context, ContextDeleter> context;
+  std::unique_ptr<peak_sampler, SamplerDeleter> sampler;
+  peak_model_info info{};
+};
+
+LoadedModel load_model(const std::string& path, const GenerationOptions& options);

@@ -216,14 +216,18 @@ Tensor* Graph::rms_norm(Tensor* a, float eps) {
   return t;
 }
 
-Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope) {
+Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors) {
   const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
   require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");
   require(positions->type == GgmlType::I32 && positions->ne[0] == a->ne[2],
           "rope: one I32 position per token (dimension 2)");
   require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox, "rope: unknown mode");
+  require(freq_factors == nullptr || (is_f32(freq_factors) && freq_factors->is_contiguous() &&
+                                      freq_factors->element_count() == n_dims / 2),
+          "rope: freq_factors must be F32 [n_dims / 2]");
   Tensor* t = element_wise(Op::Rope, a, nullptr);
   t->src[1] = positions;
+  t->src[2] = freq_factors;
   t->params.i[0] = static_cast<int32_t>(n_dims);
   t->params.i[1] = static_cast<int32_t>(rope.mode);
   t->params.f[0] = rope.freq_base;

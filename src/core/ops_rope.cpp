@@ -1,5 +1,6 @@
 // Rotary position embedding, llama.cpp semantics: pair i of a head rotates by
-// theta_i = pos * freq_base^(-2i/n_dims) * freq_scale. Normal mode pairs
+// theta_i = pos * freq_base^(-2i/n_dims) * freq_scale / freq_factor_i (factors 1
+// unless given). Normal mode pairs
 // neighbours (x[2i], x[2i+1]); neox mode pairs halves (x[i], x[i + n_dims/2]).
 // Dimensions past n_dims pass through unchanged.
 #include <cmath>
@@ -21,10 +22,12 @@ size_t rope_work_size(const Tensor& node, int n_threads) {
   return rope_cache_bytes(node) * static_cast<size_t>(n_threads);
 }
 
-// node, src0 [head_dim, n_head, n_tokens, ...]; src1 I32 positions [n_tokens].
+// node, src0 [head_dim, n_head, n_tokens, ...]; src1 I32 positions [n_tokens];
+// src2 F32 freq_factors [n_dims / 2] or null.
 void compute_rope(const ComputeParams& params, Tensor& node) {
   const Tensor& a = *node.src[0];
   const auto* positions = static_cast<const int32_t*>(node.src[1]->data);
+  const auto* freq_factors = node.src[2] != nullptr ? static_cast<const float*>(node.src[2]->data) : nullptr;
   const int64_t n_dims = node.params.i[0];
   const int64_t half = n_dims / 2;
   const bool neox = node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
@@ -46,7 +49,8 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
       for (int64_t i = 0; i < half; ++i) {
         const float inverse_frequency =
             std::pow(freq_base, -2.0f * static_cast<float>(i) / static_cast<float>(n_dims));
-        const float theta = position * inverse_frequency * freq_scale;
+        float theta = position * inverse_frequency * freq_scale;
+        if (freq_factors != nullptr) theta /= freq_factors[i];
         cos_theta[i] = std::cos(theta);
         sin_theta[i] = std::sin(theta);
       }

@@ -215,7 +215,8 @@ TEST(CoreOps, SoftMaxWithMaskAndScale) {
 
 // ---- rope ------------------------------------------------------------------------
 
-Dense reference_rope(const Dense& a, const std::vector<int32_t>& positions, const RopeParams& rope) {
+Dense reference_rope(const Dense& a, const std::vector<int32_t>& positions, const RopeParams& rope,
+                     const Dense* freq_factors = nullptr) {
   Dense out = a;
   const int64_t n_dims = rope.n_dims;
   for (int64_t t = 0; t < a.ne[2]; ++t)
@@ -223,7 +224,7 @@ Dense reference_rope(const Dense& a, const std::vector<int32_t>& positions, cons
       for (int64_t i = 0; i < n_dims / 2; ++i) {
         const double theta = positions[static_cast<size_t>(t)] *
                              std::pow(static_cast<double>(rope.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(n_dims)) *
-                             rope.freq_scale;
+                             rope.freq_scale / (freq_factors != nullptr ? freq_factors->at(i) : 1.0);
         const int64_t first = rope.mode == RopeMode::Neox ? i : 2 * i;
         const int64_t second = rope.mode == RopeMode::Neox ? i + n_dims / 2 : 2 * i + 1;
         const double x0 = a.at(first, h, t);
@@ -251,6 +252,12 @@ TEST(CoreOps, RopeNormalAndNeoxWithPartialDimsAndScaling) {
       }
     }
   }
+  // Per-pair frequency factors (llama 3.1), with partial rotation.
+  Tensor* factors = leaves.random(GgmlType::F32, {16}, 1.0f, 8.0f);
+  const Dense df = read_dense(*factors);
+  const RopeParams scaled{32, RopeMode::Neox, 500000.0f, 1.0f};
+  expect_graph_matches([&](Graph& g) { return g.rope(a, pos, scaled, factors); },
+                       reference_rope(da, positions, scaled, &df), 1e-8);
   // Head dim 6, one token, base 500000, on a [6, 2, 1] view of a wider tensor.
   Tensor* wide = leaves.random(GgmlType::F32, {8, 2, 1});
   Tensor* one = leaves.ids({3});

@@ -1,5 +1,6 @@
-// Micro-benchmarks of the compute core: row ops, decode-shaped fused attention over
-// F16 / Q8_0 / Q4_0 KV caches, and the per-graph cost of the executor itself.
+// Micro-benchmarks of the compute core: row ops, mul_mat through the op layer,
+// decode-shaped fused attention over F16 / Q8_0 / Q4_0 KV caches, and the
+// per-graph cost of the executor itself.
 //
 //   build-core/bench/core/bench_core --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -18,6 +19,8 @@
 namespace peak::core {
 namespace {
 
+// Multi-threaded benchmarks report wall time (UseRealTime): the CPU time of the
+// calling thread alone says little when a worker does half of the work.
 constexpr int kThreads = 2;
 
 ThreadPool& bench_pool() {
@@ -45,7 +48,7 @@ class BenchTensors {
   }
 
  private:
-  TensorArena arena_{16};
+  TensorArena arena_{16};  // a benchmark makes at most a few leaves
   std::vector<std::unique_ptr<AlignedBuffer>> memory_;
   std::mt19937 rng_{7};
 };
@@ -90,6 +93,20 @@ void BM_SoftMax(benchmark::State& state) {
 }
 BENCHMARK(BM_SoftMax)->ArgName("n_kv")->Arg(512)->Arg(4096);
 
+// Weight x activations through the op layer (conversion to the dot partner,
+// thread split, vec_dot / gemm): 4096 x 4096 weights, 1 token (decode) or 32.
+void BM_MulMat(benchmark::State& state, GgmlType weight_type) {
+  BenchTensors leaves;
+  Tensor* w = leaves.random(weight_type, {4096, 4096});
+  Tensor* x = leaves.random(GgmlType::F32, {4096, state.range(0)});
+  time_graph(state, kThreads, [&](Graph& g) { return g.mul_mat(w, x); });
+  state.counters["weight_GB/s"] = benchmark::Counter(
+      static_cast<double>(w->byte_size()) * static_cast<double>(state.iterations()) / 1e9,
+      benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_MulMat, Q8_0, GgmlType::Q8_0)->ArgName("tokens")->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_MulMat, Q4_0, GgmlType::Q4_0)->ArgName("tokens")->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
 // Decode: 1 query token, 32 heads over 8 kv heads, head_dim 128, n_kv = context.
 void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   const int64_t n_kv = state.range(0);
@@ -102,9 +119,9 @@ void BM_Attention(benchmark::State& state, GgmlType kv_type) {
       static_cast<double>(k->byte_size() + v->byte_size()) * static_cast<double>(state.iterations()) / 1e6,
       benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond);
-BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The executor's own cost: 100 nodes that do next to nothing (scale one float),
 // so the time is the wake-up plus 99 barriers.
@@ -117,7 +134,7 @@ void BM_EmptyGraph100Nodes(benchmark::State& state) {
     return cur;
   });
 }
-BENCHMARK(BM_EmptyGraph100Nodes)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_EmptyGraph100Nodes)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 }  // namespace peak::core

@@ -171,8 +171,9 @@ Tensor* Graph::new_node(Op op, GgmlType type, const int64_t (&ne)[kMaxDims],
 }
 
 Tensor* Graph::get_rows(Tensor* table, Tensor* ids) {
-  require(ids->type == GgmlType::I32 && ids->ne[1] == 1 && ids->ne[2] == 1 && ids->ne[3] == 1,
-          "get_rows: ids must be a vector of I32");
+  require(ids->type == GgmlType::I32 && ids->ne[1] == 1 && ids->ne[2] == 1 && ids->ne[3] == 1 &&
+              ids->is_contiguous(),
+          "get_rows: ids must be a dense vector of I32");
   require(table->ne[2] == 1 && table->ne[3] == 1 && table->has_dense_rows(),
           "get_rows: table must be a matrix with dense rows");
   require(kernels_for(table->type).to_float != nullptr, "get_rows: no kernels for the table's type");
@@ -219,8 +220,8 @@ Tensor* Graph::rms_norm(Tensor* a, float eps) {
 Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors) {
   const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
   require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");
-  require(positions->type == GgmlType::I32 && positions->ne[0] == a->ne[2],
-          "rope: one I32 position per token (dimension 2)");
+  require(positions->type == GgmlType::I32 && positions->ne[0] == a->ne[2] && positions->is_contiguous(),
+          "rope: one I32 position per token (dimension 2), dense");
   require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox, "rope: unknown mode");
   require(freq_factors == nullptr || (is_f32(freq_factors) && freq_factors->is_contiguous() &&
                                       freq_factors->element_count() == n_dims / 2),

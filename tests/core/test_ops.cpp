@@ -287,6 +287,22 @@ TEST(CoreOps, GetRowsDequantizesEveryWeightType) {
   }
 }
 
+// Rows of a quantized cache viewed as a matrix [n_embd_kv, n_ctx] with the
+// cache's cell stride (how a K-shift reads cached keys back).
+TEST(CoreOps, GetRowsFromAStridedViewOfACache) {
+  Leaves leaves;
+  Tensor* cache = leaves.random(GgmlType::Q8_0, {32, 2, 9});  // [head_dim, n_head_kv, n_ctx]
+  const std::vector<int32_t> cells = {8, 2, 5};
+  Tensor* ids = leaves.ids(cells);
+  const Dense dc = read_dense(*cache);
+  Dense expected({64, 3, 1, 1});
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 32; ++i) expected.at(h * 32 + i, r) = dc.at(i, h, cells[static_cast<size_t>(r)]);
+  expect_graph_matches([&](Graph& g) { return g.get_rows(g.view(cache, {64, 9}, {cache->nb[2]}, 0), ids); },
+                       expected, 0.0);
+}
+
 Dense reference_mul_mat(const Dense& w, const Dense& x) {
   Dense out({w.ne[1], x.ne[1], x.ne[2], x.ne[3]});
   for (int64_t i3 = 0; i3 < x.ne[3]; ++i3)
@@ -339,6 +355,19 @@ TEST(CoreOps, MulMatBroadcastsWeightBatchesAndReadsStridedActivations) {
     for (int64_t i = 0; i < 64; ++i) every_other.at(i, r) = dw.at(i, 2 * r);
   expect_graph_matches([&](Graph& g) { return g.mul_mat(q, g.view(wide, {64, 4}, {2 * wide->nb[1]}, 0)); },
                        reference_mul_mat(read_dense(*q), every_other), kQ8Partner);
+}
+
+TEST(CoreOps, MulMatWithStridedWeightRows) {
+  Leaves leaves;
+  // Every third row of a Q4_0 matrix, as weights [64, 5].
+  Tensor* all = leaves.random(GgmlType::Q4_0, {64, 15});
+  Tensor* x = leaves.random(GgmlType::F32, {64, 4});
+  const Dense da = read_dense(*all);
+  Dense rows({64, 5, 1, 1});
+  for (int64_t r = 0; r < 5; ++r)
+    for (int64_t i = 0; i < 64; ++i) rows.at(i, r) = da.at(i, 3 * r + 1);
+  expect_graph_matches([&](Graph& g) { return g.mul_mat(g.view(all, {64, 5}, {3 * all->nb[1]}, all->nb[1]), x); },
+                       reference_mul_mat(rows, read_dense(*x)), kQ8Partner);
 }
 
 TEST(CoreOps, MulMatLargeDecodeRow) {

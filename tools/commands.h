@@ -5,3 +5,5 @@
 int run_inspect(int argc, char** argv);
 int run_run(int argc, char** argv);
 int run_chat(int argc, char** argv);
+int run_quantize(int argc, char** argv);
+int run_synth(int argc, char** argv);

@@ -28,7 +28,9 @@ constexpr size_t kShownStringBytes = 72;
 void print_help() {
   std::printf(
       "usage: peak inspect FILE [--json] [--full] [--no-mmap]\n"
-      "  Shows a GGUF file's header, metadata, tensors and totals.\n"
+      "       peak inspect --cpu\n"
+      "  Shows a GGUF file's header, metadata, tensors and totals, or with --cpu the\n"
+      "  CPU paths peak found and the kernel path each tensor type uses.\n"
       "  --json      machine-readable output\n"
       "  --full      do not abbreviate long arrays and strings\n"
       "  --no-mmap   read the file instead of mapping it\n");
@@ -231,6 +233,9 @@ int run_inspect(int argc, char** argv) {
       opt.json = true;
     } else if (std::strcmp(a, "--full") == 0) {
       opt.full = true;
+    } else if (std::strcmp(a, "--cpu") == 0) {
+      std::fputs(peak_system_info(), stdout);
+      return 0;
     } else if (std::strcmp(a, "--no-mmap") == 0) {
       opt.use_mmap = false;
     } else if (a[0] == '-' && a[1] != '\0') {

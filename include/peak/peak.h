@@ -64,6 +64,14 @@ PEAK_API const char* peak_status_name(peak_status status);
 /* Library version as "MAJOR.MINOR.PATCH". */
 PEAK_API const char* peak_version(void);
 
+/* ---- system ------------------------------------------------------------------- */
+
+/* What peak found on this CPU and which kernel path each tensor type uses, one
+   line per item (e.g. "cpu: x86-64 avx2 fma f16c avx512f ... avx512vnni" then
+   "Q4_0: avx512vnni"). PEAK_ISA=scalar|avx2|avx512|neon|dotprod|i8mm in the
+   environment forces a lower path. Valid for the program's lifetime. */
+PEAK_API const char* peak_system_info(void);
+
 /* ---- tensor types ----------------------------------------------------------- */
 
 /* Name of a ggml tensor type id as GGUF files store it ("F32", "Q4_K", ...);
@@ -188,6 +196,9 @@ typedef struct peak_model_info {
   int32_t n_ff;
   int32_t bos_token;           /* -1 when the model has none */
   int32_t eos_token;
+  /* Weight bytes one decoded token reads: every tensor, less the token embedding
+     when the model has a separate output matrix (only one embedding row is read). */
+  uint64_t decode_bytes_per_token;
 } peak_model_info;
 
 /* Strings stay valid until peak_model_free. */
@@ -334,6 +345,62 @@ PEAK_API peak_generate_params peak_generate_default_params(void);
    on_text. `result` may be NULL. */
 PEAK_API peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* prompt, size_t length,
                                    const peak_generate_params* params, peak_generate_result* result);
+
+/* ---- profiling ------------------------------------------------------------------- */
+
+/* Per-op timing of a context's forward passes (off by default: timing costs a
+   clock read per graph node). */
+PEAK_API peak_status peak_context_set_profiling(peak_context* ctx, int enabled);
+
+typedef struct peak_op_profile {
+  const char* op;      /* "mul_mat", "attention", "rms_norm", ... (static strings) */
+  uint64_t calls;      /* graph nodes of this op run since the last reset */
+  double seconds;      /* wall time spent in them */
+} peak_op_profile;
+
+/* One entry per op type that ran, most time first. On PEAK_ERR_BUFFER_TOO_SMALL
+   *n_entries holds the count needed. */
+PEAK_API peak_status peak_context_get_profile(const peak_context* ctx, peak_op_profile* entries, size_t capacity,
+                                              size_t* n_entries);
+PEAK_API void peak_context_reset_profile(peak_context* ctx);
+
+/* ---- quantization and synthetic models ------------------------------------------ */
+
+/* Output types: a single ggml type name ("F32", "F16", "BF16", "Q4_0", "Q4_1",
+   "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL",
+   "IQ4_XS") or a mixed preset ("Q4_K_M", "Q4_K_S", "Q5_K_M", "Q5_K_S", "Q6_K_M"
+   ...) with llama.cpp's per-tensor rules: 1-D tensors stay F32, some matrices
+   (attn_v, some ffn_down, the output matrix) get more bits. */
+typedef struct peak_quantize_params {
+  size_t struct_size;
+  const char* type;           /* see above; default "Q4_K_M" */
+  int pure;                   /* 1: every matrix in the base type (then any type name works) */
+  int32_t n_threads;          /* 0: one per hardware thread */
+  peak_progress_fn progress;  /* may be NULL; return 0 to cancel */
+  void* progress_user_data;
+} peak_quantize_params;
+
+PEAK_API peak_quantize_params peak_quantize_default_params(void);
+/* Quantizes an F32/F16/BF16 model to a new GGUF file (general.file_type set).
+   Refuses to write over its input; writes through a temporary file. */
+PEAK_API peak_status peak_quantize(const char* input_path, const char* output_path, const peak_quantize_params* params);
+
+typedef struct peak_synth_params {
+  size_t struct_size;
+  const char* preset;         /* e.g. "qwen3-0.6b"; see peak_synth_presets */
+  const char* type;           /* as peak_quantize_params.type; default "Q4_0" */
+  const char* vocab_from;     /* NULL, or a GGUF whose tokenizer.* keys are copied */
+  uint64_t seed;
+  peak_progress_fn progress;  /* may be NULL; return 0 to cancel */
+  void* progress_user_data;
+} peak_synth_params;
+
+PEAK_API peak_synth_params peak_synth_default_params(void);
+/* Writes a random-weight model (N(0, 0.02) matrices, unit norms) with the exact
+   shapes, tensor names and metadata of a real one, streaming tensor by tensor. */
+PEAK_API peak_status peak_synth(const char* output_path, const peak_synth_params* params);
+/* The preset names, comma-separated. */
+PEAK_API const char* peak_synth_presets(void);
 
 /* ---- chat templates --------------------------------------------------------------- */
 

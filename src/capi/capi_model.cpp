@@ -87,6 +87,11 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) 
   info->n_ff = static_cast<int32_t>(hp.n_ff);
   info->bos_token = tok.bos();
   info->eos_token = tok.eos();
+  const peak::model::ModelWeights& w = model->model->weights();
+  info->decode_bytes_per_token = model->model->weight_bytes();
+  if (!w.tied_output) {
+    info->decode_bytes_per_token -= static_cast<uint64_t>(w.token_embd->row_count()) * w.token_embd->nb[1];
+  }
   return PEAK_OK;
 }
 

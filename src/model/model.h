@@ -24,7 +24,7 @@ struct LoadOptions {
 
 class LoadCancelled : public std::runtime_error {
  public:
-  LoadCancelled() : std::runtime_error("model loading was cancelled by the progress callback") {}
+  LoadCancelled() : std::runtime_error("cancelled by the progress callback") {}
 };
 
 class Model {

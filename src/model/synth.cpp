@@ -170,6 +170,8 @@ void write_synth_model(const SynthSpec& s, const SynthOptions& options, const st
   }
   gguf::GgufWriter w;
   write_metadata(w, s);
+  w.set_u32("general.file_type", options.file_type);
+  w.set_u32("general.quantization_version", 2);
   if (options.vocab_from) {
     const gguf::GgufFile& v = *options.vocab_from;
     for (size_t i = 0; i < v.n_kv(); ++i) {

@@ -43,7 +43,8 @@ struct SynthOptions {
   uint64_t seed = 1;
   TensorTypeFn tensor_type;                  // null: F32 everywhere
   const gguf::GgufFile* vocab_from = nullptr;  // copy tokenizer.* keys from a real model
-  std::function<void(size_t done, size_t total)> progress;  // per tensor written
+  std::function<void(size_t done, size_t total)> progress;  // per tensor written; may throw to cancel
+  uint32_t file_type = 0;                    // general.file_type (llama.cpp's LLAMA_FTYPE_*)
 };
 
 // Writes the model to `path`. Throws std::invalid_argument for an inconsistent

@@ -1,0 +1,36 @@
+// peak_system_info: the CPU paths peak found and the one each type uses.
+#include <string>
+
+#include "capi/capi_guard.h"
+#include "kernels/dispatch.h"
+
+namespace {
+
+std::string describe_system() {
+  using peak::Isa;
+  std::string s = "cpu paths:";
+  for (int i = 0; i < peak::kIsaCount; ++i) {
+    const auto isa = static_cast<Isa>(i);
+    if (peak::cpu_has_isa(isa)) s += std::string(" ") + peak::isa_name(isa);
+  }
+  s += "\nbest path: ";
+  s += peak::isa_name(peak::best_cpu_isa());
+  s += "\nactive path: ";
+  s += peak::isa_name(peak::active_isa());
+  s += " (PEAK_ISA lowers it)\n";
+  for (uint32_t id = 0; id < peak::kGgmlTypeIdCount; ++id) {
+    if (!peak::ggml_type_is_storable(id)) continue;
+    const auto type = static_cast<peak::GgmlType>(id);
+    if (!peak::kernels_for(type).vec_dot) continue;
+    s += std::string(peak::ggml_type_name(id)) + ": " + peak::isa_name(peak::kernel_path_for(type)) + "\n";
+  }
+  return s;
+}
+
+}  // namespace
+
+extern "C" const char* peak_system_info(void) {
+  // Computed once; the function-local static makes that thread-safe.
+  static const std::string info = describe_system();
+  return info.c_str();
+}

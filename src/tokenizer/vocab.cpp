@@ -158,7 +158,9 @@ std::unique_ptr<Vocab> Vocab::from_gguf(const gguf::GgufFile& file) {
 }
 
 void Vocab::load_tokens(const gguf::GgufFile& file) {
-  const gguf::ArrayView texts = file.get(kTokensKey).array();
+  const std::optional<gguf::Value> tokens_value = file.find(kTokensKey);
+  if (!tokens_value) refuse(kTokensKey, "the vocabulary has no tokens");
+  const gguf::ArrayView texts = tokens_value->array();
   const uint64_t n = texts.size();
   if (n == 0) refuse(kTokensKey, "the vocabulary is empty");
   if (n > static_cast<uint64_t>(INT32_MAX)) refuse(kTokensKey, "too many tokens");

@@ -95,6 +95,9 @@ TEST(VocabValidation, RefusesInconsistentArrays) {
   gguf::GgufWriter duplicate = tiny_bpe();
   duplicate.set_string_array("tokenizer.ggml.tokens", {"a", "b", "ab", "a"});
   expect_refused(duplicate, "tokenizer.ggml.tokens");
+  gguf::GgufWriter no_tokens = tiny_spm();
+  no_tokens.remove("tokenizer.ggml.tokens");
+  expect_refused(no_tokens, "tokenizer.ggml.tokens");
   gguf::GgufWriter empty = tiny_bpe();
   empty.set_string_array("tokenizer.ggml.tokens", {});
   expect_refused(empty, "tokenizer.ggml.tokens");

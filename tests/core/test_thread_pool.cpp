@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <ctime>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -60,6 +61,27 @@ TEST(CoreThreadPool, SleepingWorkersWakeForTheNextRun) {
   EXPECT_EQ(counts[1].load(), 133);
   EXPECT_EQ(counts[2].load(), 66);
   EXPECT_THROW(pool.run(4, count_thread, counts), std::invalid_argument);
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Between graphs the workers spin only briefly, then sleep: an idle pool costs
+// (almost) no CPU.
+TEST(CoreThreadPool, IdleWorkersSleep) {
+  ThreadPool pool(4, std::chrono::microseconds(100));
+  std::atomic<int> counts[4] = {};
+  pool.run(4, count_thread, counts);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // spinning ends
+  const double before = process_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const double used = process_cpu_seconds() - before;
+  EXPECT_LT(used, 0.02) << "three spinning workers would use ~0.3 s";
+  pool.run(4, count_thread, counts);
+  for (auto& count : counts) EXPECT_EQ(count.load(), 2);
 }
 
 }  // namespace

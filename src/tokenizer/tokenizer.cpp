@@ -45,11 +45,7 @@ std::vector<Fragment> split_at_special_tokens(const Vocab& vocab, std::string_vi
           next.push_back({kNoToken, pos, end - pos});
           break;
         }
-        size_t left_end = match;
-        if ((data.attr & kAttrLstrip) != 0) {
-          while (left_end > pos && is_ascii_space(text[left_end - 1])) --left_end;
-        }
-        if (left_end > pos) next.push_back({kNoToken, pos, left_end - pos});
+        if (match > pos) next.push_back({kNoToken, pos, match - pos});
         next.push_back({id, match, spelling.size()});
         pos = match + spelling.size();
         if ((data.attr & kAttrRstrip) != 0) {

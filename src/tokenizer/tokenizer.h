@@ -4,8 +4,19 @@
 // Thread safety: a Tokenizer is immutable once built; every method is const and may
 // be called from any number of threads at once.
 //
-// Untrusted input: any bytes tokenize (ill-formed UTF-8 included, see tokenize_*),
-// in time close to linear in their length.
+// Untrusted input: any bytes tokenize (ill-formed UTF-8 included), in time close to
+// linear in their length.
+//
+// Where peak differs from llama.cpp (all outside well-formed input to supported files):
+// - Ill-formed UTF-8 is cut into maximal subparts (utf8.h): SPM turns each into byte
+//   tokens, BPE into one U+FFFD; llama.cpp replaces every bad byte and accepts
+//   overlong and surrogate forms.
+// - A special token id outside the vocabulary is refused (llama.cpp warns and keeps
+//   its default); BPE vocabularies without BOS/EOS keys have none (llama.cpp: 11).
+// - Byte-level pieces keep characters outside the byte alphabet as they are;
+//   detokenize does not apply llama.cpp's clean_spaces (" ," -> ",") pass.
+// - Model-specific attribute hacks other than Phi-3's are not reproduced (jina and
+//   modern-bert <mask> LSTRIP, gpt-oss / solar-open / gemma4 token retyping).
 #pragma once
 
 #include <cstdint>

@@ -34,7 +34,7 @@ enum class VocabType {
 };
 
 // Token attributes (bit flags, llama.cpp's numbering). The token type of the file
-// gives one of the first six; some tokens gain CONTROL, LSTRIP or RSTRIP by name.
+// gives one of the first six; some tokens gain CONTROL or RSTRIP by name.
 enum TokenAttr : uint32_t {
   kAttrUnknown = 1u << 0,
   kAttrUnused = 1u << 1,
@@ -42,8 +42,7 @@ enum TokenAttr : uint32_t {
   kAttrControl = 1u << 3,
   kAttrUserDefined = 1u << 4,
   kAttrByte = 1u << 5,
-  kAttrLstrip = 1u << 7,  // when parsed as special, swallows whitespace on its left
-  kAttrRstrip = 1u << 8,  // ... on its right
+  kAttrRstrip = 1u << 8,  // when parsed as special, swallows the whitespace after it
 };
 
 struct TokenData {

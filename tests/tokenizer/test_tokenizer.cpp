@@ -101,6 +101,16 @@ TEST_F(Stories260K, CharactersOutsideTheVocabularyFallBackToBytes) {
   for (size_t i = 0; i < 4; ++i) EXPECT_EQ(ids[i + 1], 3 + static_cast<uint8_t>(emoji[i]));
 }
 
+// llama-2-tiny-random.gguf carries the real Llama 2 vocabulary (SOURCES.md), the one
+// llama.cpp's llama-spm test vectors were made with; it has no tokenizer.ggml.pre.
+TEST(Llama2TinyRandom, TokenizesAsTheLlamaSpmTestVectors) {
+  const auto file = gguf::GgufFile::open(std::string(PEAK_SHARED_DIR) + "/models/llama-2-tiny-random.gguf");
+  const auto tokenizer = Tokenizer::from_gguf(*file);
+  for (const auto& test_case : read_vocab_cases("llama-spm")) {
+    EXPECT_EQ(tokenizer->encode(test_case.text, false, false), test_case.ids) << test_case.text;
+  }
+}
+
 // ---- special tokens -----------------------------------------------------------------
 
 TEST(SpecialTokens, SpmControlTokensAreParsedOnlyWhenAsked) {

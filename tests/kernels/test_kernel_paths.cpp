@@ -87,8 +87,13 @@ TEST_P(KernelPaths, VecDotAndGemmMatchScalar) {
       }
     }
     path().gemm(n, x.data(), xs, rows_x, y.data(), ys, rows_y, gemm.data(), static_cast<size_t>(rows_x));
+    // One activation row: the decode GEMV some paths special-case.
+    std::vector<float> gemv(static_cast<size_t>(rows_x), -1.0f);
+    path().gemm(n, x.data(), xs, rows_x, y.data(), ys, 1, gemv.data(), static_cast<size_t>(rows_x));
+    const std::vector<float> want_gemv(want.begin(), want.begin() + rows_x);
     EXPECT_LT(nmse(dots, want), 1e-9) << "vec_dot, n=" << n;
     EXPECT_LT(nmse(gemm, want), 1e-9) << "gemm, n=" << n;
+    EXPECT_LT(nmse(gemv, want_gemv), 1e-9) << "gemm with one activation row, n=" << n;
   }
 }
 

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Generates unicode_tables.cpp: the category and whitespace flags of every code point,
-as a sorted list of ranges, for the pre-tokenizers (\\p{L}, \\p{N}, \\p{P}, \\s ...).
+as a sorted list of ranges, for the pre-tokenizers (\\p{L}, \\p{N}, \\p{P}, \\s ...), and
+for the WordPiece normaliser the simple lower-case mapping and the first code point of
+each canonical decomposition (NFD), as llama.cpp's unicode tables define them.
 
 Categories come from Python's unicodedata (Python 3.11 ships Unicode 14.0.0; the version
 used is written into the output). White_Space is not exposed by unicodedata (str.isspace
@@ -15,11 +17,11 @@ import unicodedata
 MAX_CODEPOINT = 0x110000
 
 # Flag bits; keep in sync with unicode.h.
-LETTER, NUMBER, PUNCTUATION, SYMBOL, MARK, SEPARATOR, OTHER, WHITESPACE = (1 << i for i in range(8))
+LETTER, NUMBER, PUNCTUATION, SYMBOL, MARK, SEPARATOR, CONTROL, UNASSIGNED, WHITESPACE = (1 << i for i in range(9))
 
 CATEGORY_FLAGS = {
     "L": LETTER, "N": NUMBER, "P": PUNCTUATION, "S": SYMBOL, "M": MARK, "Z": SEPARATOR,
-    "C": OTHER,  # Cc Cf Cs Co Cn
+    "Cc": CONTROL, "Cf": CONTROL, "Cs": CONTROL, "Co": CONTROL, "Cn": UNASSIGNED,
 }
 
 WHITE_SPACE = [(0x0009, 0x000D), (0x0020, 0x0020), (0x0085, 0x0085), (0x00A0, 0x00A0),
@@ -28,11 +30,44 @@ WHITE_SPACE = [(0x0009, 0x000D), (0x0020, 0x0020), (0x0085, 0x0085), (0x00A0, 0x
 
 
 def flags_of_all_codepoints():
-    flags = [CATEGORY_FLAGS[unicodedata.category(chr(cpt))[0]] for cpt in range(MAX_CODEPOINT)]
+    def flag(category):
+        return CATEGORY_FLAGS.get(category, CATEGORY_FLAGS.get(category[0]))
+    flags = [flag(unicodedata.category(chr(cpt))) for cpt in range(MAX_CODEPOINT)]
     for first, last in WHITE_SPACE:
         for cpt in range(first, last + 1):
             flags[cpt] |= WHITESPACE
     return flags
+
+
+def lowercase_pairs():
+    """(code point, first code point of its lower case) where they differ."""
+    pairs = []
+    for cpt in range(MAX_CODEPOINT):
+        lower = ord(chr(cpt).lower()[0])
+        if lower != cpt:
+            pairs.append((cpt, lower))
+    return pairs
+
+
+def nfd_first_ranges():
+    """(first, last, nfd): code points first..last all decompose to start with nfd."""
+    ranges = []
+    for cpt in range(MAX_CODEPOINT):
+        if 0xD800 <= cpt <= 0xDFFF:
+            continue
+        nfd = ord(unicodedata.normalize("NFD", chr(cpt))[0])
+        if nfd == cpt:
+            continue
+        if ranges and ranges[-1][1] == cpt - 1 and ranges[-1][2] == nfd:
+            ranges[-1] = (ranges[-1][0], cpt, nfd)
+        else:
+            ranges.append((cpt, cpt, nfd))
+    return ranges
+
+
+def write_rows(out, items, fmt, per_row):
+    for i in range(0, len(items), per_row):
+        out.write("    %s,\n" % ", ".join(fmt % item for item in items[i:i + per_row]))
 
 
 def main():
@@ -50,11 +85,19 @@ def main():
     out.write("const char kUnicodeVersion[] = \"%s\";\n\n" % unicodedata.unidata_version)
     out.write("// (first code point, flags): the flags hold up to the next entry's first code point.\n")
     out.write("const FlagRange kFlagRanges[] = {\n")
-    for i in range(0, len(ranges), 6):
-        row = ", ".join("{0x%05X, 0x%02X}" % r for r in ranges[i:i + 6])
-        out.write("    %s,\n" % row)
-    out.write("};\n\n")
+    write_rows(out, ranges, "{0x%05X, 0x%03X}", 6)
+    out.write("};\n")
     out.write("const size_t kFlagRangeCount = sizeof(kFlagRanges) / sizeof(kFlagRanges[0]);\n\n")
+    out.write("// (code point, lower case), sorted.\n")
+    out.write("const CodepointPair kLowercase[] = {\n")
+    write_rows(out, lowercase_pairs(), "{0x%05X, 0x%05X}", 6)
+    out.write("};\n")
+    out.write("const size_t kLowercaseCount = sizeof(kLowercase) / sizeof(kLowercase[0]);\n\n")
+    out.write("// (first, last, first code point of the NFD form), sorted.\n")
+    out.write("const NfdRange kNfdFirst[] = {\n")
+    write_rows(out, nfd_first_ranges(), "{0x%05X, 0x%05X, 0x%05X}", 4)
+    out.write("};\n")
+    out.write("const size_t kNfdFirstCount = sizeof(kNfdFirst) / sizeof(kNfdFirst[0]);\n\n")
     out.write("}  // namespace peak::tokenizer::unicode\n")
 
 

@@ -3,6 +3,7 @@
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer_bpe.h"
 #include "tokenizer/tokenizer_spm.h"
+#include "tokenizer/tokenizer_wpm.h"
 
 namespace peak::tokenizer {
 
@@ -118,7 +119,7 @@ std::string Tokenizer::render_piece(int32_t id) const {
   const TokenData& data = vocab_->token(id);
   if ((data.attr & (kAttrControl | kAttrUnknown | kAttrUserDefined)) != 0) return data.text;
   if ((data.attr & kAttrNormal) != 0) {
-    return vocab_->type() == VocabType::Spm ? unescape_spaces(data.text) : byte_level_to_bytes(data.text);
+    return vocab_->type() == VocabType::Bpe ? byte_level_to_bytes(data.text) : unescape_spaces(data.text);
   }
   if ((data.attr & kAttrByte) != 0) {
     // Vocab checked the <0xNN> spelling.
@@ -141,15 +142,23 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
       continue;
     }
     const std::string_view raw = text.substr(fragment.offset, fragment.length);
-    if (vocab_->type() == VocabType::Spm) {
-      const std::string prefix = flags.add_space_prefix && after_special ? " " : "";
-      tokenize_spm(*vocab_, escape_spaces(prefix + std::string(raw)), ids);
-    } else {
-      tokenize_bpe(*vocab_, raw, ids);
+    switch (vocab_->type()) {
+      case VocabType::Spm: {
+        const std::string prefix = flags.add_space_prefix && after_special ? " " : "";
+        tokenize_spm(*vocab_, escape_spaces(prefix + std::string(raw)), ids);
+        break;
+      }
+      case VocabType::Bpe:
+        tokenize_bpe(*vocab_, raw, ids);
+        break;
+      case VocabType::Wpm:
+        tokenize_wpm(*vocab_, raw, ids);
+        break;
     }
     after_special = false;
   }
   if (add_special && flags.add_eos) ids.push_back(eos());
+  if (add_special && flags.add_sep) ids.push_back(vocab_->special().sep);
   return ids;
 }
 

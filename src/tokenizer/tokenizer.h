@@ -1,5 +1,5 @@
 // Text <-> token ids for a GGUF model, matching llama.cpp's tokenizers: `llama`
-// (SentencePiece-style) and `gpt2` (byte-level BPE) vocabularies.
+// (SentencePiece-style), `gpt2` (byte-level BPE) and `bert` (WordPiece) vocabularies.
 //
 // Thread safety: a Tokenizer is immutable once built; every method is const and may
 // be called from any number of threads at once.
@@ -37,7 +37,7 @@ class Tokenizer {
   // the key for anything peak does not support or a file gets wrong.
   static std::unique_ptr<Tokenizer> from_gguf(const gguf::GgufFile& file);
 
-  // `add_special`: add BOS / EOS as the model asks (tokenizer.ggml.add_bos_token ...).
+  // `add_special`: add BOS / EOS (/ SEP) as the model asks (tokenizer.ggml.add_bos_token ...).
   // `parse_special`: recognise control tokens spelled in the text ("<|im_end|>").
   // User-defined tokens are recognised either way, as llama.cpp does.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;

@@ -118,28 +118,46 @@ std::unique_ptr<Vocab> Vocab::from_gguf(const gguf::GgufFile& file) {
     vocab->pre_tokenizer_ = info.kind;
     vocab->flags_.ignore_merges = info.ignore_merges;
     vocab->flags_.add_bos = info.add_bos;
+  } else if (model_name == "bert") {
+    vocab->type_ = VocabType::Wpm;
+    vocab->flags_.add_bos = true;
+    vocab->flags_.add_sep = true;
   } else {
-    refuse(kModelKey, "tokenizer model '" + std::string(model_name) + "' is not supported (peak has 'llama' and 'gpt2')");
+    refuse(kModelKey,
+           "tokenizer model '" + std::string(model_name) + "' is not supported (peak has 'llama', 'gpt2' and 'bert')");
   }
   if (const auto v = file.find("tokenizer.ggml.add_space_prefix")) vocab->flags_.add_space_prefix = v->boolean();
 
   vocab->load_tokens(file);
   if (vocab->type_ == VocabType::Bpe) vocab->load_merges(file);
+  // llama.cpp's defaults for models without the keys.
+  auto default_id = [&](int32_t id) { return vocab->contains(id) ? id : kNoToken; };
   if (vocab->type_ == VocabType::Spm) {
-    // llama.cpp's defaults for SentencePiece models without the keys.
-    auto default_id = [&](int32_t id) { return vocab->contains(id) ? id : kNoToken; };
     vocab->special_.bos = default_id(1);
     vocab->special_.eos = default_id(2);
     vocab->special_.unk = default_id(0);
+  } else if (vocab->type_ == VocabType::Wpm) {
+    vocab->special_.bos = default_id(101);  // [CLS]
+    vocab->special_.unk = default_id(100);
+    vocab->special_.sep = default_id(102);
+    vocab->special_.pad = default_id(0);
+    vocab->special_.mask = default_id(103);
   }
   vocab->load_special_ids(file);
   if (const auto v = file.find("tokenizer.ggml.add_bos_token")) vocab->flags_.add_bos = v->boolean();
   if (const auto v = file.find("tokenizer.ggml.add_eos_token")) vocab->flags_.add_eos = v->boolean();
+  if (const auto v = file.find("tokenizer.ggml.add_sep_token")) vocab->flags_.add_sep = v->boolean();
+  if (vocab->type_ == VocabType::Wpm && vocab->special_.unk == kNoToken) {
+    refuse("tokenizer.ggml.unknown_token_id", "a WordPiece vocabulary needs an unknown token");
+  }
   if (vocab->flags_.add_bos && vocab->special_.bos == kNoToken) {
     refuse("tokenizer.ggml.add_bos_token", "a BOS token is to be added but the vocabulary has none");
   }
   if (vocab->flags_.add_eos && vocab->special_.eos == kNoToken) {
     refuse("tokenizer.ggml.add_eos_token", "an EOS token is to be added but the vocabulary has none");
+  }
+  if (vocab->flags_.add_sep && vocab->special_.sep == kNoToken) {
+    refuse("tokenizer.ggml.add_sep_token", "a SEP token is to be added but the vocabulary has none");
   }
   vocab->detect_special_tokens_by_text();
 
@@ -188,6 +206,7 @@ void Vocab::load_tokens(const gguf::GgufFile& file) {
   for (uint64_t i = 0; i < n; ++i) {
     const std::string& text = tokens_[i].text;
     if (text.empty()) continue;  // never matched, never found
+    max_token_bytes_ = std::max(max_token_bytes_, text.size());
     const auto [it, inserted] = token_ids_.emplace(text, static_cast<int32_t>(i));
     if (!inserted) {
       refuse(kTokensKey, "tokens " + std::to_string(it->second) + " and " + std::to_string(i) + " are both '" + text + "'");

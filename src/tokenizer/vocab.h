@@ -31,6 +31,7 @@ constexpr int32_t kNoToken = -1;
 enum class VocabType {
   Spm,  // tokenizer.ggml.model "llama": SentencePiece pieces with scores, byte fallback
   Bpe,  // tokenizer.ggml.model "gpt2": byte-level BPE with merge ranks
+  Wpm,  // tokenizer.ggml.model "bert": WordPiece, longest match first
 };
 
 // Token attributes (bit flags, llama.cpp's numbering). The token type of the file
@@ -72,6 +73,7 @@ struct SpecialTokens {
 struct TokenizerFlags {
   bool add_bos = false;
   bool add_eos = false;
+  bool add_sep = false;           // WPM: SEP after the text
   bool add_space_prefix = false;  // SPM: a space before text that starts a fragment
   bool ignore_merges = false;     // BPE: a word that is a token is not merged
 };
@@ -94,6 +96,8 @@ class Vocab {
   const TokenData& token(int32_t id) const { return tokens_.at(static_cast<size_t>(id)); }
   // The id of the token spelled `text`, kNoToken if there is none.
   int32_t find(std::string_view text) const;
+  // Bytes of the longest token text.
+  size_t max_token_bytes() const { return max_token_bytes_; }
 
   // SPM: the byte-fallback token of a byte (<0xNN>, else the one-byte token, else
   // unknown). BPE: the token of the byte's byte-level character. kNoToken if none.
@@ -131,6 +135,7 @@ class Vocab {
   std::array<int32_t, 256> byte_tokens_{};
   std::vector<int32_t> special_by_length_;
   std::vector<int32_t> eog_ids_;  // sorted
+  size_t max_token_bytes_ = 0;
 };
 
 }  // namespace peak::tokenizer

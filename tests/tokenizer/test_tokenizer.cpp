@@ -166,6 +166,12 @@ TEST(SpecialTokens, Phi3SpecialTokensSwallowTheWhitespaceAfterThem) {
   EXPECT_EQ(phi3.encode("<|end|> \n  Hello", false, true), concat({{end}, llama_cpp_ids("phi-3", "Hello")}));
 }
 
+TEST(SpecialTokens, WordPieceAddsClsAndSep) {
+  const Tokenizer& bert = vocab_tokenizer("bert-bge");
+  EXPECT_EQ(bert.encode("Hello world", true, false), concat({{101}, llama_cpp_ids("bert-bge", "Hello world"), {102}}));
+  EXPECT_EQ(bert.encode("[CLS]Hello world[SEP]", false, true), bert.encode("Hello world", true, false));
+}
+
 TEST(SpecialTokens, EndOfGenerationTokens) {
   const Tokenizer& llama3 = vocab_tokenizer("llama-bpe");
   EXPECT_EQ(llama3.bos(), 128000);  // SOURCE.txt

@@ -68,9 +68,12 @@ TEST(VocabValidation, TheTinyVocabulariesLoadAndWork) {
 }
 
 TEST(VocabValidation, RefusesWhatItDoesNotSupport) {
-  gguf::GgufWriter bert = tiny_bpe();
-  bert.set_string("tokenizer.ggml.model", "bert");
-  expect_refused(bert, "tokenizer.ggml.model");
+  gguf::GgufWriter t5 = tiny_bpe();
+  t5.set_string("tokenizer.ggml.model", "t5");
+  expect_refused(t5, "tokenizer.ggml.model");
+  gguf::GgufWriter bert_without_unknown = tiny_bpe();  // ids 100 (the default) and up do not exist
+  bert_without_unknown.set_string("tokenizer.ggml.model", "bert");
+  expect_refused(bert_without_unknown, "tokenizer.ggml.unknown_token_id");
   gguf::GgufWriter unknown_pre = tiny_bpe();
   unknown_pre.set_string("tokenizer.ggml.pre", "no-such-pre-tokenizer");
   expect_refused(unknown_pre, "tokenizer.ggml.pre");

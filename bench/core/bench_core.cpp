@@ -114,14 +114,22 @@ void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   Tensor* q = leaves.random(GgmlType::F32, {128, 32, 1});
   Tensor* k = leaves.random(kv_type, {128, 8, n_kv});
   Tensor* v = leaves.random(kv_type, {128, 8, n_kv});
-  time_graph(state, kThreads, [&](Graph& g) { return g.attention(q, k, v, nullptr, 1.0f / std::sqrt(128.0f), true); });
+  time_graph(state, static_cast<int>(state.range(1)),
+             [&](Graph& g) { return g.attention(q, k, v, nullptr, 1.0f / std::sqrt(128.0f), true); });
   state.counters["kv_MB/s"] = benchmark::Counter(
       static_cast<double>(k->byte_size() + v->byte_size()) * static_cast<double>(state.iterations()) / 1e6,
       benchmark::Counter::kIsRate);
 }
-BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->ArgName("ctx")->Arg(512)->Arg(2048)->Arg(4096)->Unit(benchmark::kMicrosecond)->UseRealTime();
+// 1 thread gives the kernels' cost alone; 2 threads the split over kv heads.
+void attention_contexts(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"ctx", "threads"})->Unit(benchmark::kMicrosecond)->UseRealTime();
+  for (int64_t threads : {1, kThreads}) {
+    for (int64_t ctx : {512, 2048, 4096}) b->Args({ctx, threads});
+  }
+}
+BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->Apply(attention_contexts);
+BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->Apply(attention_contexts);
+BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->Apply(attention_contexts);
 
 // The executor's own cost: 100 nodes that do next to nothing (scale one float),
 // so the time is the wake-up plus 99 barriers (none with 1 thread).

@@ -96,6 +96,35 @@ TEST(CoreGraph, TopologicalOrderLeavesAndNodes) {
   EXPECT_TRUE(y->is_output);
 }
 
+// reset() forgets the previous build (nodes, leaves, the visited set) but keeps
+// the external leaves usable: a rebuilt graph equals a freshly built one.
+TEST(CoreGraph, RebuildingAfterResetGivesTheSameGraphAndResult) {
+  Leaves leaves;
+  LlamaBlock block(leaves, LlamaShape{});
+  Graph fresh(512);
+  Tensor* expected_out = block.build(fresh, 3, 4);
+  Graph reused(512);
+  for (int64_t n_tokens : {5, 1, 3}) {
+    reused.reset();
+    block.build(reused, n_tokens, 4);
+  }
+  ASSERT_EQ(reused.nodes().size(), fresh.nodes().size());
+  ASSERT_EQ(reused.leafs().size(), fresh.leafs().size());
+  Tensor* out = reused.nodes().back();
+  std::vector<float> results[2];
+  for (int which = 0; which < 2; ++which) {
+    const Graph& g = which == 0 ? fresh : reused;
+    GraphAllocator allocator;
+    allocator.reserve(g, 2);
+    LlamaBlock::fill_inputs(g, 4);
+    compute_graph(g, test_pool(), 2, allocator.work_buffer());
+    const Tensor* result = which == 0 ? expected_out : out;
+    const auto* values = static_cast<const float*>(result->data);
+    results[which].assign(values, values + result->element_count());
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 TEST(CoreAllocator, ReusesDeadBuffersAndRunsElementWiseInPlace) {
   Leaves leaves;
   Tensor* w = leaves.random(GgmlType::F32, {64, 64});

@@ -57,7 +57,8 @@ TEST(CoreNoAlloc, LlamaBlockAfterReserveAllocatesNothing) {
   Leaves leaves;
   const LlamaShape shape;
   LlamaBlock block(leaves, shape);
-  ThreadPool& pool = test_pool();
+  // Workers that sleep at once between graphs, so waking them is counted too.
+  ThreadPool pool(kMaxTestThreads, std::chrono::microseconds(0));
   Graph g(512);
   GraphAllocator allocator;
   const int64_t n_batch = 32;

@@ -16,6 +16,8 @@ struct Command {
 const Command kCommands[] = {
     {"chat", run_chat, "chat with a model (the bundled demo model when none is given)"},
     {"run", run_run, "continue a prompt and print the completion"},
+    {"bench", run_bench, "prompt and generation speed (llama-bench style), with a bandwidth probe"},
+    {"perplexity", run_perplexity, "perplexity of a model over a text file"},
     {"quantize", run_quantize, "quantize an F32/F16/BF16 model (Q4_0, Q8_0, Q4_K_M ...)"},
     {"synth", run_synth, "write a random-weight model with a real model's shapes"},
     {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors, or the CPU paths"},

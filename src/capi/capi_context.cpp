@@ -124,3 +124,39 @@ peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t
 }
 
 }  // extern "C"
+
+extern "C" {
+
+peak_status peak_context_set_profiling(peak_context* ctx, int enabled) {
+  PEAK_CHECK_ARG(ctx, "peak_context_set_profiling: ctx");
+  ctx->context->set_profiling(enabled != 0);
+  return PEAK_OK;
+}
+
+peak_status peak_context_get_profile(const peak_context* ctx, peak_op_profile* entries, size_t capacity,
+                                     size_t* n_entries) {
+  PEAK_CHECK_ARG(ctx, "peak_context_get_profile: ctx");
+  PEAK_CHECK_ARG(n_entries, "peak_context_get_profile: n_entries");
+  if (!entries && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_context_get_profile: entries is NULL");
+  const peak::core::OpTimes& t = ctx->context->op_times();
+  peak_op_profile found[peak::core::kOpCount];
+  size_t n = 0;
+  for (int op = 0; op < peak::core::kOpCount; ++op) {
+    if (t.calls[op] == 0) continue;
+    found[n++] = {peak::core::op_name(static_cast<peak::core::Op>(op)), t.calls[op], t.seconds[op]};
+  }
+  std::sort(found, found + n, [](const peak_op_profile& a, const peak_op_profile& b) { return a.seconds > b.seconds; });
+  *n_entries = n;
+  if (n > capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the profile has " + std::to_string(n) + " entries, the buffer holds " +
+                                               std::to_string(capacity));
+  }
+  std::copy(found, found + n, entries);
+  return PEAK_OK;
+}
+
+void peak_context_reset_profile(peak_context* ctx) {
+  if (ctx) ctx->context->reset_op_times();
+}
+
+}  // extern "C"

@@ -1,5 +1,6 @@
 #include "core/executor.h"
 
+#include <chrono>
 #include <stdexcept>
 
 #include "core/ops.h"
@@ -12,28 +13,60 @@ struct GraphRun {
   const Graph* graph;
   ThreadPool* pool;
   const WorkBuffer* work;
+  OpTimes* times;  // null unless profiling
+};
+
+// Thread 0's clock for profiling: a node's time runs from its start to the
+// barrier after it, when every thread has finished its share.
+class NodeClock {
+ public:
+  explicit NodeClock(OpTimes* times) : times_(times) {}
+  void start(Op op) {
+    op_ = op;
+    start_ = std::chrono::steady_clock::now();
+  }
+  void stop() {
+    const auto i = static_cast<int>(op_);
+    times_->seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    times_->calls[i] += 1;
+  }
+
+ private:
+  OpTimes* times_;
+  Op op_ = Op::None;
+  std::chrono::steady_clock::time_point start_;
 };
 
 void run_nodes(void* context, int thread_index, int n_threads) {
   const auto& run = *static_cast<const GraphRun*>(context);
   const ComputeParams params{thread_index, n_threads, run.work->data, run.work->size, run.pool};
   const std::vector<Tensor*>& nodes = run.graph->nodes();
+  const bool timing = run.times && thread_index == 0;
+  NodeClock clock(run.times);
   bool pending_barrier = false;
   for (Tensor* node : nodes) {
     if (node->op == Op::View) continue;  // shares its source's memory: nothing to do
-    if (pending_barrier) params.barrier();
+    if (pending_barrier) {
+      params.barrier();
+      if (timing) clock.stop();
+    }
+    if (timing) clock.start(node->op);
     compute_op(params, *node);
     pending_barrier = true;
+  }
+  if (run.times && pending_barrier) {  // the last node's end, only needed when timing
+    params.barrier();
+    if (timing) clock.stop();
   }
 }
 
 }  // namespace
 
-void compute_graph(const Graph& graph, ThreadPool& pool, int n_threads, const WorkBuffer& work) {
+void compute_graph(const Graph& graph, ThreadPool& pool, int n_threads, const WorkBuffer& work, OpTimes* times) {
   if (n_threads < 1 || n_threads > pool.max_threads() || n_threads > work.max_threads) {
     throw std::invalid_argument("compute_graph: n_threads exceeds the pool or the work buffer");
   }
-  GraphRun run{&graph, &pool, &work};
+  GraphRun run{&graph, &pool, &work, times};
   pool.run(n_threads, run_nodes, &run);
 }
 

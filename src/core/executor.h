@@ -9,9 +9,17 @@
 
 namespace peak::core {
 
+// Wall time spent per op type, for profiling. Indexed by static_cast<int>(Op).
+struct OpTimes {
+  double seconds[kOpCount] = {};
+  uint64_t calls[kOpCount] = {};
+};
+
 // Computes every node of `graph` with `n_threads` threads (at most both the pool's
 // and the work buffer's max_threads). The graph must have been allocated. No heap
-// allocation, no locks while the nodes run.
-void compute_graph(const Graph& graph, ThreadPool& pool, int n_threads, const WorkBuffer& work);
+// allocation, no locks while the nodes run. With `times`, each node's wall time
+// (from its start to the barrier after it) is added to its op's entry.
+void compute_graph(const Graph& graph, ThreadPool& pool, int n_threads, const WorkBuffer& work,
+                   OpTimes* times = nullptr);
 
 }  // namespace peak::core

@@ -37,6 +37,7 @@ enum class Op : uint8_t {
   Concat,     // src0 and src1 joined along dimension params.i[0]
   Attention,  // fused softmax(Q K^T * scale + mask) V with grouped-query heads
 };
+constexpr int kOpCount = static_cast<int>(Op::Attention) + 1;
 
 const char* op_name(Op op);
 

@@ -57,6 +57,11 @@ class Context {
 
   size_t compute_bytes() const { return allocator_.planned_bytes(); }
 
+  // Per-op wall time of every forward pass while enabled (a clock read per node).
+  void set_profiling(bool enabled) { profiling_ = enabled; }
+  const core::OpTimes& op_times() const { return op_times_; }
+  void reset_op_times() { op_times_ = core::OpTimes{}; }
+
  private:
   void run_batch(const int32_t* tokens, int64_t n_tokens, float* all_logits);
   void reserve();
@@ -70,6 +75,8 @@ class Context {
   core::Graph graph_;
   core::GraphAllocator allocator_;
   std::vector<float> logits_;  // n_vocab
+  bool profiling_ = false;
+  core::OpTimes op_times_;
 };
 
 }  // namespace peak::session

@@ -1,0 +1,275 @@
+// peak bench: prompt processing (pp) and token generation (tg) speed, as
+// llama-bench measures them: pp evaluates N prompt tokens in batches from an
+// empty context; tg generates N tokens one at a time from an empty context.
+// Each test runs once to warm up, then R times; t/s is reported as mean ± sd.
+// For tg it also reports the weight bytes streamed per second and that as a
+// share of the machine's read bandwidth, probed in the same run.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <thread>
+#include <string>
+#include <vector>
+
+#include "bandwidth_probe.h"
+#include "cli_args.h"
+#include "commands.h"
+#include "model_session.h"
+#include "text_format.h"
+
+namespace {
+
+struct BenchOptions {
+  std::vector<std::string> models;
+  std::vector<int> prompt_lengths = {512};
+  std::vector<int> gen_lengths = {128};
+  std::vector<int> threads;
+  int repetitions = 5;
+  std::string output = "md";
+  bool profile = false;
+  bool probe = true;
+  GenerationOptions gen;
+};
+
+struct Result {
+  std::string model, type;
+  uint64_t size = 0, params = 0;
+  int threads = 0, n_prompt = 0, n_gen = 0;
+  double mean = 0, sd = 0;      // tokens per second
+  double gbps = 0, probe = 0;   // tg only: weights streamed, probed bandwidth
+};
+
+void print_help() {
+  std::printf(
+      "usage: peak bench -m MODEL [-m MODEL2 ...] [-p 512] [-n 128] [-t T] [-r 5] [-o md|csv|json] [--profile]\n"
+      "  pp: N prompt tokens from an empty context; tg: N tokens generated one by one.\n"
+      "  -p, -n, -t take comma-separated lists (e.g. -t 1,2); 0 skips a test.\n"
+      "  -r N         repetitions after one warm-up run (default 5)\n"
+      "  -o FORMAT    md (default), csv or json\n"
+      "  --profile    time per op type (printed to stderr after each test)\n"
+      "  --no-probe   skip the memory bandwidth probe\n"
+      "  -ctk/-ctv T  KV cache types (default f16)\n");
+}
+
+std::vector<int> parse_list(const char* option, const char* text, int min, int max) {
+  std::vector<int> out;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < min || v > max) {
+      throw UsageError(std::string("option ") + option + ": '" + item + "' is not a number from " +
+                       std::to_string(min) + " to " + std::to_string(max));
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UsageError(std::string("option ") + option + " needs a value");
+  return out;
+}
+
+BenchOptions parse(int argc, char** argv, bool* help) {
+  BenchOptions o;
+  ArgCursor args(argc, argv);
+  while (!args.done()) {
+    const char* a = args.next();
+    if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
+      *help = true;
+      return o;
+    } else if (!std::strcmp(a, "-m") || !std::strcmp(a, "--model")) {
+      o.models.push_back(args.value(a));
+    } else if (!std::strcmp(a, "-p") || !std::strcmp(a, "--n-prompt")) {
+      o.prompt_lengths = parse_list(a, args.value(a), 0, 1 << 20);
+    } else if (!std::strcmp(a, "-n") || !std::strcmp(a, "--n-gen")) {
+      o.gen_lengths = parse_list(a, args.value(a), 0, 1 << 20);
+    } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
+      o.threads = parse_list(a, args.value(a), 1, 64);
+    } else if (!std::strcmp(a, "-r") || !std::strcmp(a, "--repetitions")) {
+      o.repetitions = static_cast<int>(args.integer(a, 1, 1000));
+    } else if (!std::strcmp(a, "-o") || !std::strcmp(a, "--output")) {
+      o.output = args.value(a);
+      if (o.output != "md" && o.output != "csv" && o.output != "json") {
+        throw UsageError("option -o: unknown format '" + o.output + "' (md, csv, json)");
+      }
+    } else if (!std::strcmp(a, "-ctk") || !std::strcmp(a, "--cache-type-k")) {
+      o.gen.context.type_k = parse_cache_type(a, args.value(a));
+    } else if (!std::strcmp(a, "-ctv") || !std::strcmp(a, "--cache-type-v")) {
+      o.gen.context.type_v = parse_cache_type(a, args.value(a));
+    } else if (!std::strcmp(a, "--profile")) {
+      o.profile = true;
+    } else if (!std::strcmp(a, "--no-probe")) {
+      o.probe = false;
+    } else {
+      throw UsageError(std::string("unknown option '") + a + "' (see peak bench --help)");
+    }
+  }
+  if (o.models.empty()) throw UsageError("no model given (-m MODEL)");
+  if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
+  return o;
+}
+
+// The tensor type holding most of the model's bytes ("Q4_0"), from the file itself.
+std::string dominant_type(const std::string& path) {
+  peak_gguf* g = nullptr;
+  if (peak_gguf_open(path.c_str(), nullptr, &g) != PEAK_OK) return "?";
+  std::map<uint32_t, uint64_t> bytes;
+  for (int64_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
+    peak_gguf_tensor_info t;
+    if (peak_gguf_get_tensor(g, i, &t) == PEAK_OK) bytes[t.type] += t.n_bytes;
+  }
+  peak_gguf_free(g);
+  const auto best = std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  return best == bytes.end() ? "?" : peak_type_name(best->first);
+}
+
+void mean_sd(const std::vector<double>& v, double* mean, double* sd) {
+  double sum = 0, sum2 = 0;
+  for (double x : v) sum += x, sum2 += x * x;
+  *mean = sum / static_cast<double>(v.size());
+  *sd = v.size() > 1 ? std::sqrt(std::max(0.0, (sum2 - sum * sum / static_cast<double>(v.size())) / static_cast<double>(v.size() - 1))) : 0;
+}
+
+void print_profile(peak_context* ctx, const char* test) {
+  size_t n = 0;
+  peak_context_get_profile(ctx, nullptr, 0, &n);
+  std::vector<peak_op_profile> entries(n);
+  check_status(peak_context_get_profile(ctx, entries.data(), entries.size(), &n));
+  double total = 0;
+  for (const auto& e : entries) total += e.seconds;
+  std::fprintf(stderr, "profile of %s (all runs):\n", test);
+  for (const auto& e : entries) {
+    std::fprintf(stderr, "  %-12s %10.2f ms %5.1f%% %10llu calls\n", e.op, e.seconds * 1e3,
+                 total > 0 ? 100.0 * e.seconds / total : 0.0, static_cast<unsigned long long>(e.calls));
+  }
+  peak_context_reset_profile(ctx);
+}
+
+// Runs one test `runs` + 1 times (the first is a warm-up); returns tokens/s per run.
+std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, int n_vocab, int runs) {
+  std::vector<int32_t> tokens(static_cast<size_t>(std::max(n_prompt, 1)));
+  uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
+  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % static_cast<uint32_t>(n_vocab));
+  std::vector<double> rates;
+  for (int run = 0; run <= runs; ++run) {
+    check_status(peak_kv_clear(ctx));
+    const auto start = std::chrono::steady_clock::now();
+    if (n_prompt > 0) {
+      check_status(peak_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
+    } else {
+      for (int i = 0; i < n_gen; ++i) check_status(peak_eval(ctx, &tokens[0], 1));
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (run > 0) rates.push_back((n_prompt > 0 ? n_prompt : n_gen) / s);
+    if (run == 0) peak_context_reset_profile(ctx);
+  }
+  return rates;
+}
+
+std::string model_label(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+void print_results(const std::vector<Result>& results, const std::string& format) {
+  if (format == "md") {
+    std::printf("| model | type | size | params | threads | test | t/s | weights GB/s | %% of probe |\n");
+    std::printf("|---|---|---:|---:|---:|---|---:|---:|---:|\n");
+    for (const Result& r : results) {
+      const std::string test = r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt) : "tg" + std::to_string(r.n_gen);
+      std::printf("| %s | %s | %s | %.2f M | %d | %s | %.2f ± %.2f |", r.model.c_str(), r.type.c_str(),
+                  human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, test.c_str(), r.mean, r.sd);
+      if (r.n_gen > 0) {
+        std::printf(" %.1f | %s |\n", r.gbps, r.probe > 0 ? (std::to_string(static_cast<int>(100 * r.gbps / r.probe + 0.5)) + "%").c_str() : "-");
+      } else {
+        std::printf(" - | - |\n");
+      }
+    }
+  } else if (format == "csv") {
+    std::printf("model_filename,model_type,model_size,model_n_params,n_threads,n_prompt,n_gen,avg_ts,stddev_ts,weights_gbps,probe_gbps\n");
+    for (const Result& r : results) {
+      std::printf("%s,%s,%llu,%llu,%d,%d,%d,%.4f,%.4f,%.3f,%.3f\n", r.model.c_str(), r.type.c_str(),
+                  static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.params), r.threads,
+                  r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps, r.probe);
+    }
+  } else {
+    std::printf("[\n");
+    for (size_t i = 0; i < results.size(); ++i) {
+      const Result& r = results[i];
+      std::printf("  {\"model_filename\": %s, \"model_type\": %s, \"model_size\": %llu, \"model_n_params\": %llu, "
+                  "\"n_threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"avg_ts\": %.4f, \"stddev_ts\": %.4f, "
+                  "\"weights_gbps\": %.3f, \"probe_gbps\": %.3f}%s\n",
+                  json_string(r.model).c_str(), json_string(r.type).c_str(), static_cast<unsigned long long>(r.size),
+                  static_cast<unsigned long long>(r.params), r.threads, r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps,
+                  r.probe, i + 1 < results.size() ? "," : "");
+    }
+    std::printf("]\n");
+  }
+}
+
+}  // namespace
+
+int run_bench(int argc, char** argv) {
+  try {
+    bool help = false;
+    BenchOptions o = parse(argc, argv, &help);
+    if (help) {
+      print_help();
+      return 0;
+    }
+    std::map<int, double> probe;  // per thread count
+    if (o.probe) {
+      for (int t : o.threads) {
+        probe[t] = probe_read_bandwidth(size_t{1} << 30, t, 5);
+        std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
+                     t == 1 ? "" : "s", probe[t]);
+      }
+    }
+    const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
+    const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
+    std::vector<Result> results;
+    for (const std::string& path : o.models) {
+      GenerationOptions g = o.gen;
+      g.context.n_ctx = static_cast<uint32_t>(std::max(max_prompt, max_gen) + 16);
+      g.context.n_batch = static_cast<uint32_t>(std::max(1, std::min(max_prompt, 512)));
+      g.context.n_threads = *std::max_element(o.threads.begin(), o.threads.end());
+      LoadedModel m = load_model(path, g);
+      struct stat st {};
+      ::stat(path.c_str(), &st);
+      const std::string type = dominant_type(path);
+      for (int t : o.threads) {
+        check_status(peak_context_set_threads(m.context.get(), t));
+        auto run = [&](int n_prompt, int n_gen) {
+          if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
+          const std::vector<double> rates = time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions);
+          Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
+          mean_sd(rates, &r.mean, &r.sd);
+          if (n_gen > 0) {
+            r.gbps = static_cast<double>(m.info.decode_bytes_per_token) * r.mean / 1e9;
+            r.probe = o.probe ? probe[t] : 0;
+          }
+          if (o.profile) {
+            print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");
+            check_status(peak_context_set_profiling(m.context.get(), 0));
+          }
+          results.push_back(r);
+        };
+        for (int p : o.prompt_lengths) if (p > 0) run(p, 0);
+        for (int n : o.gen_lengths) if (n > 0) run(0, n);
+      }
+    }
+    print_results(results, o.output);
+    return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "peak bench: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "peak bench: %s\n", e.what());
+    return 1;
+  }
+}

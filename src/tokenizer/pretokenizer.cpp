@@ -1,5 +1,7 @@
 #include "tokenizer/pretokenizer.h"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "tokenizer/unicode.h"
@@ -262,6 +264,22 @@ constexpr CodepointRange kDeepseekPunctuation[] = {{0x0021, 0x002F}, {0x003A, 0x
                                                    {0xFF1A, 0xFF5E}, {0x2018, 0x201F}, {0x3000, 0x3002}};
 bool is_deepseek_punctuation(uint32_t cpt) { return in_explicit_class(kDeepseekPunctuation, cpt); }
 
+// bloom's class [^(\s|.,!?…。，、।۔،)]: anything but whitespace and these.
+bool is_bloom_word_character(uint32_t cpt) {
+  constexpr uint32_t kExcluded[] = {'(', '|', '.', ',', '!', '?', 0x2026, 0x3002, 0xFF0C, 0x3001, 0x0964, 0x06D4,
+                                    0x060C, ')'};
+  return !is_whitespace(cpt) && std::find(std::begin(kExcluded), std::end(kExcluded), cpt) == std::end(kExcluded);
+}
+
+// " ?X+": an optional plain space (not any whitespace), then a run of X.
+template <typename Predicate>
+auto optional_plain_space_then_run_of(Predicate predicate) {
+  return [predicate](const Piece& piece, size_t pos) -> size_t {
+    const size_t body = piece.cpts[pos] == ' ' ? pos + 1 : pos;
+    return piece.test(body, predicate) ? piece.run_end(body, predicate) - pos : 0;
+  };
+}
+
 // \s+$ : the whitespace that ends the piece. Found directly rather than tried at
 // every position, which would be quadratic in a long run of spaces.
 void split_trailing_space_pass(const Piece& piece, std::vector<size_t>& out) {
@@ -304,6 +322,9 @@ void split_spaced_punctuation_pass(const Piece& piece, std::vector<size_t>& out)
 void split_cjk_pass(const Piece& piece, std::vector<size_t>& out) {
   split_by_matches(piece, run_of(is_deepseek_cjk), out);
 }
+void split_bloom_words_pass(const Piece& piece, std::vector<size_t>& out) {
+  split_by_matches(piece, optional_plain_space_then_run_of(is_bloom_word_character), out);
+}
 void split_deepseek_letters_pass(const Piece& piece, std::vector<size_t>& out) {
   split_by_matches(piece, optional_space_then_run_of(is_deepseek_letter), out);
 }
@@ -328,6 +349,10 @@ std::vector<PieceSplitter> passes_of(PreTokenizer kind) {
     case PreTokenizer::DeepseekCoder:
       return {split_each_newline_pass, split_spaced_letters_pass, split_spaced_punctuation_pass, split_cjk_pass,
               split_each_number_pass};
+    case PreTokenizer::Bloom:
+      return {split_bloom_words_pass};
+    case PreTokenizer::Viking:
+      return {split_bloom_words_pass, split_each_number_pass};
     case PreTokenizer::DeepseekLlm:
       return {split_each_newline_pass, split_deepseek_letters_pass, split_deepseek_punctuation_pass,
               split_trailing_space_pass, split_cjk_pass, split_number_runs_pass};
@@ -363,6 +388,8 @@ constexpr NamedPreTokenizer kNames[] = {
     {"midm-2.0", {PreTokenizer::Llama3, true, true}},
     {"lfm2", {PreTokenizer::Llama3, true, true}},
     {"dbrx", {PreTokenizer::Llama3, false, false}},
+    {"glm4", {PreTokenizer::Llama3, false, false}},
+    {"chatglm-bpe", {PreTokenizer::Llama3, false, false}},
     {"smaug-bpe", {PreTokenizer::Llama3, false, false}},
     {"qwen2", {PreTokenizer::Qwen2, false, false}},
     {"deepseek-r1-qwen", {PreTokenizer::Qwen2, false, false}},
@@ -383,6 +410,10 @@ constexpr NamedPreTokenizer kNames[] = {
     {"falcon", {PreTokenizer::Falcon, false, false}},
     {"deepseek-coder", {PreTokenizer::DeepseekCoder, false, false}},
     {"deepseek-llm", {PreTokenizer::DeepseekLlm, false, false}},
+    {"bloom", {PreTokenizer::Bloom, false, false}},
+    {"gpt3-finnish", {PreTokenizer::Bloom, false, false}},
+    {"poro-chat", {PreTokenizer::Bloom, false, false}},
+    {"viking", {PreTokenizer::Viking, false, false}},
 };
 
 }  // namespace

@@ -22,6 +22,8 @@ enum class PreTokenizer {
   Starcoder,      // \p{N} ; gpt2
   Falcon,         // [\p{P}$+<=>^~|`]+ ; gpt2 ; [0-9][0-9][0-9]
   DeepseekCoder,  // [\r\n] ; \s?\p{L}+ ; \s?\p{P}+ ; [一-龥ࠀ-一가-퟿]+ ; \p{N}
+  Bloom,          //  ?[^(\s|.,!?…。，、।۔،)]+
+  Viking,         // as Bloom, then \p{N}
   DeepseekLlm,    // [\r\n] ; \s?[cased letters]+ ; \s?[!-/:-~！-／：-～‘-‟　-。]+ ; \s+$ ; [一-龥ࠀ-一가-퟿]+ ; \p{N}+
 };
 

@@ -49,25 +49,26 @@ void AlignedBuffer::resize(size_t bytes) {
 
 void GraphAllocator::reserve(const Graph& worst_case, int max_threads) {
   if (max_threads < 1) throw std::invalid_argument("reserve: max_threads must be at least 1");
-  const size_t capacity = worst_case.arena_capacity();
-  pending_uses_.assign(capacity, 0);
-  offsets_.assign(capacity, 0);
-  handed_on_.assign(capacity, 0);
-  free_blocks_.clear();
+  const size_t capacity = std::max(pending_uses_.size(), worst_case.arena_capacity());
+  pending_uses_.resize(capacity);
+  offsets_.resize(capacity);
+  handed_on_.resize(capacity);
   free_blocks_.reserve(kMaxFreeBlocks);
-  max_threads_ = max_threads;
+  max_threads_ = std::max(max_threads_, max_threads);
 
-  naive_bytes_ = 0;
+  size_t naive = 0;
   size_t work_bytes = 0;
   for (const Tensor* leaf : worst_case.leafs()) {
-    if (owns_memory(leaf)) naive_bytes_ += aligned_size(leaf);
+    if (owns_memory(leaf)) naive += aligned_size(leaf);
   }
   for (const Tensor* node : worst_case.nodes()) {
-    if (owns_memory(node)) naive_bytes_ += aligned_size(node);
-    work_bytes = std::max(work_bytes, op_work_size(*node, max_threads));
+    if (owns_memory(node)) naive += aligned_size(node);
+    work_bytes = std::max(work_bytes, op_work_size(*node, max_threads_));
   }
-  compute_.resize(plan(worst_case, false));
-  work_.resize(work_bytes);
+  naive_bytes_ = std::max(naive_bytes_, naive);
+  const size_t compute_bytes = plan(worst_case, false);
+  if (compute_bytes > compute_.size()) compute_.resize(compute_bytes);
+  if (work_bytes > work_.size()) work_.resize(work_bytes);
   allocate(worst_case);
 }
 

@@ -47,6 +47,9 @@ class GraphAllocator {
  public:
   // Plans `worst_case` and allocates the compute buffer (the plan's peak) and the
   // work buffer (the largest scratch any node needs with `max_threads` threads).
+  // May be called once per kind of graph (e.g. decode and KV-cache shift): the
+  // buffers grow to fit every reserved worst case, so earlier allocations are
+  // void and each graph must be allocate()d again before it runs.
   void reserve(const Graph& worst_case, int max_threads);
 
   // Sets the data pointer of every input, intermediate and view of `graph`. No heap
@@ -54,8 +57,8 @@ class GraphAllocator {
   // reserved worst case.
   void allocate(const Graph& graph);
 
-  size_t planned_bytes() const { return compute_.size(); }  // the worst case's peak
-  size_t naive_bytes() const { return naive_bytes_; }  // one block per tensor, same graph
+  size_t planned_bytes() const { return compute_.size(); }  // the largest worst-case peak
+  size_t naive_bytes() const { return naive_bytes_; }  // the largest sum of one block per tensor
   WorkBuffer work_buffer() const { return {work_.data(), work_.size(), max_threads_}; }
 
  private:

@@ -96,6 +96,8 @@ TEST(CoreGraph, TopologicalOrderLeavesAndNodes) {
   EXPECT_TRUE(y->is_output);
 }
 
+Tensor* silu_of_input(Graph& g, int64_t n) { return g.silu(g.input(GgmlType::F32, {n}, "x")); }
+
 // reset() forgets the previous build (nodes, leaves, the visited set) but keeps
 // the external leaves usable: a rebuilt graph equals a freshly built one.
 TEST(CoreGraph, RebuildingAfterResetGivesTheSameGraphAndResult) {
@@ -179,13 +181,27 @@ TEST(CoreAllocator, OutputsAndSharedSourcesAreNotOverwritten) {
   EXPECT_NE(d->data, c->data);
 }
 
+TEST(CoreAllocator, ReservingSeveralGraphsFitsEachOfThem) {
+  Graph small(64);
+  small.output(silu_of_input(small, 16));
+  Graph large(128);
+  large.output(silu_of_input(large, 1024));
+  GraphAllocator allocator;
+  allocator.reserve(large, 1);
+  const size_t large_bytes = allocator.planned_bytes();
+  allocator.reserve(small, 2);  // never shrinks
+  EXPECT_EQ(allocator.planned_bytes(), large_bytes);
+  EXPECT_NO_THROW(allocator.allocate(large));
+  EXPECT_NO_THROW(allocator.allocate(small));
+}
+
 TEST(CoreAllocator, RefusesAGraphLargerThanTheReservedOne) {
   Graph g(64);
-  g.output(g.silu(g.input(GgmlType::F32, {16}, "x")));
+  g.output(silu_of_input(g, 16));
   GraphAllocator allocator;
   allocator.reserve(g, 1);
   g.reset();
-  g.output(g.silu(g.input(GgmlType::F32, {1024}, "x")));
+  g.output(silu_of_input(g, 1024));
   EXPECT_THROW(allocator.allocate(g), std::length_error);
 }
 

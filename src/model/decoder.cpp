@@ -22,7 +22,7 @@ Tensor* DecoderBuilder::project_heads(Tensor* x, Tensor* weight, Tensor* bias, T
   return head_norm ? norm(y, head_norm) : y;
 }
 
-Tensor* DecoderBuilder::rope(Tensor* x) { return g.rope(x, inputs_.positions, hp.rope); }
+Tensor* DecoderBuilder::rope(Tensor* x) { return g.rope(x, inputs_.positions, hp.rope, w.rope_freqs); }
 
 Tensor* DecoderBuilder::cache_cells(Tensor* cache, int64_t first, int64_t count) {
   return g.view(cache, {hp.head_dim, hp.n_head_kv, count}, {cache->nb[1], cache->nb[2]},

@@ -28,7 +28,7 @@ struct SplitMix64 {
   }
 };
 
-enum class Fill { Normal, Ones, SmallNormal };
+enum class Fill { Normal, Ones, SmallNormal, RopeFactors };
 
 struct PlannedTensor {
   std::string name;
@@ -50,6 +50,7 @@ std::vector<PlannedTensor> plan_tensors(const SynthSpec& s, const TensorTypeFn& 
   const int64_t q = s.n_head * s.head_dim, kv = s.n_head_kv * s.head_dim;
   add("token_embd.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
   add("output_norm.weight", {s.n_embd}, Fill::Ones);
+  if (s.rope_freqs) add("rope_freqs.weight", {s.head_dim / 2}, Fill::RopeFactors);
   if (!s.tied_output) add("output.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
@@ -201,8 +202,14 @@ void write_synth_model(const SynthSpec& s, const SynthOptions& options, const st
     row.resize(static_cast<size_t>(t.ne[0]));
     const size_t row_bytes = static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(t.type), static_cast<uint64_t>(t.ne[0])));
     for (int64_t r = 0; r < t.ne[1]; ++r) {
-      for (float& x : row) {
-        x = t.fill == Fill::Ones ? 1.0f : t.fill == Fill::Normal ? 0.02f * rng.normal() : 0.002f * rng.normal();
+      for (size_t i = 0; i < row.size(); ++i) {
+        switch (t.fill) {
+          case Fill::Ones: row[i] = 1.0f; break;
+          case Fill::Normal: row[i] = 0.02f * rng.normal(); break;
+          case Fill::SmallNormal: row[i] = 0.002f * rng.normal(); break;
+          // Llama 3's shape: high-frequency pairs untouched, low ones slowed by up to 8x.
+          case Fill::RopeFactors: row[i] = 1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(row.size()); break;
+        }
       }
       uint8_t* out = dst + static_cast<size_t>(r) * row_bytes;
       if (t.type == GgmlType::F32) {

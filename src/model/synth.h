@@ -28,6 +28,7 @@ struct SynthSpec {
   float rope_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool tied_output = true;    // no output.weight: the head reuses token_embd
+  bool rope_freqs = false;    // write a Llama-3 style rope_freqs.weight (per-pair frequency divisors)
 };
 
 // The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b);

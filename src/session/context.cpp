@@ -141,7 +141,7 @@ void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
     core::Tensor* k = kv_.k(il);
     core::Tensor* rows = graph_.view(k, {hp.n_embd_kv(), kv_.size()}, {k->nb[2]}, 0);  // [kv_dim, n_ctx]
     core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, ids), {hp.head_dim, hp.n_head_kv, n});
-    cur = graph_.rope(cur, deltas, hp.rope);
+    cur = graph_.rope(cur, deltas, hp.rope, model_.weights().rope_freqs);
     core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
                                     static_cast<size_t>(first) * k->nb[2]);
     graph_.expand(graph_.copy(cur, dst));

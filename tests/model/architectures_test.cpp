@@ -45,6 +45,8 @@ std::string write_tiny(model::Arch arch, GgmlType matrix_type) {
 
 const std::vector<int32_t> kPrompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200, 11};
 
+double shifted_versus_fresh(const model::Model& m, GgmlType kv_type);
+
 class Architecture : public ::testing::TestWithParam<model::Arch> {};
 
 TEST_P(Architecture, MatchesANaiveDoublePrecisionForwardPass) {
@@ -104,6 +106,77 @@ TEST_P(Architecture, BatchedPrefillEqualsTokenByTokenDecoding) {
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, Architecture,
                          ::testing::Values(model::Arch::Llama, model::Arch::Qwen2, model::Arch::Qwen3),
                          [](const auto& param_info) { return std::string(model::arch_name(param_info.param)); });
+
+// Removing a middle range of cells and shifting the later ones down gives the
+// logits of a context that never saw the removed tokens. That holds exactly for
+// one layer only: deeper layers' keys and values of the later tokens were
+// computed attending to the removed ones (which is why a rebuild that shifts
+// is an approximation of one that prefills again).
+double shifted_versus_fresh(const model::Model& m, GgmlType kv_type) {
+  session::ContextParams params;
+  params.n_ctx = 64;
+  params.type_k = kv_type;
+  params.type_v = kv_type;
+  const std::vector<int32_t> a(kPrompt.begin(), kPrompt.begin() + 5), b(kPrompt.begin() + 5, kPrompt.begin() + 9),
+      c(kPrompt.begin() + 9, kPrompt.end());
+  session::Context edited(m, params);
+  edited.eval(a.data(), 5);
+  edited.eval(b.data(), 4);
+  edited.eval(c.data(), static_cast<int64_t>(c.size()));
+  edited.kv().remove(5, 4);
+  edited.shift_positions(5, static_cast<int64_t>(c.size()), -4);
+  EXPECT_EQ(edited.kv().positions().back(), static_cast<int32_t>(4 + c.size()));
+  session::Context fresh(m, params);
+  fresh.eval(a.data(), 5);
+  fresh.eval(c.data(), static_cast<int64_t>(c.size()));
+  const int32_t next = 77;
+  edited.eval(&next, 1);
+  fresh.eval(&next, 1);
+  double max_diff = 0;
+  for (int64_t v = 0; v < fresh.n_vocab(); ++v) {
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(edited.logits()[v] - fresh.logits()[v])));
+  }
+  return max_diff;
+}
+
+std::string write_one_layer(model::SynthSpec spec, const std::string& name) {
+  spec.n_layer = 1;
+  const std::string path = ::testing::TempDir() + "peak_one_layer_" + name + ".gguf";
+  model::write_synth_model(spec, model::SynthOptions{}, path);
+  return path;
+}
+
+TEST_P(Architecture, RemovingAndShiftingCellsEqualsAFreshContext) {
+  const auto m = model::Model::load(write_one_layer(tiny(GetParam()), model::arch_name(GetParam())));
+  EXPECT_LT(shifted_versus_fresh(*m, GgmlType::F32), 1e-4);
+  EXPECT_LT(shifted_versus_fresh(*m, GgmlType::F16), 1e-2);
+}
+
+TEST(Llama3RopeFactors, MatchTheReferenceAndShiftConsistently) {
+  model::SynthSpec spec = tiny(model::Arch::Llama);
+  spec.rope_freqs = true;
+  const std::string path = ::testing::TempDir() + "peak_tiny_llama3.gguf";
+  model::write_synth_model(spec, model::SynthOptions{}, path);
+  const auto m = model::Model::load(path);
+  ASSERT_NE(m->weights().rope_freqs, nullptr);
+  session::ContextParams params;
+  params.n_ctx = 64;
+  params.type_k = GgmlType::F32;
+  params.type_v = GgmlType::F32;
+  session::Context ctx(*m, params);
+  test::ReferenceForward ref(m->file(), m->hparams());
+  double max_diff = 0;
+  for (int32_t token : kPrompt) {
+    ctx.eval(&token, 1);
+    const std::vector<double> expected = ref.step(token);
+    for (size_t v = 0; v < expected.size(); ++v) {
+      max_diff = std::max(max_diff, std::abs(expected[v] - static_cast<double>(ctx.logits()[v])));
+    }
+  }
+  EXPECT_LT(max_diff, 1e-4);
+  const auto one_layer = model::Model::load(write_one_layer(spec, "llama3"));
+  EXPECT_LT(shifted_versus_fresh(*one_layer, GgmlType::F32), 1e-4);
+}
 
 TEST(ModelLoading, RefusesUnknownArchitecturesMissingTensorsAndWrongShapes) {
   model::SynthOptions opt;

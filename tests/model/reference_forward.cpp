@@ -52,11 +52,13 @@ std::vector<double> ReferenceForward::step(int32_t token) {
   const double eps = hp_.rms_eps;
   const size_t rope_dims = static_cast<size_t>(hp_.rope.n_dims);
   const bool neox = hp_.rope.mode == core::RopeMode::Neox;
+  const std::vector<double> factors = has("rope_freqs.weight") ? vec("rope_freqs.weight") : std::vector<double>();
 
   auto rope = [&](std::vector<double>& v, size_t n_heads) {
     for (size_t h = 0; h < n_heads; ++h) {
       for (size_t i = 0; i < rope_dims / 2; ++i) {
-        const double theta = pos_ * std::pow(static_cast<double>(hp_.rope.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims)) * hp_.rope.freq_scale;
+        double theta = pos_ * std::pow(static_cast<double>(hp_.rope.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims)) * hp_.rope.freq_scale;
+        if (!factors.empty()) theta /= factors[i];
         const size_t a = h * d + (neox ? i : 2 * i), b = h * d + (neox ? i + rope_dims / 2 : 2 * i + 1);
         const double x0 = v[a], x1 = v[b];
         v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);

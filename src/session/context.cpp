@@ -57,6 +57,9 @@ void Context::reserve() {
   model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_, worst);
   model::build_forward(builder);
   allocator_.reserve(graph_, n_threads_);
+  // ... and the largest KV shift (n_batch cells), which needs its own scratch.
+  build_shift_graph(0, n_batch_);
+  allocator_.reserve(graph_, n_threads_);
 }
 
 void Context::set_threads(int n_threads) {
@@ -122,36 +125,43 @@ void Context::run_batch(const int32_t* tokens, int64_t n_tokens, float* all_logi
   }
 }
 
+// Per layer: K rows of cells [first, first + n), dequantized -> rotated by the
+// per-cell deltas -> written back. Rotations compose, so a key rotated for
+// position p and then by delta is the key for p + delta.
+Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
+  const model::HParams& hp = model_.hparams();
+  graph_.reset();
+  ShiftInputs in;
+  in.cells = graph_.input(GgmlType::I32, {n}, "cells");
+  in.deltas = graph_.input(GgmlType::I32, {n}, "deltas");
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    core::Tensor* k = kv_.k(il);
+    core::Tensor* rows = graph_.view(k, {hp.n_embd_kv(), kv_.size()}, {k->nb[2]}, 0);  // [kv_dim, n_ctx]
+    core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, in.cells), {hp.head_dim, hp.n_head_kv, n});
+    cur = graph_.rope(cur, in.deltas, hp.rope, model_.weights().rope_freqs);
+    core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
+                                    static_cast<size_t>(first) * k->nb[2]);
+    graph_.expand(graph_.copy(cur, dst));
+  }
+  return in;
+}
+
 void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
   if (first < 0 || n < 0 || first + n > kv_.used()) {
     throw std::out_of_range("shift_positions: cells outside the used part of the cache");
   }
   if (n == 0 || delta == 0) return;
-  if (n > n_batch_) {
-    // Graphs are reserved for n_batch rows: shift larger ranges in pieces.
-    for (int64_t done = 0; done < n; done += n_batch_) shift_positions(first + done, std::min(n_batch_, n - done), delta);
-    return;
+  // Graphs are reserved for n_batch rows: shift larger ranges in pieces.
+  for (int64_t done = 0; done < n; done += n_batch_) {
+    const int64_t count = std::min(n_batch_, n - done);
+    const ShiftInputs in = build_shift_graph(first + done, count);
+    allocator_.allocate(graph_);
+    for (int64_t i = 0; i < count; ++i) {
+      static_cast<int32_t*>(in.cells->data)[i] = static_cast<int32_t>(first + done + i);
+      static_cast<int32_t*>(in.deltas->data)[i] = delta;
+    }
+    core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
   }
-  const model::HParams& hp = model_.hparams();
-  graph_.reset();
-  // Per layer: K rows of the cells, dequantized -> rotated by delta -> written back.
-  core::Tensor* ids = graph_.input(GgmlType::I32, {n}, "cells");
-  core::Tensor* deltas = graph_.input(GgmlType::I32, {n}, "deltas");
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
-    core::Tensor* k = kv_.k(il);
-    core::Tensor* rows = graph_.view(k, {hp.n_embd_kv(), kv_.size()}, {k->nb[2]}, 0);  // [kv_dim, n_ctx]
-    core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, ids), {hp.head_dim, hp.n_head_kv, n});
-    cur = graph_.rope(cur, deltas, hp.rope, model_.weights().rope_freqs);
-    core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
-                                    static_cast<size_t>(first) * k->nb[2]);
-    graph_.expand(graph_.copy(cur, dst));
-  }
-  allocator_.allocate(graph_);
-  for (int64_t i = 0; i < n; ++i) {
-    static_cast<int32_t*>(ids->data)[i] = static_cast<int32_t>(first + i);
-    static_cast<int32_t*>(deltas->data)[i] = delta;
-  }
-  core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
   kv_.add_to_positions(first, n, delta);
 }
 

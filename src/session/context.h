@@ -63,8 +63,13 @@ class Context {
   void reset_op_times() { op_times_ = core::OpTimes{}; }
 
  private:
+  struct ShiftInputs {
+    core::Tensor* cells;   // I32 [n]: the cells to re-rotate
+    core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
+  };
   void run_batch(const int32_t* tokens, int64_t n_tokens, float* all_logits);
   void reserve();
+  ShiftInputs build_shift_graph(int64_t first, int64_t n);
 
   const model::Model& model_;
   KvCache kv_;

@@ -217,6 +217,12 @@ Tensor* Graph::rms_norm(Tensor* a, float eps) {
   return t;
 }
 
+Tensor* Graph::norm(Tensor* a, float eps) {
+  Tensor* t = element_wise(Op::Norm, a, nullptr);
+  t->params.f[0] = eps;
+  return t;
+}
+
 Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors) {
   const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
   require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");

@@ -84,6 +84,7 @@ class Graph {
   Tensor* mul(Tensor* a, Tensor* b);  // b is repeated to a's shape
   Tensor* scale(Tensor* a, float s);
   Tensor* rms_norm(Tensor* a, float eps);
+  Tensor* norm(Tensor* a, float eps);  // layer norm without the affine part
   // a [head_dim, n_head, n_tokens], positions I32 [n_tokens]. freq_factors
   // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs) divide each pair's theta.
   Tensor* rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors = nullptr);

@@ -17,6 +17,7 @@ void compute_op(const ComputeParams& params, Tensor& node) {
     case Op::SwiGlu:
       return compute_element_wise(params, node);
     case Op::RmsNorm: return compute_rms_norm(params, node);
+    case Op::Norm: return compute_norm(params, node);
     case Op::Rope: return compute_rope(params, node);
     case Op::SoftMax: return compute_soft_max(params, node);
     case Op::Copy: return compute_copy(params, node);

@@ -96,6 +96,7 @@ void compute_element_wise(const ComputeParams& params, Tensor& node); // ops_ele
 void compute_concat(const ComputeParams& params, Tensor& node);       // ops_elementwise.cpp
 void compute_copy(const ComputeParams& params, Tensor& node);         // ops_copy.cpp
 void compute_rms_norm(const ComputeParams& params, Tensor& node);     // ops_norm.cpp
+void compute_norm(const ComputeParams& params, Tensor& node);         // ops_norm.cpp
 void compute_soft_max(const ComputeParams& params, Tensor& node);     // ops_norm.cpp
 void compute_rope(const ComputeParams& params, Tensor& node);         // ops_rope.cpp
 size_t rope_work_size(const Tensor& node, int n_threads);

@@ -1,4 +1,5 @@
-// Row normalisations: rms_norm and the scaled, masked softmax.
+// Row normalisations: rms_norm, layer norm and the scaled, masked softmax.
+// Sums are taken in double: rows hold thousands of values.
 #include <cmath>
 #include <limits>
 
@@ -12,11 +13,27 @@ void compute_rms_norm(const ComputeParams& params, Tensor& node) {
   const int64_t n = node.ne[0];
   for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
     const StridedRow x = source_row(a, r);
-    double sum_of_squares = 0.0;  // double: rows of thousands of values
+    double sum_of_squares = 0.0;
     for (int64_t i = 0; i < n; ++i) sum_of_squares += static_cast<double>(x[i]) * x[i];
     const auto inverse_rms =
         static_cast<float>(1.0 / std::sqrt(sum_of_squares / static_cast<double>(n) + eps));
     for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms;
+  });
+}
+
+void compute_norm(const ComputeParams& params, Tensor& node) {
+  const Tensor& a = *node.src[0];
+  const double eps = node.params.f[0];
+  const int64_t n = node.ne[0];
+  for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
+    const StridedRow x = source_row(a, r);
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += x[i];
+    const double mean = sum / static_cast<double>(n);
+    double sum_of_squares = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum_of_squares += (x[i] - mean) * (x[i] - mean);
+    const double inverse_deviation = 1.0 / std::sqrt(sum_of_squares / static_cast<double>(n) + eps);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((x[i] - mean) * inverse_deviation);
   });
 }
 

@@ -17,6 +17,7 @@ const char* op_name(Op op) {
     case Op::Mul: return "mul";
     case Op::Scale: return "scale";
     case Op::RmsNorm: return "rms_norm";
+    case Op::Norm: return "norm";
     case Op::Rope: return "rope";
     case Op::SoftMax: return "soft_max";
     case Op::Silu: return "silu";

@@ -28,6 +28,7 @@ enum class Op : uint8_t {
   Mul,        // src0 * src1, src1 broadcast over src0
   Scale,      // src0 * params.f[0]
   RmsNorm,    // src0 / sqrt(mean(src0^2) + eps) per row
+  Norm,       // (src0 - mean) / sqrt(variance + eps) per row (layer norm without affine)
   Rope,       // rotary position embedding of src0 at the I32 positions in src1
   SoftMax,    // softmax(src0 * scale + src1 mask) per row
   Silu,       // x * sigmoid(x)

@@ -153,6 +153,34 @@ Dense reference_rms_norm(const Dense& a, double eps) {
   return out;
 }
 
+Dense reference_norm(const Dense& a, double eps) {
+  Dense out = same_shape(a);
+  const size_t n = static_cast<size_t>(a.ne[0]);
+  for (size_t row = 0; row < a.values.size() / n; ++row) {
+    double mean = 0.0;
+    for (size_t i = 0; i < n; ++i) mean += a.values[row * n + i] / static_cast<double>(n);
+    double variance = 0.0;
+    for (size_t i = 0; i < n; ++i) variance += std::pow(a.values[row * n + i] - mean, 2) / static_cast<double>(n);
+    for (size_t i = 0; i < n; ++i) out.values[row * n + i] = (a.values[row * n + i] - mean) / std::sqrt(variance + eps);
+  }
+  return out;
+}
+
+TEST(CoreOps, LayerNormOnOddShapesAndATransposedView) {
+  Leaves leaves;
+  for (auto shape : {std::initializer_list<int64_t>{2}, {37, 3}, {768, 5}}) {
+    Tensor* a = leaves.random(GgmlType::F32, shape, 1.0f, 3.0f);  // mean far from 0
+    expect_graph_matches([&](Graph& g) { return g.norm(a, 1e-5f); }, reference_norm(read_dense(*a), 1e-5), kFloatOps);
+  }
+  Tensor* b = leaves.random(GgmlType::F32, {5, 9});
+  const Dense db = read_dense(*b);
+  Dense transposed({9, 5, 1, 1});
+  for (int64_t i = 0; i < 5; ++i)
+    for (int64_t j = 0; j < 9; ++j) transposed.at(j, i) = db.at(i, j);
+  expect_graph_matches([&](Graph& g) { return g.norm(g.transpose(b), 1e-6f); }, reference_norm(transposed, 1e-6),
+                       kFloatOps);
+}
+
 TEST(CoreOps, RmsNormOnOddShapesAndViews) {
   Leaves leaves;
   for (auto shape : {std::initializer_list<int64_t>{1}, {7, 1}, {131, 5, 2}, {4096, 3}}) {

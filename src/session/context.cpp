@@ -71,11 +71,8 @@ void Context::set_threads(int n_threads) {
   n_threads_ = n;
 }
 
-void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
+void Context::check_tokens(const int32_t* tokens, int64_t n) const {
   if (n < 0 || (n > 0 && !tokens)) throw std::invalid_argument("eval: no tokens given");
-  if (all_logits && !logits_all_) {
-    throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
-  }
   const int64_t n_vocab = model_.hparams().n_vocab;
   for (int64_t i = 0; i < n; ++i) {
     if (tokens[i] < 0 || tokens[i] >= n_vocab) {
@@ -83,6 +80,14 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
                                   " is outside the vocabulary of " + std::to_string(n_vocab));
     }
   }
+}
+
+void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
+  if (all_logits && !logits_all_) {
+    throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
+  }
+  check_tokens(tokens, n);
+  const int64_t n_vocab = model_.hparams().n_vocab;
   if (n > kv_.free_cells()) {
     throw ContextFull("the context is full: " + std::to_string(kv_.used()) + " of " +
                             std::to_string(kv_.size()) + " cells used, " + std::to_string(n) + " more needed");
@@ -91,7 +96,8 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
   try {
     for (int64_t done = 0; done < n; done += n_batch_) {
       const int64_t count = std::min(n_batch_, n - done);
-      run_batch(tokens + done, count, all_logits ? all_logits + done * n_vocab : nullptr);
+      const int64_t first = kv_.append(count, kv_.next_position());
+      run_batch(tokens + done, count, first, all_logits ? all_logits + done * n_vocab : nullptr);
     }
   } catch (...) {
     kv_.drop_last(kv_.used() - used_before);
@@ -99,10 +105,18 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
   }
 }
 
-void Context::run_batch(const int32_t* tokens, int64_t n_tokens, float* all_logits) {
+void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
+  check_tokens(tokens, n);
+  if (first < 0 || first + n > kv_.used()) throw std::out_of_range("eval_into: cells outside the used part of the cache");
+  for (int64_t done = 0; done < n; done += n_batch_) {
+    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, nullptr);
+  }
+}
+
+void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, float* all_logits) {
   model::Batch batch;
   batch.n_tokens = n_tokens;
-  batch.first_cell = kv_.append(n_tokens, kv_.next_position());
+  batch.first_cell = first_cell;
   batch.all_logits = all_logits != nullptr;
 
   graph_.reset();

@@ -48,6 +48,9 @@ class Context {
   // it was. Throws std::invalid_argument for bad ids (or all_logits without
   // ContextParams::logits_all), ContextFull when the tokens do not fit.
   void eval(const int32_t* tokens, int64_t n, float* all_logits = nullptr);
+  // Evaluates `n` tokens into cells [first, first + n) that KvCache::insert
+  // opened: they attend to the cells before them only, never to later ones.
+  void eval_into(int64_t first, const int32_t* tokens, int64_t n);
   const float* logits() const { return logits_.data(); }
   int64_t n_vocab() const { return model_.hparams().n_vocab; }
 
@@ -67,7 +70,9 @@ class Context {
     core::Tensor* cells;   // I32 [n]: the cells to re-rotate
     core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
   };
-  void run_batch(const int32_t* tokens, int64_t n_tokens, float* all_logits);
+  // Runs one batch into cells [first_cell, first_cell + n_tokens), already claimed.
+  void run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, float* all_logits);
+  void check_tokens(const int32_t* tokens, int64_t n) const;
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);
 

@@ -89,6 +89,55 @@ void KvCache::add_to_positions(int64_t first, int64_t n, int32_t delta) {
   for (int64_t i = first; i < first + n; ++i) positions_[static_cast<size_t>(i)] += delta;
 }
 
+void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
+  if (at < 0 || at > used() || n < 0) throw std::out_of_range("KV cache insert outside the used cells");
+  if (n > free_cells()) {
+    throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
+                      " cells used, " + std::to_string(n) + " more needed");
+  }
+  const int64_t tail = used() - at;
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (core::Tensor* t : {&k_[l], &v_[l]}) {
+      char* base = static_cast<char*>(t->data);
+      const size_t cell = t->nb[2];
+      std::memmove(base + static_cast<size_t>(at + n) * cell, base + static_cast<size_t>(at) * cell,
+                   static_cast<size_t>(tail) * cell);
+    }
+  }
+  positions_.insert(positions_.begin() + at, static_cast<size_t>(n), 0);  // within the reserved capacity
+  for (int64_t i = 0; i < n; ++i) positions_[static_cast<size_t>(at + i)] = first_position + static_cast<int32_t>(i);
+}
+
+std::vector<uint8_t> KvCache::snapshot() const {
+  std::vector<uint8_t> out;
+  out.reserve(static_cast<size_t>(used()) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (const core::Tensor* t : {&k_[l], &v_[l]}) {
+      const auto* base = static_cast<const uint8_t*>(t->data);
+      out.insert(out.end(), base, base + static_cast<size_t>(used()) * t->nb[2]);
+    }
+  }
+  return out;
+}
+
+void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
+  const auto n = static_cast<int64_t>(positions.size());
+  const size_t expected = static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size();
+  if (n > n_ctx_ || bytes.size() != expected) {
+    throw std::invalid_argument("KV snapshot of " + std::to_string(bytes.size()) + " bytes for " + std::to_string(n) +
+                                " cells does not fit this cache (" + std::to_string(expected) + " bytes expected)");
+  }
+  const uint8_t* p = bytes.data();
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (core::Tensor* t : {&k_[l], &v_[l]}) {
+      const size_t length = static_cast<size_t>(n) * t->nb[2];
+      std::memcpy(t->data, p, length);
+      p += length;
+    }
+  }
+  positions_.assign(positions.begin(), positions.end());
+}
+
 void KvCache::copy_from(const KvCache& other) {
   if (other.n_ctx_ != n_ctx_ || other.k_.size() != k_.size() || other.type_k() != type_k() ||
       other.type_v() != type_v() || other.bytes() != bytes()) {

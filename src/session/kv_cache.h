@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
+#include <vector>
 
 #include "core/graph_allocator.h"
 #include "core/tensor.h"
@@ -61,8 +62,19 @@ class KvCache {
   // Adds `delta` to the positions of cells [first, first + n). K must be
   // re-rotated by the caller (the context does both, see Context::shift).
   void add_to_positions(int64_t first, int64_t n, int32_t delta);
+  // Opens `n` cells before cell `at` (cells from `at` on move up, keeping their
+  // positions); the new cells get positions first_position, +1, ... and must be
+  // filled by Context::eval_into. Throws ContextFull when they do not fit.
+  void insert(int64_t at, int64_t n, int32_t first_position);
   // Copies the whole content of `other`, which must have the same shape and types.
   void copy_from(const KvCache& other);
+
+  // The used cells' K and V bytes, layer by layer (K then V), for saving.
+  std::vector<uint8_t> snapshot() const;
+  // Replaces the content with a snapshot of `positions.size()` cells taken from a
+  // cache of the same shape and types. Throws std::invalid_argument (leaving the
+  // cache as it was) when the sizes do not match.
+  void restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
 
   // Bytes of one cell of one layer's K (or V).
   size_t cell_bytes_k() const { return k_[0].nb[2]; }

@@ -282,6 +282,24 @@ TEST(CoreAllocator, RandomGraphsWithReuseMatchNoReuse) {
   EXPECT_GT(in_place_nodes, 40);
 }
 
+// With OpTimes, each computed node is counted once under its op (views are free).
+TEST(CoreExecutor, ProfilingCountsEveryComputedNodeOnce) {
+  Leaves leaves;
+  LlamaBlock block(leaves, LlamaShape{});
+  Graph g(512);
+  block.build(g, 2, 3);
+  GraphAllocator allocator;
+  allocator.reserve(g, 2);
+  LlamaBlock::fill_inputs(g, 3);
+  OpTimes times;
+  compute_graph(g, test_pool(), 2, allocator.work_buffer(), &times);
+  EXPECT_EQ(times.calls[static_cast<int>(Op::MulMat)], 7u);
+  EXPECT_EQ(times.calls[static_cast<int>(Op::Attention)], 1u);
+  EXPECT_EQ(times.calls[static_cast<int>(Op::Copy)], 2u);
+  EXPECT_EQ(times.calls[static_cast<int>(Op::View)], 0u);
+  EXPECT_GT(times.seconds[static_cast<int>(Op::MulMat)], 0.0);
+}
+
 // Plans (without computing) a block of Llama-2-7B's shape (GQA 32/8 heads) for
 // a 512-token batch over a 4096-token context.
 TEST(CoreAllocator, LlamaBlockPlanAtModelScaleIsSmallerThanTheNaiveSum) {

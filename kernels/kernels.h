@@ -22,10 +22,19 @@ using VecDotFn = void (*)(int64_t n, float* out, const void* x, const void* y);
 // bytes) and each of `n_rows_y` activation rows (stride y_stride bytes, partner
 // type), out[r_y * out_stride + r_x] = dot(x_row, y_row). Implementations reuse
 // each loaded weight block across the activation rows.
+// Decode should call this with n_rows_y = 1 rather than vec_dot per row: the
+// Q4_0/Q8_0 kernels then read 8 or 16 weight rows per step (one activation
+// broadcast serves them all), which is markedly faster than row-by-row.
+// No allocation; stack use stays under 20 KB. Rows may be split across threads
+// by calling gemm on disjoint x row ranges (or y row ranges).
 using GemmFn = void (*)(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x,
                         const void* y, size_t y_stride, int64_t n_rows_y,
                         float* out, size_t out_stride);
 
+// Preconditions of every kernel: n is a multiple of the type's block size (the
+// caller validated tensor shapes), pointers cover the rows they describe, and
+// partner rows were produced by the partner type's from_float (Q8 codes in
+// [-127, 127]). Quantizers expect finite inputs.
 struct TypeKernels {
   RowToFloatFn to_float = nullptr;     // null: type cannot be read yet
   RowFromFloatFn from_float = nullptr; // null: type cannot be written yet

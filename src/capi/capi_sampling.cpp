@@ -7,6 +7,7 @@
 #include "capi/capi_handles.h"
 #include "session/chat_template.h"
 #include "session/generator.h"
+#include "session/model_chat_template.h"
 
 namespace {
 
@@ -175,13 +176,9 @@ peak_status peak_chat_apply_template(const peak_model* model, const char* templa
     std::vector<peak::session::ChatMessage> list;
     list.reserve(n_messages);
     for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
-    const std::string jinja = model ? model->model->chat_template() : std::string();
-    peak::session::ChatTemplate chat =
-        peak::session::choose_chat_template(template_name ? template_name : "", jinja).chat_template;
-    if (chat.family() == peak::session::ChatTemplateFamily::Zephyr && model) {
-      const peak::tokenizer::Tokenizer& tok = model->model->tokenizer();
-      if (tok.eos() >= 0) chat = peak::session::ChatTemplate::zephyr(tok.token_to_piece(tok.eos(), true));
-    }
+    const peak::session::ChatTemplate chat =
+        model ? peak::session::chat_template_for(*model->model, template_name ? template_name : "").chat_template
+              : peak::session::ChatTemplate::from_name(template_name);
     const std::string text = chat.format(list, add_generation_prompt != 0);
     *length = text.size();
     if (text.size() > capacity) {

@@ -51,8 +51,8 @@ void GraphAllocator::reserve(const Graph& worst_case, int max_threads) {
   if (max_threads < 1) throw std::invalid_argument("reserve: max_threads must be at least 1");
   const size_t capacity = std::max(pending_uses_.size(), worst_case.arena_capacity());
   pending_uses_.resize(capacity);
-  offsets_.resize(capacity);
-  handed_on_.resize(capacity);
+  placement_of_.resize(capacity);
+  placements_.reserve(capacity);
   free_blocks_.reserve(kMaxFreeBlocks);
   max_threads_ = std::max(max_threads_, max_threads);
 
@@ -66,9 +66,10 @@ void GraphAllocator::reserve(const Graph& worst_case, int max_threads) {
     work_bytes = std::max(work_bytes, op_work_size(*node, max_threads_));
   }
   naive_bytes_ = std::max(naive_bytes_, naive);
-  const size_t compute_bytes = plan(worst_case, false);
+  const size_t compute_bytes = plan(worst_case);
   if (compute_bytes > compute_.size()) compute_.resize(compute_bytes);
   if (work_bytes > work_.size()) work_.resize(work_bytes);
+  reserved_plans_.push_back(placements_);
   allocate(worst_case);
 }
 
@@ -81,24 +82,62 @@ void GraphAllocator::allocate(const Graph& graph) {
       throw std::length_error("allocate: a node needs more work memory than reserved");
     }
   }
-  plan(graph, true);
+  if (plan(graph) <= compute_.size()) {
+    set_data_pointers(graph, placements_);
+    return;
+  }
+  // Best fit on smaller tensors can fragment differently and peak higher than the
+  // worst case did. A graph whose tensors live exactly as long as a reserved
+  // one's and are no larger fits in that plan's places.
+  for (const std::vector<Placement>& reserved : reserved_plans_) {
+    if (fits_in(reserved)) {
+      set_data_pointers(graph, reserved);
+      return;
+    }
+  }
+  throw std::length_error("allocate: graph needs more compute memory than reserved");
 }
 
 bool GraphAllocator::owns_memory(const Tensor* t) const {
   return t->arena_index >= 0 && t->view_src == nullptr && (t->op != Op::None || t->is_input);
 }
 
-size_t GraphAllocator::plan(const Graph& graph, bool assign) {
+bool GraphAllocator::fits_in(const std::vector<Placement>& reserved) const {
+  if (reserved.size() != placements_.size()) return false;
+  for (size_t i = 0; i < reserved.size(); ++i) {
+    const Placement& mine = placements_[i];
+    const Placement& theirs = reserved[i];
+    const bool same_life = mine.op == theirs.op && mine.born == theirs.born && mine.dies == theirs.dies;
+    // A block the reserved plan shares in place must be shareable here too.
+    const bool sharing_holds = theirs.in_place_of < 0 || mine.in_place_of == theirs.in_place_of;
+    if (!same_life || mine.bytes > theirs.bytes || !sharing_holds) return false;
+  }
+  return true;
+}
+
+void GraphAllocator::set_data_pointers(const Graph& graph, const std::vector<Placement>& placements) {
   char* base = static_cast<char*>(compute_.data());
+  size_t next = 0;
+  for (Tensor* leaf : graph.leafs()) {
+    if (owns_memory(leaf)) leaf->data = base + placements[next++].offset;
+  }
+  for (Tensor* node : graph.nodes()) {
+    if (owns_memory(node)) {
+      node->data = base + placements[next++].offset;
+    } else if (node->view_src != nullptr) {
+      node->data = static_cast<char*>(node->view_src->data) + node->view_offset;
+    }
+  }
+}
+
+size_t GraphAllocator::plan(const Graph& graph) {
   free_blocks_.clear();
+  placements_.clear();
   top_ = 0;
   peak_ = 0;
 
   // Count the consumers of each owned memory block; views count against their root.
-  for (const Tensor* node : graph.nodes()) {
-    pending_uses_[static_cast<size_t>(node->arena_index)] = 0;
-    handed_on_[static_cast<size_t>(node->arena_index)] = 0;
-  }
+  for (const Tensor* node : graph.nodes()) pending_uses_[static_cast<size_t>(node->arena_index)] = 0;
   for (const Tensor* leaf : graph.leafs()) {
     if (leaf->arena_index >= 0) pending_uses_[static_cast<size_t>(leaf->arena_index)] = 0;
   }
@@ -115,16 +154,16 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
     }
   }
 
-  // Inputs first: the caller fills them before compute starts.
-  for (Tensor* leaf : graph.leafs()) {
-    if (owns_memory(leaf)) place(leaf, assign);
+  // Inputs first (step -1): the caller fills them before compute starts.
+  int32_t step = -1;
+  for (const Tensor* leaf : graph.leafs()) {
+    if (owns_memory(leaf)) place(leaf, step, -1);
   }
 
-  for (Tensor* node : graph.nodes()) {
-    if (node->view_src != nullptr) {
-      if (assign) node->data = static_cast<char*>(node->view_src->data) + node->view_offset;
-      if (node->op == Op::View) continue;
-    } else {
+  for (const Tensor* node : graph.nodes()) {
+    if (node->op == Op::View) continue;  // no compute, no memory of its own
+    ++step;
+    if (owns_memory(node)) {
       // In place over the first source (or the memory under it, when the source
       // is a reshape-like view of all of it): element i of the result then sits
       // where element i of the source was, and this node is its last reader.
@@ -135,43 +174,39 @@ size_t GraphAllocator::plan(const Graph& graph, bool assign) {
           !reused->is_input && pending_uses_[static_cast<size_t>(reused->arena_index)] == 1 &&
           source->type == node->type && source->view_offset == 0 && source->is_contiguous() &&
           aligned_size(reused) == aligned_size(node) && aligned_size(source) == aligned_size(node);
-      if (in_place) {
-        const auto from = static_cast<size_t>(reused->arena_index);
-        handed_on_[from] = 1;
-        offsets_[static_cast<size_t>(node->arena_index)] = offsets_[from];
-        if (assign) node->data = base + offsets_[from];
-      } else {
-        place(node, assign);
-      }
+      place(node, step, in_place ? placement_of_[static_cast<size_t>(reused->arena_index)] : -1);
     }
 
     for (Tensor* source : node->src) {
       if (source == nullptr) continue;
       const Tensor* root = memory_root(source);
       if (!owns_memory(root)) continue;
-      if (--pending_uses_[static_cast<size_t>(root->arena_index)] == 0) give_back(root);
+      if (--pending_uses_[static_cast<size_t>(root->arena_index)] == 0) give_back(root, step);
     }
     if (owns_memory(node) && pending_uses_[static_cast<size_t>(node->arena_index)] == 0) {
-      give_back(node);  // a result nobody reads: free right after it is written
+      give_back(node, step);  // a result nobody reads: free right after it is written
     }
   }
   return peak_;
 }
 
-void GraphAllocator::place(Tensor* t, bool assign) {
-  const size_t bytes = aligned_size(t);
-  const size_t offset = take_block(bytes);
-  if (assign && offset + bytes > compute_.size()) {
-    throw std::length_error("allocate: graph needs more compute memory than reserved");
+void GraphAllocator::place(const Tensor* t, int32_t step, int32_t in_place_of) {
+  Placement p{t->op, aligned_size(t), 0, step, kLivesOn, in_place_of, false};
+  if (in_place_of >= 0) {
+    Placement& source = placements_[static_cast<size_t>(in_place_of)];
+    source.handed_on = true;  // its block now belongs to this tensor
+    p.offset = source.offset;
+  } else {
+    p.offset = take_block(p.bytes);
   }
-  offsets_[static_cast<size_t>(t->arena_index)] = offset;
-  if (assign) t->data = static_cast<char*>(compute_.data()) + offset;
+  placement_of_[static_cast<size_t>(t->arena_index)] = static_cast<int32_t>(placements_.size());
+  placements_.push_back(p);
 }
 
-void GraphAllocator::give_back(const Tensor* t) {
-  const auto index = static_cast<size_t>(t->arena_index);
-  if (handed_on_[index] != 0) return;  // an in-place consumer owns the block now
-  release_block(offsets_[index], aligned_size(t));
+void GraphAllocator::give_back(const Tensor* t, int32_t step) {
+  Placement& p = placements_[static_cast<size_t>(placement_of_[static_cast<size_t>(t->arena_index)])];
+  p.dies = step;
+  if (!p.handed_on) release_block(p.offset, p.bytes);
 }
 
 size_t GraphAllocator::take_block(size_t bytes) {

@@ -10,9 +10,15 @@
 // the best-fitting free block when it is produced and gives the block back after
 // its last consumer ran. Element-wise ops write in place over their first source
 // when that source dies at this node, has the same size and is dense.
+//
+// Best fit is not monotonic: a smaller graph can fragment the buffer differently
+// and peak above the worst case (e.g. one token, where small tensors sit below
+// the large logits). allocate() then reuses the places of a reserved plan whose
+// tensors live exactly as long and are at least as large, which always fits.
 #pragma once
 
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -67,24 +73,42 @@ class GraphAllocator {
     size_t size;
   };
 
-  // Runs the placement over `graph`; with `assign` also sets the data pointers
-  // (into the compute buffer). Returns the peak bytes.
-  size_t plan(const Graph& graph, bool assign);
+  static constexpr int32_t kLivesOn = INT32_MAX;  // outputs are never freed
+
+  // Where one owned tensor (input or intermediate) goes, in placement order:
+  // inputs in leaf order, then intermediates in node order. Steps count the
+  // nodes that compute (views excluded); inputs are born at step -1.
+  struct Placement {
+    Op op;
+    size_t bytes;
+    size_t offset;
+    int32_t born;
+    int32_t dies;         // step of the last reader, kLivesOn for outputs
+    int32_t in_place_of;  // placement whose block this one took over, or -1
+    bool handed_on;       // this block was taken over in place
+  };
+
+  // Runs the placement over `graph` into placements_ and returns the peak bytes.
+  size_t plan(const Graph& graph);
+  // placements_ (the graph just planned) fits in the places of `reserved`.
+  bool fits_in(const std::vector<Placement>& reserved) const;
+  void set_data_pointers(const Graph& graph, const std::vector<Placement>& placements);
   bool owns_memory(const Tensor* t) const;
   size_t take_block(size_t bytes);
   void release_block(size_t offset, size_t bytes);
-  void place(Tensor* t, bool assign);
-  void give_back(const Tensor* t);
+  void place(const Tensor* t, int32_t step, int32_t in_place_of);
+  void give_back(const Tensor* t, int32_t step);
 
   AlignedBuffer compute_;
   AlignedBuffer work_;
   int max_threads_ = 1;
   size_t naive_bytes_ = 0;
+  std::vector<std::vector<Placement>> reserved_plans_;  // one per reserve()
 
-  // Planning state, sized once by reserve() and indexed by Tensor::arena_index.
+  // Planning state, sized by reserve(); the first two indexed by Tensor::arena_index.
   std::vector<int32_t> pending_uses_;  // consumers not run yet; outputs get one extra
-  std::vector<size_t> offsets_;
-  std::vector<uint8_t> handed_on_;  // memory passed to an in-place consumer
+  std::vector<int32_t> placement_of_;  // index in placements_
+  std::vector<Placement> placements_;
   std::vector<Block> free_blocks_;  // sorted by offset, never touching the top
   size_t top_ = 0;                  // end of the used part of the buffer
   size_t peak_ = 0;

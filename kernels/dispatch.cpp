@@ -106,6 +106,14 @@ Isa choose_active_isa() {
 
 }  // namespace
 
+TypeKernels& KernelTable::operator[](GgmlType t) { return types[static_cast<uint32_t>(t)]; }
+
+void KernelTable::set_dot(GgmlType t, Isa isa, VecDotFn vec_dot, GemmFn gemm) {
+  types[static_cast<uint32_t>(t)].vec_dot = vec_dot;
+  types[static_cast<uint32_t>(t)].gemm = gemm;
+  dot_path[static_cast<uint32_t>(t)] = isa;
+}
+
 void install_scalar_kernels(KernelTable& table) {
   scalar::install_float_types(table);
   scalar::install_legacy_quants(table);

@@ -12,13 +12,12 @@ struct KernelTable {
   TypeKernels types[kGgmlTypeIdCount];
   Isa dot_path[kGgmlTypeIdCount] = {};  // path that provides vec_dot, per type
 
-  TypeKernels& operator[](GgmlType t) { return types[static_cast<uint32_t>(t)]; }
+  // Defined out of line (dispatch.cpp, baseline flags): an inline member used
+  // by several per-ISA sources could be merged by the linker into one copy built
+  // for the wrong instruction set.
+  TypeKernels& operator[](GgmlType t);
   // Replaces the dot product kernels of `t` (the dot partner does not change).
-  void set_dot(GgmlType t, Isa isa, VecDotFn vec_dot, GemmFn gemm) {
-    types[static_cast<uint32_t>(t)].vec_dot = vec_dot;
-    types[static_cast<uint32_t>(t)].gemm = gemm;
-    dot_path[static_cast<uint32_t>(t)] = isa;
-  }
+  void set_dot(GgmlType t, Isa isa, VecDotFn vec_dot, GemmFn gemm);
 };
 
 void install_scalar_kernels(KernelTable& table);

@@ -88,22 +88,6 @@ const KernelTable& table_for(Isa isa) {
   return tables.built[index] ? tables.by_isa[index] : tables.by_isa[0];
 }
 
-Isa choose_active_isa() {
-  const Isa best = best_cpu_isa();
-  const char* request = std::getenv("PEAK_ISA");
-  if (request == nullptr || *request == '\0') return best;
-  Isa wanted;
-  if (!isa_from_name(request, &wanted)) {
-    std::fprintf(stderr, "peak: PEAK_ISA=%s is not a known path; using %s\n", request, isa_name(best));
-    return best;
-  }
-  if (!cpu_has_isa(wanted)) {
-    std::fprintf(stderr, "peak: PEAK_ISA=%s is not supported by this CPU; using %s\n", request, isa_name(best));
-    return best;
-  }
-  return wanted;
-}
-
 }  // namespace
 
 TypeKernels& KernelTable::operator[](GgmlType t) { return types[static_cast<uint32_t>(t)]; }
@@ -162,8 +146,23 @@ Isa best_cpu_isa() {
   return Isa::Scalar;
 }
 
+Isa resolve_isa_request(const char* request) {
+  const Isa best = best_cpu_isa();
+  if (request == nullptr || *request == '\0') return best;
+  Isa wanted;
+  if (!isa_from_name(request, &wanted)) {
+    std::fprintf(stderr, "peak: PEAK_ISA=%s is not a known path; using %s\n", request, isa_name(best));
+    return best;
+  }
+  if (!cpu_has_isa(wanted)) {
+    std::fprintf(stderr, "peak: PEAK_ISA=%s is not supported by this CPU; using %s\n", request, isa_name(best));
+    return best;
+  }
+  return wanted;
+}
+
 Isa active_isa() {
-  static const Isa active = choose_active_isa();
+  static const Isa active = resolve_isa_request(std::getenv("PEAK_ISA"));
   return active;
 }
 

@@ -33,8 +33,12 @@ bool isa_from_name(const char* name, Isa* out);
 bool cpu_has_isa(Isa isa);
 // The best path this CPU supports, ignoring PEAK_ISA.
 Isa best_cpu_isa();
-// The path in use: best_cpu_isa() lowered by PEAK_ISA.
+// The path in use: best_cpu_isa() lowered by PEAK_ISA (read once).
 Isa active_isa();
+// What a PEAK_ISA value selects on this CPU: null or empty gives the best path;
+// an unknown name or a path the CPU lacks gives the best path and a warning on
+// stderr.
+Isa resolve_isa_request(const char* request);
 
 // Kernels of a given path (tests and benchmarks compare paths); `isa` must
 // satisfy cpu_has_isa(isa).

@@ -97,5 +97,17 @@ TEST(Dispatch, PeakIsaNamesRoundTrip) {
   EXPECT_TRUE(cpu_has_isa(active_isa()));
 }
 
+TEST(Dispatch, PeakIsaRequestsFallBackWhenUnavailable) {
+  const Isa best = best_cpu_isa();
+  EXPECT_EQ(resolve_isa_request(nullptr), best);
+  EXPECT_EQ(resolve_isa_request(""), best);
+  EXPECT_EQ(resolve_isa_request("scalar"), Isa::Scalar);
+  EXPECT_EQ(resolve_isa_request("no-such-path"), best);  // warns on stderr
+  for (int i = 0; i < kIsaCount; ++i) {
+    const Isa isa = static_cast<Isa>(i);
+    EXPECT_EQ(resolve_isa_request(isa_name(isa)), cpu_has_isa(isa) ? isa : best) << isa_name(isa);
+  }
+}
+
 }  // namespace
 }  // namespace peak

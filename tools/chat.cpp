@@ -2,13 +2,15 @@
 // generated. Lines come from the terminal, or from stdin when it is not one
 // (scriptable). Without -m it runs the bundled demo model.
 //
-// Every turn formats the whole conversation with the model's chat template and
-// feeds only the text the KV cache has not seen yet, so each answer costs the
-// new message, not the whole history.
+// The conversation lives in a peak_session: a fixed-size KV cache holding the
+// system prompt, a rolling summary of dropped history and the recent messages
+// (SSSKV-lite), so a chat can go on for hours at a steady speed.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,11 +35,15 @@ void on_sigint(int) {
   g_abort = 1;
 }
 
+struct SessionDeleter { void operator()(peak_session* s) const { peak_session_free(s); } };
+
 struct ChatOptions {
   GenerationOptions gen;
+  peak_session_params session = peak_session_default_params();
   std::string system;
   std::string template_name;  // empty: the model's; "raw": no template
-  bool demo = false;
+  std::string load_path;
+  bool context_given = false;
 };
 
 void print_help() {
@@ -46,19 +52,40 @@ void print_help() {
       "  Chats with a model. Type a message and press Enter; /help lists the commands.\n"
       "  Without -m it runs the bundled demo model, a tiny story model (not an assistant).\n"
       "  When stdin is not a terminal, every line is a message (scriptable).\n"
-      "  --system TEXT             system prompt\n"
+      "  --system TEXT             system prompt (kept for the whole conversation)\n"
       "  --chat-template NAME      chatml, llama2, llama3, mistral-v7, gemma, phi3, zephyr, ...,\n"
       "                            or raw (no template: the text continues as written)\n"
-      "%s",
+      "  --load FILE               continue a conversation saved with /save\n"
+      "long conversations (SSSKV-lite: Prefix + Summary + Recent in a fixed KV cache):\n"
+      "  --mode M                  ssskv (default), window (sliding window only) or none (grow, then stop)\n"
+      "  --recent-max N            tokens of recent messages kept (default 4096; -c N sets it to N\n"
+      "                            less the summary and headroom)\n"
+      "  --summary-max N           tokens of the rolling summary (default 256)\n"
+      "  --trigger-discard N       dropped tokens that trigger a new summary (default 2048)\n"
+      "  --headroom N              room for one answer, its length limit (default 512)\n"
+      "  --rebuild S               shift (default: re-rotate kept keys) or reprefill\n"
+      "  --summary-wait            a message sent while a summary is written waits for it\n"
+      "  --summary-ctx N           the summary context's size (default 2048)\n"
+      "%s"
+      "  (the KV cache types default to q8_0 here; f16 when the model's head size needs it)\n",
       generation_options_help());
+}
+
+const char* mode_name(peak_memory_mode m) {
+  return m == PEAK_MEMORY_SSSKV ? "ssskv" : m == PEAK_MEMORY_WINDOW ? "window" : "none";
 }
 
 ChatOptions parse(int argc, char** argv, bool* help) {
   ChatOptions o;
+  o.gen.context.type_k = o.gen.context.type_v = PEAK_TYPE_Q8_0;
   ArgCursor args(argc, argv);
   while (!args.done()) {
     const char* a = args.peek();
-    if (parse_generation_option(args, o.gen)) continue;
+    const bool is_ctx = !std::strcmp(a, "-c") || !std::strcmp(a, "--ctx-size");
+    if (parse_generation_option(args, o.gen)) {
+      o.context_given = o.context_given || is_ctx;
+      continue;
+    }
     args.next();
     if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
       *help = true;
@@ -67,6 +94,33 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.system = args.value(a);
     } else if (!std::strcmp(a, "--chat-template")) {
       o.template_name = args.value(a);
+    } else if (!std::strcmp(a, "--load")) {
+      o.load_path = args.value(a);
+    } else if (!std::strcmp(a, "--mode")) {
+      const std::string m = args.value(a);
+      if (m == "ssskv") o.session.mode = PEAK_MEMORY_SSSKV;
+      else if (m == "window") o.session.mode = PEAK_MEMORY_WINDOW;
+      else if (m == "none") o.session.mode = PEAK_MEMORY_NONE;
+      else throw UsageError("option --mode: unknown mode '" + m + "' (ssskv, window, none)");
+    } else if (!std::strcmp(a, "--recent-max")) {
+      o.session.recent_max = static_cast<uint32_t>(args.integer(a, 32, 1 << 24));
+    } else if (!std::strcmp(a, "--summary-max")) {
+      o.session.summary_max = static_cast<uint32_t>(args.integer(a, 16, 1 << 20));
+    } else if (!std::strcmp(a, "--trigger-discard")) {
+      o.session.trigger_discard = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
+    } else if (!std::strcmp(a, "--headroom")) {
+      o.session.headroom = static_cast<uint32_t>(args.integer(a, 24, 1 << 20));
+    } else if (!std::strcmp(a, "--rebuild")) {
+      const std::string r = args.value(a);
+      if (r == "shift") o.session.rebuild = PEAK_REBUILD_SHIFT;
+      else if (r == "reprefill") o.session.rebuild = PEAK_REBUILD_REPREFILL;
+      else throw UsageError("option --rebuild: unknown strategy '" + r + "' (shift, reprefill)");
+    } else if (!std::strcmp(a, "--summary-wait")) {
+      o.session.wait_for_summary = 1;
+    } else if (!std::strcmp(a, "--summary-ctx")) {
+      o.session.summary_n_ctx = static_cast<uint32_t>(args.integer(a, 64, 1 << 20));
+      // A summary is written in at most a quarter of its context.
+      o.session.summary_max_new_tokens = std::min(o.session.summary_max_new_tokens, o.session.summary_n_ctx / 4);
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak chat --help)");
     }
@@ -74,126 +128,126 @@ ChatOptions parse(int argc, char** argv, bool* help) {
   return o;
 }
 
-class ChatSession {
+class Chat {
  public:
-  ChatSession(LoadedModel& m, const ChatOptions& o, bool tty)
-      : m_(m), options_(o), tty_(tty), raw_(o.template_name == "raw") {
-    if (!o.system.empty()) messages_.push_back({"system", o.system});
+  Chat(LoadedModel& m, const ChatOptions& o, bool tty) : m_(m), o_(o), tty_(tty) {
+    peak_session_params p = o.session;
+    p.system_prompt = o.system.empty() ? nullptr : o.system.c_str();
+    p.chat_template = o.template_name.empty() ? nullptr : o.template_name.c_str();
+    p.type_k = o.gen.context.type_k;
+    p.type_v = o.gen.context.type_v;
+    p.n_threads = o.gen.context.n_threads;
+    p.n_batch = o.gen.context.n_batch;
+    p.sampler = o.gen.sampler;
+    if (o.context_given) {
+      const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);
+      if (rest < 32) throw UsageError("-c is too small for the summary and headroom (see --help)");
+      p.recent_max = static_cast<uint32_t>(rest);
+    }
+    peak_session* s = nullptr;
+    check_status(peak_session_create(m.model.get(), &p, &s));
+    session_.reset(s);
   }
 
-  // One user turn. Throws CommandError when the context cannot take it.
-  void answer(const std::string& user_text) {
-    messages_.push_back({"user", user_text});
-    std::string prompt = raw_ ? user_text : new_template_text();
+  void answer(const std::string& text) {
     peak_generate_params gp = peak_generate_default_params();
-    gp.max_tokens = options_.gen.n_predict;
-    gp.add_special = peak_context_n_used(m_.context.get()) == 0 ? 1 : 0;
-    gp.parse_special = raw_ ? 0 : 1;
+    gp.max_tokens = o_.gen.n_predict;
     gp.abort_flag = &g_abort;
-    gp.user_data = this;
-    gp.on_text = [](const char* text, size_t n, void* self) {
-      auto* s = static_cast<ChatSession*>(self);
-      std::fwrite(text, 1, n, stdout);
+    gp.on_text = [](const char* t, size_t n, void*) {
+      std::fwrite(t, 1, n, stdout);
       std::fflush(stdout);
-      s->reply_.append(text, n);
       return 1;
     };
-    reply_.clear();
     last_ = peak_generate_result{};
     last_.struct_size = sizeof last_;
     g_abort = 0;
     g_generating = 1;
-    const peak_status status = peak_generate(m_.context.get(), m_.sampler.get(), prompt.data(), prompt.size(), &gp, &last_);
+    const peak_status status = peak_session_chat(session_.get(), text.data(), text.size(), &gp, &last_);
     g_generating = 0;
     std::printf("\n");
     if (status != PEAK_OK) {
-      messages_.pop_back();
       throw CommandError(std::string(peak_last_error()) +
                          (status == PEAK_ERR_CONTEXT_FULL ? " (type /reset to start a new conversation)" : ""));
     }
-    if (last_.stop_reason == PEAK_STOP_CONTEXT_FULL) {
-      std::fprintf(stderr, "peak chat: the answer stopped: the context is full (type /reset to start over)\n");
-    }
-    messages_.push_back({"assistant", reply_});
-    if (!raw_) formatted_length_ = format(false).size();
-    ++turns_;
     print_turn_stats();
   }
 
-  void reset() {
-    check_status(peak_kv_clear(m_.context.get()));
-    peak_sampler_reset(m_.sampler.get());
-    messages_.clear();
-    if (!options_.system.empty()) messages_.push_back({"system", options_.system});
-    formatted_length_ = 0;
-    turns_ = 0;
+  void reset() { check_status(peak_session_reset(session_.get())); }
+  void save(const std::string& path) {
+    check_status(peak_session_save(session_.get(), path.c_str(), 1));
+    std::printf("(saved to %s)\n", path.c_str());
+  }
+  void load(const std::string& path) {
+    check_status(peak_session_restore(session_.get(), path.c_str()));
+    std::printf("(restored %s: %llu turns)\n", path.c_str(), static_cast<unsigned long long>(stats().turns));
+  }
+
+  peak_session_stats stats() const {
+    peak_session_stats s{};
+    s.struct_size = sizeof s;
+    check_status(peak_session_get_stats(session_.get(), &s));
+    return s;
   }
 
   void print_stats() const {
-    std::printf("model:    %s (%s, %d layers, vocab %d), chat template %s\n", m_.info.name, m_.info.architecture,
-                m_.info.n_layer, m_.info.n_vocab, raw_ ? "raw" : template_in_use().c_str());
-    std::printf("context:  %u of %u tokens used, %d turns\n", peak_context_n_used(m_.context.get()),
-                peak_context_n_ctx(m_.context.get()), turns_);
-    if (turns_ > 0) {
+    const peak_session_stats s = stats();
+    std::printf("model:     %s (%s, %d layers, vocab %d), chat template %s\n", m_.info.name, m_.info.architecture,
+                m_.info.n_layer, m_.info.n_vocab, o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str());
+    std::printf("memory:    mode %s, context %u tokens: prefix %u + summary %u + recent %u (%u messages)\n",
+                mode_name(o_.session.mode), s.n_ctx, s.prefix_tokens, s.summary_tokens, s.recent_tokens,
+                s.recent_messages);
+    std::printf("history:   %llu turns, %llu tokens dropped, %llu since the last summary, %llu summaries%s\n",
+                static_cast<unsigned long long>(s.turns), static_cast<unsigned long long>(s.dropped_total),
+                static_cast<unsigned long long>(s.dropped_since_summary), static_cast<unsigned long long>(s.summaries),
+                s.summary_running ? " (one being written)" : "");
+    std::printf("time:      %.2f s writing summaries, %.3f s rebuilding (last %.3f s), %.3f s moving the window\n",
+                s.summary_seconds, s.rebuild_seconds, s.last_rebuild_seconds, s.window_shift_seconds);
+    std::printf("kv cache:  %.1f MiB (main + summary)\n", static_cast<double>(s.kv_bytes) / 1048576.0);
+    if (s.turns > 0) {
       std::printf("last turn: prompt %d tokens (%.1f tokens/s), answer %d tokens (%.1f tokens/s)\n",
                   last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
                   rate(last_.n_generated_tokens, last_.generate_seconds));
     }
   }
 
+  void print_summary() const {
+    size_t n = 0;
+    peak_session_get_summary(session_.get(), nullptr, 0, &n);
+    std::string text(n, '\0');
+    check_status(peak_session_get_summary(session_.get(), text.data(), text.size(), &n));
+    std::printf("%s\n", text.empty() ? "(no summary yet)" : text.c_str());
+  }
+
  private:
   static double rate(int n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
 
-  std::string format(bool add_generation_prompt) const {
-    std::vector<peak_chat_message> list;
-    for (const auto& [role, content] : messages_) list.push_back({role.c_str(), content.c_str()});
-    const char* name = options_.template_name.empty() ? nullptr : options_.template_name.c_str();
-    size_t length = 0;
-    peak_status s = peak_chat_apply_template(m_.model.get(), name, list.data(), list.size(), add_generation_prompt,
-                                             nullptr, 0, &length);
-    if (s != PEAK_ERR_BUFFER_TOO_SMALL && s != PEAK_OK) check_status(s);
-    std::string text(length, '\0');
-    check_status(peak_chat_apply_template(m_.model.get(), name, list.data(), list.size(), add_generation_prompt,
-                                          text.data(), text.size(), &length));
-    return text;
-  }
-
-  // The part of the formatted conversation the KV cache has not seen.
-  std::string new_template_text() {
-    const std::string full = format(true);
-    if (formatted_length_ <= full.size()) return full.substr(formatted_length_);
-    // The template rewrote earlier turns: start the cache over.
-    check_status(peak_kv_clear(m_.context.get()));
-    return full;
-  }
-
-  std::string template_in_use() const {
-    return options_.template_name.empty() ? m_.info.chat_template : options_.template_name;
-  }
-
   void print_turn_stats() const {
+    if (last_.stop_reason == PEAK_STOP_CONTEXT_FULL) {
+      std::fprintf(stderr, "peak chat: the answer stopped: the context is full (type /reset to start over)\n");
+    }
+    const peak_session_stats s = stats();
     const char* on = tty_ ? "\033[2m" : "";
     const char* off = tty_ ? "\033[0m" : "";
-    std::fprintf(tty_ ? stdout : stderr, "%s[prompt %d tokens, %.1f tokens/s | answer %d tokens, %.1f tokens/s | context %u/%u]%s\n",
-                 on, last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds),
-                 last_.n_generated_tokens, rate(last_.n_generated_tokens, last_.generate_seconds),
-                 peak_context_n_used(m_.context.get()), peak_context_n_ctx(m_.context.get()), off);
+    std::fprintf(tty_ ? stdout : stderr,
+                 "%s[prompt %d tokens, %.1f tokens/s | answer %d tokens, %.1f tokens/s | context %u+%u+%u/%u]%s\n", on,
+                 last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
+                 rate(last_.n_generated_tokens, last_.generate_seconds), s.prefix_tokens, s.summary_tokens,
+                 s.recent_tokens, s.n_ctx, off);
   }
 
   LoadedModel& m_;
-  const ChatOptions& options_;
+  const ChatOptions& o_;
   bool tty_;
-  bool raw_;
-  std::vector<std::pair<std::string, std::string>> messages_;  // role, content
-  size_t formatted_length_ = 0;  // bytes of the formatted conversation already in the cache
-  std::string reply_;
+  std::unique_ptr<peak_session, SessionDeleter> session_;
   peak_generate_result last_{};
-  int turns_ = 0;
 };
 
 void print_commands() {
-  std::printf("/reset  start a new conversation\n/stats  context use and speed\n/help   this list\n/quit   leave (or Ctrl-D)\n"
-              "Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
+  std::printf(
+      "/reset        start a new conversation\n/stats        memory, history and speed\n"
+      "/summary      the summary of the dropped history\n/save FILE    save the conversation\n"
+      "/load FILE    continue a saved conversation\n/help         this list\n/quit         leave (or Ctrl-D)\n"
+      "Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
 }
 
 }  // namespace
@@ -211,13 +265,12 @@ int run_chat(int argc, char** argv) {
     std::string path = o.gen.model_path;
     if (path.empty()) {
       path = demo_model_path();
-      o.demo = true;
       if (o.template_name.empty()) o.template_name = "raw";
       std::fprintf(stderr,
                    "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
                    "writes children's stories, not an assistant. Start a story and it goes on.\n");
     }
-    LoadedModel m = load_model(path, o.gen);
+    LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
     if (o.template_name.empty() && m.info.chat_template_warning[0]) {
       std::fprintf(stderr, "peak chat: %s\n", m.info.chat_template_warning);
     }
@@ -226,7 +279,8 @@ int run_chat(int argc, char** argv) {
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, nullptr);
 
-    ChatSession session(m, o, tty_out);
+    Chat chat(m, o, tty_out);
+    if (!o.load_path.empty()) chat.load(o.load_path);
     if (tty_in) std::printf("%s: type a message, /help for commands\n", m.info.name[0] ? m.info.name : path.c_str());
     std::string line;
     while (true) {
@@ -236,23 +290,28 @@ int run_chat(int argc, char** argv) {
       }
       if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
       if (line.empty()) continue;
-      if (line[0] == '/') {
-        if (line == "/quit" || line == "/exit") break;
-        if (line == "/reset") {
-          session.reset();
+      try {
+        if (line[0] != '/') {
+          chat.answer(line);
+        } else if (line == "/quit" || line == "/exit") {
+          break;
+        } else if (line == "/reset") {
+          chat.reset();
           std::printf("(new conversation)\n");
         } else if (line == "/stats") {
-          session.print_stats();
+          chat.print_stats();
+        } else if (line == "/summary") {
+          chat.print_summary();
+        } else if (line.rfind("/save ", 0) == 0) {
+          chat.save(line.substr(6));
+        } else if (line.rfind("/load ", 0) == 0) {
+          chat.load(line.substr(6));
         } else if (line == "/help") {
           print_commands();
         } else {
           std::printf("unknown command '%s'\n", line.c_str());
           print_commands();
         }
-        continue;
-      }
-      try {
-        session.answer(line);
       } catch (const CommandError& e) {
         std::fprintf(stderr, "peak chat: %s\n", e.what());
       }

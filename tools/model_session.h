@@ -29,4 +29,6 @@ struct LoadedModel {
   peak_model_info info{};
 };
 
-LoadedModel load_model(const std::string& path, const GenerationOptions& options);
+// Loads the model and, unless `with_context` is false (the caller makes its own,
+// e.g. a chat session), a context and a sampler from the options.
+LoadedModel load_model(const std::string& path, const GenerationOptions& options, bool with_context = true);

@@ -402,6 +402,91 @@ PEAK_API peak_status peak_synth(const char* output_path, const peak_synth_params
 /* The preset names, comma-separated. */
 PEAK_API const char* peak_synth_presets(void);
 
+/* ---- chat sessions (SSSKV-lite) --------------------------------------------------- */
+
+/* A conversation in a fixed-size KV cache: Prefix (system prompt, never dropped)
+   + Summary (of dropped history, at most summary_max tokens) + Recent (the latest
+   messages, at most recent_max tokens, dropped from the left at message
+   boundaries). Once trigger_discard tokens were dropped, a separate small
+   summary context on the same model writes a new summary on a background worker
+   between turns. A session is used by one thread at a time. */
+typedef struct peak_session peak_session;
+
+typedef enum peak_memory_mode {
+  PEAK_MEMORY_SSSKV = 0,   /* Prefix + Summary + Recent (default) */
+  PEAK_MEMORY_WINDOW = 1,  /* Prefix + Recent: a sliding window, no summaries */
+  PEAK_MEMORY_NONE = 2     /* grow until full, then PEAK_ERR_CONTEXT_FULL */
+} peak_memory_mode;
+
+typedef enum peak_rebuild_strategy {
+  PEAK_REBUILD_SHIFT = 0,     /* keep Prefix and Recent, prefill the new Summary, re-rotate Recent */
+  PEAK_REBUILD_REPREFILL = 1  /* clear and prefill Prefix + Summary + Recent */
+} peak_rebuild_strategy;
+
+typedef struct peak_session_params {
+  size_t struct_size;
+  peak_memory_mode mode;
+  const char* system_prompt;       /* may be NULL */
+  const char* chat_template;       /* NULL: the model's; a name ("chatml" ...); or "raw" (no template) */
+  uint32_t recent_max;             /* default 4096 */
+  uint32_t summary_max;            /* default 256 */
+  uint32_t trigger_discard;        /* default 2048 */
+  uint32_t headroom;               /* overflow room for the answer, its length limit; default 512 */
+  uint32_t type_k, type_v;         /* main KV cache; default PEAK_TYPE_Q8_0 (F16 when the head size is not a multiple of 32) */
+  uint32_t summary_type_kv;        /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
+  uint32_t summary_n_ctx;          /* summary context size; default 2048 */
+  uint32_t summary_max_new_tokens; /* summary generation length; default 256 */
+  peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_SHIFT */
+  int wait_for_summary;            /* 1: a turn arriving during a summary waits; 0 (default): uses the old one */
+  int background_summary;          /* 1 (default): summarize on a worker thread; 0: before the turn returns */
+  int32_t n_threads;               /* 0: one per hardware thread */
+  uint32_t n_batch;                /* default 512 */
+  peak_sampler_params sampler;     /* the answers' sampling */
+} peak_session_params;
+
+PEAK_API peak_session_params peak_session_default_params(void);
+PEAK_API peak_status peak_session_create(const peak_model* model, const peak_session_params* params,
+                                         peak_session** out);
+/* Cancels a running summary and frees the session. */
+PEAK_API void peak_session_free(peak_session* session);
+
+/* One user turn: streams the answer through params->on_text (max_tokens is capped
+   by the headroom; add_special and parse_special are ignored: the session frames
+   the message itself and never parses control tokens in the user's text). */
+PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
+                                       const peak_generate_params* params, peak_generate_result* result);
+/* Forgets the conversation (keeps the system prompt). */
+PEAK_API peak_status peak_session_reset(peak_session* session);
+/* Blocks until a running summary is done. */
+PEAK_API peak_status peak_session_wait_summary(peak_session* session);
+
+typedef struct peak_session_stats {
+  size_t struct_size;              /* set to sizeof(peak_session_stats) before the call */
+  uint32_t n_ctx;
+  uint32_t prefix_tokens, summary_tokens, recent_tokens, recent_messages;
+  uint64_t dropped_since_summary;  /* dropped tokens not yet in a summary or a running job */
+  uint64_t dropped_total;
+  uint64_t summaries;              /* summaries put in place */
+  int summary_running;
+  double summary_seconds;          /* total time writing summaries (in the summary context) */
+  double rebuild_seconds;          /* total time putting them in place */
+  double last_rebuild_seconds;
+  double window_shift_seconds;     /* total time moving Recent after drops */
+  uint64_t turns;
+  uint64_t kv_bytes;               /* main + summary KV caches */
+} peak_session_stats;
+
+PEAK_API peak_status peak_session_get_stats(const peak_session* session, peak_session_stats* stats);
+/* The current summary text (not NUL-terminated). */
+PEAK_API peak_status peak_session_get_summary(const peak_session* session, char* buf, size_t capacity,
+                                              size_t* length);
+/* Saves settings, segments and messages (and the KV cache when include_kv) to a
+   versioned file with a checksum. */
+PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
+/* Restores a saved session into one created with the same model and settings. A
+   truncated or corrupted file gives PEAK_ERR_FORMAT and leaves the session as it was. */
+PEAK_API peak_status peak_session_restore(peak_session* session, const char* path);
+
 /* ---- chat templates --------------------------------------------------------------- */
 
 typedef struct peak_chat_message {

@@ -14,17 +14,6 @@ namespace {
 using peak::capi::fail;
 using peak::capi::guarded;
 
-peak_stop_reason to_c(peak::session::StopReason r) {
-  switch (r) {
-    case peak::session::StopReason::EndOfGeneration: return PEAK_STOP_EOG;
-    case peak::session::StopReason::MaxTokens: return PEAK_STOP_MAX_TOKENS;
-    case peak::session::StopReason::ContextFull: return PEAK_STOP_CONTEXT_FULL;
-    case peak::session::StopReason::Callback: return PEAK_STOP_CALLBACK;
-    case peak::session::StopReason::Aborted: return PEAK_STOP_ABORTED;
-  }
-  return PEAK_STOP_ABORTED;
-}
-
 }  // namespace
 
 extern "C" {
@@ -148,7 +137,7 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
     if (result) {
       result->n_prompt_tokens = r.n_prompt;
       result->n_generated_tokens = r.n_generated;
-      result->stop_reason = to_c(r.reason);
+      result->stop_reason = stop_reason_to_c(r.reason);
       result->prompt_seconds = r.prompt_seconds;
       result->generate_seconds = r.generate_seconds;
     }

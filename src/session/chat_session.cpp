@@ -56,7 +56,7 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   }
   prefix_ = tok.encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);
 
-  const int64_t summary_cells = settings_.mode == MemoryMode::Window ? 0 : settings_.summary_max;
+  const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
   ContextParams cp;
   cp.n_ctx = static_cast<int64_t>(prefix_.size()) + summary_cells + settings_.recent_max + settings_.headroom;
   cp.n_batch = settings_.n_batch;

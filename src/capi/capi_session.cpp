@@ -1,0 +1,219 @@
+// peak_session_*: SSSKV-lite chat sessions through the C API.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "capi/capi_guard.h"
+#include "capi/capi_handles.h"
+#include "session/chat_session.h"
+
+struct peak_session {
+  std::unique_ptr<peak::session::ChatSession> session;
+};
+
+namespace {
+
+using peak::capi::fail;
+using peak::capi::guarded;
+
+bool kv_type_ok(uint32_t type, const char* which) {
+  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " is not a KV cache type");
+  return false;
+}
+
+peak::sampling::SamplerParams to_sampler(const peak_sampler_params& p) {
+  peak::sampling::SamplerParams s;
+  s.temperature = p.temperature;
+  s.top_k = p.top_k;
+  s.top_p = p.top_p;
+  s.min_p = p.min_p;
+  s.penalty_last_n = p.penalty_last_n;
+  s.repeat_penalty = p.repeat_penalty;
+  s.frequency_penalty = p.frequency_penalty;
+  s.presence_penalty = p.presence_penalty;
+  s.seed = p.seed;
+  return s;
+}
+
+}  // namespace
+
+extern "C" {
+
+peak_session_params peak_session_default_params(void) {
+  const peak::session::SessionSettings d;
+  peak_session_params p{};
+  p.struct_size = sizeof(peak_session_params);
+  p.mode = PEAK_MEMORY_SSSKV;
+  p.recent_max = static_cast<uint32_t>(d.recent_max);
+  p.summary_max = static_cast<uint32_t>(d.summary_max);
+  p.trigger_discard = static_cast<uint32_t>(d.trigger_discard);
+  p.headroom = static_cast<uint32_t>(d.headroom);
+  p.type_k = p.type_v = PEAK_TYPE_Q8_0;
+  p.summary_type_kv = PEAK_TYPE_Q4_0;
+  p.summary_n_ctx = static_cast<uint32_t>(d.summarizer.n_ctx);
+  p.summary_max_new_tokens = static_cast<uint32_t>(d.summarizer.max_new_tokens);
+  p.rebuild = PEAK_REBUILD_SHIFT;
+  p.wait_for_summary = 0;
+  p.background_summary = 1;
+  p.n_batch = 512;
+  p.sampler = peak_sampler_default_params();
+  return p;
+}
+
+peak_status peak_session_create(const peak_model* model, const peak_session_params* params, peak_session** out) {
+  PEAK_CHECK_ARG(out, "peak_session_create: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(model, "peak_session_create: model");
+  const peak_session_params p = params ? *params : peak_session_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_session_params), "peak_session_params") ||
+      !peak::capi::struct_size_ok(p.sampler.struct_size, sizeof(peak_sampler_params), "peak_session_params.sampler")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (p.mode > PEAK_MEMORY_NONE) return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode " + std::to_string(p.mode));
+  if (p.rebuild > PEAK_REBUILD_REPREFILL) return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy");
+  if (!kv_type_ok(p.type_k, "type_k") || !kv_type_ok(p.type_v, "type_v") ||
+      !kv_type_ok(p.summary_type_kv, "summary_type_kv")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    peak::session::SessionSettings s;
+    s.mode = static_cast<peak::session::MemoryMode>(p.mode);
+    s.system_prompt = p.system_prompt ? p.system_prompt : "";
+    s.template_name = p.chat_template ? p.chat_template : "";
+    s.recent_max = p.recent_max;
+    s.summary_max = p.summary_max;
+    s.trigger_discard = p.trigger_discard;
+    s.headroom = p.headroom;
+    s.type_k = static_cast<peak::GgmlType>(p.type_k);
+    s.type_v = static_cast<peak::GgmlType>(p.type_v);
+    s.summarizer.kv_type = static_cast<peak::GgmlType>(p.summary_type_kv);
+    s.summarizer.n_ctx = p.summary_n_ctx;
+    s.summarizer.max_new_tokens = static_cast<int32_t>(p.summary_max_new_tokens);
+    s.rebuild = p.rebuild == PEAK_REBUILD_SHIFT ? peak::session::RebuildStrategy::Shift
+                                                : peak::session::RebuildStrategy::Reprefill;
+    s.wait_for_summary = p.wait_for_summary != 0;
+    s.background_summary = p.background_summary != 0;
+    s.n_threads = p.n_threads;
+    s.n_batch = p.n_batch;
+    s.summarizer.n_batch = p.n_batch;
+    s.sampler = to_sampler(p.sampler);
+    auto session = std::make_unique<peak_session>();
+    session->session = std::make_unique<peak::session::ChatSession>(*model->model, s);
+    *out = session.release();
+    return PEAK_OK;
+  });
+}
+
+void peak_session_free(peak_session* session) { delete session; }
+
+peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
+                              const peak_generate_params* params, peak_generate_result* result) {
+  PEAK_CHECK_ARG(session, "peak_session_chat: session");
+  if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_chat: user_text is NULL");
+  const peak_generate_params p = params ? *params : peak_generate_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_generate_params), "peak_generate_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (result && !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    peak::session::GenerateOptions o;
+    o.max_tokens = p.max_tokens;
+    o.abort_flag = p.abort_flag;
+    if (p.on_text) {
+      o.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
+    }
+    const peak::session::TurnResult r =
+        session->session->chat(std::string(user_text ? user_text : "", length), o);
+    if (result) {
+      result->n_prompt_tokens = r.generation.n_prompt;
+      result->n_generated_tokens = r.generation.n_generated;
+      result->stop_reason = stop_reason_to_c(r.generation.reason);
+      result->prompt_seconds = r.generation.prompt_seconds;
+      result->generate_seconds = r.generation.generate_seconds;
+    }
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_reset(peak_session* session) {
+  PEAK_CHECK_ARG(session, "peak_session_reset: session");
+  return guarded([&] {
+    session->session->reset();
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_wait_summary(peak_session* session) {
+  PEAK_CHECK_ARG(session, "peak_session_wait_summary: session");
+  return guarded([&] {
+    session->session->wait_for_summary();
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_get_stats(const peak_session* session, peak_session_stats* stats) {
+  PEAK_CHECK_ARG(session, "peak_session_get_stats: session");
+  PEAK_CHECK_ARG(stats, "peak_session_get_stats: stats");
+  if (!peak::capi::struct_size_ok(stats->struct_size, sizeof(peak_session_stats), "peak_session_stats")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  const peak::session::SessionStats s = session->session->stats();
+  stats->n_ctx = static_cast<uint32_t>(s.n_ctx);
+  stats->prefix_tokens = static_cast<uint32_t>(s.prefix_tokens);
+  stats->summary_tokens = static_cast<uint32_t>(s.summary_tokens);
+  stats->recent_tokens = static_cast<uint32_t>(s.recent_tokens);
+  stats->recent_messages = static_cast<uint32_t>(s.recent_messages);
+  stats->dropped_since_summary = static_cast<uint64_t>(s.dropped_since_summary);
+  stats->dropped_total = static_cast<uint64_t>(s.dropped_total);
+  stats->summaries = static_cast<uint64_t>(s.summaries);
+  stats->summary_running = s.summary_running ? 1 : 0;
+  stats->summary_seconds = s.summary_seconds;
+  stats->rebuild_seconds = s.rebuild_seconds;
+  stats->last_rebuild_seconds = s.last_rebuild_seconds;
+  stats->window_shift_seconds = s.window_shift_seconds;
+  stats->turns = static_cast<uint64_t>(s.turns);
+  stats->kv_bytes = s.kv_bytes;
+  return PEAK_OK;
+}
+
+peak_status peak_session_get_summary(const peak_session* session, char* buf, size_t capacity, size_t* length) {
+  PEAK_CHECK_ARG(session, "peak_session_get_summary: session");
+  PEAK_CHECK_ARG(length, "peak_session_get_summary: length");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_summary: buf is NULL");
+  const std::string& text = session->session->summary();
+  *length = text.size();
+  if (text.size() > capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the summary needs " + std::to_string(text.size()) + " bytes");
+  }
+  if (!text.empty()) std::memcpy(buf, text.data(), text.size());
+  return PEAK_OK;
+}
+
+peak_status peak_session_save(peak_session* session, const char* path, int include_kv) {
+  PEAK_CHECK_ARG(session, "peak_session_save: session");
+  PEAK_CHECK_ARG(path, "peak_session_save: path");
+  return guarded([&] {
+    session->session->save(path, include_kv != 0);
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_restore(peak_session* session, const char* path) {
+  PEAK_CHECK_ARG(session, "peak_session_restore: session");
+  PEAK_CHECK_ARG(path, "peak_session_restore: path");
+  return guarded([&] {
+    try {
+      session->session->restore(path);
+    } catch (const peak::io::IoError&) {
+      throw;
+    } catch (const std::runtime_error& e) {
+      return fail(PEAK_ERR_FORMAT, e.what());  // a bad or mismatched file
+    }
+    return PEAK_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,136 @@
+/* Drives every peak_session_* function from C on stories260K, misuse included. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "capi_test.h"
+#include "peak/peak.h"
+
+static int count_text(const char* text, size_t length, void* user) {
+  (void)text;
+  *(size_t*)user += length;
+  return 1;
+}
+
+static peak_session_params small_params(void) {
+  peak_session_params p = peak_session_default_params();
+  p.chat_template = "raw";
+  p.system_prompt = "Lily and Tom play in the park.";
+  p.recent_max = 96;
+  p.summary_max = 48;
+  p.trigger_discard = 40;
+  p.headroom = 32;
+  p.summary_n_ctx = 256;
+  p.summary_max_new_tokens = 32;
+  p.background_summary = 0;
+  p.sampler.temperature = 0.0f;
+  p.n_threads = 1;
+  return p;
+}
+
+int main(void) {
+  peak_model* m = NULL;
+  CHECK(peak_model_load(PEAK_SHARED_DIR "/models/stories260K.gguf", NULL, &m) == PEAK_OK);
+
+  peak_session_params d = peak_session_default_params();
+  CHECK(d.struct_size == sizeof d && d.recent_max == 4096 && d.summary_max == 256 && d.trigger_discard == 2048);
+  CHECK(d.type_k == PEAK_TYPE_Q8_0 && d.summary_type_kv == PEAK_TYPE_Q4_0 && d.mode == PEAK_MEMORY_SSSKV);
+  CHECK(d.rebuild == PEAK_REBUILD_SHIFT && d.background_summary == 1);
+
+  peak_session_params p = small_params();
+  peak_session* s = NULL;
+  CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
+
+  peak_generate_params gp = peak_generate_default_params();
+  size_t streamed = 0;
+  gp.max_tokens = 12;
+  gp.on_text = count_text;
+  gp.user_data = &streamed;
+  peak_generate_result r;
+  memset(&r, 0, sizeof r);
+  r.struct_size = sizeof r;
+  for (int i = 0; i < 20; ++i) {
+    const char* line = "Once upon a time there was a dog named Max.";
+    CHECK(peak_session_chat(s, line, strlen(line), &gp, &r) == PEAK_OK);
+  }
+  CHECK(streamed > 0);
+  CHECK(r.n_generated_tokens > 0 && r.n_generated_tokens <= 12);
+  CHECK(peak_session_wait_summary(s) == PEAK_OK);
+
+  peak_session_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK(peak_session_get_stats(s, &st) == PEAK_OK);
+  CHECK(st.turns == 20 && st.dropped_total > 0 && st.summaries >= 1);
+  CHECK(st.prefix_tokens + st.summary_tokens + st.recent_tokens <= st.n_ctx);
+  CHECK(st.summary_tokens <= 48 && st.kv_bytes > 0);
+
+  char buf[1024];
+  size_t len = 0;
+  CHECK(peak_session_get_summary(s, buf, sizeof buf, &len) == PEAK_OK && len > 0);
+  CHECK_ERROR(peak_session_get_summary(s, buf, 1, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary needs");
+
+  const char* path = "capi_session_test.pkss";
+  CHECK(peak_session_save(s, path, 1) == PEAK_OK);
+  peak_session* t = NULL;
+  CHECK(peak_session_create(m, &p, &t) == PEAK_OK);
+  CHECK(peak_session_restore(t, path) == PEAK_OK);
+  peak_session_stats st2;
+  memset(&st2, 0, sizeof st2);
+  st2.struct_size = sizeof st2;
+  CHECK(peak_session_get_stats(t, &st2) == PEAK_OK && st2.turns == 20 && st2.recent_tokens == st.recent_tokens);
+  CHECK_ERROR(peak_session_restore(t, PEAK_SHARED_DIR "/models/stories260K.gguf"), PEAK_ERR_FORMAT, "not a peak session");
+  CHECK_ERROR(peak_session_restore(t, "/nonexistent/s.pkss"), PEAK_ERR_IO, "cannot open");
+  CHECK(peak_session_reset(t) == PEAK_OK);
+  CHECK(peak_session_get_stats(t, &st2) == PEAK_OK && st2.turns == 0 && st2.recent_tokens == 0);
+  remove(path);
+
+  /* Mode none: grows, then a clear error. */
+  p.mode = PEAK_MEMORY_NONE;
+  peak_session* n = NULL;
+  CHECK(peak_session_create(m, &p, &n) == PEAK_OK);
+  peak_status last = PEAK_OK;
+  for (int i = 0; i < 30 && last == PEAK_OK; ++i) {
+    last = peak_session_chat(n, "The cat sat on the mat.", 23, &gp, NULL);
+  }
+  CHECK(last == PEAK_ERR_CONTEXT_FULL);
+  CHECK(strstr(peak_last_error(), "mode none never drops history") != NULL);
+
+  /* Misuse. */
+  peak_session* bad = (peak_session*)0x1;
+  CHECK_ERROR(peak_session_create(NULL, NULL, &bad), PEAK_ERR_INVALID_ARGUMENT, "model is NULL");
+  CHECK(bad == NULL);
+  peak_session_params q = small_params();
+  q.struct_size = 4;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  q = small_params();
+  q.mode = (peak_memory_mode)7;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode");
+  q = small_params();
+  q.type_k = 12;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "not a KV cache type");
+  q = small_params();
+  q.recent_max = 8;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max");
+  q = small_params();
+  q.summary_n_ctx = 64;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "summary context");
+  q = small_params();
+  q.chat_template = "klingon";
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "klingon");
+  CHECK_ERROR(peak_session_chat(NULL, "x", 1, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_chat(s, NULL, 3, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_get_stats(NULL, &st), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  st.struct_size = 3;
+  CHECK_ERROR(peak_session_get_stats(s, &st), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  CHECK_ERROR(peak_session_save(s, "/nonexistent-dir/x.pkss", 0), PEAK_ERR_IO, "cannot create");
+  CHECK_ERROR(peak_session_save(NULL, "x", 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_reset(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_wait_summary(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  peak_session_free(NULL);
+
+  peak_session_free(n);
+  peak_session_free(t);
+  peak_session_free(s);
+  peak_model_free(m);
+  return capi_test_summary("capi_session_test");
+}

@@ -54,7 +54,13 @@ void print_help() {
       "  -o FORMAT    md (default), csv or json\n"
       "  --profile    time per op type (printed to stderr after each test)\n"
       "  --no-probe   skip the memory bandwidth probe\n"
-      "  -ctk/-ctv T  KV cache types (default f16)\n");
+      "  -ctk/-ctv T  KV cache types (default f16)\n"
+      "\n"
+      "usage: peak bench --chat -m MODEL [--turns 300] [--user-tokens 60] [--answer-tokens 60]\n"
+      "                  [--modes ssskv,window,none] [--recent-max N] [--summary-max N] [--trigger-discard N]\n"
+      "                  [--rebuild shift|reprefill] [-t T] [--csv FILE]\n"
+      "  A scripted long conversation per memory mode: turn latency (median, p95) early and late,\n"
+      "  KV bytes, RSS, time in summaries and rebuilds; --csv writes every turn's latency.\n");
 }
 
 std::vector<int> parse_list(const char* option, const char* text, int min, int max) {
@@ -215,6 +221,9 @@ void print_results(const std::vector<Result>& results, const std::string& format
 }  // namespace
 
 int run_bench(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--chat")) return run_chat_bench(argc, argv);
+  }
   try {
     bool help = false;
     BenchOptions o = parse(argc, argv, &help);

@@ -9,3 +9,4 @@ int run_quantize(int argc, char** argv);
 int run_synth(int argc, char** argv);
 int run_perplexity(int argc, char** argv);
 int run_bench(int argc, char** argv);
+int run_chat_bench(int argc, char** argv);  // peak bench --chat

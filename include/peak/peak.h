@@ -457,7 +457,8 @@ PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_t
                                        const peak_generate_params* params, peak_generate_result* result);
 /* Forgets the conversation (keeps the system prompt). */
 PEAK_API peak_status peak_session_reset(peak_session* session);
-/* Blocks until a running summary is done. */
+/* Blocks until a running summary is done and puts it in place (call it while
+   waiting for the user, so the next turn has nothing to rebuild). */
 PEAK_API peak_status peak_session_wait_summary(peak_session* session);
 
 typedef struct peak_session_stats {

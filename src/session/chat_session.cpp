@@ -210,9 +210,7 @@ void ChatSession::maybe_start_summary() {
   stats_.dropped_since_summary = 0;  // now in the job
 }
 
-void ChatSession::wait_for_summary() {
-  if (summarizer_) summarizer_->wait();
-}
+void ChatSession::wait_for_summary() { apply_pending_summary(/*wait=*/true); }
 
 bool ChatSession::apply_pending_summary(bool wait) {
   if (!summarizer_ || !summarizer_->has_job() || (summarizer_->running() && !wait)) return false;

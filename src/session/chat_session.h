@@ -99,7 +99,8 @@ class ChatSession {
   // answer. Throws ContextFull in mode `none` when the conversation no longer fits.
   TurnResult chat(const std::string& user_text, const GenerateOptions& options);
   void reset();
-  // Blocks until a running summary is done (and puts nothing in place yet).
+  // Blocks until a running summary is done and puts it in place: what an app
+  // does between turns so the next one starts with nothing left to rebuild.
   void wait_for_summary();
   // Puts a finished summary in place now (every turn starts with this); with
   // `wait`, waits for a running one first. Returns whether one was put in place.

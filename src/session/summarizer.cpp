@@ -136,10 +136,6 @@ void Summarizer::start(const std::string& old_summary, const std::string& droppe
   }
 }
 
-void Summarizer::wait() {
-  if (worker_.joinable()) worker_.join();
-}
-
 SummaryResult Summarizer::take() {
   if (!has_job_) throw std::logic_error("no summary job to take");
   if (worker_.joinable()) worker_.join();

@@ -47,8 +47,6 @@ class Summarizer {
   void start(const std::string& old_summary, const std::string& dropped_text, bool background);
   bool running() const { return worker_.joinable() && !done_.load(); }
   bool has_job() const { return has_job_; }
-  // Waits for a running job to finish (its result stays until take()).
-  void wait();
   // Waits for the job and returns its result; rethrows what the job threw.
   SummaryResult take();
   // Asks a running job to stop and forgets it.

@@ -357,6 +357,19 @@ TEST(CoreExecutor, ProfilingCountsEveryComputedNodeOnce) {
   EXPECT_GT(times.seconds[static_cast<int>(Op::MulMat)], 0.0);
 }
 
+TEST(CoreExecutor, RefusesMoreThreadsThanThePoolOrTheReservedWorkMemory) {
+  Graph g(16);
+  g.output(silu_of_input(g, 8));
+  GraphAllocator allocator;
+  allocator.reserve(g, 2);
+  EXPECT_THROW(compute_graph(g, test_pool(), 3, allocator.work_buffer()), std::invalid_argument);
+  ThreadPool two(2);
+  GraphAllocator roomy;
+  roomy.reserve(g, kMaxTestThreads);
+  EXPECT_THROW(compute_graph(g, two, 3, roomy.work_buffer()), std::invalid_argument);
+  EXPECT_NO_THROW(compute_graph(g, two, 2, roomy.work_buffer()));
+}
+
 // Plans (without computing) a block of Llama-2-7B's shape (GQA 32/8 heads) for
 // a 512-token batch over a 4096-token context.
 TEST(CoreAllocator, LlamaBlockPlanAtModelScaleIsSmallerThanTheNaiveSum) {

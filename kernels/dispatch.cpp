@@ -98,6 +98,10 @@ void KernelTable::set_dot(GgmlType t, Isa isa, VecDotFn vec_dot, GemmFn gemm) {
   dot_path[static_cast<uint32_t>(t)] = isa;
 }
 
+void KernelTable::set_from_float(GgmlType t, RowFromFloatFn from_float) {
+  types[static_cast<uint32_t>(t)].from_float = from_float;
+}
+
 void install_scalar_kernels(KernelTable& table) {
   scalar::install_float_types(table);
   scalar::install_legacy_quants(table);

@@ -18,6 +18,10 @@ struct KernelTable {
   TypeKernels& operator[](GgmlType t);
   // Replaces the dot product kernels of `t` (the dot partner does not change).
   void set_dot(GgmlType t, Isa isa, VecDotFn vec_dot, GemmFn gemm);
+  // Replaces the quantizer of `t`; it must write exactly the scalar
+  // quantizer's bytes (tests check), so files and results do not depend on
+  // the path.
+  void set_from_float(GgmlType t, RowFromFloatFn from_float);
 };
 
 void install_scalar_kernels(KernelTable& table);

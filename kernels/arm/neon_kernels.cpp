@@ -1,11 +1,14 @@
-// The NEON path (baseline arm64): every kernel of neon_kernels.inc.
+// The NEON path (baseline arm64): every kernel of neon_kernels.inc and the
+// activation quantizers of neon_quantize.inc.
 #include "kernels/arm/neon_kernels.inc"
+#include "kernels/arm/neon_quantize.inc"
 
 namespace peak {
 
 void install_neon_kernels(KernelTable& table) {
   install_128bit_float_kernels(table, Isa::Neon);
   install_128bit_quant_kernels(table, Isa::Neon);
+  install_128bit_quantizers(table);
 }
 
 }  // namespace peak

@@ -65,6 +65,24 @@ TEST_P(KernelPaths, ToFloatMatchesScalar) {
   }
 }
 
+TEST_P(KernelPaths, FromFloatWritesScalarBytes) {
+  const GgmlType t = GetParam().type;
+  for (int variant = 0; variant < kLengthVariants; ++variant) {
+    const int64_t n = test_length(t, variant);
+    std::vector<float> x = random_floats(static_cast<size_t>(n), 41u + static_cast<uint32_t>(variant));
+    // Rounding ties: with 127 the largest magnitude of every block the Q8
+    // scales are exactly 1, so values k + 0.5 are halfway cases.
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (i % 32 == 0) x[i] = 127.0f;
+      if (i % 7 == 1) x[i] = static_cast<float>(static_cast<int>(i % 50) - 25) + 0.5f;
+    }
+    std::vector<uint8_t> want(row_bytes(t, n)), got(want.size());
+    ref().from_float(x.data(), want.data(), n);
+    path().from_float(x.data(), got.data(), n);
+    EXPECT_EQ(got, want) << "n=" << n;
+  }
+}
+
 TEST_P(KernelPaths, VecDotAndGemmMatchScalar) {
   const GgmlType t = GetParam().type;
   const GgmlType partner = ref().dot_partner;

@@ -8,6 +8,8 @@
 //   vec_dot_rows/<type>/...      the same product as N vec_dot calls
 //   gemm/<type>/<path>/<K>x<N>/512  prefill: 512 activation rows through GemmFn;
 //                                counter: GOP/s (2 * K * N * 512 per iteration)
+//   quantize/<type>/<path>       activation quantization (from_float) of 512 rows
+//                                of 4096 floats; counter: input GB/s
 //
 // Shapes: 2048x2048, 2048x8192 and 8192x2048 (K x N) as in a 1-2B model's
 // attention and FFN, plus gemv on 8192x16384 (larger than L3) for Q4_0/Q8_0.
@@ -140,6 +142,22 @@ void gemm(benchmark::State& state, GgmlType type, Isa isa, Shape s, int64_t batc
                                                benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
+void quantize(benchmark::State& state, GgmlType type, Isa isa) {
+  const int64_t k = 4096, rows = 512;
+  const TypeKernels& kern = kernels_for_isa(type, isa);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> src(static_cast<size_t>(k * rows));
+  for (float& v : src) v = dist(rng);
+  std::vector<uint8_t> dst(row_bytes(type, k) * static_cast<size_t>(rows));
+  for (auto _ : state) {
+    for (int64_t r = 0; r < rows; ++r) kern.from_float(src.data() + r * k, dst.data() + static_cast<size_t>(r) * row_bytes(type, k), k);
+    benchmark::ClobberMemory();
+  }
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(src.size() * sizeof(float)),
+                                              benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+}
+
 std::string type_name(GgmlType t) { return ggml_type_name(static_cast<uint32_t>(t)); }
 std::string shape_name(Shape s) { return std::to_string(s.k) + "x" + std::to_string(s.n); }
 
@@ -178,6 +196,12 @@ int register_all() {
     }
   }
   for (GgmlType t : others) add_gemm(t, best, {2048, 2048});
+  for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_K}) {
+    for (Isa isa : paths) {
+      const std::string name = "quantize/" + type_name(t) + "/" + isa_name(isa);
+      benchmark::RegisterBenchmark(name.c_str(), quantize, t, isa)->Unit(benchmark::kMillisecond);
+    }
+  }
   // Scalar references, one shape each.
   for (GgmlType t : priority) {
     add_gemv(t, Isa::Scalar, {2048, 2048});

@@ -43,8 +43,11 @@ struct Range {
   int64_t end;
 };
 
-inline Range thread_share(int64_t n, const ComputeParams& params) {
-  const int64_t per_thread = (n + params.n_threads - 1) / params.n_threads;
+// With `granule`, shares are multiples of it (except the last), e.g. so that
+// kernels that process 16 weight rows per step never see a ragged middle.
+inline Range thread_share(int64_t n, const ComputeParams& params, int64_t granule = 1) {
+  const int64_t granules = (n + granule - 1) / granule;
+  const int64_t per_thread = (granules + params.n_threads - 1) / params.n_threads * granule;
   const int64_t begin = std::min(n, per_thread * params.thread_index);
   return {begin, std::min(n, begin + per_thread)};
 }

@@ -28,6 +28,8 @@ void compute_get_rows(const ComputeParams& params, Tensor& node) {
 
 namespace {
 
+constexpr int64_t kWeightRowGranule = 16;  // the widest row packing of the kernels
+
 // The activations' partner type, or F32 when they are used as they are.
 size_t converted_row_bytes(const Tensor& node) {
   const Tensor& w = *node.src[0];
@@ -45,7 +47,9 @@ size_t mul_mat_work_size(const Tensor& node) {
 // node F32 [n, m, c2, c3] = w [k, n, b2, b3] · x F32 [k, m, c2, c3], w batches
 // repeated over x's. Phase 1 converts every row of x to w's dot partner once (so
 // each weight row is dotted against ready-made partner rows); phase 2 splits the
-// weight rows across threads and uses gemm for batches, vec_dot per pair otherwise.
+// weight rows across threads, in multiples of 16 rows, and calls gemm (also for
+// one column: the kernels then stream several weight rows per activation load),
+// or vec_dot per pair for types without gemm.
 void compute_mul_mat(const ComputeParams& params, Tensor& node) {
   const Tensor& w = *node.src[0];
   const Tensor& x = *node.src[1];
@@ -69,7 +73,7 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
 
   const int64_t repeat2 = x.ne[2] / w.ne[2];
   const int64_t repeat3 = x.ne[3] / w.ne[3];
-  const Range weight_rows = thread_share(w.ne[1], params);
+  const Range weight_rows = thread_share(w.ne[1], params, kWeightRowGranule);
   if (weight_rows.begin == weight_rows.end) return;
   for (int64_t i3 = 0; i3 < x.ne[3]; ++i3) {
     for (int64_t i2 = 0; i2 < x.ne[2]; ++i2) {
@@ -80,7 +84,7 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
       const size_t y_stride = convert ? partner_row_bytes : x.nb[1];
       float* out = f32_row(node, {0, i2, i3}) + weight_rows.begin;
       const size_t out_stride = node.nb[1] / sizeof(float);
-      if (m > 1 && kernels.gemm != nullptr) {
+      if (kernels.gemm != nullptr) {
         kernels.gemm(k, w_rows, w.nb[1], weight_rows.end - weight_rows.begin, y_rows, y_stride, m,
                      out, out_stride);
         continue;

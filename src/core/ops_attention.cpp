@@ -3,10 +3,11 @@
 // stored and K and V are read straight from the cache in F16, Q8_0 or Q4_0.
 //
 // Keys: each query row is converted once to K's dot partner (Q8_0 for Q8_0/Q4_0,
-// F16 for F16) and every score is one kernels vec_dot. Quantizing one query row
-// costs O(head_dim), paid once against n_kv dots, and the dots then run on the
-// kernels' best SIMD path (integer dots for quantized keys) instead of a
-// dequantize-then-float-dot loop here.
+// F16 for F16) and the scores come from the kernels' gemm, a step of keys against
+// all query heads of the group at once. Quantizing one query row costs
+// O(head_dim), paid once against n_kv dots, and the dots then run on the kernels'
+// best SIMD path (integer dots for quantized keys, each K row read once for the
+// whole group) instead of a dequantize-then-float-dot loop here.
 // Values: each V row is dequantized once (to_float) and added, weighted, to the
 // accumulators of all query heads that share its kv head, so grouped-query
 // attention reads and dequantizes each K and V row once per group, not per head.
@@ -27,6 +28,7 @@ namespace {
 
 constexpr int64_t kMinKeysPerChunk = 64;
 constexpr int64_t kMaxKeyChunks = 64;
+constexpr int64_t kKeysPerStep = 32;  // scores computed per gemm call
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 struct AttentionShape {
@@ -64,11 +66,12 @@ GroupState group_state_at(char* memory, const AttentionShape& s) {
   return {outputs, outputs + s.group * s.head_dim, outputs + s.group * s.head_dim + s.group};
 }
 
-// Work memory: per thread [queries in K's partner type][one dequantized value
-// row][a group state], then, when keys are split, one group state per
-// (unit, chunk) for the merge.
+// Work memory: per thread [queries in K's partner type][scores of one step of
+// keys][one dequantized value row][a group state], then, when keys are split,
+// one group state per (unit, chunk) for the merge.
 struct AttentionWork {
   size_t query_row_bytes;  // 0 when K's partner is F32 (queries are used as they are)
+  size_t scores_offset;
   size_t value_offset;
   size_t state_offset;
   size_t per_thread_bytes;
@@ -84,7 +87,8 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
       ? 0
       : round_up_to_cache_line(static_cast<size_t>(s.head_dim / type_block_elements(partner)) *
                                type_block_bytes(partner));
-  w.value_offset = w.query_row_bytes * static_cast<size_t>(s.group);
+  w.scores_offset = w.query_row_bytes * static_cast<size_t>(s.group);
+  w.value_offset = w.scores_offset + round_up_to_cache_line(static_cast<size_t>(s.group * kKeysPerStep) * sizeof(float));
   w.state_offset = w.value_offset + round_up_to_cache_line(static_cast<size_t>(s.head_dim) * sizeof(float));
   w.per_thread_bytes = w.state_offset + group_state_bytes(s);
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
@@ -105,14 +109,54 @@ struct AttentionInputs {
   RowToFloatFn value_to_float;
 };
 
+// scores[h * kKeysPerStep + j] = K[first_key + j] · query h, for n_keys keys and
+// the group's query heads (rows of `queries`, `query_stride` bytes apart).
+void score_keys(const AttentionInputs& in, const AttentionShape& s, int64_t kv_head, int64_t first_key,
+                int64_t n_keys, const char* queries, size_t query_stride, float* scores) {
+  const char* keys = in.k.row_ptr(kv_head, first_key);
+  if (in.k_kernels.gemm != nullptr) {
+    in.k_kernels.gemm(s.head_dim, keys, in.k.nb[2], n_keys, queries, query_stride, s.group, scores, kKeysPerStep);
+    return;
+  }
+  for (int64_t h = 0; h < s.group; ++h) {
+    for (int64_t j = 0; j < n_keys; ++j) {
+      in.k_kernels.vec_dot(s.head_dim, scores + h * kKeysPerStep + j, keys + static_cast<size_t>(j) * in.k.nb[2],
+                           queries + static_cast<size_t>(h) * query_stride);
+    }
+  }
+}
+
+// Value row j of kv head `kv_head` as floats: F32 rows as they are, others
+// dequantized into `scratch`.
+const float* value_row(const AttentionInputs& in, int64_t kv_head, int64_t j, int64_t d, float* scratch) {
+  const char* stored = in.v.row_ptr(kv_head, j);
+  if (in.v.type == GgmlType::F32) return reinterpret_cast<const float*>(stored);
+  in.value_to_float(stored, scratch, d);
+  return scratch;
+}
+
+// Online softmax step for head h: fold in one key's score and value row.
+void accumulate(const GroupState& state, int64_t h, int64_t d, float score, const float* value) {
+  float* out = state.outputs + h * d;
+  if (score > state.max[h]) {
+    // A new maximum: rescale what was summed so far to the new reference.
+    const float rescale = std::exp(state.max[h] - score);
+    state.sum[h] *= rescale;
+    for (int64_t i = 0; i < d; ++i) out[i] *= rescale;
+    state.max[h] = score;
+  }
+  const float weight = std::exp(score - state.max[h]);
+  state.sum[h] += weight;
+  for (int64_t i = 0; i < d; ++i) out[i] += weight * value[i];
+}
+
 // Folds keys [begin, end) of kv head `kv_head` into the state of the query heads
-// of that group for query token `token`. `queries` holds the converted queries
-// (or is unused when K's partner is F32); `value` is one row of scratch.
+// of that group for query token `token`. `queries` holds the group's query rows
+// in K's partner type, `query_stride` bytes apart; `scores` and `value` are scratch.
 void attend(const AttentionInputs& in, const AttentionShape& s, int64_t token, int64_t kv_head,
-            int64_t begin, int64_t end, const char* queries, size_t query_row_bytes, float* value,
-            const GroupState& state) {
+            int64_t begin, int64_t end, const char* queries, size_t query_stride, float* scores,
+            float* value, const GroupState& state) {
   const int64_t d = s.head_dim;
-  const int64_t first_head = kv_head * s.group;
   const auto* mask_row = in.mask != nullptr ? reinterpret_cast<const float*>(in.mask->row_ptr(token)) : nullptr;
   for (int64_t h = 0; h < s.group; ++h) {
     state.max[h] = kMinusInfinity;
@@ -120,38 +164,17 @@ void attend(const AttentionInputs& in, const AttentionShape& s, int64_t token, i
   }
   std::memset(state.outputs, 0, static_cast<size_t>(s.group * d) * sizeof(float));
 
-  for (int64_t j = begin; j < end; ++j) {
-    const float bias = mask_row != nullptr ? mask_row[j] : 0.0f;
-    if (bias == kMinusInfinity) continue;
-    const char* key = in.k.row_ptr(kv_head, j);
-    const float* value_row = nullptr;
-    for (int64_t h = 0; h < s.group; ++h) {
-      const void* query = query_row_bytes == 0
-          ? static_cast<const void*>(in.q.row_ptr(first_head + h, token))
-          : queries + static_cast<size_t>(h) * query_row_bytes;
-      float dot;
-      in.k_kernels.vec_dot(d, &dot, key, query);
-      const float score = dot * in.scale + bias;
-      float* out = state.outputs + h * d;
-      if (score > state.max[h]) {
-        // A new maximum: rescale what was summed so far to the new reference.
-        const float rescale = std::exp(state.max[h] - score);
-        state.sum[h] *= rescale;
-        for (int64_t i = 0; i < d; ++i) out[i] *= rescale;
-        state.max[h] = score;
+  for (int64_t first_key = begin; first_key < end; first_key += kKeysPerStep) {
+    const int64_t n_keys = std::min(kKeysPerStep, end - first_key);
+    score_keys(in, s, kv_head, first_key, n_keys, queries, query_stride, scores);
+    for (int64_t step = 0; step < n_keys; ++step) {
+      const int64_t j = first_key + step;
+      const float bias = mask_row != nullptr ? mask_row[j] : 0.0f;
+      if (bias == kMinusInfinity) continue;
+      const float* v = value_row(in, kv_head, j, d, value);
+      for (int64_t h = 0; h < s.group; ++h) {
+        accumulate(state, h, d, scores[h * kKeysPerStep + step] * in.scale + bias, v);
       }
-      const float weight = std::exp(score - state.max[h]);
-      state.sum[h] += weight;
-      if (value_row == nullptr) {
-        const char* stored = in.v.row_ptr(kv_head, j);
-        if (in.v.type == GgmlType::F32) {
-          value_row = reinterpret_cast<const float*>(stored);
-        } else {
-          in.value_to_float(stored, value, d);
-          value_row = value;
-        }
-      }
-      for (int64_t i = 0; i < d; ++i) out[i] += weight * value_row[i];
     }
   }
 }
@@ -193,6 +216,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   char* work = static_cast<char*>(params.work);
   char* scratch = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   auto* value = reinterpret_cast<float*>(scratch + layout.value_offset);
+  auto* scores = reinterpret_cast<float*>(scratch + layout.scores_offset);
   const int64_t chunks = s.key_chunks(params.n_threads);
   const int64_t keys_per_chunk = (s.n_kv + chunks - 1) / chunks;
 
@@ -215,7 +239,10 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
     const GroupState state = chunks == 1
         ? group_state_at(scratch + layout.state_offset, s)
         : group_state_at(work + layout.partials_offset + static_cast<size_t>(task) * group_state_bytes(s), s);
-    attend(in, s, token, kv_head, begin, end, scratch, layout.query_row_bytes, value, state);
+    const bool queries_as_they_are = layout.query_row_bytes == 0;
+    const char* queries = queries_as_they_are ? in.q.row_ptr(kv_head * s.group, token) : scratch;
+    const size_t query_stride = queries_as_they_are ? in.q.nb[1] : layout.query_row_bytes;
+    attend(in, s, token, kv_head, begin, end, queries, query_stride, scores, value, state);
     if (chunks == 1) {
       for (int64_t h = 0; h < s.group; ++h) {
         merge_into(&state, 1, h, s.head_dim, f32_row(node, {kv_head * s.group + h, token, 0}));

@@ -3,10 +3,12 @@
 // SIMD width, and row counts that leave partial tiles.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "kernels/float16.h"
 
 namespace peak {
 namespace {
@@ -113,6 +115,59 @@ TEST_P(KernelPaths, VecDotAndGemmMatchScalar) {
     EXPECT_LT(nmse(gemm, want), 1e-9) << "gemm, n=" << n;
     EXPECT_LT(nmse(gemv, want_gemv), 1e-9) << "gemm with one activation row, n=" << n;
   }
+}
+
+// Byte offsets of the fp16 scale fields inside one block of each weight type
+// (from the layouts in kernels/blocks.h); every other byte may hold anything.
+std::vector<size_t> half_fields(GgmlType t) {
+  switch (t) {
+    case GgmlType::Q4_1: case GgmlType::Q5_1: case GgmlType::Q4_K: case GgmlType::Q5_K: return {0, 2};
+    case GgmlType::Q2_K: return {80, 82};
+    case GgmlType::Q3_K: return {108};
+    case GgmlType::Q6_K: return {208};
+    default: return {0};
+  }
+}
+
+// Weight rows of random bytes (every code, scale and bit pattern a file could
+// hold, e.g. Q8_0's -128) with finite fp16 scales in [-1, 1]: every path must
+// agree with the scalar reference.
+TEST_P(KernelPaths, RandomBlockBytesMatchScalar) {
+  const GgmlType t = GetParam().type;
+  const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(t));
+  if (traits->block_elems == 1 || t == GgmlType::Q8_1 || t == GgmlType::Q8_K) {
+    GTEST_SKIP() << "float types and activation-only types are covered by the quantized-data tests";
+  }
+  const GgmlType partner = ref().dot_partner;
+  const int64_t n = test_length(t, 2), rows_x = 19, rows_y = 5;
+  const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
+  std::mt19937 rng(51);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(-1.0f, 1.0f);
+  std::vector<uint8_t> x(xs * static_cast<size_t>(rows_x));
+  for (uint8_t& v : x) v = static_cast<uint8_t>(byte(rng));
+  for (size_t block = 0; block < x.size() / traits->block_bytes; ++block) {
+    for (size_t offset : half_fields(t)) {
+      const uint16_t h = fp32_to_fp16(scale(rng));
+      std::memcpy(&x[block * traits->block_bytes + offset], &h, sizeof h);
+    }
+  }
+  const std::vector<uint8_t> y = quantize_rows(partner, random_floats(static_cast<size_t>(n * rows_y), 52), n, rows_y);
+  std::vector<float> want(static_cast<size_t>(rows_x * rows_y)), dots(want.size()), gemm(want.size());
+  for (int64_t ry = 0; ry < rows_y; ++ry) {
+    for (int64_t rx = 0; rx < rows_x; ++rx) {
+      const size_t o = static_cast<size_t>(ry * rows_x + rx);
+      ref().vec_dot(n, &want[o], x.data() + static_cast<size_t>(rx) * xs, y.data() + static_cast<size_t>(ry) * ys);
+      path().vec_dot(n, &dots[o], x.data() + static_cast<size_t>(rx) * xs, y.data() + static_cast<size_t>(ry) * ys);
+    }
+  }
+  path().gemm(n, x.data(), xs, rows_x, y.data(), ys, rows_y, gemm.data(), static_cast<size_t>(rows_x));
+  EXPECT_LT(nmse(dots, want), 1e-9);
+  EXPECT_LT(nmse(gemm, want), 1e-9);
+  std::vector<float> xf(static_cast<size_t>(n)), xf_ref(xf.size());
+  ref().to_float(x.data(), xf_ref.data(), n);
+  path().to_float(x.data(), xf.data(), n);
+  EXPECT_EQ(xf, xf_ref);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypesAllPaths, KernelPaths, ::testing::ValuesIn(all_cases()), case_name);

@@ -1,4 +1,5 @@
 // peak_gguf_*: read-only inspection of GGUF files through the C API.
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -150,7 +151,11 @@ peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, int64_t index) {
 }
 
 const char* peak_gguf_type_name(peak_gguf_type type) {
-  return peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(type));
+  // Read the caller's int: an enum holding a value outside its enumerators is
+  // undefined to load in C++.
+  int raw;
+  std::memcpy(&raw, &type, sizeof raw);
+  return raw >= 0 ? peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(raw)) : "unknown";
 }
 
 peak_status peak_gguf_get_uint(const peak_gguf* g, int64_t index, uint64_t* out) {

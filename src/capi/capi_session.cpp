@@ -16,6 +16,16 @@ namespace {
 using peak::capi::fail;
 using peak::capi::guarded;
 
+// The integer a C caller stored in an enum field. Loading an enum object that
+// holds a value outside its enumerators is undefined in C++, so read the bytes.
+template <typename Enum>
+int raw_enum(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
 bool kv_type_ok(uint32_t type, const char* which) {
   if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
   fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " is not a KV cache type");
@@ -70,15 +80,20 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
       !peak::capi::struct_size_ok(p.sampler.struct_size, sizeof(peak_sampler_params), "peak_session_params.sampler")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
-  if (p.mode > PEAK_MEMORY_NONE) return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode " + std::to_string(p.mode));
-  if (p.rebuild > PEAK_REBUILD_REPREFILL) return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy");
+  const int mode = raw_enum(p.mode), rebuild = raw_enum(p.rebuild);
+  if (mode < PEAK_MEMORY_SSSKV || mode > PEAK_MEMORY_NONE) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode " + std::to_string(mode));
+  }
+  if (rebuild < PEAK_REBUILD_SHIFT || rebuild > PEAK_REBUILD_REPREFILL) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy " + std::to_string(rebuild));
+  }
   if (!kv_type_ok(p.type_k, "type_k") || !kv_type_ok(p.type_v, "type_v") ||
       !kv_type_ok(p.summary_type_kv, "summary_type_kv")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
     peak::session::SessionSettings s;
-    s.mode = static_cast<peak::session::MemoryMode>(p.mode);
+    s.mode = static_cast<peak::session::MemoryMode>(mode);
     s.system_prompt = p.system_prompt ? p.system_prompt : "";
     s.template_name = p.chat_template ? p.chat_template : "";
     s.recent_max = p.recent_max;
@@ -90,8 +105,8 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.summarizer.kv_type = static_cast<peak::GgmlType>(p.summary_type_kv);
     s.summarizer.n_ctx = p.summary_n_ctx;
     s.summarizer.max_new_tokens = static_cast<int32_t>(p.summary_max_new_tokens);
-    s.rebuild = p.rebuild == PEAK_REBUILD_SHIFT ? peak::session::RebuildStrategy::Shift
-                                                : peak::session::RebuildStrategy::Reprefill;
+    s.rebuild = rebuild == PEAK_REBUILD_SHIFT ? peak::session::RebuildStrategy::Shift
+                                              : peak::session::RebuildStrategy::Reprefill;
     s.wait_for_summary = p.wait_for_summary != 0;
     s.background_summary = p.background_summary != 0;
     s.n_threads = p.n_threads;

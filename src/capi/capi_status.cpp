@@ -1,3 +1,5 @@
+#include <cstring>
+
 #include "capi/capi_guard.h"
 #include "kernels/ggml_type.h"
 
@@ -23,7 +25,9 @@ extern "C" {
 const char* peak_last_error(void) { return g_last_error.c_str(); }
 
 const char* peak_status_name(peak_status status) {
-  switch (status) {
+  int raw;  // the caller's int, which may lie outside the enumerators
+  std::memcpy(&raw, &status, sizeof raw);
+  switch (raw) {
     case PEAK_OK: return "PEAK_OK";
     case PEAK_ERR_INVALID_ARGUMENT: return "PEAK_ERR_INVALID_ARGUMENT";
     case PEAK_ERR_IO: return "PEAK_ERR_IO";

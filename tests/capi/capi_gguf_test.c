@@ -39,6 +39,7 @@ static void test_metadata(void) {
   CHECK(strcmp(peak_gguf_key(g, arch), "general.architecture") == 0);
   CHECK(peak_gguf_kv_type(g, arch) == PEAK_GGUF_STRING);
   CHECK(strcmp(peak_gguf_type_name(PEAK_GGUF_STRING), "string") == 0);
+  CHECK(strcmp(peak_gguf_type_name((peak_gguf_type)99), "unknown") == 0);
   const char* s = NULL;
   size_t len = 0;
   CHECK(peak_gguf_get_string(g, arch, &s, &len) == PEAK_OK);

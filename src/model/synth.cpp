@@ -133,7 +133,7 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b", "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b"};
+  return {"qwen3-0.6b", "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b", "smollm2-135m"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -155,6 +155,11 @@ SynthSpec synth_preset(const std::string& name) {
     s.arch = Arch::Llama;
     s.n_layer = 22, s.n_embd = 2048, s.n_head = 32, s.n_head_kv = 4, s.head_dim = 64, s.n_ff = 5632;
     s.n_vocab = 32000, s.n_ctx_train = 2048, s.rope_base = 10000.0f, s.rms_eps = 1e-5f, s.tied_output = false;
+  } else if (name == "smollm2-135m") {
+    // A small real shape for long scripted benchmarks (e.g. peak bench --chat).
+    s.arch = Arch::Llama;
+    s.n_layer = 30, s.n_embd = 576, s.n_head = 9, s.n_head_kv = 3, s.head_dim = 64, s.n_ff = 1536;
+    s.n_vocab = 49152, s.n_ctx_train = 8192, s.rope_base = 100000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

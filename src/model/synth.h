@@ -31,7 +31,8 @@ struct SynthSpec {
   bool rope_freqs = false;    // write a Llama-3 style rope_freqs.weight (per-pair frequency divisors)
 };
 
-// The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b);
+// The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
+// smollm2-135m);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();

@@ -57,8 +57,7 @@ void print_help() {
       "  -ctk/-ctv T  KV cache types (default f16)\n"
       "\n"
       "usage: peak bench --chat -m MODEL [--turns 300] [--user-tokens 60] [--answer-tokens 60]\n"
-      "                  [--modes ssskv,window,none] [--recent-max N] [--summary-max N] [--trigger-discard N]\n"
-      "                  [--rebuild shift|reprefill] [-t T] [--csv FILE]\n"
+      "                  [--modes ssskv,window,none] [-t T] [--csv FILE] [long-conversation options of peak chat]\n"
       "  A scripted long conversation per memory mode: turn latency (median, p95) early and late,\n"
       "  KV bytes, RSS, time in summaries and rebuilds; --csv writes every turn's latency.\n");
 }

@@ -5,7 +5,6 @@
 // The conversation lives in a peak_session: a fixed-size KV cache holding the
 // system prompt, a rolling summary of dropped history and the recent messages
 // (SSSKV-lite), so a chat can go on for hours at a steady speed.
-#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -56,19 +55,10 @@ void print_help() {
       "  --chat-template NAME      chatml, llama2, llama3, mistral-v7, gemma, phi3, zephyr, ...,\n"
       "                            or raw (no template: the text continues as written)\n"
       "  --load FILE               continue a conversation saved with /save\n"
-      "long conversations (SSSKV-lite: Prefix + Summary + Recent in a fixed KV cache):\n"
-      "  --mode M                  ssskv (default), window (sliding window only) or none (grow, then stop)\n"
-      "  --recent-max N            tokens of recent messages kept (default 4096; -c N sets it to N\n"
-      "                            less the summary and headroom)\n"
-      "  --summary-max N           tokens of the rolling summary (default 256)\n"
-      "  --trigger-discard N       dropped tokens that trigger a new summary (default 2048)\n"
-      "  --headroom N              room for one answer, its length limit (default 512)\n"
-      "  --rebuild S               shift (default: re-rotate kept keys) or reprefill\n"
-      "  --summary-wait            a message sent while a summary is written waits for it\n"
-      "  --summary-ctx N           the summary context's size (default 2048)\n"
-      "%s"
+      "  -c N                      sets --recent-max to N less the summary and headroom\n"
+      "%s%s"
       "  (the KV cache types default to q8_0 here; f16 when the model's head size needs it)\n",
-      generation_options_help());
+      session_options_help(), generation_options_help());
 }
 
 const char* mode_name(peak_memory_mode m) {
@@ -86,6 +76,7 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.context_given = o.context_given || is_ctx;
       continue;
     }
+    if (parse_session_option(args, o.session)) continue;
     args.next();
     if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
       *help = true;
@@ -96,31 +87,6 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.template_name = args.value(a);
     } else if (!std::strcmp(a, "--load")) {
       o.load_path = args.value(a);
-    } else if (!std::strcmp(a, "--mode")) {
-      const std::string m = args.value(a);
-      if (m == "ssskv") o.session.mode = PEAK_MEMORY_SSSKV;
-      else if (m == "window") o.session.mode = PEAK_MEMORY_WINDOW;
-      else if (m == "none") o.session.mode = PEAK_MEMORY_NONE;
-      else throw UsageError("option --mode: unknown mode '" + m + "' (ssskv, window, none)");
-    } else if (!std::strcmp(a, "--recent-max")) {
-      o.session.recent_max = static_cast<uint32_t>(args.integer(a, 32, 1 << 24));
-    } else if (!std::strcmp(a, "--summary-max")) {
-      o.session.summary_max = static_cast<uint32_t>(args.integer(a, 16, 1 << 20));
-    } else if (!std::strcmp(a, "--trigger-discard")) {
-      o.session.trigger_discard = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
-    } else if (!std::strcmp(a, "--headroom")) {
-      o.session.headroom = static_cast<uint32_t>(args.integer(a, 24, 1 << 20));
-    } else if (!std::strcmp(a, "--rebuild")) {
-      const std::string r = args.value(a);
-      if (r == "shift") o.session.rebuild = PEAK_REBUILD_SHIFT;
-      else if (r == "reprefill") o.session.rebuild = PEAK_REBUILD_REPREFILL;
-      else throw UsageError("option --rebuild: unknown strategy '" + r + "' (shift, reprefill)");
-    } else if (!std::strcmp(a, "--summary-wait")) {
-      o.session.wait_for_summary = 1;
-    } else if (!std::strcmp(a, "--summary-ctx")) {
-      o.session.summary_n_ctx = static_cast<uint32_t>(args.integer(a, 64, 1 << 20));
-      // A summary is written in at most a quarter of its context.
-      o.session.summary_max_new_tokens = std::min(o.session.summary_max_new_tokens, o.session.summary_n_ctx / 4);
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak chat --help)");
     }

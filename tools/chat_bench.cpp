@@ -145,6 +145,7 @@ int run_chat_bench(int argc, char** argv) {
     ChatBenchOptions o;
     ArgCursor args(argc, argv);
     while (!args.done()) {
+      if (parse_session_option(args, o.session)) continue;
       const char* a = args.next();
       if (!std::strcmp(a, "--chat")) {
         continue;
@@ -163,16 +164,6 @@ int run_chat_bench(int argc, char** argv) {
           if (m != "ssskv" && m != "window" && m != "none") throw UsageError("--modes: unknown mode '" + m + "'");
           o.modes.push_back(m);
         }
-      } else if (!std::strcmp(a, "--recent-max")) {
-        o.session.recent_max = static_cast<uint32_t>(args.integer(a, 32, 1 << 24));
-      } else if (!std::strcmp(a, "--summary-max")) {
-        o.session.summary_max = static_cast<uint32_t>(args.integer(a, 16, 1 << 20));
-      } else if (!std::strcmp(a, "--trigger-discard")) {
-        o.session.trigger_discard = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
-      } else if (!std::strcmp(a, "--rebuild")) {
-        const std::string s = args.value(a);
-        if (s != "shift" && s != "reprefill") throw UsageError("--rebuild: shift or reprefill");
-        o.session.rebuild = s == "shift" ? PEAK_REBUILD_SHIFT : PEAK_REBUILD_REPREFILL;
       } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
         o.threads = static_cast<int32_t>(args.integer(a, 1, 64));
       } else if (!std::strcmp(a, "-ctk") || !std::strcmp(a, "--cache-type-k")) {

@@ -1,5 +1,6 @@
 #include "cli_args.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -153,4 +154,57 @@ std::string demo_model_path() {
     if (std::ifstream(installed).good()) return installed;
   }
   return PEAK_SOURCE_DEMO_MODEL;
+}
+
+bool parse_session_option(ArgCursor& args, peak_session_params& p) {
+  const char* a = args.peek();
+  if (is(a, "--mode")) {
+    args.next();
+    const std::string m = args.value(a);
+    if (m == "ssskv") p.mode = PEAK_MEMORY_SSSKV;
+    else if (m == "window") p.mode = PEAK_MEMORY_WINDOW;
+    else if (m == "none") p.mode = PEAK_MEMORY_NONE;
+    else throw UsageError("option --mode: unknown mode '" + m + "' (ssskv, window, none)");
+  } else if (is(a, "--recent-max")) {
+    args.next();
+    p.recent_max = static_cast<uint32_t>(args.integer(a, 32, 1 << 24));
+  } else if (is(a, "--summary-max")) {
+    args.next();
+    p.summary_max = static_cast<uint32_t>(args.integer(a, 16, 1 << 20));
+  } else if (is(a, "--trigger-discard")) {
+    args.next();
+    p.trigger_discard = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
+  } else if (is(a, "--headroom")) {
+    args.next();
+    p.headroom = static_cast<uint32_t>(args.integer(a, 24, 1 << 20));
+  } else if (is(a, "--rebuild")) {
+    args.next();
+    const std::string r = args.value(a);
+    if (r == "shift") p.rebuild = PEAK_REBUILD_SHIFT;
+    else if (r == "reprefill") p.rebuild = PEAK_REBUILD_REPREFILL;
+    else throw UsageError("option --rebuild: unknown strategy '" + r + "' (shift, reprefill)");
+  } else if (is(a, "--summary-wait")) {
+    args.next();
+    p.wait_for_summary = 1;
+  } else if (is(a, "--summary-ctx")) {
+    args.next();
+    p.summary_n_ctx = static_cast<uint32_t>(args.integer(a, 64, 1 << 20));
+    // A summary is written in at most a quarter of its context.
+    p.summary_max_new_tokens = std::min(p.summary_max_new_tokens, p.summary_n_ctx / 4);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+const char* session_options_help() {
+  return "long conversations (SSSKV-lite: Prefix + Summary + Recent in a fixed KV cache):\n"
+         "  --mode M                  ssskv (default), window (sliding window only) or none (grow, then stop)\n"
+         "  --recent-max N            tokens of recent messages kept (default 4096)\n"
+         "  --summary-max N           tokens of the rolling summary (default 256)\n"
+         "  --trigger-discard N       dropped tokens that trigger a new summary (default 2048)\n"
+         "  --headroom N              room for one answer, its length limit (default 512)\n"
+         "  --rebuild S               shift (default: re-rotate kept keys) or reprefill\n"
+         "  --summary-wait            a message sent while a summary is written waits for it\n"
+         "  --summary-ctx N           the summary context's size (default 2048)\n";
 }

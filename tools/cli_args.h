@@ -47,6 +47,12 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
 // Help text for those options.
 const char* generation_options_help();
 
+// Consumes one long-conversation (SSSKV-lite) option at the cursor: --mode,
+// --recent-max, --summary-max, --trigger-discard, --headroom, --rebuild,
+// --summary-wait, --summary-ctx. Returns false when it is not one of them.
+bool parse_session_option(ArgCursor& args, peak_session_params& session);
+const char* session_options_help();
+
 // "f16" -> PEAK_TYPE_F16 (f32, f16, q8_0, q4_0); UsageError otherwise.
 uint32_t parse_cache_type(const char* option, const char* text);
 

@@ -2,6 +2,7 @@
 // turns every C++ exception into a status code, so none crosses the boundary.
 #pragma once
 
+#include <cstring>
 #include <new>
 #include <string>
 
@@ -59,6 +60,18 @@ peak_status guarded(Body&& body) noexcept {
   do {                                                                                 \
     if (!(p)) return ::peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL"); \
   } while (0)
+
+// Copies `bytes` (the `what` of an API call, e.g. "prompt") into buf when it fits;
+// reports the length either way, and PEAK_ERR_BUFFER_TOO_SMALL when it does not fit.
+inline peak_status copy_out(const std::string& bytes, const char* what, char* buf, size_t capacity, size_t* length) {
+  *length = bytes.size();
+  if (bytes.size() > capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, std::string("the ") + what + " needs " + std::to_string(bytes.size()) +
+                                               " bytes, the buffer holds " + std::to_string(capacity));
+  }
+  if (!bytes.empty()) std::memcpy(buf, bytes.data(), bytes.size());
+  return PEAK_OK;
+}
 
 // Checks a params struct's declared size against this library's.
 inline bool struct_size_ok(size_t declared, size_t expected, const char* struct_name) {

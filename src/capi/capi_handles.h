@@ -37,3 +37,18 @@ inline peak_stop_reason stop_reason_to_c(peak::session::StopReason r) {
   }
   return PEAK_STOP_ABORTED;
 }
+
+// The C sampler parameters as the sampler chain's.
+inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_params& p) {
+  peak::sampling::SamplerParams s;
+  s.temperature = p.temperature;
+  s.top_k = p.top_k;
+  s.top_p = p.top_p;
+  s.min_p = p.min_p;
+  s.penalty_last_n = p.penalty_last_n;
+  s.repeat_penalty = p.repeat_penalty;
+  s.frequency_penalty = p.frequency_penalty;
+  s.presence_penalty = p.presence_penalty;
+  s.seed = p.seed;
+  return s;
+}

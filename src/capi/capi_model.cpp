@@ -12,17 +12,6 @@ namespace {
 using peak::capi::fail;
 using peak::capi::guarded;
 
-// Copies `bytes` into buf when it fits; reports the length either way.
-peak_status copy_out(const std::string& bytes, char* buf, size_t capacity, size_t* length) {
-  *length = bytes.size();
-  if (bytes.size() > capacity) {
-    return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the result needs " + std::to_string(bytes.size()) +
-                                               " bytes, the buffer holds " + std::to_string(capacity));
-  }
-  if (!bytes.empty()) std::memcpy(buf, bytes.data(), bytes.size());
-  return PEAK_OK;
-}
-
 }  // namespace
 
 extern "C" {
@@ -122,7 +111,8 @@ peak_status peak_token_to_piece(const peak_model* model, int32_t token, int rend
   *length = 0;
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_token_to_piece: buf is NULL");
   return guarded([&] {
-    return copy_out(model->model->tokenizer().token_to_piece(token, render_special != 0), buf, capacity, length);
+    return peak::capi::copy_out(model->model->tokenizer().token_to_piece(token, render_special != 0), "piece", buf,
+                                capacity, length);
   });
 }
 
@@ -135,8 +125,8 @@ peak_status peak_detokenize(const peak_model* model, const int32_t* tokens, size
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_detokenize: buf is NULL");
   return guarded([&] {
     const std::vector<int32_t> ids(tokens, tokens + n_tokens);
-    return copy_out(model->model->tokenizer().detokenize(ids, remove_special != 0, render_special != 0), buf,
-                    capacity, length);
+    return peak::capi::copy_out(model->model->tokenizer().detokenize(ids, remove_special != 0, render_special != 0),
+                                "text", buf, capacity, length);
   });
 }
 

@@ -43,16 +43,7 @@ peak_status peak_sampler_create(const peak_model* model, const peak_sampler_para
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    peak::sampling::SamplerParams sp;
-    sp.temperature = p.temperature;
-    sp.top_k = p.top_k;
-    sp.top_p = p.top_p;
-    sp.min_p = p.min_p;
-    sp.penalty_last_n = p.penalty_last_n;
-    sp.repeat_penalty = p.repeat_penalty;
-    sp.frequency_penalty = p.frequency_penalty;
-    sp.presence_penalty = p.presence_penalty;
-    sp.seed = p.seed;
+    const peak::sampling::SamplerParams sp = sampler_params_from_c(p);
     auto s = std::make_unique<peak_sampler>();
     s->model = model;
     s->chain = std::make_unique<peak::sampling::SamplerChain>(
@@ -168,14 +159,7 @@ peak_status peak_chat_apply_template(const peak_model* model, const char* templa
     const peak::session::ChatTemplate chat =
         model ? peak::session::chat_template_for(*model->model, template_name ? template_name : "").chat_template
               : peak::session::ChatTemplate::from_name(template_name);
-    const std::string text = chat.format(list, add_generation_prompt != 0);
-    *length = text.size();
-    if (text.size() > capacity) {
-      return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the prompt needs " + std::to_string(text.size()) +
-                                                 " bytes, the buffer holds " + std::to_string(capacity));
-    }
-    if (!text.empty()) std::memcpy(buf, text.data(), text.size());
-    return PEAK_OK;
+    return peak::capi::copy_out(chat.format(list, add_generation_prompt != 0), "prompt", buf, capacity, length);
   });
 }
 

@@ -32,20 +32,6 @@ bool kv_type_ok(uint32_t type, const char* which) {
   return false;
 }
 
-peak::sampling::SamplerParams to_sampler(const peak_sampler_params& p) {
-  peak::sampling::SamplerParams s;
-  s.temperature = p.temperature;
-  s.top_k = p.top_k;
-  s.top_p = p.top_p;
-  s.min_p = p.min_p;
-  s.penalty_last_n = p.penalty_last_n;
-  s.repeat_penalty = p.repeat_penalty;
-  s.frequency_penalty = p.frequency_penalty;
-  s.presence_penalty = p.presence_penalty;
-  s.seed = p.seed;
-  return s;
-}
-
 }  // namespace
 
 extern "C" {
@@ -112,7 +98,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.n_threads = p.n_threads;
     s.n_batch = p.n_batch;
     s.summarizer.n_batch = p.n_batch;
-    s.sampler = to_sampler(p.sampler);
+    s.sampler = sampler_params_from_c(p.sampler);
     auto session = std::make_unique<peak_session>();
     session->session = std::make_unique<peak::session::ChatSession>(*model->model, s);
     *out = session.release();
@@ -198,13 +184,7 @@ peak_status peak_session_get_summary(const peak_session* session, char* buf, siz
   PEAK_CHECK_ARG(session, "peak_session_get_summary: session");
   PEAK_CHECK_ARG(length, "peak_session_get_summary: length");
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_summary: buf is NULL");
-  const std::string& text = session->session->summary();
-  *length = text.size();
-  if (text.size() > capacity) {
-    return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the summary needs " + std::to_string(text.size()) + " bytes");
-  }
-  if (!text.empty()) std::memcpy(buf, text.data(), text.size());
-  return PEAK_OK;
+  return peak::capi::copy_out(session->session->summary(), "summary", buf, capacity, length);
 }
 
 peak_status peak_session_save(peak_session* session, const char* path, int include_kv) {

@@ -4,19 +4,12 @@
 
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
-#include "kernels/ggml_type.h"
 
 namespace {
 
 using peak::capi::fail;
 using peak::capi::guarded;
 
-bool kv_type_ok(uint32_t type, const char* which) {
-  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
-  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " (" + peak::ggml_type_name(type) +
-                                      ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
-  return false;
-}
 
 }  // namespace
 
@@ -42,7 +35,7 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_context_params), "peak_context_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
-  if (!kv_type_ok(p.type_k, "type_k") || !kv_type_ok(p.type_v, "type_v")) return PEAK_ERR_INVALID_ARGUMENT;
+  if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v")) return PEAK_ERR_INVALID_ARGUMENT;
   if (p.n_ctx == 0) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "n_ctx must be at least 1 (this model was trained with " +
                                                std::to_string(model->model->hparams().n_ctx_train) + ")");

@@ -37,7 +37,7 @@ bool valid_kv(const peak_gguf* g, int64_t index) {
 template <typename Out, typename Read>
 peak_status read_kv(const peak_gguf* g, int64_t index, Out* out, Read&& read) {
   if (!valid_kv(g, index)) return PEAK_ERR_INVALID_ARGUMENT;
-  if (!out) return fail(PEAK_ERR_INVALID_ARGUMENT, "output pointer is NULL");
+  PEAK_CHECK_ARG(out, "output pointer");
   return guarded([&] {
     *out = read(g->file->value(static_cast<size_t>(index)));
     return PEAK_OK;
@@ -105,9 +105,9 @@ peak_gguf_open_params peak_gguf_default_open_params(void) {
 }
 
 peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params, peak_gguf** out) {
-  if (!out) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf_open: out is NULL");
+  PEAK_CHECK_ARG(out, "peak_gguf_open: out");
   *out = nullptr;
-  if (!path) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf_open: path is NULL");
+  PEAK_CHECK_ARG(path, "peak_gguf_open: path");
   const peak_gguf_open_params p = params ? *params : peak_gguf_default_open_params();
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_gguf_open_params), "peak_gguf_open_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
@@ -175,7 +175,7 @@ peak_status peak_gguf_get_bool(const peak_gguf* g, int64_t index, int* out) {
 }
 
 peak_status peak_gguf_get_string(const peak_gguf* g, int64_t index, const char** data, size_t* length) {
-  if (!length) return fail(PEAK_ERR_INVALID_ARGUMENT, "length pointer is NULL");
+  PEAK_CHECK_ARG(length, "length pointer");
   return read_kv(g, index, data, [&](const Value& v) {
     const std::string_view s = v.str();
     *length = s.size();
@@ -184,7 +184,7 @@ peak_status peak_gguf_get_string(const peak_gguf* g, int64_t index, const char**
 }
 
 peak_status peak_gguf_get_array_info(const peak_gguf* g, int64_t index, peak_gguf_type* elem_type, uint64_t* count) {
-  if (!count) return fail(PEAK_ERR_INVALID_ARGUMENT, "count pointer is NULL");
+  PEAK_CHECK_ARG(count, "count pointer");
   return read_kv(g, index, elem_type, [&](const Value& v) {
     const ArrayView a = v.array();
     *count = a.size();
@@ -213,7 +213,7 @@ peak_status peak_gguf_get_array_bool(const peak_gguf* g, int64_t index, uint64_t
 
 peak_status peak_gguf_get_array_string(const peak_gguf* g, int64_t index, uint64_t i, const char** data,
                                        size_t* length) {
-  if (!length) return fail(PEAK_ERR_INVALID_ARGUMENT, "length pointer is NULL");
+  PEAK_CHECK_ARG(length, "length pointer");
   return read_element(g, index, i, data, [&](const ArrayView& a, uint64_t k) {
     const std::string_view s = a.str(k);
     *length = s.size();
@@ -224,8 +224,8 @@ peak_status peak_gguf_get_array_string(const peak_gguf* g, int64_t index, uint64
 int64_t peak_gguf_n_tensors(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_tensors()) : 0; }
 
 peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_tensor_info* out) {
-  if (!g) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf handle is NULL");
-  if (!out) return fail(PEAK_ERR_INVALID_ARGUMENT, "output pointer is NULL");
+  PEAK_CHECK_ARG(g, "peak_gguf handle");
+  PEAK_CHECK_ARG(out, "output pointer");
   if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_tensors()) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "tensor index " + std::to_string(index) + " is out of range (file has " +
                                                std::to_string(g->file->n_tensors()) + " tensors)");

@@ -10,6 +10,7 @@
 
 #include "gguf/gguf_error.h"
 #include "io/mapped_file.h"
+#include "kernels/ggml_type.h"
 #include "model/model.h"
 #include "model/model_error.h"
 #include "session/kv_cache.h"
@@ -71,6 +72,15 @@ inline peak_status copy_out(const std::string& bytes, const char* what, char* bu
   }
   if (!bytes.empty()) std::memcpy(buf, bytes.data(), bytes.size());
   return PEAK_OK;
+}
+
+// Checks a KV cache type id from a params struct (F32, F16, Q8_0 or Q4_0); `which`
+// names the field in the message.
+inline bool kv_type_ok(uint32_t type, const char* which) {
+  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " (" + ggml_type_name(type) +
+                                      ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
+  return false;
 }
 
 // Checks a params struct's declared size against this library's.

@@ -26,11 +26,6 @@ int raw_enum(const Enum& e) {
   return v;
 }
 
-bool kv_type_ok(uint32_t type, const char* which) {
-  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
-  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " is not a KV cache type");
-  return false;
-}
 
 }  // namespace
 
@@ -73,8 +68,8 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   if (rebuild < PEAK_REBUILD_SHIFT || rebuild > PEAK_REBUILD_REPREFILL) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy " + std::to_string(rebuild));
   }
-  if (!kv_type_ok(p.type_k, "type_k") || !kv_type_ok(p.type_v, "type_v") ||
-      !kv_type_ok(p.summary_type_kv, "summary_type_kv")) {
+  if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v") ||
+      !peak::capi::kv_type_ok(p.summary_type_kv, "summary_type_kv")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {

@@ -1,20 +1,26 @@
-// Fused attention: out = softmax(Q K^T * scale + mask) V, one pass over the keys
-// with an online softmax, so the [n_kv, n_tokens, n_head] score matrix is never
-// stored and K and V are read straight from the cache in F16, Q8_0 or Q4_0.
+// Fused attention: out = softmax(Q K^T * scale + mask) V with an online softmax
+// over blocks of keys, so the [n_kv, n_tokens, n_head] score matrix is never
+// stored and K and V are read straight from the cache in F32, F16, Q8_0 or Q4_0.
 //
-// Keys: each query row is converted once to K's dot partner (Q8_0 for Q8_0/Q4_0,
-// F16 for F16) and the scores come from the kernels' gemm, a step of keys against
-// all query heads of the group at once. Quantizing one query row costs
-// O(head_dim), paid once against n_kv dots, and the dots then run on the kernels'
-// best SIMD path (integer dots for quantized keys, each K row read once for the
-// whole group) instead of a dequantize-then-float-dot loop here.
-// Values: each V row is dequantized once (to_float) and added, weighted, to the
-// accumulators of all query heads that share its kv head, so grouped-query
-// attention reads and dequantizes each K and V row once per group, not per head.
-// Threads: one task is one query token and one kv head with its group of query
-// heads. When there are fewer such tasks than threads (decode with few kv heads),
-// the keys are split into chunks too; each chunk leaves a partial (max, sum,
-// unnormalised output) and the partials are merged after a barrier.
+// Work is tiled like a matrix product, because attention over a long prompt is
+// two of them. A tile is a few query tokens times the query heads that share one
+// kv head (grouped-query attention): its R query rows meet every block of keys
+// together, so each K and V row is read and converted once per tile instead of
+// once per query row.
+// - Scores: the tile's query rows are converted once to K's dot partner (Q8_0
+//   for Q8_0/Q4_0 keys, F16 for F16) and one call of the kernels' gemm gives the
+//   [R][keys] scores of a block: integer dots on the best SIMD path, each K row
+//   reused across the R queries.
+// - Values: the block's V rows are converted to float and stored transposed,
+//   Vt [head_dim][keys], so the weighted sum P [R][keys] x V [keys][head_dim] is
+//   again one F32 gemm (Vt rows against P rows).
+// - Softmax: per query row a running max and sum; a block rescales the row's
+//   accumulator once when its maximum grows.
+// Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
+// the causal triangle (later tiles see more keys). When there are fewer tasks
+// than threads (decode with few kv heads) the keys are split into chunks too;
+// each chunk leaves a partial (max, sum, unnormalised output) and the partials
+// are merged after a barrier.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -28,17 +34,23 @@ namespace {
 
 constexpr int64_t kMinKeysPerChunk = 64;
 constexpr int64_t kMaxKeyChunks = 64;
-constexpr int64_t kKeysPerStep = 32;  // scores computed per gemm call
+constexpr int64_t kKeysPerBlock = 128;  // keys scored and summed per step
+constexpr int64_t kTileRows = 32;       // wanted query rows per tile
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 struct AttentionShape {
   int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
+  int64_t tile_tokens;  // query tokens per tile
+  int64_t tile_rows;    // tile_tokens * group
 
   explicit AttentionShape(const Tensor& node)
       : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(node.src[0]->ne[2]),
-        n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv) {}
+        n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv),
+        tile_tokens(std::max<int64_t>(1, std::min(n_tokens, kTileRows / group))),
+        tile_rows(tile_tokens * group) {}
 
-  int64_t units() const { return n_tokens * n_head_kv; }  // (token, kv head) pairs
+  int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
+  int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs
 
   // Key chunks per unit so that every thread has work, keeping chunks long
   // enough that merging them stays cheap.
@@ -49,30 +61,35 @@ struct AttentionShape {
   }
 };
 
-// Running softmax state of one group of query heads: unnormalised outputs
-// [group][head_dim], then the running max [group] and sum [group].
-struct GroupState {
+// Running softmax state of a tile's query rows: unnormalised outputs
+// [rows][head_dim], then the running max [rows] and sum [rows].
+struct TileState {
   float* outputs;
   float* max;
   float* sum;
 };
 
-size_t group_state_bytes(const AttentionShape& s) {
-  return round_up_to_cache_line(static_cast<size_t>(s.group * (s.head_dim + 2)) * sizeof(float));
+size_t tile_state_bytes(const AttentionShape& s) {
+  return round_up_to_cache_line(static_cast<size_t>(s.tile_rows * (s.head_dim + 2)) * sizeof(float));
 }
 
-GroupState group_state_at(char* memory, const AttentionShape& s) {
+TileState tile_state_at(char* memory, const AttentionShape& s) {
   auto* outputs = reinterpret_cast<float*>(memory);
-  return {outputs, outputs + s.group * s.head_dim, outputs + s.group * s.head_dim + s.group};
+  const int64_t values = s.tile_rows * s.head_dim;
+  return {outputs, outputs + values, outputs + values + s.tile_rows};
 }
 
-// Work memory: per thread [queries in K's partner type][scores of one step of
-// keys][one dequantized value row][a group state], then, when keys are split,
-// one group state per (unit, chunk) for the merge.
+// Work memory per thread: [queries in K's partner type, R rows][P: R x block
+// floats][Vt: head_dim x block floats][block output: R x head_dim floats][one
+// dequantized row][row rescale factors][a tile state]; then, when keys are
+// split, one tile state per (unit, chunk) for the merge.
 struct AttentionWork {
-  size_t query_row_bytes;  // 0 when K's partner is F32 (queries are used as they are)
-  size_t scores_offset;
-  size_t value_offset;
+  size_t query_row_bytes;
+  size_t weights_offset;
+  size_t values_offset;
+  size_t block_out_offset;
+  size_t row_offset;
+  size_t rescale_offset;
   size_t state_offset;
   size_t per_thread_bytes;
   size_t partials_offset;
@@ -82,119 +99,192 @@ struct AttentionWork {
 AttentionWork attention_work(const Tensor& node, int n_threads) {
   const AttentionShape s(node);
   const GgmlType partner = kernels_for(node.src[1]->type).dot_partner;
+  const auto floats = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(float)); };
   AttentionWork w{};
-  w.query_row_bytes = partner == GgmlType::F32
-      ? 0
-      : round_up_to_cache_line(static_cast<size_t>(s.head_dim / type_block_elements(partner)) *
-                               type_block_bytes(partner));
-  w.scores_offset = w.query_row_bytes * static_cast<size_t>(s.group);
-  w.value_offset = w.scores_offset + round_up_to_cache_line(static_cast<size_t>(s.group * kKeysPerStep) * sizeof(float));
-  w.state_offset = w.value_offset + round_up_to_cache_line(static_cast<size_t>(s.head_dim) * sizeof(float));
-  w.per_thread_bytes = w.state_offset + group_state_bytes(s);
+  w.query_row_bytes = round_up_to_cache_line(
+      static_cast<size_t>(s.head_dim / type_block_elements(partner)) * type_block_bytes(partner));
+  w.weights_offset = w.query_row_bytes * static_cast<size_t>(s.tile_rows);
+  w.values_offset = w.weights_offset + floats(s.tile_rows * kKeysPerBlock);
+  w.block_out_offset = w.values_offset + floats(s.head_dim * kKeysPerBlock);
+  w.row_offset = w.block_out_offset + floats(s.tile_rows * s.head_dim);
+  w.rescale_offset = w.row_offset + floats(s.head_dim);
+  w.state_offset = w.rescale_offset + floats(s.tile_rows);
+  w.per_thread_bytes = w.state_offset + tile_state_bytes(s);
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
   const int64_t chunks = s.key_chunks(n_threads);
-  const size_t partials = chunks > 1 ? static_cast<size_t>(s.units() * chunks) * group_state_bytes(s) : 0;
+  const size_t partials = chunks > 1 ? static_cast<size_t>(s.units() * chunks) * tile_state_bytes(s) : 0;
   w.total_bytes = w.partials_offset + partials;
   return w;
 }
 
-struct AttentionInputs {
+// e^x for x <= 0 (softmax weights after subtracting the row maximum); 0 below
+// the float range and for -inf (masked keys). Relative error about 2e-7.
+// Written as plain arithmetic so loops over it vectorize on every target.
+inline float exp_nonpositive(float x) {
+  const float clamped = x < -87.0f ? -87.0f : x;
+  // x = n ln2 + r with |r| <= ln2 / 2, e^x = 2^n e^r. Adding and removing
+  // 1.5 * 2^23 rounds to the nearest integer (no floor(), which SSE2 lacks).
+  constexpr float kRound = 12582912.0f;
+  const float n = (clamped * 1.44269504f + kRound) - kRound;
+  const float r = clamped - n * 0.693145752f - n * 1.42860677e-6f;
+  float p = 1.98756912e-4f;  // minimax polynomial of e^r on [-ln2/2, ln2/2]
+  p = p * r + 1.39819994e-3f;
+  p = p * r + 8.33345205e-3f;
+  p = p * r + 4.16657962e-2f;
+  p = p * r + 1.66666657e-1f;
+  p = p * r + 5.0e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return x < -87.0f ? 0.0f : p * scale;
+}
+
+// The inputs of one attention node and the per-thread scratch views.
+struct Attention {
   const Tensor& q;
   const Tensor& k;
   const Tensor& v;
   const Tensor* mask;
   float scale;
+  bool causal;
+  const AttentionShape& s;
   const TypeKernels& k_kernels;
   RowFromFloatFn query_to_partner;
   RowToFloatFn value_to_float;
+  GemmFn float_gemm;
+  const AttentionWork& layout;
+
+  // Keys [0, visible(token)) are visible to query token `token`.
+  int64_t visible(int64_t token) const { return causal ? s.n_kv - s.n_tokens + token + 1 : s.n_kv; }
 };
 
-// scores[h * kKeysPerStep + j] = K[first_key + j] · query h, for n_keys keys and
-// the group's query heads (rows of `queries`, `query_stride` bytes apart).
-void score_keys(const AttentionInputs& in, const AttentionShape& s, int64_t kv_head, int64_t first_key,
-                int64_t n_keys, const char* queries, size_t query_stride, float* scores) {
-  const char* keys = in.k.row_ptr(kv_head, first_key);
-  if (in.k_kernels.gemm != nullptr) {
-    in.k_kernels.gemm(s.head_dim, keys, in.k.nb[2], n_keys, queries, query_stride, s.group, scores, kKeysPerStep);
+struct Scratch {
+  char* queries;      // [R] rows in K's partner type, layout.query_row_bytes apart
+  float* weights;     // [R][kKeysPerBlock]: scores, then softmax weights
+  float* values_t;    // [head_dim][kKeysPerBlock]: the block's V, transposed
+  float* block_out;   // [R][head_dim]
+  float* value_row;   // [head_dim]
+  float* rescale;     // [R]
+
+  Scratch(char* base, const AttentionWork& w)
+      : queries(base), weights(reinterpret_cast<float*>(base + w.weights_offset)),
+        values_t(reinterpret_cast<float*>(base + w.values_offset)),
+        block_out(reinterpret_cast<float*>(base + w.block_out_offset)),
+        value_row(reinterpret_cast<float*>(base + w.row_offset)),
+        rescale(reinterpret_cast<float*>(base + w.rescale_offset)) {}
+};
+
+// Converts the query rows of tile [first_token, first_token + rows / group) and
+// kv head `kv_head` to K's dot partner; row r is token first_token + r / group,
+// query head kv_head * group + r % group.
+void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, const Scratch& sc) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const auto* query = reinterpret_cast<const float*>(
+        a.q.row_ptr(kv_head * a.s.group + r % a.s.group, first_token + r / a.s.group));
+    a.query_to_partner(query, sc.queries + static_cast<size_t>(r) * a.layout.query_row_bytes, a.s.head_dim);
+  }
+}
+
+// Vt[i][j] = V[first_key + j][i] for the block's n_keys keys.
+void transpose_values(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, const Scratch& sc) {
+  const int64_t d = a.s.head_dim;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const char* stored = a.v.row_ptr(kv_head, first_key + j);
+    const float* row = reinterpret_cast<const float*>(stored);
+    if (a.v.type != GgmlType::F32) {
+      a.value_to_float(stored, sc.value_row, d);
+      row = sc.value_row;
+    }
+    for (int64_t i = 0; i < d; ++i) sc.values_t[i * kKeysPerBlock + j] = row[i];
+  }
+}
+
+// Turns row r's scores of keys [first_key, first_key + n_keys) into softmax
+// weights against the row's running maximum, updating its max and sum and
+// recording in rescale[r] how much its accumulator must shrink.
+void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t n_keys, float* weights,
+                   const TileState& state, int64_t r, float* rescale) {
+  const auto* mask_row =
+      a.mask != nullptr ? reinterpret_cast<const float*>(a.mask->row_ptr(token)) + first_key : nullptr;
+  const int64_t visible_here = std::min(n_keys, a.visible(token) - first_key);
+  float block_max = kMinusInfinity;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    float score = weights[j] * a.scale + (mask_row != nullptr ? mask_row[j] : 0.0f);
+    if (j >= visible_here) score = kMinusInfinity;
+    weights[j] = score;
+    block_max = std::max(block_max, score);
+  }
+  if (block_max == kMinusInfinity) {  // every key of the block masked for this row
+    std::memset(weights, 0, static_cast<size_t>(n_keys) * sizeof(float));
+    rescale[r] = 1.0f;
     return;
   }
-  for (int64_t h = 0; h < s.group; ++h) {
-    for (int64_t j = 0; j < n_keys; ++j) {
-      in.k_kernels.vec_dot(s.head_dim, scores + h * kKeysPerStep + j, keys + static_cast<size_t>(j) * in.k.nb[2],
-                           queries + static_cast<size_t>(h) * query_stride);
-    }
+  const float new_max = std::max(state.max[r], block_max);
+  rescale[r] = std::exp(state.max[r] - new_max);  // 0 for the first visible block
+  float sum = 0.0f;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    weights[j] = exp_nonpositive(weights[j] - new_max);
+    sum += weights[j];
   }
+  state.sum[r] = state.sum[r] * rescale[r] + sum;
+  state.max[r] = new_max;
 }
 
-// Value row j of kv head `kv_head` as floats: F32 rows as they are, others
-// dequantized into `scratch`.
-const float* value_row(const AttentionInputs& in, int64_t kv_head, int64_t j, int64_t d, float* scratch) {
-  const char* stored = in.v.row_ptr(kv_head, j);
-  if (in.v.type == GgmlType::F32) return reinterpret_cast<const float*>(stored);
-  in.value_to_float(stored, scratch, d);
-  return scratch;
-}
-
-// Online softmax step for head h: fold in one key's score and value row.
-void accumulate(const GroupState& state, int64_t h, int64_t d, float score, const float* value) {
-  float* out = state.outputs + h * d;
-  if (score > state.max[h]) {
-    // A new maximum: rescale what was summed so far to the new reference.
-    const float rescale = std::exp(state.max[h] - score);
-    state.sum[h] *= rescale;
-    for (int64_t i = 0; i < d; ++i) out[i] *= rescale;
-    state.max[h] = score;
-  }
-  const float weight = std::exp(score - state.max[h]);
-  state.sum[h] += weight;
-  for (int64_t i = 0; i < d; ++i) out[i] += weight * value[i];
-}
-
-// Folds keys [begin, end) of kv head `kv_head` into the state of the query heads
-// of that group for query token `token`. `queries` holds the group's query rows
-// in K's partner type, `query_stride` bytes apart; `scores` and `value` are scratch.
-void attend(const AttentionInputs& in, const AttentionShape& s, int64_t token, int64_t kv_head,
-            int64_t begin, int64_t end, const char* queries, size_t query_stride, float* scores,
-            float* value, const GroupState& state) {
+// Folds keys [begin, end) of kv head `kv_head` into the state of the tile whose
+// first query token is `first_token`; the tile's queries are in sc.queries.
+void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, int64_t begin,
+            int64_t end, const Scratch& sc, const TileState& state) {
+  const AttentionShape& s = a.s;
   const int64_t d = s.head_dim;
-  const auto* mask_row = in.mask != nullptr ? reinterpret_cast<const float*>(in.mask->row_ptr(token)) : nullptr;
-  for (int64_t h = 0; h < s.group; ++h) {
-    state.max[h] = kMinusInfinity;
-    state.sum[h] = 0.0f;
+  for (int64_t r = 0; r < rows; ++r) {
+    state.max[r] = kMinusInfinity;
+    state.sum[r] = 0.0f;
   }
-  std::memset(state.outputs, 0, static_cast<size_t>(s.group * d) * sizeof(float));
+  std::memset(state.outputs, 0, static_cast<size_t>(rows * d) * sizeof(float));
 
-  for (int64_t first_key = begin; first_key < end; first_key += kKeysPerStep) {
-    const int64_t n_keys = std::min(kKeysPerStep, end - first_key);
-    score_keys(in, s, kv_head, first_key, n_keys, queries, query_stride, scores);
-    for (int64_t step = 0; step < n_keys; ++step) {
-      const int64_t j = first_key + step;
-      const float bias = mask_row != nullptr ? mask_row[j] : 0.0f;
-      if (bias == kMinusInfinity) continue;
-      const float* v = value_row(in, kv_head, j, d, value);
-      for (int64_t h = 0; h < s.group; ++h) {
-        accumulate(state, h, d, scores[h * kKeysPerStep + step] * in.scale + bias, v);
-      }
+  for (int64_t first_key = begin; first_key < end; first_key += kKeysPerBlock) {
+    const int64_t n_keys = std::min(kKeysPerBlock, end - first_key);
+    const char* keys = a.k.row_ptr(kv_head, first_key);
+    a.k_kernels.gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
+                     kKeysPerBlock);
+    for (int64_t r = 0; r < rows; ++r) {
+      softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,
+                    sc.rescale);
+    }
+    transpose_values(a, kv_head, first_key, n_keys, sc);
+    a.float_gemm(n_keys, sc.values_t, kKeysPerBlock * sizeof(float), d, sc.weights,
+                 kKeysPerBlock * sizeof(float), rows, sc.block_out, static_cast<size_t>(d));
+    for (int64_t r = 0; r < rows; ++r) {
+      float* out = state.outputs + r * d;
+      const float* add = sc.block_out + r * d;
+      const float shrink = sc.rescale[r];
+      for (int64_t i = 0; i < d; ++i) out[i] = out[i] * shrink + add[i];
     }
   }
 }
 
-// Writes head h of a group's merged states (one per key chunk) to `out`.
-void merge_into(const GroupState* states, int64_t n_states, int64_t h, int64_t d, float* out) {
+// Writes row r of the merged states (one per key chunk) to `out`.
+void merge_into(const TileState* states, int64_t n_states, int64_t r, int64_t d, float* out) {
   float max = kMinusInfinity;
-  for (int64_t c = 0; c < n_states; ++c) max = std::max(max, states[c].max[h]);
+  for (int64_t c = 0; c < n_states; ++c) max = std::max(max, states[c].max[r]);
   float sum = 0.0f;
   for (int64_t i = 0; i < d; ++i) out[i] = 0.0f;
   if (max == kMinusInfinity) return;  // every key masked: attend to nothing
   for (int64_t c = 0; c < n_states; ++c) {
-    if (states[c].max[h] == kMinusInfinity) continue;
-    const float weight = std::exp(states[c].max[h] - max);
-    sum += states[c].sum[h] * weight;
-    const float* partial = states[c].outputs + h * d;
+    if (states[c].max[r] == kMinusInfinity) continue;
+    const float weight = std::exp(states[c].max[r] - max);
+    sum += states[c].sum[r] * weight;
+    const float* partial = states[c].outputs + r * d;
     for (int64_t i = 0; i < d; ++i) out[i] += weight * partial[i];
   }
   const float inverse_sum = 1.0f / sum;
   for (int64_t i = 0; i < d; ++i) out[i] *= inverse_sum;
+}
+
+// The output row of tile row r.
+float* output_row(const Tensor& node, const AttentionShape& s, int64_t first_token, int64_t kv_head, int64_t r) {
+  return f32_row(node, {kv_head * s.group + r % s.group, first_token + r / s.group, 0});
 }
 
 }  // namespace
@@ -207,64 +297,56 @@ size_t attention_work_size(const Tensor& node, int n_threads) {
 // src1 K, src2 V [head_dim, n_head_kv, n_kv]; src3 mask F32 [n_kv, >= n_tokens] or null.
 void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
-  const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
-  const AttentionInputs in{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
-                           k_kernels, kernels_for(k_kernels.dot_partner).from_float,
-                           kernels_for(node.src[2]->type).to_float};
-  const bool causal = node.params.i[0] != 0;
   const AttentionWork layout = attention_work(node, params.n_threads);
+  const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
+  const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
+                    node.params.i[0] != 0, s, k_kernels, kernels_for(k_kernels.dot_partner).from_float,
+                    kernels_for(node.src[2]->type).to_float, kernels_for(GgmlType::F32).gemm, layout};
   char* work = static_cast<char*>(params.work);
-  char* scratch = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
-  auto* value = reinterpret_cast<float*>(scratch + layout.value_offset);
-  auto* scores = reinterpret_cast<float*>(scratch + layout.scores_offset);
+  char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
+  const Scratch sc(own, layout);
   const int64_t chunks = s.key_chunks(params.n_threads);
   const int64_t keys_per_chunk = (s.n_kv + chunks - 1) / chunks;
 
-  const Range tasks = thread_share(s.units() * chunks, params);
-  for (int64_t task = tasks.begin; task < tasks.end; ++task) {
+  // Round-robin over (tile, kv head, chunk): neighbouring tasks cost about the
+  // same, so every thread gets a fair share of the causal triangle.
+  for (int64_t task = params.thread_index; task < s.units() * chunks; task += params.n_threads) {
     const int64_t unit = task / chunks;
     const int64_t chunk = task % chunks;
     const int64_t kv_head = unit % s.n_head_kv;
-    const int64_t token = unit / s.n_head_kv;
-    const int64_t visible = causal ? s.n_kv - s.n_tokens + token + 1 : s.n_kv;
+    const int64_t first_token = unit / s.n_head_kv * s.tile_tokens;
+    const int64_t tokens = std::min(s.tile_tokens, s.n_tokens - first_token);
+    const int64_t rows = tokens * s.group;
+    const int64_t visible = a.visible(first_token + tokens - 1);  // the tile's last token sees most
     const int64_t begin = std::min(visible, chunk * keys_per_chunk);
     const int64_t end = std::min(visible, begin + keys_per_chunk);
 
-    if (layout.query_row_bytes != 0) {
-      for (int64_t h = 0; h < s.group; ++h) {
-        in.query_to_partner(reinterpret_cast<const float*>(in.q.row_ptr(kv_head * s.group + h, token)),
-                            scratch + static_cast<size_t>(h) * layout.query_row_bytes, s.head_dim);
-      }
-    }
-    const GroupState state = chunks == 1
-        ? group_state_at(scratch + layout.state_offset, s)
-        : group_state_at(work + layout.partials_offset + static_cast<size_t>(task) * group_state_bytes(s), s);
-    const bool queries_as_they_are = layout.query_row_bytes == 0;
-    const char* queries = queries_as_they_are ? in.q.row_ptr(kv_head * s.group, token) : scratch;
-    const size_t query_stride = queries_as_they_are ? in.q.nb[1] : layout.query_row_bytes;
-    attend(in, s, token, kv_head, begin, end, queries, query_stride, scores, value, state);
+    load_queries(a, first_token, rows, kv_head, sc);
+    const TileState state = chunks == 1
+        ? tile_state_at(own + layout.state_offset, s)
+        : tile_state_at(work + layout.partials_offset + static_cast<size_t>(task) * tile_state_bytes(s), s);
+    attend(a, first_token, rows, kv_head, begin, end, sc, state);
     if (chunks == 1) {
-      for (int64_t h = 0; h < s.group; ++h) {
-        merge_into(&state, 1, h, s.head_dim, f32_row(node, {kv_head * s.group + h, token, 0}));
-      }
+      for (int64_t r = 0; r < rows; ++r) merge_into(&state, 1, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
     }
   }
   if (chunks == 1) return;
 
-  // Merge the chunks of each unit; one head of one unit per step.
+  // Merge the chunks of each unit; one row of one unit per step.
   params.barrier();
-  GroupState states[kMaxKeyChunks];
-  const Range heads = thread_share(s.units() * s.group, params);
-  for (int64_t item = heads.begin; item < heads.end; ++item) {
-    const int64_t unit = item / s.group;
-    const int64_t h = item % s.group;
-    for (int64_t c = 0; c < chunks; ++c) {
-      states[c] = group_state_at(
-          work + layout.partials_offset + static_cast<size_t>(unit * chunks + c) * group_state_bytes(s), s);
-    }
+  TileState states[kMaxKeyChunks];
+  const Range items = thread_share(s.units() * s.tile_rows, params);
+  for (int64_t item = items.begin; item < items.end; ++item) {
+    const int64_t unit = item / s.tile_rows;
+    const int64_t r = item % s.tile_rows;
     const int64_t kv_head = unit % s.n_head_kv;
-    const int64_t token = unit / s.n_head_kv;
-    merge_into(states, chunks, h, s.head_dim, f32_row(node, {kv_head * s.group + h, token, 0}));
+    const int64_t first_token = unit / s.n_head_kv * s.tile_tokens;
+    if (first_token + r / s.group >= s.n_tokens) continue;  // past the last, partial tile
+    for (int64_t c = 0; c < chunks; ++c) {
+      states[c] = tile_state_at(
+          work + layout.partials_offset + static_cast<size_t>(unit * chunks + c) * tile_state_bytes(s), s);
+    }
+    merge_into(states, chunks, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
   }
 }
 

@@ -473,6 +473,9 @@ TEST(CoreOps, AttentionOverEveryCacheTypeWithGroupedHeads) {
   const AttentionCase cases[] = {
       {64, 4, 4, 1, 1}, {64, 8, 2, 1, 37}, {32, 6, 3, 5, 19}, {128, 4, 1, 3, 300},
       {64, 4, 1, 1, 1000},  // one unit of work: keys are split across threads
+      // Several tiles of query tokens (the last one partial) and key blocks.
+      {64, 8, 1, 70, 300}, {32, 2, 2, 45, 200}, {128, 16, 8, 64, 64},
+      {64, 4, 1, 10, 400},  // two tiles split into key chunks, merged
   };
   for (GgmlType type : {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0}) {
     for (const AttentionCase& c : cases) {

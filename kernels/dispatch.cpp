@@ -33,17 +33,20 @@ void install_path(Isa isa, KernelTable& table) {
 #if defined(__x86_64__) || defined(_M_X64)
     case Isa::Avx2:
       install_avx2_kernels(table);
+      install_avx2_weighted_sums(table);
       break;
     case Isa::AvxVnni:
       install_avxvnni_kernels(table);
       break;
     case Isa::Avx512:
       install_avx512_kernels(table);
+      install_avx512_weighted_sums(table);
       break;
 #endif
 #if defined(__aarch64__)
     case Isa::Neon:
       install_neon_kernels(table);
+      install_neon_weighted_sums(table);
       break;
     case Isa::Dotprod:
       install_dotprod_kernels(table);

@@ -31,6 +31,14 @@ using GemmFn = void (*)(int64_t n, const void* x, size_t x_stride, int64_t n_row
                         const void* y, size_t y_stride, int64_t n_rows_y,
                         float* out, size_t out_stride);
 
+// Weighted sum of rows, the second product of attention (softmax weights times
+// the value rows): for each of `n_out` weight rows w (stride w_stride floats),
+// out[o * out_stride + i] += sum_j w[o * w_stride + j] * row_j[i] over the
+// `n_rows` rows (stride row_stride bytes, `n` elements each, any n). Each loaded
+// row element serves several output rows from registers.
+using WeightedSumFn = void (*)(int64_t n, const void* rows, size_t row_stride, int64_t n_rows,
+                               const float* w, size_t w_stride, int64_t n_out, float* out, size_t out_stride);
+
 // Preconditions of every kernel: n is a multiple of the type's block size (the
 // caller validated tensor shapes), pointers cover the rows they describe, and
 // partner rows were produced by the partner type's from_float (Q8 codes in
@@ -41,6 +49,7 @@ struct TypeKernels {
   GgmlType dot_partner = GgmlType::F32;  // activations are converted to this type
   VecDotFn vec_dot = nullptr;
   GemmFn gemm = nullptr;               // null: fall back to vec_dot per pair
+  WeightedSumFn weighted_sum = nullptr;  // float types (F32, F16) only
 };
 
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);

@@ -11,9 +11,10 @@
 //   for Q8_0/Q4_0 keys, F16 for F16) and one call of the kernels' gemm gives the
 //   [R][keys] scores of a block: integer dots on the best SIMD path, each K row
 //   reused across the R queries.
-// - Values: the block's V rows are converted to float and stored transposed,
-//   Vt [head_dim][keys], so the weighted sum P [R][keys] x V [keys][head_dim] is
-//   again one F32 gemm (Vt rows against P rows).
+// - Values: the kernels' weighted sum adds P [R][keys] x V [keys][head_dim] to
+//   the tile's accumulators, each V element loaded once per 4 query rows; F16
+//   and F32 rows are read where they are, quantized V rows are dequantized once
+//   per tile into a float block first.
 // - Softmax: per query row a running max and sum; a block rescales the row's
 //   accumulator once when its maximum grows.
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
@@ -80,15 +81,13 @@ TileState tile_state_at(char* memory, const AttentionShape& s) {
 }
 
 // Work memory per thread: [queries in K's partner type, R rows][P: R x block
-// floats][Vt: head_dim x block floats][block output: R x head_dim floats][one
-// dequantized row][row rescale factors][a tile state]; then, when keys are
-// split, one tile state per (unit, chunk) for the merge.
+// floats][dequantized V: block x head_dim floats][row rescale factors][a tile
+// state]; then, when keys are split, one tile state per (unit, chunk) for the
+// merge.
 struct AttentionWork {
   size_t query_row_bytes;
   size_t weights_offset;
   size_t values_offset;
-  size_t block_out_offset;
-  size_t row_offset;
   size_t rescale_offset;
   size_t state_offset;
   size_t per_thread_bytes;
@@ -105,9 +104,7 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
       static_cast<size_t>(s.head_dim / type_block_elements(partner)) * type_block_bytes(partner));
   w.weights_offset = w.query_row_bytes * static_cast<size_t>(s.tile_rows);
   w.values_offset = w.weights_offset + floats(s.tile_rows * kKeysPerBlock);
-  w.block_out_offset = w.values_offset + floats(s.head_dim * kKeysPerBlock);
-  w.row_offset = w.block_out_offset + floats(s.tile_rows * s.head_dim);
-  w.rescale_offset = w.row_offset + floats(s.head_dim);
+  w.rescale_offset = w.values_offset + floats(kKeysPerBlock * s.head_dim);
   w.state_offset = w.rescale_offset + floats(s.tile_rows);
   w.per_thread_bytes = w.state_offset + tile_state_bytes(s);
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
@@ -140,6 +137,24 @@ inline float exp_nonpositive(float x) {
   return x < -87.0f ? 0.0f : p * scale;
 }
 
+float max_of(const float* x, int64_t n) {
+  float m[4] = {kMinusInfinity, kMinusInfinity, kMinusInfinity, kMinusInfinity};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k) m[k] = std::max(m[k], x[j + k]);
+  for (; j < n; ++j) m[0] = std::max(m[0], x[j]);
+  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
+}
+
+float sum_of(const float* x, int64_t n) {
+  float s[4] = {};
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4)
+    for (int k = 0; k < 4; ++k) s[k] += x[j + k];
+  for (; j < n; ++j) s[0] += x[j];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
 // The inputs of one attention node and the per-thread scratch views.
 struct Attention {
   const Tensor& q;
@@ -152,7 +167,8 @@ struct Attention {
   const TypeKernels& k_kernels;
   RowFromFloatFn query_to_partner;
   RowToFloatFn value_to_float;
-  GemmFn float_gemm;
+  WeightedSumFn value_sum;  // of V's type; null when V rows are quantized
+  WeightedSumFn float_sum;
   const AttentionWork& layout;
 
   // Keys [0, visible(token)) are visible to query token `token`.
@@ -162,16 +178,12 @@ struct Attention {
 struct Scratch {
   char* queries;      // [R] rows in K's partner type, layout.query_row_bytes apart
   float* weights;     // [R][kKeysPerBlock]: scores, then softmax weights
-  float* values_t;    // [head_dim][kKeysPerBlock]: the block's V, transposed
-  float* block_out;   // [R][head_dim]
-  float* value_row;   // [head_dim]
+  float* values;      // [kKeysPerBlock][head_dim]: quantized V rows as floats
   float* rescale;     // [R]
 
   Scratch(char* base, const AttentionWork& w)
       : queries(base), weights(reinterpret_cast<float*>(base + w.weights_offset)),
-        values_t(reinterpret_cast<float*>(base + w.values_offset)),
-        block_out(reinterpret_cast<float*>(base + w.block_out_offset)),
-        value_row(reinterpret_cast<float*>(base + w.row_offset)),
+        values(reinterpret_cast<float*>(base + w.values_offset)),
         rescale(reinterpret_cast<float*>(base + w.rescale_offset)) {}
 };
 
@@ -186,18 +198,18 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
   }
 }
 
-// Vt[i][j] = V[first_key + j][i] for the block's n_keys keys.
-void transpose_values(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, const Scratch& sc) {
+// outputs[r] += sum_j weights[r][j] * V[first_key + j] over the block's keys.
+void add_weighted_values(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, int64_t rows,
+                         const Scratch& sc, float* outputs) {
   const int64_t d = a.s.head_dim;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    const char* stored = a.v.row_ptr(kv_head, first_key + j);
-    const float* row = reinterpret_cast<const float*>(stored);
-    if (a.v.type != GgmlType::F32) {
-      a.value_to_float(stored, sc.value_row, d);
-      row = sc.value_row;
-    }
-    for (int64_t i = 0; i < d; ++i) sc.values_t[i * kKeysPerBlock + j] = row[i];
+  if (a.value_sum != nullptr) {
+    a.value_sum(d, a.v.row_ptr(kv_head, first_key), a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows, outputs,
+                static_cast<size_t>(d));
+    return;
   }
+  for (int64_t j = 0; j < n_keys; ++j) a.value_to_float(a.v.row_ptr(kv_head, first_key + j), sc.values + j * d, d);
+  a.float_sum(d, sc.values, static_cast<size_t>(d) * sizeof(float), n_keys, sc.weights, kKeysPerBlock, rows,
+              outputs, static_cast<size_t>(d));
 }
 
 // Turns row r's scores of keys [first_key, first_key + n_keys) into softmax
@@ -207,14 +219,15 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
                    const TileState& state, int64_t r, float* rescale) {
   const auto* mask_row =
       a.mask != nullptr ? reinterpret_cast<const float*>(a.mask->row_ptr(token)) + first_key : nullptr;
-  const int64_t visible_here = std::min(n_keys, a.visible(token) - first_key);
-  float block_max = kMinusInfinity;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    float score = weights[j] * a.scale + (mask_row != nullptr ? mask_row[j] : 0.0f);
-    if (j >= visible_here) score = kMinusInfinity;
-    weights[j] = score;
-    block_max = std::max(block_max, score);
+  const int64_t visible_here = std::max<int64_t>(0, std::min(n_keys, a.visible(token) - first_key));
+  // Separate loops without a carried float dependency vectorize; the max and
+  // the sum keep four partial results for the same reason.
+  for (int64_t j = 0; j < visible_here; ++j) weights[j] *= a.scale;
+  if (mask_row != nullptr) {
+    for (int64_t j = 0; j < visible_here; ++j) weights[j] += mask_row[j];
   }
+  for (int64_t j = visible_here; j < n_keys; ++j) weights[j] = kMinusInfinity;
+  const float block_max = max_of(weights, n_keys);
   if (block_max == kMinusInfinity) {  // every key of the block masked for this row
     std::memset(weights, 0, static_cast<size_t>(n_keys) * sizeof(float));
     rescale[r] = 1.0f;
@@ -222,12 +235,8 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   }
   const float new_max = std::max(state.max[r], block_max);
   rescale[r] = std::exp(state.max[r] - new_max);  // 0 for the first visible block
-  float sum = 0.0f;
-  for (int64_t j = 0; j < n_keys; ++j) {
-    weights[j] = exp_nonpositive(weights[j] - new_max);
-    sum += weights[j];
-  }
-  state.sum[r] = state.sum[r] * rescale[r] + sum;
+  for (int64_t j = 0; j < n_keys; ++j) weights[j] = exp_nonpositive(weights[j] - new_max);
+  state.sum[r] = state.sum[r] * rescale[r] + sum_of(weights, n_keys);
   state.max[r] = new_max;
 }
 
@@ -252,15 +261,13 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
       softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,
                     sc.rescale);
     }
-    transpose_values(a, kv_head, first_key, n_keys, sc);
-    a.float_gemm(n_keys, sc.values_t, kKeysPerBlock * sizeof(float), d, sc.weights,
-                 kKeysPerBlock * sizeof(float), rows, sc.block_out, static_cast<size_t>(d));
     for (int64_t r = 0; r < rows; ++r) {
-      float* out = state.outputs + r * d;
-      const float* add = sc.block_out + r * d;
       const float shrink = sc.rescale[r];
-      for (int64_t i = 0; i < d; ++i) out[i] = out[i] * shrink + add[i];
+      if (shrink == 1.0f) continue;
+      float* out = state.outputs + r * d;
+      for (int64_t i = 0; i < d; ++i) out[i] *= shrink;
     }
+    add_weighted_values(a, kv_head, first_key, n_keys, rows, sc, state.outputs);
   }
 }
 
@@ -301,7 +308,8 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
                     node.params.i[0] != 0, s, k_kernels, kernels_for(k_kernels.dot_partner).from_float,
-                    kernels_for(node.src[2]->type).to_float, kernels_for(GgmlType::F32).gemm, layout};
+                    kernels_for(node.src[2]->type).to_float, kernels_for(node.src[2]->type).weighted_sum,
+                    kernels_for(GgmlType::F32).weighted_sum, layout};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   const Scratch sc(own, layout);

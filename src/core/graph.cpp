@@ -211,8 +211,10 @@ Tensor* Graph::scale(Tensor* a, float s) {
   return t;
 }
 
-Tensor* Graph::rms_norm(Tensor* a, float eps) {
-  Tensor* t = element_wise(Op::RmsNorm, a, nullptr);
+Tensor* Graph::rms_norm(Tensor* a, float eps, Tensor* weight) {
+  require(weight == nullptr || (weight->ne[0] == a->ne[0] && weight->row_count() == 1 && weight->nb[0] == sizeof(float)),
+          "rms_norm: weight must be one contiguous row as long as a's rows");
+  Tensor* t = element_wise(Op::RmsNorm, a, weight);
   t->params.f[0] = eps;
   return t;
 }

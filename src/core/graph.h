@@ -83,7 +83,10 @@ class Graph {
   Tensor* add(Tensor* a, Tensor* b);  // b is repeated to a's shape
   Tensor* mul(Tensor* a, Tensor* b);  // b is repeated to a's shape
   Tensor* scale(Tensor* a, float s);
-  Tensor* rms_norm(Tensor* a, float eps);
+  // With `weight` (F32 [a->ne[0]], contiguous) each normalised row is also
+  // multiplied by it element-wise: the usual norm-then-scale of a decoder in
+  // one pass (one node, so one thread barrier fewer per norm).
+  Tensor* rms_norm(Tensor* a, float eps, Tensor* weight = nullptr);
   Tensor* norm(Tensor* a, float eps);  // layer norm without the affine part
   // a [head_dim, n_head, n_tokens], positions I32 [n_tokens]. freq_factors
   // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs) divide each pair's theta.

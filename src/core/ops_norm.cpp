@@ -10,6 +10,7 @@ namespace peak::core {
 void compute_rms_norm(const ComputeParams& params, Tensor& node) {
   const Tensor& a = *node.src[0];
   const float eps = node.params.f[0];
+  const auto* weight = node.src[1] != nullptr ? reinterpret_cast<const float*>(node.src[1]->data) : nullptr;
   const int64_t n = node.ne[0];
   for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
     const StridedRow x = source_row(a, r);
@@ -17,7 +18,11 @@ void compute_rms_norm(const ComputeParams& params, Tensor& node) {
     for (int64_t i = 0; i < n; ++i) sum_of_squares += static_cast<double>(x[i]) * x[i];
     const auto inverse_rms =
         static_cast<float>(1.0 / std::sqrt(sum_of_squares / static_cast<double>(n) + eps));
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms;
+    if (weight == nullptr) {
+      for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms;
+    } else {
+      for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms * weight[i];
+    }
   });
 }
 

@@ -13,7 +13,7 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
 
 Tensor* DecoderBuilder::embed() { return g.get_rows(w.token_embd, inputs_.tokens); }
 
-Tensor* DecoderBuilder::norm(Tensor* x, Tensor* weight) { return g.mul(g.rms_norm(x, hp.rms_eps), weight); }
+Tensor* DecoderBuilder::norm(Tensor* x, Tensor* weight) { return g.rms_norm(x, hp.rms_eps, weight); }
 
 Tensor* DecoderBuilder::project_heads(Tensor* x, Tensor* weight, Tensor* bias, Tensor* head_norm, int64_t n_heads) {
   Tensor* y = g.mul_mat(weight, x);  // [n_heads * d, n_tokens]

@@ -198,6 +198,16 @@ TEST(CoreOps, RmsNormOnOddShapesAndViews) {
                        reference_rms_norm(rows, 1e-6), kFloatOps);
 }
 
+TEST(CoreOps, RmsNormWithWeightScalesEveryRow) {
+  Leaves leaves;
+  Tensor* a = leaves.random(GgmlType::F32, {131, 4, 3}, -3.0f, 3.0f);
+  Tensor* weight = leaves.random(GgmlType::F32, {131}, 0.5f, 2.0f);
+  Dense expected = reference_rms_norm(read_dense(*a), 1e-5);
+  const Dense dw = read_dense(*weight);
+  for (size_t i = 0; i < expected.values.size(); ++i) expected.values[i] *= dw.values[i % 131];
+  expect_graph_matches([&](Graph& g) { return g.rms_norm(a, 1e-5f, weight); }, expected, kFloatOps);
+}
+
 Dense reference_soft_max(const Dense& a, const Dense* mask, double scale) {
   Dense out = same_shape(a);
   for (int64_t i3 = 0; i3 < a.ne[3]; ++i3)

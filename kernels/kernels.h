@@ -49,7 +49,7 @@ struct TypeKernels {
   GgmlType dot_partner = GgmlType::F32;  // activations are converted to this type
   VecDotFn vec_dot = nullptr;
   GemmFn gemm = nullptr;               // null: fall back to vec_dot per pair
-  WeightedSumFn weighted_sum = nullptr;  // float types (F32, F16) only
+  WeightedSumFn weighted_sum = nullptr;  // the KV cache types: F32, F16, Q8_0, Q4_0
 };
 
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);

@@ -12,6 +12,26 @@
 namespace peak {
 namespace scalar {
 
+// WeightedSumFn from a block dequantizer: each block of each row is turned into
+// floats once per output row and added, weighted. Precondition: n is a
+// multiple of kBlockElems.
+template <typename Block, int kBlockElems, void (*ToFloat)(const void*, float*, int64_t)>
+void weighted_sum_blocks(int64_t n, const void* rows, size_t row_stride, int64_t n_rows, const float* w,
+                         size_t w_stride, int64_t n_out, float* out, size_t out_stride) {
+  float values[kBlockElems];
+  for (int64_t o = 0; o < n_out; ++o) {
+    float* dst = out + static_cast<size_t>(o) * out_stride;
+    for (int64_t j = 0; j < n_rows; ++j) {
+      const float weight = w[static_cast<size_t>(o) * w_stride + static_cast<size_t>(j)];
+      const auto* blocks = reinterpret_cast<const Block*>(static_cast<const char*>(rows) + static_cast<size_t>(j) * row_stride);
+      for (int64_t b = 0; b < n / kBlockElems; ++b) {
+        ToFloat(&blocks[b], values, kBlockElems);
+        for (int k = 0; k < kBlockElems; ++k) dst[b * kBlockElems + k] += weight * values[k];
+      }
+    }
+  }
+}
+
 template <typename T>
 const T* row_at(const void* base, size_t stride, int64_t row) {
   return reinterpret_cast<const T*>(static_cast<const uint8_t*>(base) + static_cast<size_t>(row) * stride);

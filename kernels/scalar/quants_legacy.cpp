@@ -247,6 +247,9 @@ void install_legacy_quants(KernelTable& t) {
   t[GgmlType::Q5_1] = legacy<BlockQ5_1, BlockQ8_1, dot_q5_1_q8_1>(q5_1_to_float, q5_1_from_float, GgmlType::Q8_1);
   t[GgmlType::Q8_0] = legacy<BlockQ8_0, BlockQ8_0, dot_q8_0_q8_0>(q8_0_to_float, q8_0_from_float, GgmlType::Q8_0);
   t[GgmlType::Q8_1] = legacy<BlockQ8_1, BlockQ8_1, dot_q8_1_q8_1>(q8_1_to_float, q8_1_from_float, GgmlType::Q8_1);
+  // The KV cache types' weighted sums (attention's values).
+  t[GgmlType::Q4_0].weighted_sum = weighted_sum_blocks<BlockQ4_0, kQK, q4_0_to_float>;
+  t[GgmlType::Q8_0].weighted_sum = weighted_sum_blocks<BlockQ8_0, kQK, q8_0_to_float>;
 }
 
 }  // namespace scalar

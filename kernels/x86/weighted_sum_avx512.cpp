@@ -1,7 +1,8 @@
-// WeightedSumFn for F32 and F16 rows on 512-bit vectors: a tile of 4 output
-// rows x 64 columns keeps 16 accumulators in registers.
+// WeightedSumFn for F32, F16, Q8_0 and Q4_0 rows on 512-bit vectors: a tile
+// of 4 output rows x 64 columns keeps 16 accumulators in registers.
 #include <immintrin.h>
 
+#include "kernels/blocks.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 
@@ -13,12 +14,22 @@ struct Vec512 {
   static constexpr int kWidth = 16;
   static constexpr int kTileCols = 4;
   static Reg splat(float x) { return _mm512_set1_ps(x); }
+  static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  static Reg fma(Reg a, Reg b, Reg acc) { return _mm512_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
   static Reg load(const uint16_t* p) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
   }
-  static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
-  static Reg fma(Reg a, Reg b, Reg acc) { return _mm512_fmadd_ps(a, b, acc); }
+  static Reg load(const int8_t* p) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  static Reg load_nibbles(const uint8_t* p, int shift) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i nibbles = _mm_and_si128(_mm_srl_epi16(bytes, _mm_cvtsi32_si128(shift)), _mm_set1_epi8(0x0f));
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(nibbles));
+  }
+  static float half(uint16_t h) { return _cvtsh_ss(h); }
 };
 
 #include "kernels/weighted_sum.inc"

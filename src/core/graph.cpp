@@ -304,8 +304,9 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float sc
   require(k->ne[0] == head_dim && v->same_shape(*k) && k->ne[3] == 1,
           "attention: k and v must be [head_dim, n_head_kv, n_kv]");
   require(k->has_dense_rows() && v->has_dense_rows(), "attention: k and v rows must be dense");
-  require(has_dot_kernels(k->type) && kernels_for(v->type).to_float != nullptr,
-          "attention: no kernels for the k or v type");
+  require(has_dot_kernels(k->type), "attention: no kernels for the k type");
+  require(kernels_for(v->type).weighted_sum != nullptr && head_dim % type_block_elements(v->type) == 0,
+          "attention: v must be F32, F16, Q8_0 or Q4_0 with whole blocks per row");
   require(head_dim % type_block_elements(kernels_for(k->type).dot_partner) == 0,
           "attention: head_dim must be a multiple of the block size of k's dot partner");
   require(n_head_kv > 0 && n_head % n_head_kv == 0, "attention: n_head must be a multiple of n_head_kv");

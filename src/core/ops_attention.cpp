@@ -12,9 +12,8 @@
 //   [R][keys] scores of a block: integer dots on the best SIMD path, each K row
 //   reused across the R queries.
 // - Values: the kernels' weighted sum adds P [R][keys] x V [keys][head_dim] to
-//   the tile's accumulators, each V element loaded once per 4 query rows; F16
-//   and F32 rows are read where they are, quantized V rows are dequantized once
-//   per tile into a float block first.
+//   the tile's accumulators straight from the cache rows (F32, F16, Q8_0 or
+//   Q4_0), each V element loaded and converted once per 4 query rows.
 // - Softmax: per query row a running max and sum; a block rescales the row's
 //   accumulator once when its maximum grows.
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
@@ -81,13 +80,11 @@ TileState tile_state_at(char* memory, const AttentionShape& s) {
 }
 
 // Work memory per thread: [queries in K's partner type, R rows][P: R x block
-// floats][dequantized V: block x head_dim floats][row rescale factors][a tile
-// state]; then, when keys are split, one tile state per (unit, chunk) for the
-// merge.
+// floats][row rescale factors][a tile state]; then, when keys are split, one
+// tile state per (unit, chunk) for the merge.
 struct AttentionWork {
   size_t query_row_bytes;
   size_t weights_offset;
-  size_t values_offset;
   size_t rescale_offset;
   size_t state_offset;
   size_t per_thread_bytes;
@@ -103,8 +100,7 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
   w.query_row_bytes = round_up_to_cache_line(
       static_cast<size_t>(s.head_dim / type_block_elements(partner)) * type_block_bytes(partner));
   w.weights_offset = w.query_row_bytes * static_cast<size_t>(s.tile_rows);
-  w.values_offset = w.weights_offset + floats(s.tile_rows * kKeysPerBlock);
-  w.rescale_offset = w.values_offset + floats(kKeysPerBlock * s.head_dim);
+  w.rescale_offset = w.weights_offset + floats(s.tile_rows * kKeysPerBlock);
   w.state_offset = w.rescale_offset + floats(s.tile_rows);
   w.per_thread_bytes = w.state_offset + tile_state_bytes(s);
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
@@ -166,9 +162,7 @@ struct Attention {
   const AttentionShape& s;
   const TypeKernels& k_kernels;
   RowFromFloatFn query_to_partner;
-  RowToFloatFn value_to_float;
-  WeightedSumFn value_sum;  // of V's type; null when V rows are quantized
-  WeightedSumFn float_sum;
+  WeightedSumFn value_sum;
   const AttentionWork& layout;
 
   // Keys [0, visible(token)) are visible to query token `token`.
@@ -178,12 +172,10 @@ struct Attention {
 struct Scratch {
   char* queries;      // [R] rows in K's partner type, layout.query_row_bytes apart
   float* weights;     // [R][kKeysPerBlock]: scores, then softmax weights
-  float* values;      // [kKeysPerBlock][head_dim]: quantized V rows as floats
   float* rescale;     // [R]
 
   Scratch(char* base, const AttentionWork& w)
       : queries(base), weights(reinterpret_cast<float*>(base + w.weights_offset)),
-        values(reinterpret_cast<float*>(base + w.values_offset)),
         rescale(reinterpret_cast<float*>(base + w.rescale_offset)) {}
 };
 
@@ -196,20 +188,6 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
         a.q.row_ptr(kv_head * a.s.group + r % a.s.group, first_token + r / a.s.group));
     a.query_to_partner(query, sc.queries + static_cast<size_t>(r) * a.layout.query_row_bytes, a.s.head_dim);
   }
-}
-
-// outputs[r] += sum_j weights[r][j] * V[first_key + j] over the block's keys.
-void add_weighted_values(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, int64_t rows,
-                         const Scratch& sc, float* outputs) {
-  const int64_t d = a.s.head_dim;
-  if (a.value_sum != nullptr) {
-    a.value_sum(d, a.v.row_ptr(kv_head, first_key), a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows, outputs,
-                static_cast<size_t>(d));
-    return;
-  }
-  for (int64_t j = 0; j < n_keys; ++j) a.value_to_float(a.v.row_ptr(kv_head, first_key + j), sc.values + j * d, d);
-  a.float_sum(d, sc.values, static_cast<size_t>(d) * sizeof(float), n_keys, sc.weights, kKeysPerBlock, rows,
-              outputs, static_cast<size_t>(d));
 }
 
 // Turns row r's scores of keys [first_key, first_key + n_keys) into softmax
@@ -267,7 +245,9 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
       float* out = state.outputs + r * d;
       for (int64_t i = 0; i < d; ++i) out[i] *= shrink;
     }
-    add_weighted_values(a, kv_head, first_key, n_keys, rows, sc, state.outputs);
+    // outputs[r] += sum_j weights[r][j] * V[first_key + j]
+    a.value_sum(d, a.v.row_ptr(kv_head, first_key), a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows,
+                state.outputs, static_cast<size_t>(d));
   }
 }
 
@@ -308,8 +288,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
                     node.params.i[0] != 0, s, k_kernels, kernels_for(k_kernels.dot_partner).from_float,
-                    kernels_for(node.src[2]->type).to_float, kernels_for(node.src[2]->type).weighted_sum,
-                    kernels_for(GgmlType::F32).weighted_sum, layout};
+                    kernels_for(node.src[2]->type).weighted_sum, layout};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   const Scratch sc(own, layout);

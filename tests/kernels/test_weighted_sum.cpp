@@ -1,15 +1,16 @@
 // The weighted sum of rows (attention's softmax weights times value rows): the
 // scalar reference against a double-precision sum, and every SIMD path against
-// the scalar reference, for F32 and F16 rows, on shapes that leave partial
-// register tiles (rows not a multiple of 4, columns not of any vector width)
-// and strides wider than the data.
+// the scalar reference, for the KV cache types (F32, F16, Q8_0, Q4_0), on
+// shapes that leave partial register tiles (rows not a multiple of 4, columns
+// not a multiple of the widest tile, and for the float types not of any vector
+// width) and strides wider than the data.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "kernel_test_util.h"
-#include "kernels/float16.h"
 
 namespace peak {
 namespace {
@@ -20,9 +21,20 @@ using testing_util::random_floats;
 struct Shape {
   int64_t n, n_rows, n_out;
 };
-constexpr Shape kShapes[] = {{1, 1, 1}, {7, 3, 2}, {16, 5, 4}, {64, 37, 9}, {100, 8, 5}, {128, 128, 32}, {133, 17, 7}};
+constexpr Shape kFloatShapes[] = {{1, 1, 1},     {7, 3, 2},   {16, 5, 4},      {64, 37, 9},
+                                  {100, 8, 5}, {128, 128, 32}, {133, 17, 7}};
+constexpr Shape kBlockShapes[] = {{32, 1, 1}, {32, 3, 5}, {96, 37, 9}, {128, 128, 32}, {160, 17, 7}};
 
-// Rows of `n` elements of `type` (F32 or F16), `row_stride` bytes apart.
+std::vector<Shape> shapes_for(GgmlType type) {
+  if (type == GgmlType::F32 || type == GgmlType::F16) return {std::begin(kFloatShapes), std::end(kFloatShapes)};
+  return {std::begin(kBlockShapes), std::end(kBlockShapes)};
+}
+
+size_t row_bytes(GgmlType type, int64_t n) {
+  return static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(type), static_cast<uint64_t>(n)));
+}
+
+// Rows of `n` elements of `type`, `row_stride` bytes apart.
 std::vector<uint8_t> make_rows(GgmlType type, const Shape& s, size_t row_stride, uint32_t seed) {
   const std::vector<float> values = random_floats(static_cast<size_t>(s.n * s.n_rows), seed);
   std::vector<uint8_t> rows(row_stride * static_cast<size_t>(s.n_rows));
@@ -32,9 +44,11 @@ std::vector<uint8_t> make_rows(GgmlType type, const Shape& s, size_t row_stride,
   return rows;
 }
 
-float element_at(GgmlType type, const uint8_t* row, int64_t i) {
-  if (type == GgmlType::F32) return reinterpret_cast<const float*>(row)[i];
-  return fp16_to_fp32(reinterpret_cast<const uint16_t*>(row)[i]);
+// Row j dequantized by the scalar reference.
+std::vector<float> row_values(GgmlType type, const uint8_t* row, int64_t n) {
+  std::vector<float> values(static_cast<size_t>(n));
+  kernels_for_isa(type, Isa::Scalar).to_float(row, values.data(), n);
+  return values;
 }
 
 struct Problem {
@@ -44,7 +58,7 @@ struct Problem {
   std::vector<float> weights, initial_out;
 
   Problem(GgmlType type, const Shape& shape, uint32_t seed)
-      : s(shape), row_stride(static_cast<size_t>(shape.n + 3) * (type == GgmlType::F32 ? 4 : 2)),
+      : s(shape), row_stride(row_bytes(type, shape.n) + 6),
         w_stride(static_cast<size_t>(shape.n_rows + 2)), out_stride(static_cast<size_t>(shape.n + 5)),
         rows(make_rows(type, shape, row_stride, seed)),
         weights(random_floats(w_stride * static_cast<size_t>(shape.n_out), seed + 1)),
@@ -61,9 +75,13 @@ class WeightedSum : public ::testing::TestWithParam<GgmlType> {};
 
 TEST_P(WeightedSum, ScalarMatchesDoublePrecisionSum) {
   const GgmlType type = GetParam();
-  for (const Shape& shape : kShapes) {
+  for (const Shape& shape : shapes_for(type)) {
     const Problem p(type, shape, 11);
     const std::vector<float> got = p.run(kernels_for_isa(type, Isa::Scalar).weighted_sum);
+    std::vector<std::vector<float>> values;
+    for (int64_t j = 0; j < shape.n_rows; ++j) {
+      values.push_back(row_values(type, p.rows.data() + static_cast<size_t>(j) * p.row_stride, shape.n));
+    }
     for (int64_t o = 0; o < shape.n_out; ++o) {
       for (int64_t i = 0; i < static_cast<int64_t>(p.out_stride); ++i) {
         const size_t at = static_cast<size_t>(o) * p.out_stride + static_cast<size_t>(i);
@@ -71,7 +89,7 @@ TEST_P(WeightedSum, ScalarMatchesDoublePrecisionSum) {
         if (i < shape.n) {  // columns past n are padding and must stay untouched
           for (int64_t j = 0; j < shape.n_rows; ++j) {
             want += static_cast<double>(p.weights[static_cast<size_t>(o) * p.w_stride + static_cast<size_t>(j)]) *
-                    element_at(type, p.rows.data() + static_cast<size_t>(j) * p.row_stride, i);
+                    values[static_cast<size_t>(j)][static_cast<size_t>(i)];
           }
         }
         ASSERT_NEAR(got[at], want, 1e-4 * (1.0 + std::abs(want))) << "row " << o << " column " << i;
@@ -85,7 +103,7 @@ TEST_P(WeightedSum, EveryPathMatchesScalar) {
   for (Isa isa : available_isas()) {
     const WeightedSumFn fn = kernels_for_isa(type, isa).weighted_sum;
     ASSERT_NE(fn, nullptr) << isa_name(isa);
-    for (const Shape& shape : kShapes) {
+    for (const Shape& shape : shapes_for(type)) {
       const Problem p(type, shape, 21);
       const std::vector<float> want = p.run(kernels_for_isa(type, Isa::Scalar).weighted_sum);
       const std::vector<float> got = p.run(fn);
@@ -101,7 +119,8 @@ std::string type_name(const ::testing::TestParamInfo<GgmlType>& p) {
   return ggml_type_name(static_cast<uint32_t>(p.param));
 }
 
-INSTANTIATE_TEST_SUITE_P(FloatRows, WeightedSum, ::testing::Values(GgmlType::F32, GgmlType::F16), type_name);
+INSTANTIATE_TEST_SUITE_P(CacheTypes, WeightedSum,
+                         ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0), type_name);
 
 }  // namespace
 }  // namespace peak

@@ -34,6 +34,7 @@ void install_path(Isa isa, KernelTable& table) {
     case Isa::Avx2:
       install_avx2_kernels(table);
       install_avx2_weighted_sums(table);
+      install_avx2_conversions(table);
       break;
     case Isa::AvxVnni:
       install_avxvnni_kernels(table);
@@ -47,6 +48,7 @@ void install_path(Isa isa, KernelTable& table) {
     case Isa::Neon:
       install_neon_kernels(table);
       install_neon_weighted_sums(table);
+      install_neon_conversions(table);
       break;
     case Isa::Dotprod:
       install_dotprod_kernels(table);

@@ -28,6 +28,7 @@ void install_scalar_kernels(KernelTable& table);
 #if defined(__x86_64__) || defined(_M_X64)
 void install_avx2_kernels(KernelTable& table);
 void install_avx2_weighted_sums(KernelTable& table);    // x86/weighted_sum_avx2.cpp
+void install_avx2_conversions(KernelTable& table);      // x86/convert_avx2.cpp
 void install_avxvnni_kernels(KernelTable& table);
 void install_avx512_kernels(KernelTable& table);
 void install_avx512_weighted_sums(KernelTable& table);  // x86/weighted_sum_avx512.cpp
@@ -35,6 +36,7 @@ void install_avx512_weighted_sums(KernelTable& table);  // x86/weighted_sum_avx5
 #if defined(__aarch64__)
 void install_neon_kernels(KernelTable& table);
 void install_neon_weighted_sums(KernelTable& table);    // arm/weighted_sum_neon.cpp
+void install_neon_conversions(KernelTable& table);      // arm/convert_neon.cpp
 void install_dotprod_kernels(KernelTable& table);
 void install_i8mm_kernels(KernelTable& table);
 #endif

@@ -172,5 +172,33 @@ TEST_P(KernelPaths, RandomBlockBytesMatchScalar) {
 
 INSTANTIATE_TEST_SUITE_P(AllTypesAllPaths, KernelPaths, ::testing::ValuesIn(all_cases()), case_name);
 
+// Half conversions where rounding is delicate: ties to even, subnormals,
+// the largest finite half, overflow to infinity and signed zero, in the
+// vector body (the first 16 values) and the scalar tail.
+TEST(KernelPathsF16, EdgeValuesConvertLikeScalar) {
+  const float tie_up = 1.0f + 3.0f / 2048.0f;  // halfway between two halves, rounds up to even
+  const float tie_down = 1.0f + 1.0f / 2048.0f;
+  const std::vector<float> x = {tie_up,  tie_down, -tie_up, 6.0e-8f, 2.9e-8f,   3.0e-8f, 1.0e-5f, -6.1e-5f,
+                                65504.0f, 65519.0f, 65520.0f, 1.0e6f, -1.0e6f, 0.0f,    -0.0f,   3.14159f,
+                                tie_up,  65520.0f, 2.9e-8f};
+  const int64_t n = static_cast<int64_t>(x.size());
+  const TypeKernels& ref = kernels_for_isa(GgmlType::F16, Isa::Scalar);
+  std::vector<uint16_t> want(x.size());
+  ref.from_float(x.data(), want.data(), n);
+  EXPECT_EQ(want[0], fp32_to_fp16(1.0f + 4.0f / 2048.0f));
+  EXPECT_EQ(want[1], fp32_to_fp16(1.0f));
+  EXPECT_EQ(want[10], 0x7c00u);
+  for (Isa isa : available_isas()) {
+    const TypeKernels& path = kernels_for_isa(GgmlType::F16, isa);
+    std::vector<uint16_t> got(x.size());
+    path.from_float(x.data(), got.data(), n);
+    EXPECT_EQ(got, want) << isa_name(isa);
+    std::vector<float> back(x.size()), back_ref(x.size());
+    path.to_float(want.data(), back.data(), n);
+    ref.to_float(want.data(), back_ref.data(), n);
+    EXPECT_EQ(std::memcmp(back.data(), back_ref.data(), back.size() * sizeof(float)), 0) << isa_name(isa);
+  }
+}
+
 }  // namespace
 }  // namespace peak

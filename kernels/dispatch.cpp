@@ -33,7 +33,7 @@ void install_path(Isa isa, KernelTable& table) {
 #if defined(__x86_64__) || defined(_M_X64)
     case Isa::Avx2:
       install_avx2_kernels(table);
-      install_avx2_weighted_sums(table);
+      install_avx2_attention_kernels(table);
       install_avx2_conversions(table);
       break;
     case Isa::AvxVnni:
@@ -41,13 +41,13 @@ void install_path(Isa isa, KernelTable& table) {
       break;
     case Isa::Avx512:
       install_avx512_kernels(table);
-      install_avx512_weighted_sums(table);
+      install_avx512_attention_kernels(table);
       break;
 #endif
 #if defined(__aarch64__)
     case Isa::Neon:
       install_neon_kernels(table);
-      install_neon_weighted_sums(table);
+      install_neon_attention_kernels(table);
       install_neon_conversions(table);
       break;
     case Isa::Dotprod:
@@ -112,6 +112,7 @@ void install_scalar_kernels(KernelTable& table) {
   scalar::install_legacy_quants(table);
   scalar::install_k_quants(table);
   scalar::install_iq4_quants(table);
+  table.floats.exp_sum = scalar::exp_sum;
 }
 
 const char* isa_name(Isa isa) {
@@ -183,6 +184,10 @@ const TypeKernels& kernels_for_isa(GgmlType type, Isa isa) {
 }
 
 const TypeKernels& kernels_for(GgmlType type) { return kernels_for_isa(type, active_isa()); }
+
+const FloatKernels& float_kernels_for_isa(Isa isa) { return table_for(isa).floats; }
+
+const FloatKernels& float_kernels() { return float_kernels_for_isa(active_isa()); }
 
 Isa kernel_path_for(GgmlType type, Isa isa) {
   const uint32_t id = static_cast<uint32_t>(type);

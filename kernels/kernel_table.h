@@ -10,6 +10,7 @@ namespace peak {
 
 struct KernelTable {
   TypeKernels types[kGgmlTypeIdCount];
+  FloatKernels floats;
   Isa dot_path[kGgmlTypeIdCount] = {};  // path that provides vec_dot, per type
 
   // Defined out of line (dispatch.cpp, baseline flags): an inline member used
@@ -27,15 +28,15 @@ struct KernelTable {
 void install_scalar_kernels(KernelTable& table);
 #if defined(__x86_64__) || defined(_M_X64)
 void install_avx2_kernels(KernelTable& table);
-void install_avx2_weighted_sums(KernelTable& table);    // x86/weighted_sum_avx2.cpp
+void install_avx2_attention_kernels(KernelTable& table);    // x86/attention_avx2.cpp
 void install_avx2_conversions(KernelTable& table);      // x86/convert_avx2.cpp
 void install_avxvnni_kernels(KernelTable& table);
 void install_avx512_kernels(KernelTable& table);
-void install_avx512_weighted_sums(KernelTable& table);  // x86/weighted_sum_avx512.cpp
+void install_avx512_attention_kernels(KernelTable& table);  // x86/attention_avx512.cpp
 #endif
 #if defined(__aarch64__)
 void install_neon_kernels(KernelTable& table);
-void install_neon_weighted_sums(KernelTable& table);    // arm/weighted_sum_neon.cpp
+void install_neon_attention_kernels(KernelTable& table);    // arm/attention_neon.cpp
 void install_neon_conversions(KernelTable& table);      // arm/convert_neon.cpp
 void install_dotprod_kernels(KernelTable& table);
 void install_i8mm_kernels(KernelTable& table);

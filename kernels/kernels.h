@@ -39,6 +39,10 @@ using GemmFn = void (*)(int64_t n, const void* x, size_t x_stride, int64_t n_row
 using WeightedSumFn = void (*)(int64_t n, const void* rows, size_t row_stride, int64_t n_rows,
                                const float* w, size_t w_stride, int64_t n_out, float* out, size_t out_stride);
 
+// Softmax numerators in place: x[i] = e^(x[i] - max) for n values with
+// x[i] <= max (or -inf, which gives 0); returns the sum of the results.
+using ExpSumFn = float (*)(float* x, int64_t n, float max);
+
 // Preconditions of every kernel: n is a multiple of the type's block size (the
 // caller validated tensor shapes), pointers cover the rows they describe, and
 // partner rows were produced by the partner type's from_float (Q8 codes in
@@ -55,5 +59,12 @@ struct TypeKernels {
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);
 // never null, but its members are null for types without kernels.
 const TypeKernels& kernels_for(GgmlType type);
+
+// Float kernels that belong to no weight type (attention's softmax); every
+// member is set on every path.
+struct FloatKernels {
+  ExpSumFn exp_sum = nullptr;
+};
+const FloatKernels& float_kernels();
 
 }  // namespace peak

@@ -28,7 +28,7 @@ void compute_op(const ComputeParams& params, Tensor& node) {
 
 size_t op_work_size(const Tensor& node, int n_threads) {
   switch (node.op) {
-    case Op::MulMat: return mul_mat_work_size(node);
+    case Op::MulMat: return mul_mat_work_size(node, n_threads);
     case Op::Rope: return rope_work_size(node, n_threads);
     case Op::Attention: return attention_work_size(node, n_threads);
     default: return 0;

@@ -15,7 +15,8 @@
 //   the tile's accumulators straight from the cache rows (F32, F16, Q8_0 or
 //   Q4_0), each V element loaded and converted once per 4 query rows.
 // - Softmax: per query row a running max and sum; a block rescales the row's
-//   accumulator once when its maximum grows.
+//   accumulator once when its maximum grows; the exponentials come from the
+//   kernels' vectorised exp.
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
 // the causal triangle (later tiles see more keys). When there are fewer tasks
 // than threads (decode with few kv heads) the keys are split into chunks too;
@@ -110,29 +111,6 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
   return w;
 }
 
-// e^x for x <= 0 (softmax weights after subtracting the row maximum); 0 below
-// the float range and for -inf (masked keys). Relative error about 2e-7.
-// Written as plain arithmetic so loops over it vectorize on every target.
-inline float exp_nonpositive(float x) {
-  const float clamped = x < -87.0f ? -87.0f : x;
-  // x = n ln2 + r with |r| <= ln2 / 2, e^x = 2^n e^r. Adding and removing
-  // 1.5 * 2^23 rounds to the nearest integer (no floor(), which SSE2 lacks).
-  constexpr float kRound = 12582912.0f;
-  const float n = (clamped * 1.44269504f + kRound) - kRound;
-  const float r = clamped - n * 0.693145752f - n * 1.42860677e-6f;
-  float p = 1.98756912e-4f;  // minimax polynomial of e^r on [-ln2/2, ln2/2]
-  p = p * r + 1.39819994e-3f;
-  p = p * r + 8.33345205e-3f;
-  p = p * r + 4.16657962e-2f;
-  p = p * r + 1.66666657e-1f;
-  p = p * r + 5.0e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return x < -87.0f ? 0.0f : p * scale;
-}
-
 float max_of(const float* x, int64_t n) {
   float m[4] = {kMinusInfinity, kMinusInfinity, kMinusInfinity, kMinusInfinity};
   int64_t j = 0;
@@ -140,15 +118,6 @@ float max_of(const float* x, int64_t n) {
     for (int k = 0; k < 4; ++k) m[k] = std::max(m[k], x[j + k]);
   for (; j < n; ++j) m[0] = std::max(m[0], x[j]);
   return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
-}
-
-float sum_of(const float* x, int64_t n) {
-  float s[4] = {};
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k) s[k] += x[j + k];
-  for (; j < n; ++j) s[0] += x[j];
-  return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 // The inputs of one attention node and the per-thread scratch views.
@@ -163,6 +132,7 @@ struct Attention {
   const TypeKernels& k_kernels;
   RowFromFloatFn query_to_partner;
   WeightedSumFn value_sum;
+  ExpSumFn exp_sum;
   const AttentionWork& layout;
 
   // Keys [0, visible(token)) are visible to query token `token`.
@@ -198,8 +168,8 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   const auto* mask_row =
       a.mask != nullptr ? reinterpret_cast<const float*>(a.mask->row_ptr(token)) + first_key : nullptr;
   const int64_t visible_here = std::max<int64_t>(0, std::min(n_keys, a.visible(token) - first_key));
-  // Separate loops without a carried float dependency vectorize; the max and
-  // the sum keep four partial results for the same reason.
+  // Separate loops without a carried float dependency vectorize; the max keeps
+  // four partial results for the same reason.
   for (int64_t j = 0; j < visible_here; ++j) weights[j] *= a.scale;
   if (mask_row != nullptr) {
     for (int64_t j = 0; j < visible_here; ++j) weights[j] += mask_row[j];
@@ -213,8 +183,7 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   }
   const float new_max = std::max(state.max[r], block_max);
   rescale[r] = std::exp(state.max[r] - new_max);  // 0 for the first visible block
-  for (int64_t j = 0; j < n_keys; ++j) weights[j] = exp_nonpositive(weights[j] - new_max);
-  state.sum[r] = state.sum[r] * rescale[r] + sum_of(weights, n_keys);
+  state.sum[r] = state.sum[r] * rescale[r] + a.exp_sum(weights, n_keys, new_max);
   state.max[r] = new_max;
 }
 
@@ -288,7 +257,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
                     node.params.i[0] != 0, s, k_kernels, kernels_for(k_kernels.dot_partner).from_float,
-                    kernels_for(node.src[2]->type).weighted_sum, layout};
+                    kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum, layout};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   const Scratch sc(own, layout);

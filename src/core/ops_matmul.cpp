@@ -29,6 +29,12 @@ void compute_get_rows(const ComputeParams& params, Tensor& node) {
 namespace {
 
 constexpr int64_t kWeightRowGranule = 16;  // the widest row packing of the kernels
+// Up to this many activation rows (decode), every thread converts all of them
+// into its own scratch: a few microseconds of duplicated work instead of a
+// barrier between converting and multiplying.
+constexpr int64_t kPrivateConversionRows = 4;
+
+bool converts_privately(const Tensor& node) { return node.src[1]->row_count() <= kPrivateConversionRows; }
 
 // The activations' partner type, or F32 when they are used as they are.
 size_t converted_row_bytes(const Tensor& node) {
@@ -38,18 +44,24 @@ size_t converted_row_bytes(const Tensor& node) {
   return static_cast<size_t>(w.ne[0] / type_block_elements(partner)) * type_block_bytes(partner);
 }
 
+// Bytes of one copy of the converted activations.
+size_t converted_bytes(const Tensor& node) {
+  return round_up_to_cache_line(converted_row_bytes(node) * static_cast<size_t>(node.src[1]->row_count()));
+}
+
 }  // namespace
 
-size_t mul_mat_work_size(const Tensor& node) {
-  return converted_row_bytes(node) * static_cast<size_t>(node.src[1]->row_count());
+size_t mul_mat_work_size(const Tensor& node, int n_threads) {
+  return converted_bytes(node) * static_cast<size_t>(converts_privately(node) ? n_threads : 1);
 }
 
 // node F32 [n, m, c2, c3] = w [k, n, b2, b3] · x F32 [k, m, c2, c3], w batches
 // repeated over x's. Phase 1 converts every row of x to w's dot partner once (so
-// each weight row is dotted against ready-made partner rows); phase 2 splits the
-// weight rows across threads, in multiples of 16 rows, and calls gemm (also for
-// one column: the kernels then stream several weight rows per activation load),
-// or vec_dot per pair for types without gemm.
+// each weight row is dotted against ready-made partner rows), shared between the
+// threads, or by each thread for itself when there are only a few rows; phase 2
+// splits the weight rows across threads, in multiples of 16 rows, and calls gemm
+// (also for one column: the kernels then stream several weight rows per
+// activation load), or vec_dot per pair for types without gemm.
 void compute_mul_mat(const ComputeParams& params, Tensor& node) {
   const Tensor& w = *node.src[0];
   const Tensor& x = *node.src[1];
@@ -58,17 +70,20 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
   const int64_t m = x.ne[1];
   const size_t partner_row_bytes = converted_row_bytes(node);
   const bool convert = partner_row_bytes != 0;
-  char* converted = static_cast<char*>(params.work);  // [partner rows of k, m * c2 * c3]
+  const bool privately = converts_privately(node);
+  // [partner rows of k, m * c2 * c3], one copy per thread when converted privately
+  char* converted = static_cast<char*>(params.work) +
+                    (privately ? converted_bytes(node) * static_cast<size_t>(params.thread_index) : 0);
 
   if (convert) {
     const RowFromFloatFn from_float = kernels_for(kernels.dot_partner).from_float;
-    const Range rows = thread_share(x.row_count(), params);
+    const Range rows = privately ? Range{0, x.row_count()} : thread_share(x.row_count(), params);
     for (int64_t row = rows.begin; row < rows.end; ++row) {
       const RowIndex r = unflatten_row(x, row);
       from_float(reinterpret_cast<const float*>(x.row_ptr(r.i1, r.i2, r.i3)),
                  converted + static_cast<size_t>(row) * partner_row_bytes, k);
     }
-    params.barrier();
+    if (!privately) params.barrier();
   }
 
   const int64_t repeat2 = x.ne[2] / w.ne[2];

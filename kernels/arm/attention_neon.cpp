@@ -1,10 +1,12 @@
-// WeightedSumFn for F32, F16, Q8_0 and Q4_0 rows on 128-bit NEON vectors (armv8-a): a tile
-// of 4 output rows x 16 columns keeps 16 accumulators in registers.
+// Attention's float kernels on 128-bit NEON vectors (armv8-a): the weighted
+// sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows x 16
+// columns keeps 16 accumulators in registers) and the softmax numerators.
 #include <arm_neon.h>
 
 #include <cstring>
 
 #include "kernels/blocks.h"
+#include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 
@@ -16,7 +18,10 @@ struct Vec128 {
   static constexpr int kWidth = 4;
   static constexpr int kTileCols = 4;
   static Reg splat(float x) { return vdupq_n_f32(x); }
+  static Reg add(Reg a, Reg b) { return vaddq_f32(a, b); }
+  static Reg sub(Reg a, Reg b) { return vsubq_f32(a, b); }
   static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
+  static Reg max(Reg a, Reg b) { return vmaxq_f32(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return vfmaq_f32(acc, a, b); }
   static Reg load(const float* p) { return vld1q_f32(p); }
   static void store(float* p, Reg v) { vst1q_f32(p, v); }
@@ -36,12 +41,23 @@ struct Vec128 {
     return vcvtq_f32_u32(vmovl_u16(vget_low_u16(vmovl_u8(bytes))));
   }
   static float half(uint16_t h) { return fp16_to_fp32(h); }
+  static Reg pow2(Reg n) {
+    return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23));
+  }
+  static Reg zero_below(Reg v, Reg x, float limit) {
+    return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), vcgeq_f32(x, vdupq_n_f32(limit))));
+  }
+  static float sum(Reg v) { return vaddvq_f32(v); }
 };
 
+#include "kernels/softmax_exp.inc"
 #include "kernels/weighted_sum.inc"
 
 }  // namespace
 
-void install_neon_weighted_sums(KernelTable& table) { install_weighted_sums<Vec128>(table); }
+void install_neon_attention_kernels(KernelTable& table) {
+  install_weighted_sums<Vec128>(table);
+  table.floats.exp_sum = exp_sum<Vec128>;
+}
 
 }  // namespace peak

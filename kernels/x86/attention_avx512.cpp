@@ -1,8 +1,10 @@
-// WeightedSumFn for F32, F16, Q8_0 and Q4_0 rows on 512-bit vectors: a tile
-// of 4 output rows x 64 columns keeps 16 accumulators in registers.
+// Attention's float kernels on 512-bit vectors: the weighted sum of F32, F16,
+// Q8_0 and Q4_0 value rows (a tile of 4 output rows x 64 columns keeps 16
+// accumulators in registers) and the softmax numerators.
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
+#include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 
@@ -14,7 +16,10 @@ struct Vec512 {
   static constexpr int kWidth = 16;
   static constexpr int kTileCols = 4;
   static Reg splat(float x) { return _mm512_set1_ps(x); }
+  static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return _mm512_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
@@ -30,12 +35,23 @@ struct Vec512 {
     return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(nibbles));
   }
   static float half(uint16_t h) { return _cvtsh_ss(h); }
+  static Reg pow2(Reg n) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
+  }
+  static Reg zero_below(Reg v, Reg x, float limit) {
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(limit), _CMP_GE_OQ), v);
+  }
+  static float sum(Reg v) { return _mm512_reduce_add_ps(v); }
 };
 
+#include "kernels/softmax_exp.inc"
 #include "kernels/weighted_sum.inc"
 
 }  // namespace
 
-void install_avx512_weighted_sums(KernelTable& table) { install_weighted_sums<Vec512>(table); }
+void install_avx512_attention_kernels(KernelTable& table) {
+  install_weighted_sums<Vec512>(table);
+  table.floats.exp_sum = exp_sum<Vec512>;
+}
 
 }  // namespace peak

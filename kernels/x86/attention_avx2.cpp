@@ -1,8 +1,10 @@
-// WeightedSumFn for F32, F16, Q8_0 and Q4_0 rows on 256-bit vectors (AVX2 + FMA + F16C):
-// a tile of 4 output rows x 16 columns keeps 8 accumulators in registers.
+// Attention's float kernels on 256-bit vectors (AVX2 + FMA + F16C): the
+// weighted sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows
+// x 16 columns keeps 8 accumulators in registers) and the softmax numerators.
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
+#include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 
@@ -14,7 +16,10 @@ struct Vec256 {
   static constexpr int kWidth = 8;
   static constexpr int kTileCols = 2;
   static Reg splat(float x) { return _mm256_set1_ps(x); }
+  static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
+  static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
+  static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return _mm256_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
@@ -28,12 +33,27 @@ struct Vec256 {
     return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(nibbles));
   }
   static float half(uint16_t h) { return _cvtsh_ss(h); }
+  static Reg pow2(Reg n) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+  }
+  static Reg zero_below(Reg v, Reg x, float limit) {
+    return _mm256_and_ps(v, _mm256_cmp_ps(x, _mm256_set1_ps(limit), _CMP_GE_OQ));
+  }
+  static float sum(Reg v) {
+    const __m128 quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    const __m128 pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
+    return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
+  }
 };
 
+#include "kernels/softmax_exp.inc"
 #include "kernels/weighted_sum.inc"
 
 }  // namespace
 
-void install_avx2_weighted_sums(KernelTable& table) { install_weighted_sums<Vec256>(table); }
+void install_avx2_attention_kernels(KernelTable& table) {
+  install_weighted_sums<Vec256>(table);
+  table.floats.exp_sum = exp_sum<Vec256>;
+}
 
 }  // namespace peak

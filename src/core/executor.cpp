@@ -37,22 +37,46 @@ class NodeClock {
   std::chrono::steady_clock::time_point start_;
 };
 
+// Cheap element-wise nodes this small (one token's norms, rope, residual adds
+// and cache writes during decode) run on thread 0 alone: splitting them saves
+// less than the barrier costs, and a run of such nodes then needs no barrier
+// between its members, only one after the run. Ops with exp/tanh and the
+// matrix ops (which synchronise inside) are always split.
+constexpr int64_t kSoloElements = 4096;
+
+bool runs_solo(const Tensor& node) {
+  switch (node.op) {
+    case Op::GetRows: case Op::Add: case Op::Mul: case Op::Scale: case Op::RmsNorm: case Op::Norm:
+    case Op::Rope: case Op::Copy: case Op::Concat:
+      return node.element_count() <= kSoloElements;
+    default:
+      return false;
+  }
+}
+
 void run_nodes(void* context, int thread_index, int n_threads) {
   const auto& run = *static_cast<const GraphRun*>(context);
   const ComputeParams params{thread_index, n_threads, run.work->data, run.work->size, run.pool};
+  const ComputeParams solo_params{0, 1, run.work->data, run.work->size, run.pool};
   const std::vector<Tensor*>& nodes = run.graph->nodes();
   const bool timing = run.times && thread_index == 0;
   NodeClock clock(run.times);
   bool pending_barrier = false;
+  bool previous_solo = false;
   for (Tensor* node : nodes) {
     if (node->op == Op::View) continue;  // shares its source's memory: nothing to do
+    const bool solo = runs_solo(*node);
     if (pending_barrier) {
-      params.barrier();
+      // Thread 0 ran the previous solo node itself: nothing to wait for.
+      if (!(solo && previous_solo)) params.barrier();
       if (timing) clock.stop();
     }
-    if (timing) clock.start(node->op);
-    compute_op(params, *node);
+    if (!solo || thread_index == 0) {
+      if (timing) clock.start(node->op);
+      compute_op(solo ? solo_params : params, *node);
+    }
     pending_barrier = true;
+    previous_solo = solo;
   }
   if (run.times && pending_barrier) {  // the last node's end, only needed when timing
     params.barrier();

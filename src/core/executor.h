@@ -1,6 +1,8 @@
 // Runs an allocated graph on the thread pool: every thread walks the node list,
 // computes its share of each node (rows or blocks), and waits at a barrier before
-// the next node, since nodes depend on the results of earlier ones.
+// the next node, since nodes depend on the results of earlier ones. Small cheap
+// element-wise nodes run on thread 0 alone, with no barrier between consecutive
+// ones (see runs_solo in executor.cpp).
 #pragma once
 
 #include "core/graph.h"

@@ -12,7 +12,8 @@
 //                                of 4096 floats; counter: input GB/s
 //
 // Shapes: 2048x2048, 2048x8192 and 8192x2048 (K x N) as in a 1-2B model's
-// attention and FFN, plus gemv on 8192x16384 (larger than L3) for Q4_0/Q8_0.
+// attention and FFN, plus gemv on 8192x16384 (larger than L3) for Q4_0, Q8_0,
+// Q4_K and Q6_K.
 #include <benchmark/benchmark.h>
 
 #if defined(__x86_64__)
@@ -187,7 +188,7 @@ int register_all() {
       for (const Shape& s : shapes) add_gemv(t, isa, s);
     }
   }
-  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) add_gemv(t, best, {8192, 16384});
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) add_gemv(t, best, {8192, 16384});
   for (GgmlType t : others) add_gemv(t, best, {2048, 8192});
   for (GgmlType t : priority) {
     for (Isa isa : paths) {

@@ -7,7 +7,8 @@
 //                                row; counters: weight GB/s streamed, GOP/s
 //   vec_dot_rows/<type>/...      the same product as N vec_dot calls
 //   gemm/<type>/<path>/<K>x<N>/512  prefill: 512 activation rows through GemmFn;
-//                                counter: GOP/s (2 * K * N * 512 per iteration)
+//                                counter: GOP/s (2 * K * N * 512 per iteration);
+//                                also on 8192x16384 for Q4_0/Q8_0 (best path)
 //   quantize/<type>/<path>       activation quantization (from_float) of 512 rows
 //                                of 4096 floats; counter: input GB/s
 //
@@ -197,6 +198,9 @@ int register_all() {
     }
   }
   for (GgmlType t : others) add_gemm(t, best, {2048, 2048});
+  // The same matrix as the DRAM-bound GEMV: GEMM against GEMV where the GEMV
+  // has to stream from memory.
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) add_gemm(t, best, {8192, 16384});
   for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_K}) {
     for (Isa isa : paths) {
       const std::string name = "quantize/" + type_name(t) + "/" + isa_name(isa);

@@ -3,7 +3,8 @@
 // empty context; tg generates N tokens one at a time from an empty context.
 // Each test runs once to warm up, then R times; t/s is reported as mean ± sd.
 // For tg it also reports the weight bytes streamed per second and that as a
-// share of the machine's read bandwidth, probed in the same run.
+// share of the machine's read bandwidth, probed right before that test (on a
+// shared machine the bandwidth on offer drifts within minutes).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -183,16 +184,20 @@ std::string model_label(const std::string& path) {
 
 void print_results(const std::vector<Result>& results, const std::string& format) {
   if (format == "md") {
-    std::printf("| model | type | size | params | threads | test | t/s | weights GB/s | %% of probe |\n");
-    std::printf("|---|---|---:|---:|---:|---|---:|---:|---:|\n");
+    std::printf("| model | type | size | params | threads | test | t/s | weights GB/s | probe GB/s | %% of probe |\n");
+    std::printf("|---|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
     for (const Result& r : results) {
       const std::string test = r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt) : "tg" + std::to_string(r.n_gen);
       std::printf("| %s | %s | %s | %.2f M | %d | %s | %.2f ± %.2f |", r.model.c_str(), r.type.c_str(),
                   human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, test.c_str(), r.mean, r.sd);
       if (r.n_gen > 0) {
-        std::printf(" %.1f | %s |\n", r.gbps, r.probe > 0 ? (std::to_string(static_cast<int>(100 * r.gbps / r.probe + 0.5)) + "%").c_str() : "-");
+        if (r.probe > 0) {
+          std::printf(" %.1f | %.1f | %d%% |\n", r.gbps, r.probe, static_cast<int>(100 * r.gbps / r.probe + 0.5));
+        } else {
+          std::printf(" %.1f | - | - |\n", r.gbps);
+        }
       } else {
-        std::printf(" - | - |\n");
+        std::printf(" - | - | - |\n");
       }
     }
   } else if (format == "csv") {
@@ -230,14 +235,12 @@ int run_bench(int argc, char** argv) {
       print_help();
       return 0;
     }
-    std::map<int, double> probe;  // per thread count
-    if (o.probe) {
-      for (int t : o.threads) {
-        probe[t] = probe_read_bandwidth(size_t{1} << 30, t, 5);
-        std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
-                     t == 1 ? "" : "s", probe[t]);
-      }
-    }
+    const auto probe_now = [](int t) {
+      const double gbps = probe_read_bandwidth(size_t{1} << 30, t, 5);
+      std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
+                   t == 1 ? "" : "s", gbps);
+      return gbps;
+    };
     const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
     const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
     std::vector<Result> results;
@@ -254,12 +257,13 @@ int run_bench(int argc, char** argv) {
         check_status(peak_context_set_threads(m.context.get(), t));
         auto run = [&](int n_prompt, int n_gen) {
           if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
+          const double probe = n_gen > 0 && o.probe ? probe_now(t) : 0;
           const std::vector<double> rates = time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions);
           Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
           mean_sd(rates, &r.mean, &r.sd);
           if (n_gen > 0) {
             r.gbps = static_cast<double>(m.info.decode_bytes_per_token) * r.mean / 1e9;
-            r.probe = o.probe ? probe[t] : 0;
+            r.probe = probe;
           }
           if (o.profile) {
             print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");

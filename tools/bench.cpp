@@ -3,8 +3,10 @@
 // empty context; tg generates N tokens one at a time from an empty context.
 // Each test runs once to warm up, then R times; t/s is reported as mean ± sd.
 // For tg it also reports the weight bytes streamed per second and that as a
-// share of the machine's read bandwidth, probed right before that test (on a
-// shared machine the bandwidth on offer drifts within minutes).
+// share of the machine's read bandwidth, probed right before each timed
+// repetition: on a shared machine the bandwidth on offer drifts within
+// seconds, so each repetition is compared with its own probe and the shares
+// are averaged.
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -43,7 +46,8 @@ struct Result {
   uint64_t size = 0, params = 0;
   int threads = 0, n_prompt = 0, n_gen = 0;
   double mean = 0, sd = 0;      // tokens per second
-  double gbps = 0, probe = 0;   // tg only: weights streamed, probed bandwidth
+  double gbps = 0, probe = 0;   // tg only: weights streamed, mean probed bandwidth
+  double share = 0;             // tg only: mean over repetitions of streamed / probed
 };
 
 void print_help() {
@@ -157,13 +161,17 @@ void print_profile(peak_context* ctx, const char* test) {
 }
 
 // Runs one test `runs` + 1 times (the first is a warm-up); returns tokens/s per run.
-std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, int n_vocab, int runs) {
+// Tokens/s of each timed run (after one warm-up run); `before_run`, when set,
+// is called right before each timed run.
+std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, int n_vocab, int runs,
+                              const std::function<void()>& before_run) {
   std::vector<int32_t> tokens(static_cast<size_t>(std::max(n_prompt, 1)));
   uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
   for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % static_cast<uint32_t>(n_vocab));
   std::vector<double> rates;
   for (int run = 0; run <= runs; ++run) {
     check_status(peak_kv_clear(ctx));
+    if (run > 0 && before_run) before_run();
     const auto start = std::chrono::steady_clock::now();
     if (n_prompt > 0) {
       check_status(peak_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
@@ -192,7 +200,7 @@ void print_results(const std::vector<Result>& results, const std::string& format
                   human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, test.c_str(), r.mean, r.sd);
       if (r.n_gen > 0) {
         if (r.probe > 0) {
-          std::printf(" %.1f | %.1f | %d%% |\n", r.gbps, r.probe, static_cast<int>(100 * r.gbps / r.probe + 0.5));
+          std::printf(" %.1f | %.1f | %d%% |\n", r.gbps, r.probe, static_cast<int>(100 * r.share + 0.5));
         } else {
           std::printf(" %.1f | - | - |\n", r.gbps);
         }
@@ -201,11 +209,11 @@ void print_results(const std::vector<Result>& results, const std::string& format
       }
     }
   } else if (format == "csv") {
-    std::printf("model_filename,model_type,model_size,model_n_params,n_threads,n_prompt,n_gen,avg_ts,stddev_ts,weights_gbps,probe_gbps\n");
+    std::printf("model_filename,model_type,model_size,model_n_params,n_threads,n_prompt,n_gen,avg_ts,stddev_ts,weights_gbps,probe_gbps,probe_share\n");
     for (const Result& r : results) {
-      std::printf("%s,%s,%llu,%llu,%d,%d,%d,%.4f,%.4f,%.3f,%.3f\n", r.model.c_str(), r.type.c_str(),
+      std::printf("%s,%s,%llu,%llu,%d,%d,%d,%.4f,%.4f,%.3f,%.3f,%.3f\n", r.model.c_str(), r.type.c_str(),
                   static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.params), r.threads,
-                  r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps, r.probe);
+                  r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps, r.probe, r.share);
     }
   } else {
     std::printf("[\n");
@@ -213,10 +221,10 @@ void print_results(const std::vector<Result>& results, const std::string& format
       const Result& r = results[i];
       std::printf("  {\"model_filename\": %s, \"model_type\": %s, \"model_size\": %llu, \"model_n_params\": %llu, "
                   "\"n_threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"avg_ts\": %.4f, \"stddev_ts\": %.4f, "
-                  "\"weights_gbps\": %.3f, \"probe_gbps\": %.3f}%s\n",
+                  "\"weights_gbps\": %.3f, \"probe_gbps\": %.3f, \"probe_share\": %.3f}%s\n",
                   json_string(r.model).c_str(), json_string(r.type).c_str(), static_cast<unsigned long long>(r.size),
                   static_cast<unsigned long long>(r.params), r.threads, r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps,
-                  r.probe, i + 1 < results.size() ? "," : "");
+                  r.probe, r.share, i + 1 < results.size() ? "," : "");
     }
     std::printf("]\n");
   }
@@ -257,13 +265,20 @@ int run_bench(int argc, char** argv) {
         check_status(peak_context_set_threads(m.context.get(), t));
         auto run = [&](int n_prompt, int n_gen) {
           if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
-          const double probe = n_gen > 0 && o.probe ? probe_now(t) : 0;
-          const std::vector<double> rates = time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions);
+          std::vector<double> probes;
+          std::function<void()> probe_before;
+          if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
+          const std::vector<double> rates =
+              time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
           Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
           mean_sd(rates, &r.mean, &r.sd);
           if (n_gen > 0) {
-            r.gbps = static_cast<double>(m.info.decode_bytes_per_token) * r.mean / 1e9;
-            r.probe = probe;
+            const auto bytes = static_cast<double>(m.info.decode_bytes_per_token);
+            r.gbps = bytes * r.mean / 1e9;
+            for (size_t i = 0; i < probes.size(); ++i) {
+              r.probe += probes[i] / static_cast<double>(probes.size());
+              r.share += bytes * rates[i] / 1e9 / probes[i] / static_cast<double>(probes.size());
+            }
           }
           if (o.profile) {
             print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");

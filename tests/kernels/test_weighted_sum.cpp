@@ -58,7 +58,7 @@ struct Problem {
   std::vector<float> weights, initial_out;
 
   Problem(GgmlType type, const Shape& shape, uint32_t seed)
-      : s(shape), row_stride(row_bytes(type, shape.n) + 6),
+      : s(shape), row_stride(row_bytes(type, shape.n) + 8),  // padded, element alignment kept
         w_stride(static_cast<size_t>(shape.n_rows + 2)), out_stride(static_cast<size_t>(shape.n + 5)),
         rows(make_rows(type, shape, row_stride, seed)),
         weights(random_floats(w_stride * static_cast<size_t>(shape.n_out), seed + 1)),

@@ -39,22 +39,6 @@ void bf16_from_float(const float* src, void* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) h[i] = fp32_to_bf16(src[i]);
 }
 
-// Reference weighted sum (see WeightedSumFn): one output element at a time.
-template <typename T, float (*ToFloat)(T)>
-void weighted_sum(int64_t n, const void* rows, size_t row_stride, int64_t n_rows, const float* w,
-                  size_t w_stride, int64_t n_out, float* out, size_t out_stride) {
-  for (int64_t o = 0; o < n_out; ++o) {
-    const float* weights = w + static_cast<size_t>(o) * w_stride;
-    float* dst = out + static_cast<size_t>(o) * out_stride;
-    for (int64_t j = 0; j < n_rows; ++j) {
-      const T* row = reinterpret_cast<const T*>(static_cast<const char*>(rows) + static_cast<size_t>(j) * row_stride);
-      for (int64_t i = 0; i < n; ++i) dst[i] += weights[j] * ToFloat(row[i]);
-    }
-  }
-}
-
-float f32_value(float x) { return x; }
-
 float dot_f32(const float& x, const float& y) { return x * y; }
 float dot_f16(const uint16_t& x, const uint16_t& y) { return fp16_to_fp32(x) * fp16_to_fp32(y); }
 float dot_bf16(const uint16_t& x, const float& y) { return bf16_to_fp32(x) * y; }
@@ -64,10 +48,11 @@ float dot_bf16(const uint16_t& x, const float& y) { return bf16_to_fp32(x) * y; 
 void install_float_types(KernelTable& table) {
   table[GgmlType::F32] = {f32_to_float, f32_from_float, GgmlType::F32,
                           vec_dot_blocks<float, float, 1, dot_f32>,
-                          gemm_blocks<float, float, 1, dot_f32>, weighted_sum<float, f32_value>};
+                          gemm_blocks<float, float, 1, dot_f32>, weighted_sum_blocks<float, 1, f32_to_float>};
   table[GgmlType::F16] = {f16_to_float, f16_from_float, GgmlType::F16,
                           vec_dot_blocks<uint16_t, uint16_t, 1, dot_f16>,
-                          gemm_blocks<uint16_t, uint16_t, 1, dot_f16>, weighted_sum<uint16_t, fp16_to_fp32>};
+                          gemm_blocks<uint16_t, uint16_t, 1, dot_f16>,
+                          weighted_sum_blocks<uint16_t, 1, f16_to_float>};
   table[GgmlType::BF16] = {bf16_to_float, bf16_from_float, GgmlType::F32,
                            vec_dot_blocks<uint16_t, float, 1, dot_bf16>,
                            gemm_blocks<uint16_t, float, 1, dot_bf16>};

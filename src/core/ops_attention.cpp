@@ -120,7 +120,7 @@ float max_of(const float* x, int64_t n) {
   return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
 }
 
-// The inputs of one attention node and the per-thread scratch views.
+// The inputs of one attention node and the kernels that read them.
 struct Attention {
   const Tensor& q;
   const Tensor& k;
@@ -169,7 +169,7 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
       a.mask != nullptr ? reinterpret_cast<const float*>(a.mask->row_ptr(token)) + first_key : nullptr;
   const int64_t visible_here = std::max<int64_t>(0, std::min(n_keys, a.visible(token) - first_key));
   // Separate loops without a carried float dependency vectorize; the max keeps
-  // four partial results for the same reason.
+  // four independent partial results.
   for (int64_t j = 0; j < visible_here; ++j) weights[j] *= a.scale;
   if (mask_row != nullptr) {
     for (int64_t j = 0; j < visible_here; ++j) weights[j] += mask_row[j];

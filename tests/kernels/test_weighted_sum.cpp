@@ -17,6 +17,7 @@ namespace {
 
 using testing_util::available_isas;
 using testing_util::random_floats;
+using testing_util::row_bytes;
 
 struct Shape {
   int64_t n, n_rows, n_out;
@@ -28,10 +29,6 @@ constexpr Shape kBlockShapes[] = {{32, 1, 1}, {32, 3, 5}, {96, 37, 9}, {128, 128
 std::vector<Shape> shapes_for(GgmlType type) {
   if (type == GgmlType::F32 || type == GgmlType::F16) return {std::begin(kFloatShapes), std::end(kFloatShapes)};
   return {std::begin(kBlockShapes), std::end(kBlockShapes)};
-}
-
-size_t row_bytes(GgmlType type, int64_t n) {
-  return static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(type), static_cast<uint64_t>(n)));
 }
 
 // Rows of `n` elements of `type`, `row_stride` bytes apart.

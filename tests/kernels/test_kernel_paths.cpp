@@ -117,6 +117,34 @@ TEST_P(KernelPaths, VecDotAndGemmMatchScalar) {
   }
 }
 
+// A prefill-sized product: 300 weight rows cross the 256-row panels of the
+// row-packed gemms with a partial 16-row tile, 133 activation rows cross their
+// 128-row groups with a partial tile, and 37 blocks cross a 32-block chunk.
+// Every product in a sample that includes all boundary rows is checked.
+TEST_P(KernelPaths, GemmAcrossPanelsAndGroupsMatchesScalar) {
+  const GgmlType t = GetParam().type;
+  const GgmlType partner = ref().dot_partner;
+  const uint32_t block = ggml_type_traits(static_cast<uint32_t>(t))->block_elems;
+  const int64_t n = block == 256 ? 256 * 5 : 32 * 37, rows_x = 300, rows_y = 133;
+  const std::vector<uint8_t> x = quantize_rows(t, random_floats(static_cast<size_t>(n * rows_x), 61), n, rows_x);
+  const std::vector<uint8_t> y = quantize_rows(partner, random_floats(static_cast<size_t>(n * rows_y), 62), n, rows_y);
+  const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
+  std::vector<float> gemm(static_cast<size_t>(rows_x * rows_y), -1.0f);
+  path().gemm(n, x.data(), xs, rows_x, y.data(), ys, rows_y, gemm.data(), static_cast<size_t>(rows_x));
+  const auto boundary = [](int64_t r, int64_t edge) { return r % edge == 0 || r % edge == edge - 1; };
+  std::vector<float> want, got;
+  for (int64_t ry = 0; ry < rows_y; ++ry) {
+    for (int64_t rx = 0; rx < rows_x; ++rx) {
+      if ((rx + ry) % 7 != 0 && !boundary(rx, 16) && !boundary(ry, 128) && ry != rows_y - 1 && rx != rows_x - 1) continue;
+      float dot = 0.0f;
+      ref().vec_dot(n, &dot, x.data() + rx * static_cast<int64_t>(xs), y.data() + ry * static_cast<int64_t>(ys));
+      want.push_back(dot);
+      got.push_back(gemm[static_cast<size_t>(ry * rows_x + rx)]);
+    }
+  }
+  EXPECT_LT(nmse(got, want), 1e-9) << want.size() << " products";
+}
+
 // Byte offsets of the fp16 scale fields inside one block of each weight type
 // (from the layouts in kernels/blocks.h); every other byte may hold anything.
 std::vector<size_t> half_fields(GgmlType t) {

@@ -54,6 +54,56 @@ bool runs_solo(const Tensor& node) {
   }
 }
 
+// Decode matmuls that read the same activations (q, k and v; gate and up) do not
+// need each other's results, so threads may run them back to back and meet only
+// before a node that does: one barrier instead of three. A node may join the
+// nodes started since the last barrier when all of them are matmuls whose
+// scratch is per thread and no memory one writes is memory another reads or
+// writes (the graph allocator reuses buffers, so addresses are compared, not
+// tensors). Every thread takes the same decisions from the same graph.
+constexpr int kMaxUnsyncedNodes = 4;
+
+struct ByteRange {
+  const char* begin;
+  const char* end;
+  bool overlaps(const ByteRange& other) const { return begin < other.end && other.begin < end; }
+};
+
+ByteRange bytes_of(const Tensor& t) {
+  const char* begin = static_cast<const char*>(t.data);
+  return {begin, begin + t.byte_size()};
+}
+
+bool writes_into_reads_of(const Tensor& writer, const Tensor& reader) {
+  const ByteRange written = bytes_of(writer);
+  if (written.overlaps(bytes_of(reader))) return true;
+  for (const Tensor* src : reader.src) {
+    if (src != nullptr && written.overlaps(bytes_of(*src))) return true;
+  }
+  return false;
+}
+
+class UnsyncedNodes {
+ public:
+  bool may_join(const Tensor& node) const {
+    if (count_ == 0 || count_ == kMaxUnsyncedNodes || !runs_without_shared_scratch(node)) return false;
+    for (int i = 0; i < count_; ++i) {
+      if (!runs_without_shared_scratch(*nodes_[i])) return false;
+      if (writes_into_reads_of(*nodes_[i], node) || writes_into_reads_of(node, *nodes_[i])) return false;
+    }
+    return true;
+  }
+  void add(const Tensor* node) { nodes_[count_++] = node; }
+  void clear() { count_ = 0; }
+
+ private:
+  static bool runs_without_shared_scratch(const Tensor& node) {
+    return node.op == Op::MulMat && converts_privately(node);
+  }
+  const Tensor* nodes_[kMaxUnsyncedNodes] = {};
+  int count_ = 0;
+};
+
 void run_nodes(void* context, int thread_index, int n_threads) {
   const auto& run = *static_cast<const GraphRun*>(context);
   const ComputeParams params{thread_index, n_threads, run.work->data, run.work->size, run.pool};
@@ -63,13 +113,22 @@ void run_nodes(void* context, int thread_index, int n_threads) {
   NodeClock clock(run.times);
   bool pending_barrier = false;
   bool previous_solo = false;
+  UnsyncedNodes unsynced;  // since the last barrier; profiling keeps one barrier per node
   for (Tensor* node : nodes) {
     if (node->op == Op::View) continue;  // shares its source's memory: nothing to do
     const bool solo = runs_solo(*node);
     if (pending_barrier) {
-      // Thread 0 ran the previous solo node itself: nothing to wait for.
-      if (!(solo && previous_solo)) params.barrier();
-      if (timing) clock.stop();
+      if (!run.times && !solo && !previous_solo && unsynced.may_join(*node)) {
+        unsynced.add(node);
+      } else {
+        // Thread 0 ran the previous solo node itself: nothing to wait for.
+        if (!(solo && previous_solo)) params.barrier();
+        if (timing) clock.stop();
+        unsynced.clear();
+        unsynced.add(node);
+      }
+    } else {
+      unsynced.add(node);
     }
     if (!solo || thread_index == 0) {
       if (timing) clock.start(node->op);

@@ -95,6 +95,9 @@ void for_each_own_row(const ComputeParams& params, const Tensor& node, Fn&& fn) 
 void compute_get_rows(const ComputeParams& params, Tensor& node);     // ops_matmul.cpp
 void compute_mul_mat(const ComputeParams& params, Tensor& node);      // ops_matmul.cpp
 size_t mul_mat_work_size(const Tensor& node, int n_threads);
+// Whether each thread converts the activations into its own scratch (no barrier
+// inside the node, no scratch shared with other threads).
+bool converts_privately(const Tensor& node);
 void compute_element_wise(const ComputeParams& params, Tensor& node); // ops_elementwise.cpp
 void compute_concat(const ComputeParams& params, Tensor& node);       // ops_elementwise.cpp
 void compute_copy(const ComputeParams& params, Tensor& node);         // ops_copy.cpp

@@ -26,15 +26,16 @@ void compute_get_rows(const ComputeParams& params, Tensor& node) {
   }
 }
 
-namespace {
-
-constexpr int64_t kWeightRowGranule = 16;  // the widest row packing of the kernels
 // Up to this many activation rows (decode), every thread converts all of them
 // into its own scratch: a few microseconds of duplicated work instead of a
 // barrier between converting and multiplying.
 constexpr int64_t kPrivateConversionRows = 4;
 
 bool converts_privately(const Tensor& node) { return node.src[1]->row_count() <= kPrivateConversionRows; }
+
+namespace {
+
+constexpr int64_t kWeightRowGranule = 16;  // the widest row packing of the kernels
 
 // The activations' partner type, or F32 when they are used as they are.
 size_t converted_row_bytes(const Tensor& node) {
@@ -71,9 +72,14 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
   const size_t partner_row_bytes = converted_row_bytes(node);
   const bool convert = partner_row_bytes != 0;
   const bool privately = converts_privately(node);
-  // [partner rows of k, m * c2 * c3], one copy per thread when converted privately
+  // [partner rows of k, m * c2 * c3], one copy per thread when converted privately.
+  // Private copies sit in equal shares of the whole buffer, the same for every
+  // node: the executor lets a thread start the next independent matmul while
+  // another still reads its copy for this one, so a thread's share must not
+  // depend on the node (the buffer holds at least n_threads of any node's copy).
+  const size_t private_share = params.work_size / static_cast<size_t>(params.n_threads) / kCacheLine * kCacheLine;
   char* converted = static_cast<char*>(params.work) +
-                    (privately ? converted_bytes(node) * static_cast<size_t>(params.thread_index) : 0);
+                    (privately ? private_share * static_cast<size_t>(params.thread_index) : 0);
 
   if (convert) {
     const RowFromFloatFn from_float = kernels_for(kernels.dot_partner).from_float;

@@ -357,6 +357,46 @@ TEST(CoreExecutor, ProfilingCountsEveryComputedNodeOnce) {
   EXPECT_GT(times.seconds[static_cast<int>(Op::MulMat)], 0.0);
 }
 
+// Decode matmuls that share an input run without barriers between them; one
+// that reads another's result, or whose output reuses memory another still
+// reads, must wait. Repeated runs at 2-4 threads give exactly the one-thread
+// result (each row's dot is computed the same way whichever thread owns it).
+TEST(CoreExecutor, IndependentDecodeMatmulsMatchOneThread) {
+  Leaves leaves;
+  const int64_t k = 512, n = 1024;
+  Tensor* w_a = leaves.random(GgmlType::Q8_0, {k, n});
+  Tensor* w_b = leaves.random(GgmlType::Q4_0, {k, n});
+  Tensor* w_c = leaves.random(GgmlType::Q8_0, {n, k});
+  Tensor* w_d = leaves.random(GgmlType::Q4_K, {k, k});
+  Graph g(64);
+  Tensor* x = g.input(GgmlType::F32, {k, 1}, "x");
+  Tensor* a = g.mul_mat(w_a, x);  // independent of b
+  Tensor* b = g.mul_mat(w_b, x);
+  Tensor* c = g.mul_mat(w_c, a);  // reads a: waits
+  Tensor* d = g.mul_mat(w_d, x);  // independent of c, but may land in a's memory
+  Tensor* e = g.mul_mat(w_c, g.add(a, b));
+  Tensor* out = g.add(g.add(c, d), e);
+  g.output(out);
+  GraphAllocator allocator;
+  allocator.reserve(g, kMaxTestThreads);
+  // The input's memory is reused once it is read: filled before every run.
+  const auto compute = [&](int n_threads) {
+    auto* input = static_cast<float*>(x->data);
+    for (int64_t i = 0; i < k; ++i) input[i] = std::sin(0.37f * static_cast<float>(i));
+    compute_graph(g, test_pool(), n_threads, allocator.work_buffer());
+  };
+  compute(1);
+  const auto* values = static_cast<const float*>(out->data);
+  const std::vector<float> want(values, values + out->element_count());
+  for (int n_threads = 2; n_threads <= kMaxTestThreads; ++n_threads) {
+    for (int run = 0; run < 50; ++run) {
+      compute(n_threads);
+      const std::vector<float> got(values, values + out->element_count());
+      ASSERT_EQ(got, want) << n_threads << " threads, run " << run;
+    }
+  }
+}
+
 TEST(CoreExecutor, RefusesMoreThreadsThanThePoolOrTheReservedWorkMemory) {
   Graph g(16);
   g.output(silu_of_input(g, 8));

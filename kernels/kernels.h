@@ -54,6 +54,11 @@ struct TypeKernels {
   VecDotFn vec_dot = nullptr;
   GemmFn gemm = nullptr;               // null: fall back to vec_dot per pair
   WeightedSumFn weighted_sum = nullptr;  // the KV cache types: F32, F16, Q8_0, Q4_0
+  // F16 only: gemm against F32 rows. Attention keeps its queries in float for
+  // F16 keys: rounded to half, a query component that moves by one float ulp
+  // (another batch size sums the projections in another order) can jump a whole
+  // half ulp, which moved logits by up to 1e-2 between batch sizes.
+  GemmFn gemm_f32 = nullptr;
 };
 
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);

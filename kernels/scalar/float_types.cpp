@@ -42,6 +42,7 @@ void bf16_from_float(const float* src, void* dst, int64_t n) {
 float dot_f32(const float& x, const float& y) { return x * y; }
 float dot_f16(const uint16_t& x, const uint16_t& y) { return fp16_to_fp32(x) * fp16_to_fp32(y); }
 float dot_bf16(const uint16_t& x, const float& y) { return bf16_to_fp32(x) * y; }
+float dot_f16_f32(const uint16_t& x, const float& y) { return fp16_to_fp32(x) * y; }
 
 }  // namespace
 
@@ -53,6 +54,7 @@ void install_float_types(KernelTable& table) {
                           vec_dot_blocks<uint16_t, uint16_t, 1, dot_f16>,
                           gemm_blocks<uint16_t, uint16_t, 1, dot_f16>,
                           weighted_sum_blocks<uint16_t, 1, f16_to_float>};
+  table[GgmlType::F16].gemm_f32 = gemm_blocks<uint16_t, float, 1, dot_f16_f32>;
   table[GgmlType::BF16] = {bf16_to_float, bf16_from_float, GgmlType::F32,
                            vec_dot_blocks<uint16_t, float, 1, dot_bf16>,
                            gemm_blocks<uint16_t, float, 1, dot_bf16>};

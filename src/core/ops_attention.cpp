@@ -8,9 +8,10 @@
 // together, so each K and V row is read and converted once per tile instead of
 // once per query row.
 // - Scores: the tile's query rows are converted once to K's dot partner (Q8_0
-//   for Q8_0/Q4_0 keys, F16 for F16) and one call of the kernels' gemm gives the
-//   [R][keys] scores of a block: integer dots on the best SIMD path, each K row
-//   reused across the R queries.
+//   for Q8_0/Q4_0 keys; F16 and F32 keys take float queries, see
+//   TypeKernels::gemm_f32) and one call of the kernels' gemm gives the [R][keys]
+//   scores of a block: integer dots on the best SIMD path, each K row reused
+//   across the R queries.
 // - Values: the kernels' weighted sum adds P [R][keys] x V [keys][head_dim] to
 //   the tile's accumulators straight from the cache rows (F32, F16, Q8_0 or
 //   Q4_0), each V element loaded and converted once per 4 query rows.
@@ -80,7 +81,7 @@ TileState tile_state_at(char* memory, const AttentionShape& s) {
   return {outputs, outputs + values, outputs + values + s.tile_rows};
 }
 
-// Work memory per thread: [queries in K's partner type, R rows][P: R x block
+// Work memory per thread: [queries in query_type, R rows][P: R x block
 // floats][row rescale factors][a tile state]; then, when keys are split, one
 // tile state per (unit, chunk) for the merge.
 struct AttentionWork {
@@ -93,9 +94,15 @@ struct AttentionWork {
   size_t total_bytes;
 };
 
+// The type the queries take for K's score gemm: float when K's kernels can
+// multiply float rows, else K's dot partner.
+GgmlType query_type(const TypeKernels& k_kernels) {
+  return k_kernels.gemm_f32 != nullptr ? GgmlType::F32 : k_kernels.dot_partner;
+}
+
 AttentionWork attention_work(const Tensor& node, int n_threads) {
   const AttentionShape s(node);
-  const GgmlType partner = kernels_for(node.src[1]->type).dot_partner;
+  const GgmlType partner = query_type(kernels_for(node.src[1]->type));
   const auto floats = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(float)); };
   AttentionWork w{};
   w.query_row_bytes = round_up_to_cache_line(
@@ -129,7 +136,7 @@ struct Attention {
   float scale;
   bool causal;
   const AttentionShape& s;
-  const TypeKernels& k_kernels;
+  GemmFn score_gemm;  // K rows against query rows in query_type
   RowFromFloatFn query_to_partner;
   WeightedSumFn value_sum;
   ExpSumFn exp_sum;
@@ -140,7 +147,7 @@ struct Attention {
 };
 
 struct Scratch {
-  char* queries;      // [R] rows in K's partner type, layout.query_row_bytes apart
+  char* queries;      // [R] rows in query_type, layout.query_row_bytes apart
   float* weights;     // [R][kKeysPerBlock]: scores, then softmax weights
   float* rescale;     // [R]
 
@@ -150,7 +157,7 @@ struct Scratch {
 };
 
 // Converts the query rows of tile [first_token, first_token + rows / group) and
-// kv head `kv_head` to K's dot partner; row r is token first_token + r / group,
+// kv head `kv_head` to query_type; row r is token first_token + r / group,
 // query head kv_head * group + r % group.
 void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, const Scratch& sc) {
   for (int64_t r = 0; r < rows; ++r) {
@@ -202,7 +209,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
   for (int64_t first_key = begin; first_key < end; first_key += kKeysPerBlock) {
     const int64_t n_keys = std::min(kKeysPerBlock, end - first_key);
     const char* keys = a.k.row_ptr(kv_head, first_key);
-    a.k_kernels.gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
+    a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
                      kKeysPerBlock);
     for (int64_t r = 0; r < rows; ++r) {
       softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,
@@ -256,7 +263,8 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionWork layout = attention_work(node, params.n_threads);
   const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
-                    node.params.i[0] != 0, s, k_kernels, kernels_for(k_kernels.dot_partner).from_float,
+                    node.params.i[0] != 0, s, k_kernels.gemm_f32 != nullptr ? k_kernels.gemm_f32 : k_kernels.gemm,
+                    kernels_for(query_type(k_kernels)).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum, layout};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);

@@ -145,6 +145,34 @@ TEST_P(KernelPaths, GemmAcrossPanelsAndGroupsMatchesScalar) {
   EXPECT_LT(nmse(got, want), 1e-9) << want.size() << " products";
 }
 
+// F16 rows against F32 rows (attention's float queries against an F16 cache):
+// every path against a double-precision sum over the halves' exact values,
+// including head sizes below one vector and with vector tails.
+TEST(KernelPathsF16, GemmAgainstFloatRowsMatchesDoubleSums) {
+  for (Isa isa : available_isas()) {
+    const GemmFn gemm = kernels_for_isa(GgmlType::F16, isa).gemm_f32;
+    ASSERT_NE(gemm, nullptr) << isa_name(isa);
+    for (int64_t n : {8, 64, 128, 133}) {
+      const int64_t rows_x = 37, rows_y = 5;
+      const std::vector<float> xf = random_floats(static_cast<size_t>(n * rows_x), 71);
+      const std::vector<float> y = random_floats(static_cast<size_t>(n * rows_y), 72);
+      std::vector<uint16_t> x(xf.size());
+      for (size_t i = 0; i < x.size(); ++i) x[i] = fp32_to_fp16(xf[i]);
+      std::vector<float> got(static_cast<size_t>(rows_x * rows_y), -1.0f), want(got.size());
+      gemm(n, x.data(), static_cast<size_t>(n) * sizeof(uint16_t), rows_x, y.data(), static_cast<size_t>(n) * sizeof(float),
+           rows_y, got.data(), static_cast<size_t>(rows_x));
+      for (int64_t ry = 0; ry < rows_y; ++ry) {
+        for (int64_t rx = 0; rx < rows_x; ++rx) {
+          double sum = 0.0;
+          for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(fp16_to_fp32(x[static_cast<size_t>(rx * n + i)])) * y[static_cast<size_t>(ry * n + i)];
+          want[static_cast<size_t>(ry * rows_x + rx)] = static_cast<float>(sum);
+        }
+      }
+      EXPECT_LT(nmse(got, want), 1e-12) << isa_name(isa) << " n=" << n;
+    }
+  }
+}
+
 // Byte offsets of the fp16 scale fields inside one block of each weight type
 // (from the layouts in kernels/blocks.h); every other byte may hold anything.
 std::vector<size_t> half_fields(GgmlType t) {

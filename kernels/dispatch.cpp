@@ -113,6 +113,7 @@ void install_scalar_kernels(KernelTable& table) {
   scalar::install_k_quants(table);
   scalar::install_iq4_quants(table);
   table.floats.exp_sum = scalar::exp_sum;
+  table.floats.swiglu = scalar::swiglu;
 }
 
 const char* isa_name(Isa isa) {

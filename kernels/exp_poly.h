@@ -46,4 +46,11 @@ inline float exp_nonpositive_scalar(float x) {
   return x < kExpMin ? 0.0f : p * scale;
 }
 
+// silu(g) = g / (1 + e^-g) through e^-|g| (always in the polynomial's range):
+// g / (1 + t) for g >= 0, g t / (1 + t) below, with t = e^-|g|.
+inline float silu_scalar(float g) {
+  const float t = exp_nonpositive_scalar(g < 0.0f ? g : -g);
+  return g * (g >= 0.0f ? 1.0f : t) / (1.0f + t);
+}
+
 }  // namespace peak

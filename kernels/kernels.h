@@ -43,6 +43,10 @@ using WeightedSumFn = void (*)(int64_t n, const void* rows, size_t row_stride, i
 // x[i] <= max (or -inf, which gives 0); returns the sum of the results.
 using ExpSumFn = float (*)(float* x, int64_t n, float max);
 
+// The SwiGLU gate: out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i]
+// for n finite values; out may be gate or up.
+using SwiGluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
+
 // Preconditions of every kernel: n is a multiple of the type's block size (the
 // caller validated tensor shapes), pointers cover the rows they describe, and
 // partner rows were produced by the partner type's from_float (Q8 codes in
@@ -65,10 +69,11 @@ struct TypeKernels {
 // never null, but its members are null for types without kernels.
 const TypeKernels& kernels_for(GgmlType type);
 
-// Float kernels that belong to no weight type (attention's softmax); every
-// member is set on every path.
+// Float kernels that belong to no weight type (attention's softmax, the
+// feed-forward gate); every member is set on every path.
 struct FloatKernels {
   ExpSumFn exp_sum = nullptr;
+  SwiGluFn swiglu = nullptr;
 };
 const FloatKernels& float_kernels();
 

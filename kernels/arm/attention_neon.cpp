@@ -1,6 +1,6 @@
 // Attention's float kernels on 128-bit NEON vectors (armv8-a): the weighted
 // sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows x 16
-// columns keeps 16 accumulators in registers) and the softmax numerators.
+// columns keeps 16 accumulators in registers), the softmax numerators and the SwiGLU gate.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -22,6 +22,7 @@ struct Vec128 {
   static Reg sub(Reg a, Reg b) { return vsubq_f32(a, b); }
   static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
   static Reg max(Reg a, Reg b) { return vmaxq_f32(a, b); }
+  static Reg div(Reg a, Reg b) { return vdivq_f32(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return vfmaq_f32(acc, a, b); }
   static Reg load(const float* p) { return vld1q_f32(p); }
   static void store(float* p, Reg v) { vst1q_f32(p, v); }
@@ -51,6 +52,7 @@ struct Vec128 {
 };
 
 #include "kernels/softmax_exp.inc"
+#include "kernels/swiglu.inc"
 #include "kernels/weighted_sum.inc"
 
 }  // namespace
@@ -58,6 +60,7 @@ struct Vec128 {
 void install_neon_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec128>(table);
   table.floats.exp_sum = exp_sum<Vec128>;
+  table.floats.swiglu = swiglu<Vec128>;
 }
 
 }  // namespace peak

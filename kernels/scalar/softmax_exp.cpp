@@ -1,4 +1,5 @@
-// Reference softmax numerators (ExpSumFn) with the polynomial of exp_poly.h.
+// Reference softmax numerators (ExpSumFn) and SwiGLU gate (SwiGluFn) with the
+// polynomial of exp_poly.h.
 #include "kernels/exp_poly.h"
 #include "kernels/scalar/scalar_install.h"
 
@@ -12,6 +13,10 @@ float exp_sum(float* x, int64_t n, float max) {
     total += x[i];
   }
   return total;
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = silu_scalar(gate[i]) * up[i];
 }
 
 }  // namespace scalar

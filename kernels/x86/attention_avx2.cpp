@@ -1,6 +1,6 @@
 // Attention's float kernels on 256-bit vectors (AVX2 + FMA + F16C): the
 // weighted sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows
-// x 16 columns keeps 8 accumulators in registers) and the softmax numerators.
+// x 16 columns keeps 8 accumulators in registers), the softmax numerators and the SwiGLU gate.
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
@@ -20,6 +20,7 @@ struct Vec256 {
   static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return _mm256_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
   static void store(float* p, Reg v) { _mm256_storeu_ps(p, v); }
@@ -47,6 +48,7 @@ struct Vec256 {
 };
 
 #include "kernels/softmax_exp.inc"
+#include "kernels/swiglu.inc"
 #include "kernels/weighted_sum.inc"
 
 }  // namespace
@@ -54,6 +56,7 @@ struct Vec256 {
 void install_avx2_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec256>(table);
   table.floats.exp_sum = exp_sum<Vec256>;
+  table.floats.swiglu = swiglu<Vec256>;
 }
 
 }  // namespace peak

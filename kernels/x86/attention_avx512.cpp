@@ -1,6 +1,6 @@
 // Attention's float kernels on 512-bit vectors: the weighted sum of F32, F16,
 // Q8_0 and Q4_0 value rows (a tile of 4 output rows x 64 columns keeps 16
-// accumulators in registers) and the softmax numerators.
+// accumulators in registers), the softmax numerators and the SwiGLU gate.
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
@@ -20,6 +20,7 @@ struct Vec512 {
   static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return _mm512_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
   static void store(float* p, Reg v) { _mm512_storeu_ps(p, v); }
@@ -45,6 +46,7 @@ struct Vec512 {
 };
 
 #include "kernels/softmax_exp.inc"
+#include "kernels/swiglu.inc"
 #include "kernels/weighted_sum.inc"
 
 }  // namespace
@@ -52,6 +54,7 @@ struct Vec512 {
 void install_avx512_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec512>(table);
   table.floats.exp_sum = exp_sum<Vec512>;
+  table.floats.swiglu = swiglu<Vec512>;
 }
 
 }  // namespace peak

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/ops.h"
+#include "kernels/kernels.h"
 
 namespace peak::core {
 
@@ -51,13 +52,27 @@ void binary(const ComputeParams& params, Tensor& node, Fn&& fn) {
   });
 }
 
+// silu(gate) * up with the vector kernel when the rows are dense (gate and up
+// have the node's shape; the node may sit in place of either).
+void swiglu(const ComputeParams& params, Tensor& node) {
+  const Tensor& gate = *node.src[0];
+  const Tensor& up = *node.src[1];
+  if (gate.nb[0] != sizeof(float) || up.nb[0] != sizeof(float)) {
+    return binary(params, node, [](float g, float u) { return silu(g) * u; });
+  }
+  const SwiGluFn kernel = float_kernels().swiglu;
+  for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
+    kernel(f32_row(gate, r), f32_row(up, r), out, node.ne[0]);
+  });
+}
+
 }  // namespace
 
 void compute_element_wise(const ComputeParams& params, Tensor& node) {
   switch (node.op) {
     case Op::Add: return binary(params, node, [](float x, float y) { return x + y; });
     case Op::Mul: return binary(params, node, [](float x, float y) { return x * y; });
-    case Op::SwiGlu: return binary(params, node, [](float g, float u) { return silu(g) * u; });
+    case Op::SwiGlu: return swiglu(params, node);
     case Op::Scale: {
       const float s = node.params.f[0];
       return unary(params, node, [s](float x) { return x * s; });

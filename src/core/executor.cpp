@@ -117,19 +117,16 @@ void run_nodes(void* context, int thread_index, int n_threads) {
   for (Tensor* node : nodes) {
     if (node->op == Op::View) continue;  // shares its source's memory: nothing to do
     const bool solo = runs_solo(*node);
-    if (pending_barrier) {
-      if (!run.times && !solo && !previous_solo && unsynced.may_join(*node)) {
-        unsynced.add(node);
-      } else {
+    // may_join is false for the first node (nothing started) and after a solo node.
+    if (run.times || !unsynced.may_join(*node)) {
+      if (pending_barrier) {
         // Thread 0 ran the previous solo node itself: nothing to wait for.
         if (!(solo && previous_solo)) params.barrier();
         if (timing) clock.stop();
-        unsynced.clear();
-        unsynced.add(node);
       }
-    } else {
-      unsynced.add(node);
+      unsynced.clear();
     }
+    unsynced.add(node);
     if (!solo || thread_index == 0) {
       if (timing) clock.start(node->op);
       compute_op(solo ? solo_params : params, *node);

@@ -81,9 +81,9 @@ TileState tile_state_at(char* memory, const AttentionShape& s) {
   return {outputs, outputs + values, outputs + values + s.tile_rows};
 }
 
-// Work memory per thread: [queries in query_type, R rows][P: R x block
-// floats][row rescale factors][a tile state]; then, when keys are split, one
-// tile state per (unit, chunk) for the merge.
+// Work memory per thread: [queries in the score kernel's query type, R rows]
+// [P: R x block floats][row rescale factors][a tile state]; then, when keys are
+// split, one tile state per (unit, chunk) for the merge.
 struct AttentionWork {
   size_t query_row_bytes;
   size_t weights_offset;
@@ -94,15 +94,20 @@ struct AttentionWork {
   size_t total_bytes;
 };
 
-// The type the queries take for K's score gemm: float when K's kernels can
-// multiply float rows, else K's dot partner.
-GgmlType query_type(const TypeKernels& k_kernels) {
-  return k_kernels.gemm_f32 != nullptr ? GgmlType::F32 : k_kernels.dot_partner;
+// K's score gemm and the type the queries take for it: float rows when K's
+// kernels can multiply them, else K's dot partner.
+struct ScoreKernel {
+  GgmlType query_type;
+  GemmFn gemm;
+};
+ScoreKernel score_kernel(const TypeKernels& k_kernels) {
+  if (k_kernels.gemm_f32 != nullptr) return {GgmlType::F32, k_kernels.gemm_f32};
+  return {k_kernels.dot_partner, k_kernels.gemm};
 }
 
 AttentionWork attention_work(const Tensor& node, int n_threads) {
   const AttentionShape s(node);
-  const GgmlType partner = query_type(kernels_for(node.src[1]->type));
+  const GgmlType partner = score_kernel(kernels_for(node.src[1]->type)).query_type;
   const auto floats = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(float)); };
   AttentionWork w{};
   w.query_row_bytes = round_up_to_cache_line(
@@ -136,7 +141,7 @@ struct Attention {
   float scale;
   bool causal;
   const AttentionShape& s;
-  GemmFn score_gemm;  // K rows against query rows in query_type
+  GemmFn score_gemm;  // K rows against query rows in the score kernel's query type
   RowFromFloatFn query_to_partner;
   WeightedSumFn value_sum;
   ExpSumFn exp_sum;
@@ -147,7 +152,7 @@ struct Attention {
 };
 
 struct Scratch {
-  char* queries;      // [R] rows in query_type, layout.query_row_bytes apart
+  char* queries;      // [R] rows in the score kernel's query type, query_row_bytes apart
   float* weights;     // [R][kKeysPerBlock]: scores, then softmax weights
   float* rescale;     // [R]
 
@@ -157,8 +162,8 @@ struct Scratch {
 };
 
 // Converts the query rows of tile [first_token, first_token + rows / group) and
-// kv head `kv_head` to query_type; row r is token first_token + r / group,
-// query head kv_head * group + r % group.
+// kv head `kv_head` to the score kernel's query type; row r is token
+// first_token + r / group, query head kv_head * group + r % group.
 void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, const Scratch& sc) {
   for (int64_t r = 0; r < rows; ++r) {
     const auto* query = reinterpret_cast<const float*>(
@@ -261,10 +266,9 @@ size_t attention_work_size(const Tensor& node, int n_threads) {
 void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
   const AttentionWork layout = attention_work(node, params.n_threads);
-  const TypeKernels& k_kernels = kernels_for(node.src[1]->type);
+  const ScoreKernel scores = score_kernel(kernels_for(node.src[1]->type));
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
-                    node.params.i[0] != 0, s, k_kernels.gemm_f32 != nullptr ? k_kernels.gemm_f32 : k_kernels.gemm,
-                    kernels_for(query_type(k_kernels)).from_float,
+                    node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum, layout};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);

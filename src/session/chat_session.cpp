@@ -4,7 +4,7 @@
 #include <chrono>
 #include <stdexcept>
 
-#include "core/tensor.h"
+#include "session/kv_cache.h"
 #include "session/model_chat_template.h"
 
 namespace peak::session {
@@ -15,12 +15,6 @@ constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the 
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// The cache type asked for, or F16 when its blocks do not divide the head size
-// (Q8_0 and Q4_0 need a multiple of 32; F32 and F16 fit any).
-GgmlType kv_type_for(const model::Model& m, GgmlType wanted) {
-  return m.hparams().head_dim % core::type_block_elements(wanted) == 0 ? wanted : GgmlType::F16;
 }
 
 void validate(const SessionSettings& s) {
@@ -66,8 +60,8 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   cp.n_ctx = static_cast<int64_t>(prefix_.size()) + summary_cells + settings_.recent_max + settings_.headroom;
   cp.n_batch = settings_.n_batch;
   cp.n_threads = settings_.n_threads;
-  cp.type_k = kv_type_for(model, settings_.type_k);
-  cp.type_v = kv_type_for(model, settings_.type_v);
+  cp.type_k = kv_type_fitting(model.hparams(), settings_.type_k);
+  cp.type_v = kv_type_fitting(model.hparams(), settings_.type_v);
   ctx_ = std::make_unique<Context>(model, cp);
   ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
 

@@ -13,6 +13,10 @@ bool kv_type_supported(GgmlType t) {
 
 }  // namespace
 
+GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
+  return hp.head_dim % core::type_block_elements(wanted) == 0 ? wanted : GgmlType::F16;
+}
+
 KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_(params.n_ctx) {
   if (n_ctx_ <= 0) throw std::invalid_argument("KV cache size must be positive");
   for (const GgmlType t : {params.type_k, params.type_v}) {

@@ -25,6 +25,10 @@ class ContextFull : public std::length_error {
   using std::length_error::length_error;
 };
 
+// The cache type asked for, or F16 when its blocks do not divide the model's
+// head size (Q8_0 and Q4_0 need a multiple of 32; F32 and F16 fit any).
+GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted);
+
 struct KvCacheParams {
   int64_t n_ctx = 0;                  // cells
   GgmlType type_k = GgmlType::F16;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "session/generator.h"
+#include "session/kv_cache.h"
 #include "session/sparse_sampler.h"
 
 namespace peak::session {
@@ -18,8 +19,7 @@ ContextParams summary_context_params(const model::Model& model, const Summarizer
   p.n_ctx = s.n_ctx;
   p.n_batch = s.n_batch;
   p.n_threads = s.n_threads;
-  const bool fits_blocks = model.hparams().head_dim % 32 == 0;
-  p.type_k = fits_blocks ? s.kv_type : GgmlType::F16;
+  p.type_k = kv_type_fitting(model.hparams(), s.kv_type);
   p.type_v = p.type_k;
   return p;
 }

@@ -47,6 +47,12 @@ using ExpSumFn = float (*)(float* x, int64_t n, float max);
 // for n finite values; out may be gate or up.
 using SwiGluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
 
+// Rewrites `n_rows` rows (a multiple of kRepackRows) of `n` elements, stored
+// contiguously at src, into a path's own layout at dst: the same bytes in total,
+// so row r (a multiple of kRepackRows) still starts at r times the row size.
+using RepackFn = void (*)(const void* src, void* dst, int64_t n, int64_t n_rows);
+constexpr int64_t kRepackRows = 16;
+
 // Preconditions of every kernel: n is a multiple of the type's block size (the
 // caller validated tensor shapes), pointers cover the rows they describe, and
 // partner rows were produced by the partner type's from_float (Q8 codes in
@@ -63,6 +69,12 @@ struct TypeKernels {
   // (another batch size sums the projections in another order) can jump a whole
   // half ulp, which moved logits by up to 1e-2 between batch sizes.
   GemmFn gemm_f32 = nullptr;
+  // Weights only ever multiplied (never read by row) may be repacked once at load
+  // time into a layout that gemm_repacked reads faster (see kernels/repack.h):
+  // x then starts at a multiple of kRepackRows rows and n_rows_x is one too.
+  // Null on paths that read the type as stored.
+  RepackFn repack = nullptr;
+  GemmFn gemm_repacked = nullptr;
 };
 
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);

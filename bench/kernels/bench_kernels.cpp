@@ -6,9 +6,12 @@
 //                                of K elements through GemmFn with one activation
 //                                row; counters: weight GB/s streamed, GOP/s
 //   vec_dot_rows/<type>/...      the same product as N vec_dot calls
+//   gemv_repacked/<type>/...     the same product with the weights repacked at
+//                                load time (TypeKernels::repack), on paths that do
 //   gemm/<type>/<path>/<K>x<N>/512  prefill: 512 activation rows through GemmFn;
 //                                counter: GOP/s (2 * K * N * 512 per iteration);
 //                                also on 8192x16384 for Q4_0/Q8_0 (best path)
+//   gemm_repacked/<type>/...     the same with repacked weights
 //   quantize/<type>/<path>       activation quantization (from_float) of 512 rows
 //                                of 4096 floats; counter: input GB/s
 //
@@ -108,18 +111,31 @@ struct Shape {
   int64_t k, n;
 };
 
-void gemv(benchmark::State& state, GgmlType type, Isa isa, Shape s, bool through_vec_dot) {
+// The weight rows, repacked when asked (the path must have a repacked layout).
+std::vector<uint8_t> weight_rows(const TypeKernels& kern, GgmlType type, Shape s, bool repacked) {
+  std::vector<uint8_t> w = make_rows(type, s.k, s.n, 1);
+  if (!repacked) return w;
+  std::vector<uint8_t> packed(w.size());
+  kern.repack(w.data(), packed.data(), s.k, s.n);
+  return packed;
+}
+
+enum class GemvVia { Gemm, VecDot, Repacked };
+
+void gemv(benchmark::State& state, GgmlType type, Isa isa, Shape s, GemvVia via) {
   const TypeKernels& kern = kernels_for_isa(type, isa);
   const GgmlType partner = kern.dot_partner;
-  const std::vector<uint8_t> w = make_rows(type, s.k, s.n, 1);
+  const std::vector<uint8_t> w = weight_rows(kern, type, s, via == GemvVia::Repacked);
   const std::vector<uint8_t> x = make_rows(partner, s.k, 1, 2);
   std::vector<float> out(static_cast<size_t>(s.n));
   const size_t rb = row_bytes(type, s.k);
   for (auto _ : state) {
-    if (through_vec_dot) {
+    if (via == GemvVia::VecDot) {
       for (int64_t r = 0; r < s.n; ++r) kern.vec_dot(s.k, &out[static_cast<size_t>(r)], w.data() + static_cast<size_t>(r) * rb, x.data());
     } else {
-      kern.gemm(s.k, w.data(), rb, s.n, x.data(), row_bytes(partner, s.k), 1, out.data(), static_cast<size_t>(s.n));
+      (via == GemvVia::Repacked ? kern.gemm_repacked : kern.gemm)(s.k, w.data(), rb, s.n, x.data(),
+                                                                  row_bytes(partner, s.k), 1, out.data(),
+                                                                  static_cast<size_t>(s.n));
     }
     benchmark::ClobberMemory();
   }
@@ -129,14 +145,14 @@ void gemv(benchmark::State& state, GgmlType type, Isa isa, Shape s, bool through
                                                benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
-void gemm(benchmark::State& state, GgmlType type, Isa isa, Shape s, int64_t batch) {
+void gemm(benchmark::State& state, GgmlType type, Isa isa, Shape s, int64_t batch, bool repacked) {
   const TypeKernels& kern = kernels_for_isa(type, isa);
   const GgmlType partner = kern.dot_partner;
-  const std::vector<uint8_t> w = make_rows(type, s.k, s.n, 1);
+  const std::vector<uint8_t> w = weight_rows(kern, type, s, repacked);
   const std::vector<uint8_t> x = make_rows(partner, s.k, batch, 2);
   std::vector<float> out(static_cast<size_t>(s.n * batch));
   for (auto _ : state) {
-    kern.gemm(s.k, w.data(), row_bytes(type, s.k), s.n, x.data(), row_bytes(partner, s.k), batch, out.data(),
+    (repacked ? kern.gemm_repacked : kern.gemm)(s.k, w.data(), row_bytes(type, s.k), s.n, x.data(), row_bytes(partner, s.k), batch, out.data(),
               static_cast<size_t>(s.n));
     benchmark::ClobberMemory();
   }
@@ -176,12 +192,22 @@ int register_all() {
   const Isa best = best_cpu_isa();
   auto add_gemv = [](GgmlType t, Isa isa, Shape s) {
     const std::string suffix = type_name(t) + "/" + isa_name(isa) + "/" + shape_name(s);
-    benchmark::RegisterBenchmark(("gemv/" + suffix).c_str(), gemv, t, isa, s, false)->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("vec_dot_rows/" + suffix).c_str(), gemv, t, isa, s, true)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("gemv/" + suffix).c_str(), gemv, t, isa, s, GemvVia::Gemm)->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("vec_dot_rows/" + suffix).c_str(), gemv, t, isa, s, GemvVia::VecDot)
+        ->Unit(benchmark::kMicrosecond);
+    if (kernels_for_isa(t, isa).repack != nullptr) {
+      benchmark::RegisterBenchmark(("gemv_repacked/" + suffix).c_str(), gemv, t, isa, s, GemvVia::Repacked)
+          ->Unit(benchmark::kMicrosecond);
+    }
   };
   auto add_gemm = [](GgmlType t, Isa isa, Shape s) {
-    const std::string name = "gemm/" + type_name(t) + "/" + isa_name(isa) + "/" + shape_name(s) + "/512";
-    benchmark::RegisterBenchmark(name.c_str(), gemm, t, isa, s, int64_t{512})->Unit(benchmark::kMillisecond);
+    const std::string suffix = type_name(t) + "/" + isa_name(isa) + "/" + shape_name(s) + "/512";
+    benchmark::RegisterBenchmark(("gemm/" + suffix).c_str(), gemm, t, isa, s, int64_t{512}, false)
+        ->Unit(benchmark::kMillisecond);
+    if (kernels_for_isa(t, isa).repack != nullptr) {
+      benchmark::RegisterBenchmark(("gemm_repacked/" + suffix).c_str(), gemm, t, isa, s, int64_t{512}, true)
+          ->Unit(benchmark::kMillisecond);
+    }
   };
   for (GgmlType t : priority) {
     for (Isa isa : paths) {

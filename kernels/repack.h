@@ -1,0 +1,38 @@
+// Q4_0 weights repacked into row lanes: the layout the AVX-512 gemm reads
+// without transposing (kernels.h, TypeKernels::repack). Sixteen consecutive rows
+// form a group; a group of rows with nb blocks each is nb * 288 bytes, exactly
+// the bytes of its 16 rows as stored, so row r of a repacked matrix (r a
+// multiple of 16) still starts at r * row bytes:
+//
+//   codes: nb * 256 bytes; block b at 256 * b: dword k (0..3) of lane l at
+//          64 * k + 4 * l holds bytes qs[4k .. 4k+3] of row kLaneRow[l]'s block b
+//   scales: nb * 32 bytes after the codes; block b at 32 * b: the fp16 d of row
+//          kLaneRow[l] at 2 * l
+//
+// The lane order (lane l holds row 4 * (l % 4) + l / 4) is the one a 4x4 dword
+// transpose within each 128-bit lane produces, which is what the same gemm
+// produces from rows as stored: both layouts then share one multiply and one
+// store, and give bit-identical results.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peak {
+
+constexpr int kQ4_0LaneRows = 16;
+constexpr int q4_0_lane_row(int lane) { return 4 * (lane % 4) + lane / 4; }
+
+// Rewrites n_rows rows (a multiple of 16) of n elements (a multiple of 32) of
+// Q4_0, stored contiguously at src, into the lane layout at dst (same size;
+// src and dst must not overlap).
+void repack_q4_0_lanes(const void* src, void* dst, int64_t n, int64_t n_rows);
+
+// The scalar twin of the SIMD gemm over the lane layout (a GemmFn): x is a
+// repacked matrix at a group start, n_rows_x a multiple of 16, y Q8_0 rows.
+// Adds each row's blocks in order, as the scalar Q4_0 kernels do, so it equals
+// their result bit for bit.
+void gemm_q4_0_lanes_scalar(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, const void* y,
+                            size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride);
+
+}  // namespace peak

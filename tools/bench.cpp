@@ -59,6 +59,7 @@ void print_help() {
       "  -o FORMAT    md (default), csv or json\n"
       "  --profile    time per op type (printed to stderr after each test)\n"
       "  --no-probe   skip the memory bandwidth probe\n"
+      "  --no-repack  keep weights in the file's layout (see peak run --help)\n"
       "  -ctk/-ctv T  KV cache types (default f16)\n"
       "\n"
       "usage: peak bench --chat -m MODEL [--turns 300] [--user-tokens 60] [--answer-tokens 60]\n"
@@ -115,6 +116,8 @@ BenchOptions parse(int argc, char** argv, bool* help) {
       o.profile = true;
     } else if (!std::strcmp(a, "--no-probe")) {
       o.probe = false;
+    } else if (!std::strcmp(a, "--no-repack")) {
+      o.gen.model.repack_weights = 0;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak bench --help)");
     }

@@ -166,6 +166,9 @@ typedef struct peak_model_params {
   size_t struct_size;
   int use_mmap;               /* 1 (default): map the file; 0: read it into memory */
   int use_mlock;              /* 1: lock the weights in RAM (best effort) */
+  int repack_weights;         /* 1 (default): store matrices in the CPU kernels' faster
+                                 layout where there is one (Q4_0 on AVX-512); results
+                                 are unchanged. Only for mapped, unlocked files. */
   peak_progress_fn progress;  /* may be NULL */
   void* progress_user_data;
 } peak_model_params;

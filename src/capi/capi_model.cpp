@@ -20,6 +20,7 @@ peak_model_params peak_model_default_params(void) {
   peak_model_params p{};
   p.struct_size = sizeof(peak_model_params);
   p.use_mmap = 1;
+  p.repack_weights = 1;
   return p;
 }
 
@@ -35,6 +36,7 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
     peak::model::LoadOptions options;
     options.use_mmap = p.use_mmap != 0;
     options.use_mlock = p.use_mlock != 0;
+    options.repack_weights = p.repack_weights != 0;
     if (p.progress) {
       options.progress = [&p](float fraction) { return p.progress(fraction, p.progress_user_data) != 0; };
     }

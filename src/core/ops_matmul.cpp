@@ -35,7 +35,9 @@ bool converts_privately(const Tensor& node) { return node.src[1]->row_count() <=
 
 namespace {
 
-constexpr int64_t kWeightRowGranule = 16;  // the widest row packing of the kernels
+// The widest row packing of the kernels, and the row groups of repacked weights.
+constexpr int64_t kWeightRowGranule = 16;
+static_assert(kWeightRowGranule % kRepackRows == 0, "threads must split repacked weights between row groups");
 
 // The activations' partner type, or F32 when they are used as they are.
 size_t converted_row_bytes(const Tensor& node) {
@@ -105,6 +107,11 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
       const size_t y_stride = convert ? partner_row_bytes : x.nb[1];
       float* out = f32_row(node, {0, i2, i3}) + weight_rows.begin;
       const size_t out_stride = node.nb[1] / sizeof(float);
+      if (w.repacked) {  // rows start at multiples of 16 (kWeightRowGranule)
+        kernels.gemm_repacked(k, w_rows, w.nb[1], weight_rows.end - weight_rows.begin, y_rows, y_stride, m, out,
+                              out_stride);
+        continue;
+      }
       if (kernels.gemm != nullptr) {
         kernels.gemm(k, w_rows, w.nb[1], weight_rows.end - weight_rows.begin, y_rows, y_stride, m,
                      out, out_stride);

@@ -66,6 +66,10 @@ struct Tensor {
 
   bool is_input = false;   // the caller fills its data before each compute
   bool is_output = false;  // must stay readable after compute: never reused
+  // Weights only: stored in the kernels' repacked layout of the type (kernels.h,
+  // TypeKernels::repack), so rows cannot be addressed one by one; only mul_mat
+  // reads it, through gemm_repacked.
+  bool repacked = false;
   int32_t arena_index = -1;  // slot in a graph's tensor arena; -1 for tensors outside graphs
 
   char name[kMaxNameLength] = {};

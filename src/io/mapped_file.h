@@ -1,6 +1,7 @@
 // Read-only view of a whole file: memory-mapped on POSIX, or read into a buffer
 // when mapping is unavailable or disabled. Tensor data pointers point straight
-// into this view: weights are never copied.
+// into this view: weights are not copied (except matrices repacked for the
+// kernels, whose pages here are then released).
 #pragma once
 
 #include <cstddef>
@@ -37,6 +38,10 @@ class MappedFile {
   bool is_locked() const { return locked_; }
   // Hint that [offset, offset+length) will be read soon (no-op for read buffers).
   void prefetch(size_t offset, size_t length) const;
+  // Declares that [offset, offset+length) will not be read again: a mapped,
+  // unlocked file drops the whole pages inside it from the process and makes
+  // them unreadable (a read would fault). No-op otherwise.
+  void release(size_t offset, size_t length) const;
 
  private:
   MappedFile() = default;

@@ -1,6 +1,7 @@
 #include "model/model.h"
 
 #include "model/model_error.h"
+#include "model/weight_repack.h"
 
 namespace peak::model {
 
@@ -18,8 +19,11 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
                              " tokens but the embedding matrix has " + std::to_string(m->hparams_.n_vocab) + " rows");
   }
 
-  // Page the weights in ahead of the first token, reporting progress per tensor.
+  // Page the weights in ahead of the first token (repacking those the kernels
+  // read faster in their own layout), reporting progress per tensor.
   const gguf::GgufFile& f = *m->file_;
+  std::unique_ptr<WeightRepacker> repacker;
+  if (options.repack_weights) repacker = std::make_unique<WeightRepacker>(m->weights_, f);
   uint64_t total = 0;
   for (size_t i = 0; i < f.n_tensors(); ++i) total += f.tensor(i).n_bytes;
   uint64_t done = 0;
@@ -27,13 +31,16 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   for (size_t i = 0; i < f.n_tensors(); ++i) {
     const gguf::TensorInfo& t = f.tensor(i);
     m->n_params_ += static_cast<uint64_t>(t.n_elements());
-    if (f.mapping()) f.mapping()->prefetch(static_cast<size_t>(f.data_offset() + t.offset), static_cast<size_t>(t.n_bytes));
+    if (!(repacker && repacker->repack(t, f)) && f.mapping()) {
+      f.mapping()->prefetch(static_cast<size_t>(f.data_offset() + t.offset), static_cast<size_t>(t.n_bytes));
+    }
     done += t.n_bytes;
     if (options.progress && !options.progress(total ? static_cast<float>(done) / static_cast<float>(total) : 1.0f)) {
       throw LoadCancelled();
     }
   }
   m->weight_bytes_ = total;
+  if (repacker) m->repacked_ = repacker->take_memory();
   return m;
 }
 

@@ -1,6 +1,8 @@
 // A loaded model: the mapped GGUF file, its hyper-parameters, its weights
-// (descriptors pointing into the mapping) and its tokenizer. Immutable after loading, so any
-// number of contexts may share one model from any threads.
+// (descriptors pointing into the mapping, or into the model's own memory for
+// matrices repacked at load time: model/weight_repack.h) and its tokenizer.
+// Immutable after loading, so any number of contexts may share one model from
+// any threads.
 #pragma once
 
 #include <functional>
@@ -9,6 +11,7 @@
 
 #include "gguf/gguf_reader.h"
 #include "model/hparams.h"
+#include "model/weight_repack.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -17,6 +20,9 @@ namespace peak::model {
 struct LoadOptions {
   bool use_mmap = true;
   bool use_mlock = false;
+  // Store matrices in the kernels' faster layout where there is one (see
+  // model/weight_repack.h); results do not change.
+  bool repack_weights = true;
   // Called with the fraction of weights prepared (0..1); returning false cancels
   // the load, which then throws LoadCancelled.
   std::function<bool(float)> progress;
@@ -49,6 +55,7 @@ class Model {
   HParams hparams_;
   ModelWeights weights_;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
+  std::unique_ptr<uint8_t, WeightRepacker::Free> repacked_;  // repacked weights, when any
   uint64_t n_params_ = 0;
   uint64_t weight_bytes_ = 0;
 };

@@ -1,5 +1,6 @@
 // The model's weights as tensor descriptors whose data points into the mapped
-// GGUF file (no copies), bound by llama.cpp's tensor names and shape-checked.
+// GGUF file (no copies; Model::load may then repack some, model/weight_repack.h),
+// bound by llama.cpp's tensor names and shape-checked.
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 #include "kernels/ggml_type.h"
 
 #include <cstring>
+#include <limits>
 
 namespace peak {
 namespace {
@@ -70,7 +71,9 @@ uint64_t ggml_row_bytes(uint32_t type_id, uint64_t n_elems) {
   if (!ggml_type_is_storable(type_id)) return 0;
   const GgmlTypeTraits& t = kTraits[type_id];
   if (n_elems % t.block_elems != 0) return 0;
-  return n_elems / t.block_elems * t.block_bytes;
+  const uint64_t blocks = n_elems / t.block_elems;
+  if (blocks > std::numeric_limits<uint64_t>::max() / t.block_bytes) return 0;  // the byte count would wrap
+  return blocks * t.block_bytes;
 }
 
 bool ggml_type_from_name(const char* name, GgmlType* out) {

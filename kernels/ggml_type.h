@@ -41,8 +41,8 @@ const char* ggml_type_name(uint32_t type_id);
 bool ggml_type_is_storable(uint32_t type_id);
 
 // Bytes occupied by one row of `n_elems` elements, or 0 when `n_elems` is not a
-// multiple of the block size or the type is not storable.
-// Overflow cannot happen for n_elems < 2^56 (a 256-element block is at most 292 bytes).
+// multiple of the block size, the type is not storable or the byte count does
+// not fit 64 bits (possible from n_elems = 2^62 on: 4-byte F32 elements).
 uint64_t ggml_row_bytes(uint32_t type_id, uint64_t n_elems);
 
 // Looks a type up by its name (case-sensitive, as written above); false if unknown.

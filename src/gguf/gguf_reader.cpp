@@ -349,9 +349,9 @@ class Parser {
                                "'s block size " + std::to_string(traits->block_elems),
                            subject_, dims_at);
       }
-      const uint64_t row_bytes = ggml_row_bytes(type, row);
+      const uint64_t row_bytes = ggml_row_bytes(type, row);  // 0 when one row's bytes overflow
       const uint64_t n_rows = n_elements / row;
-      if (n_rows > std::numeric_limits<uint64_t>::max() / row_bytes) {
+      if (row_bytes == 0 || n_rows > std::numeric_limits<uint64_t>::max() / row_bytes) {
         throw_format_error("byte size overflows 64 bits", subject_, dims_at);
       }
       t.n_bytes = row_bytes * n_rows;

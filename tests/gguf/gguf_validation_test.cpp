@@ -268,6 +268,12 @@ TEST(GgufValidation, RefusesAByteSizeThatOverflows) {
                  {"byte size overflows", "tensor 'w'"});
 }
 
+TEST(GgufValidation, RefusesARowWhoseByteSizeOverflows) {
+  // One row of 2^62 F32 elements: 2^64 bytes, which wraps to 0 in 64 bits
+  // (found by fuzz_gguf: a division by that 0).
+  expect_refused(one_tensor_file("w", {uint64_t{1} << 62}, 0, 0, 32), {"byte size overflows", "tensor 'w'"});
+}
+
 TEST(GgufValidation, RefusesRowsThatAreNotWholeBlocks) {
   expect_refused(one_tensor_file("w", {33, 2}, 2, 0, 64), {"row of 33 elements", "Q4_0", "block size 32"});
 }

@@ -1,5 +1,6 @@
-// Q4_0 weights repacked into row lanes: the layout the AVX-512 gemm reads
-// without transposing (kernels.h, TypeKernels::repack). Sixteen consecutive rows
+// Q4_0 weights repacked into row lanes: the layout the x86 gemms read without
+// transposing (kernels.h, TypeKernels::repack): AVX-512 a whole group per zmm,
+// AVX2 and AVX-VNNI each group as two tiles of 8 lanes. Sixteen consecutive rows
 // form a group; a group of rows with nb blocks each is nb * 288 bytes, exactly
 // the bytes of its 16 rows as stored, so row r of a repacked matrix (r a
 // multiple of 16) still starts at r * row bytes:

@@ -167,7 +167,7 @@ typedef struct peak_model_params {
   int use_mmap;               /* 1 (default): map the file; 0: read it into memory */
   int use_mlock;              /* 1: lock the weights in RAM (best effort) */
   int repack_weights;         /* 1 (default): store matrices in the CPU kernels' faster
-                                 layout where there is one (Q4_0 on AVX-512); results
+                                 layout where there is one (Q4_0 on x86-64); results
                                  are unchanged. Only for mapped, unlocked files. */
   peak_progress_fn progress;  /* may be NULL */
   void* progress_user_data;

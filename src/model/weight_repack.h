@@ -1,6 +1,6 @@
 // Weight matrices the kernels read faster in their own layout (kernels.h,
-// TypeKernels::repack; today Q4_0 on the AVX-512 path, where the decode GEMV
-// otherwise spends most of its time transposing). Only matrices that nothing
+// TypeKernels::repack; today Q4_0 on the x86 paths, whose decode GEMVs
+// otherwise spend most of their time transposing). Only matrices that nothing
 // but mul_mat reads are repacked: the layer projections and a separate output
 // matrix, never the token embedding (get_rows reads its rows).
 //

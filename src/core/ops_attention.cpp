@@ -199,6 +199,18 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   state.max[r] = new_max;
 }
 
+// Asks for `n` cache rows of `row_bytes` bytes, `stride` apart, ahead of their
+// use. One head's rows are short (256 bytes for head size 128 in F16) and
+// strided (all kv heads of a position sit together), which the hardware
+// prefetchers do not follow well: asking for a whole block of K and V rows
+// before scoring it cut decode attention by 10-25% (qwen3-0.6b, 2 threads).
+void prefetch_rows(const char* first, size_t stride, int64_t n, size_t row_bytes) {
+  for (int64_t j = 0; j < n; ++j) {
+    const char* row = first + static_cast<size_t>(j) * stride;
+    for (size_t offset = 0; offset < row_bytes; offset += kCacheLine) __builtin_prefetch(row + offset);
+  }
+}
+
 // Folds keys [begin, end) of kv head `kv_head` into the state of the tile whose
 // first query token is `first_token`; the tile's queries are in sc.queries.
 void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, int64_t begin,
@@ -214,6 +226,9 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
   for (int64_t first_key = begin; first_key < end; first_key += kKeysPerBlock) {
     const int64_t n_keys = std::min(kKeysPerBlock, end - first_key);
     const char* keys = a.k.row_ptr(kv_head, first_key);
+    const char* values = a.v.row_ptr(kv_head, first_key);
+    prefetch_rows(keys, a.k.nb[2], n_keys, a.k.row_bytes());
+    prefetch_rows(values, a.v.nb[2], n_keys, a.v.row_bytes());
     a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
                      kKeysPerBlock);
     for (int64_t r = 0; r < rows; ++r) {
@@ -227,7 +242,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
       for (int64_t i = 0; i < d; ++i) out[i] *= shrink;
     }
     // outputs[r] += sum_j weights[r][j] * V[first_key + j]
-    a.value_sum(d, a.v.row_ptr(kv_head, first_key), a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows,
+    a.value_sum(d, values, a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows,
                 state.outputs, static_cast<size_t>(d));
   }
 }

@@ -76,15 +76,16 @@ void BM_RmsNorm(benchmark::State& state) {
 }
 BENCHMARK(BM_RmsNorm)->ArgName("tokens")->Arg(1)->Arg(32);
 
-void BM_Rope(benchmark::State& state) {
+void BM_Rope(benchmark::State& state, RopeMode mode) {
   BenchTensors leaves;
   Tensor* x = leaves.random(GgmlType::F32, {128, 32, state.range(0)});
-  const RopeParams rope{128, RopeMode::Normal, 10000.0f, 1.0f};
+  const RopeParams rope{128, mode, 10000.0f, 1.0f};
   time_graph(state, 1, [&](Graph& g) {
     return g.rope(x, g.input(GgmlType::I32, {x->ne[2]}, "positions"), rope);
   });
 }
-BENCHMARK(BM_Rope)->ArgName("tokens")->Arg(1)->Arg(32);
+BENCHMARK_CAPTURE(BM_Rope, normal, RopeMode::Normal)->ArgName("tokens")->Arg(1)->Arg(32);
+BENCHMARK_CAPTURE(BM_Rope, neox, RopeMode::Neox)->ArgName("tokens")->Arg(1)->Arg(32);
 
 void BM_SoftMax(benchmark::State& state) {
   BenchTensors leaves;

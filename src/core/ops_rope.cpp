@@ -45,17 +45,36 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
   for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
     if (r.i2 != cached_token) {
       cached_token = r.i2;
-      const auto position = static_cast<float>(positions[r.i2]);
-      for (int64_t i = 0; i < half; ++i) {
-        const float inverse_frequency =
-            std::pow(freq_base, -2.0f * static_cast<float>(i) / static_cast<float>(n_dims));
-        float theta = position * inverse_frequency * freq_scale;
-        if (freq_factors != nullptr) theta /= freq_factors[i];
+      // pos * base^(-2i/n_dims) as a running product, then divided by the
+      // pair's factor and scaled, in llama.cpp's order of float operations:
+      // one powf per token instead of one per pair.
+      const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_dims));
+      float unscaled = static_cast<float>(positions[r.i2]);
+      for (int64_t i = 0; i < half; ++i, unscaled *= theta_scale) {
+        const float theta = freq_scale * (freq_factors != nullptr ? unscaled / freq_factors[i] : unscaled);
         cos_theta[i] = std::cos(theta);
         sin_theta[i] = std::sin(theta);
       }
     }
     const StridedRow x = source_row(a, r);
+    if (x.stride == sizeof(float)) {  // dense rows: loops the compiler vectorizes
+      const auto* dense = reinterpret_cast<const float*>(x.base);
+      if (neox) {
+        for (int64_t i = 0; i < half; ++i) {
+          const float x0 = dense[i], x1 = dense[i + half];
+          out[i] = x0 * cos_theta[i] - x1 * sin_theta[i];
+          out[i + half] = x0 * sin_theta[i] + x1 * cos_theta[i];
+        }
+      } else {
+        for (int64_t i = 0; i < half; ++i) {
+          const float x0 = dense[2 * i], x1 = dense[2 * i + 1];
+          out[2 * i] = x0 * cos_theta[i] - x1 * sin_theta[i];
+          out[2 * i + 1] = x0 * sin_theta[i] + x1 * cos_theta[i];
+        }
+      }
+      for (int64_t i = n_dims; i < head_dim; ++i) out[i] = dense[i];
+      return;
+    }
     const int64_t partner_offset = neox ? half : 1;
     for (int64_t i = 0; i < half; ++i) {
       const int64_t first = neox ? i : 2 * i;

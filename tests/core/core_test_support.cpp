@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "kernels/kernels.h"
 
@@ -18,6 +19,22 @@ ThreadPool& test_pool() {
 Dense::Dense(const int64_t (&shape)[kMaxDims]) {
   for (int d = 0; d < kMaxDims; ++d) ne[d] = shape[d];
   values.assign(static_cast<size_t>(ne[0] * ne[1] * ne[2] * ne[3]), 0.0);
+}
+
+Dense swap_axes(const Dense& d, int axis_a, int axis_b) {
+  int64_t shape[kMaxDims] = {d.ne[0], d.ne[1], d.ne[2], d.ne[3]};
+  std::swap(shape[axis_a], shape[axis_b]);
+  Dense out(shape);
+  int64_t i[kMaxDims];
+  for (i[3] = 0; i[3] < d.ne[3]; ++i[3])
+    for (i[2] = 0; i[2] < d.ne[2]; ++i[2])
+      for (i[1] = 0; i[1] < d.ne[1]; ++i[1])
+        for (i[0] = 0; i[0] < d.ne[0]; ++i[0]) {
+          int64_t j[kMaxDims] = {i[0], i[1], i[2], i[3]};
+          std::swap(j[axis_a], j[axis_b]);
+          out.at(j[0], j[1], j[2], j[3]) = d.at(i[0], i[1], i[2], i[3]);
+        }
+  return out;
 }
 
 Dense read_dense(const Tensor& t) {

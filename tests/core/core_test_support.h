@@ -40,6 +40,9 @@ struct Dense {
 // dequantized through the kernels) into a Dense.
 Dense read_dense(const Tensor& t);
 
+// `d` with two axes exchanged: what a permuted view of its tensor reads.
+Dense swap_axes(const Dense& d, int axis_a, int axis_b);
+
 // Normalised mean squared error of `actual` against `expected`.
 double nmse(const Dense& expected, const Dense& actual);
 

@@ -240,11 +240,7 @@ TEST(CoreOps, SoftMaxWithMaskAndScale) {
   }
   // Scores [n_kv, n_tokens, n_head] read from a permuted [n_kv, n_head, n_tokens] tensor.
   Tensor* scores = leaves.random(GgmlType::F32, {12, 3, 5});
-  const Dense ds = read_dense(*scores);
-  Dense permuted({12, 5, 3, 1});
-  for (int64_t h = 0; h < 3; ++h)
-    for (int64_t t = 0; t < 5; ++t)
-      for (int64_t j = 0; j < 12; ++j) permuted.at(j, t, h) = ds.at(j, h, t);
+  const Dense permuted = swap_axes(read_dense(*scores), 1, 2);
   Tensor* mask = leaves.causal_mask(12, 5);
   const Dense dm = read_dense(*mask);
   expect_graph_matches([&](Graph& g) { return g.soft_max(g.permute(scores, 0, 2, 1, 3), mask, 1.0f); },
@@ -306,6 +302,16 @@ TEST(CoreOps, RopeNormalAndNeoxWithPartialDimsAndScaling) {
   const RopeParams rope{6, RopeMode::Neox, 500000.0f, 1.0f};
   expect_graph_matches([&](Graph& g) { return g.rope(g.view(wide, {6, 2, 1}, {wide->nb[1], wide->nb[2]}, 0), one, rope); },
                        reference_rope(narrow, {3}, rope), 1e-8);
+  // Elements that are not adjacent (a transposed view) take the strided loops.
+  Tensor* across = leaves.random(GgmlType::F32, {5, 64, 3});
+  const Dense transposed = swap_axes(read_dense(*across), 0, 1);
+  const std::vector<int32_t> three = {2, 50, 999};
+  Tensor* pos3 = leaves.ids(three);
+  for (RopeMode mode : {RopeMode::Normal, RopeMode::Neox}) {
+    const RopeParams strided{64, mode, 10000.0f, 1.0f};
+    expect_graph_matches([&](Graph& g) { return g.rope(g.transpose(across), pos3, strided); },
+                         reference_rope(transposed, three, strided), 1e-8);
+  }
 }
 
 // ---- weights: get_rows, mul_mat ------------------------------------------------------

@@ -6,9 +6,9 @@
 // multiple of 16) still starts at r * row bytes:
 //
 //   codes: nb * 256 bytes; block b at 256 * b: dword k (0..3) of lane l at
-//          64 * k + 4 * l holds bytes qs[4k .. 4k+3] of row kLaneRow[l]'s block b
+//          64 * k + 4 * l holds bytes qs[4k .. 4k+3] of row q4_0_lane_row(l)'s block b
 //   scales: nb * 32 bytes after the codes; block b at 32 * b: the fp16 d of row
-//          kLaneRow[l] at 2 * l
+//          q4_0_lane_row(l) at 2 * l
 //
 // The lane order (lane l holds row 4 * (l % 4) + l / 4) is the one a 4x4 dword
 // transpose within each 128-bit lane produces, which is what the same gemm
@@ -22,7 +22,18 @@
 namespace peak {
 
 constexpr int kQ4_0LaneRows = 16;
+// The row lane l holds; the order is its own inverse, so it also gives the lane
+// that holds row l.
 constexpr int q4_0_lane_row(int lane) { return 4 * (lane % 4) + lane / 4; }
+
+// Bytes of one block's codes (4 x 64) and scales (16 x fp16) in a group.
+constexpr size_t kQ4_0LaneCodeBytes = kQ4_0LaneRows * 16;
+constexpr size_t kQ4_0LaneScaleBytes = kQ4_0LaneRows * 2;
+// Where block b's codes and scales start inside a group of nb blocks.
+constexpr size_t q4_0_lane_codes_at(int64_t b) { return static_cast<size_t>(b) * kQ4_0LaneCodeBytes; }
+constexpr size_t q4_0_lane_scales_at(int64_t nb, int64_t b) {
+  return static_cast<size_t>(nb) * kQ4_0LaneCodeBytes + static_cast<size_t>(b) * kQ4_0LaneScaleBytes;
+}
 
 // Rewrites n_rows rows (a multiple of 16) of n elements (a multiple of 32) of
 // Q4_0, stored contiguously at src, into the lane layout at dst (same size;

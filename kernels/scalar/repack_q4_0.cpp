@@ -8,19 +8,6 @@
 
 namespace peak {
 
-namespace {
-
-constexpr size_t kLaneCodeBytes = kQ4_0LaneRows * kQK / 2;  // 256 per block
-constexpr size_t kLaneScaleBytes = kQ4_0LaneRows * 2;       // 32 per block
-
-// Byte offsets of block b's codes and scales inside a group of nb blocks.
-size_t code_offset(int64_t b) { return static_cast<size_t>(b) * kLaneCodeBytes; }
-size_t scale_offset(int64_t nb, int64_t b) {
-  return static_cast<size_t>(nb) * kLaneCodeBytes + static_cast<size_t>(b) * kLaneScaleBytes;
-}
-
-}  // namespace
-
 void repack_q4_0_lanes(const void* src, void* dst, int64_t n, int64_t n_rows) {
   const int64_t nb = n / kQK;
   const size_t row_bytes = static_cast<size_t>(nb) * sizeof(BlockQ4_0);
@@ -31,8 +18,8 @@ void repack_q4_0_lanes(const void* src, void* dst, int64_t n, int64_t n_rows) {
     for (int lane = 0; lane < kQ4_0LaneRows; ++lane) {
       const auto* blocks = reinterpret_cast<const BlockQ4_0*>(rows + static_cast<size_t>(q4_0_lane_row(lane)) * row_bytes);
       for (int64_t b = 0; b < nb; ++b) {
-        for (int k = 0; k < 4; ++k) std::memcpy(group + code_offset(b) + 64 * k + 4 * lane, blocks[b].qs + 4 * k, 4);
-        std::memcpy(group + scale_offset(nb, b) + 2 * lane, &blocks[b].d, 2);
+        for (int k = 0; k < 4; ++k) std::memcpy(group + q4_0_lane_codes_at(b) + 64 * k + 4 * lane, blocks[b].qs + 4 * k, 4);
+        std::memcpy(group + q4_0_lane_scales_at(nb, b) + 2 * lane, &blocks[b].d, 2);
       }
     }
   }
@@ -44,22 +31,21 @@ void gemm_q4_0_lanes_scalar(int64_t n, const void* x, size_t x_stride, int64_t n
   const size_t group_bytes = x_stride * kQ4_0LaneRows;
   for (int64_t r = 0; r < n_rows_x; ++r) {
     const auto* group = static_cast<const uint8_t*>(x) + static_cast<size_t>(r / kQ4_0LaneRows) * group_bytes;
-    int lane = 0;
-    while (q4_0_lane_row(lane) != r % kQ4_0LaneRows) ++lane;
+    const int lane = q4_0_lane_row(static_cast<int>(r % kQ4_0LaneRows));  // the order is its own inverse
     for (int64_t ry = 0; ry < n_rows_y; ++ry) {
       const auto* yb = reinterpret_cast<const BlockQ8_0*>(static_cast<const uint8_t*>(y) + static_cast<size_t>(ry) * y_stride);
       float sum = 0.0f;
       for (int64_t b = 0; b < nb; ++b) {
         // Byte j of the block's qs is byte j % 4 of dword j / 4; it holds
         // element j (low nibble) and element j + 16 (high nibble).
-        const uint8_t* codes = group + code_offset(b) + 4 * lane;
+        const uint8_t* codes = group + q4_0_lane_codes_at(b) + 4 * lane;
         int dot = 0;
         for (int j = 0; j < kQK / 2; ++j) {
           const uint8_t byte = codes[64 * (j / 4) + j % 4];
           dot += ((byte & 0xf) - 8) * yb[b].qs[j] + ((byte >> 4) - 8) * yb[b].qs[j + 16];
         }
         uint16_t d;
-        std::memcpy(&d, group + scale_offset(nb, b) + 2 * lane, 2);
+        std::memcpy(&d, group + q4_0_lane_scales_at(nb, b) + 2 * lane, 2);
         sum += static_cast<float>(dot) * fp16_to_fp32(d) * fp16_to_fp32(yb[b].d);
       }
       out[static_cast<size_t>(ry) * out_stride + static_cast<size_t>(r)] = sum;

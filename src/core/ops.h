@@ -79,6 +79,18 @@ inline StridedRow source_row(const Tensor& t, const RowIndex& r) {
   return {t.row_ptr(r.i1, r.i2, r.i3), t.nb[0]};
 }
 
+// Calls fn(row) with a plain float pointer when the row's elements are adjacent
+// (the common case, whose loops the compiler can then vectorize), else with the
+// StridedRow: a loop over row[i] is written once and serves both.
+template <class Fn>
+void with_row_reader(const StridedRow& x, Fn&& fn) {
+  if (x.stride == sizeof(float)) {
+    fn(reinterpret_cast<const float*>(x.base));
+  } else {
+    fn(x);
+  }
+}
+
 // Calls fn(out_row, row_index) for this thread's share of the rows of `node`
 // (an F32 result with dense rows).
 template <typename Fn>

@@ -11,21 +11,15 @@ namespace {
 
 // Sum of x[i]^2 in double over eight interleaved partial sums: one chain of
 // dependent double adds made the decode norms (one thread, on the critical
-// path) cost about 4 cycles per element. Dense rows take a plain pointer, so
-// the compiler can pack the partial sums into vectors.
-double sum_of_squares(const StridedRow& x, int64_t n) {
+// path) cost about 4 cycles per element. Over a plain pointer (dense rows) the
+// compiler packs the partial sums into vectors.
+template <class Row>
+double sum_of_squares(const Row& x, int64_t n) {
   constexpr int kPartials = 8;
   double partial[kPartials] = {};
   int64_t i = 0;
-  if (x.stride == sizeof(float)) {
-    const auto* dense = reinterpret_cast<const float*>(x.base);
-    for (; i + kPartials <= n; i += kPartials) {
-      for (int k = 0; k < kPartials; ++k) partial[k] += static_cast<double>(dense[i + k]) * dense[i + k];
-    }
-  } else {
-    for (; i + kPartials <= n; i += kPartials) {
-      for (int k = 0; k < kPartials; ++k) partial[k] += static_cast<double>(x[i + k]) * x[i + k];
-    }
+  for (; i + kPartials <= n; i += kPartials) {
+    for (int k = 0; k < kPartials; ++k) partial[k] += static_cast<double>(x[i + k]) * x[i + k];
   }
   for (; i < n; ++i) partial[0] += static_cast<double>(x[i]) * x[i];
   double sum = 0.0;
@@ -41,21 +35,15 @@ void compute_rms_norm(const ComputeParams& params, Tensor& node) {
   const auto* weight = node.src[1] != nullptr ? reinterpret_cast<const float*>(node.src[1]->data) : nullptr;
   const int64_t n = node.ne[0];
   for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
-    const StridedRow x = source_row(a, r);
-    const auto inverse_rms =
-        static_cast<float>(1.0 / std::sqrt(sum_of_squares(x, n) / static_cast<double>(n) + eps));
-    if (x.stride == sizeof(float)) {  // dense rows: loops the compiler vectorizes
-      const auto* dense = reinterpret_cast<const float*>(x.base);
+    with_row_reader(source_row(a, r), [&](const auto& x) {
+      const auto inverse_rms =
+          static_cast<float>(1.0 / std::sqrt(sum_of_squares(x, n) / static_cast<double>(n) + eps));
       if (weight == nullptr) {
-        for (int64_t i = 0; i < n; ++i) out[i] = dense[i] * inverse_rms;
+        for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms;
       } else {
-        for (int64_t i = 0; i < n; ++i) out[i] = dense[i] * inverse_rms * weight[i];
+        for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms * weight[i];
       }
-    } else if (weight == nullptr) {
-      for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms;
-    } else {
-      for (int64_t i = 0; i < n; ++i) out[i] = x[i] * inverse_rms * weight[i];
-    }
+    });
   });
 }
 

@@ -16,6 +16,20 @@ size_t rope_cache_bytes(const Tensor& node) {
   return round_up_to_cache_line(static_cast<size_t>(node.params.i[0]) * sizeof(float));
 }
 
+// Rotates the `half` pairs of a row: (x[i], x[i + half]) in neox mode,
+// (x[2i], x[2i + 1]) otherwise. The mode is a template argument so that over a
+// plain pointer the compiler vectorizes either loop.
+template <bool kNeox, class Row>
+void rotate_pairs(const Row& x, int64_t half, const float* cos_theta, const float* sin_theta, float* out) {
+  for (int64_t i = 0; i < half; ++i) {
+    const int64_t first = kNeox ? i : 2 * i;
+    const int64_t second = kNeox ? i + half : 2 * i + 1;
+    const float x0 = x[first], x1 = x[second];
+    out[first] = x0 * cos_theta[i] - x1 * sin_theta[i];
+    out[second] = x0 * sin_theta[i] + x1 * cos_theta[i];
+  }
+}
+
 }  // namespace
 
 size_t rope_work_size(const Tensor& node, int n_threads) {
@@ -56,34 +70,14 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
         sin_theta[i] = std::sin(theta);
       }
     }
-    const StridedRow x = source_row(a, r);
-    if (x.stride == sizeof(float)) {  // dense rows: loops the compiler vectorizes
-      const auto* dense = reinterpret_cast<const float*>(x.base);
+    with_row_reader(source_row(a, r), [&](const auto& x) {
       if (neox) {
-        for (int64_t i = 0; i < half; ++i) {
-          const float x0 = dense[i], x1 = dense[i + half];
-          out[i] = x0 * cos_theta[i] - x1 * sin_theta[i];
-          out[i + half] = x0 * sin_theta[i] + x1 * cos_theta[i];
-        }
+        rotate_pairs<true>(x, half, cos_theta, sin_theta, out);
       } else {
-        for (int64_t i = 0; i < half; ++i) {
-          const float x0 = dense[2 * i], x1 = dense[2 * i + 1];
-          out[2 * i] = x0 * cos_theta[i] - x1 * sin_theta[i];
-          out[2 * i + 1] = x0 * sin_theta[i] + x1 * cos_theta[i];
-        }
+        rotate_pairs<false>(x, half, cos_theta, sin_theta, out);
       }
-      for (int64_t i = n_dims; i < head_dim; ++i) out[i] = dense[i];
-      return;
-    }
-    const int64_t partner_offset = neox ? half : 1;
-    for (int64_t i = 0; i < half; ++i) {
-      const int64_t first = neox ? i : 2 * i;
-      const float x0 = x[first];
-      const float x1 = x[first + partner_offset];
-      out[first] = x0 * cos_theta[i] - x1 * sin_theta[i];
-      out[first + partner_offset] = x0 * sin_theta[i] + x1 * cos_theta[i];
-    }
-    for (int64_t i = n_dims; i < head_dim; ++i) out[i] = x[i];
+      for (int64_t i = n_dims; i < head_dim; ++i) out[i] = x[i];
+    });
   });
 }
 

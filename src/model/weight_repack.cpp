@@ -44,7 +44,7 @@ bool WeightRepacker::repack(const gguf::TensorInfo& info, const gguf::GgufFile& 
   kernels_for(t.type).repack(t.data, dst, t.ne[0], t.ne[1]);
   t.data = dst;
   t.repacked = true;
-  file.mapping()->release(static_cast<size_t>(info.data - file.mapping()->data()), static_cast<size_t>(info.n_bytes));
+  file.mapping()->release(static_cast<size_t>(file.data_offset() + info.offset), static_cast<size_t>(info.n_bytes));
   return true;
 }
 

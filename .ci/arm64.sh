@@ -5,8 +5,10 @@
 #   1. cross-build with cmake/aarch64-linux-gnu.cmake (no benchmarks)
 #   2. run every test_kernels* and test_core* executable under
 #      qemu-aarch64 -cpu max (best path: i8mm), then again with PEAK_ISA=neon
-#      (the baseline NEON kernels; the scalar reference checks, which do not
-#      depend on the path, are skipped the second time to keep the job short)
+#      (the baseline NEON kernels), and the quantizers' byte checks against
+#      llama.cpp's files (test_model ReferenceQuant.*) once
+#   3. compile every kernels header and arm/ fragment on its own with the cross
+#      compiler (the layer check's header test; x86 builds cannot compile them)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
@@ -38,7 +40,8 @@ for t in $(cmake --build "$BUILD" --target help | sed -n 's/^\.\.\. \(test_\(ker
   targets+=("$t")
 done
 ((${#targets[@]})) || { echo "no test_kernels*/test_core* targets" >&2; exit 1; }
-cmake --build "$BUILD" -j"$JOBS" --target "${targets[@]}"
+cmake --build "$BUILD" -j"$JOBS" --target "${targets[@]}" test_model
+ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -R '^layering_headers_kernels$'
 
 run() {
   local label=$1 filter=$2
@@ -49,5 +52,7 @@ run() {
   done
 }
 run "cpu max" '*'
-run "PEAK_ISA=neon" '-AllTypes/ReferenceQuant.*' PEAK_ISA=neon
+run "PEAK_ISA=neon" '*' PEAK_ISA=neon
+echo "--- test_model [ReferenceQuant]"
+qemu-aarch64 -L "$SYSROOT" -cpu max "$BUILD/tests/model/test_model" --gtest_brief=1 --gtest_filter='*ReferenceQuant*'
 echo "arm64: all tests passed"

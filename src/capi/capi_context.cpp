@@ -42,7 +42,7 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
   }
   if (p.n_batch == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "n_batch must be at least 1");
   return guarded([&] {
-    peak::session::ContextParams cp;
+    peak::runtime::ContextParams cp;
     cp.n_ctx = p.n_ctx;
     cp.n_batch = p.n_batch;
     cp.n_threads = p.n_threads;
@@ -51,7 +51,7 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
     cp.logits_all = p.logits_all != 0;
     auto c = std::make_unique<peak_context>();
     c->model = model;
-    c->context = std::make_unique<peak::session::Context>(*model->model, cp);
+    c->context = std::make_unique<peak::runtime::Context>(*model->model, cp);
     *out = c.release();
     return PEAK_OK;
   });

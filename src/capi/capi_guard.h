@@ -13,7 +13,7 @@
 #include "kernels/ggml_type.h"
 #include "model/model.h"
 #include "model/model_error.h"
-#include "session/kv_cache.h"
+#include "runtime/kv_cache.h"
 #include "tokenizer/vocab.h"
 #include "peak/peak.h"
 
@@ -41,7 +41,7 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_CANCELLED, e.what());
   } catch (const tokenizer::TokenizerError& e) {
     return fail(PEAK_ERR_UNSUPPORTED, e.what());
-  } catch (const session::ContextFull& e) {
+  } catch (const runtime::ContextFull& e) {
     return fail(PEAK_ERR_CONTEXT_FULL, e.what());
   } catch (const std::invalid_argument& e) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, e.what());

@@ -5,9 +5,10 @@
 #include <string>
 
 #include "model/model.h"
+#include "peak/peak.h"
+#include "runtime/context.h"
+#include "runtime/generator.h"
 #include "sampling/sampler_chain.h"
-#include "session/context.h"
-#include "session/generator.h"
 
 struct peak_model {
   std::unique_ptr<peak::model::Model> model;
@@ -19,7 +20,7 @@ struct peak_model {
 
 struct peak_context {
   const peak_model* model;
-  std::unique_ptr<peak::session::Context> context;
+  std::unique_ptr<peak::runtime::Context> context;
 };
 
 struct peak_sampler {
@@ -27,13 +28,13 @@ struct peak_sampler {
   std::unique_ptr<peak::sampling::SamplerChain> chain;
 };
 
-inline peak_stop_reason stop_reason_to_c(peak::session::StopReason r) {
+inline peak_stop_reason stop_reason_to_c(peak::runtime::StopReason r) {
   switch (r) {
-    case peak::session::StopReason::EndOfGeneration: return PEAK_STOP_EOG;
-    case peak::session::StopReason::MaxTokens: return PEAK_STOP_MAX_TOKENS;
-    case peak::session::StopReason::ContextFull: return PEAK_STOP_CONTEXT_FULL;
-    case peak::session::StopReason::Callback: return PEAK_STOP_CALLBACK;
-    case peak::session::StopReason::Aborted: return PEAK_STOP_ABORTED;
+    case peak::runtime::StopReason::EndOfGeneration: return PEAK_STOP_EOG;
+    case peak::runtime::StopReason::MaxTokens: return PEAK_STOP_MAX_TOKENS;
+    case peak::runtime::StopReason::ContextFull: return PEAK_STOP_CONTEXT_FULL;
+    case peak::runtime::StopReason::Callback: return PEAK_STOP_CALLBACK;
+    case peak::runtime::StopReason::Aborted: return PEAK_STOP_ABORTED;
   }
   return PEAK_STOP_ABORTED;
 }

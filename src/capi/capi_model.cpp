@@ -5,7 +5,7 @@
 
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
-#include "session/model_chat_template.h"
+#include "chat/model_chat_template.h"
 
 namespace {
 
@@ -44,7 +44,7 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
     m->model = peak::model::Model::load(path, options);
     m->architecture = peak::model::arch_name(m->model->hparams().arch);
     m->name = m->model->name();
-    const peak::session::DetectedChatTemplate chat = peak::session::chat_template_for(*m->model, "");
+    const peak::chat::DetectedChatTemplate chat = peak::chat::chat_template_for(*m->model, "");
     m->chat_template = std::string(chat.chat_template.name());
     m->chat_template_warning = chat.warning;
     *out = m.release();

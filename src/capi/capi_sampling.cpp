@@ -5,9 +5,9 @@
 
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
-#include "session/chat_template.h"
-#include "session/generator.h"
-#include "session/model_chat_template.h"
+#include "chat/chat_template.h"
+#include "runtime/generator.h"
+#include "chat/model_chat_template.h"
 
 namespace {
 
@@ -118,13 +118,13 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
     if (tokens.empty() && ctx->context->kv().used() == 0) {
       return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: empty prompt on an empty context (nothing to continue)");
     }
-    peak::session::GenerateOptions options;
+    peak::runtime::GenerateOptions options;
     options.max_tokens = p.max_tokens;
     options.abort_flag = p.abort_flag;
     if (p.on_text) {
       options.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
     }
-    const peak::session::GenerateResult r = peak::session::generate(*ctx->context, *sampler->chain, tokens, options);
+    const peak::runtime::GenerateResult r = peak::runtime::generate(*ctx->context, *sampler->chain, tokens, options);
     if (result) {
       result->n_prompt_tokens = r.n_prompt;
       result->n_generated_tokens = r.n_generated;
@@ -153,12 +153,12 @@ peak_status peak_chat_apply_template(const peak_model* model, const char* templa
     }
   }
   return guarded([&] {
-    std::vector<peak::session::ChatMessage> list;
+    std::vector<peak::chat::ChatMessage> list;
     list.reserve(n_messages);
     for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
-    const peak::session::ChatTemplate chat =
-        model ? peak::session::chat_template_for(*model->model, template_name ? template_name : "").chat_template
-              : peak::session::ChatTemplate::from_name(template_name);
+    const peak::chat::ChatTemplate chat =
+        model ? peak::chat::chat_template_for(*model->model, template_name ? template_name : "").chat_template
+              : peak::chat::ChatTemplate::from_name(template_name);
     return peak::capi::copy_out(chat.format(list, add_generation_prompt != 0), "prompt", buf, capacity, length);
   });
 }

@@ -5,10 +5,10 @@
 
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
-#include "session/chat_session.h"
+#include "chat/chat_session.h"
 
 struct peak_session {
-  std::unique_ptr<peak::session::ChatSession> session;
+  std::unique_ptr<peak::chat::ChatSession> session;
 };
 
 namespace {
@@ -32,7 +32,7 @@ int raw_enum(const Enum& e) {
 extern "C" {
 
 peak_session_params peak_session_default_params(void) {
-  const peak::session::SessionSettings d;
+  const peak::chat::SessionSettings d;
   peak_session_params p{};
   p.struct_size = sizeof(peak_session_params);
   p.mode = PEAK_MEMORY_SSSKV;
@@ -73,8 +73,8 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    peak::session::SessionSettings s;
-    s.mode = static_cast<peak::session::MemoryMode>(mode);
+    peak::chat::SessionSettings s;
+    s.mode = static_cast<peak::chat::MemoryMode>(mode);
     s.system_prompt = p.system_prompt ? p.system_prompt : "";
     s.template_name = p.chat_template ? p.chat_template : "";
     s.recent_max = p.recent_max;
@@ -86,8 +86,8 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.summarizer.kv_type = static_cast<peak::GgmlType>(p.summary_type_kv);
     s.summarizer.n_ctx = p.summary_n_ctx;
     s.summarizer.max_new_tokens = static_cast<int32_t>(p.summary_max_new_tokens);
-    s.rebuild = rebuild == PEAK_REBUILD_SHIFT ? peak::session::RebuildStrategy::Shift
-                                              : peak::session::RebuildStrategy::Reprefill;
+    s.rebuild = rebuild == PEAK_REBUILD_SHIFT ? peak::chat::RebuildStrategy::Shift
+                                              : peak::chat::RebuildStrategy::Reprefill;
     s.wait_for_summary = p.wait_for_summary != 0;
     s.background_summary = p.background_summary != 0;
     s.n_threads = p.n_threads;
@@ -95,7 +95,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.summarizer.n_batch = p.n_batch;
     s.sampler = sampler_params_from_c(p.sampler);
     auto session = std::make_unique<peak_session>();
-    session->session = std::make_unique<peak::session::ChatSession>(*model->model, s);
+    session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);
     *out = session.release();
     return PEAK_OK;
   });
@@ -115,13 +115,13 @@ peak_status peak_session_chat(peak_session* session, const char* user_text, size
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    peak::session::GenerateOptions o;
+    peak::runtime::GenerateOptions o;
     o.max_tokens = p.max_tokens;
     o.abort_flag = p.abort_flag;
     if (p.on_text) {
       o.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
     }
-    const peak::session::TurnResult r =
+    const peak::chat::TurnResult r =
         session->session->chat(std::string(user_text ? user_text : "", length), o);
     if (result) {
       result->n_prompt_tokens = r.generation.n_prompt;
@@ -156,7 +156,7 @@ peak_status peak_session_get_stats(const peak_session* session, peak_session_sta
   if (!peak::capi::struct_size_ok(stats->struct_size, sizeof(peak_session_stats), "peak_session_stats")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
-  const peak::session::SessionStats s = session->session->stats();
+  const peak::chat::SessionStats s = session->session->stats();
   stats->n_ctx = static_cast<uint32_t>(s.n_ctx);
   stats->prefix_tokens = static_cast<uint32_t>(s.prefix_tokens);
   stats->summary_tokens = static_cast<uint32_t>(s.summary_tokens);

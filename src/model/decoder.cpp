@@ -4,8 +4,8 @@
 
 namespace peak::model {
 
-DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights, session::KvCache& kv,
-                               const Batch& batch)
+DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
+                               const std::vector<LayerKv>& kv, const Batch& batch)
     : g(graph), hp(h), w(weights), kv_(kv), batch_(batch) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
@@ -36,8 +36,8 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   Tensor* v = project_heads(x, l.wv, l.bv, nullptr, hp.n_head_kv);         // [d, n_head_kv, n_tokens]
 
   // Write this batch's keys and values, then attend over every visible cell.
-  Tensor* k_cache = kv_.k(layer);
-  Tensor* v_cache = kv_.v(layer);
+  Tensor* k_cache = kv_[static_cast<size_t>(layer)].k;
+  Tensor* v_cache = kv_[static_cast<size_t>(layer)].v;
   g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
   g.expand(g.copy(v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
   const int64_t n_kv = batch_.first_cell + batch_.n_tokens;

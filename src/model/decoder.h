@@ -6,11 +6,11 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/graph.h"
 #include "model/hparams.h"
 #include "model/weights.h"
-#include "session/kv_cache.h"
 
 namespace peak::model {
 
@@ -25,6 +25,13 @@ struct Batch {
   bool all_logits = false;  // logits for every token, else for the last one only
 };
 
+// One layer's key/value cache, owned by whoever runs the model: K and V of
+// [head_dim, n_head_kv, n_cells] each, cell c at byte offset c * nb[2].
+struct LayerKv {
+  Tensor* k = nullptr;
+  Tensor* v = nullptr;
+};
+
 // The inputs the caller fills before each compute.
 struct ForwardInputs {
   Tensor* tokens = nullptr;     // I32 [n_tokens]
@@ -33,7 +40,9 @@ struct ForwardInputs {
 
 class DecoderBuilder {
  public:
-  DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, session::KvCache& kv, const Batch& batch);
+  // kv: one entry per layer.
+  DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, const std::vector<LayerKv>& kv,
+                 const Batch& batch);
 
   Graph& g;
   const HParams& hp;
@@ -54,7 +63,7 @@ class DecoderBuilder {
 
  private:
   Tensor* cache_cells(Tensor* cache, int64_t first, int64_t count);
-  session::KvCache& kv_;
+  const std::vector<LayerKv>& kv_;
   Batch batch_;
   ForwardInputs inputs_;
 };

@@ -9,9 +9,9 @@
 #include <string>
 
 #include "gguf/gguf_reader.h"
-#include "session/chat_template.h"
+#include "chat/chat_template.h"
 
-namespace peak::session {
+namespace peak::chat {
 namespace {
 
 std::string fixture_template(const std::string& vocab) {
@@ -140,4 +140,4 @@ TEST(ChatTemplateChoose, EveryKnownNameRoundTrips) {
 }
 
 }  // namespace
-}  // namespace peak::session
+}  // namespace peak::chat

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "session/chat_template.h"
+#include "chat/chat_template.h"
 
-namespace peak::session {
+namespace peak::chat {
 namespace {
 
 // llama.cpp's test conversation: system, user, assistant, user, assistant (with
@@ -181,4 +181,4 @@ TEST(ChatTemplateFormat, EndOfTurnMarkers) {
 }
 
 }  // namespace
-}  // namespace peak::session
+}  // namespace peak::chat

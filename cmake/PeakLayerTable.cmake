@@ -1,0 +1,30 @@
+# libpeak's layers, lowest first. A layer may include the headers of the layers
+# before it in this list and its own, nothing above it:
+#
+#   kernels   block formats, scalar and SIMD kernels, run-time dispatch
+#   core      tensors, graph, allocator, thread pool, ops
+#   io        file mapping
+#   gguf      GGUF reader and writer
+#   tokenizer vocabularies, tokenizers, UTF-8
+#   sampling  the sampler chain
+#   model     hyper-parameters, weights, the decoder graph, quantization
+#   runtime   KV cache, Context, generation: running a model
+#   chat      chat templates and SSSKV-lite sessions
+#   capi      the C API (include/peak/peak.h)
+#
+# Each layer is an object library that gets one include root: a folder in the
+# build tree with a link to each layer it may see (its own and those below), so
+# including a higher layer's header is a compile error ("No such file"). The
+# objects of all layers make up the one libpeak.
+set(PEAK_LAYERS kernels core io gguf tokenizer sampling model runtime chat capi)
+
+# peak_layer_source_dir(<layer> <var>): the source folder of a layer, kernels/ at
+# the top, the others in src/. Also used by the layer checks in script mode
+# (tests/layering), which set PROJECT_SOURCE_DIR themselves.
+function(peak_layer_source_dir layer out)
+  if(layer STREQUAL "kernels")
+    set(${out} ${PROJECT_SOURCE_DIR}/kernels PARENT_SCOPE)
+  else()
+    set(${out} ${PROJECT_SOURCE_DIR}/src/${layer} PARENT_SCOPE)
+  endif()
+endfunction()

@@ -1,0 +1,50 @@
+include(${CMAKE_CURRENT_LIST_DIR}/PeakLayerTable.cmake)
+set(PEAK_LAYER_VIEWS ${PROJECT_BINARY_DIR}/layers)
+
+# Creates (or refreshes) the include root of every layer.
+function(peak_make_layer_views)
+  set(visible TRUE)
+  foreach(layer ${PEAK_LAYERS})
+    set(view ${PEAK_LAYER_VIEWS}/${layer})
+    file(MAKE_DIRECTORY ${view})
+    set(below_or_self TRUE)
+    foreach(other ${PEAK_LAYERS})
+      set(link ${view}/${other})
+      if(below_or_self)
+        if(NOT IS_SYMLINK ${link})
+          peak_layer_source_dir(${other} target)
+          file(CREATE_LINK ${target} ${link} SYMBOLIC RESULT result)
+          if(NOT result EQUAL 0)
+            message(FATAL_ERROR "cannot create the layer link ${link} -> ${target}: ${result} "
+                                "(the build needs symbolic links)")
+          endif()
+        endif()
+      elseif(IS_SYMLINK ${link})
+        file(REMOVE ${link})  # the link only, never what it points to
+      endif()
+      if(other STREQUAL layer)
+        set(below_or_self FALSE)
+      endif()
+    endforeach()
+  endforeach()
+endfunction()
+
+# peak_layer_include_dir(<layer> <var>): the include root of a layer.
+function(peak_layer_include_dir layer out)
+  if(NOT layer IN_LIST PEAK_LAYERS)
+    message(FATAL_ERROR "'${layer}' is not a layer (${PEAK_LAYERS})")
+  endif()
+  set(${out} ${PEAK_LAYER_VIEWS}/${layer} PARENT_SCOPE)
+endfunction()
+
+# peak_add_layer(<layer> <sources...>): the object library peak_<layer>.
+function(peak_add_layer layer)
+  peak_layer_include_dir(${layer} include_dir)
+  add_library(peak_${layer} OBJECT ${ARGN})
+  target_include_directories(peak_${layer} PRIVATE ${include_dir})
+  set_target_properties(peak_${layer} PROPERTIES C_VISIBILITY_PRESET hidden CXX_VISIBILITY_PRESET hidden
+                                                 VISIBILITY_INLINES_HIDDEN ON)
+  peak_set_warnings(peak_${layer})
+endfunction()
+
+peak_make_layer_views()

@@ -1,0 +1,299 @@
+#include "chat/chat_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "runtime/kv_cache.h"
+#include "chat/model_chat_template.h"
+
+namespace peak::chat {
+namespace {
+
+constexpr const char* kSummaryLead = "Summary of the earlier conversation: ";
+constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the turn's closing marker
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void validate(const SessionSettings& s) {
+  if (s.headroom < kClosingReserve + 8) throw std::invalid_argument("headroom must be at least 24 tokens");
+  if (s.recent_max < 32) throw std::invalid_argument("recent_max must be at least 32 tokens");
+  if (s.summary_max < 16 && s.mode == MemoryMode::Ssskv) throw std::invalid_argument("summary_max must be at least 16");
+  if (s.trigger_discard < 1) throw std::invalid_argument("trigger_discard must be at least 1");
+  if (s.n_batch < 1) throw std::invalid_argument("n_batch must be at least 1");
+}
+
+}  // namespace
+
+const char* memory_mode_name(MemoryMode mode) {
+  switch (mode) {
+    case MemoryMode::Ssskv: return "ssskv";
+    case MemoryMode::Window: return "window";
+    case MemoryMode::None: return "none";
+  }
+  return "unknown";
+}
+
+const char* rebuild_strategy_name(RebuildStrategy strategy) {
+  return strategy == RebuildStrategy::Shift ? "shift" : "reprefill";
+}
+
+ChatSession::ChatSession(const model::Model& model, const SessionSettings& settings)
+    : model_(model),
+      settings_(settings),
+      chat_(settings.template_name == "raw" ? ChatTemplate(ChatTemplateFamily::ChatML)
+                                            : chat_template_for(model, settings.template_name).chat_template),
+      raw_(settings.template_name == "raw"),
+      sampler_(static_cast<int32_t>(model.hparams().n_vocab), settings.sampler) {
+  validate(settings_);
+  const tokenizer::Tokenizer& tok = model.tokenizer();
+  std::string system_text;
+  if (!settings_.system_prompt.empty()) {
+    system_text = raw_ ? settings_.system_prompt + "\n" : format_turn({{"system", settings_.system_prompt}}, false);
+  }
+  prefix_ = tok.encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);
+
+  const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
+  runtime::ContextParams cp;
+  cp.n_ctx = static_cast<int64_t>(prefix_.size()) + summary_cells + settings_.recent_max + settings_.headroom;
+  cp.n_batch = settings_.n_batch;
+  cp.n_threads = settings_.n_threads;
+  cp.type_k = runtime::kv_type_fitting(model.hparams(), settings_.type_k);
+  cp.type_v = runtime::kv_type_fitting(model.hparams(), settings_.type_v);
+  ctx_ = std::make_unique<runtime::Context>(model, cp);
+  ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
+
+  if (settings_.mode == MemoryMode::Ssskv) {
+    SummarizerSettings ss = settings_.summarizer;
+    ss.raw = raw_;
+    ss.n_threads = settings_.n_threads;
+    // The summary text gets what the segment's own framing leaves of summary_max.
+    const int64_t framing = static_cast<int64_t>(summary_segment("").size());
+    ss.summary_max = settings_.summary_max - framing;
+    if (ss.summary_max < 8) throw std::invalid_argument("summary_max leaves no room for a summary after its framing");
+    summarizer_ = std::make_unique<Summarizer>(model, chat_, ss);
+  }
+  stats_.n_ctx = cp.n_ctx;
+}
+
+ChatSession::~ChatSession() = default;
+
+std::string ChatSession::format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
+  return chat_.format(turn, add_generation_prompt);
+}
+
+std::vector<int32_t> ChatSession::user_segment(const std::string& text) const {
+  const tokenizer::Tokenizer& tok = model_.tokenizer();
+  if (raw_) return tok.encode(text, false, false);
+  // Control tokens come from the template only: the user's text is not parsed
+  // for them (a message cannot forge a turn boundary), except through the
+  // template markers around it.
+  const std::string marker = "\x01";
+  const std::string framed = format_turn({{"user", marker}}, true);
+  const size_t at = framed.find(marker);
+  std::vector<int32_t> out = tok.encode(framed.substr(0, at), false, true);
+  const std::vector<int32_t> body = tok.encode(text, false, false);
+  const std::vector<int32_t> tail = tok.encode(framed.substr(at + marker.size()), false, true);
+  out.insert(out.end(), body.begin(), body.end());
+  out.insert(out.end(), tail.begin(), tail.end());
+  return out;
+}
+
+std::string ChatSession::closing_after(const std::string& user_text, const std::string& reply) const {
+  if (raw_) return std::string();
+  const std::string head = format_turn({{"user", user_text}}, true);
+  const std::string full = format_turn({{"user", user_text}, {"assistant", reply}}, false);
+  const std::string expected = head + reply;
+  if (full.size() < expected.size() || full.compare(0, expected.size(), expected) != 0) return std::string();
+  return full.substr(expected.size());
+}
+
+std::vector<int32_t> ChatSession::summary_segment(const std::string& summary) const {
+  const tokenizer::Tokenizer& tok = model_.tokenizer();
+  if (raw_) return tok.encode(std::string(kSummaryLead) + summary + "\n", false, false);
+  std::string framed = format_turn({{"system", std::string(kSummaryLead) + summary}}, false);
+  if (framed.empty()) framed = std::string(kSummaryLead) + summary + "\n";  // a template without system turns
+  return tok.encode(framed, false, true);
+}
+
+int64_t ChatSession::recent_cells() const {
+  int64_t n = 0;
+  for (const Message& m : recent_) n += static_cast<int64_t>(m.tokens.size());
+  return n;
+}
+
+void ChatSession::drop_front() {
+  const Message& m = recent_.front();
+  dropped_text_ += (m.role == "user" ? "User: " : "Assistant: ") + m.text + "\n";
+  const auto n = static_cast<int64_t>(m.tokens.size());
+  stats_.dropped_since_summary += n;
+  stats_.dropped_total += n;
+  recent_.pop_front();
+}
+
+void ChatSession::make_room(int64_t incoming, TurnResult& turn) {
+  if (settings_.mode == MemoryMode::None) {
+    if (ctx_->kv().used() + incoming + settings_.headroom > ctx_->n_ctx()) {
+      throw runtime::ContextFull("the conversation fills the context (" + std::to_string(ctx_->kv().used()) + " of " +
+                        std::to_string(ctx_->n_ctx()) + " tokens used, " + std::to_string(incoming) +
+                        " more for this message): mode none never drops history");
+    }
+    return;
+  }
+  // Drop whole messages from the left of Recent until the new one fits in
+  // recent_max; the answer then goes into the headroom after it.
+  const int64_t before = recent_cells();
+  int64_t cells = before;
+  while (!recent_.empty() && cells + incoming > settings_.recent_max) {
+    cells -= static_cast<int64_t>(recent_.front().tokens.size());
+    drop_front();
+    ++turn.dropped_messages;
+  }
+  const int64_t dropped = before - cells;
+  if (dropped == 0) return;
+  // Remove their cells and move the rest of Recent down, re-rotating its keys, so
+  // positions stay compact (StreamingLLM with the Prefix as attention sink).
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t first = first_recent_cell();
+  ctx_->kv().remove(first, dropped);
+  ctx_->shift_positions(first, cells, -static_cast<int32_t>(dropped));
+  stats_.window_shift_seconds += seconds_since(start);
+}
+
+std::vector<int32_t> ChatSession::cached_tokens() const {
+  std::vector<int32_t> all = prefix_;
+  all.insert(all.end(), summary_tokens_.begin(), summary_tokens_.end());
+  for (const Message& m : recent_) all.insert(all.end(), m.tokens.begin(), m.tokens.end());
+  return all;
+}
+
+void ChatSession::prefill_all() {
+  const std::vector<int32_t> all = cached_tokens();
+  ctx_->kv().clear();
+  ctx_->eval(all.data(), static_cast<int64_t>(all.size()));
+}
+
+void ChatSession::put_summary_in_place(const std::string& summary) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<int32_t> segment = summary_segment(summary);
+  if (static_cast<int64_t>(segment.size()) > settings_.summary_max) segment.resize(static_cast<size_t>(settings_.summary_max));
+  if (settings_.rebuild == RebuildStrategy::Reprefill) {
+    summary_tokens_ = segment;
+    prefill_all();
+  } else {
+    // Keep Prefix and Recent; replace the Summary cells and move Recent after them.
+    const auto p = static_cast<int64_t>(prefix_.size());
+    const auto old_s = static_cast<int64_t>(summary_tokens_.size());
+    const auto new_s = static_cast<int64_t>(segment.size());
+    const int64_t recent = recent_cells();
+    runtime::KvCache& kv = ctx_->kv();
+    kv.remove(p, old_s);
+    kv.insert(p, new_s, static_cast<int32_t>(p));
+    ctx_->eval_into(p, segment.data(), new_s);
+    ctx_->shift_positions(p + new_s, recent, static_cast<int32_t>(new_s - old_s));
+    summary_tokens_ = segment;
+  }
+  summary_text_ = summary;
+  stats_.last_rebuild_seconds = seconds_since(start);
+  stats_.rebuild_seconds += stats_.last_rebuild_seconds;
+  ++stats_.summaries;
+}
+
+void ChatSession::maybe_start_summary() {
+  if (!summarizer_ || summarizer_->has_job() || stats_.dropped_since_summary < settings_.trigger_discard) return;
+  summarizer_->start(summary_text_, dropped_text_, settings_.background_summary);
+  dropped_text_.clear();
+  stats_.dropped_since_summary = 0;  // now in the job
+}
+
+void ChatSession::wait_for_summary() { apply_pending_summary(/*wait=*/true); }
+
+bool ChatSession::apply_pending_summary(bool wait) {
+  if (!summarizer_ || !summarizer_->has_job() || (summarizer_->running() && !wait)) return false;
+  const SummaryResult r = summarizer_->take();
+  stats_.summary_seconds += r.seconds;
+  put_summary_in_place(r.text);
+  return true;
+}
+
+TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options) {
+  TurnResult turn;
+  // A finished summary (or, when so set, a running one) goes in place first.
+  turn.rebuilt = apply_pending_summary(settings_.wait_for_summary);
+
+  std::vector<int32_t> segment = user_segment(user_text);
+  const int64_t window = settings_.recent_max;
+  if (settings_.mode != MemoryMode::None && static_cast<int64_t>(segment.size()) > window) {
+    // One message alone exceeds the window: only then is a message cut, keeping its end.
+    const int64_t cut = static_cast<int64_t>(segment.size()) - window;
+    dropped_text_ += "User (start of a long message): " + user_text.substr(0, user_text.size() / 2) + "\n";
+    stats_.dropped_since_summary += cut;
+    stats_.dropped_total += cut;
+    segment.erase(segment.begin(), segment.begin() + cut);
+  }
+  make_room(static_cast<int64_t>(segment.size()), turn);
+
+  std::string reply;
+  runtime::GenerateOptions o = options;
+  const int64_t budget = settings_.headroom - kClosingReserve;
+  o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
+                                        : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));
+  o.on_text = [&](std::string_view text) {
+    reply.append(text);
+    return !options.on_text || options.on_text(text);
+  };
+  const int64_t used_before = ctx_->kv().used();
+  turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
+
+  // The cells the answer occupies: what was evaluated after the message.
+  const int64_t answer_cells = ctx_->kv().used() - used_before - static_cast<int64_t>(segment.size());
+  Message answer{"assistant", reply, {}};
+  answer.tokens.assign(turn.generation.tokens.begin(), turn.generation.tokens.begin() + answer_cells);
+  const std::vector<int32_t> closing = model_.tokenizer().encode(closing_after(user_text, reply), false, true);
+  if (!closing.empty() && static_cast<int64_t>(closing.size()) <= ctx_->kv().free_cells()) {
+    ctx_->eval(closing.data(), static_cast<int64_t>(closing.size()));
+    answer.tokens.insert(answer.tokens.end(), closing.begin(), closing.end());
+  }
+  recent_.push_back(Message{"user", user_text, std::move(segment)});
+  recent_.push_back(std::move(answer));
+  log_.push_back({"user", user_text});
+  log_.push_back({"assistant", reply});
+  ++stats_.turns;
+
+  if (settings_.mode == MemoryMode::Ssskv) {
+    const bool had_job = summarizer_->has_job();
+    maybe_start_summary();
+    turn.summary_started = !had_job && summarizer_->has_job();
+  }
+  return turn;
+}
+
+void ChatSession::reset() {
+  if (summarizer_) summarizer_->cancel();
+  summary_text_.clear();
+  summary_tokens_.clear();
+  recent_.clear();
+  dropped_text_.clear();
+  log_.clear();
+  const int64_t n_ctx = stats_.n_ctx;
+  stats_ = SessionStats{};
+  stats_.n_ctx = n_ctx;
+  sampler_.reset();
+  ctx_->kv().clear();
+  ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
+}
+
+SessionStats ChatSession::stats() const {
+  SessionStats s = stats_;
+  s.prefix_tokens = static_cast<int64_t>(prefix_.size());
+  s.summary_tokens = static_cast<int64_t>(summary_tokens_.size());
+  s.recent_tokens = recent_cells();
+  s.recent_messages = static_cast<int64_t>(recent_.size());
+  s.summary_running = summarizer_ && summarizer_->running();
+  s.kv_bytes = ctx_->kv().bytes() + (summarizer_ ? summarizer_->kv_bytes() : 0);
+  return s;
+}
+
+}  // namespace peak::chat

@@ -1,0 +1,167 @@
+// SSSKV-lite: a long conversation in a fixed-size KV cache.
+//
+// The main context holds three contiguous segments:
+//
+//   [ Prefix ][ Summary ][ Recent ...................... ][ headroom ]
+//     BOS +     <= summary_max   <= recent_max tokens:      overflow room
+//     system    tokens: rolling  the latest messages,       for the answer
+//     prompt    summary of the   dropped from the left      being written
+//     (fixed)   dropped history  at message boundaries      (<= headroom)
+//
+// Dropped messages are kept as text. Once trigger_discard tokens were dropped
+// since the last summary, the Summarizer (its own small context on the same
+// model) rewrites "old summary + dropped text" into a new summary on a
+// background worker after the answer, while the app waits for the user. The
+// next turn puts the new summary in place: `shift` keeps the Prefix's and the
+// Recent segment's keys and values, prefills only the new Summary and moves
+// Recent to its new positions by re-rotating its keys; `reprefill` clears the
+// cache and prefills Prefix + Summary + Recent again.
+//
+// Modes: `ssskv` (the above), `window` (drop without summarizing: StreamingLLM
+// with the Prefix as attention sink) and `none` (never drop; a clear error when
+// the context is full). A session is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "sampling/sampler_chain.h"
+#include "chat/chat_template.h"
+#include "runtime/context.h"
+#include "runtime/generator.h"
+#include "chat/summarizer.h"
+
+namespace peak::chat {
+
+enum class MemoryMode { Ssskv, Window, None };
+enum class RebuildStrategy { Shift, Reprefill };
+
+const char* memory_mode_name(MemoryMode mode);
+const char* rebuild_strategy_name(RebuildStrategy strategy);
+
+struct SessionSettings {
+  MemoryMode mode = MemoryMode::Ssskv;
+  std::string system_prompt;
+  std::string template_name;       // "" the model's own, "raw" no template
+  int64_t recent_max = 4096;       // tokens of the Recent segment
+  int64_t summary_max = 256;       // tokens of the Summary segment
+  int64_t trigger_discard = 2048;  // dropped tokens that trigger a new summary
+  int64_t headroom = 512;          // overflow cells for the answer: its length limit
+  GgmlType type_k = GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
+  GgmlType type_v = GgmlType::Q8_0;
+  RebuildStrategy rebuild = RebuildStrategy::Shift;
+  bool wait_for_summary = false;   // a turn arriving while a summary runs waits for it
+  bool background_summary = true;  // false: summarize before the turn returns (deterministic tests)
+  SummarizerSettings summarizer;   // its n_ctx, KV type, generation length
+  int n_threads = 0;
+  int64_t n_batch = 512;
+  sampling::SamplerParams sampler;
+};
+
+struct SessionStats {
+  int64_t n_ctx = 0;                 // main context cells
+  int64_t prefix_tokens = 0;
+  int64_t summary_tokens = 0;
+  int64_t recent_tokens = 0;
+  int64_t recent_messages = 0;
+  int64_t dropped_since_summary = 0;  // tokens dropped and not yet in a summary (nor in a running job)
+  int64_t dropped_total = 0;
+  int64_t summaries = 0;              // summaries put in place
+  bool summary_running = false;
+  double summary_seconds = 0;         // total, in the summary context
+  double rebuild_seconds = 0;         // total time putting summaries in place
+  double last_rebuild_seconds = 0;
+  double window_shift_seconds = 0;    // total time moving Recent after drops
+  int64_t turns = 0;
+  size_t kv_bytes = 0;                // main + summary contexts
+};
+
+struct TurnResult {
+  runtime::GenerateResult generation;
+  int64_t dropped_messages = 0;
+  bool rebuilt = false;               // a new summary was put in place first
+  bool summary_started = false;       // a summary job started after the answer
+};
+
+class ChatSession {
+ public:
+  // Throws std::invalid_argument for inconsistent settings.
+  ChatSession(const model::Model& model, const SessionSettings& settings);
+  ~ChatSession();
+
+  // One user turn: makes room, evaluates the message, generates and streams the
+  // answer. Throws runtime::ContextFull in mode `none` when the conversation no longer fits.
+  TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options);
+  void reset();
+  // Blocks until a running summary is done and puts it in place: what an app
+  // does between turns so the next one starts with nothing left to rebuild.
+  void wait_for_summary();
+  // Puts a finished summary in place now (every turn starts with this); with
+  // `wait`, waits for a running one first. Returns whether one was put in place.
+  bool apply_pending_summary(bool wait);
+
+  SessionStats stats() const;
+  const std::string& summary() const { return summary_text_; }
+  const SessionSettings& settings() const { return settings_; }
+  const runtime::Context& context() const { return *ctx_; }
+  const ChatTemplate& chat_template() const { return chat_; }
+  // The conversation as it happened (every message, dropped or not).
+  struct LoggedMessage {
+    std::string role;
+    std::string content;
+  };
+  const std::vector<LoggedMessage>& log() const { return log_; }
+  // The tokens of the main context's cells, in order: Prefix, Summary, Recent.
+  std::vector<int32_t> cached_tokens() const;
+
+  // Save / restore: settings, segments and messages, and optionally the KV
+  // cache, in a versioned file with a checksum. Restoring a bad file throws and
+  // leaves the session as it was. (session_file.cpp)
+  void save(const std::string& path, bool include_kv);
+  void restore(const std::string& path);
+
+ private:
+  struct Message {
+    std::string role;
+    std::string text;              // what was said (for the summarizer and the template)
+    std::vector<int32_t> tokens;   // the cells it occupies, in order
+  };
+  friend struct SessionFile;
+
+  std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
+  std::vector<int32_t> user_segment(const std::string& text) const;
+  std::string closing_after(const std::string& user_text, const std::string& reply) const;
+  std::vector<ChatMessage> recent_as_chat() const;
+  std::vector<int32_t> summary_segment(const std::string& summary) const;
+  int64_t recent_cells() const;
+  int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
+  void make_room(int64_t incoming, TurnResult& turn);
+  void drop_front();
+  void put_summary_in_place(const std::string& summary);
+  void prefill_all();
+  void maybe_start_summary();
+
+  const model::Model& model_;
+  SessionSettings settings_;
+  ChatTemplate chat_;
+  bool raw_;
+  std::unique_ptr<runtime::Context> ctx_;
+  sampling::SamplerChain sampler_;
+  std::unique_ptr<Summarizer> summarizer_;  // ssskv only
+
+  std::vector<int32_t> prefix_;          // BOS + system prompt segment
+  std::string summary_text_;
+  std::vector<int32_t> summary_tokens_;  // the Summary segment's cells
+  std::deque<Message> recent_;           // the Recent segment, oldest first
+  std::string dropped_text_;             // not yet handed to the summarizer
+  std::vector<LoggedMessage> log_;
+  SessionStats stats_;
+};
+
+}  // namespace peak::chat

@@ -1,0 +1,15 @@
+#include "chat/model_chat_template.h"
+
+namespace peak::chat {
+
+DetectedChatTemplate chat_template_for(const model::Model& model, std::string_view override_name) {
+  DetectedChatTemplate chosen = choose_chat_template(override_name, model.chat_template());
+  // Zephyr closes every turn with the model's end-of-sequence text.
+  const tokenizer::Tokenizer& tok = model.tokenizer();
+  if (chosen.chat_template.family() == ChatTemplateFamily::Zephyr && tok.eos() >= 0) {
+    chosen.chat_template = ChatTemplate::zephyr(tok.token_to_piece(tok.eos(), /*render_special=*/true));
+  }
+  return chosen;
+}
+
+}  // namespace peak::chat

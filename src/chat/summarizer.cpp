@@ -1,0 +1,153 @@
+#include "chat/summarizer.h"
+
+#include <chrono>
+#include <stdexcept>
+
+#include "runtime/generator.h"
+#include "runtime/kv_cache.h"
+#include "chat/sparse_sampler.h"
+
+namespace peak::chat {
+namespace {
+
+constexpr const char* kInstruction =
+    "Summarize the conversation below in a few sentences. Keep every name, number and decision, and the "
+    "user's stated preferences and constraints. Write only the summary.";
+
+runtime::ContextParams summary_context_params(const model::Model& model, const SummarizerSettings& s) {
+  runtime::ContextParams p;
+  p.n_ctx = s.n_ctx;
+  p.n_batch = s.n_batch;
+  p.n_threads = s.n_threads;
+  p.type_k = runtime::kv_type_fitting(model.hparams(), s.kv_type);
+  p.type_v = p.type_k;
+  return p;
+}
+
+sampling::SamplerParams greedy() {
+  sampling::SamplerParams p;
+  p.temperature = 0.0f;
+  p.repeat_penalty = 1.1f;  // a summary that loops on itself is useless
+  return p;
+}
+
+bool ends_sentence(char c) { return c == '.' || c == '!' || c == '?' || c == '\n'; }
+
+}  // namespace
+
+Summarizer::Summarizer(const model::Model& model, const ChatTemplate& chat, const SummarizerSettings& settings)
+    : model_(model),
+      chat_(chat),
+      settings_(settings),
+      ctx_(model, summary_context_params(model, settings)),
+      sampler_(static_cast<int32_t>(model.hparams().n_vocab), greedy()) {
+  if (settings.max_new_tokens <= 0 || settings.summary_max <= 0) {
+    throw std::invalid_argument("summary lengths must be positive");
+  }
+  if (settings.n_ctx < 4 * settings.max_new_tokens) {
+    throw std::invalid_argument("the summary context (" + std::to_string(settings.n_ctx) +
+                                " tokens) must be at least 4x the summary length (" +
+                                std::to_string(settings.max_new_tokens) + ")");
+  }
+}
+
+Summarizer::~Summarizer() { cancel(); }
+
+std::vector<int32_t> Summarizer::build_prompt(const std::string& content, int64_t* input_tokens) const {
+  const tokenizer::Tokenizer& tok = model_.tokenizer();
+  // The prompt is head + content + tail; only the content is thinned.
+  std::string head, tail;
+  if (settings_.raw) {
+    head = std::string(kInstruction) + "\n\n";
+    tail = "\n\nSummary:";
+  } else {
+    const std::string marker = "\x01";  // a byte no template emits, to split around the content
+    const std::string full = chat_.format({{"system", kInstruction}, {"user", marker}}, true);
+    const size_t at = full.find(marker);
+    head = full.substr(0, at);
+    tail = full.substr(at + marker.size());
+  }
+  std::vector<int32_t> prompt = tok.encode(head, /*add_special=*/true, /*parse_special=*/!settings_.raw);
+  const std::vector<int32_t> body = tok.encode(content, false, false);
+  const std::vector<int32_t> end = tok.encode(tail, false, !settings_.raw);
+  *input_tokens = static_cast<int64_t>(body.size());
+  const int64_t budget = settings_.n_ctx - static_cast<int64_t>(prompt.size() + end.size()) - settings_.max_new_tokens;
+  if (budget <= 0) throw std::invalid_argument("the summary context is too small for its own prompt");
+  for (int64_t i : sparse_sample(static_cast<int64_t>(body.size()), budget)) prompt.push_back(body[static_cast<size_t>(i)]);
+  prompt.insert(prompt.end(), end.begin(), end.end());
+  return prompt;
+}
+
+std::string Summarizer::clip(const std::string& text) const {
+  // Trim, then cut to summary_max tokens, backing off to the last sentence end.
+  const size_t begin = text.find_first_not_of(" \n\t");
+  if (begin == std::string::npos) return std::string();
+  std::string s = text.substr(begin, text.find_last_not_of(" \n\t") + 1 - begin);
+  const tokenizer::Tokenizer& tok = model_.tokenizer();
+  std::vector<int32_t> ids = tok.encode(s, false, false);
+  if (static_cast<int64_t>(ids.size()) <= settings_.summary_max) return s;
+  ids.resize(static_cast<size_t>(settings_.summary_max));
+  std::string cut = tok.detokenize(ids, false, false);
+  for (size_t i = cut.size(); i > cut.size() / 2; --i) {
+    if (ends_sentence(cut[i - 1])) return cut.substr(0, i);
+  }
+  return cut;
+}
+
+void Summarizer::run(std::string content) {
+  try {
+    const auto start = std::chrono::steady_clock::now();
+    int64_t input_tokens = 0;
+    const std::vector<int32_t> prompt = build_prompt(content, &input_tokens);
+    ctx_.kv().clear();
+    sampler_.reset();
+    runtime::GenerateOptions options;
+    options.max_tokens = settings_.max_new_tokens;
+    options.abort_flag = &cancel_;
+    std::string text;
+    options.on_text = [&text](std::string_view piece) {
+      text.append(piece);
+      return true;
+    };
+    runtime::generate(ctx_, sampler_, prompt, options);
+    result_.text = clip(text);
+    result_.input_tokens = input_tokens;
+    result_.kept_tokens = static_cast<int64_t>(prompt.size());
+    result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } catch (...) {
+    error_ = std::current_exception();
+  }
+  done_ = true;
+}
+
+void Summarizer::start(const std::string& old_summary, const std::string& dropped_text, bool background) {
+  if (running()) throw std::logic_error("a summary is already being written");
+  if (worker_.joinable()) worker_.join();
+  std::string content = old_summary.empty() ? dropped_text : "Earlier summary: " + old_summary + "\n\n" + dropped_text;
+  result_ = SummaryResult{};
+  error_ = nullptr;
+  cancel_ = 0;
+  done_ = false;
+  has_job_ = true;
+  if (background) {
+    worker_ = std::thread(&Summarizer::run, this, std::move(content));
+  } else {
+    run(std::move(content));
+  }
+}
+
+SummaryResult Summarizer::take() {
+  if (!has_job_) throw std::logic_error("no summary job to take");
+  if (worker_.joinable()) worker_.join();
+  has_job_ = false;
+  if (error_) std::rethrow_exception(error_);
+  return result_;
+}
+
+void Summarizer::cancel() {
+  cancel_ = 1;
+  if (worker_.joinable()) worker_.join();
+  has_job_ = false;
+}
+
+}  // namespace peak::chat

@@ -1,0 +1,77 @@
+// The cold path of SSSKV-lite: an independent summary context on the same model
+// (weights shared, never copied) with its own small KV cache (Q4_0 by default),
+// batch and greedy sampler, that rewrites "old summary + dropped history" into
+// a new summary, on a background worker while the app waits for the user.
+#pragma once
+
+#include <atomic>
+#include <exception>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "model/model.h"
+#include "sampling/sampler_chain.h"
+#include "chat/chat_template.h"
+#include "runtime/context.h"
+
+namespace peak::chat {
+
+struct SummarizerSettings {
+  int64_t n_ctx = 2048;             // the summary context's cells
+  GgmlType kv_type = GgmlType::Q4_0;  // F16 when its blocks do not divide the head size
+  int32_t max_new_tokens = 256;     // generation length of one summary
+  int64_t summary_max = 256;        // the result is clipped to this many tokens of the main tokenizer
+  int n_threads = 0;
+  int64_t n_batch = 512;
+  bool raw = false;                 // no chat template: a plain-text prompt
+};
+
+struct SummaryResult {
+  std::string text;          // clipped to summary_max tokens at a sentence (or token) boundary
+  int64_t input_tokens = 0;  // old summary + dropped text, before thinning
+  int64_t kept_tokens = 0;   // after the sparse sampler
+  double seconds = 0;        // prompt + generation
+};
+
+class Summarizer {
+ public:
+  // `chat` renders the instruction prompt; ignored when settings.raw.
+  Summarizer(const model::Model& model, const ChatTemplate& chat, const SummarizerSettings& settings);
+  ~Summarizer();  // cancels and joins a running job
+  Summarizer(const Summarizer&) = delete;
+  Summarizer& operator=(const Summarizer&) = delete;
+
+  // Starts a job; with `background` on a worker thread, else before returning.
+  // Only one job at a time: throws std::logic_error while one is running.
+  void start(const std::string& old_summary, const std::string& dropped_text, bool background);
+  bool running() const { return worker_.joinable() && !done_.load(); }
+  bool has_job() const { return has_job_; }
+  // Waits for the job and returns its result; rethrows what the job threw.
+  SummaryResult take();
+  // Asks a running job to stop and forgets it.
+  void cancel();
+
+  // The prompt tokens for `content`, thinned to fit the context (exposed for tests).
+  std::vector<int32_t> build_prompt(const std::string& content, int64_t* input_tokens) const;
+  const runtime::Context& context() const { return ctx_; }
+  size_t kv_bytes() const { return ctx_.kv().bytes(); }
+
+ private:
+  void run(std::string content);
+  std::string clip(const std::string& text) const;
+
+  const model::Model& model_;
+  ChatTemplate chat_;
+  SummarizerSettings settings_;
+  runtime::Context ctx_;
+  sampling::SamplerChain sampler_;
+  std::thread worker_;
+  std::atomic<bool> done_{false};
+  volatile int cancel_ = 0;
+  bool has_job_ = false;
+  SummaryResult result_;
+  std::exception_ptr error_;
+};
+
+}  // namespace peak::chat

@@ -1,0 +1,182 @@
+#include "runtime/context.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "model/decoder.h"
+
+namespace peak::runtime {
+namespace {
+
+constexpr int64_t kDefaultMaxContext = 4096;
+constexpr int kMaxThreads = 64;
+
+KvCacheParams cache_params(const model::Model& model, const ContextParams& p) {
+  if (p.n_ctx < 0) throw std::invalid_argument("n_ctx must not be negative");
+  KvCacheParams c;
+  c.n_ctx = p.n_ctx > 0 ? p.n_ctx : std::min(model.hparams().n_ctx_train, kDefaultMaxContext);
+  c.type_k = p.type_k;
+  c.type_v = p.type_v;
+  return c;
+}
+
+int resolve_threads(int requested) {
+  if (requested < 0 || requested > kMaxThreads) {
+    throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
+  }
+  if (requested > 0) return requested;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
+}
+
+}  // namespace
+
+Context::Context(const model::Model& model, const ContextParams& params)
+    : model_(model),
+      kv_(model.hparams(), cache_params(model, params)),
+      n_batch_(params.n_batch),
+      n_threads_(resolve_threads(params.n_threads)),
+      logits_all_(params.logits_all),
+      pool_(n_threads_),
+      logits_(static_cast<size_t>(model.hparams().n_vocab)) {
+  if (n_batch_ <= 0) throw std::invalid_argument("n_batch must be positive");
+  n_batch_ = std::min(n_batch_, kv_.size());
+  reserve();
+}
+
+void Context::reserve() {
+  // The worst case: a full batch whose attention spans the whole cache.
+  model::Batch worst;
+  worst.n_tokens = n_batch_;
+  worst.first_cell = kv_.size() - n_batch_;
+  worst.all_logits = logits_all_;
+  graph_.reset();
+  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst);
+  model::build_forward(builder);
+  allocator_.reserve(graph_, n_threads_);
+  // ... and the largest KV shift (n_batch cells), which needs its own scratch.
+  build_shift_graph(0, n_batch_);
+  allocator_.reserve(graph_, n_threads_);
+}
+
+void Context::set_threads(int n_threads) {
+  const int n = resolve_threads(n_threads);
+  if (n > pool_.max_threads()) {
+    throw std::invalid_argument("n_threads " + std::to_string(n) + " exceeds the " +
+                                std::to_string(pool_.max_threads()) + " this context was created with");
+  }
+  n_threads_ = n;
+}
+
+void Context::check_tokens(const int32_t* tokens, int64_t n) const {
+  if (n < 0 || (n > 0 && !tokens)) throw std::invalid_argument("eval: no tokens given");
+  const int64_t n_vocab = model_.hparams().n_vocab;
+  for (int64_t i = 0; i < n; ++i) {
+    if (tokens[i] < 0 || tokens[i] >= n_vocab) {
+      throw std::invalid_argument("token id " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                                  " is outside the vocabulary of " + std::to_string(n_vocab));
+    }
+  }
+}
+
+void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
+  if (all_logits && !logits_all_) {
+    throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
+  }
+  check_tokens(tokens, n);
+  const int64_t n_vocab = model_.hparams().n_vocab;
+  if (n > kv_.free_cells()) {
+    throw ContextFull("the context is full: " + std::to_string(kv_.used()) + " of " +
+                            std::to_string(kv_.size()) + " cells used, " + std::to_string(n) + " more needed");
+  }
+  const int64_t used_before = kv_.used();
+  try {
+    for (int64_t done = 0; done < n; done += n_batch_) {
+      const int64_t count = std::min(n_batch_, n - done);
+      const int64_t first = kv_.append(count, kv_.next_position());
+      run_batch(tokens + done, count, first, all_logits ? all_logits + done * n_vocab : nullptr);
+    }
+  } catch (...) {
+    kv_.drop_last(kv_.used() - used_before);
+    throw;
+  }
+}
+
+void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
+  check_tokens(tokens, n);
+  if (first < 0 || first + n > kv_.used()) throw std::out_of_range("eval_into: cells outside the used part of the cache");
+  for (int64_t done = 0; done < n; done += n_batch_) {
+    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, nullptr);
+  }
+}
+
+void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, float* all_logits) {
+  model::Batch batch;
+  batch.n_tokens = n_tokens;
+  batch.first_cell = first_cell;
+  batch.all_logits = all_logits != nullptr;
+
+  graph_.reset();
+  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch);
+  core::Tensor* out = model::build_forward(builder);
+  allocator_.allocate(graph_);
+
+  const model::ForwardInputs& in = builder.inputs();
+  std::memcpy(in.tokens->data, tokens, static_cast<size_t>(n_tokens) * sizeof(int32_t));
+  std::memcpy(in.positions->data, kv_.positions().data() + batch.first_cell,
+              static_cast<size_t>(n_tokens) * sizeof(int32_t));
+  core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer(), profiling_ ? &op_times_ : nullptr);
+
+  // out: [n_vocab, rows], rows = n_tokens with all_logits, else 1.
+  const size_t row_bytes = static_cast<size_t>(out->ne[0]) * sizeof(float);
+  const int64_t rows = out->ne[1];
+  std::memcpy(logits_.data(), out->row_ptr(rows - 1), row_bytes);
+  if (all_logits) {
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(all_logits + r * out->ne[0], out->row_ptr(r), row_bytes);
+  }
+}
+
+// Per layer: K rows of cells [first, first + n), dequantized -> rotated by the
+// per-cell deltas -> written back. Rotations compose, so a key rotated for
+// position p and then by delta is the key for p + delta.
+Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
+  const model::HParams& hp = model_.hparams();
+  graph_.reset();
+  ShiftInputs in;
+  in.cells = graph_.input(GgmlType::I32, {n}, "cells");
+  in.deltas = graph_.input(GgmlType::I32, {n}, "deltas");
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    core::Tensor* k = kv_.k(il);
+    core::Tensor* rows = graph_.view(k, {hp.n_embd_kv(), kv_.size()}, {k->nb[2]}, 0);  // [kv_dim, n_ctx]
+    core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, in.cells), {hp.head_dim, hp.n_head_kv, n});
+    cur = graph_.rope(cur, in.deltas, hp.rope, model_.weights().rope_freqs);
+    core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
+                                    static_cast<size_t>(first) * k->nb[2]);
+    graph_.expand(graph_.copy(cur, dst));
+  }
+  return in;
+}
+
+void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
+  if (first < 0 || n < 0 || first + n > kv_.used()) {
+    throw std::out_of_range("shift_positions: cells outside the used part of the cache");
+  }
+  if (n == 0 || delta == 0) return;
+  // Graphs are reserved for n_batch rows: shift larger ranges in pieces.
+  for (int64_t done = 0; done < n; done += n_batch_) {
+    const int64_t count = std::min(n_batch_, n - done);
+    const ShiftInputs in = build_shift_graph(first + done, count);
+    allocator_.allocate(graph_);
+    for (int64_t i = 0; i < count; ++i) {
+      static_cast<int32_t*>(in.cells->data)[i] = static_cast<int32_t>(first + done + i);
+      static_cast<int32_t*>(in.deltas->data)[i] = delta;
+    }
+    core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
+  }
+  kv_.add_to_positions(first, n, delta);
+}
+
+}  // namespace peak::runtime

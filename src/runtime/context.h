@@ -1,0 +1,92 @@
+// An inference context: one sequence's KV cache plus everything needed to run
+// the model's forward graph (graph, allocator, thread pool, logits), all
+// reserved at creation for the worst case (a full batch over a full cache), so
+// evaluating tokens allocates nothing. A context is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/executor.h"
+#include "core/graph.h"
+#include "core/graph_allocator.h"
+#include "core/thread_pool.h"
+#include "model/model.h"
+#include "runtime/kv_cache.h"
+
+namespace peak::runtime {
+
+struct ContextParams {
+  int64_t n_ctx = 0;       // cells of the KV cache; 0: the model's training context, at most 4096
+  int64_t n_batch = 512;   // tokens per forward pass when prefilling
+  int n_threads = 0;       // 0: one per hardware thread
+  GgmlType type_k = GgmlType::F16;
+  GgmlType type_v = GgmlType::F16;
+  // Reserve room for the logits of every token of a batch (n_batch × n_vocab
+  // floats of compute memory), needed to pass `all_logits` to eval().
+  bool logits_all = false;
+};
+
+class Context {
+ public:
+  // Throws std::invalid_argument for unusable parameters.
+  Context(const model::Model& model, const ContextParams& params);
+
+  const model::Model& model() const { return model_; }
+  int64_t n_ctx() const { return kv_.size(); }
+  int64_t n_batch() const { return n_batch_; }
+  int n_threads() const { return n_threads_; }
+  void set_threads(int n_threads);
+  KvCache& kv() { return kv_; }
+  const KvCache& kv() const { return kv_; }
+
+  // Appends `n` tokens to the sequence (positions continue from the cache) and
+  // runs them through the model in batches of n_batch. Afterwards logits() holds
+  // the last token's logits; when `all_logits` is given (n × n_vocab floats) it
+  // receives every token's logits, row by row. On failure the cache is left as
+  // it was. Throws std::invalid_argument for bad ids (or all_logits without
+  // ContextParams::logits_all), ContextFull when the tokens do not fit.
+  void eval(const int32_t* tokens, int64_t n, float* all_logits = nullptr);
+  // Evaluates `n` tokens into cells [first, first + n) that KvCache::insert
+  // opened: they attend to the cells before them only, never to later ones.
+  void eval_into(int64_t first, const int32_t* tokens, int64_t n);
+  const float* logits() const { return logits_.data(); }
+  int64_t n_vocab() const { return model_.hparams().n_vocab; }
+
+  // Moves cells [first, first + n) by `delta` positions: updates their positions
+  // and re-rotates their keys, so attention sees them as if computed there.
+  void shift_positions(int64_t first, int64_t n, int32_t delta);
+
+  size_t compute_bytes() const { return allocator_.planned_bytes(); }
+
+  // Per-op wall time of every forward pass while enabled (a clock read per node).
+  void set_profiling(bool enabled) { profiling_ = enabled; }
+  const core::OpTimes& op_times() const { return op_times_; }
+  void reset_op_times() { op_times_ = core::OpTimes{}; }
+
+ private:
+  struct ShiftInputs {
+    core::Tensor* cells;   // I32 [n]: the cells to re-rotate
+    core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
+  };
+  // Runs one batch into cells [first_cell, first_cell + n_tokens), already claimed.
+  void run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, float* all_logits);
+  void check_tokens(const int32_t* tokens, int64_t n) const;
+  void reserve();
+  ShiftInputs build_shift_graph(int64_t first, int64_t n);
+
+  const model::Model& model_;
+  KvCache kv_;
+  int64_t n_batch_;
+  int n_threads_;
+  bool logits_all_;
+  core::ThreadPool pool_;
+  core::Graph graph_;
+  core::GraphAllocator allocator_;
+  std::vector<float> logits_;  // n_vocab
+  bool profiling_ = false;
+  core::OpTimes op_times_;
+};
+
+}  // namespace peak::runtime

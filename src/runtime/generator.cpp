@@ -1,0 +1,75 @@
+#include "runtime/generator.h"
+
+#include <chrono>
+
+#include "tokenizer/utf8.h"
+
+namespace peak::runtime {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+const char* stop_reason_name(StopReason reason) {
+  switch (reason) {
+    case StopReason::EndOfGeneration: return "end of generation";
+    case StopReason::MaxTokens: return "token limit";
+    case StopReason::ContextFull: return "context full";
+    case StopReason::Callback: return "stopped by callback";
+    case StopReason::Aborted: return "aborted";
+  }
+  return "unknown";
+}
+
+GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std::vector<int32_t>& prompt,
+                        const GenerateOptions& options) {
+  const tokenizer::Tokenizer& tok = ctx.model().tokenizer();
+  GenerateResult result;
+  if (options.max_tokens > 0) result.tokens.reserve(static_cast<size_t>(options.max_tokens));
+
+  auto start = std::chrono::steady_clock::now();
+  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  for (int32_t t : prompt) sampler.accept(t);
+  result.n_prompt = static_cast<int32_t>(prompt.size());
+  result.prompt_seconds = seconds_since(start);
+
+  start = std::chrono::steady_clock::now();
+  tokenizer::Utf8StreamDecoder utf8;
+  auto emit = [&](const std::string& text) { return text.empty() || !options.on_text || options.on_text(text); };
+  while (true) {
+    if (options.abort_flag && *options.abort_flag) {
+      result.reason = StopReason::Aborted;
+      break;
+    }
+    if (options.max_tokens >= 0 && result.n_generated >= options.max_tokens) {
+      result.reason = StopReason::MaxTokens;
+      break;
+    }
+    const int32_t token = sampler.sample(ctx.logits());
+    sampler.accept(token);
+    result.tokens.push_back(token);
+    ++result.n_generated;
+    if (options.stop_at_eog && tok.is_eog(token)) {
+      result.reason = StopReason::EndOfGeneration;
+      break;
+    }
+    if (!emit(utf8.push(tok.token_to_piece(token, /*render_special=*/false)))) {
+      result.reason = StopReason::Callback;
+      break;
+    }
+    if (ctx.kv().free_cells() == 0) {
+      result.reason = StopReason::ContextFull;
+      break;
+    }
+    ctx.eval(&token, 1);
+  }
+  // An unfinished character at the end comes out as U+FFFD, never dropped.
+  if (result.reason != StopReason::Callback) emit(utf8.finish());
+  result.generate_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace peak::runtime

@@ -1,0 +1,51 @@
+// Text generation on a context: evaluate a prompt, then sample, stream and
+// evaluate one token at a time until an end-of-generation token, a token limit,
+// a full context, the caller's callback or an abort flag stops it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "sampling/sampler_chain.h"
+#include "runtime/context.h"
+
+namespace peak::runtime {
+
+enum class StopReason {
+  EndOfGeneration,  // the model produced an end-of-generation token (not streamed)
+  MaxTokens,        // max_tokens were generated
+  ContextFull,      // no cell left for the next token
+  Callback,         // on_text returned false
+  Aborted,          // *abort_flag became non-zero
+};
+
+const char* stop_reason_name(StopReason reason);
+
+struct GenerateOptions {
+  int32_t max_tokens = 256;   // < 0: until another reason stops
+  bool stop_at_eog = true;
+  // Receives the generated text in order, always whole UTF-8 characters; returns
+  // false to stop. May be empty.
+  std::function<bool(std::string_view text)> on_text;
+  // Checked before each token; may be set from a signal handler or another thread.
+  const volatile int* abort_flag = nullptr;
+};
+
+struct GenerateResult {
+  int32_t n_prompt = 0;      // tokens evaluated for the prompt
+  int32_t n_generated = 0;   // tokens sampled (the end-of-generation token included)
+  StopReason reason = StopReason::MaxTokens;
+  double prompt_seconds = 0;
+  double generate_seconds = 0;
+  std::vector<int32_t> tokens;  // the sampled tokens
+};
+
+// Appends `prompt` to the context (accepting it into the sampler's penalty
+// window, as llama.cpp does) and generates after it. Throws what Context::eval
+// throws when the prompt itself does not fit or holds bad ids.
+GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std::vector<int32_t>& prompt,
+                        const GenerateOptions& options);
+
+}  // namespace peak::runtime

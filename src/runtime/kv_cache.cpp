@@ -1,0 +1,155 @@
+#include "runtime/kv_cache.h"
+
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace peak::runtime {
+namespace {
+
+bool kv_type_supported(GgmlType t) {
+  return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0;
+}
+
+}  // namespace
+
+GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
+  return hp.head_dim % core::type_block_elements(wanted) == 0 ? wanted : GgmlType::F16;
+}
+
+KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_(params.n_ctx) {
+  if (n_ctx_ <= 0) throw std::invalid_argument("KV cache size must be positive");
+  for (const GgmlType t : {params.type_k, params.type_v}) {
+    const auto id = static_cast<uint32_t>(t);
+    if (!kv_type_supported(t)) {
+      throw std::invalid_argument(std::string("KV cache type ") + ggml_type_name(id) +
+                                  " is not supported (F32, F16, Q8_0, Q4_0)");
+    }
+    if (hp.head_dim % core::type_block_elements(t) != 0) {
+      throw std::invalid_argument(std::string("KV cache type ") + ggml_type_name(id) + " needs a head size that is a multiple of " +
+                                  std::to_string(core::type_block_elements(t)) + "; this model's is " +
+                                  std::to_string(hp.head_dim) + " (use F16)");
+    }
+  }
+  const int64_t shape[core::kMaxDims] = {hp.head_dim, hp.n_head_kv, n_ctx_, 1};
+  k_.resize(static_cast<size_t>(hp.n_layer));
+  v_.resize(static_cast<size_t>(hp.n_layer));
+  size_t total = 0;
+  for (size_t l = 0; l < k_.size(); ++l) {
+    core::set_dense_layout(k_[l], params.type_k, shape);
+    core::set_dense_layout(v_[l], params.type_v, shape);
+    total += k_[l].byte_size() + v_[l].byte_size();
+  }
+  buffer_.resize(total);
+  std::memset(buffer_.data(), 0, total);
+  char* p = static_cast<char*>(buffer_.data());
+  for (size_t l = 0; l < k_.size(); ++l) {
+    k_[l].data = p;
+    k_[l].set_name("k_cache.%zu", l);
+    p += k_[l].byte_size();
+    v_[l].data = p;
+    v_[l].set_name("v_cache.%zu", l);
+    p += v_[l].byte_size();
+    layers_.push_back({&k_[l], &v_[l]});
+  }
+  positions_.reserve(static_cast<size_t>(n_ctx_));
+}
+
+int64_t KvCache::append(int64_t n, int32_t first_position) {
+  if (n < 0 || n > free_cells()) {
+    throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
+                            " cells used, " + std::to_string(n) + " more needed");
+  }
+  const int64_t first = used();
+  for (int64_t i = 0; i < n; ++i) positions_.push_back(first_position + static_cast<int32_t>(i));
+  return first;
+}
+
+void KvCache::drop_last(int64_t n) {
+  if (n < 0 || n > used()) throw std::out_of_range("drop_last: more cells than are used");
+  positions_.resize(positions_.size() - static_cast<size_t>(n));
+}
+
+void KvCache::clear() { positions_.clear(); }
+
+void KvCache::remove(int64_t first, int64_t n) {
+  if (first < 0 || n < 0 || first + n > used()) {
+    throw std::out_of_range("KV cache remove [" + std::to_string(first) + ", +" + std::to_string(n) +
+                            ") is outside the " + std::to_string(used()) + " used cells");
+  }
+  const int64_t tail = used() - first - n;
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (core::Tensor* t : {&k_[l], &v_[l]}) {
+      char* base = static_cast<char*>(t->data);
+      const size_t cell = t->nb[2];
+      std::memmove(base + static_cast<size_t>(first) * cell, base + static_cast<size_t>(first + n) * cell,
+                   static_cast<size_t>(tail) * cell);
+    }
+  }
+  positions_.erase(positions_.begin() + first, positions_.begin() + first + n);
+}
+
+void KvCache::add_to_positions(int64_t first, int64_t n, int32_t delta) {
+  if (first < 0 || n < 0 || first + n > used()) throw std::out_of_range("KV cache position shift outside used cells");
+  for (int64_t i = first; i < first + n; ++i) positions_[static_cast<size_t>(i)] += delta;
+}
+
+void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
+  if (at < 0 || at > used() || n < 0) throw std::out_of_range("KV cache insert outside the used cells");
+  if (n > free_cells()) {
+    throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
+                      " cells used, " + std::to_string(n) + " more needed");
+  }
+  const int64_t tail = used() - at;
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (core::Tensor* t : {&k_[l], &v_[l]}) {
+      char* base = static_cast<char*>(t->data);
+      const size_t cell = t->nb[2];
+      std::memmove(base + static_cast<size_t>(at + n) * cell, base + static_cast<size_t>(at) * cell,
+                   static_cast<size_t>(tail) * cell);
+    }
+  }
+  positions_.insert(positions_.begin() + at, static_cast<size_t>(n), 0);  // within the reserved capacity
+  for (int64_t i = 0; i < n; ++i) positions_[static_cast<size_t>(at + i)] = first_position + static_cast<int32_t>(i);
+}
+
+std::vector<uint8_t> KvCache::snapshot() const {
+  std::vector<uint8_t> out;
+  out.reserve(static_cast<size_t>(used()) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (const core::Tensor* t : {&k_[l], &v_[l]}) {
+      const auto* base = static_cast<const uint8_t*>(t->data);
+      out.insert(out.end(), base, base + static_cast<size_t>(used()) * t->nb[2]);
+    }
+  }
+  return out;
+}
+
+void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
+  const auto n = static_cast<int64_t>(positions.size());
+  const size_t expected = static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size();
+  if (n > n_ctx_ || bytes.size() != expected) {
+    throw std::invalid_argument("KV snapshot of " + std::to_string(bytes.size()) + " bytes for " + std::to_string(n) +
+                                " cells does not fit this cache (" + std::to_string(expected) + " bytes expected)");
+  }
+  const uint8_t* p = bytes.data();
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (core::Tensor* t : {&k_[l], &v_[l]}) {
+      const size_t length = static_cast<size_t>(n) * t->nb[2];
+      std::memcpy(t->data, p, length);
+      p += length;
+    }
+  }
+  positions_.assign(positions.begin(), positions.end());
+}
+
+void KvCache::copy_from(const KvCache& other) {
+  if (other.n_ctx_ != n_ctx_ || other.k_.size() != k_.size() || other.type_k() != type_k() ||
+      other.type_v() != type_v() || other.bytes() != bytes()) {
+    throw std::invalid_argument("KV cache copy needs caches of the same shape and types");
+  }
+  std::memcpy(buffer_.data(), other.buffer_.data(), bytes());
+  positions_ = other.positions_;  // fits the reserved capacity: no allocation
+}
+
+}  // namespace peak::runtime

@@ -1,0 +1,100 @@
+// The key/value cache of one sequence: per layer, K and V tensors of
+// [head_dim, n_head_kv, n_ctx] in the chosen types (F32, F16, Q8_0 or Q4_0),
+// allocated once at creation and never grown.
+//
+// Cells are kept contiguous: cell i holds the i-th token of the cached sequence,
+// cells [0, used) are filled, and positions increase with the cell index.
+// Removing a range moves the later cells down (their positions are unchanged),
+// so attention always reads one dense prefix of the cache.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "core/graph_allocator.h"
+#include "core/tensor.h"
+#include "model/decoder.h"
+#include "model/hparams.h"
+
+namespace peak::runtime {
+
+// The sequence does not fit in the cache any more.
+class ContextFull : public std::length_error {
+ public:
+  using std::length_error::length_error;
+};
+
+// The cache type asked for, or F16 when its blocks do not divide the model's
+// head size (Q8_0 and Q4_0 need a multiple of 32; F32 and F16 fit any).
+GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted);
+
+struct KvCacheParams {
+  int64_t n_ctx = 0;                  // cells
+  GgmlType type_k = GgmlType::F16;
+  GgmlType type_v = GgmlType::F16;
+};
+
+class KvCache {
+ public:
+  // Throws std::invalid_argument for a type that cannot hold this model's rows
+  // (block types need head_dim to be a multiple of their block size).
+  KvCache(const model::HParams& hp, const KvCacheParams& params);
+  KvCache(const KvCache&) = delete;  // layers() points into this object's tensors
+  KvCache& operator=(const KvCache&) = delete;
+
+  int64_t size() const { return n_ctx_; }
+  int64_t used() const { return static_cast<int64_t>(positions_.size()); }
+  int64_t free_cells() const { return n_ctx_ - used(); }
+  GgmlType type_k() const { return k_[0].type; }
+  GgmlType type_v() const { return v_[0].type; }
+  size_t bytes() const { return buffer_.size(); }
+
+  core::Tensor* k(int64_t layer) { return &k_[static_cast<size_t>(layer)]; }
+  core::Tensor* v(int64_t layer) { return &v_[static_cast<size_t>(layer)]; }
+  // Every layer's K and V, as the decoder graph takes them.
+  const std::vector<model::LayerKv>& layers() const { return layers_; }
+  // Position of each used cell, in cell order.
+  const std::vector<int32_t>& positions() const { return positions_; }
+  // The position after the last cached token (0 when empty).
+  int32_t next_position() const { return positions_.empty() ? 0 : positions_.back() + 1; }
+
+  // Claims the next `n` cells for tokens at `first_position`, +1, ...; the caller
+  // then writes their K and V. Throws ContextFull when they do not fit.
+  int64_t append(int64_t n, int32_t first_position);
+  // Gives back the last `n` cells (e.g. after a failed evaluation).
+  void drop_last(int64_t n);
+  void clear();
+  // Removes cells [first, first + n) and moves the later cells down.
+  void remove(int64_t first, int64_t n);
+  // Adds `delta` to the positions of cells [first, first + n). K must be
+  // re-rotated by the caller (the context does both, see Context::shift).
+  void add_to_positions(int64_t first, int64_t n, int32_t delta);
+  // Opens `n` cells before cell `at` (cells from `at` on move up, keeping their
+  // positions); the new cells get positions first_position, +1, ... and must be
+  // filled by Context::eval_into. Throws ContextFull when they do not fit.
+  void insert(int64_t at, int64_t n, int32_t first_position);
+  // Copies the whole content of `other`, which must have the same shape and types.
+  void copy_from(const KvCache& other);
+
+  // The used cells' K and V bytes, layer by layer (K then V), for saving.
+  std::vector<uint8_t> snapshot() const;
+  // Replaces the content with a snapshot of `positions.size()` cells taken from a
+  // cache of the same shape and types. Throws std::invalid_argument (leaving the
+  // cache as it was) when the sizes do not match.
+  void restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
+
+  // Bytes of one cell of one layer's K (or V).
+  size_t cell_bytes_k() const { return k_[0].nb[2]; }
+  size_t cell_bytes_v() const { return v_[0].nb[2]; }
+
+ private:
+  int64_t n_ctx_;
+  std::vector<core::Tensor> k_;  // per layer
+  std::vector<core::Tensor> v_;
+  std::vector<model::LayerKv> layers_;  // &k_[l], &v_[l]
+  std::vector<int32_t> positions_;  // capacity n_ctx, reserved once
+  core::AlignedBuffer buffer_;      // every layer's K and V
+};
+
+}  // namespace peak::runtime

@@ -1,0 +1,286 @@
+// SSSKV-lite sessions on the real stories260K model (and a one-layer synthetic
+// model where a shift rebuild is exact): summary triggering, bounded context
+// over long conversations, rebuild equivalence, modes, save and restore.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "model/synth.h"
+#include "chat/chat_session.h"
+
+namespace peak::chat {
+namespace {
+
+const std::string kStories = std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf";
+
+const model::Model& stories() {
+  static const auto m = model::Model::load(kStories);
+  return *m;
+}
+
+// Small segments so a few turns fill them; raw text (the model has no template).
+SessionSettings small_settings(MemoryMode mode) {
+  SessionSettings s;
+  s.mode = mode;
+  s.template_name = "raw";
+  s.system_prompt = "Lily and Tom play in the park.";
+  s.recent_max = 96;
+  s.summary_max = 48;
+  s.trigger_discard = 40;
+  s.headroom = 32;
+  s.background_summary = false;
+  s.summarizer.n_ctx = 256;
+  s.summarizer.max_new_tokens = 32;
+  s.sampler.temperature = 0.0f;
+  s.n_threads = 1;
+  return s;
+}
+
+runtime::GenerateOptions max_tokens(int n) {
+  runtime::GenerateOptions o;
+  o.max_tokens = n;
+  return o;
+}
+
+const char* kLines[] = {"Once upon a time there was a dog named Max.", "Max liked to run in the sun.",
+                        "One day Max found a big red ball.", "He took the ball to his friend Sue.",
+                        "Sue and Max played until the sky was dark."};
+
+TEST(ChatSession, SummariesStartExactlyWhenDroppedTokensReachTheTrigger) {
+  const SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  ChatSession session(stories(), settings);
+  SessionStats before = session.stats();
+  int summaries_started = 0;
+  for (int turn = 0; turn < 40; ++turn) {
+    const TurnResult r = session.chat(kLines[turn % 5], max_tokens(12));
+    const SessionStats after = session.stats();
+    const int64_t accumulated = before.dropped_since_summary + (after.dropped_total - before.dropped_total);
+    EXPECT_EQ(r.summary_started, accumulated >= settings.trigger_discard) << "turn " << turn;
+    if (r.summary_started) {
+      ++summaries_started;
+      EXPECT_EQ(after.dropped_since_summary, 0);
+    } else {
+      EXPECT_EQ(after.dropped_since_summary, accumulated);
+    }
+    // A job started in a turn is put in place at the start of the next one.
+    if (turn > 0 && r.rebuilt) {
+      EXPECT_GE(after.summaries, 1);
+    }
+    before = after;
+  }
+  EXPECT_GE(summaries_started, 3);
+  EXPECT_GE(session.stats().summaries, 2);
+  EXPECT_FALSE(session.summary().empty());
+}
+
+TEST(ChatSession, TheMainContextNeverExceedsItsSizeOver1000Turns) {
+  SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  settings.trigger_discard = 120;           // fewer summaries keep the test quick
+  settings.summarizer.max_new_tokens = 16;
+  ChatSession session(stories(), settings);
+  const size_t kv_bytes = session.stats().kv_bytes;
+  for (int turn = 0; turn < 1000; ++turn) {
+    session.chat(kLines[turn % 5], max_tokens(turn % 7 == 0 ? 40 : 6));
+    const SessionStats s = session.stats();
+    const int64_t used = session.context().kv().used();
+    ASSERT_LE(used, s.n_ctx) << "turn " << turn;
+    ASSERT_EQ(used, s.prefix_tokens + s.summary_tokens + s.recent_tokens) << "turn " << turn;
+    ASSERT_LE(s.summary_tokens, settings.summary_max);
+    ASSERT_LE(s.recent_tokens, settings.recent_max + settings.headroom);
+    ASSERT_EQ(s.kv_bytes, kv_bytes);
+    ASSERT_EQ(static_cast<int64_t>(session.context().kv().positions().back()), used - 1) << "positions stay compact";
+  }
+  EXPECT_GT(session.stats().summaries, 20);
+  EXPECT_FALSE(session.summary().empty());
+  std::printf("1000 turns: %lld summaries, %lld tokens dropped, %.2f s summarizing, %.2f s rebuilding\n",
+              static_cast<long long>(session.stats().summaries), static_cast<long long>(session.stats().dropped_total),
+              session.stats().summary_seconds, session.stats().rebuild_seconds);
+}
+
+// Logits for `probe` after the session's cached cells, computed on a copy of
+// its KV cache, and in a fresh context prefilled with the same tokens.
+double rebuild_deviation(const model::Model& m, const ChatSession& session, int32_t probe) {
+  const runtime::Context& live = session.context();
+  runtime::ContextParams p;
+  p.n_ctx = live.n_ctx();
+  p.n_threads = 1;
+  p.type_k = live.kv().type_k();
+  p.type_v = live.kv().type_v();
+  runtime::Context copy(m, p);
+  copy.kv().copy_from(live.kv());
+  copy.eval(&probe, 1);
+  std::vector<int32_t> tokens = session.cached_tokens();
+  tokens.push_back(probe);
+  runtime::Context fresh(m, p);
+  fresh.eval(tokens.data(), static_cast<int64_t>(tokens.size()));
+  double max_diff = 0;
+  for (int64_t v = 0; v < fresh.n_vocab(); ++v) {
+    max_diff = std::max(max_diff, static_cast<double>(std::abs(copy.logits()[v] - fresh.logits()[v])));
+  }
+  return max_diff;
+}
+
+// Runs turns until a summary is ready, puts it in place and returns the
+// deviation right then (a turn would go on to drop and shift Recent).
+double deviation_after_rebuild(const model::Model& m, SessionSettings settings) {
+  ChatSession session(m, settings);
+  for (int turn = 0; turn < 60; ++turn) {
+    session.chat(kLines[turn % 5], max_tokens(12));
+    if (session.apply_pending_summary(true)) return rebuild_deviation(m, session, 5);
+  }
+  ADD_FAILURE() << "no rebuild happened";
+  return 1e9;
+}
+
+// With an F32 cache: the rebuilt cells must hold what a fresh prefill writes, up
+// to the order of float sums (the rebuild prefills in other batches). An F16
+// cache rounds each K and V value, and a value one float ulp apart in another
+// batch can round to the neighbouring half: on the SIMD paths logits then move
+// by up to about 2e-3 between batch sizes, with or without a rebuild.
+TEST(ChatSession, ReprefillRebuildEqualsAFreshContext) {
+  SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  settings.rebuild = RebuildStrategy::Reprefill;
+  settings.type_k = GgmlType::F32;
+  settings.type_v = GgmlType::F32;
+  const double d = deviation_after_rebuild(stories(), settings);
+  std::printf("reprefill rebuild, stories260K, F32 KV: max |logit diff| %.3g\n", d);
+  EXPECT_LT(d, 1e-4);
+}
+
+TEST(ChatSession, ShiftRebuildIsExactOnOneLayerAndBoundedOnFive) {
+  // One layer: Recent's keys and values depend only on its tokens and positions,
+  // so re-rotating them is exact.
+  model::SynthSpec spec;
+  spec.n_layer = 1;
+  spec.n_embd = 64;
+  spec.n_head = 2;
+  spec.n_head_kv = 2;
+  spec.head_dim = 32;
+  spec.n_ff = 128;
+  spec.n_vocab = 512;
+  const std::string path = ::testing::TempDir() + "peak_session_one_layer.gguf";
+  model::write_synth_model(spec, model::SynthOptions{}, path);
+  const auto one_layer = model::Model::load(path);
+  SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  settings.type_k = settings.type_v = GgmlType::F16;
+  const double exact = deviation_after_rebuild(*one_layer, settings);
+  std::printf("shift rebuild, one layer, F16 KV: max |logit diff| %.3g\n", exact);
+  EXPECT_LT(exact, 1e-2);
+  settings.type_k = settings.type_v = GgmlType::Q8_0;  // head size 32 takes Q8_0 blocks
+  const double q8 = deviation_after_rebuild(*one_layer, settings);
+  std::printf("shift rebuild, one layer, Q8_0 KV: max |logit diff| %.3g\n", q8);
+  EXPECT_LT(q8, 5e-2);
+
+  // Five layers: deeper keys and values of Recent were computed attending to the
+  // old summary and dropped text, so shift approximates reprefill.
+  const double approx = deviation_after_rebuild(stories(), small_settings(MemoryMode::Ssskv));
+  std::printf("shift rebuild, stories260K (5 layers), F16 KV: max |logit diff| %.3g\n", approx);
+  EXPECT_LT(approx, 5.0);
+}
+
+TEST(ChatSession, WindowModeDropsWithoutSummaries) {
+  ChatSession session(stories(), small_settings(MemoryMode::Window));
+  for (int turn = 0; turn < 50; ++turn) session.chat(kLines[turn % 5], max_tokens(10));
+  const SessionStats s = session.stats();
+  EXPECT_EQ(s.summaries, 0);
+  EXPECT_EQ(s.summary_tokens, 0);
+  EXPECT_GT(s.dropped_total, 0);
+  EXPECT_LE(session.context().kv().used(), s.n_ctx);
+}
+
+TEST(ChatSession, NoneModeGrowsThenStopsWithAClearError) {
+  ChatSession session(stories(), small_settings(MemoryMode::None));
+  int64_t last_used = 0;
+  std::string error;
+  for (int turn = 0; turn < 50 && error.empty(); ++turn) {
+    try {
+      session.chat(kLines[turn % 5], max_tokens(10));
+      EXPECT_GT(session.context().kv().used(), last_used);
+      last_used = session.context().kv().used();
+    } catch (const runtime::ContextFull& e) {
+      error = e.what();
+    }
+  }
+  EXPECT_NE(error.find("mode none never drops history"), std::string::npos) << error;
+  EXPECT_EQ(session.stats().dropped_total, 0);
+}
+
+TEST(ChatSession, SaveAndRestoreContinueWithIdenticalGreedyOutput) {
+  const SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  const std::string path = ::testing::TempDir() + "peak_session.pkss";
+  ChatSession original(stories(), settings);
+  for (int turn = 0; turn < 12; ++turn) original.chat(kLines[turn % 5], max_tokens(12));
+  original.save(path, /*include_kv=*/true);
+  std::string continued, restored_text;
+  runtime::GenerateOptions o = max_tokens(24);
+  o.on_text = [&continued](std::string_view t) { continued.append(t); return true; };
+  original.chat("Then the sun came out.", o);
+
+  ChatSession restored(stories(), settings);
+  restored.restore(path);
+  EXPECT_EQ(restored.stats().turns, 12);
+  EXPECT_EQ(restored.log().size(), 24u);
+  o.on_text = [&restored_text](std::string_view t) { restored_text.append(t); return true; };
+  restored.chat("Then the sun came out.", o);
+  EXPECT_FALSE(continued.empty());
+  EXPECT_EQ(restored_text, continued);
+
+  // Without the KV cache, restoring prefills the segments again.
+  const std::string no_kv = path + ".nokv";
+  ChatSession second(stories(), settings);
+  for (int turn = 0; turn < 6; ++turn) second.chat(kLines[turn % 5], max_tokens(8));
+  second.save(no_kv, false);
+  ChatSession third(stories(), settings);
+  third.restore(no_kv);
+  EXPECT_EQ(third.cached_tokens(), second.cached_tokens());
+  std::remove(path.c_str());
+  std::remove(no_kv.c_str());
+}
+
+TEST(ChatSession, ACorruptedOrTruncatedFileIsRefusedAndTheSessionKeptAsItWas) {
+  const SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  const std::string path = ::testing::TempDir() + "peak_session_bad.pkss";
+  ChatSession source(stories(), settings);
+  for (int turn = 0; turn < 5; ++turn) source.chat(kLines[turn], max_tokens(8));
+  source.save(path, true);
+  std::ifstream in(path, std::ios::binary);
+  std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  ChatSession live(stories(), settings);
+  live.chat("Hello there.", max_tokens(8));
+  const std::vector<int32_t> tokens_before = live.cached_tokens();
+  const int64_t turns_before = live.stats().turns;
+  auto try_restore = [&](const std::vector<char>& content) -> std::string {
+    const std::string bad = path + ".bad";
+    std::ofstream(bad, std::ios::binary).write(content.data(), static_cast<std::streamsize>(content.size()));
+    try {
+      live.restore(bad);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  std::vector<char> flipped = bytes;
+  flipped[flipped.size() / 2] ^= 0x40;
+  EXPECT_NE(try_restore(flipped).find("checksum mismatch"), std::string::npos);
+  std::vector<char> truncated(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 3));
+  EXPECT_NE(try_restore(truncated).find("truncated"), std::string::npos);
+  EXPECT_NE(try_restore({'n', 'o', 'p', 'e'}).find("not a peak session file"), std::string::npos);
+  SessionSettings other = settings;
+  other.recent_max = 128;
+  ChatSession different(stories(), other);
+  EXPECT_THROW(different.restore(path), std::runtime_error);
+  EXPECT_EQ(live.cached_tokens(), tokens_before);
+  EXPECT_EQ(live.stats().turns, turns_before);
+  live.chat("Still here.", max_tokens(4));  // and it still works
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace peak::chat

@@ -1,0 +1,45 @@
+# Proves the build refuses a back-edge: with the include root of each layer, a
+# header of every layer at or below it is found, and a header of every layer
+# above it is not ("No such file"). Together with check_includes.cmake this is
+# the layer check CI runs.
+#   cmake -DCXX=<compiler> -DVIEWS=<build>/layers -DSOURCE_DIR=<checkout>
+#         -DWORK_DIR=<scratch> -P check_views.cmake
+cmake_minimum_required(VERSION 3.20)
+set(PROJECT_SOURCE_DIR ${SOURCE_DIR})
+include(${SOURCE_DIR}/cmake/PeakLayerTable.cmake)
+set(layers ${PEAK_LAYERS})
+file(MAKE_DIRECTORY ${WORK_DIR})
+set(problems "")
+# One header of each layer, the first by name.
+foreach(layer ${layers})
+  peak_layer_source_dir(${layer} dir)
+  file(GLOB headers RELATIVE ${dir} ${dir}/*.h)
+  list(SORT headers)
+  list(GET headers 0 first)
+  set(sample_${layer} "${layer}/${first}")
+endforeach()
+set(n_checks 0)
+foreach(layer ${layers})
+  set(visible TRUE)
+  foreach(other ${layers})
+    set(source ${WORK_DIR}/${layer}_sees_${other}.cpp)
+    file(WRITE ${source} "#include \"${sample_${other}}\"\n")
+    execute_process(COMMAND ${CXX} -std=c++17 -fsyntax-only -I${VIEWS}/${layer} -I${SOURCE_DIR}/include ${source}
+                    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+    if(visible AND NOT result EQUAL 0)
+      string(APPEND problems "'${layer}' cannot include \"${sample_${other}}\" of a layer below it:\n${output}\n")
+    elseif(NOT visible AND result EQUAL 0)
+      string(APPEND problems "'${layer}' can include \"${sample_${other}}\" of the higher layer '${other}'\n")
+    elseif(NOT visible AND NOT output MATCHES "No such file")
+      string(APPEND problems "'${layer}' including \"${sample_${other}}\" failed for another reason:\n${output}\n")
+    endif()
+    if(other STREQUAL layer)
+      set(visible FALSE)
+    endif()
+    math(EXPR n_checks "${n_checks} + 1")
+  endforeach()
+endforeach()
+if(problems)
+  message(FATAL_ERROR "layer views:\n${problems}")
+endif()
+message(STATUS "layer views: ${n_checks} includes found or refused as the layer table says")

@@ -1,0 +1,123 @@
+// peak's quantizer end to end: byte-identical to llama.cpp's llama-quantize --pure
+// for the legacy types on shared/reference/quant, llama.cpp's per-tensor choices
+// for the mixed presets (tests/runtime checks that stories260K as Q8_0 still decodes
+// its reference ids).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "model/quant_policy.h"
+#include "model/quantize.h"
+
+namespace peak::model {
+namespace {
+
+const std::string kShared = PEAK_SHARED_DIR;
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + "peak_quantize_" + name; }
+
+class LegacyQuantization : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(LegacyQuantization, MatchesLlamaQuantizeByteForByte) {
+  const std::string type = GetParam();
+  const std::string out = temp_path(type + ".gguf");
+  QuantizeOptions o;
+  o.type = type;
+  o.pure = true;
+  quantize_model(kShared + "/reference/quant/source-f16.gguf", out, o);
+  const auto ours = gguf::GgufFile::open(out);
+  const auto theirs = gguf::GgufFile::open(kShared + "/reference/quant/" + type + ".gguf");
+  ASSERT_EQ(ours->n_tensors(), theirs->n_tensors());
+  size_t compared = 0;
+  for (size_t i = 0; i < theirs->n_tensors(); ++i) {
+    const gguf::TensorInfo& t = theirs->tensor(i);
+    const gguf::TensorInfo* o_t = ours->find_tensor(t.name);
+    ASSERT_NE(o_t, nullptr) << t.name;
+    EXPECT_EQ(o_t->type, t.type) << t.name;
+    ASSERT_EQ(o_t->n_bytes, t.n_bytes) << t.name;
+    EXPECT_EQ(0, std::memcmp(o_t->data, t.data, t.n_bytes)) << t.name;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 21u);
+  std::remove(out.c_str());
+}
+
+INSTANTIATE_TEST_SUITE_P(ReferenceFiles, LegacyQuantization,
+                         ::testing::Values("Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "BF16"));
+
+// The per-tensor types of llama.cpp's presets, counted on real model layouts as
+// shared/reference/llamacpp-baseline.md reports them from llama-quantize.
+std::map<GgmlType, int> count_types(const std::string& file_type, int64_t n_layer, int64_t n_head, int64_t n_head_kv,
+                                    bool has_output, int64_t n_embd, GgmlType* embd_type, GgmlType* output_type) {
+  ModelLayout layout{n_layer, n_head, n_head_kv, has_output};
+  const QuantPolicy policy(parse_file_type(file_type), layout, false);
+  std::map<GgmlType, int> counts;
+  for (int64_t l = 0; l < n_layer; ++l) {
+    for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
+      const std::string name = "blk." + std::to_string(l) + "." + m + ".weight";
+      ++counts[policy.type_for(name, 2, n_embd)];
+    }
+  }
+  *embd_type = policy.type_for("token_embd.weight", 2, n_embd);
+  *output_type = has_output ? policy.type_for("output.weight", 2, n_embd) : *embd_type;
+  return counts;
+}
+
+TEST(QuantPolicy, FollowsLlamaQuantizeOnTheBaselineModels) {
+  GgmlType embd, output;
+  // llama-3.2-1b Q4_K_M: 96 Q4_K and 16 Q6_K layer matrices, Q6_K token_embd (tied).
+  auto c = count_types("Q4_K_M", 16, 32, 8, false, 2048, &embd, &output);
+  EXPECT_EQ(c[GgmlType::Q4_K], 96);
+  EXPECT_EQ(c[GgmlType::Q6_K], 16);
+  EXPECT_EQ(embd, GgmlType::Q6_K);
+  // qwen3-0.6b Q4_K_M: 168 / 28, Q6_K token_embd.
+  c = count_types("Q4_K_M", 28, 16, 8, false, 1024, &embd, &output);
+  EXPECT_EQ(c[GgmlType::Q4_K], 168);
+  EXPECT_EQ(c[GgmlType::Q6_K], 28);
+  // tinyllama Q4_K_M: 134 / 20, Q4_K token_embd, Q6_K output (untied).
+  c = count_types("Q4_K_M", 22, 32, 4, true, 2048, &embd, &output);
+  EXPECT_EQ(c[GgmlType::Q4_K], 134);
+  EXPECT_EQ(c[GgmlType::Q6_K], 20);
+  EXPECT_EQ(embd, GgmlType::Q4_K);
+  EXPECT_EQ(output, GgmlType::Q6_K);
+  // Q4_0 files: tied embeddings become Q6_K; untied keep Q4_0 with a Q6_K output. Q8_0 stays Q8_0.
+  count_types("Q4_0", 16, 32, 8, false, 2048, &embd, &output);
+  EXPECT_EQ(embd, GgmlType::Q6_K);
+  c = count_types("Q4_0", 22, 32, 4, true, 2048, &embd, &output);
+  EXPECT_EQ(c[GgmlType::Q4_0], 154);
+  EXPECT_EQ(embd, GgmlType::Q4_0);
+  EXPECT_EQ(output, GgmlType::Q6_K);
+  count_types("Q8_0", 16, 32, 8, false, 2048, &embd, &output);
+  EXPECT_EQ(embd, GgmlType::Q8_0);
+}
+
+TEST(QuantPolicy, KeepsVectorsInF32AndFallsBackForOddRows) {
+  const QuantPolicy policy(parse_file_type("Q4_K_M"), ModelLayout{2, 4, 2, true}, false);
+  EXPECT_EQ(policy.type_for("blk.0.attn_norm.weight", 1, 64), GgmlType::F32);
+  EXPECT_EQ(policy.type_for("blk.0.attn_q.weight", 2, 64), GgmlType::Q5_0);   // 64 is no 256-block: Q4_K -> Q5_0
+  EXPECT_EQ(policy.type_for("blk.0.ffn_down.weight", 2, 172), GgmlType::F16);  // not even 32-blocks
+  EXPECT_THROW(parse_file_type("Q7_X"), std::invalid_argument);
+}
+
+TEST(Quantize, RefusesToOverwriteItsInputAndAlreadyQuantizedInputs) {
+  QuantizeOptions o;
+  o.type = "Q8_0";
+  const std::string stories = kShared + "/models/stories260K.gguf";
+  EXPECT_THROW(quantize_model(stories, stories, o), std::invalid_argument);
+  const std::string q8 = temp_path("stories_q8.gguf");
+  quantize_model(stories, q8, o);
+  o.type = "Q4_0";
+  EXPECT_THROW(quantize_model(q8, temp_path("again.gguf"), o), std::invalid_argument);
+  o.type = "Q4_K";  // a tensor type without --pure
+  EXPECT_THROW(quantize_model(stories, temp_path("x.gguf"), o), std::invalid_argument);
+  std::remove(q8.c_str());
+}
+
+}  // namespace
+}  // namespace peak::model

@@ -87,13 +87,6 @@ void BM_Rope(benchmark::State& state, RopeMode mode) {
 BENCHMARK_CAPTURE(BM_Rope, normal, RopeMode::Normal)->ArgName("tokens")->Arg(1)->Arg(32);
 BENCHMARK_CAPTURE(BM_Rope, neox, RopeMode::Neox)->ArgName("tokens")->Arg(1)->Arg(32);
 
-void BM_SoftMax(benchmark::State& state) {
-  BenchTensors leaves;
-  Tensor* scores = leaves.random(GgmlType::F32, {state.range(0), 1, 32});
-  time_graph(state, 1, [&](Graph& g) { return g.soft_max(scores, nullptr, 0.125f); });
-}
-BENCHMARK(BM_SoftMax)->ArgName("n_kv")->Arg(512)->Arg(4096);
-
 // Weight x activations through the op layer (conversion to the dot partner,
 // thread split, vec_dot / gemm): 4096 x 4096 weights, 1 token (decode) or 32.
 void BM_MulMat(benchmark::State& state, GgmlType weight_type) {
@@ -116,7 +109,7 @@ void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   Tensor* k = leaves.random(kv_type, {128, 8, n_kv});
   Tensor* v = leaves.random(kv_type, {128, 8, n_kv});
   time_graph(state, static_cast<int>(state.range(1)),
-             [&](Graph& g) { return g.attention(q, k, v, nullptr, 1.0f / std::sqrt(128.0f), true); });
+             [&](Graph& g) { return g.attention(q, k, v, 1.0f / std::sqrt(128.0f), true); });
   state.counters["kv_MB/s"] = benchmark::Counter(
       static_cast<double>(k->byte_size() + v->byte_size()) * static_cast<double>(state.iterations()) / 1e6,
       benchmark::Counter::kIsRate);

@@ -1,6 +1,7 @@
 // peak_context_* and KV cache editing through the C API.
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
@@ -132,19 +133,20 @@ peak_status peak_context_get_profile(const peak_context* ctx, peak_op_profile* e
   PEAK_CHECK_ARG(n_entries, "peak_context_get_profile: n_entries");
   if (!entries && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_context_get_profile: entries is NULL");
   const peak::core::OpTimes& t = ctx->context->op_times();
-  peak_op_profile found[peak::core::kOpCount];
-  size_t n = 0;
+  std::vector<peak_op_profile> found;
   for (int op = 0; op < peak::core::kOpCount; ++op) {
     if (t.calls[op] == 0) continue;
-    found[n++] = {peak::core::op_name(static_cast<peak::core::Op>(op)), t.calls[op], t.seconds[op]};
+    found.push_back({peak::core::op_name(static_cast<peak::core::Op>(op)), t.calls[op], t.seconds[op]});
   }
-  std::sort(found, found + n, [](const peak_op_profile& a, const peak_op_profile& b) { return a.seconds > b.seconds; });
+  std::sort(found.begin(), found.end(),
+            [](const peak_op_profile& a, const peak_op_profile& b) { return a.seconds > b.seconds; });
+  const size_t n = found.size();
   *n_entries = n;
   if (n > capacity) {
     return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the profile has " + std::to_string(n) + " entries, the buffer holds " +
                                                std::to_string(capacity));
   }
-  std::copy(found, found + n, entries);
+  std::copy(found.begin(), found.end(), entries);
   return PEAK_OK;
 }
 

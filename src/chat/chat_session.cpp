@@ -27,19 +27,6 @@ void validate(const SessionSettings& s) {
 
 }  // namespace
 
-const char* memory_mode_name(MemoryMode mode) {
-  switch (mode) {
-    case MemoryMode::Ssskv: return "ssskv";
-    case MemoryMode::Window: return "window";
-    case MemoryMode::None: return "none";
-  }
-  return "unknown";
-}
-
-const char* rebuild_strategy_name(RebuildStrategy strategy) {
-  return strategy == RebuildStrategy::Shift ? "shift" : "reprefill";
-}
-
 ChatSession::ChatSession(const model::Model& model, const SessionSettings& settings)
     : model_(model),
       settings_(settings),

@@ -42,9 +42,6 @@ namespace peak::chat {
 enum class MemoryMode { Ssskv, Window, None };
 enum class RebuildStrategy { Shift, Reprefill };
 
-const char* memory_mode_name(MemoryMode mode);
-const char* rebuild_strategy_name(RebuildStrategy strategy);
-
 struct SessionSettings {
   MemoryMode mode = MemoryMode::Ssskv;
   std::string system_prompt;
@@ -137,7 +134,6 @@ class ChatSession {
   std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
   std::vector<int32_t> user_segment(const std::string& text) const;
   std::string closing_after(const std::string& user_text, const std::string& reply) const;
-  std::vector<ChatMessage> recent_as_chat() const;
   std::vector<int32_t> summary_segment(const std::string& summary) const;
   int64_t recent_cells() const;
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }

@@ -46,8 +46,7 @@ constexpr int64_t kSoloElements = 4096;
 
 bool runs_solo(const Tensor& node) {
   switch (node.op) {
-    case Op::GetRows: case Op::Add: case Op::Mul: case Op::Scale: case Op::RmsNorm: case Op::Norm:
-    case Op::Rope: case Op::Copy: case Op::Concat:
+    case Op::GetRows: case Op::Add: case Op::Scale: case Op::RmsNorm: case Op::Rope: case Op::Copy:
       return node.element_count() <= kSoloElements;
     default:
       return false;

@@ -208,11 +208,6 @@ Tensor* Graph::add(Tensor* a, Tensor* b) {
   return element_wise(Op::Add, a, b);
 }
 
-Tensor* Graph::mul(Tensor* a, Tensor* b) {
-  require(can_repeat(b, a), "mul: b cannot be repeated to a's shape");
-  return element_wise(Op::Mul, a, b);
-}
-
 Tensor* Graph::scale(Tensor* a, float s) {
   Tensor* t = element_wise(Op::Scale, a, nullptr);
   t->params.f[0] = s;
@@ -223,12 +218,6 @@ Tensor* Graph::rms_norm(Tensor* a, float eps, Tensor* weight) {
   require(weight == nullptr || (weight->ne[0] == a->ne[0] && weight->row_count() == 1 && weight->nb[0] == sizeof(float)),
           "rms_norm: weight must be one contiguous row as long as a's rows");
   Tensor* t = element_wise(Op::RmsNorm, a, weight);
-  t->params.f[0] = eps;
-  return t;
-}
-
-Tensor* Graph::norm(Tensor* a, float eps) {
-  Tensor* t = element_wise(Op::Norm, a, nullptr);
   t->params.f[0] = eps;
   return t;
 }
@@ -252,21 +241,6 @@ Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor
   return t;
 }
 
-Tensor* Graph::soft_max(Tensor* a, Tensor* mask, float scale) {
-  if (mask != nullptr) {
-    require(is_f32(mask) && mask->ne[0] == a->ne[0] && mask->ne[1] >= a->ne[1] &&
-                mask->ne[2] == 1 && mask->ne[3] == 1,
-            "soft_max: mask must be F32 [n_kv, >= n_tokens]");
-  }
-  Tensor* t = element_wise(Op::SoftMax, a, mask);
-  t->params.f[0] = scale;
-  return t;
-}
-
-Tensor* Graph::silu(Tensor* a) { return element_wise(Op::Silu, a, nullptr); }
-
-Tensor* Graph::gelu(Tensor* a) { return element_wise(Op::Gelu, a, nullptr); }
-
 Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
   require(gate->same_shape(*up), "swiglu: gate and up must have the same shape");
   return element_wise(Op::SwiGlu, gate, up);
@@ -288,20 +262,7 @@ Tensor* Graph::copy(Tensor* src, Tensor* dst) {
   return t;
 }
 
-Tensor* Graph::concat(Tensor* a, Tensor* b, int dim) {
-  require(dim >= 0 && dim < kMaxDims, "concat: dimension out of range");
-  require(is_f32(a) && is_f32(b), "concat: inputs must be F32");
-  int64_t ne[kMaxDims];
-  for (int d = 0; d < kMaxDims; ++d) {
-    require(d == dim || a->ne[d] == b->ne[d], "concat: shapes differ outside the joined dimension");
-    ne[d] = d == dim ? a->ne[d] + b->ne[d] : a->ne[d];
-  }
-  Tensor* t = new_node(Op::Concat, GgmlType::F32, ne, {a, b});
-  t->params.i[0] = dim;
-  return t;
-}
-
-Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal) {
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, float scale, bool causal) {
   const int64_t head_dim = q->ne[0];
   const int64_t n_head = q->ne[1];
   const int64_t n_tokens = q->ne[2];
@@ -319,11 +280,7 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float sc
           "attention: head_dim must be a multiple of the block size of k's dot partner");
   require(n_head_kv > 0 && n_head % n_head_kv == 0, "attention: n_head must be a multiple of n_head_kv");
   require(!causal || n_kv >= n_tokens, "attention: causal needs n_kv >= n_tokens");
-  if (mask != nullptr) {
-    require(is_f32(mask) && mask->ne[0] == n_kv && mask->ne[1] >= n_tokens && mask->nb[0] == sizeof(float),
-            "attention: mask must be F32 [n_kv, >= n_tokens]");
-  }
-  Tensor* t = new_node(Op::Attention, GgmlType::F32, {head_dim, n_head, n_tokens, 1}, {q, k, v, mask});
+  Tensor* t = new_node(Op::Attention, GgmlType::F32, {head_dim, n_head, n_tokens, 1}, {q, k, v});
   t->params.f[0] = scale;
   t->params.i[0] = causal ? 1 : 0;
   return t;

@@ -1,8 +1,7 @@
 // The graph builder: one call per op, reading like the maths, e.g.
 //
-//   Tensor* x = g.rms_norm(inp, eps);        // [n_embd, n_tokens]
-//   x = g.mul(x, layer.attn_norm);            // [n_embd, n_tokens]
-//   Tensor* q = g.mul_mat(layer.wq, x);       // [n_embd, n_tokens]
+//   Tensor* x = g.rms_norm(inp, eps, layer.attn_norm);  // [n_embd, n_tokens]
+//   Tensor* q = g.mul_mat(layer.wq, x);                  // [n_embd, n_tokens]
 //
 // Calls only describe tensors; nothing is computed or allocated until the graph
 // allocator places the intermediates and the executor runs the nodes. Descriptors
@@ -11,7 +10,7 @@
 //
 // Shape conventions (ggml's): ne[0] first. Attention tensors use the natural
 // projection / cache layout: Q [head_dim, n_head, n_tokens], K and V
-// [head_dim, n_head_kv, n_kv], mask [n_kv, n_tokens].
+// [head_dim, n_head_kv, n_kv].
 #pragma once
 
 #include <cstddef>
@@ -63,7 +62,7 @@ class Graph {
 
   // ---- leaves ------------------------------------------------------------
   // A tensor whose data the caller writes before each compute (token ids,
-  // positions, masks); the graph allocator gives it memory.
+  // positions); the graph allocator gives it memory.
   Tensor* input(GgmlType type, std::initializer_list<int64_t> ne, const char* name);
 
   // ---- views: no copy, no compute ---------------------------------------
@@ -81,33 +80,25 @@ class Graph {
   // c3 % b3 == 0 -> [n, m, c2, c3]: out = w · x per column.
   Tensor* mul_mat(Tensor* w, Tensor* x);
   Tensor* add(Tensor* a, Tensor* b);  // b is repeated to a's shape
-  Tensor* mul(Tensor* a, Tensor* b);  // b is repeated to a's shape
   Tensor* scale(Tensor* a, float s);
   // With `weight` (F32 [a->ne[0]], contiguous) each normalised row is also
   // multiplied by it element-wise: the usual norm-then-scale of a decoder in
   // one pass (one node, so one thread barrier fewer per norm).
   Tensor* rms_norm(Tensor* a, float eps, Tensor* weight = nullptr);
-  Tensor* norm(Tensor* a, float eps);  // layer norm without the affine part
   // a [head_dim, n_head, n_tokens], positions I32 [n_tokens]. freq_factors
   // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs) divide each pair's theta.
   Tensor* rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors = nullptr);
-  // softmax(a * scale + mask) along rows; a [n_kv, n_tokens, n_head],
-  // mask F32 [n_kv, >= n_tokens] (may be null), shared by all heads.
-  Tensor* soft_max(Tensor* a, Tensor* mask, float scale);
-  Tensor* silu(Tensor* a);
-  Tensor* gelu(Tensor* a);
   Tensor* swiglu(Tensor* gate, Tensor* up);  // silu(gate) * up
   // Writes `src` (F32) converted to dst's type into dst's memory (F32, F16, BF16,
   // Q8_0, Q4_0, ...); the result aliases dst. Expand it before the nodes that read
   // dst's memory (e.g. the attention over the KV cache).
   Tensor* copy(Tensor* src, Tensor* dst);
-  Tensor* concat(Tensor* a, Tensor* b, int dim);
   // Fused attention. q F32 [head_dim, n_head, n_tokens]; k, v [head_dim,
   // n_head_kv, n_kv] in F32, F16, Q8_0 or Q4_0 (dense rows, any strides);
-  // n_head a multiple of n_head_kv. mask F32 [n_kv, >= n_tokens] or null; with
-  // `causal` query token t sees kv positions up to n_kv - n_tokens + t.
+  // n_head a multiple of n_head_kv. With `causal` query token t sees kv
+  // positions up to n_kv - n_tokens + t, else every position.
   // Result F32 [head_dim, n_head, n_tokens].
-  Tensor* attention(Tensor* q, Tensor* k, Tensor* v, Tensor* mask, float scale, bool causal);
+  Tensor* attention(Tensor* q, Tensor* k, Tensor* v, float scale, bool causal);
 
   // ---- building ----------------------------------------------------------
   // Appends `t` and every tensor it depends on, in dependency order.

@@ -21,8 +21,7 @@ const Tensor* memory_root(const Tensor* t) { return t->view_src != nullptr ? t->
 
 bool runs_in_place_safely(Op op) {
   switch (op) {
-    case Op::Add: case Op::Mul: case Op::Scale: case Op::RmsNorm: case Op::Norm: case Op::Rope:
-    case Op::SoftMax: case Op::Silu: case Op::Gelu: case Op::SwiGlu:
+    case Op::Add: case Op::Scale: case Op::RmsNorm: case Op::Rope: case Op::SwiGlu:
       return true;
     default:
       return false;

@@ -10,18 +10,12 @@ void compute_op(const ComputeParams& params, Tensor& node) {
     case Op::GetRows: return compute_get_rows(params, node);
     case Op::MulMat: return compute_mul_mat(params, node);
     case Op::Add:
-    case Op::Mul:
     case Op::Scale:
-    case Op::Silu:
-    case Op::Gelu:
     case Op::SwiGlu:
       return compute_element_wise(params, node);
     case Op::RmsNorm: return compute_rms_norm(params, node);
-    case Op::Norm: return compute_norm(params, node);
     case Op::Rope: return compute_rope(params, node);
-    case Op::SoftMax: return compute_soft_max(params, node);
     case Op::Copy: return compute_copy(params, node);
-    case Op::Concat: return compute_concat(params, node);
     case Op::Attention: return compute_attention(params, node);
   }
 }

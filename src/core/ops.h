@@ -111,11 +111,8 @@ size_t mul_mat_work_size(const Tensor& node, int n_threads);
 // inside the node, no scratch shared with other threads).
 bool converts_privately(const Tensor& node);
 void compute_element_wise(const ComputeParams& params, Tensor& node); // ops_elementwise.cpp
-void compute_concat(const ComputeParams& params, Tensor& node);       // ops_elementwise.cpp
 void compute_copy(const ComputeParams& params, Tensor& node);         // ops_copy.cpp
 void compute_rms_norm(const ComputeParams& params, Tensor& node);     // ops_norm.cpp
-void compute_norm(const ComputeParams& params, Tensor& node);         // ops_norm.cpp
-void compute_soft_max(const ComputeParams& params, Tensor& node);     // ops_norm.cpp
 void compute_rope(const ComputeParams& params, Tensor& node);         // ops_rope.cpp
 size_t rope_work_size(const Tensor& node, int n_threads);
 void compute_attention(const ComputeParams& params, Tensor& node);    // ops_attention.cpp

@@ -1,4 +1,4 @@
-// Fused attention: out = softmax(Q K^T * scale + mask) V with an online softmax
+// Fused attention: out = softmax(Q K^T * scale) V, causal or not, with an online softmax
 // over blocks of keys, so the [n_kv, n_tokens, n_head] score matrix is never
 // stored and K and V are read straight from the cache in F32, F16, Q8_0 or Q4_0.
 //
@@ -137,7 +137,6 @@ struct Attention {
   const Tensor& q;
   const Tensor& k;
   const Tensor& v;
-  const Tensor* mask;
   float scale;
   bool causal;
   const AttentionShape& s;
@@ -177,15 +176,10 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
 // recording in rescale[r] how much its accumulator must shrink.
 void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t n_keys, float* weights,
                    const TileState& state, int64_t r, float* rescale) {
-  const auto* mask_row =
-      a.mask != nullptr ? reinterpret_cast<const float*>(a.mask->row_ptr(token)) + first_key : nullptr;
   const int64_t visible_here = std::max<int64_t>(0, std::min(n_keys, a.visible(token) - first_key));
   // Separate loops without a carried float dependency vectorize; the max keeps
   // four independent partial results.
   for (int64_t j = 0; j < visible_here; ++j) weights[j] *= a.scale;
-  if (mask_row != nullptr) {
-    for (int64_t j = 0; j < visible_here; ++j) weights[j] += mask_row[j];
-  }
   for (int64_t j = visible_here; j < n_keys; ++j) weights[j] = kMinusInfinity;
   const float block_max = max_of(weights, n_keys);
   if (block_max == kMinusInfinity) {  // every key of the block masked for this row
@@ -277,12 +271,12 @@ size_t attention_work_size(const Tensor& node, int n_threads) {
 }
 
 // node F32 [head_dim, n_head, n_tokens]; src0 Q F32 [head_dim, n_head, n_tokens];
-// src1 K, src2 V [head_dim, n_head_kv, n_kv]; src3 mask F32 [n_kv, >= n_tokens] or null.
+// src1 K, src2 V [head_dim, n_head_kv, n_kv]; params.i[0]: causal.
 void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
   const AttentionWork layout = attention_work(node, params.n_threads);
   const ScoreKernel scores = score_kernel(kernels_for(node.src[1]->type));
-  const Attention a{*node.src[0], *node.src[1], *node.src[2], node.src[3], node.params.f[0],
+  const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0],
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum, layout};
   char* work = static_cast<char*>(params.work);

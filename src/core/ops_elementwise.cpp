@@ -1,5 +1,5 @@
-// Element-wise ops (add, mul with broadcasting, scale, silu, gelu, swiglu) and
-// concat. Sources may be strided views; results are dense. Work is split by rows.
+// Element-wise ops: add with broadcasting, scale, swiglu. Sources may be strided
+// views; results are dense. Work is split by rows.
 #include <cmath>
 #include <cstring>
 
@@ -11,14 +11,6 @@ namespace peak::core {
 namespace {
 
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
-
-float gelu(float x) {
-  // The tanh approximation the models were trained with,
-  // 0.5 x (1 + tanh(z)) with z = sqrt(2/pi) (x + 0.044715 x^3), written as
-  // x * sigmoid(2z): the same value without the cancellation in 1 + tanh(z) < 0.
-  constexpr float kTwoSqrt2OverPi = 1.5957691216057308f;
-  return x / (1.0f + std::exp(-kTwoSqrt2OverPi * x * (1.0f + 0.044715f * x * x)));
-}
 
 // The row of b that broadcasts onto row r of a tensor of b's shape repeated.
 StridedRow repeated_row(const Tensor& b, const RowIndex& r) {
@@ -71,37 +63,13 @@ void swiglu(const ComputeParams& params, Tensor& node) {
 void compute_element_wise(const ComputeParams& params, Tensor& node) {
   switch (node.op) {
     case Op::Add: return binary(params, node, [](float x, float y) { return x + y; });
-    case Op::Mul: return binary(params, node, [](float x, float y) { return x * y; });
     case Op::SwiGlu: return swiglu(params, node);
     case Op::Scale: {
       const float s = node.params.f[0];
       return unary(params, node, [s](float x) { return x * s; });
     }
-    case Op::Silu: return unary(params, node, silu);
-    case Op::Gelu: return unary(params, node, gelu);
     default: return;
   }
-}
-
-void compute_concat(const ComputeParams& params, Tensor& node) {
-  const Tensor& a = *node.src[0];
-  const Tensor& b = *node.src[1];
-  const int dim = node.params.i[0];
-  const int64_t n = node.ne[0];
-  for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
-    if (dim == 0) {
-      const StridedRow x = source_row(a, r);
-      const StridedRow y = source_row(b, r);
-      for (int64_t i = 0; i < a.ne[0]; ++i) out[i] = x[i];
-      for (int64_t i = 0; i < b.ne[0]; ++i) out[a.ne[0] + i] = y[i];
-      return;
-    }
-    int64_t index[kMaxDims] = {0, r.i1, r.i2, r.i3};
-    const bool from_a = index[dim] < a.ne[dim];
-    if (!from_a) index[dim] -= a.ne[dim];
-    const StridedRow x = source_row(from_a ? a : b, {index[1], index[2], index[3]});
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i];
-  });
 }
 
 }  // namespace peak::core

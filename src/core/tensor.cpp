@@ -14,17 +14,11 @@ const char* op_name(Op op) {
     case Op::GetRows: return "get_rows";
     case Op::MulMat: return "mul_mat";
     case Op::Add: return "add";
-    case Op::Mul: return "mul";
     case Op::Scale: return "scale";
     case Op::RmsNorm: return "rms_norm";
-    case Op::Norm: return "norm";
     case Op::Rope: return "rope";
-    case Op::SoftMax: return "soft_max";
-    case Op::Silu: return "silu";
-    case Op::Gelu: return "gelu";
     case Op::SwiGlu: return "swiglu";
     case Op::Copy: return "copy";
-    case Op::Concat: return "concat";
     case Op::Attention: return "attention";
   }
   return "?";

@@ -25,18 +25,12 @@ enum class Op : uint8_t {
   GetRows,    // rows of src0 picked by the I32 ids in src1, dequantized to F32
   MulMat,     // src0 (weights, any type) x src1 (F32 activations)
   Add,        // src0 + src1, src1 broadcast over src0
-  Mul,        // src0 * src1, src1 broadcast over src0
   Scale,      // src0 * params.f[0]
   RmsNorm,    // src0 / sqrt(mean(src0^2) + eps) per row
-  Norm,       // (src0 - mean) / sqrt(variance + eps) per row (layer norm without affine)
   Rope,       // rotary position embedding of src0 at the I32 positions in src1
-  SoftMax,    // softmax(src0 * scale + src1 mask) per row
-  Silu,       // x * sigmoid(x)
-  Gelu,       // tanh approximation
   SwiGlu,     // silu(src0) * src1
   Copy,       // src0 converted into the memory of src1 (a view, e.g. a KV cache slot)
-  Concat,     // src0 and src1 joined along dimension params.i[0]
-  Attention,  // fused softmax(Q K^T * scale + mask) V with grouped-query heads
+  Attention,  // fused softmax(Q K^T * scale, causal) V with grouped-query heads
 };
 constexpr int kOpCount = static_cast<int>(Op::Attention) + 1;
 

@@ -13,17 +13,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-const char* stop_reason_name(StopReason reason) {
-  switch (reason) {
-    case StopReason::EndOfGeneration: return "end of generation";
-    case StopReason::MaxTokens: return "token limit";
-    case StopReason::ContextFull: return "context full";
-    case StopReason::Callback: return "stopped by callback";
-    case StopReason::Aborted: return "aborted";
-  }
-  return "unknown";
-}
-
 GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std::vector<int32_t>& prompt,
                         const GenerateOptions& options) {
   const tokenizer::Tokenizer& tok = ctx.model().tokenizer();

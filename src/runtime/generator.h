@@ -21,8 +21,6 @@ enum class StopReason {
   Aborted,          // *abort_flag became non-zero
 };
 
-const char* stop_reason_name(StopReason reason);
-
 struct GenerateOptions {
   int32_t max_tokens = 256;   // < 0: until another reason stops
   bool stop_at_eog = true;

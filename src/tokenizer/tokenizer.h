@@ -61,7 +61,6 @@ class Tokenizer {
   bool add_eos() const { return vocab_->flags().add_eos; }
   // End of generation: EOS, EOT and the other tokens models end a turn with.
   bool is_eog(int32_t id) const { return vocab_->is_eog(id); }
-  bool is_control(int32_t id) const { return vocab_->contains(id) && (vocab_->token(id).attr & kAttrControl) != 0; }
   const Vocab& vocab() const { return *vocab_; }
 
  private:

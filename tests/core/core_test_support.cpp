@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <utility>
 
 #include "kernels/kernels.h"
@@ -112,17 +111,6 @@ Tensor* Leaves::shape_only(GgmlType type, std::initializer_list<int64_t> ne) {
 Tensor* Leaves::ids(const std::vector<int32_t>& values) {
   Tensor* t = with_memory(GgmlType::I32, {static_cast<int64_t>(values.size())});
   std::memcpy(t->data, values.data(), values.size() * sizeof(int32_t));
-  return t;
-}
-
-Tensor* Leaves::causal_mask(int64_t n_kv, int64_t n_tokens) {
-  Tensor* t = with_memory(GgmlType::F32, {n_kv, n_tokens});
-  auto* m = static_cast<float*>(t->data);
-  for (int64_t i = 0; i < n_tokens; ++i) {
-    for (int64_t j = 0; j < n_kv; ++j) {
-      m[i * n_kv + j] = j <= n_kv - n_tokens + i ? 0.0f : -std::numeric_limits<float>::infinity();
-    }
-  }
   return t;
 }
 

@@ -57,8 +57,6 @@ class Leaves {
   // A descriptor without memory: enough to build and plan graphs, not to compute.
   Tensor* shape_only(GgmlType type, std::initializer_list<int64_t> ne);
   Tensor* ids(const std::vector<int32_t>& values);  // I32 vector
-  // F32 [n_kv, n_tokens]: causal mask of the last n_tokens of n_kv positions.
-  Tensor* causal_mask(int64_t n_kv, int64_t n_tokens);
 
   std::mt19937& rng() { return rng_; }
 

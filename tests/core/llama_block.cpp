@@ -34,7 +34,7 @@ Tensor* LlamaBlock::build(Graph& g, int64_t n_tokens, int64_t n_past) const {
   const RopeParams rope{static_cast<int32_t>(d), RopeMode::Normal, 10000.0f, 1.0f};
 
   // Attention: [n_embd, n_tokens] -> per-head [d, heads, n_tokens].
-  Tensor* cur = g.mul(g.rms_norm(x, 1e-5f), attn_norm);
+  Tensor* cur = g.rms_norm(x, 1e-5f, attn_norm);
   Tensor* q = g.rope(g.reshape(g.mul_mat(wq, cur), {d, shape.n_head, n_tokens}), positions, rope);
   Tensor* k = g.rope(g.reshape(g.mul_mat(wk, cur), {d, shape.n_head_kv, n_tokens}), positions, rope);
   Tensor* v = g.reshape(g.mul_mat(wv, cur), {d, shape.n_head_kv, n_tokens});
@@ -46,11 +46,11 @@ Tensor* LlamaBlock::build(Graph& g, int64_t n_tokens, int64_t n_past) const {
   g.expand(g.copy(k, cache_slots(k_cache, n_past, n_tokens)));
   g.expand(g.copy(v, cache_slots(v_cache, n_past, n_tokens)));
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  Tensor* attn = g.attention(q, cache_slots(k_cache, 0, n_kv), cache_slots(v_cache, 0, n_kv), nullptr, scale, true);
+  Tensor* attn = g.attention(q, cache_slots(k_cache, 0, n_kv), cache_slots(v_cache, 0, n_kv), scale, true);
   x = g.add(x, g.mul_mat(wo, g.reshape(attn, {shape.n_embd, n_tokens})));
 
   // Feed-forward: [n_embd, n_tokens] -> [n_ff, n_tokens] -> [n_embd, n_tokens].
-  cur = g.mul(g.rms_norm(x, 1e-5f), ffn_norm);
+  cur = g.rms_norm(x, 1e-5f, ffn_norm);
   cur = g.mul_mat(w_down, g.swiglu(g.mul_mat(w_gate, cur), g.mul_mat(w_up, cur)));
   Tensor* out = g.add(x, cur);
   g.output(out);

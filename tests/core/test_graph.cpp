@@ -70,7 +70,7 @@ TEST(CoreGraph, InvalidShapesAreRefusedAtBuildTime) {
   EXPECT_THROW(g.get_rows(w, x), std::invalid_argument);
   Tensor* q = leaves.zeros(GgmlType::F32, {64, 6, 1});
   Tensor* k = leaves.zeros(GgmlType::F16, {64, 4, 10});
-  EXPECT_THROW(g.attention(q, k, k, nullptr, 1.0f, false), std::invalid_argument);  // 6 % 4 != 0
+  EXPECT_THROW(g.attention(q, k, k, 1.0f, false), std::invalid_argument);  // 6 % 4 != 0
   Graph tiny(2);
   tiny.input(GgmlType::F32, {4}, "a");
   tiny.input(GgmlType::F32, {4}, "b");
@@ -83,21 +83,21 @@ TEST(CoreGraph, TopologicalOrderLeavesAndNodes) {
   Graph g(64);
   Tensor* x = g.input(GgmlType::F32, {8, 2}, "x");
   Tensor* h = g.mul_mat(w, x);
-  Tensor* unused = g.silu(h);
+  Tensor* unused = g.scale(h, 2.0f);
   Tensor* y = g.add(g.rms_norm(h, 1e-5f), h);
   g.output(y);
   (void)unused;
   ASSERT_EQ(g.leafs().size(), 2u);  // w and x, each once
   EXPECT_EQ(g.leafs()[0], w);
   EXPECT_EQ(g.leafs()[1], x);
-  ASSERT_EQ(g.nodes().size(), 3u);  // mul_mat, rms_norm, add: the unused silu is left out
+  ASSERT_EQ(g.nodes().size(), 3u);  // mul_mat, rms_norm, add: the unused scale is left out
   EXPECT_EQ(g.nodes()[0], h);
   EXPECT_EQ(g.nodes()[1]->op, Op::RmsNorm);
   EXPECT_EQ(g.nodes()[2], y);
   EXPECT_TRUE(y->is_output);
 }
 
-Tensor* silu_of_input(Graph& g, int64_t n) { return g.silu(g.input(GgmlType::F32, {n}, "x")); }
+Tensor* scale_of_input(Graph& g, int64_t n) { return g.scale(g.input(GgmlType::F32, {n}, "x"), 0.5f); }
 
 // reset() forgets the previous build (nodes, leaves, the visited set) but keeps
 // the external leaves usable: a rebuilt graph equals a freshly built one.
@@ -134,7 +134,7 @@ TEST(CoreAllocator, ReusesDeadBuffersAndRunsElementWiseInPlace) {
   Graph g(64);
   Tensor* x = g.input(GgmlType::F32, {64, 4}, "x");
   Tensor* a = g.mul_mat(w, x);            // a: new block
-  Tensor* b = g.silu(a);                  // in place over a
+  Tensor* b = g.scale(a, 0.5f);           // in place over a
   Tensor* c = g.scale(b, 2.0f);           // in place over b
   Tensor* d = g.mul_mat(w, c);            // x's block, dead since a was computed
   Tensor* e = g.mul_mat(w, d);            // c's block, dead since d was computed
@@ -155,9 +155,9 @@ TEST(CoreAllocator, RunsInPlaceThroughAReshapeButNotAPartialView) {
   Graph g(64);
   Tensor* x = g.input(GgmlType::F32, {64, 2}, "x");
   Tensor* projected = g.mul_mat(w, x);                          // [64, 2]
-  Tensor* heads = g.silu(g.reshape(projected, {16, 4, 2}));     // in place: same bytes
+  Tensor* heads = g.scale(g.reshape(projected, {16, 4, 2}), 0.5f);  // in place: same bytes
   Tensor* h2 = g.mul_mat(w, g.reshape(heads, {64, 2}));
-  Tensor* first_row = g.silu(g.view(h2, {64}, {}, 0));          // half of h2: not in place
+  Tensor* first_row = g.scale(g.view(h2, {64}, {}, 0), 0.5f);       // half of h2: not in place
   g.output(first_row);
   GraphAllocator allocator;
   allocator.reserve(g, 1);
@@ -169,8 +169,8 @@ TEST(CoreAllocator, OutputsAndSharedSourcesAreNotOverwritten) {
   Leaves leaves;
   Graph g(64);
   Tensor* x = g.input(GgmlType::F32, {16}, "x");
-  Tensor* a = g.silu(x);     // inputs are never written over
-  Tensor* b = g.gelu(a);     // a is read again below: not in place
+  Tensor* a = g.scale(x, 0.5f);  // inputs are never written over
+  Tensor* b = g.scale(a, 2.0f);  // a is read again below: not in place
   Tensor* c = g.add(a, b);
   Tensor* d = g.scale(c, 3.0f);  // c is an output: not in place
   g.output(c);
@@ -184,9 +184,9 @@ TEST(CoreAllocator, OutputsAndSharedSourcesAreNotOverwritten) {
 
 TEST(CoreAllocator, ReservingSeveralGraphsFitsEachOfThem) {
   Graph small(64);
-  small.output(silu_of_input(small, 16));
+  small.output(scale_of_input(small, 16));
   Graph large(128);
-  large.output(silu_of_input(large, 1024));
+  large.output(scale_of_input(large, 1024));
   GraphAllocator allocator;
   allocator.reserve(large, 1);
   const size_t large_bytes = allocator.planned_bytes();
@@ -214,7 +214,7 @@ struct TinyDecoder {
   Tensor* build(Graph& g, int64_t n_tokens) const {
     Tensor* x = g.input(GgmlType::F32, {16, n_tokens}, "x");
     for (int layer = 0; layer < 2; ++layer) {
-      x = g.add(x, g.mul_mat(w_down, g.silu(g.mul_mat(w_up, g.rms_norm(x, 1e-5f)))));
+      x = g.add(x, g.mul_mat(w_down, g.scale(g.mul_mat(w_up, g.rms_norm(x, 1e-5f)), 0.5f)));
     }
     if (n_tokens > 1) x = g.view(x, {16, 1}, {x->nb[1]}, static_cast<size_t>(n_tokens - 1) * x->nb[1]);
     Tensor* logits = g.mul_mat(w_out, g.rms_norm(x, 1e-5f));
@@ -254,11 +254,11 @@ TEST(CoreAllocator, SmallerGraphThatFragmentsDifferentlyFitsTheReservedPlan) {
 
 TEST(CoreAllocator, RefusesAGraphLargerThanTheReservedOne) {
   Graph g(64);
-  g.output(silu_of_input(g, 16));
+  g.output(scale_of_input(g, 16));
   GraphAllocator allocator;
   allocator.reserve(g, 1);
   g.reset();
-  g.output(silu_of_input(g, 1024));
+  g.output(scale_of_input(g, 1024));
   EXPECT_THROW(allocator.allocate(g), std::length_error);
 }
 
@@ -308,8 +308,8 @@ TEST(CoreAllocator, RandomGraphsWithReuseMatchNoReuse) {
         Tensor* y = any(made);
         switch (pick() % 6) {
           case 0: made.push_back(g.add(x, y)); break;
-          case 1: made.push_back(g.mul(x, y)); break;
-          case 2: made.push_back(g.silu(x)); break;
+          case 1: made.push_back(g.swiglu(x, y)); break;
+          case 2: made.push_back(g.scale(x, -1.5f)); break;
           case 3: made.push_back(g.rms_norm(x, 1e-5f)); break;
           case 4: made.push_back(g.reshape(g.scale(g.reshape(x, {6, 8}), 0.5f), {8, 6})); break;
           default: made.push_back(g.add(x, g.transpose(g.transpose(y)))); break;
@@ -399,7 +399,7 @@ TEST(CoreExecutor, IndependentDecodeMatmulsMatchOneThread) {
 
 TEST(CoreExecutor, RefusesMoreThreadsThanThePoolOrTheReservedWorkMemory) {
   Graph g(16);
-  g.output(silu_of_input(g, 8));
+  g.output(scale_of_input(g, 8));
   GraphAllocator allocator;
   allocator.reserve(g, 2);
   EXPECT_THROW(compute_graph(g, test_pool(), 3, allocator.work_buffer()), std::invalid_argument);

@@ -196,8 +196,8 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
 // Asks for `n` cache rows of `row_bytes` bytes, `stride` apart, ahead of their
 // use. One head's rows are short (256 bytes for head size 128 in F16) and
 // strided (all kv heads of a position sit together), which the hardware
-// prefetchers do not follow well: asking for a whole block of K and V rows
-// before scoring it cut decode attention by 10-25% (qwen3-0.6b, 2 threads).
+// prefetchers do not follow well, so a whole block of K and V rows is asked
+// for before it is scored.
 void prefetch_rows(const char* first, size_t stride, int64_t n, size_t row_bytes) {
   for (int64_t j = 0; j < n; ++j) {
     const char* row = first + static_cast<size_t>(j) * stride;

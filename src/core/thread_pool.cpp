@@ -17,8 +17,8 @@ inline void cpu_relax() {
 // Spins on `done`, pausing the core; after a few microseconds yields the time
 // slice instead, so that on an oversubscribed machine (more runnable threads than
 // cores) the thread we wait for gets to run. On an idle machine yield returns at
-// once and costs little more than a pause. Measured on a loaded 2-core machine,
-// 100 barriers took ~11 ms with 2000 spin rounds before yielding, ~1 ms with 128.
+// once and costs little more than a pause. Spinning much longer before yielding
+// made barriers on a loaded machine about ten times slower.
 constexpr int kSpinRoundsBeforeYield = 128;
 
 template <typename Condition>

@@ -236,70 +236,59 @@ void print_results(const std::vector<Result>& results, const std::string& format
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--chat")) return run_chat_bench(argc, argv);
-  }
-  try {
-    bool help = false;
-    BenchOptions o = parse(argc, argv, &help);
-    if (help) {
-      print_help();
-      return 0;
-    }
-    const auto probe_now = [](int t) {
-      const double gbps = probe_read_bandwidth(size_t{1} << 30, t, 5);
-      std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
-                   t == 1 ? "" : "s", gbps);
-      return gbps;
-    };
-    const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
-    const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
-    std::vector<Result> results;
-    for (const std::string& path : o.models) {
-      GenerationOptions g = o.gen;
-      g.context.n_ctx = static_cast<uint32_t>(std::max(max_prompt, max_gen) + 16);
-      g.context.n_batch = static_cast<uint32_t>(std::max(1, std::min(max_prompt, 512)));
-      g.context.n_threads = *std::max_element(o.threads.begin(), o.threads.end());
-      LoadedModel m = load_model(path, g);
-      struct stat st {};
-      ::stat(path.c_str(), &st);
-      const std::string type = dominant_type(path);
-      for (int t : o.threads) {
-        check_status(peak_context_set_threads(m.context.get(), t));
-        auto run = [&](int n_prompt, int n_gen) {
-          if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
-          std::vector<double> probes;
-          std::function<void()> probe_before;
-          if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
-          const std::vector<double> rates =
-              time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
-          Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
-          mean_sd(rates, &r.mean, &r.sd);
-          if (n_gen > 0) {
-            const auto bytes = static_cast<double>(m.info.decode_bytes_per_token);
-            r.gbps = bytes * r.mean / 1e9;
-            for (size_t i = 0; i < probes.size(); ++i) {
-              r.probe += probes[i] / static_cast<double>(probes.size());
-              r.share += bytes * rates[i] / 1e9 / probes[i] / static_cast<double>(probes.size());
-            }
-          }
-          if (o.profile) {
-            print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");
-            check_status(peak_context_set_profiling(m.context.get(), 0));
-          }
-          results.push_back(r);
-        };
-        for (int p : o.prompt_lengths) if (p > 0) run(p, 0);
-        for (int n : o.gen_lengths) if (n > 0) run(0, n);
-      }
-    }
-    print_results(results, o.output);
+  bool help = false;
+  BenchOptions o = parse(argc, argv, &help);
+  if (help) {
+    print_help();
     return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak bench: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak bench: %s\n", e.what());
-    return 1;
   }
+  const auto probe_now = [](int t) {
+    const double gbps = probe_read_bandwidth(size_t{1} << 30, t, 5);
+    std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
+                 t == 1 ? "" : "s", gbps);
+    return gbps;
+  };
+  const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
+  const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
+  std::vector<Result> results;
+  for (const std::string& path : o.models) {
+    GenerationOptions g = o.gen;
+    g.context.n_ctx = static_cast<uint32_t>(std::max(max_prompt, max_gen) + 16);
+    g.context.n_batch = static_cast<uint32_t>(std::max(1, std::min(max_prompt, 512)));
+    g.context.n_threads = *std::max_element(o.threads.begin(), o.threads.end());
+    LoadedModel m = load_model(path, g);
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    const std::string type = dominant_type(path);
+    for (int t : o.threads) {
+      check_status(peak_context_set_threads(m.context.get(), t));
+      auto run = [&](int n_prompt, int n_gen) {
+        if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
+        std::vector<double> probes;
+        std::function<void()> probe_before;
+        if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
+        const std::vector<double> rates =
+            time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
+        Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
+        mean_sd(rates, &r.mean, &r.sd);
+        if (n_gen > 0) {
+          const auto bytes = static_cast<double>(m.info.decode_bytes_per_token);
+          r.gbps = bytes * r.mean / 1e9;
+          for (size_t i = 0; i < probes.size(); ++i) {
+            r.probe += probes[i] / static_cast<double>(probes.size());
+            r.share += bytes * rates[i] / 1e9 / probes[i] / static_cast<double>(probes.size());
+          }
+        }
+        if (o.profile) {
+          print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");
+          check_status(peak_context_set_profiling(m.context.get(), 0));
+        }
+        results.push_back(r);
+      };
+      for (int p : o.prompt_lengths) if (p > 0) run(p, 0);
+      for (int n : o.gen_lengths) if (n > 0) run(0, n);
+    }
+  }
+  print_results(results, o.output);
+  return 0;
 }

@@ -219,76 +219,68 @@ void print_commands() {
 }  // namespace
 
 int run_chat(int argc, char** argv) {
-  try {
-    bool help = false;
-    ChatOptions o = parse(argc, argv, &help);
-    if (help) {
-      print_help();
-      return 0;
-    }
-    const bool tty_in = ::isatty(STDIN_FILENO) != 0;
-    const bool tty_out = ::isatty(STDOUT_FILENO) != 0;
-    std::string path = o.gen.model_path;
-    if (path.empty()) {
-      path = demo_model_path();
-      if (o.template_name.empty()) o.template_name = "raw";
-      std::fprintf(stderr,
-                   "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
-                   "writes children's stories, not an assistant. Start a story and it goes on.\n");
-    }
-    LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
-    if (o.template_name.empty() && m.info.chat_template_warning[0]) {
-      std::fprintf(stderr, "peak chat: %s\n", m.info.chat_template_warning);
-    }
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-
-    Chat chat(m, o, tty_out);
-    if (!o.load_path.empty()) chat.load(o.load_path);
-    if (tty_in) std::printf("%s: type a message, /help for commands\n", m.info.name[0] ? m.info.name : path.c_str());
-    std::string line;
-    while (true) {
-      if (tty_in) {
-        std::printf(tty_out ? "\033[32m> \033[0m" : "> ");
-        std::fflush(stdout);
-      }
-      if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
-      if (line.empty()) continue;
-      try {
-        if (line[0] != '/') {
-          chat.answer(line);
-        } else if (line == "/quit" || line == "/exit") {
-          break;
-        } else if (line == "/reset") {
-          chat.reset();
-          std::printf("(new conversation)\n");
-        } else if (line == "/stats") {
-          chat.print_stats();
-        } else if (line == "/summary") {
-          chat.print_summary();
-        } else if (line.rfind("/save ", 0) == 0) {
-          chat.save(line.substr(6));
-        } else if (line.rfind("/load ", 0) == 0) {
-          chat.load(line.substr(6));
-        } else if (line == "/help") {
-          print_commands();
-        } else {
-          std::printf("unknown command '%s'\n", line.c_str());
-          print_commands();
-        }
-      } catch (const CommandError& e) {
-        std::fprintf(stderr, "peak chat: %s\n", e.what());
-      }
-    }
-    if (tty_in) std::printf("\n");
+  bool help = false;
+  ChatOptions o = parse(argc, argv, &help);
+  if (help) {
+    print_help();
     return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak chat: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak chat: %s\n", e.what());
-    return 1;
   }
+  const bool tty_in = ::isatty(STDIN_FILENO) != 0;
+  const bool tty_out = ::isatty(STDOUT_FILENO) != 0;
+  std::string path = o.gen.model_path;
+  if (path.empty()) {
+    path = demo_model_path();
+    if (o.template_name.empty()) o.template_name = "raw";
+    std::fprintf(stderr,
+                 "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
+                 "writes children's stories, not an assistant. Start a story and it goes on.\n");
+  }
+  LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
+  if (o.template_name.empty() && m.info.chat_template_warning[0]) {
+    std::fprintf(stderr, "peak chat: %s\n", m.info.chat_template_warning);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+
+  Chat chat(m, o, tty_out);
+  if (!o.load_path.empty()) chat.load(o.load_path);
+  if (tty_in) std::printf("%s: type a message, /help for commands\n", m.info.name[0] ? m.info.name : path.c_str());
+  std::string line;
+  while (true) {
+    if (tty_in) {
+      std::printf(tty_out ? "\033[32m> \033[0m" : "> ");
+      std::fflush(stdout);
+    }
+    if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
+    if (line.empty()) continue;
+    try {
+      if (line[0] != '/') {
+        chat.answer(line);
+      } else if (line == "/quit" || line == "/exit") {
+        break;
+      } else if (line == "/reset") {
+        chat.reset();
+        std::printf("(new conversation)\n");
+      } else if (line == "/stats") {
+        chat.print_stats();
+      } else if (line == "/summary") {
+        chat.print_summary();
+      } else if (line.rfind("/save ", 0) == 0) {
+        chat.save(line.substr(6));
+      } else if (line.rfind("/load ", 0) == 0) {
+        chat.load(line.substr(6));
+      } else if (line == "/help") {
+        print_commands();
+      } else {
+        std::printf("unknown command '%s'\n", line.c_str());
+        print_commands();
+      }
+    } catch (const CommandError& e) {
+      std::fprintf(stderr, "peak chat: %s\n", e.what());
+    }
+  }
+  if (tty_in) std::printf("\n");
+  return 0;
 }

@@ -17,6 +17,10 @@
  *    A peak_context or peak_sampler is used by one thread at a time.
  *  - Sizes and counts are checked: a buffer too small for a result gives
  *    PEAK_ERR_BUFFER_TOO_SMALL with the needed size in the length output.
+ *  - Versions: PEAK_VERSION_MAJOR/MINOR/PATCH are this header's version and
+ *    peak_version() the library's. While MAJOR is 0, every minor release may
+ *    change the API and the ABI (the shared library's soname is
+ *    libpeak.so.0.MINOR); a patch release changes neither.
  */
 #ifndef PEAK_PEAK_H
 #define PEAK_PEAK_H
@@ -35,6 +39,12 @@
 #else
 #  define PEAK_API
 #endif
+
+/* The version of this header; the build reads it from here. */
+#define PEAK_VERSION_MAJOR 0
+#define PEAK_VERSION_MINOR 2
+#define PEAK_VERSION_PATCH 0
+#define PEAK_VERSION_STRING "0.2.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,7 +71,8 @@ typedef enum peak_status {
 PEAK_API const char* peak_last_error(void);
 /* Name of a status code, e.g. "PEAK_ERR_FORMAT". */
 PEAK_API const char* peak_status_name(peak_status status);
-/* Library version as "MAJOR.MINOR.PATCH". */
+/* The library's version as "MAJOR.MINOR.PATCH" (PEAK_VERSION_STRING of the
+   header it was built with). */
 PEAK_API const char* peak_version(void);
 
 /* ---- system ------------------------------------------------------------------- */

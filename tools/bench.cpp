@@ -131,7 +131,7 @@ BenchOptions parse(int argc, char** argv, bool* help) {
 std::string dominant_type(const std::string& path) {
   peak_gguf* g = nullptr;
   if (peak_gguf_open(path.c_str(), nullptr, &g) != PEAK_OK) return "?";
-  std::map<uint32_t, uint64_t> bytes;
+  std::map<peak_type, uint64_t> bytes;
   for (int64_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
     peak_gguf_tensor_info t;
     if (peak_gguf_get_tensor(g, i, &t) == PEAK_OK) bytes[t.type] += t.n_bytes;

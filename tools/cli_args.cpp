@@ -41,7 +41,7 @@ double ArgCursor::real(const char* name, double min, double max) {
   return v;
 }
 
-uint32_t parse_cache_type(const char* option, const char* text) {
+peak_type parse_cache_type(const char* option, const char* text) {
   const std::string t = text;
   if (t == "f32") return PEAK_TYPE_F32;
   if (t == "f16") return PEAK_TYPE_F16;

@@ -54,7 +54,7 @@ bool parse_session_option(ArgCursor& args, peak_session_params& session);
 const char* session_options_help();
 
 // "f16" -> PEAK_TYPE_F16 (f32, f16, q8_0, q4_0); UsageError otherwise.
-uint32_t parse_cache_type(const char* option, const char* text);
+peak_type parse_cache_type(const char* option, const char* text);
 
 // The demo model shipped with peak (tests/data/stories260K.gguf): PEAK_DEMO_MODEL
 // from the environment, else next to an installed binary, else in the source tree.

@@ -85,9 +85,25 @@ PEAK_API const char* peak_system_info(void);
 
 /* ---- tensor types ----------------------------------------------------------- */
 
-/* Name of a ggml tensor type id as GGUF files store it ("F32", "Q4_K", ...);
-   "unknown" for ids that were never assigned. */
-PEAK_API const char* peak_type_name(uint32_t type);
+/* Tensor element types, numbered as ggml numbers them in GGUF files. The ids
+   ggml retired (4, 5, 31..33, 36..38) have no name here: files using them are
+   refused. */
+typedef enum peak_type {
+  PEAK_TYPE_F32 = 0, PEAK_TYPE_F16 = 1, PEAK_TYPE_Q4_0 = 2, PEAK_TYPE_Q4_1 = 3,
+  PEAK_TYPE_Q5_0 = 6, PEAK_TYPE_Q5_1 = 7, PEAK_TYPE_Q8_0 = 8, PEAK_TYPE_Q8_1 = 9,
+  PEAK_TYPE_Q2_K = 10, PEAK_TYPE_Q3_K = 11, PEAK_TYPE_Q4_K = 12, PEAK_TYPE_Q5_K = 13,
+  PEAK_TYPE_Q6_K = 14, PEAK_TYPE_Q8_K = 15,
+  PEAK_TYPE_IQ2_XXS = 16, PEAK_TYPE_IQ2_XS = 17, PEAK_TYPE_IQ3_XXS = 18, PEAK_TYPE_IQ1_S = 19,
+  PEAK_TYPE_IQ4_NL = 20, PEAK_TYPE_IQ3_S = 21, PEAK_TYPE_IQ2_S = 22, PEAK_TYPE_IQ4_XS = 23,
+  PEAK_TYPE_I8 = 24, PEAK_TYPE_I16 = 25, PEAK_TYPE_I32 = 26, PEAK_TYPE_I64 = 27, PEAK_TYPE_F64 = 28,
+  PEAK_TYPE_IQ1_M = 29, PEAK_TYPE_BF16 = 30,
+  PEAK_TYPE_TQ1_0 = 34, PEAK_TYPE_TQ2_0 = 35,
+  PEAK_TYPE_MXFP4 = 39
+} peak_type;
+
+/* Name of a tensor type as ggml spells it ("F32", "Q4_K", ...); a retired id
+   gives its historic name ("Q4_2"), an id never assigned "unknown". */
+PEAK_API const char* peak_type_name(peak_type type);
 
 /* ---- GGUF files: read-only inspection of metadata and tensors ----------------- */
 
@@ -153,7 +169,7 @@ PEAK_API peak_status peak_gguf_get_array_string(const peak_gguf* gguf, int64_t i
 /* Tensors, by index 0..n_tensors-1. */
 typedef struct peak_gguf_tensor_info {
   const char* name;   /* NUL-terminated, valid until peak_gguf_free */
-  uint32_t type;      /* ggml type id; see peak_type_name */
+  peak_type type;
   uint32_t n_dims;    /* 1..4 */
   int64_t ne[4];      /* elements per dimension, ne[0] is the row; unused dims are 1 */
   uint64_t offset;    /* byte offset from the start of the data section */
@@ -241,19 +257,13 @@ PEAK_API int peak_token_is_eog(const peak_model* model, int32_t token);
 
 typedef struct peak_context peak_context;
 
-/* Tensor type ids (ggml numbering) usable for the KV cache. */
-#define PEAK_TYPE_F32 0u
-#define PEAK_TYPE_F16 1u
-#define PEAK_TYPE_Q4_0 2u
-#define PEAK_TYPE_Q8_0 8u
-
 typedef struct peak_context_params {
   size_t struct_size;
   uint32_t n_ctx;      /* KV cache cells, at least 1 (default 4096) */
   uint32_t n_batch;    /* tokens per forward pass when prefilling (default 512) */
   int32_t n_threads;   /* 0: one per hardware thread */
-  uint32_t type_k;     /* PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
-  uint32_t type_v;
+  peak_type type_k;    /* KV cache types: PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
+  peak_type type_v;
   int logits_all;      /* 1: allow peak_eval_all_logits (reserves n_batch x n_vocab floats) */
 } peak_context_params;
 
@@ -446,8 +456,8 @@ typedef struct peak_session_params {
   uint32_t summary_max;            /* default 256 */
   uint32_t trigger_discard;        /* default 2048 */
   uint32_t headroom;               /* overflow room for the answer, its length limit; default 512 */
-  uint32_t type_k, type_v;         /* main KV cache; default PEAK_TYPE_Q8_0 (F16 when the head size is not a multiple of 32) */
-  uint32_t summary_type_kv;        /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
+  peak_type type_k, type_v;        /* main KV cache; default PEAK_TYPE_Q8_0 (F16 when the head size is not a multiple of 32) */
+  peak_type summary_type_kv;       /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
   uint32_t summary_n_ctx;          /* summary context size; default 2048 */
   uint32_t summary_max_new_tokens; /* summary generation length; default 256 */
   peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_SHIFT */

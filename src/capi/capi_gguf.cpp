@@ -1,5 +1,4 @@
 // peak_gguf_*: read-only inspection of GGUF files through the C API.
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -151,10 +150,7 @@ peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, int64_t index) {
 }
 
 const char* peak_gguf_type_name(peak_gguf_type type) {
-  // Read the caller's int: an enum holding a value outside its enumerators is
-  // undefined to load in C++.
-  int raw;
-  std::memcpy(&raw, &type, sizeof raw);
+  const int raw = peak::capi::raw_enum(type);
   return raw >= 0 ? peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(raw)) : "unknown";
 }
 
@@ -232,7 +228,7 @@ peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_te
   }
   const peak::gguf::TensorInfo& t = g->file->tensor(static_cast<size_t>(index));
   out->name = g->tensor_names[static_cast<size_t>(index)].c_str();
-  out->type = static_cast<uint32_t>(t.type);
+  out->type = static_cast<peak_type>(t.type);  // the reader accepts only ids peak_type names
   out->n_dims = t.n_dims;
   for (int d = 0; d < 4; ++d) out->ne[d] = t.ne[d];
   out->offset = t.offset;

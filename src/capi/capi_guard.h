@@ -74,11 +74,23 @@ inline peak_status copy_out(const std::string& bytes, const char* what, char* bu
   return PEAK_OK;
 }
 
-// Checks a KV cache type id from a params struct (F32, F16, Q8_0 or Q4_0); `which`
+// The integer a C caller stored in an enum. Loading an enum object that holds a
+// value outside its enumerators is undefined in C++, so read the bytes.
+template <typename Enum>
+int raw_enum(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// Checks a KV cache type from a params struct (F32, F16, Q8_0 or Q4_0); `which`
 // names the field in the message.
-inline bool kv_type_ok(uint32_t type, const char* which) {
-  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
-  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " (" + ggml_type_name(type) +
+inline bool kv_type_ok(const peak_type& type, const char* which) {
+  const int raw = raw_enum(type);
+  if (raw == PEAK_TYPE_F32 || raw == PEAK_TYPE_F16 || raw == PEAK_TYPE_Q8_0 || raw == PEAK_TYPE_Q4_0) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(raw) + " (" +
+                                      ggml_type_name(static_cast<uint32_t>(raw)) +
                                       ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
   return false;
 }

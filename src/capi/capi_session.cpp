@@ -1,5 +1,4 @@
 // peak_session_*: SSSKV-lite chat sessions through the C API.
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -15,17 +14,7 @@ namespace {
 
 using peak::capi::fail;
 using peak::capi::guarded;
-
-// The integer a C caller stored in an enum field. Loading an enum object that
-// holds a value outside its enumerators is undefined in C++, so read the bytes.
-template <typename Enum>
-int raw_enum(const Enum& e) {
-  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
-
+using peak::capi::raw_enum;
 
 }  // namespace
 

@@ -173,13 +173,13 @@ std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, int n_
   for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % static_cast<uint32_t>(n_vocab));
   std::vector<double> rates;
   for (int run = 0; run <= runs; ++run) {
-    check_status(peak_kv_clear(ctx));
+    check_status(peak_context_kv_clear(ctx));
     if (run > 0 && before_run) before_run();
     const auto start = std::chrono::steady_clock::now();
     if (n_prompt > 0) {
-      check_status(peak_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
+      check_status(peak_context_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
     } else {
-      for (int i = 0; i < n_gen; ++i) check_status(peak_eval(ctx, &tokens[0], 1));
+      for (int i = 0; i < n_gen; ++i) check_status(peak_context_eval(ctx, &tokens[0], 1));
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (run > 0) rates.push_back((n_prompt > 0 ? n_prompt : n_gen) / s);

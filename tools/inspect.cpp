@@ -252,7 +252,7 @@ int run_inspect(int argc, char** argv) {
     std::fprintf(stderr, "peak inspect: no file given (usage: peak inspect FILE [--json] [--full])\n");
     return 2;
   }
-  peak_gguf_open_params params = peak_gguf_default_open_params();
+  peak_gguf_params params = peak_gguf_default_params();
   params.use_mmap = opt.use_mmap ? 1 : 0;
   peak_gguf* g = nullptr;
   if (peak_gguf_open(opt.path, &params, &g) != PEAK_OK) {

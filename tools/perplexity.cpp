@@ -107,8 +107,8 @@ int run_perplexity(int argc, char** argv) {
     const size_t start = static_cast<size_t>(c) * static_cast<size_t>(n_ctx);
     std::copy(tokens.begin() + static_cast<long>(start), tokens.begin() + static_cast<long>(start) + n_ctx, window.begin());
     if (m.info.bos_token >= 0) window[0] = m.info.bos_token;  // as llama.cpp: each window starts fresh
-    check_status(peak_kv_clear(m.context.get()));
-    check_status(peak_eval_all_logits(m.context.get(), window.data(), window.size(), logits.data()));
+    check_status(peak_context_kv_clear(m.context.get()));
+    check_status(peak_context_eval_all_logits(m.context.get(), window.data(), window.size(), logits.data()));
     for (int j = n_ctx / 2; j < n_ctx - 1; ++j) {
       const double nll = negative_log_prob(&logits[static_cast<size_t>(j) * static_cast<size_t>(n_vocab)], n_vocab,
                                            tokens[start + static_cast<size_t>(j) + 1]);

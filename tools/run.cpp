@@ -88,7 +88,7 @@ void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, std
                          const std::string& path) {
   const size_t n_vocab = static_cast<size_t>(m.info.n_vocab);
   std::vector<float> logits(tokens.size() * n_vocab);
-  check_status(peak_eval_all_logits(m.context.get(), tokens.data(), tokens.size(), logits.data()));
+  check_status(peak_context_eval_all_logits(m.context.get(), tokens.data(), tokens.size(), logits.data()));
   for (int32_t t : tokens) check_status(peak_sampler_accept(m.sampler.get(), t));
   const uint32_t header[4] = {0x474c4b50u /* "PKLG" */, 1, static_cast<uint32_t>(tokens.size()),
                               static_cast<uint32_t>(n_vocab)};

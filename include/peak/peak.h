@@ -7,10 +7,11 @@
  *  - Functions that can fail return a peak_status. On failure, peak_last_error()
  *    returns a readable message for the calling thread (thread-local; valid until
  *    the next failing call on that thread). No C++ exception ever crosses this API.
- *  - Parameter structs start with `struct_size`: fill them from the matching
- *    *_default_params() function, which sets it, then change what you need. A
- *    struct_size the library does not know is refused, so binaries built against
- *    other versions of this header fail cleanly instead of misreading memory.
+ *  - Parameter structs are named peak_<thing>_params and start with `struct_size`:
+ *    fill them from peak_<thing>_default_params(), which sets it, then change what
+ *    you need. A struct_size the library does not know is refused, so binaries
+ *    built against other versions of this header fail cleanly instead of
+ *    misreading memory.
  *  - Thread safety: functions on different handles may run concurrently.
  *    peak_gguf and peak_model handles are immutable once opened: any number of
  *    threads may use them at once, and one model may be shared by many contexts.
@@ -21,6 +22,10 @@
  *    peak_version() the library's. While MAJOR is 0, every minor release may
  *    change the API and the ABI (the shared library's soname is
  *    libpeak.so.0.MINOR); a patch release changes neither.
+ *  - Deprecation: a renamed function or type keeps its old spelling for one minor
+ *    release, declared at the end of this header with a compiler warning that
+ *    names the replacement, then it is removed. Define PEAK_NO_DEPRECATED before
+ *    including this header to hide the old spellings.
  */
 #ifndef PEAK_PEAK_H
 #define PEAK_PEAK_H
@@ -38,6 +43,15 @@
 #  define PEAK_API __attribute__((visibility("default")))
 #else
 #  define PEAK_API
+#endif
+
+/* Marks an old spelling; `message` names the replacement. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define PEAK_DEPRECATED(message) __attribute__((deprecated(message)))
+#elif defined(_MSC_VER)
+#  define PEAK_DEPRECATED(message) __declspec(deprecated(message))
+#else
+#  define PEAK_DEPRECATED(message)
 #endif
 
 /* The version of this header; the build reads it from here. */
@@ -117,17 +131,17 @@ typedef enum peak_gguf_type {
   PEAK_GGUF_FLOAT64 = 12
 } peak_gguf_type;
 
-typedef struct peak_gguf_open_params {
-  size_t struct_size; /* sizeof(peak_gguf_open_params), set by the default function */
+typedef struct peak_gguf_params {
+  size_t struct_size; /* sizeof(peak_gguf_params), set by the default function */
   int use_mmap;       /* 1: map the file (default); 0: read it into memory */
-} peak_gguf_open_params;
+} peak_gguf_params;
 
-PEAK_API peak_gguf_open_params peak_gguf_default_open_params(void);
+PEAK_API peak_gguf_params peak_gguf_default_params(void);
 
 /* Opens and fully validates a GGUF file. `params` may be NULL for the defaults.
    On failure *out is set to NULL and the message names the problem, the key or
    tensor and the byte offset. */
-PEAK_API peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params, peak_gguf** out);
+PEAK_API peak_status peak_gguf_open(const char* path, const peak_gguf_params* params, peak_gguf** out);
 PEAK_API void peak_gguf_free(peak_gguf* gguf);
 
 PEAK_API uint32_t peak_gguf_version(const peak_gguf* gguf);
@@ -141,8 +155,9 @@ PEAK_API uint64_t peak_gguf_file_size(const peak_gguf* gguf);
    type: asking for a uint32 stored as a string gives PEAK_ERR_TYPE_MISMATCH. */
 PEAK_API int64_t peak_gguf_n_kv(const peak_gguf* gguf);
 PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, int64_t index);
-/* Index of `key`, or -1 when absent (O(1)). */
-PEAK_API int64_t peak_gguf_find_key(const peak_gguf* gguf, const char* key);
+/* The index of `key` in *index (O(1)); PEAK_ERR_NOT_FOUND, naming the key, when
+   the file has no such key. *index is only written on success. */
+PEAK_API peak_status peak_gguf_lookup_key(const peak_gguf* gguf, const char* key, size_t* index);
 PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, int64_t index);
 PEAK_API const char* peak_gguf_type_name(peak_gguf_type type);
 
@@ -178,8 +193,9 @@ typedef struct peak_gguf_tensor_info {
 
 PEAK_API int64_t peak_gguf_n_tensors(const peak_gguf* gguf);
 PEAK_API peak_status peak_gguf_get_tensor(const peak_gguf* gguf, int64_t index, peak_gguf_tensor_info* out);
-/* Index of a tensor by name, or -1 when absent. */
-PEAK_API int64_t peak_gguf_find_tensor(const peak_gguf* gguf, const char* name);
+/* The index of the tensor called `name` in *index; PEAK_ERR_NOT_FOUND, naming it,
+   when the file has none. *index is only written on success. */
+PEAK_API peak_status peak_gguf_lookup_tensor(const peak_gguf* gguf, const char* name, size_t* index);
 
 /* ---- models ------------------------------------------------------------------- */
 
@@ -264,7 +280,7 @@ typedef struct peak_context_params {
   int32_t n_threads;   /* 0: one per hardware thread */
   peak_type type_k;    /* KV cache types: PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
   peak_type type_v;
-  int logits_all;      /* 1: allow peak_eval_all_logits (reserves n_batch x n_vocab floats) */
+  int logits_all;      /* 1: allow peak_context_eval_all_logits (reserves n_batch x n_vocab floats) */
 } peak_context_params;
 
 PEAK_API peak_context_params peak_context_default_params(void);
@@ -281,22 +297,22 @@ PEAK_API uint32_t peak_context_n_used(const peak_context* ctx);
 PEAK_API peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads);
 
 /* Appends tokens to the context's sequence and runs the model over them; then
-   peak_get_logits returns the last token's logits. PEAK_ERR_CONTEXT_FULL when they
-   do not fit (nothing is evaluated then). */
-PEAK_API peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
-/* Like peak_eval, also writing every token's logits (n_tokens x n_vocab floats) to
-   `logits`; needs a context created with logits_all. */
-PEAK_API peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens,
-                                          float* logits);
+   peak_context_get_logits returns the last token's logits. PEAK_ERR_CONTEXT_FULL
+   when they do not fit (nothing is evaluated then). */
+PEAK_API peak_status peak_context_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
+/* Like peak_context_eval, also writing every token's logits (n_tokens x n_vocab
+   floats) to `logits`; needs a context created with logits_all. */
+PEAK_API peak_status peak_context_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens,
+                                                  float* logits);
 /* The last evaluated token's logits (n_vocab floats), valid until the next eval. */
-PEAK_API const float* peak_get_logits(const peak_context* ctx);
+PEAK_API const float* peak_context_get_logits(const peak_context* ctx);
 
 /* KV cache editing: forget everything; remove cells [first, first+n) (later cells
    move down, keeping their positions); move cells [first, first+n) by `delta`
    positions, re-rotating their keys. */
-PEAK_API peak_status peak_kv_clear(peak_context* ctx);
-PEAK_API peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
-PEAK_API peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
+PEAK_API peak_status peak_context_kv_clear(peak_context* ctx);
+PEAK_API peak_status peak_context_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
+PEAK_API peak_status peak_context_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
 
 /* ---- sampling ------------------------------------------------------------------- */
 
@@ -529,6 +545,29 @@ PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const cha
                                               const peak_chat_message* messages, size_t n_messages,
                                               int add_generation_prompt, char* buf, size_t capacity,
                                               size_t* length);
+
+/* ---- deprecated, removed in 0.3 --------------------------------------------------- */
+
+/* The 0.1 spellings. Each behaves exactly as it did: peak_gguf_find_key and
+   peak_gguf_find_tensor return the index, or -1 when absent or given NULL. */
+#ifndef PEAK_NO_DEPRECATED
+typedef PEAK_DEPRECATED("use peak_gguf_params") peak_gguf_params peak_gguf_open_params;
+PEAK_DEPRECATED("use peak_gguf_default_params") PEAK_API peak_gguf_params peak_gguf_default_open_params(void);
+PEAK_DEPRECATED("use peak_gguf_lookup_key")
+PEAK_API int64_t peak_gguf_find_key(const peak_gguf* gguf, const char* key);
+PEAK_DEPRECATED("use peak_gguf_lookup_tensor")
+PEAK_API int64_t peak_gguf_find_tensor(const peak_gguf* gguf, const char* name);
+PEAK_DEPRECATED("use peak_context_eval")
+PEAK_API peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
+PEAK_DEPRECATED("use peak_context_eval_all_logits")
+PEAK_API peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits);
+PEAK_DEPRECATED("use peak_context_get_logits") PEAK_API const float* peak_get_logits(const peak_context* ctx);
+PEAK_DEPRECATED("use peak_context_kv_clear") PEAK_API peak_status peak_kv_clear(peak_context* ctx);
+PEAK_DEPRECATED("use peak_context_kv_remove")
+PEAK_API peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
+PEAK_DEPRECATED("use peak_context_kv_shift")
+PEAK_API peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
+#endif /* PEAK_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }

@@ -75,13 +75,13 @@ peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads) {
   });
 }
 
-peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens) {
-  return peak_eval_all_logits(ctx, tokens, n_tokens, nullptr);
+peak_status peak_context_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens) {
+  return peak_context_eval_all_logits(ctx, tokens, n_tokens, nullptr);
 }
 
-peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits) {
-  PEAK_CHECK_ARG(ctx, "peak_eval: ctx");
-  if (!tokens && n_tokens > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_eval: tokens is NULL");
+peak_status peak_context_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits) {
+  PEAK_CHECK_ARG(ctx, "peak_context_eval: ctx");
+  if (!tokens && n_tokens > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_context_eval: tokens is NULL");
   if (n_tokens > static_cast<size_t>(ctx->context->n_ctx())) {
     return fail(PEAK_ERR_CONTEXT_FULL, std::to_string(n_tokens) + " tokens cannot fit in a context of " +
                                            std::to_string(ctx->context->n_ctx()));
@@ -92,24 +92,24 @@ peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_
   });
 }
 
-const float* peak_get_logits(const peak_context* ctx) { return ctx ? ctx->context->logits() : nullptr; }
+const float* peak_context_get_logits(const peak_context* ctx) { return ctx ? ctx->context->logits() : nullptr; }
 
-peak_status peak_kv_clear(peak_context* ctx) {
-  PEAK_CHECK_ARG(ctx, "peak_kv_clear: ctx");
+peak_status peak_context_kv_clear(peak_context* ctx) {
+  PEAK_CHECK_ARG(ctx, "peak_context_kv_clear: ctx");
   ctx->context->kv().clear();
   return PEAK_OK;
 }
 
-peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n) {
-  PEAK_CHECK_ARG(ctx, "peak_kv_remove: ctx");
+peak_status peak_context_kv_remove(peak_context* ctx, uint32_t first, uint32_t n) {
+  PEAK_CHECK_ARG(ctx, "peak_context_kv_remove: ctx");
   return guarded([&] {
     ctx->context->kv().remove(first, n);
     return PEAK_OK;
   });
 }
 
-peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta) {
-  PEAK_CHECK_ARG(ctx, "peak_kv_shift: ctx");
+peak_status peak_context_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta) {
+  PEAK_CHECK_ARG(ctx, "peak_context_kv_shift: ctx");
   return guarded([&] {
     ctx->context->shift_positions(first, n, delta);
     return PEAK_OK;

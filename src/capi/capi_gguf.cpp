@@ -1,16 +1,11 @@
 // peak_gguf_*: read-only inspection of GGUF files through the C API.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "capi/capi_guard.h"
-#include "gguf/gguf_reader.h"
-
-struct peak_gguf {
-  std::unique_ptr<peak::gguf::GgufFile> file;
-  std::vector<std::string> keys;          // NUL-terminated copies (file keys are not)
-  std::vector<std::string> tensor_names;  // likewise
-};
+#include "capi/capi_handles.h"
 
 namespace {
 
@@ -96,19 +91,19 @@ uint64_t element_as_uint(const ArrayView& a, uint64_t i) {
 
 extern "C" {
 
-peak_gguf_open_params peak_gguf_default_open_params(void) {
-  peak_gguf_open_params p{};
-  p.struct_size = sizeof(peak_gguf_open_params);
+peak_gguf_params peak_gguf_default_params(void) {
+  peak_gguf_params p{};
+  p.struct_size = sizeof(peak_gguf_params);
   p.use_mmap = 1;
   return p;
 }
 
-peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params, peak_gguf** out) {
+peak_status peak_gguf_open(const char* path, const peak_gguf_params* params, peak_gguf** out) {
   PEAK_CHECK_ARG(out, "peak_gguf_open: out");
   *out = nullptr;
   PEAK_CHECK_ARG(path, "peak_gguf_open: path");
-  const peak_gguf_open_params p = params ? *params : peak_gguf_default_open_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_gguf_open_params), "peak_gguf_open_params")) {
+  const peak_gguf_params p = params ? *params : peak_gguf_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_gguf_params), "peak_gguf_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
@@ -138,10 +133,16 @@ const char* peak_gguf_key(const peak_gguf* g, int64_t index) {
   return valid_kv(g, index) ? g->keys[static_cast<size_t>(index)].c_str() : nullptr;
 }
 
-int64_t peak_gguf_find_key(const peak_gguf* g, const char* key) {
-  if (!g || !key) return -1;
-  const auto i = g->file->find_index(key);
-  return i ? static_cast<int64_t>(*i) : -1;
+peak_status peak_gguf_lookup_key(const peak_gguf* g, const char* key, size_t* index) {
+  PEAK_CHECK_ARG(g, "peak_gguf_lookup_key: gguf");
+  PEAK_CHECK_ARG(key, "peak_gguf_lookup_key: key");
+  PEAK_CHECK_ARG(index, "peak_gguf_lookup_key: index");
+  return guarded([&] {
+    const std::optional<size_t> found = g->file->find_index(key);
+    if (!found) return fail(PEAK_ERR_NOT_FOUND, "the file has no key '" + std::string(key) + "'");
+    *index = *found;
+    return PEAK_OK;
+  });
 }
 
 peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, int64_t index) {
@@ -236,10 +237,16 @@ peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_te
   return PEAK_OK;
 }
 
-int64_t peak_gguf_find_tensor(const peak_gguf* g, const char* name) {
-  if (!g || !name) return -1;
-  const peak::gguf::TensorInfo* t = g->file->find_tensor(name);
-  return t ? static_cast<int64_t>(t - &g->file->tensor(0)) : -1;
+peak_status peak_gguf_lookup_tensor(const peak_gguf* g, const char* name, size_t* index) {
+  PEAK_CHECK_ARG(g, "peak_gguf_lookup_tensor: gguf");
+  PEAK_CHECK_ARG(name, "peak_gguf_lookup_tensor: name");
+  PEAK_CHECK_ARG(index, "peak_gguf_lookup_tensor: index");
+  return guarded([&] {
+    const peak::gguf::TensorInfo* t = g->file->find_tensor(name);
+    if (!t) return fail(PEAK_ERR_NOT_FOUND, "the file has no tensor '" + std::string(name) + "'");
+    *index = static_cast<size_t>(t - &g->file->tensor(0));
+    return PEAK_OK;
+  });
 }
 
 }  // extern "C"

@@ -3,12 +3,20 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "gguf/gguf_reader.h"
 #include "model/model.h"
 #include "peak/peak.h"
 #include "runtime/context.h"
 #include "runtime/generator.h"
 #include "sampling/sampler_chain.h"
+
+struct peak_gguf {
+  std::unique_ptr<peak::gguf::GgufFile> file;
+  std::vector<std::string> keys;          // NUL-terminated copies (file keys are not)
+  std::vector<std::string> tensor_names;  // likewise
+};
 
 struct peak_model {
   std::unique_ptr<peak::model::Model> model;

@@ -9,6 +9,26 @@
 
 static const char* stories_path(void) { return PEAK_SHARED_DIR "/models/stories260K.gguf"; }
 
+/* A lookup function's failures: an absent name is PEAK_ERR_NOT_FOUND naming it
+   and leaves *index alone; NULL arguments are refused. */
+typedef peak_status (*lookup_fn)(const peak_gguf*, const char*, size_t*);
+static void check_lookup_failures(const peak_gguf* g, lookup_fn lookup, const char* present, const char* absent,
+                                  const char* absent_message, const char* null_name_message) {
+  size_t index = 7;
+  CHECK_ERROR(lookup(g, absent, &index), PEAK_ERR_NOT_FOUND, absent_message);
+  CHECK(index == 7);
+  CHECK_ERROR(lookup(g, NULL, &index), PEAK_ERR_INVALID_ARGUMENT, null_name_message);
+  CHECK_ERROR(lookup(g, present, NULL), PEAK_ERR_INVALID_ARGUMENT, "index is NULL");
+  CHECK_ERROR(lookup(NULL, present, &index), PEAK_ERR_INVALID_ARGUMENT, "gguf is NULL");
+}
+
+/* The index of a key the file must have. */
+static size_t key_index(const peak_gguf* g, const char* key) {
+  size_t index = (size_t)-1;
+  CHECK(peak_gguf_lookup_key(g, key, &index) == PEAK_OK);
+  return index;
+}
+
 static void test_open_and_header(void) {
   peak_gguf* g = NULL;
   CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
@@ -21,8 +41,8 @@ static void test_open_and_header(void) {
   CHECK(peak_gguf_n_tensors(g) == 48);
   peak_gguf_free(g);
 
-  peak_gguf_open_params params = peak_gguf_default_open_params();
-  CHECK(params.struct_size == sizeof(peak_gguf_open_params));
+  peak_gguf_params params = peak_gguf_default_params();
+  CHECK(params.struct_size == sizeof(peak_gguf_params));
   CHECK(params.use_mmap == 1);
   params.use_mmap = 0;
   CHECK(peak_gguf_open(stories_path(), &params, &g) == PEAK_OK);
@@ -34,8 +54,7 @@ static void test_metadata(void) {
   peak_gguf* g = NULL;
   CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
 
-  int64_t arch = peak_gguf_find_key(g, "general.architecture");
-  CHECK(arch >= 0);
+  size_t arch = key_index(g, "general.architecture");
   CHECK(strcmp(peak_gguf_key(g, arch), "general.architecture") == 0);
   CHECK(peak_gguf_kv_type(g, arch) == PEAK_GGUF_STRING);
   CHECK(strcmp(peak_gguf_type_name(PEAK_GGUF_STRING), "string") == 0);
@@ -45,13 +64,13 @@ static void test_metadata(void) {
   CHECK(peak_gguf_get_string(g, arch, &s, &len) == PEAK_OK);
   CHECK(len == 5 && memcmp(s, "llama", 5) == 0);
 
-  int64_t blocks = peak_gguf_find_key(g, "llama.block_count");
+  size_t blocks = key_index(g, "llama.block_count");
   uint64_t u = 0;
   int64_t i = 0;
   CHECK(peak_gguf_get_uint(g, blocks, &u) == PEAK_OK && u == 5);
   CHECK(peak_gguf_get_int(g, blocks, &i) == PEAK_OK && i == 5);
 
-  int64_t eps = peak_gguf_find_key(g, "llama.attention.layer_norm_rms_epsilon");
+  size_t eps = key_index(g, "llama.attention.layer_norm_rms_epsilon");
   double d = 0;
   CHECK(peak_gguf_get_float(g, eps, &d) == PEAK_OK && d > 0.9e-5 && d < 1.1e-5);
 
@@ -62,7 +81,7 @@ static void test_metadata(void) {
   int b = 0;
   CHECK_ERROR(peak_gguf_get_bool(g, blocks, &b), PEAK_ERR_TYPE_MISMATCH, "not bool");
 
-  int64_t tokens = peak_gguf_find_key(g, "tokenizer.ggml.tokens");
+  size_t tokens = key_index(g, "tokenizer.ggml.tokens");
   peak_gguf_type elem = PEAK_GGUF_UINT8;
   uint64_t count = 0;
   CHECK(peak_gguf_kv_type(g, tokens) == PEAK_GGUF_ARRAY);
@@ -74,15 +93,15 @@ static void test_metadata(void) {
   CHECK_ERROR(peak_gguf_get_array_uint(g, tokens, 0, &u), PEAK_ERR_TYPE_MISMATCH, "not integers");
   CHECK_ERROR(peak_gguf_get_array_info(g, arch, &elem, &count), PEAK_ERR_TYPE_MISMATCH, "not array");
 
-  int64_t types = peak_gguf_find_key(g, "tokenizer.ggml.token_type");
+  size_t types = key_index(g, "tokenizer.ggml.token_type");
   CHECK(peak_gguf_get_array_int(g, types, 0, &i) == PEAK_OK && i == 2);
   CHECK(peak_gguf_get_array_uint(g, types, 3, &u) == PEAK_OK && u == 6);
-  int64_t scores = peak_gguf_find_key(g, "tokenizer.ggml.scores");
+  size_t scores = key_index(g, "tokenizer.ggml.scores");
   CHECK(peak_gguf_get_array_float(g, scores, 0, &d) == PEAK_OK);
   CHECK_ERROR(peak_gguf_get_array_bool(g, scores, 0, &b), PEAK_ERR_TYPE_MISMATCH, "not of bool");
 
-  CHECK(peak_gguf_find_key(g, "no.such.key") == -1);
-  CHECK(peak_gguf_find_key(g, NULL) == -1);
+  check_lookup_failures(g, peak_gguf_lookup_key, "general.architecture", "no.such.key", "no key 'no.such.key'",
+                        "key is NULL");
   CHECK(peak_gguf_key(g, 19) == NULL);
   CHECK(strstr(peak_last_error(), "out of range") != NULL);
   CHECK(peak_gguf_key(g, -1) == NULL);
@@ -97,8 +116,8 @@ static void test_metadata(void) {
 static void test_tensors(void) {
   peak_gguf* g = NULL;
   CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
-  int64_t k = peak_gguf_find_tensor(g, "blk.0.attn_k.weight");
-  CHECK(k >= 0);
+  size_t k = (size_t)-1;
+  CHECK(peak_gguf_lookup_tensor(g, "blk.0.attn_k.weight", &k) == PEAK_OK);
   peak_gguf_tensor_info t;
   CHECK(peak_gguf_get_tensor(g, k, &t) == PEAK_OK);
   CHECK(strcmp(t.name, "blk.0.attn_k.weight") == 0);
@@ -106,8 +125,11 @@ static void test_tensors(void) {
   CHECK(t.n_dims == 2 && t.ne[0] == 64 && t.ne[1] == 32 && t.ne[2] == 1 && t.ne[3] == 1);
   CHECK(t.n_bytes == 64 * 32 * 4);
   CHECK(t.offset % 32 == 0);
-  CHECK(peak_gguf_find_tensor(g, "missing") == -1);
-  CHECK(peak_gguf_find_tensor(g, NULL) == -1);
+  check_lookup_failures(g, peak_gguf_lookup_tensor, "output.weight", "missing", "no tensor 'missing'", "name is NULL");
+  size_t index = 0;
+  /* The file's third and last tensors (in the order the file lists them). */
+  CHECK(peak_gguf_lookup_tensor(g, "output.weight", &index) == PEAK_OK && index == 2);
+  CHECK(peak_gguf_lookup_tensor(g, "blk.4.ffn_norm.weight", &index) == PEAK_OK && index == 47);
   CHECK_ERROR(peak_gguf_get_tensor(g, 48, &t), PEAK_ERR_INVALID_ARGUMENT, "out of range");
   CHECK_ERROR(peak_gguf_get_tensor(g, 0, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK(strcmp(peak_type_name(12), "Q4_K") == 0);
@@ -124,7 +146,7 @@ static void test_misuse(void) {
   CHECK_ERROR(peak_gguf_open(PEAK_SHARED_DIR "/models/SOURCES.md", NULL, &g), PEAK_ERR_FORMAT, "bad magic");
   CHECK_ERROR(peak_gguf_open(PEAK_SHARED_DIR "/models", NULL, &g), PEAK_ERR_IO, "not a regular file");
 
-  peak_gguf_open_params params = peak_gguf_default_open_params();
+  peak_gguf_params params = peak_gguf_default_params();
   params.struct_size = sizeof(params) + 8;
   CHECK_ERROR(peak_gguf_open(stories_path(), &params, &g), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
 

@@ -140,9 +140,9 @@ static void test_context_and_sampling(peak_model* m) {
   CHECK_ERROR(peak_context_set_threads(ctx, 9), PEAK_ERR_INVALID_ARGUMENT, "exceeds");
 
   const int32_t bos = 1;
-  CHECK(peak_eval(ctx, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_eval(ctx, &bos, 1) == PEAK_OK);
   CHECK(peak_context_n_used(ctx) == 1);
-  CHECK(argmax(peak_get_logits(ctx), 512) == first_reference_ids[0]);
+  CHECK(argmax(peak_context_get_logits(ctx), 512) == first_reference_ids[0]);
 
   peak_sampler_params sp = peak_sampler_default_params();
   CHECK(sp.struct_size == sizeof sp && sp.top_k == 40);
@@ -156,12 +156,12 @@ static void test_context_and_sampling(peak_model* m) {
   peak_sampler_reset(s);
 
   /* KV editing: remove the BOS cell, evaluate it again, shift nothing. */
-  CHECK(peak_kv_remove(ctx, 0, 1) == PEAK_OK && peak_context_n_used(ctx) == 0);
-  CHECK_ERROR(peak_kv_remove(ctx, 0, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
-  CHECK(peak_eval(ctx, &bos, 1) == PEAK_OK);
-  CHECK(peak_kv_shift(ctx, 0, 1, 0) == PEAK_OK);
-  CHECK_ERROR(peak_kv_shift(ctx, 0, 5, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
-  CHECK(peak_kv_clear(ctx) == PEAK_OK && peak_context_n_used(ctx) == 0);
+  CHECK(peak_context_kv_remove(ctx, 0, 1) == PEAK_OK && peak_context_n_used(ctx) == 0);
+  CHECK_ERROR(peak_context_kv_remove(ctx, 0, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  CHECK(peak_context_eval(ctx, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_kv_shift(ctx, 0, 1, 0) == PEAK_OK);
+  CHECK_ERROR(peak_context_kv_shift(ctx, 0, 5, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  CHECK(peak_context_kv_clear(ctx) == PEAK_OK && peak_context_n_used(ctx) == 0);
 
   /* Generation: greedy from BOS writes llama2.c's documented story opening. */
   collected_text text;
@@ -195,32 +195,32 @@ static void test_context_and_sampling(peak_model* m) {
   /* A prompt longer than the context. */
   int32_t many[100];
   for (int i = 0; i < 100; ++i) many[i] = 5;
-  CHECK_ERROR(peak_eval(ctx, many, 100), PEAK_ERR_CONTEXT_FULL, "cannot fit");
-  CHECK(peak_kv_clear(ctx) == PEAK_OK);
-  CHECK_ERROR(peak_eval(ctx, many, 65), PEAK_ERR_CONTEXT_FULL, "cannot fit");
-  CHECK(peak_eval(ctx, many, 60) == PEAK_OK);
-  CHECK_ERROR(peak_eval(ctx, many, 10), PEAK_ERR_CONTEXT_FULL, "full");
+  CHECK_ERROR(peak_context_eval(ctx, many, 100), PEAK_ERR_CONTEXT_FULL, "cannot fit");
+  CHECK(peak_context_kv_clear(ctx) == PEAK_OK);
+  CHECK_ERROR(peak_context_eval(ctx, many, 65), PEAK_ERR_CONTEXT_FULL, "cannot fit");
+  CHECK(peak_context_eval(ctx, many, 60) == PEAK_OK);
+  CHECK_ERROR(peak_context_eval(ctx, many, 10), PEAK_ERR_CONTEXT_FULL, "full");
   CHECK(peak_context_n_used(ctx) == 60);  /* a refused eval changes nothing */
   gp.abort_flag = NULL;
   gp.max_tokens = -1;
   CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
   CHECK(result.stop_reason == PEAK_STOP_CONTEXT_FULL || result.stop_reason == PEAK_STOP_EOG);
-  CHECK_ERROR(peak_eval_all_logits(ctx, many, 1, NULL), PEAK_ERR_CONTEXT_FULL, "full");
+  CHECK_ERROR(peak_context_eval_all_logits(ctx, many, 1, NULL), PEAK_ERR_CONTEXT_FULL, "full");
 
   /* Per-token logits need logits_all. */
-  peak_kv_clear(ctx);
+  peak_context_kv_clear(ctx);
   float* all = (float*)malloc(sizeof(float) * 512 * 3);
-  CHECK_ERROR(peak_eval_all_logits(ctx, many, 3, all), PEAK_ERR_INVALID_ARGUMENT, "logits_all");
+  CHECK_ERROR(peak_context_eval_all_logits(ctx, many, 3, all), PEAK_ERR_INVALID_ARGUMENT, "logits_all");
   peak_context* ctx_all = NULL;
   cp.logits_all = 1;
   CHECK(peak_context_create(m, &cp, &ctx_all) == PEAK_OK);
-  CHECK(peak_eval_all_logits(ctx_all, many, 3, all) == PEAK_OK);
-  CHECK(memcmp(all + 2 * 512, peak_get_logits(ctx_all), 512 * sizeof(float)) == 0);
+  CHECK(peak_context_eval_all_logits(ctx_all, many, 3, all) == PEAK_OK);
+  CHECK(memcmp(all + 2 * 512, peak_context_get_logits(ctx_all), 512 * sizeof(float)) == 0);
   free(all);
 
   /* Bad token ids and bad struct sizes. */
   const int32_t bad = 600;
-  CHECK_ERROR(peak_eval(ctx, &bad, 1), PEAK_ERR_INVALID_ARGUMENT, "outside the vocabulary");
+  CHECK_ERROR(peak_context_eval(ctx, &bad, 1), PEAK_ERR_INVALID_ARGUMENT, "outside the vocabulary");
   gp.struct_size = 3;
   CHECK_ERROR(peak_generate(ctx, s, "x", 1, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
   sp.struct_size = 3;
@@ -257,11 +257,11 @@ static void test_context_misuse(peak_model* m) {
   CHECK_ERROR(peak_context_create(m, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "out is NULL");
 
   CHECK(peak_context_n_ctx(NULL) == 0 && peak_context_n_used(NULL) == 0);
-  CHECK(peak_get_logits(NULL) == NULL);
-  CHECK_ERROR(peak_eval(NULL, NULL, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
-  CHECK_ERROR(peak_kv_clear(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
-  CHECK_ERROR(peak_kv_remove(NULL, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
-  CHECK_ERROR(peak_kv_shift(NULL, 0, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK(peak_context_get_logits(NULL) == NULL);
+  CHECK_ERROR(peak_context_eval(NULL, NULL, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_kv_clear(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_kv_remove(NULL, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_kv_shift(NULL, 0, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_context_set_threads(NULL, 1), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   int32_t t;
   CHECK_ERROR(peak_sampler_sample(NULL, NULL, &t), PEAK_ERR_INVALID_ARGUMENT, "NULL");

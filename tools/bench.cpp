@@ -132,7 +132,7 @@ std::string dominant_type(const std::string& path) {
   peak_gguf* g = nullptr;
   if (peak_gguf_open(path.c_str(), nullptr, &g) != PEAK_OK) return "?";
   std::map<peak_type, uint64_t> bytes;
-  for (int64_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
+  for (size_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
     peak_gguf_tensor_info t;
     if (peak_gguf_get_tensor(g, i, &t) == PEAK_OK) bytes[t.type] += t.n_bytes;
   }
@@ -166,11 +166,11 @@ void print_profile(peak_context* ctx, const char* test) {
 // Runs one test `runs` + 1 times (the first is a warm-up); returns tokens/s per run.
 // Tokens/s of each timed run (after one warm-up run); `before_run`, when set,
 // is called right before each timed run.
-std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, int n_vocab, int runs,
+std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, size_t n_vocab, int runs,
                               const std::function<void()>& before_run) {
   std::vector<int32_t> tokens(static_cast<size_t>(std::max(n_prompt, 1)));
   uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
-  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % static_cast<uint32_t>(n_vocab));
+  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
   std::vector<double> rates;
   for (int run = 0; run <= runs; ++run) {
     check_status(peak_context_kv_clear(ctx));
@@ -253,15 +253,15 @@ int run_bench(int argc, char** argv) {
   std::vector<Result> results;
   for (const std::string& path : o.models) {
     GenerationOptions g = o.gen;
-    g.context.n_ctx = static_cast<uint32_t>(std::max(max_prompt, max_gen) + 16);
-    g.context.n_batch = static_cast<uint32_t>(std::max(1, std::min(max_prompt, 512)));
-    g.context.n_threads = *std::max_element(o.threads.begin(), o.threads.end());
+    g.context.n_ctx = static_cast<size_t>(std::max(max_prompt, max_gen) + 16);
+    g.context.n_batch = static_cast<size_t>(std::max(1, std::min(max_prompt, 512)));
+    g.context.n_threads = static_cast<size_t>(*std::max_element(o.threads.begin(), o.threads.end()));
     LoadedModel m = load_model(path, g);
     struct stat st {};
     ::stat(path.c_str(), &st);
     const std::string type = dominant_type(path);
     for (int t : o.threads) {
-      check_status(peak_context_set_threads(m.context.get(), t));
+      check_status(peak_context_set_threads(m.context.get(), static_cast<size_t>(t)));
       auto run = [&](int n_prompt, int n_gen) {
         if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
         std::vector<double> probes;

@@ -108,7 +108,7 @@ class Chat {
     if (o.context_given) {
       const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);
       if (rest < 32) throw UsageError("-c is too small for the summary and headroom (see --help)");
-      p.recent_max = static_cast<uint32_t>(rest);
+      p.recent_max = static_cast<size_t>(rest);
     }
     peak_session* s = nullptr;
     check_status(peak_session_create(m.model.get(), &p, &s));
@@ -145,7 +145,7 @@ class Chat {
   }
   void load(const std::string& path) {
     check_status(peak_session_restore(session_.get(), path.c_str()));
-    std::printf("(restored %s: %llu turns)\n", path.c_str(), static_cast<unsigned long long>(stats().turns));
+    std::printf("(restored %s: %zu turns)\n", path.c_str(), stats().turns);
   }
 
   peak_session_stats stats() const {
@@ -157,20 +157,18 @@ class Chat {
 
   void print_stats() const {
     const peak_session_stats s = stats();
-    std::printf("model:     %s (%s, %d layers, vocab %d), chat template %s\n", m_.info.name, m_.info.architecture,
+    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s\n", m_.info.name, m_.info.architecture,
                 m_.info.n_layer, m_.info.n_vocab, o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str());
-    std::printf("memory:    mode %s, context %u tokens: prefix %u + summary %u + recent %u (%u messages)\n",
+    std::printf("memory:    mode %s, context %zu tokens: prefix %zu + summary %zu + recent %zu (%zu messages)\n",
                 mode_name(o_.session.mode), s.n_ctx, s.prefix_tokens, s.summary_tokens, s.recent_tokens,
                 s.recent_messages);
-    std::printf("history:   %llu turns, %llu tokens dropped, %llu since the last summary, %llu summaries%s\n",
-                static_cast<unsigned long long>(s.turns), static_cast<unsigned long long>(s.dropped_total),
-                static_cast<unsigned long long>(s.dropped_since_summary), static_cast<unsigned long long>(s.summaries),
-                s.summary_running ? " (one being written)" : "");
+    std::printf("history:   %zu turns, %zu tokens dropped, %zu since the last summary, %zu summaries%s\n", s.turns,
+                s.dropped_total, s.dropped_since_summary, s.summaries, s.summary_running ? " (one being written)" : "");
     std::printf("time:      %.2f s writing summaries, %.3f s rebuilding (last %.3f s), %.3f s moving the window\n",
                 s.summary_seconds, s.rebuild_seconds, s.last_rebuild_seconds, s.window_shift_seconds);
     std::printf("kv cache:  %.1f MiB (main + summary)\n", static_cast<double>(s.kv_bytes) / 1048576.0);
     if (s.turns > 0) {
-      std::printf("last turn: prompt %d tokens (%.1f tokens/s), answer %d tokens (%.1f tokens/s)\n",
+      std::printf("last turn: prompt %zu tokens (%.1f tokens/s), answer %zu tokens (%.1f tokens/s)\n",
                   last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
                   rate(last_.n_generated_tokens, last_.generate_seconds));
     }
@@ -185,7 +183,7 @@ class Chat {
   }
 
  private:
-  static double rate(int n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
+  static double rate(size_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
   void print_turn_stats() const {
     if (last_.stop_reason == PEAK_STOP_CONTEXT_FULL) {
@@ -195,7 +193,7 @@ class Chat {
     const char* on = tty_ ? "\033[2m" : "";
     const char* off = tty_ ? "\033[0m" : "";
     std::fprintf(tty_ ? stdout : stderr,
-                 "%s[prompt %d tokens, %.1f tokens/s | answer %d tokens, %.1f tokens/s | context %u+%u+%u/%u]%s\n", on,
+                 "%s[prompt %zu tokens, %.1f tokens/s | answer %zu tokens, %.1f tokens/s | context %zu+%zu+%zu/%zu]%s\n", on,
                  last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
                  rate(last_.n_generated_tokens, last_.generate_seconds), s.prefix_tokens, s.summary_tokens,
                  s.recent_tokens, s.n_ctx, off);

@@ -37,7 +37,7 @@ struct GenerationOptions {
   peak_model_params model = peak_model_default_params();
   peak_context_params context = peak_context_default_params();
   peak_sampler_params sampler = peak_sampler_default_params();
-  int32_t n_predict = 256;  // tokens per answer; < 0 no limit
+  size_t n_predict = 256;  // tokens per answer; SIZE_MAX: no limit
 };
 
 // Consumes one model/context/sampling option at the cursor. Returns false

@@ -42,11 +42,11 @@ struct Accumulator {
 };
 
 // -log softmax(logits)[target], computed stably in double precision.
-double negative_log_prob(const float* logits, int n_vocab, int32_t target) {
+double negative_log_prob(const float* logits, size_t n_vocab, int32_t target) {
   float max_logit = logits[0];
-  for (int i = 1; i < n_vocab; ++i) max_logit = std::max(max_logit, logits[i]);
+  for (size_t i = 1; i < n_vocab; ++i) max_logit = std::max(max_logit, logits[i]);
   double sum = 0;
-  for (int i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max_logit));
+  for (size_t i = 0; i < n_vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - max_logit));
   return std::log(sum) - static_cast<double>(logits[target] - max_logit);
 }
 
@@ -99,8 +99,8 @@ int run_perplexity(int argc, char** argv) {
   std::fprintf(stderr, "perplexity: %zu tokens, %ld windows of %d, scoring the second half of each\n",
                tokens.size(), n_chunks, n_ctx);
 
-  const int n_vocab = m.info.n_vocab;
-  std::vector<float> logits(static_cast<size_t>(n_ctx) * static_cast<size_t>(n_vocab));
+  const size_t n_vocab = m.info.n_vocab;
+  std::vector<float> logits(static_cast<size_t>(n_ctx) * n_vocab);
   std::vector<int32_t> window(static_cast<size_t>(n_ctx));
   Accumulator acc;
   for (long c = 0; c < n_chunks; ++c) {
@@ -110,7 +110,7 @@ int run_perplexity(int argc, char** argv) {
     check_status(peak_context_kv_clear(m.context.get()));
     check_status(peak_context_eval_all_logits(m.context.get(), window.data(), window.size(), logits.data()));
     for (int j = n_ctx / 2; j < n_ctx - 1; ++j) {
-      const double nll = negative_log_prob(&logits[static_cast<size_t>(j) * static_cast<size_t>(n_vocab)], n_vocab,
+      const double nll = negative_log_prob(&logits[static_cast<size_t>(j) * n_vocab], n_vocab,
                                            tokens[start + static_cast<size_t>(j) + 1]);
       acc.nll += nll;
       acc.nll2 += nll * nll;

@@ -43,7 +43,7 @@ int run_quantize(int argc, char** argv) {
     } else if (!std::strcmp(a, "--pure")) {
       qp.pure = 1;
     } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
-      qp.n_threads = static_cast<int32_t>(args.integer(a, 1, 256));
+      qp.n_threads = static_cast<size_t>(args.integer(a, 1, 256));
     } else if (a[0] == '-' && a[1] != '\0') {
       throw UsageError(std::string("unknown option '") + a + "' (see peak quantize --help)");
     } else if (n_positional < 3) {

@@ -135,8 +135,9 @@ int run_run(int argc, char** argv) {
   r.struct_size = sizeof r;
   check_status(peak_generate(m.context.get(), m.sampler.get(), prompt.data(), prompt.size(), &gp, &r));
   std::printf("\n");
-  std::fprintf(stderr, "prompt: %d tokens, %.1f tokens/s | generation: %d tokens, %.1f tokens/s\n",
-               r.n_prompt_tokens, r.prompt_seconds > 0 ? r.n_prompt_tokens / r.prompt_seconds : 0.0,
-               r.n_generated_tokens, r.generate_seconds > 0 ? r.n_generated_tokens / r.generate_seconds : 0.0);
+  const double n_prompt = static_cast<double>(r.n_prompt_tokens), n_generated = static_cast<double>(r.n_generated_tokens);
+  std::fprintf(stderr, "prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s\n",
+               r.n_prompt_tokens, r.prompt_seconds > 0 ? n_prompt / r.prompt_seconds : 0.0, r.n_generated_tokens,
+               r.generate_seconds > 0 ? n_generated / r.generate_seconds : 0.0);
   return 0;
 }

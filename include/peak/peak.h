@@ -18,6 +18,12 @@
  *    A peak_context or peak_sampler is used by one thread at a time.
  *  - Sizes and counts are checked: a buffer too small for a result gives
  *    PEAK_ERR_BUFFER_TOO_SMALL with the needed size in the length output.
+ *  - Integers: counts, lengths, indices and sizes of things in memory are size_t
+ *    (a thread count of 0 means automatic). Token ids are int32_t (-1: none), and
+ *    so are positions and position deltas; hence no count of tokens or cells may
+ *    exceed INT32_MAX. File offsets and byte sizes of a file's contents are
+ *    uint64_t. Fields that mirror a GGUF field keep the file's type (version,
+ *    alignment, n_dims, int64_t ne[4]).
  *  - Versions: PEAK_VERSION_MAJOR/MINOR/PATCH are this header's version and
  *    peak_version() the library's. While MAJOR is 0, every minor release may
  *    change the API and the ABI (the shared library's soname is
@@ -153,33 +159,33 @@ PEAK_API uint64_t peak_gguf_file_size(const peak_gguf* gguf);
    returned as pointer + length (not NUL-terminated; they may contain any bytes).
    Returned pointers stay valid until peak_gguf_free. Getters check the stored
    type: asking for a uint32 stored as a string gives PEAK_ERR_TYPE_MISMATCH. */
-PEAK_API int64_t peak_gguf_n_kv(const peak_gguf* gguf);
-PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, int64_t index);
+PEAK_API size_t peak_gguf_n_kv(const peak_gguf* gguf);
+PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, size_t index);
 /* The index of `key` in *index (O(1)); PEAK_ERR_NOT_FOUND, naming the key, when
    the file has no such key. *index is only written on success. */
 PEAK_API peak_status peak_gguf_lookup_key(const peak_gguf* gguf, const char* key, size_t* index);
-PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, int64_t index);
+PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, size_t index);
 PEAK_API const char* peak_gguf_type_name(peak_gguf_type type);
 
 /* Any integer type, range-checked (uint refuses negatives). */
-PEAK_API peak_status peak_gguf_get_uint(const peak_gguf* gguf, int64_t index, uint64_t* out);
-PEAK_API peak_status peak_gguf_get_int(const peak_gguf* gguf, int64_t index, int64_t* out);
+PEAK_API peak_status peak_gguf_get_uint(const peak_gguf* gguf, size_t index, uint64_t* out);
+PEAK_API peak_status peak_gguf_get_int(const peak_gguf* gguf, size_t index, int64_t* out);
 /* float32 or float64. */
-PEAK_API peak_status peak_gguf_get_float(const peak_gguf* gguf, int64_t index, double* out);
-PEAK_API peak_status peak_gguf_get_bool(const peak_gguf* gguf, int64_t index, int* out);
-PEAK_API peak_status peak_gguf_get_string(const peak_gguf* gguf, int64_t index, const char** data, size_t* length);
+PEAK_API peak_status peak_gguf_get_float(const peak_gguf* gguf, size_t index, double* out);
+PEAK_API peak_status peak_gguf_get_bool(const peak_gguf* gguf, size_t index, int* out);
+PEAK_API peak_status peak_gguf_get_string(const peak_gguf* gguf, size_t index, const char** data, size_t* length);
 
 /* Arrays: element type and count, then elements by position. Nested arrays
    report PEAK_GGUF_ARRAY as their element type; their elements are not
    reachable through this API. */
-PEAK_API peak_status peak_gguf_get_array_info(const peak_gguf* gguf, int64_t index, peak_gguf_type* elem_type,
-                                              uint64_t* count);
-PEAK_API peak_status peak_gguf_get_array_uint(const peak_gguf* gguf, int64_t index, uint64_t i, uint64_t* out);
-PEAK_API peak_status peak_gguf_get_array_int(const peak_gguf* gguf, int64_t index, uint64_t i, int64_t* out);
-PEAK_API peak_status peak_gguf_get_array_float(const peak_gguf* gguf, int64_t index, uint64_t i, double* out);
-PEAK_API peak_status peak_gguf_get_array_bool(const peak_gguf* gguf, int64_t index, uint64_t i, int* out);
-PEAK_API peak_status peak_gguf_get_array_string(const peak_gguf* gguf, int64_t index, uint64_t i,
-                                                const char** data, size_t* length);
+PEAK_API peak_status peak_gguf_get_array_info(const peak_gguf* gguf, size_t index, peak_gguf_type* elem_type,
+                                              size_t* count);
+PEAK_API peak_status peak_gguf_get_array_uint(const peak_gguf* gguf, size_t index, size_t i, uint64_t* out);
+PEAK_API peak_status peak_gguf_get_array_int(const peak_gguf* gguf, size_t index, size_t i, int64_t* out);
+PEAK_API peak_status peak_gguf_get_array_float(const peak_gguf* gguf, size_t index, size_t i, double* out);
+PEAK_API peak_status peak_gguf_get_array_bool(const peak_gguf* gguf, size_t index, size_t i, int* out);
+PEAK_API peak_status peak_gguf_get_array_string(const peak_gguf* gguf, size_t index, size_t i, const char** data,
+                                                size_t* length);
 
 /* Tensors, by index 0..n_tensors-1. */
 typedef struct peak_gguf_tensor_info {
@@ -191,8 +197,8 @@ typedef struct peak_gguf_tensor_info {
   uint64_t n_bytes;
 } peak_gguf_tensor_info;
 
-PEAK_API int64_t peak_gguf_n_tensors(const peak_gguf* gguf);
-PEAK_API peak_status peak_gguf_get_tensor(const peak_gguf* gguf, int64_t index, peak_gguf_tensor_info* out);
+PEAK_API size_t peak_gguf_n_tensors(const peak_gguf* gguf);
+PEAK_API peak_status peak_gguf_get_tensor(const peak_gguf* gguf, size_t index, peak_gguf_tensor_info* out);
 /* The index of the tensor called `name` in *index; PEAK_ERR_NOT_FOUND, naming it,
    when the file has none. *index is only written on success. */
 PEAK_API peak_status peak_gguf_lookup_tensor(const peak_gguf* gguf, const char* name, size_t* index);
@@ -224,6 +230,8 @@ PEAK_API peak_status peak_model_load(const char* path, const peak_model_params* 
 /* Frees a model. Every context created from it must be freed first. */
 PEAK_API void peak_model_free(peak_model* model);
 
+/* n_params and the byte counts measure the file's tensor data, so they are
+   uint64_t like the file's sizes. */
 typedef struct peak_model_info {
   size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
   const char* architecture;    /* "llama", "qwen2", "qwen3" */
@@ -232,14 +240,14 @@ typedef struct peak_model_info {
   const char* chat_template_warning; /* "" when recognised; else why ChatML is used */
   uint64_t n_params;
   uint64_t weight_bytes;
-  int32_t n_vocab;
-  int32_t n_ctx_train;         /* context length the model was trained with */
-  int32_t n_embd;
-  int32_t n_layer;
-  int32_t n_head;
-  int32_t n_head_kv;
-  int32_t head_dim;
-  int32_t n_ff;
+  size_t n_vocab;
+  size_t n_ctx_train;          /* context length the model was trained with */
+  size_t n_embd;
+  size_t n_layer;
+  size_t n_head;
+  size_t n_head_kv;
+  size_t head_dim;
+  size_t n_ff;
   int32_t bos_token;           /* -1 when the model has none */
   int32_t eos_token;
   /* Weight bytes one decoded token reads: every tensor, less the token embedding
@@ -275,9 +283,9 @@ typedef struct peak_context peak_context;
 
 typedef struct peak_context_params {
   size_t struct_size;
-  uint32_t n_ctx;      /* KV cache cells, at least 1 (default 4096) */
-  uint32_t n_batch;    /* tokens per forward pass when prefilling (default 512) */
-  int32_t n_threads;   /* 0: one per hardware thread */
+  size_t n_ctx;        /* KV cache cells, 1..INT32_MAX (default 4096) */
+  size_t n_batch;      /* tokens per forward pass when prefilling (default 512) */
+  size_t n_threads;    /* 0 (default): one per hardware thread */
   peak_type type_k;    /* KV cache types: PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
   peak_type type_v;
   int logits_all;      /* 1: allow peak_context_eval_all_logits (reserves n_batch x n_vocab floats) */
@@ -291,10 +299,12 @@ PEAK_API peak_status peak_context_create(const peak_model* model, const peak_con
                                          peak_context** out);
 PEAK_API void peak_context_free(peak_context* ctx);
 
-PEAK_API uint32_t peak_context_n_ctx(const peak_context* ctx);
+PEAK_API size_t peak_context_n_ctx(const peak_context* ctx);
 /* Tokens in the KV cache. */
-PEAK_API uint32_t peak_context_n_used(const peak_context* ctx);
-PEAK_API peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads);
+PEAK_API size_t peak_context_n_used(const peak_context* ctx);
+/* Threads for the next evaluations (0: one per hardware thread), at most as many
+   as the context was created with. */
+PEAK_API peak_status peak_context_set_threads(peak_context* ctx, size_t n_threads);
 
 /* Appends tokens to the context's sequence and runs the model over them; then
    peak_context_get_logits returns the last token's logits. PEAK_ERR_CONTEXT_FULL
@@ -311,8 +321,8 @@ PEAK_API const float* peak_context_get_logits(const peak_context* ctx);
    move down, keeping their positions); move cells [first, first+n) by `delta`
    positions, re-rotating their keys. */
 PEAK_API peak_status peak_context_kv_clear(peak_context* ctx);
-PEAK_API peak_status peak_context_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
-PEAK_API peak_status peak_context_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
+PEAK_API peak_status peak_context_kv_remove(peak_context* ctx, size_t first, size_t n);
+PEAK_API peak_status peak_context_kv_shift(peak_context* ctx, size_t first, size_t n, int32_t delta);
 
 /* ---- sampling ------------------------------------------------------------------- */
 
@@ -324,10 +334,10 @@ typedef struct peak_sampler peak_sampler;
 typedef struct peak_sampler_params {
   size_t struct_size;
   float temperature;        /* >= 0; 0 = greedy. Default 0.8 */
-  int32_t top_k;            /* 0 = off. Default 40 */
+  size_t top_k;             /* 0 = off. Default 40 */
   float top_p;              /* (0, 1]; 1 = off. Default 0.95 */
   float min_p;              /* [0, 1]; 0 = off. Default 0.05 */
-  int32_t penalty_last_n;   /* tokens the penalties look back over. Default 64 */
+  size_t penalty_last_n;    /* tokens the penalties look back over. Default 64 */
   float repeat_penalty;     /* 1 = off (default) */
   float frequency_penalty;  /* 0 = off (default) */
   float presence_penalty;   /* 0 = off (default) */
@@ -361,7 +371,7 @@ typedef enum peak_stop_reason {
 
 typedef struct peak_generate_params {
   size_t struct_size;
-  int32_t max_tokens;         /* < 0: no limit. Default 256 */
+  size_t max_tokens;          /* SIZE_MAX (or anything above INT32_MAX): no limit. Default 256 */
   int add_special;            /* tokenize the prompt with BOS/EOS as the model asks. Default 1 */
   int parse_special;          /* recognise control tokens in the prompt. Default 1 */
   peak_text_fn on_text;       /* may be NULL */
@@ -372,8 +382,8 @@ typedef struct peak_generate_params {
 
 typedef struct peak_generate_result {
   size_t struct_size;         /* set to sizeof(peak_generate_result) before the call */
-  int32_t n_prompt_tokens;
-  int32_t n_generated_tokens;
+  size_t n_prompt_tokens;
+  size_t n_generated_tokens;
   peak_stop_reason stop_reason;
   double prompt_seconds;
   double generate_seconds;
@@ -394,7 +404,7 @@ PEAK_API peak_status peak_context_set_profiling(peak_context* ctx, int enabled);
 
 typedef struct peak_op_profile {
   const char* op;      /* "mul_mat", "attention", "rms_norm", ... (static strings) */
-  uint64_t calls;      /* graph nodes of this op run since the last reset */
+  size_t calls;        /* graph nodes of this op run since the last reset */
   double seconds;      /* wall time spent in them */
 } peak_op_profile;
 
@@ -415,7 +425,7 @@ typedef struct peak_quantize_params {
   size_t struct_size;
   const char* type;           /* see above; default "Q4_K_M" */
   int pure;                   /* 1: every matrix in the base type (then any type name works) */
-  int32_t n_threads;          /* 0: one per hardware thread */
+  size_t n_threads;           /* 0: one per hardware thread */
   peak_progress_fn progress;  /* may be NULL; return 0 to cancel */
   void* progress_user_data;
 } peak_quantize_params;
@@ -468,19 +478,19 @@ typedef struct peak_session_params {
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */
   const char* chat_template;       /* NULL: the model's; a name ("chatml" ...); or "raw" (no template) */
-  uint32_t recent_max;             /* default 4096 */
-  uint32_t summary_max;            /* default 256 */
-  uint32_t trigger_discard;        /* default 2048 */
-  uint32_t headroom;               /* overflow room for the answer, its length limit; default 512 */
+  size_t recent_max;               /* default 4096 */
+  size_t summary_max;              /* default 256 */
+  size_t trigger_discard;          /* default 2048 */
+  size_t headroom;                 /* overflow room for the answer, its length limit; default 512 */
   peak_type type_k, type_v;        /* main KV cache; default PEAK_TYPE_Q8_0 (F16 when the head size is not a multiple of 32) */
   peak_type summary_type_kv;       /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
-  uint32_t summary_n_ctx;          /* summary context size; default 2048 */
-  uint32_t summary_max_new_tokens; /* summary generation length; default 256 */
+  size_t summary_n_ctx;            /* summary context size; default 2048 */
+  size_t summary_max_new_tokens;   /* summary generation length; default 256 */
   peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_SHIFT */
   int wait_for_summary;            /* 1: a turn arriving during a summary waits; 0 (default): uses the old one */
   int background_summary;          /* 1 (default): summarize on a worker thread; 0: before the turn returns */
-  int32_t n_threads;               /* 0: one per hardware thread */
-  uint32_t n_batch;                /* default 512 */
+  size_t n_threads;                /* 0: one per hardware thread */
+  size_t n_batch;                  /* default 512 */
   peak_sampler_params sampler;     /* the answers' sampling */
 } peak_session_params;
 
@@ -503,18 +513,18 @@ PEAK_API peak_status peak_session_wait_summary(peak_session* session);
 
 typedef struct peak_session_stats {
   size_t struct_size;              /* set to sizeof(peak_session_stats) before the call */
-  uint32_t n_ctx;
-  uint32_t prefix_tokens, summary_tokens, recent_tokens, recent_messages;
-  uint64_t dropped_since_summary;  /* dropped tokens not yet in a summary or a running job */
-  uint64_t dropped_total;
-  uint64_t summaries;              /* summaries put in place */
+  size_t n_ctx;
+  size_t prefix_tokens, summary_tokens, recent_tokens, recent_messages;
+  size_t dropped_since_summary;    /* dropped tokens not yet in a summary or a running job */
+  size_t dropped_total;
+  size_t summaries;                /* summaries put in place */
   int summary_running;
   double summary_seconds;          /* total time writing summaries (in the summary context) */
   double rebuild_seconds;          /* total time putting them in place */
   double last_rebuild_seconds;
   double window_shift_seconds;     /* total time moving Recent after drops */
-  uint64_t turns;
-  uint64_t kv_bytes;               /* main + summary KV caches */
+  size_t turns;
+  size_t kv_bytes;                 /* main + summary KV caches */
 } peak_session_stats;
 
 PEAK_API peak_status peak_session_get_stats(const peak_session* session, peak_session_stats* stats);

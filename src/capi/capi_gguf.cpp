@@ -14,12 +14,12 @@ using peak::capi::guarded;
 using peak::gguf::ArrayView;
 using peak::gguf::Value;
 
-bool valid_kv(const peak_gguf* g, int64_t index) {
+bool valid_kv(const peak_gguf* g, size_t index) {
   if (!g) {
     fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf handle is NULL");
     return false;
   }
-  if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_kv()) {
+  if (index >= g->file->n_kv()) {
     fail(PEAK_ERR_INVALID_ARGUMENT, "metadata index " + std::to_string(index) + " is out of range (file has " +
                                         std::to_string(g->file->n_kv()) + " keys)");
     return false;
@@ -29,18 +29,18 @@ bool valid_kv(const peak_gguf* g, int64_t index) {
 
 // Runs `read(value)` for a valid index and a non-null output.
 template <typename Out, typename Read>
-peak_status read_kv(const peak_gguf* g, int64_t index, Out* out, Read&& read) {
+peak_status read_kv(const peak_gguf* g, size_t index, Out* out, Read&& read) {
   if (!valid_kv(g, index)) return PEAK_ERR_INVALID_ARGUMENT;
   PEAK_CHECK_ARG(out, "output pointer");
   return guarded([&] {
-    *out = read(g->file->value(static_cast<size_t>(index)));
+    *out = read(g->file->value(index));
     return PEAK_OK;
   });
 }
 
 // Runs `read(array, i)` for a valid array element and a non-null output.
 template <typename Out, typename Read>
-peak_status read_element(const peak_gguf* g, int64_t index, uint64_t i, Out* out, Read&& read) {
+peak_status read_element(const peak_gguf* g, size_t index, size_t i, Out* out, Read&& read) {
   return read_kv(g, index, out, [&](const Value& v) {
     const ArrayView a = v.array();
     if (i >= a.size()) {
@@ -127,10 +127,10 @@ uint32_t peak_gguf_alignment(const peak_gguf* g) { return g ? g->file->alignment
 uint64_t peak_gguf_data_offset(const peak_gguf* g) { return g ? g->file->data_offset() : 0; }
 uint64_t peak_gguf_file_size(const peak_gguf* g) { return g ? g->file->size() : 0; }
 
-int64_t peak_gguf_n_kv(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_kv()) : 0; }
+size_t peak_gguf_n_kv(const peak_gguf* g) { return g ? g->file->n_kv() : 0; }
 
-const char* peak_gguf_key(const peak_gguf* g, int64_t index) {
-  return valid_kv(g, index) ? g->keys[static_cast<size_t>(index)].c_str() : nullptr;
+const char* peak_gguf_key(const peak_gguf* g, size_t index) {
+  return valid_kv(g, index) ? g->keys[index].c_str() : nullptr;
 }
 
 peak_status peak_gguf_lookup_key(const peak_gguf* g, const char* key, size_t* index) {
@@ -145,9 +145,9 @@ peak_status peak_gguf_lookup_key(const peak_gguf* g, const char* key, size_t* in
   });
 }
 
-peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, int64_t index) {
+peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, size_t index) {
   if (!valid_kv(g, index)) return PEAK_GGUF_UINT8;
-  return static_cast<peak_gguf_type>(g->file->value(static_cast<size_t>(index)).type());
+  return static_cast<peak_gguf_type>(g->file->value(index).type());
 }
 
 const char* peak_gguf_type_name(peak_gguf_type type) {
@@ -155,23 +155,23 @@ const char* peak_gguf_type_name(peak_gguf_type type) {
   return raw >= 0 ? peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(raw)) : "unknown";
 }
 
-peak_status peak_gguf_get_uint(const peak_gguf* g, int64_t index, uint64_t* out) {
+peak_status peak_gguf_get_uint(const peak_gguf* g, size_t index, uint64_t* out) {
   return read_kv(g, index, out, [](const Value& v) { return v.as_uint(); });
 }
 
-peak_status peak_gguf_get_int(const peak_gguf* g, int64_t index, int64_t* out) {
+peak_status peak_gguf_get_int(const peak_gguf* g, size_t index, int64_t* out) {
   return read_kv(g, index, out, [](const Value& v) { return v.as_int(); });
 }
 
-peak_status peak_gguf_get_float(const peak_gguf* g, int64_t index, double* out) {
+peak_status peak_gguf_get_float(const peak_gguf* g, size_t index, double* out) {
   return read_kv(g, index, out, [](const Value& v) { return v.as_float(); });
 }
 
-peak_status peak_gguf_get_bool(const peak_gguf* g, int64_t index, int* out) {
+peak_status peak_gguf_get_bool(const peak_gguf* g, size_t index, int* out) {
   return read_kv(g, index, out, [](const Value& v) { return v.boolean() ? 1 : 0; });
 }
 
-peak_status peak_gguf_get_string(const peak_gguf* g, int64_t index, const char** data, size_t* length) {
+peak_status peak_gguf_get_string(const peak_gguf* g, size_t index, const char** data, size_t* length) {
   PEAK_CHECK_ARG(length, "length pointer");
   return read_kv(g, index, data, [&](const Value& v) {
     const std::string_view s = v.str();
@@ -180,35 +180,35 @@ peak_status peak_gguf_get_string(const peak_gguf* g, int64_t index, const char**
   });
 }
 
-peak_status peak_gguf_get_array_info(const peak_gguf* g, int64_t index, peak_gguf_type* elem_type, uint64_t* count) {
+peak_status peak_gguf_get_array_info(const peak_gguf* g, size_t index, peak_gguf_type* elem_type, size_t* count) {
   PEAK_CHECK_ARG(count, "count pointer");
   return read_kv(g, index, elem_type, [&](const Value& v) {
     const ArrayView a = v.array();
-    *count = a.size();
+    *count = static_cast<size_t>(a.size());
     return static_cast<peak_gguf_type>(a.elem_type());
   });
 }
 
-peak_status peak_gguf_get_array_uint(const peak_gguf* g, int64_t index, uint64_t i, uint64_t* out) {
+peak_status peak_gguf_get_array_uint(const peak_gguf* g, size_t index, size_t i, uint64_t* out) {
   return read_element(g, index, i, out, element_as_uint);
 }
 
-peak_status peak_gguf_get_array_int(const peak_gguf* g, int64_t index, uint64_t i, int64_t* out) {
+peak_status peak_gguf_get_array_int(const peak_gguf* g, size_t index, size_t i, int64_t* out) {
   return read_element(g, index, i, out, element_as_int);
 }
 
-peak_status peak_gguf_get_array_float(const peak_gguf* g, int64_t index, uint64_t i, double* out) {
+peak_status peak_gguf_get_array_float(const peak_gguf* g, size_t index, size_t i, double* out) {
   return read_element(g, index, i, out, [](const ArrayView& a, uint64_t k) -> double {
     if (a.elem_type() == peak::gguf::ValueType::Float64) return a.at<double>(k);
     return a.at<float>(k);
   });
 }
 
-peak_status peak_gguf_get_array_bool(const peak_gguf* g, int64_t index, uint64_t i, int* out) {
+peak_status peak_gguf_get_array_bool(const peak_gguf* g, size_t index, size_t i, int* out) {
   return read_element(g, index, i, out, [](const ArrayView& a, uint64_t k) { return a.at<bool>(k) ? 1 : 0; });
 }
 
-peak_status peak_gguf_get_array_string(const peak_gguf* g, int64_t index, uint64_t i, const char** data,
+peak_status peak_gguf_get_array_string(const peak_gguf* g, size_t index, size_t i, const char** data,
                                        size_t* length) {
   PEAK_CHECK_ARG(length, "length pointer");
   return read_element(g, index, i, data, [&](const ArrayView& a, uint64_t k) {
@@ -218,17 +218,17 @@ peak_status peak_gguf_get_array_string(const peak_gguf* g, int64_t index, uint64
   });
 }
 
-int64_t peak_gguf_n_tensors(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_tensors()) : 0; }
+size_t peak_gguf_n_tensors(const peak_gguf* g) { return g ? g->file->n_tensors() : 0; }
 
-peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_tensor_info* out) {
+peak_status peak_gguf_get_tensor(const peak_gguf* g, size_t index, peak_gguf_tensor_info* out) {
   PEAK_CHECK_ARG(g, "peak_gguf handle");
   PEAK_CHECK_ARG(out, "output pointer");
-  if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_tensors()) {
+  if (index >= g->file->n_tensors()) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "tensor index " + std::to_string(index) + " is out of range (file has " +
                                                std::to_string(g->file->n_tensors()) + " tensors)");
   }
-  const peak::gguf::TensorInfo& t = g->file->tensor(static_cast<size_t>(index));
-  out->name = g->tensor_names[static_cast<size_t>(index)].c_str();
+  const peak::gguf::TensorInfo& t = g->file->tensor(index);
+  out->name = g->tensor_names[index].c_str();
   out->type = static_cast<peak_type>(t.type);  // the reader accepts only ids peak_type names
   out->n_dims = t.n_dims;
   for (int d = 0; d < 4; ++d) out->ne[d] = t.ne[d];

@@ -2,11 +2,12 @@
 // turns every C++ exception into a status code, so none crosses the boundary.
 #pragma once
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <new>
-#include <string>
-
 #include <stdexcept>
+#include <string>
 
 #include "gguf/gguf_error.h"
 #include "io/mapped_file.h"
@@ -92,6 +93,26 @@ inline bool kv_type_ok(const peak_type& type, const char* which) {
   fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(raw) + " (" +
                                       ggml_type_name(static_cast<uint32_t>(raw)) +
                                       ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
+  return false;
+}
+
+// Counts of tokens and cells, like positions, are int32_t inside: no count may
+// exceed INT32_MAX.
+constexpr size_t kMaxTokenCount = INT32_MAX;
+
+// A thread count from the caller as the engine's int. Counts beyond int become
+// INT_MAX, which the engine refuses with a message naming its real limit.
+inline int thread_count(size_t n_threads) {
+  return n_threads > static_cast<size_t>(INT_MAX) ? INT_MAX : static_cast<int>(n_threads);
+}
+
+// Checks a size_t from the caller against the largest value the engine takes for
+// it; `what` names the field. A negative number the caller converted to size_t
+// lands here as a huge one.
+inline bool at_most(size_t value, size_t max, const char* what) {
+  if (value <= max) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(what) + " is " + std::to_string(value) + ", more than the " +
+                                      std::to_string(max) + " it can be");
   return false;
 }
 

@@ -83,7 +83,7 @@ static void test_metadata(void) {
 
   size_t tokens = key_index(g, "tokenizer.ggml.tokens");
   peak_gguf_type elem = PEAK_GGUF_UINT8;
-  uint64_t count = 0;
+  size_t count = 0;
   CHECK(peak_gguf_kv_type(g, tokens) == PEAK_GGUF_ARRAY);
   CHECK(peak_gguf_get_array_info(g, tokens, &elem, &count) == PEAK_OK);
   CHECK(elem == PEAK_GGUF_STRING && count == 512);

@@ -161,6 +161,10 @@ static void test_context_and_sampling(peak_model* m) {
   CHECK(peak_context_eval(ctx, &bos, 1) == PEAK_OK);
   CHECK(peak_context_kv_shift(ctx, 0, 1, 0) == PEAK_OK);
   CHECK_ERROR(peak_context_kv_shift(ctx, 0, 5, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  /* Cells are counted in int32_t inside: a huge size_t (a caller's -1) is refused by name. */
+  CHECK_ERROR(peak_context_kv_remove(ctx, SIZE_MAX, 1), PEAK_ERR_INVALID_ARGUMENT, "first is");
+  CHECK_ERROR(peak_context_kv_shift(ctx, 0, (size_t)INT32_MAX + 1, 1), PEAK_ERR_INVALID_ARGUMENT, "n is");
+  CHECK(peak_context_n_used(ctx) == 1);
   CHECK(peak_context_kv_clear(ctx) == PEAK_OK && peak_context_n_used(ctx) == 0);
 
   /* Generation: greedy from BOS writes llama2.c's documented story opening. */
@@ -253,6 +257,25 @@ static void test_context_misuse(peak_model* m) {
   cp = peak_context_default_params();
   cp.n_threads = -3;
   CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_threads");
+  cp = peak_context_default_params();
+  cp.n_ctx = (size_t)INT32_MAX + 1;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_ctx is 2147483648");
+  cp = peak_context_default_params();
+  cp.n_batch = SIZE_MAX;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_batch is");
+  CHECK(ctx == NULL);
+  peak_sampler_params sp = peak_sampler_default_params();
+  sp.top_k = SIZE_MAX;
+  peak_sampler* refused = NULL;
+  CHECK_ERROR(peak_sampler_create(m, &sp, &refused), PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_params.top_k");
+  sp = peak_sampler_default_params();
+  sp.penalty_last_n = (size_t)INT32_MAX + 1;
+  CHECK_ERROR(peak_sampler_create(m, &sp, &refused), PEAK_ERR_INVALID_ARGUMENT, "penalty_last_n");
+  CHECK(refused == NULL);
+  peak_quantize_params qp = peak_quantize_default_params();
+  qp.n_threads = SIZE_MAX;
+  CHECK_ERROR(peak_quantize(kStories, "capi_model_test_never_written.gguf", &qp), PEAK_ERR_INVALID_ARGUMENT,
+              "n_threads");
   CHECK_ERROR(peak_context_create(NULL, NULL, &ctx), PEAK_ERR_INVALID_ARGUMENT, "model is NULL");
   CHECK_ERROR(peak_context_create(m, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "out is NULL");
 

@@ -1,4 +1,5 @@
 /* Drives every peak_session_* function from C on stories260K, misuse included. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -111,6 +112,12 @@ int main(void) {
   q = small_params();
   q.recent_max = 8;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max");
+  q = small_params();
+  q.recent_max = SIZE_MAX;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max is");
+  q = small_params();
+  q.sampler.top_k = SIZE_MAX;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "sampler.top_k");
   q = small_params();
   q.summary_n_ctx = 64;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "summary context");

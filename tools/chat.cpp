@@ -177,9 +177,9 @@ class Chat {
   void print_summary() const {
     size_t n = 0;
     peak_session_get_summary(session_.get(), nullptr, 0, &n);
-    std::string text(n, '\0');
+    std::vector<char> text(n + 1);  // and its NUL
     check_status(peak_session_get_summary(session_.get(), text.data(), text.size(), &n));
-    std::printf("%s\n", text.empty() ? "(no summary yet)" : text.c_str());
+    std::printf("%s\n", n == 0 ? "(no summary yet)" : text.data());
   }
 
  private:

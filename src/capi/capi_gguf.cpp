@@ -2,6 +2,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capi/capi_guard.h"
@@ -13,6 +14,52 @@ using peak::capi::fail;
 using peak::capi::guarded;
 using peak::gguf::ArrayView;
 using peak::gguf::Value;
+using peak::gguf::ValueType;
+
+// In the file every string is its 8-byte length, then its bytes; in
+// peak_gguf::strings it is its bytes, then one NUL: 7 bytes less each.
+constexpr size_t kBytesSavedPerString = sizeof(uint64_t) - 1;
+
+bool is_string_array(const Value& v) {
+  return v.type() == ValueType::Array && v.array().elem_type() == ValueType::String;
+}
+
+// Lays every string value out in g.strings with a NUL after each (a string
+// array's elements one after another, in order), sized exactly.
+void copy_strings(peak_gguf& g) {
+  const peak::gguf::GgufFile& f = *g.file;
+  size_t total = 0;
+  for (size_t i = 0; i < f.n_kv(); ++i) {
+    const Value v = f.value(i);
+    if (v.type() == ValueType::String) total += v.str().size() + 1;
+    if (!is_string_array(v)) continue;
+    const ArrayView a = v.array();
+    for (uint64_t k = 0; k < a.size(); ++k) total += a.str(k).size() + 1;
+  }
+  g.strings.reserve(total);
+  g.string_at.assign(f.n_kv(), 0);
+  const auto append = [&g](std::string_view s) {
+    g.strings.insert(g.strings.end(), s.begin(), s.end());
+    g.strings.push_back('\0');
+  };
+  for (size_t i = 0; i < f.n_kv(); ++i) {
+    g.string_at[i] = g.strings.size();
+    const Value v = f.value(i);
+    if (v.type() == ValueType::String) append(v.str());
+    if (!is_string_array(v)) continue;
+    const ArrayView a = v.array();
+    for (uint64_t k = 0; k < a.size(); ++k) append(a.str(k));
+  }
+}
+
+// The copy of element k of the string array at metadata index `index`. The
+// file holds the elements back to back, so element k starts k * 7 bytes
+// earlier in the copy than in the file, counted from element 0: no table of
+// positions is needed.
+const char* array_string_copy(const peak_gguf& g, size_t index, const ArrayView& a, uint64_t k) {
+  const auto from_first = static_cast<size_t>(a.str(k).data() - a.str(0).data());
+  return g.strings.data() + g.string_at[index] + from_first - static_cast<size_t>(k) * kBytesSavedPerString;
+}
 
 bool valid_kv(const peak_gguf* g, size_t index) {
   if (!g) {
@@ -54,7 +101,6 @@ peak_status read_element(const peak_gguf* g, size_t index, size_t i, Out* out, R
 uint64_t element_as_uint(const ArrayView& a, uint64_t i);
 
 int64_t element_as_int(const ArrayView& a, uint64_t i) {
-  using peak::gguf::ValueType;
   switch (a.elem_type()) {
     case ValueType::Int8: return a.at<int8_t>(i);
     case ValueType::Int16: return a.at<int16_t>(i);
@@ -70,7 +116,6 @@ int64_t element_as_int(const ArrayView& a, uint64_t i) {
 }
 
 uint64_t element_as_uint(const ArrayView& a, uint64_t i) {
-  using peak::gguf::ValueType;
   switch (a.elem_type()) {
     case ValueType::UInt8: return a.at<uint8_t>(i);
     case ValueType::UInt16: return a.at<uint16_t>(i);
@@ -115,6 +160,7 @@ peak_status peak_gguf_open(const char* path, const peak_gguf_params* params, pea
     for (size_t i = 0; i < g->file->n_kv(); ++i) g->keys.emplace_back(g->file->key(i));
     g->tensor_names.reserve(g->file->n_tensors());
     for (size_t i = 0; i < g->file->n_tensors(); ++i) g->tensor_names.emplace_back(g->file->tensor(i).name);
+    copy_strings(*g);
     *out = g.release();
     return PEAK_OK;
   });
@@ -174,9 +220,8 @@ peak_status peak_gguf_get_bool(const peak_gguf* g, size_t index, int* out) {
 peak_status peak_gguf_get_string(const peak_gguf* g, size_t index, const char** data, size_t* length) {
   PEAK_CHECK_ARG(length, "length pointer");
   return read_kv(g, index, data, [&](const Value& v) {
-    const std::string_view s = v.str();
-    *length = s.size();
-    return s.data();
+    *length = v.str().size();
+    return g->strings.data() + g->string_at[index];
   });
 }
 
@@ -212,9 +257,8 @@ peak_status peak_gguf_get_array_string(const peak_gguf* g, size_t index, size_t 
                                        size_t* length) {
   PEAK_CHECK_ARG(length, "length pointer");
   return read_element(g, index, i, data, [&](const ArrayView& a, uint64_t k) {
-    const std::string_view s = a.str(k);
-    *length = s.size();
-    return s.data();
+    *length = a.str(k).size();
+    return array_string_copy(*g, index, a, k);
   });
 }
 

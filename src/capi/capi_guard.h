@@ -63,15 +63,16 @@ peak_status guarded(Body&& body) noexcept {
     if (!(p)) return ::peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL"); \
   } while (0)
 
-// Copies `bytes` (the `what` of an API call, e.g. "prompt") into buf when it fits;
-// reports the length either way, and PEAK_ERR_BUFFER_TOO_SMALL when it does not fit.
+// Copies `bytes` (the `what` of an API call, e.g. "prompt") and a terminating NUL
+// into buf when both fit; reports the length without the NUL either way, and
+// PEAK_ERR_BUFFER_TOO_SMALL (writing nothing) when they do not fit.
 inline peak_status copy_out(const std::string& bytes, const char* what, char* buf, size_t capacity, size_t* length) {
   *length = bytes.size();
-  if (bytes.size() > capacity) {
-    return fail(PEAK_ERR_BUFFER_TOO_SMALL, std::string("the ") + what + " needs " + std::to_string(bytes.size()) +
-                                               " bytes, the buffer holds " + std::to_string(capacity));
+  if (bytes.size() >= capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, std::string("the ") + what + " needs " + std::to_string(bytes.size() + 1) +
+                                               " bytes with its NUL, the buffer holds " + std::to_string(capacity));
   }
-  if (!bytes.empty()) std::memcpy(buf, bytes.data(), bytes.size());
+  std::memcpy(buf, bytes.c_str(), bytes.size() + 1);
   return PEAK_OK;
 }
 

@@ -19,6 +19,10 @@ struct peak_gguf {
   std::unique_ptr<peak::gguf::GgufFile> file;
   std::vector<std::string> keys;          // NUL-terminated copies (file keys are not)
   std::vector<std::string> tensor_names;  // likewise
+  // NUL-terminated copies of the string values (the file's are not), made at
+  // open so that an immutable handle can return them to any thread.
+  std::vector<char> strings;
+  std::vector<size_t> string_at;  // per key: where its string, or its array's first string, starts
 };
 
 struct peak_model {
@@ -74,14 +78,19 @@ inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_pa
   return s;
 }
 
-// The C generation parameters as the generator's.
-inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generate_params& p) {
+// The C generation parameters as the generator's. The text callback gets a
+// NUL-terminated copy of each piece, kept in `text` (reused, so a long
+// generation does not allocate per token).
+inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generate_params& p, std::string& text) {
   peak::runtime::GenerateOptions o;
   // A limit above INT32_MAX is never reached (positions are int32_t): no limit.
   o.max_tokens = p.max_tokens > peak::capi::kMaxTokenCount ? -1 : static_cast<int32_t>(p.max_tokens);
   o.abort_flag = p.abort_flag;
   if (p.on_text) {
-    o.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
+    o.on_text = [&p, &text](std::string_view piece) {
+      text.assign(piece);
+      return p.on_text(text.c_str(), text.size(), p.user_data) != 0;
+    };
   }
   return o;
 }

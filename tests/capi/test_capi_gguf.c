@@ -63,6 +63,7 @@ static void test_metadata(void) {
   size_t len = 0;
   CHECK(peak_gguf_get_string(g, arch, &s, &len) == PEAK_OK);
   CHECK(len == 5 && memcmp(s, "llama", 5) == 0);
+  CHECK(s[len] == '\0');
 
   size_t blocks = key_index(g, "llama.block_count");
   uint64_t u = 0;
@@ -89,6 +90,7 @@ static void test_metadata(void) {
   CHECK(elem == PEAK_GGUF_STRING && count == 512);
   CHECK(peak_gguf_get_array_string(g, tokens, 1, &s, &len) == PEAK_OK);
   CHECK(len == 3 && memcmp(s, "<s>", 3) == 0);
+  CHECK(s[len] == '\0');
   CHECK_ERROR(peak_gguf_get_array_string(g, tokens, 512, &s, &len), PEAK_ERR_FORMAT, "past the end");
   CHECK_ERROR(peak_gguf_get_array_uint(g, tokens, 0, &u), PEAK_ERR_TYPE_MISMATCH, "not integers");
   CHECK_ERROR(peak_gguf_get_array_info(g, arch, &elem, &count), PEAK_ERR_TYPE_MISMATCH, "not array");
@@ -137,6 +139,75 @@ static void test_tensors(void) {
   peak_gguf_free(g);
 }
 
+/* String values come NUL-terminated. The expected strings are SentencePiece's
+   layout of a llama2.c vocabulary: <unk>, <s>, </s>, then the 256 byte-fallback
+   pieces <0x00> ... <0xFF>. */
+static void test_strings_are_terminated(void) {
+  peak_gguf* g = NULL;
+  CHECK(peak_gguf_open(stories_path(), NULL, &g) == PEAK_OK);
+  const size_t tokens = key_index(g, "tokenizer.ggml.tokens");
+  size_t mismatched = 0, unterminated = 0;
+  for (size_t i = 0; i < 512; ++i) {
+    const char* s = "";
+    size_t len = 0;
+    CHECK(peak_gguf_get_array_string(g, tokens, i, &s, &len) == PEAK_OK);
+    if (s[len] != '\0' || strlen(s) != len) ++unterminated;
+    char expected[16] = "";
+    if (i < 3) strcpy(expected, i == 0 ? "<unk>" : i == 1 ? "<s>" : "</s>");
+    if (i >= 3 && i < 259) snprintf(expected, sizeof expected, "<0x%02X>", (unsigned)(i - 3));
+    if (expected[0] && strcmp(s, expected) != 0) ++mismatched;
+  }
+  CHECK(unterminated == 0);
+  CHECK(mismatched == 0);
+  peak_gguf_free(g);
+}
+
+/* The same far into the largest arrays: Qwen3's vocabulary (151,936 tokens, its
+   special tokens at 151643..151645 as Qwen documents them, the padding tokens
+   llama.cpp's converter names [PAD<id>] last), its BPE merges, and its chat
+   template, a 4116-byte string value. Read from the file's bytes (use_mmap 0) as
+   well as from a mapping. */
+static void test_large_vocabulary_strings(int use_mmap) {
+  peak_gguf_params params = peak_gguf_default_params();
+  params.use_mmap = use_mmap;
+  peak_gguf* g = NULL;
+  CHECK(peak_gguf_open(PEAK_SHARED_DIR "/fixtures/vocab/ggml-vocab-qwen3.gguf", &params, &g) == PEAK_OK);
+  if (!g) return;
+  const char* s = NULL;
+  size_t len = 0;
+  const size_t tokens = key_index(g, "tokenizer.ggml.tokens");
+  const size_t merges = key_index(g, "tokenizer.ggml.merges");
+  size_t count = 0, unterminated = 0;
+  peak_gguf_type elem = PEAK_GGUF_UINT8;
+  CHECK(peak_gguf_get_array_info(g, tokens, &elem, &count) == PEAK_OK && count == 151936);
+  for (size_t i = 0; i < count; ++i) {
+    if (peak_gguf_get_array_string(g, tokens, i, &s, &len) != PEAK_OK || s[len] != '\0') ++unterminated;
+  }
+  CHECK(peak_gguf_get_array_info(g, merges, &elem, &count) == PEAK_OK && count == 151387);
+  for (size_t i = 0; i < count; ++i) {
+    if (peak_gguf_get_array_string(g, merges, i, &s, &len) != PEAK_OK || s[len] != '\0') ++unterminated;
+  }
+  CHECK(unterminated == 0);
+  const struct {
+    size_t key, index;
+    const char* text;
+  } expected[] = {
+      {tokens, 0, "!"},
+      {tokens, 151643, "<|endoftext|>"},
+      {tokens, 151644, "<|im_start|>"},
+      {tokens, 151645, "<|im_end|>"},
+      {tokens, 151935, "[PAD151935]"},
+      {merges, 0, "\xc4\xa0 \xc4\xa0"}, /* "Ġ Ġ": two spaces of GPT-2's byte alphabet */
+  };
+  for (size_t i = 0; i < sizeof expected / sizeof expected[0]; ++i) {
+    CHECK(peak_gguf_get_array_string(g, expected[i].key, expected[i].index, &s, &len) == PEAK_OK);
+    CHECK(len == strlen(expected[i].text) && strcmp(s, expected[i].text) == 0);
+  }
+  CHECK(peak_gguf_get_string(g, key_index(g, "tokenizer.chat_template"), &s, &len) == PEAK_OK);
+  CHECK(len == 4116 && strlen(s) == len && strncmp(s, "{%- if tools %}", 15) == 0);
+  peak_gguf_free(g);
+}
+
 static void test_misuse(void) {
   peak_gguf* g = (peak_gguf*)0x1;
   CHECK_ERROR(peak_gguf_open("/nonexistent/x.gguf", NULL, &g), PEAK_ERR_IO, "/nonexistent/x.gguf");
@@ -169,12 +240,17 @@ static void test_misuse(void) {
   CHECK(strcmp(peak_status_name(PEAK_OK), "PEAK_OK") == 0);
   CHECK(strcmp(peak_status_name((peak_status)1234), "PEAK_ERR_UNKNOWN") == 0);
   CHECK(strlen(peak_version()) >= 5);
+  CHECK(strstr(peak_system_info(), "cpu paths:") == peak_system_info());
+  CHECK(strstr(peak_synth_presets(), "qwen3-0.6b") != NULL);
 }
 
 int main(void) {
   test_open_and_header();
   test_metadata();
   test_tensors();
+  test_strings_are_terminated();
+  test_large_vocabulary_strings(1);
+  test_large_vocabulary_strings(0);
   test_misuse();
   return capi_test_summary("capi_gguf_test");
 }

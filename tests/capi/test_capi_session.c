@@ -6,8 +6,10 @@
 #include "capi_test.h"
 #include "peak/peak.h"
 
+static int unterminated_pieces = 0;
+
 static int count_text(const char* text, size_t length, void* user) {
-  (void)text;
+  if (text[length] != '\0') ++unterminated_pieces;
   *(size_t*)user += length;
   return 1;
 }
@@ -53,7 +55,7 @@ int main(void) {
     const char* line = "Once upon a time there was a dog named Max.";
     CHECK(peak_session_chat(s, line, strlen(line), &gp, &r) == PEAK_OK);
   }
-  CHECK(streamed > 0);
+  CHECK(streamed > 0 && unterminated_pieces == 0);
   CHECK(r.n_generated_tokens > 0 && r.n_generated_tokens <= 12);
   CHECK(peak_session_wait_summary(s) == PEAK_OK);
 
@@ -68,7 +70,15 @@ int main(void) {
   char buf[1024];
   size_t len = 0;
   CHECK(peak_session_get_summary(s, buf, sizeof buf, &len) == PEAK_OK && len > 0);
+  CHECK(len < sizeof buf && buf[len] == '\0');
+  const size_t summary_length = len;
   CHECK_ERROR(peak_session_get_summary(s, buf, 1, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary needs");
+  /* The NUL needs a byte of its own: a buffer of exactly the text's length is too small. */
+  CHECK_ERROR(peak_session_get_summary(s, buf, summary_length, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary needs");
+  CHECK(len == summary_length);
+  buf[summary_length] = 'x';
+  CHECK(peak_session_get_summary(s, buf, summary_length + 1, &len) == PEAK_OK && len == summary_length);
+  CHECK(buf[len] == '\0');
 
   const char* path = "capi_session_test.pkss";
   CHECK(peak_session_save(s, path, 1) == PEAK_OK);

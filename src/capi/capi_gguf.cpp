@@ -1,4 +1,5 @@
 // peak_gguf_*: read-only inspection of GGUF files through the C API.
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,36 +21,33 @@ using peak::gguf::ValueType;
 // peak_gguf::strings it is its bytes, then one NUL: 7 bytes less each.
 constexpr size_t kBytesSavedPerString = sizeof(uint64_t) - 1;
 
-bool is_string_array(const Value& v) {
-  return v.type() == ValueType::Array && v.array().elem_type() == ValueType::String;
+// Calls visit(key index, text) for every string value, a string array's
+// elements in order.
+template <typename Visit>
+void for_each_string(const peak::gguf::GgufFile& f, Visit&& visit) {
+  for (size_t i = 0; i < f.n_kv(); ++i) {
+    const Value v = f.value(i);
+    if (v.type() == ValueType::String) visit(i, v.str());
+    if (v.type() != ValueType::Array || v.array().elem_type() != ValueType::String) continue;
+    const ArrayView a = v.array();
+    for (uint64_t k = 0; k < a.size(); ++k) visit(i, a.str(k));
+  }
 }
 
-// Lays every string value out in g.strings with a NUL after each (a string
-// array's elements one after another, in order), sized exactly.
+// Lays every string value out in g.strings with a NUL after each, in file
+// order, in memory sized exactly.
 void copy_strings(peak_gguf& g) {
-  const peak::gguf::GgufFile& f = *g.file;
   size_t total = 0;
-  for (size_t i = 0; i < f.n_kv(); ++i) {
-    const Value v = f.value(i);
-    if (v.type() == ValueType::String) total += v.str().size() + 1;
-    if (!is_string_array(v)) continue;
-    const ArrayView a = v.array();
-    for (uint64_t k = 0; k < a.size(); ++k) total += a.str(k).size() + 1;
-  }
+  for_each_string(*g.file, [&total](size_t, std::string_view text) { total += text.size() + 1; });
   g.strings.reserve(total);
-  g.string_at.assign(f.n_kv(), 0);
-  const auto append = [&g](std::string_view s) {
-    g.strings.insert(g.strings.end(), s.begin(), s.end());
+  g.string_at.assign(g.file->n_kv(), 0);
+  size_t previous_key = SIZE_MAX;
+  for_each_string(*g.file, [&](size_t key, std::string_view text) {
+    if (key != previous_key) g.string_at[key] = g.strings.size();
+    previous_key = key;
+    g.strings.insert(g.strings.end(), text.begin(), text.end());
     g.strings.push_back('\0');
-  };
-  for (size_t i = 0; i < f.n_kv(); ++i) {
-    g.string_at[i] = g.strings.size();
-    const Value v = f.value(i);
-    if (v.type() == ValueType::String) append(v.str());
-    if (!is_string_array(v)) continue;
-    const ArrayView a = v.array();
-    for (uint64_t k = 0; k < a.size(); ++k) append(a.str(k));
-  }
+  });
 }
 
 // The copy of element k of the string array at metadata index `index`. The

@@ -131,8 +131,8 @@ BenchOptions parse(int argc, char** argv, bool* help) {
 std::string dominant_type(const std::string& path) {
   peak_gguf* g = nullptr;
   if (peak_gguf_open(path.c_str(), nullptr, &g) != PEAK_OK) return "?";
-  std::map<uint32_t, uint64_t> bytes;
-  for (int64_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
+  std::map<peak_type, uint64_t> bytes;
+  for (size_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
     peak_gguf_tensor_info t;
     if (peak_gguf_get_tensor(g, i, &t) == PEAK_OK) bytes[t.type] += t.n_bytes;
   }
@@ -166,20 +166,20 @@ void print_profile(peak_context* ctx, const char* test) {
 // Runs one test `runs` + 1 times (the first is a warm-up); returns tokens/s per run.
 // Tokens/s of each timed run (after one warm-up run); `before_run`, when set,
 // is called right before each timed run.
-std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, int n_vocab, int runs,
+std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, size_t n_vocab, int runs,
                               const std::function<void()>& before_run) {
   std::vector<int32_t> tokens(static_cast<size_t>(std::max(n_prompt, 1)));
   uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
-  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % static_cast<uint32_t>(n_vocab));
+  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
   std::vector<double> rates;
   for (int run = 0; run <= runs; ++run) {
-    check_status(peak_kv_clear(ctx));
+    check_status(peak_context_kv_clear(ctx));
     if (run > 0 && before_run) before_run();
     const auto start = std::chrono::steady_clock::now();
     if (n_prompt > 0) {
-      check_status(peak_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
+      check_status(peak_context_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
     } else {
-      for (int i = 0; i < n_gen; ++i) check_status(peak_eval(ctx, &tokens[0], 1));
+      for (int i = 0; i < n_gen; ++i) check_status(peak_context_eval(ctx, &tokens[0], 1));
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (run > 0) rates.push_back((n_prompt > 0 ? n_prompt : n_gen) / s);
@@ -236,70 +236,59 @@ void print_results(const std::vector<Result>& results, const std::string& format
 }  // namespace
 
 int run_bench(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--chat")) return run_chat_bench(argc, argv);
-  }
-  try {
-    bool help = false;
-    BenchOptions o = parse(argc, argv, &help);
-    if (help) {
-      print_help();
-      return 0;
-    }
-    const auto probe_now = [](int t) {
-      const double gbps = probe_read_bandwidth(size_t{1} << 30, t, 5);
-      std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
-                   t == 1 ? "" : "s", gbps);
-      return gbps;
-    };
-    const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
-    const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
-    std::vector<Result> results;
-    for (const std::string& path : o.models) {
-      GenerationOptions g = o.gen;
-      g.context.n_ctx = static_cast<uint32_t>(std::max(max_prompt, max_gen) + 16);
-      g.context.n_batch = static_cast<uint32_t>(std::max(1, std::min(max_prompt, 512)));
-      g.context.n_threads = *std::max_element(o.threads.begin(), o.threads.end());
-      LoadedModel m = load_model(path, g);
-      struct stat st {};
-      ::stat(path.c_str(), &st);
-      const std::string type = dominant_type(path);
-      for (int t : o.threads) {
-        check_status(peak_context_set_threads(m.context.get(), t));
-        auto run = [&](int n_prompt, int n_gen) {
-          if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
-          std::vector<double> probes;
-          std::function<void()> probe_before;
-          if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
-          const std::vector<double> rates =
-              time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
-          Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
-          mean_sd(rates, &r.mean, &r.sd);
-          if (n_gen > 0) {
-            const auto bytes = static_cast<double>(m.info.decode_bytes_per_token);
-            r.gbps = bytes * r.mean / 1e9;
-            for (size_t i = 0; i < probes.size(); ++i) {
-              r.probe += probes[i] / static_cast<double>(probes.size());
-              r.share += bytes * rates[i] / 1e9 / probes[i] / static_cast<double>(probes.size());
-            }
-          }
-          if (o.profile) {
-            print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");
-            check_status(peak_context_set_profiling(m.context.get(), 0));
-          }
-          results.push_back(r);
-        };
-        for (int p : o.prompt_lengths) if (p > 0) run(p, 0);
-        for (int n : o.gen_lengths) if (n > 0) run(0, n);
-      }
-    }
-    print_results(results, o.output);
+  bool help = false;
+  BenchOptions o = parse(argc, argv, &help);
+  if (help) {
+    print_help();
     return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak bench: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak bench: %s\n", e.what());
-    return 1;
   }
+  const auto probe_now = [](int t) {
+    const double gbps = probe_read_bandwidth(size_t{1} << 30, t, 5);
+    std::fprintf(stderr, "memory read bandwidth probe, %d thread%s: %.1f GB/s (1 GiB, best of 5)\n", t,
+                 t == 1 ? "" : "s", gbps);
+    return gbps;
+  };
+  const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
+  const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
+  std::vector<Result> results;
+  for (const std::string& path : o.models) {
+    GenerationOptions g = o.gen;
+    g.context.n_ctx = static_cast<size_t>(std::max(max_prompt, max_gen) + 16);
+    g.context.n_batch = static_cast<size_t>(std::max(1, std::min(max_prompt, 512)));
+    g.context.n_threads = static_cast<size_t>(*std::max_element(o.threads.begin(), o.threads.end()));
+    LoadedModel m = load_model(path, g);
+    struct stat st {};
+    ::stat(path.c_str(), &st);
+    const std::string type = dominant_type(path);
+    for (int t : o.threads) {
+      check_status(peak_context_set_threads(m.context.get(), static_cast<size_t>(t)));
+      auto run = [&](int n_prompt, int n_gen) {
+        if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
+        std::vector<double> probes;
+        std::function<void()> probe_before;
+        if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
+        const std::vector<double> rates =
+            time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
+        Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
+        mean_sd(rates, &r.mean, &r.sd);
+        if (n_gen > 0) {
+          const auto bytes = static_cast<double>(m.info.decode_bytes_per_token);
+          r.gbps = bytes * r.mean / 1e9;
+          for (size_t i = 0; i < probes.size(); ++i) {
+            r.probe += probes[i] / static_cast<double>(probes.size());
+            r.share += bytes * rates[i] / 1e9 / probes[i] / static_cast<double>(probes.size());
+          }
+        }
+        if (o.profile) {
+          print_profile(m.context.get(), n_prompt > 0 ? "pp" : "tg");
+          check_status(peak_context_set_profiling(m.context.get(), 0));
+        }
+        results.push_back(r);
+      };
+      for (int p : o.prompt_lengths) if (p > 0) run(p, 0);
+      for (int n : o.gen_lengths) if (n > 0) run(0, n);
+    }
+  }
+  print_results(results, o.output);
+  return 0;
 }

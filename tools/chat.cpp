@@ -108,7 +108,7 @@ class Chat {
     if (o.context_given) {
       const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);
       if (rest < 32) throw UsageError("-c is too small for the summary and headroom (see --help)");
-      p.recent_max = static_cast<uint32_t>(rest);
+      p.recent_max = static_cast<size_t>(rest);
     }
     peak_session* s = nullptr;
     check_status(peak_session_create(m.model.get(), &p, &s));
@@ -145,7 +145,7 @@ class Chat {
   }
   void load(const std::string& path) {
     check_status(peak_session_restore(session_.get(), path.c_str()));
-    std::printf("(restored %s: %llu turns)\n", path.c_str(), static_cast<unsigned long long>(stats().turns));
+    std::printf("(restored %s: %zu turns)\n", path.c_str(), stats().turns);
   }
 
   peak_session_stats stats() const {
@@ -157,20 +157,18 @@ class Chat {
 
   void print_stats() const {
     const peak_session_stats s = stats();
-    std::printf("model:     %s (%s, %d layers, vocab %d), chat template %s\n", m_.info.name, m_.info.architecture,
+    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s\n", m_.info.name, m_.info.architecture,
                 m_.info.n_layer, m_.info.n_vocab, o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str());
-    std::printf("memory:    mode %s, context %u tokens: prefix %u + summary %u + recent %u (%u messages)\n",
+    std::printf("memory:    mode %s, context %zu tokens: prefix %zu + summary %zu + recent %zu (%zu messages)\n",
                 mode_name(o_.session.mode), s.n_ctx, s.prefix_tokens, s.summary_tokens, s.recent_tokens,
                 s.recent_messages);
-    std::printf("history:   %llu turns, %llu tokens dropped, %llu since the last summary, %llu summaries%s\n",
-                static_cast<unsigned long long>(s.turns), static_cast<unsigned long long>(s.dropped_total),
-                static_cast<unsigned long long>(s.dropped_since_summary), static_cast<unsigned long long>(s.summaries),
-                s.summary_running ? " (one being written)" : "");
+    std::printf("history:   %zu turns, %zu tokens dropped, %zu since the last summary, %zu summaries%s\n", s.turns,
+                s.dropped_total, s.dropped_since_summary, s.summaries, s.summary_running ? " (one being written)" : "");
     std::printf("time:      %.2f s writing summaries, %.3f s rebuilding (last %.3f s), %.3f s moving the window\n",
                 s.summary_seconds, s.rebuild_seconds, s.last_rebuild_seconds, s.window_shift_seconds);
     std::printf("kv cache:  %.1f MiB (main + summary)\n", static_cast<double>(s.kv_bytes) / 1048576.0);
     if (s.turns > 0) {
-      std::printf("last turn: prompt %d tokens (%.1f tokens/s), answer %d tokens (%.1f tokens/s)\n",
+      std::printf("last turn: prompt %zu tokens (%.1f tokens/s), answer %zu tokens (%.1f tokens/s)\n",
                   last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
                   rate(last_.n_generated_tokens, last_.generate_seconds));
     }
@@ -179,13 +177,13 @@ class Chat {
   void print_summary() const {
     size_t n = 0;
     peak_session_get_summary(session_.get(), nullptr, 0, &n);
-    std::string text(n, '\0');
+    std::vector<char> text(n + 1);  // and its NUL
     check_status(peak_session_get_summary(session_.get(), text.data(), text.size(), &n));
-    std::printf("%s\n", text.empty() ? "(no summary yet)" : text.c_str());
+    std::printf("%s\n", n == 0 ? "(no summary yet)" : text.data());
   }
 
  private:
-  static double rate(int n, double seconds) { return seconds > 0 ? n / seconds : 0.0; }
+  static double rate(size_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
   void print_turn_stats() const {
     if (last_.stop_reason == PEAK_STOP_CONTEXT_FULL) {
@@ -195,7 +193,7 @@ class Chat {
     const char* on = tty_ ? "\033[2m" : "";
     const char* off = tty_ ? "\033[0m" : "";
     std::fprintf(tty_ ? stdout : stderr,
-                 "%s[prompt %d tokens, %.1f tokens/s | answer %d tokens, %.1f tokens/s | context %u+%u+%u/%u]%s\n", on,
+                 "%s[prompt %zu tokens, %.1f tokens/s | answer %zu tokens, %.1f tokens/s | context %zu+%zu+%zu/%zu]%s\n", on,
                  last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
                  rate(last_.n_generated_tokens, last_.generate_seconds), s.prefix_tokens, s.summary_tokens,
                  s.recent_tokens, s.n_ctx, off);
@@ -219,76 +217,68 @@ void print_commands() {
 }  // namespace
 
 int run_chat(int argc, char** argv) {
-  try {
-    bool help = false;
-    ChatOptions o = parse(argc, argv, &help);
-    if (help) {
-      print_help();
-      return 0;
-    }
-    const bool tty_in = ::isatty(STDIN_FILENO) != 0;
-    const bool tty_out = ::isatty(STDOUT_FILENO) != 0;
-    std::string path = o.gen.model_path;
-    if (path.empty()) {
-      path = demo_model_path();
-      if (o.template_name.empty()) o.template_name = "raw";
-      std::fprintf(stderr,
-                   "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
-                   "writes children's stories, not an assistant. Start a story and it goes on.\n");
-    }
-    LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
-    if (o.template_name.empty() && m.info.chat_template_warning[0]) {
-      std::fprintf(stderr, "peak chat: %s\n", m.info.chat_template_warning);
-    }
-    struct sigaction sa {};
-    sa.sa_handler = on_sigint;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-
-    Chat chat(m, o, tty_out);
-    if (!o.load_path.empty()) chat.load(o.load_path);
-    if (tty_in) std::printf("%s: type a message, /help for commands\n", m.info.name[0] ? m.info.name : path.c_str());
-    std::string line;
-    while (true) {
-      if (tty_in) {
-        std::printf(tty_out ? "\033[32m> \033[0m" : "> ");
-        std::fflush(stdout);
-      }
-      if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
-      if (line.empty()) continue;
-      try {
-        if (line[0] != '/') {
-          chat.answer(line);
-        } else if (line == "/quit" || line == "/exit") {
-          break;
-        } else if (line == "/reset") {
-          chat.reset();
-          std::printf("(new conversation)\n");
-        } else if (line == "/stats") {
-          chat.print_stats();
-        } else if (line == "/summary") {
-          chat.print_summary();
-        } else if (line.rfind("/save ", 0) == 0) {
-          chat.save(line.substr(6));
-        } else if (line.rfind("/load ", 0) == 0) {
-          chat.load(line.substr(6));
-        } else if (line == "/help") {
-          print_commands();
-        } else {
-          std::printf("unknown command '%s'\n", line.c_str());
-          print_commands();
-        }
-      } catch (const CommandError& e) {
-        std::fprintf(stderr, "peak chat: %s\n", e.what());
-      }
-    }
-    if (tty_in) std::printf("\n");
+  bool help = false;
+  ChatOptions o = parse(argc, argv, &help);
+  if (help) {
+    print_help();
     return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak chat: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak chat: %s\n", e.what());
-    return 1;
   }
+  const bool tty_in = ::isatty(STDIN_FILENO) != 0;
+  const bool tty_out = ::isatty(STDOUT_FILENO) != 0;
+  std::string path = o.gen.model_path;
+  if (path.empty()) {
+    path = demo_model_path();
+    if (o.template_name.empty()) o.template_name = "raw";
+    std::fprintf(stderr,
+                 "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
+                 "writes children's stories, not an assistant. Start a story and it goes on.\n");
+  }
+  LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
+  if (o.template_name.empty() && m.info.chat_template_warning[0]) {
+    std::fprintf(stderr, "peak chat: %s\n", m.info.chat_template_warning);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+
+  Chat chat(m, o, tty_out);
+  if (!o.load_path.empty()) chat.load(o.load_path);
+  if (tty_in) std::printf("%s: type a message, /help for commands\n", m.info.name[0] ? m.info.name : path.c_str());
+  std::string line;
+  while (true) {
+    if (tty_in) {
+      std::printf(tty_out ? "\033[32m> \033[0m" : "> ");
+      std::fflush(stdout);
+    }
+    if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
+    if (line.empty()) continue;
+    try {
+      if (line[0] != '/') {
+        chat.answer(line);
+      } else if (line == "/quit" || line == "/exit") {
+        break;
+      } else if (line == "/reset") {
+        chat.reset();
+        std::printf("(new conversation)\n");
+      } else if (line == "/stats") {
+        chat.print_stats();
+      } else if (line == "/summary") {
+        chat.print_summary();
+      } else if (line.rfind("/save ", 0) == 0) {
+        chat.save(line.substr(6));
+      } else if (line.rfind("/load ", 0) == 0) {
+        chat.load(line.substr(6));
+      } else if (line == "/help") {
+        print_commands();
+      } else {
+        std::printf("unknown command '%s'\n", line.c_str());
+        print_commands();
+      }
+    } catch (const CommandError& e) {
+      std::fprintf(stderr, "peak chat: %s\n", e.what());
+    }
+  }
+  if (tty_in) std::printf("\n");
+  return 0;
 }

@@ -33,7 +33,7 @@ struct ChatBenchOptions {
   int answer_tokens = 60;
   std::vector<std::string> modes = {"ssskv", "window", "none"};
   peak_session_params session = peak_session_default_params();
-  int32_t threads = 0;
+  size_t threads = 0;
   std::string csv;  // per-turn latencies
 };
 
@@ -98,7 +98,7 @@ ModeResult run_mode(const peak_model* model, const ChatBenchOptions& o, const st
 
   uint32_t seed = 2024;
   peak_generate_params gp = peak_generate_default_params();
-  gp.max_tokens = o.answer_tokens;
+  gp.max_tokens = static_cast<size_t>(o.answer_tokens);
   for (int turn = 0; turn < o.turns; ++turn) {
     const std::string message = make_message(model, o.user_tokens, &seed);
     const auto start = std::chrono::steady_clock::now();
@@ -118,9 +118,8 @@ ModeResult run_mode(const peak_model* model, const ChatBenchOptions& o, const st
     r.kv_max = std::max<uint64_t>(r.kv_max, st.kv_bytes);
     if (turn + 1 == 50) r.rss_turn50_kib = rss_kib();
     if (turn % 25 == 24) {
-      std::fprintf(stderr, "  %s: turn %d, %.3f s, context %u+%u+%u/%u, %llu summaries\n", mode.c_str(), turn + 1,
-                   seconds, st.prefix_tokens, st.summary_tokens, st.recent_tokens, st.n_ctx,
-                   static_cast<unsigned long long>(st.summaries));
+      std::fprintf(stderr, "  %s: turn %d, %.3f s, context %zu+%zu+%zu/%zu, %zu summaries\n", mode.c_str(), turn + 1,
+                   seconds, st.prefix_tokens, st.summary_tokens, st.recent_tokens, st.n_ctx, st.summaries);
     }
   }
   r.rss_end_kib = rss_kib();
@@ -141,86 +140,78 @@ bool window_stats(const std::vector<double>& latency, int first, int last, doubl
 }  // namespace
 
 int run_chat_bench(int argc, char** argv) {
-  try {
-    ChatBenchOptions o;
-    ArgCursor args(argc, argv);
-    while (!args.done()) {
-      if (parse_session_option(args, o.session)) continue;
-      const char* a = args.next();
-      if (!std::strcmp(a, "--chat")) {
-        continue;
-      } else if (!std::strcmp(a, "-m") || !std::strcmp(a, "--model")) {
-        o.model = args.value(a);
-      } else if (!std::strcmp(a, "--turns")) {
-        o.turns = static_cast<int>(args.integer(a, 1, 100000));
-      } else if (!std::strcmp(a, "--user-tokens")) {
-        o.user_tokens = static_cast<int>(args.integer(a, 1, 4096));
-      } else if (!std::strcmp(a, "--answer-tokens")) {
-        o.answer_tokens = static_cast<int>(args.integer(a, 1, 4096));
-      } else if (!std::strcmp(a, "--modes")) {
-        o.modes.clear();
-        std::stringstream s(args.value(a));
-        for (std::string m; std::getline(s, m, ',');) {
-          if (m != "ssskv" && m != "window" && m != "none") throw UsageError("--modes: unknown mode '" + m + "'");
-          o.modes.push_back(m);
-        }
-      } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
-        o.threads = static_cast<int32_t>(args.integer(a, 1, 64));
-      } else if (!std::strcmp(a, "-ctk") || !std::strcmp(a, "--cache-type-k")) {
-        o.session.type_k = parse_cache_type(a, args.value(a));
-      } else if (!std::strcmp(a, "-ctv") || !std::strcmp(a, "--cache-type-v")) {
-        o.session.type_v = parse_cache_type(a, args.value(a));
-      } else if (!std::strcmp(a, "--csv")) {
-        o.csv = args.value(a);
-      } else {
-        throw UsageError(std::string("unknown option '") + a + "' for peak bench --chat");
+  ChatBenchOptions o;
+  ArgCursor args(argc, argv);
+  while (!args.done()) {
+    if (parse_session_option(args, o.session)) continue;
+    const char* a = args.next();
+    if (!std::strcmp(a, "--chat")) {
+      continue;
+    } else if (!std::strcmp(a, "-m") || !std::strcmp(a, "--model")) {
+      o.model = args.value(a);
+    } else if (!std::strcmp(a, "--turns")) {
+      o.turns = static_cast<int>(args.integer(a, 1, 100000));
+    } else if (!std::strcmp(a, "--user-tokens")) {
+      o.user_tokens = static_cast<int>(args.integer(a, 1, 4096));
+    } else if (!std::strcmp(a, "--answer-tokens")) {
+      o.answer_tokens = static_cast<int>(args.integer(a, 1, 4096));
+    } else if (!std::strcmp(a, "--modes")) {
+      o.modes.clear();
+      std::stringstream s(args.value(a));
+      for (std::string m; std::getline(s, m, ',');) {
+        if (m != "ssskv" && m != "window" && m != "none") throw UsageError("--modes: unknown mode '" + m + "'");
+        o.modes.push_back(m);
       }
+    } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
+      o.threads = static_cast<size_t>(args.integer(a, 1, 64));
+    } else if (!std::strcmp(a, "-ctk") || !std::strcmp(a, "--cache-type-k")) {
+      o.session.type_k = parse_cache_type(a, args.value(a));
+    } else if (!std::strcmp(a, "-ctv") || !std::strcmp(a, "--cache-type-v")) {
+      o.session.type_v = parse_cache_type(a, args.value(a));
+    } else if (!std::strcmp(a, "--csv")) {
+      o.csv = args.value(a);
+    } else {
+      throw UsageError(std::string("unknown option '") + a + "' for peak bench --chat");
     }
-    if (o.model.empty()) throw UsageError("no model given (-m MODEL)");
-    GenerationOptions g;
-    LoadedModel m = load_model(o.model, g, /*with_context=*/false);
-    std::fprintf(stderr, "chat bench: %s, %d turns of ~%d user + %d answer tokens, recent_max %u, summary_max %u, "
-                 "trigger_discard %u\n", o.model.c_str(), o.turns, o.user_tokens, o.answer_tokens,
-                 o.session.recent_max, o.session.summary_max, o.session.trigger_discard);
-    std::vector<ModeResult> results;
-    for (const std::string& mode : o.modes) results.push_back(run_mode(m.model.get(), o, mode));
-
-    std::printf("| mode | turns | turns 20-50 median / p95 s | turns 250-300 median / p95 s | p95 ratio | KV MiB (min-max) "
-                "| RSS MiB at 50 / end | summaries | summary s | rebuild s | window shift s |\n");
-    std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (const ModeResult& r : results) {
-      double m1 = 0, p1 = 0, m2 = 0, p2 = 0;
-      const bool early = window_stats(r.latency, 20, 50, &m1, &p1);
-      const bool late = window_stats(r.latency, 250, 300, &m2, &p2);
-      const peak_session_stats& s = r.final_stats;
-      char early_text[64] = "-", late_text[64] = "-", ratio_text[32] = "-";
-      if (early) std::snprintf(early_text, sizeof early_text, "%.3f / %.3f", m1, p1);
-      if (late) std::snprintf(late_text, sizeof late_text, "%.3f / %.3f", m2, p2);
-      if (early && late) std::snprintf(ratio_text, sizeof ratio_text, "%.2f", p2 / p1);
-      std::printf("| %s | %d%s | %s | %s | %s | %.1f-%.1f | %.0f / %.0f | %llu | %.1f | %.2f | %.2f |\n", r.mode.c_str(),
-                  r.turns_done, r.stopped.empty() ? "" : " (full)", early_text, late_text, ratio_text,
-                  static_cast<double>(r.kv_min) / 1048576.0, static_cast<double>(r.kv_max) / 1048576.0,
-                  static_cast<double>(r.rss_turn50_kib) / 1024.0, static_cast<double>(r.rss_end_kib) / 1024.0,
-                  static_cast<unsigned long long>(s.summaries), s.summary_seconds, s.rebuild_seconds,
-                  s.window_shift_seconds);
-    }
-    for (const ModeResult& r : results) {
-      if (!r.stopped.empty()) std::printf("\n%s stopped after %d turns: %s\n", r.mode.c_str(), r.turns_done, r.stopped.c_str());
-    }
-    if (!o.csv.empty()) {
-      std::ofstream csv(o.csv);
-      if (!csv) throw CommandError("cannot write '" + o.csv + "'");
-      csv << "mode,turn,seconds\n";
-      for (const ModeResult& r : results) {
-        for (size_t i = 0; i < r.latency.size(); ++i) csv << r.mode << "," << i + 1 << "," << r.latency[i] << "\n";
-      }
-    }
-    return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak bench --chat: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak bench --chat: %s\n", e.what());
-    return 1;
   }
+  if (o.model.empty()) throw UsageError("no model given (-m MODEL)");
+  GenerationOptions g;
+  LoadedModel m = load_model(o.model, g, /*with_context=*/false);
+  std::fprintf(stderr, "chat bench: %s, %d turns of ~%d user + %d answer tokens, recent_max %zu, summary_max %zu, "
+               "trigger_discard %zu\n", o.model.c_str(), o.turns, o.user_tokens, o.answer_tokens,
+               o.session.recent_max, o.session.summary_max, o.session.trigger_discard);
+  std::vector<ModeResult> results;
+  for (const std::string& mode : o.modes) results.push_back(run_mode(m.model.get(), o, mode));
+
+  std::printf("| mode | turns | turns 20-50 median / p95 s | turns 250-300 median / p95 s | p95 ratio | KV MiB (min-max) "
+              "| RSS MiB at 50 / end | summaries | summary s | rebuild s | window shift s |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const ModeResult& r : results) {
+    double m1 = 0, p1 = 0, m2 = 0, p2 = 0;
+    const bool early = window_stats(r.latency, 20, 50, &m1, &p1);
+    const bool late = window_stats(r.latency, 250, 300, &m2, &p2);
+    const peak_session_stats& s = r.final_stats;
+    char early_text[64] = "-", late_text[64] = "-", ratio_text[32] = "-";
+    if (early) std::snprintf(early_text, sizeof early_text, "%.3f / %.3f", m1, p1);
+    if (late) std::snprintf(late_text, sizeof late_text, "%.3f / %.3f", m2, p2);
+    if (early && late) std::snprintf(ratio_text, sizeof ratio_text, "%.2f", p2 / p1);
+    std::printf("| %s | %d%s | %s | %s | %s | %.1f-%.1f | %.0f / %.0f | %zu | %.1f | %.2f | %.2f |\n", r.mode.c_str(),
+                r.turns_done, r.stopped.empty() ? "" : " (full)", early_text, late_text, ratio_text,
+                static_cast<double>(r.kv_min) / 1048576.0, static_cast<double>(r.kv_max) / 1048576.0,
+                static_cast<double>(r.rss_turn50_kib) / 1024.0, static_cast<double>(r.rss_end_kib) / 1024.0,
+                s.summaries, s.summary_seconds, s.rebuild_seconds,
+                s.window_shift_seconds);
+  }
+  for (const ModeResult& r : results) {
+    if (!r.stopped.empty()) std::printf("\n%s stopped after %d turns: %s\n", r.mode.c_str(), r.turns_done, r.stopped.c_str());
+  }
+  if (!o.csv.empty()) {
+    std::ofstream csv(o.csv);
+    if (!csv) throw CommandError("cannot write '" + o.csv + "'");
+    csv << "mode,turn,seconds\n";
+    for (const ModeResult& r : results) {
+      for (size_t i = 0; i < r.latency.size(); ++i) csv << r.mode << "," << i + 1 << "," << r.latency[i] << "\n";
+    }
+  }
+  return 0;
 }

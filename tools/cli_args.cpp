@@ -41,7 +41,7 @@ double ArgCursor::real(const char* name, double min, double max) {
   return v;
 }
 
-uint32_t parse_cache_type(const char* option, const char* text) {
+peak_type parse_cache_type(const char* option, const char* text) {
   const std::string t = text;
   if (t == "f32") return PEAK_TYPE_F32;
   if (t == "f16") return PEAK_TYPE_F16;
@@ -66,13 +66,13 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
     o.model_path = args.value(a);
   } else if (is(a, "-c", "--ctx-size")) {
     args.next();
-    o.context.n_ctx = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
+    o.context.n_ctx = static_cast<size_t>(args.integer(a, 1, 1 << 24));
   } else if (is(a, "-b", "--batch-size")) {
     args.next();
-    o.context.n_batch = static_cast<uint32_t>(args.integer(a, 1, 1 << 16));
+    o.context.n_batch = static_cast<size_t>(args.integer(a, 1, 1 << 16));
   } else if (is(a, "-t", "--threads")) {
     args.next();
-    o.context.n_threads = static_cast<int32_t>(args.integer(a, 1, 64));
+    o.context.n_threads = static_cast<size_t>(args.integer(a, 1, 64));
   } else if (is(a, "-ctk", "--cache-type-k")) {
     args.next();
     o.context.type_k = parse_cache_type(a, args.value(a));
@@ -81,13 +81,14 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
     o.context.type_v = parse_cache_type(a, args.value(a));
   } else if (is(a, "-n", "--n-predict")) {
     args.next();
-    o.n_predict = static_cast<int32_t>(args.integer(a, -1, kMaxInt));
+    const long long n = args.integer(a, -1, kMaxInt);
+    o.n_predict = n < 0 ? SIZE_MAX : static_cast<size_t>(n);
   } else if (is(a, "--temp")) {
     args.next();
     o.sampler.temperature = static_cast<float>(args.real(a, 0.0, 100.0));
   } else if (is(a, "--top-k")) {
     args.next();
-    o.sampler.top_k = static_cast<int32_t>(args.integer(a, 0, kMaxInt));
+    o.sampler.top_k = static_cast<size_t>(args.integer(a, 0, kMaxInt));
   } else if (is(a, "--top-p")) {
     args.next();
     o.sampler.top_p = static_cast<float>(args.real(a, 1e-6, 1.0));
@@ -99,7 +100,7 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
     o.sampler.repeat_penalty = static_cast<float>(args.real(a, 1e-3, 100.0));
   } else if (is(a, "--repeat-last-n")) {
     args.next();
-    o.sampler.penalty_last_n = static_cast<int32_t>(args.integer(a, 0, kMaxInt));
+    o.sampler.penalty_last_n = static_cast<size_t>(args.integer(a, 0, kMaxInt));
   } else if (is(a, "--frequency-penalty")) {
     args.next();
     o.sampler.frequency_penalty = static_cast<float>(args.real(a, -10.0, 10.0));
@@ -171,16 +172,16 @@ bool parse_session_option(ArgCursor& args, peak_session_params& p) {
     else throw UsageError("option --mode: unknown mode '" + m + "' (ssskv, window, none)");
   } else if (is(a, "--recent-max")) {
     args.next();
-    p.recent_max = static_cast<uint32_t>(args.integer(a, 32, 1 << 24));
+    p.recent_max = static_cast<size_t>(args.integer(a, 32, 1 << 24));
   } else if (is(a, "--summary-max")) {
     args.next();
-    p.summary_max = static_cast<uint32_t>(args.integer(a, 16, 1 << 20));
+    p.summary_max = static_cast<size_t>(args.integer(a, 16, 1 << 20));
   } else if (is(a, "--trigger-discard")) {
     args.next();
-    p.trigger_discard = static_cast<uint32_t>(args.integer(a, 1, 1 << 24));
+    p.trigger_discard = static_cast<size_t>(args.integer(a, 1, 1 << 24));
   } else if (is(a, "--headroom")) {
     args.next();
-    p.headroom = static_cast<uint32_t>(args.integer(a, 24, 1 << 20));
+    p.headroom = static_cast<size_t>(args.integer(a, 24, 1 << 20));
   } else if (is(a, "--rebuild")) {
     args.next();
     const std::string r = args.value(a);
@@ -192,7 +193,7 @@ bool parse_session_option(ArgCursor& args, peak_session_params& p) {
     p.wait_for_summary = 1;
   } else if (is(a, "--summary-ctx")) {
     args.next();
-    p.summary_n_ctx = static_cast<uint32_t>(args.integer(a, 64, 1 << 20));
+    p.summary_n_ctx = static_cast<size_t>(args.integer(a, 64, 1 << 20));
     // A summary is written in at most a quarter of its context.
     p.summary_max_new_tokens = std::min(p.summary_max_new_tokens, p.summary_n_ctx / 4);
   } else {

@@ -37,7 +37,7 @@ struct GenerationOptions {
   peak_model_params model = peak_model_default_params();
   peak_context_params context = peak_context_default_params();
   peak_sampler_params sampler = peak_sampler_default_params();
-  int32_t n_predict = 256;  // tokens per answer; < 0 no limit
+  size_t n_predict = 256;  // tokens per answer; SIZE_MAX: no limit
 };
 
 // Consumes one model/context/sampling option at the cursor. Returns false
@@ -54,7 +54,7 @@ bool parse_session_option(ArgCursor& args, peak_session_params& session);
 const char* session_options_help();
 
 // "f16" -> PEAK_TYPE_F16 (f32, f16, q8_0, q4_0); UsageError otherwise.
-uint32_t parse_cache_type(const char* option, const char* text);
+peak_type parse_cache_type(const char* option, const char* text);
 
 // The demo model shipped with peak (tests/data/stories260K.gguf): PEAK_DEMO_MODEL
 // from the environment, else next to an installed binary, else in the source tree.

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -22,7 +23,7 @@ struct InspectOptions {
   bool use_mmap = true;
 };
 
-constexpr uint64_t kShownArrayItems = 8;
+constexpr size_t kShownArrayItems = 8;
 constexpr size_t kShownStringBytes = 72;
 
 void print_help() {
@@ -52,11 +53,11 @@ std::string shortest_float(double d, bool is_f32) {
   return buf;
 }
 
-// One scalar element (or the whole value when `element` < 0) as text or JSON.
-std::string format_scalar(const peak_gguf* g, int64_t kv, peak_gguf_type type, int64_t element, bool json,
-                          size_t max_string) {
-  const bool in_array = element >= 0;
-  const auto i = static_cast<uint64_t>(element);
+// One element of an array (or the whole value when `element` is empty) as text or JSON.
+std::string format_scalar(const peak_gguf* g, size_t kv, peak_gguf_type type, std::optional<size_t> element,
+                          bool json, size_t max_string) {
+  const bool in_array = element.has_value();
+  const size_t i = element.value_or(0);
   switch (type) {
     case PEAK_GGUF_STRING: {
       const char* data = nullptr;
@@ -94,17 +95,17 @@ std::string format_scalar(const peak_gguf* g, int64_t kv, peak_gguf_type type, i
   return "?";
 }
 
-std::string format_array(const peak_gguf* g, int64_t kv, const InspectOptions& opt, std::string* type_out) {
+std::string format_array(const peak_gguf* g, size_t kv, const InspectOptions& opt, std::string* type_out) {
   peak_gguf_type elem = PEAK_GGUF_UINT8;
-  uint64_t count = 0;
+  size_t count = 0;
   check(peak_gguf_get_array_info(g, kv, &elem, &count));
   *type_out = std::string("array[") + peak_gguf_type_name(elem) + "]";
-  const uint64_t shown = opt.full ? count : (count < kShownArrayItems ? count : kShownArrayItems);
+  const size_t shown = opt.full ? count : (count < kShownArrayItems ? count : kShownArrayItems);
   const size_t max_string = opt.full ? SIZE_MAX : 24;
   std::string out = "[";
-  for (uint64_t i = 0; i < shown; ++i) {
+  for (size_t i = 0; i < shown; ++i) {
     if (i) out += ", ";
-    out += format_scalar(g, kv, elem, static_cast<int64_t>(i), opt.json, max_string);
+    out += format_scalar(g, kv, elem, i, opt.json, max_string);
   }
   if (shown < count && !opt.json) out += ", ...";
   out += "]";
@@ -122,24 +123,24 @@ int print_text(const peak_gguf* g, const InspectOptions& opt) {
               peak_gguf_alignment(g), peak_gguf_file_size(g), human_bytes(peak_gguf_file_size(g)).c_str());
   std::printf("data offset: %" PRIu64 "\n", peak_gguf_data_offset(g));
 
-  const int64_t n_kv = peak_gguf_n_kv(g);
-  std::printf("\nmetadata: %" PRId64 " keys\n", n_kv);
-  for (int64_t i = 0; i < n_kv; ++i) {
+  const size_t n_kv = peak_gguf_n_kv(g);
+  std::printf("\nmetadata: %zu keys\n", n_kv);
+  for (size_t i = 0; i < n_kv; ++i) {
     const peak_gguf_type type = peak_gguf_kv_type(g, i);
     std::string type_name = peak_gguf_type_name(type);
     const std::string value = type == PEAK_GGUF_ARRAY
                                   ? format_array(g, i, opt, &type_name)
-                                  : format_scalar(g, i, type, -1, false, opt.full ? SIZE_MAX : kShownStringBytes);
+                                  : format_scalar(g, i, type, std::nullopt, false, opt.full ? SIZE_MAX : kShownStringBytes);
     std::printf("  %-40s %-15s %s\n", escape_for_terminal(peak_gguf_key(g, i), 200).c_str(), type_name.c_str(),
                 value.c_str());
   }
 
-  const int64_t n_tensors = peak_gguf_n_tensors(g);
-  std::printf("\ntensors: %" PRId64 "\n", n_tensors);
+  const size_t n_tensors = peak_gguf_n_tensors(g);
+  std::printf("\ntensors: %zu\n", n_tensors);
   if (n_tensors > 0) std::printf("  %5s  %-32s %-7s %-24s %12s %12s\n", "#", "name", "type", "shape", "offset", "bytes");
   std::map<std::string, TypeTotals> per_type;
   TypeTotals all;
-  for (int64_t i = 0; i < n_tensors; ++i) {
+  for (size_t i = 0; i < n_tensors; ++i) {
     peak_gguf_tensor_info t;
     check(peak_gguf_get_tensor(g, i, &t));
     std::string shape = "[";
@@ -150,7 +151,7 @@ int print_text(const peak_gguf* g, const InspectOptions& opt) {
       params *= static_cast<uint64_t>(t.ne[d]);
     }
     shape += "]";
-    std::printf("  %5" PRId64 "  %-32s %-7s %-24s %12" PRIu64 " %12" PRIu64 "\n", i,
+    std::printf("  %5zu  %-32s %-7s %-24s %12" PRIu64 " %12" PRIu64 "\n", i,
                 escape_for_terminal(t.name, 64).c_str(), peak_type_name(t.type), shape.c_str(), t.offset, t.n_bytes);
     TypeTotals& tt = per_type[peak_type_name(t.type)];
     tt.tensors += 1;
@@ -159,7 +160,7 @@ int print_text(const peak_gguf* g, const InspectOptions& opt) {
     all.params += params;
     all.bytes += t.n_bytes;
   }
-  std::printf("\ntotals: %" PRId64 " tensors, %" PRIu64 " parameters, %" PRIu64 " bytes of tensor data (%s)\n",
+  std::printf("\ntotals: %zu tensors, %" PRIu64 " parameters, %" PRIu64 " bytes of tensor data (%s)\n",
               n_tensors, all.params, all.bytes, human_bytes(all.bytes).c_str());
   for (const auto& [name, tt] : per_type) {
     std::printf("  %-7s %5" PRIu64 " tensors %14" PRIu64 " parameters %14" PRIu64 " bytes\n", name.c_str(),
@@ -176,14 +177,14 @@ int print_json(const peak_gguf* g, const InspectOptions& opt) {
   out += "  \"file_size\": " + std::to_string(peak_gguf_file_size(g)) + ",\n";
   out += "  \"data_offset\": " + std::to_string(peak_gguf_data_offset(g)) + ",\n";
   out += "  \"metadata\": [";
-  const int64_t n_kv = peak_gguf_n_kv(g);
-  for (int64_t i = 0; i < n_kv; ++i) {
+  const size_t n_kv = peak_gguf_n_kv(g);
+  for (size_t i = 0; i < n_kv; ++i) {
     const peak_gguf_type type = peak_gguf_kv_type(g, i);
     out += i ? ",\n    " : "\n    ";
     out += "{\"key\": " + json_string(peak_gguf_key(g, i)) + ", ";
     if (type == PEAK_GGUF_ARRAY) {
       peak_gguf_type elem = PEAK_GGUF_UINT8;
-      uint64_t count = 0;
+      size_t count = 0;
       check(peak_gguf_get_array_info(g, i, &elem, &count));
       std::string unused;
       out += "\"type\": \"array\", \"element_type\": \"" + std::string(peak_gguf_type_name(elem)) +
@@ -191,14 +192,14 @@ int print_json(const peak_gguf* g, const InspectOptions& opt) {
              ", \"abbreviated\": " + (!opt.full && count > kShownArrayItems ? "true" : "false") + "}";
     } else {
       out += "\"type\": \"" + std::string(peak_gguf_type_name(type)) +
-             "\", \"value\": " + format_scalar(g, i, type, -1, true, SIZE_MAX) + "}";
+             "\", \"value\": " + format_scalar(g, i, type, std::nullopt, true, SIZE_MAX) + "}";
     }
   }
   out += n_kv ? "\n  ],\n" : "],\n";
   out += "  \"tensors\": [";
-  const int64_t n_tensors = peak_gguf_n_tensors(g);
+  const size_t n_tensors = peak_gguf_n_tensors(g);
   uint64_t total_params = 0, total_bytes = 0;
-  for (int64_t i = 0; i < n_tensors; ++i) {
+  for (size_t i = 0; i < n_tensors; ++i) {
     peak_gguf_tensor_info t;
     check(peak_gguf_get_tensor(g, i, &t));
     std::string shape;
@@ -252,7 +253,7 @@ int run_inspect(int argc, char** argv) {
     std::fprintf(stderr, "peak inspect: no file given (usage: peak inspect FILE [--json] [--full])\n");
     return 2;
   }
-  peak_gguf_open_params params = peak_gguf_default_open_params();
+  peak_gguf_params params = peak_gguf_default_params();
   params.use_mmap = opt.use_mmap ? 1 : 0;
   peak_gguf* g = nullptr;
   if (peak_gguf_open(opt.path, &params, &g) != PEAK_OK) {

@@ -1,7 +1,9 @@
 // `peak <command> [options]`: dispatches to one sub-command per source file.
 #include <cstdio>
 #include <cstring>
+#include <exception>
 
+#include "cli_args.h"
 #include "commands.h"
 #include "peak/peak.h"
 
@@ -22,6 +24,37 @@ const Command kCommands[] = {
     {"synth", run_synth, "write a random-weight model with a real model's shapes"},
     {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors, or the CPU paths"},
 };
+
+// `peak bench --chat` is a program of its own: its messages say so.
+const Command kChatBench = {"bench --chat", run_chat_bench, nullptr};
+
+const Command* find_command(const char* name, int argc, char** argv) {
+  for (const Command& c : kCommands) {
+    if (std::strcmp(name, c.name) != 0) continue;
+    if (c.run == run_bench) {
+      for (int i = 2; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--chat") == 0) return &kChatBench;
+      }
+    }
+    return &c;
+  }
+  return nullptr;
+}
+
+// Runs a command on its arguments (argv[0] is its name). What it throws ends it
+// with one line "peak <command>: <message>" on stderr and exit status 2 for a
+// usage error, 1 for anything else.
+int run_command(const Command& c, int argc, char** argv) {
+  try {
+    return c.run(argc, argv);
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "peak %s: %s\n", c.name, e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "peak %s: %s\n", c.name, e.what());
+    return 1;
+  }
+}
 
 void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: peak <command> [options]\n\ncommands:\n");
@@ -45,9 +78,7 @@ int main(int argc, char** argv) {
     std::printf("peak %s\n", peak_version());
     return 0;
   }
-  for (const Command& c : kCommands) {
-    if (std::strcmp(name, c.name) == 0) return c.run(argc - 1, argv + 1);
-  }
+  if (const Command* c = find_command(name, argc, argv)) return run_command(*c, argc - 1, argv + 1);
   std::fprintf(stderr, "peak: unknown command '%s'\n", name);
   print_usage(stderr);
   return 2;

@@ -31,43 +31,35 @@ uint64_t file_size(const std::string& path) {
 }  // namespace
 
 int run_quantize(int argc, char** argv) {
-  try {
-    std::string positional[3];
-    int n_positional = 0;
-    peak_quantize_params qp = peak_quantize_default_params();
-    ArgCursor args(argc, argv);
-    while (!args.done()) {
-      const char* a = args.next();
-      if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
-        print_help();
-        return 0;
-      } else if (!std::strcmp(a, "--pure")) {
-        qp.pure = 1;
-      } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
-        qp.n_threads = static_cast<int32_t>(args.integer(a, 1, 256));
-      } else if (a[0] == '-' && a[1] != '\0') {
-        throw UsageError(std::string("unknown option '") + a + "' (see peak quantize --help)");
-      } else if (n_positional < 3) {
-        positional[n_positional++] = a;
-      } else {
-        throw UsageError(std::string("unexpected argument '") + a + "'");
-      }
+  std::string positional[3];
+  int n_positional = 0;
+  peak_quantize_params qp = peak_quantize_default_params();
+  ArgCursor args(argc, argv);
+  while (!args.done()) {
+    const char* a = args.next();
+    if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
+      print_help();
+      return 0;
+    } else if (!std::strcmp(a, "--pure")) {
+      qp.pure = 1;
+    } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
+      qp.n_threads = static_cast<size_t>(args.integer(a, 1, 256));
+    } else if (a[0] == '-' && a[1] != '\0') {
+      throw UsageError(std::string("unknown option '") + a + "' (see peak quantize --help)");
+    } else if (n_positional < 3) {
+      positional[n_positional++] = a;
+    } else {
+      throw UsageError(std::string("unexpected argument '") + a + "'");
     }
-    if (n_positional != 3) throw UsageError("needs INPUT.gguf OUTPUT.gguf TYPE (see peak quantize --help)");
-    ProgressBar bar{"quantizing"};
-    qp.type = positional[2].c_str();
-    qp.progress = draw_progress;
-    qp.progress_user_data = &bar;
-    check_status(peak_quantize(positional[0].c_str(), positional[1].c_str(), &qp));
-    std::fprintf(stderr, "wrote %s: %.1f MiB (input %.1f MiB)\n", positional[1].c_str(),
-                 static_cast<double>(file_size(positional[1])) / 1048576.0,
-                 static_cast<double>(file_size(positional[0])) / 1048576.0);
-    return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak quantize: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak quantize: %s\n", e.what());
-    return 1;
   }
+  if (n_positional != 3) throw UsageError("needs INPUT.gguf OUTPUT.gguf TYPE (see peak quantize --help)");
+  ProgressBar bar{"quantizing"};
+  qp.type = positional[2].c_str();
+  qp.progress = draw_progress;
+  qp.progress_user_data = &bar;
+  check_status(peak_quantize(positional[0].c_str(), positional[1].c_str(), &qp));
+  std::fprintf(stderr, "wrote %s: %.1f MiB (input %.1f MiB)\n", positional[1].c_str(),
+               static_cast<double>(file_size(positional[1])) / 1048576.0,
+               static_cast<double>(file_size(positional[0])) / 1048576.0);
+  return 0;
 }

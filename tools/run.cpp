@@ -88,7 +88,7 @@ void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, std
                          const std::string& path) {
   const size_t n_vocab = static_cast<size_t>(m.info.n_vocab);
   std::vector<float> logits(tokens.size() * n_vocab);
-  check_status(peak_eval_all_logits(m.context.get(), tokens.data(), tokens.size(), logits.data()));
+  check_status(peak_context_eval_all_logits(m.context.get(), tokens.data(), tokens.size(), logits.data()));
   for (int32_t t : tokens) check_status(peak_sampler_accept(m.sampler.get(), t));
   const uint32_t header[4] = {0x474c4b50u /* "PKLG" */, 1, static_cast<uint32_t>(tokens.size()),
                               static_cast<uint32_t>(n_vocab)};
@@ -101,50 +101,43 @@ void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, std
 }  // namespace
 
 int run_run(int argc, char** argv) {
-  try {
-    bool help = false;
-    RunOptions o = parse(argc, argv, &help);
-    if (help) {
-      print_help();
-      return 0;
-    }
-    // Open the output first: an unwritable path fails before the model loads.
-    std::FILE* logits_file = nullptr;
-    if (!o.logits_out.empty()) {
-      logits_file = std::fopen(o.logits_out.c_str(), "wb");
-      if (!logits_file) throw CommandError("cannot write '" + o.logits_out + "': " + std::strerror(errno));
-      o.gen.context.logits_all = 1;
-    }
-    const std::string path = o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
-    LoadedModel m = load_model(path, o.gen);
-
-    peak_generate_params gp = peak_generate_default_params();
-    gp.max_tokens = o.gen.n_predict;
-    gp.on_text = print_text;
-    std::string prompt = o.prompt;
-    if (logits_file) {
-      size_t n = 0;
-      peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, nullptr, 0, &n);
-      std::vector<int32_t> tokens(n);
-      check_status(peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, tokens.data(), n, &n));
-      write_prompt_logits(m, tokens, logits_file, o.logits_out);
-      gp.add_special = 0;
-      prompt.clear();  // already in the context
-    }
-    if (o.echo) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
-    peak_generate_result r{};
-    r.struct_size = sizeof r;
-    check_status(peak_generate(m.context.get(), m.sampler.get(), prompt.data(), prompt.size(), &gp, &r));
-    std::printf("\n");
-    std::fprintf(stderr, "prompt: %d tokens, %.1f tokens/s | generation: %d tokens, %.1f tokens/s\n",
-                 r.n_prompt_tokens, r.prompt_seconds > 0 ? r.n_prompt_tokens / r.prompt_seconds : 0.0,
-                 r.n_generated_tokens, r.generate_seconds > 0 ? r.n_generated_tokens / r.generate_seconds : 0.0);
+  bool help = false;
+  RunOptions o = parse(argc, argv, &help);
+  if (help) {
+    print_help();
     return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak run: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak run: %s\n", e.what());
-    return 1;
   }
+  // Open the output first: an unwritable path fails before the model loads.
+  std::FILE* logits_file = nullptr;
+  if (!o.logits_out.empty()) {
+    logits_file = std::fopen(o.logits_out.c_str(), "wb");
+    if (!logits_file) throw CommandError("cannot write '" + o.logits_out + "': " + std::strerror(errno));
+    o.gen.context.logits_all = 1;
+  }
+  const std::string path = o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
+  LoadedModel m = load_model(path, o.gen);
+
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = o.gen.n_predict;
+  gp.on_text = print_text;
+  std::string prompt = o.prompt;
+  if (logits_file) {
+    size_t n = 0;
+    peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, nullptr, 0, &n);
+    std::vector<int32_t> tokens(n);
+    check_status(peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, tokens.data(), n, &n));
+    write_prompt_logits(m, tokens, logits_file, o.logits_out);
+    gp.add_special = 0;
+    prompt.clear();  // already in the context
+  }
+  if (o.echo) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+  peak_generate_result r{};
+  r.struct_size = sizeof r;
+  check_status(peak_generate(m.context.get(), m.sampler.get(), prompt.data(), prompt.size(), &gp, &r));
+  std::printf("\n");
+  const double n_prompt = static_cast<double>(r.n_prompt_tokens), n_generated = static_cast<double>(r.n_generated_tokens);
+  std::fprintf(stderr, "prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s\n",
+               r.n_prompt_tokens, r.prompt_seconds > 0 ? n_prompt / r.prompt_seconds : 0.0, r.n_generated_tokens,
+               r.generate_seconds > 0 ? n_generated / r.generate_seconds : 0.0);
+  return 0;
 }

@@ -29,45 +29,37 @@ void print_help() {
 }  // namespace
 
 int run_synth(int argc, char** argv) {
-  try {
-    peak_synth_params sp = peak_synth_default_params();
-    std::string preset, type = sp.type, output, vocab;
-    ArgCursor args(argc, argv);
-    while (!args.done()) {
-      const char* a = args.next();
-      if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
-        print_help();
-        return 0;
-      } else if (!std::strcmp(a, "--preset")) {
-        preset = args.value(a);
-      } else if (!std::strcmp(a, "--type")) {
-        type = args.value(a);
-      } else if (!std::strcmp(a, "-o") || !std::strcmp(a, "--output")) {
-        output = args.value(a);
-      } else if (!std::strcmp(a, "--vocab-from")) {
-        vocab = args.value(a);
-      } else if (!std::strcmp(a, "--seed")) {
-        sp.seed = static_cast<uint64_t>(args.integer(a, 0, std::numeric_limits<long long>::max()));
-      } else {
-        throw UsageError(std::string("unknown argument '") + a + "' (see peak synth --help)");
-      }
+  peak_synth_params sp = peak_synth_default_params();
+  std::string preset, type = sp.type, output, vocab;
+  ArgCursor args(argc, argv);
+  while (!args.done()) {
+    const char* a = args.next();
+    if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
+      print_help();
+      return 0;
+    } else if (!std::strcmp(a, "--preset")) {
+      preset = args.value(a);
+    } else if (!std::strcmp(a, "--type")) {
+      type = args.value(a);
+    } else if (!std::strcmp(a, "-o") || !std::strcmp(a, "--output")) {
+      output = args.value(a);
+    } else if (!std::strcmp(a, "--vocab-from")) {
+      vocab = args.value(a);
+    } else if (!std::strcmp(a, "--seed")) {
+      sp.seed = static_cast<uint64_t>(args.integer(a, 0, std::numeric_limits<long long>::max()));
+    } else {
+      throw UsageError(std::string("unknown argument '") + a + "' (see peak synth --help)");
     }
-    if (preset.empty()) throw UsageError(std::string("no --preset given (one of ") + peak_synth_presets() + ")");
-    if (output.empty()) throw UsageError("no output file given (-o FILE)");
-    ProgressBar bar{"writing"};
-    sp.preset = preset.c_str();
-    sp.type = type.c_str();
-    sp.vocab_from = vocab.empty() ? nullptr : vocab.c_str();
-    sp.progress = draw_progress;
-    sp.progress_user_data = &bar;
-    check_status(peak_synth(output.c_str(), &sp));
-    std::fprintf(stderr, "wrote %s (%s, %s)\n", output.c_str(), preset.c_str(), type.c_str());
-    return 0;
-  } catch (const UsageError& e) {
-    std::fprintf(stderr, "peak synth: %s\n", e.what());
-    return 2;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "peak synth: %s\n", e.what());
-    return 1;
   }
+  if (preset.empty()) throw UsageError(std::string("no --preset given (one of ") + peak_synth_presets() + ")");
+  if (output.empty()) throw UsageError("no output file given (-o FILE)");
+  ProgressBar bar{"writing"};
+  sp.preset = preset.c_str();
+  sp.type = type.c_str();
+  sp.vocab_from = vocab.empty() ? nullptr : vocab.c_str();
+  sp.progress = draw_progress;
+  sp.progress_user_data = &bar;
+  check_status(peak_synth(output.c_str(), &sp));
+  std::fprintf(stderr, "wrote %s (%s, %s)\n", output.c_str(), preset.c_str(), type.c_str());
+  return 0;
 }

@@ -7,16 +7,39 @@
  *  - Functions that can fail return a peak_status. On failure, peak_last_error()
  *    returns a readable message for the calling thread (thread-local; valid until
  *    the next failing call on that thread). No C++ exception ever crosses this API.
- *  - Parameter structs start with `struct_size`: fill them from the matching
- *    *_default_params() function, which sets it, then change what you need. A
- *    struct_size the library does not know is refused, so binaries built against
- *    other versions of this header fail cleanly instead of misreading memory.
+ *  - Parameter structs are named peak_<thing>_params and start with `struct_size`:
+ *    fill them from peak_<thing>_default_params(), which sets it, then change what
+ *    you need. A struct_size the library does not know is refused, so binaries
+ *    built against other versions of this header fail cleanly instead of
+ *    misreading memory.
  *  - Thread safety: functions on different handles may run concurrently.
  *    peak_gguf and peak_model handles are immutable once opened: any number of
  *    threads may use them at once, and one model may be shared by many contexts.
- *    A peak_context or peak_sampler is used by one thread at a time.
+ *    A peak_context, peak_sampler or peak_session is used by one thread at a time.
  *  - Sizes and counts are checked: a buffer too small for a result gives
- *    PEAK_ERR_BUFFER_TOO_SMALL with the needed size in the length output.
+ *    PEAK_ERR_BUFFER_TOO_SMALL with the result's count or length in the output
+ *    that reports it (text needs one byte more, see Strings).
+ *  - Strings: every string the library returns is NUL-terminated. Text written
+ *    into a caller's buffer (buf, capacity, *length) is followed by a NUL, and
+ *    *length is the text's length without it, on success and on
+ *    PEAK_ERR_BUFFER_TOO_SMALL alike: the buffer needs *length + 1 bytes, as with
+ *    snprintf. A buffer too small is left untouched; buf may be NULL when capacity
+ *    is 0, to ask for the length. Text may hold NUL bytes of its own (byte
+ *    tokens, GGUF strings), so where a length comes with it, use the length.
+ *  - Integers: counts, lengths, indices and sizes of things in memory are size_t
+ *    (a thread count of 0 means automatic). Token ids are int32_t (-1: none), and
+ *    so are positions and position deltas; hence no count of tokens or cells may
+ *    exceed INT32_MAX. File offsets and byte sizes of a file's contents are
+ *    uint64_t. Fields that mirror a GGUF field keep the file's type (version,
+ *    alignment, n_dims, int64_t ne[4]).
+ *  - Versions: PEAK_VERSION_MAJOR/MINOR/PATCH are this header's version and
+ *    peak_version() the library's. While MAJOR is 0, every minor release may
+ *    change the API and the ABI (the shared library's soname is
+ *    libpeak.so.0.MINOR); a patch release changes neither.
+ *  - Deprecation: a renamed function or type keeps its old spelling for one minor
+ *    release, declared at the end of this header with a compiler warning that
+ *    names the replacement, then it is removed. Define PEAK_NO_DEPRECATED before
+ *    including this header to hide the old spellings.
  */
 #ifndef PEAK_PEAK_H
 #define PEAK_PEAK_H
@@ -36,6 +59,21 @@
 #  define PEAK_API
 #endif
 
+/* Marks an old spelling; `message` names the replacement. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define PEAK_DEPRECATED(message) __attribute__((deprecated(message)))
+#elif defined(_MSC_VER)
+#  define PEAK_DEPRECATED(message) __declspec(deprecated(message))
+#else
+#  define PEAK_DEPRECATED(message)
+#endif
+
+/* The version of this header; the build reads it from here. */
+#define PEAK_VERSION_MAJOR 0
+#define PEAK_VERSION_MINOR 2
+#define PEAK_VERSION_PATCH 0
+#define PEAK_VERSION_STRING "0.2.0"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -51,7 +89,7 @@ typedef enum peak_status {
   PEAK_ERR_TYPE_MISMATCH = 5,    /* a metadata value has another type than asked for */
   PEAK_ERR_NOT_FOUND = 6,        /* a key or tensor name does not exist */
   PEAK_ERR_OUT_OF_MEMORY = 7,
-  PEAK_ERR_BUFFER_TOO_SMALL = 8, /* the needed size is in the length/count output */
+  PEAK_ERR_BUFFER_TOO_SMALL = 8, /* the result's count or length is in the output (text: plus its NUL) */
   PEAK_ERR_CONTEXT_FULL = 9,     /* the tokens do not fit in the context's KV cache */
   PEAK_ERR_CANCELLED = 10,       /* a progress callback cancelled the operation */
   PEAK_ERR_INTERNAL = 99
@@ -61,22 +99,40 @@ typedef enum peak_status {
 PEAK_API const char* peak_last_error(void);
 /* Name of a status code, e.g. "PEAK_ERR_FORMAT". */
 PEAK_API const char* peak_status_name(peak_status status);
-/* Library version as "MAJOR.MINOR.PATCH". */
+/* The library's version as "MAJOR.MINOR.PATCH" (PEAK_VERSION_STRING of the
+   header it was built with). */
 PEAK_API const char* peak_version(void);
 
 /* ---- system ------------------------------------------------------------------- */
 
-/* What peak found on this CPU and which kernel path each tensor type uses, one
-   line per item (e.g. "cpu: x86-64 avx2 fma f16c avx512f ... avx512vnni" then
-   "Q4_0: avx512vnni"). PEAK_ISA=scalar|avx2|avx512|neon|dotprod|i8mm in the
-   environment forces a lower path. Valid for the program's lifetime. */
+/* The kernel paths this CPU can run and the one each tensor type uses, one line
+   per item: "cpu paths: scalar avx2 avxvnni avx512", "best path: avx512",
+   "active path: avx512 ...", then "Q4_0: avx512" and so on.
+   PEAK_ISA=scalar|avx2|avxvnni|avx512|neon|dotprod|i8mm in the environment forces
+   a lower path. Valid for the program's lifetime. */
 PEAK_API const char* peak_system_info(void);
 
 /* ---- tensor types ----------------------------------------------------------- */
 
-/* Name of a ggml tensor type id as GGUF files store it ("F32", "Q4_K", ...);
-   "unknown" for ids that were never assigned. */
-PEAK_API const char* peak_type_name(uint32_t type);
+/* Tensor element types, numbered as ggml numbers them in GGUF files. The ids
+   ggml retired (4, 5, 31..33, 36..38) have no name here: files using them are
+   refused. */
+typedef enum peak_type {
+  PEAK_TYPE_F32 = 0, PEAK_TYPE_F16 = 1, PEAK_TYPE_Q4_0 = 2, PEAK_TYPE_Q4_1 = 3,
+  PEAK_TYPE_Q5_0 = 6, PEAK_TYPE_Q5_1 = 7, PEAK_TYPE_Q8_0 = 8, PEAK_TYPE_Q8_1 = 9,
+  PEAK_TYPE_Q2_K = 10, PEAK_TYPE_Q3_K = 11, PEAK_TYPE_Q4_K = 12, PEAK_TYPE_Q5_K = 13,
+  PEAK_TYPE_Q6_K = 14, PEAK_TYPE_Q8_K = 15,
+  PEAK_TYPE_IQ2_XXS = 16, PEAK_TYPE_IQ2_XS = 17, PEAK_TYPE_IQ3_XXS = 18, PEAK_TYPE_IQ1_S = 19,
+  PEAK_TYPE_IQ4_NL = 20, PEAK_TYPE_IQ3_S = 21, PEAK_TYPE_IQ2_S = 22, PEAK_TYPE_IQ4_XS = 23,
+  PEAK_TYPE_I8 = 24, PEAK_TYPE_I16 = 25, PEAK_TYPE_I32 = 26, PEAK_TYPE_I64 = 27, PEAK_TYPE_F64 = 28,
+  PEAK_TYPE_IQ1_M = 29, PEAK_TYPE_BF16 = 30,
+  PEAK_TYPE_TQ1_0 = 34, PEAK_TYPE_TQ2_0 = 35,
+  PEAK_TYPE_MXFP4 = 39
+} peak_type;
+
+/* Name of a tensor type as ggml spells it ("F32", "Q4_K", ...); a retired id
+   gives its historic name ("Q4_2"), an id never assigned "unknown". */
+PEAK_API const char* peak_type_name(peak_type type);
 
 /* ---- GGUF files: read-only inspection of metadata and tensors ----------------- */
 
@@ -90,17 +146,20 @@ typedef enum peak_gguf_type {
   PEAK_GGUF_FLOAT64 = 12
 } peak_gguf_type;
 
-typedef struct peak_gguf_open_params {
-  size_t struct_size; /* sizeof(peak_gguf_open_params), set by the default function */
+typedef struct peak_gguf_params {
+  size_t struct_size; /* sizeof(peak_gguf_params), set by the default function */
   int use_mmap;       /* 1: map the file (default); 0: read it into memory */
-} peak_gguf_open_params;
+} peak_gguf_params;
 
-PEAK_API peak_gguf_open_params peak_gguf_default_open_params(void);
+PEAK_API peak_gguf_params peak_gguf_default_params(void);
 
 /* Opens and fully validates a GGUF file. `params` may be NULL for the defaults.
    On failure *out is set to NULL and the message names the problem, the key or
-   tensor and the byte offset. */
-PEAK_API peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params, peak_gguf** out);
+   tensor and the byte offset. The handle keeps a NUL-terminated copy of every
+   string value, made here: one byte more than the string itself each (3.2 MB
+   for the 151,936 tokens and 151,387 merges of Qwen3's vocabulary, 2.9 MB of
+   text in a 5.9 MB file). */
+PEAK_API peak_status peak_gguf_open(const char* path, const peak_gguf_params* params, peak_gguf** out);
 PEAK_API void peak_gguf_free(peak_gguf* gguf);
 
 PEAK_API uint32_t peak_gguf_version(const peak_gguf* gguf);
@@ -108,51 +167,54 @@ PEAK_API uint32_t peak_gguf_alignment(const peak_gguf* gguf);
 PEAK_API uint64_t peak_gguf_data_offset(const peak_gguf* gguf);
 PEAK_API uint64_t peak_gguf_file_size(const peak_gguf* gguf);
 
-/* Metadata, by index 0..n_kv-1. Keys are NUL-terminated. String values are
-   returned as pointer + length (not NUL-terminated; they may contain any bytes).
-   Returned pointers stay valid until peak_gguf_free. Getters check the stored
-   type: asking for a uint32 stored as a string gives PEAK_ERR_TYPE_MISMATCH. */
-PEAK_API int64_t peak_gguf_n_kv(const peak_gguf* gguf);
-PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, int64_t index);
-/* Index of `key`, or -1 when absent (O(1)). */
-PEAK_API int64_t peak_gguf_find_key(const peak_gguf* gguf, const char* key);
-PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, int64_t index);
+/* Metadata, by index 0..n_kv-1. Keys are NUL-terminated. String values come as
+   pointer + length and are NUL-terminated at data[length]; they may hold any
+   bytes, NUL included. Returned pointers stay valid until peak_gguf_free.
+   Getters check the stored type: asking for a uint32 stored as a string gives
+   PEAK_ERR_TYPE_MISMATCH. */
+PEAK_API size_t peak_gguf_n_kv(const peak_gguf* gguf);
+PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, size_t index);
+/* The index of `key` in *index (O(1)); PEAK_ERR_NOT_FOUND, naming the key, when
+   the file has no such key. *index is only written on success. */
+PEAK_API peak_status peak_gguf_lookup_key(const peak_gguf* gguf, const char* key, size_t* index);
+PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, size_t index);
 PEAK_API const char* peak_gguf_type_name(peak_gguf_type type);
 
 /* Any integer type, range-checked (uint refuses negatives). */
-PEAK_API peak_status peak_gguf_get_uint(const peak_gguf* gguf, int64_t index, uint64_t* out);
-PEAK_API peak_status peak_gguf_get_int(const peak_gguf* gguf, int64_t index, int64_t* out);
+PEAK_API peak_status peak_gguf_get_uint(const peak_gguf* gguf, size_t index, uint64_t* out);
+PEAK_API peak_status peak_gguf_get_int(const peak_gguf* gguf, size_t index, int64_t* out);
 /* float32 or float64. */
-PEAK_API peak_status peak_gguf_get_float(const peak_gguf* gguf, int64_t index, double* out);
-PEAK_API peak_status peak_gguf_get_bool(const peak_gguf* gguf, int64_t index, int* out);
-PEAK_API peak_status peak_gguf_get_string(const peak_gguf* gguf, int64_t index, const char** data, size_t* length);
+PEAK_API peak_status peak_gguf_get_float(const peak_gguf* gguf, size_t index, double* out);
+PEAK_API peak_status peak_gguf_get_bool(const peak_gguf* gguf, size_t index, int* out);
+PEAK_API peak_status peak_gguf_get_string(const peak_gguf* gguf, size_t index, const char** data, size_t* length);
 
 /* Arrays: element type and count, then elements by position. Nested arrays
    report PEAK_GGUF_ARRAY as their element type; their elements are not
    reachable through this API. */
-PEAK_API peak_status peak_gguf_get_array_info(const peak_gguf* gguf, int64_t index, peak_gguf_type* elem_type,
-                                              uint64_t* count);
-PEAK_API peak_status peak_gguf_get_array_uint(const peak_gguf* gguf, int64_t index, uint64_t i, uint64_t* out);
-PEAK_API peak_status peak_gguf_get_array_int(const peak_gguf* gguf, int64_t index, uint64_t i, int64_t* out);
-PEAK_API peak_status peak_gguf_get_array_float(const peak_gguf* gguf, int64_t index, uint64_t i, double* out);
-PEAK_API peak_status peak_gguf_get_array_bool(const peak_gguf* gguf, int64_t index, uint64_t i, int* out);
-PEAK_API peak_status peak_gguf_get_array_string(const peak_gguf* gguf, int64_t index, uint64_t i,
-                                                const char** data, size_t* length);
+PEAK_API peak_status peak_gguf_get_array_info(const peak_gguf* gguf, size_t index, peak_gguf_type* elem_type,
+                                              size_t* count);
+PEAK_API peak_status peak_gguf_get_array_uint(const peak_gguf* gguf, size_t index, size_t i, uint64_t* out);
+PEAK_API peak_status peak_gguf_get_array_int(const peak_gguf* gguf, size_t index, size_t i, int64_t* out);
+PEAK_API peak_status peak_gguf_get_array_float(const peak_gguf* gguf, size_t index, size_t i, double* out);
+PEAK_API peak_status peak_gguf_get_array_bool(const peak_gguf* gguf, size_t index, size_t i, int* out);
+PEAK_API peak_status peak_gguf_get_array_string(const peak_gguf* gguf, size_t index, size_t i, const char** data,
+                                                size_t* length);
 
 /* Tensors, by index 0..n_tensors-1. */
 typedef struct peak_gguf_tensor_info {
   const char* name;   /* NUL-terminated, valid until peak_gguf_free */
-  uint32_t type;      /* ggml type id; see peak_type_name */
+  peak_type type;
   uint32_t n_dims;    /* 1..4 */
   int64_t ne[4];      /* elements per dimension, ne[0] is the row; unused dims are 1 */
   uint64_t offset;    /* byte offset from the start of the data section */
   uint64_t n_bytes;
 } peak_gguf_tensor_info;
 
-PEAK_API int64_t peak_gguf_n_tensors(const peak_gguf* gguf);
-PEAK_API peak_status peak_gguf_get_tensor(const peak_gguf* gguf, int64_t index, peak_gguf_tensor_info* out);
-/* Index of a tensor by name, or -1 when absent. */
-PEAK_API int64_t peak_gguf_find_tensor(const peak_gguf* gguf, const char* name);
+PEAK_API size_t peak_gguf_n_tensors(const peak_gguf* gguf);
+PEAK_API peak_status peak_gguf_get_tensor(const peak_gguf* gguf, size_t index, peak_gguf_tensor_info* out);
+/* The index of the tensor called `name` in *index; PEAK_ERR_NOT_FOUND, naming it,
+   when the file has none. *index is only written on success. */
+PEAK_API peak_status peak_gguf_lookup_tensor(const peak_gguf* gguf, const char* name, size_t* index);
 
 /* ---- models ------------------------------------------------------------------- */
 
@@ -181,6 +243,8 @@ PEAK_API peak_status peak_model_load(const char* path, const peak_model_params* 
 /* Frees a model. Every context created from it must be freed first. */
 PEAK_API void peak_model_free(peak_model* model);
 
+/* n_params and the byte counts measure the file's tensor data, so they are
+   uint64_t like the file's sizes. */
 typedef struct peak_model_info {
   size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
   const char* architecture;    /* "llama", "qwen2", "qwen3" */
@@ -189,14 +253,14 @@ typedef struct peak_model_info {
   const char* chat_template_warning; /* "" when recognised; else why ChatML is used */
   uint64_t n_params;
   uint64_t weight_bytes;
-  int32_t n_vocab;
-  int32_t n_ctx_train;         /* context length the model was trained with */
-  int32_t n_embd;
-  int32_t n_layer;
-  int32_t n_head;
-  int32_t n_head_kv;
-  int32_t head_dim;
-  int32_t n_ff;
+  size_t n_vocab;
+  size_t n_ctx_train;          /* context length the model was trained with */
+  size_t n_embd;
+  size_t n_layer;
+  size_t n_head;
+  size_t n_head_kv;
+  size_t head_dim;
+  size_t n_ff;
   int32_t bos_token;           /* -1 when the model has none */
   int32_t eos_token;
   /* Weight bytes one decoded token reads: every tensor, less the token embedding
@@ -215,11 +279,12 @@ PEAK_API peak_status peak_model_get_info(const peak_model* model, peak_model_inf
    *n_tokens holds the count needed. */
 PEAK_API peak_status peak_tokenize(const peak_model* model, const char* text, size_t length, int add_special,
                                    int parse_special, int32_t* tokens, size_t capacity, size_t* n_tokens);
-/* The bytes of one token (possibly part of a UTF-8 character). Control tokens give
-   no bytes unless render_special. Not NUL-terminated. */
+/* The bytes of one token (possibly part of a UTF-8 character), then a NUL. Control
+   tokens give no bytes unless render_special. */
 PEAK_API peak_status peak_token_to_piece(const peak_model* model, int32_t token, int render_special, char* buf,
                                          size_t capacity, size_t* length);
-/* The text of a token sequence; remove_special drops the BOS/EOS tokenize added. */
+/* The text of a token sequence, then a NUL; remove_special drops the BOS/EOS
+   tokenize added. */
 PEAK_API peak_status peak_detokenize(const peak_model* model, const int32_t* tokens, size_t n_tokens,
                                      int remove_special, int render_special, char* buf, size_t capacity,
                                      size_t* length);
@@ -230,20 +295,14 @@ PEAK_API int peak_token_is_eog(const peak_model* model, int32_t token);
 
 typedef struct peak_context peak_context;
 
-/* Tensor type ids (ggml numbering) usable for the KV cache. */
-#define PEAK_TYPE_F32 0u
-#define PEAK_TYPE_F16 1u
-#define PEAK_TYPE_Q4_0 2u
-#define PEAK_TYPE_Q8_0 8u
-
 typedef struct peak_context_params {
   size_t struct_size;
-  uint32_t n_ctx;      /* KV cache cells, at least 1 (default 4096) */
-  uint32_t n_batch;    /* tokens per forward pass when prefilling (default 512) */
-  int32_t n_threads;   /* 0: one per hardware thread */
-  uint32_t type_k;     /* PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
-  uint32_t type_v;
-  int logits_all;      /* 1: allow peak_eval_all_logits (reserves n_batch x n_vocab floats) */
+  size_t n_ctx;        /* KV cache cells, 1..INT32_MAX (default 4096) */
+  size_t n_batch;      /* tokens per forward pass when prefilling (default 512) */
+  size_t n_threads;    /* 0 (default): one per hardware thread */
+  peak_type type_k;    /* KV cache types: PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
+  peak_type type_v;
+  int logits_all;      /* 1: allow peak_context_eval_all_logits (reserves n_batch x n_vocab floats) */
 } peak_context_params;
 
 PEAK_API peak_context_params peak_context_default_params(void);
@@ -254,28 +313,30 @@ PEAK_API peak_status peak_context_create(const peak_model* model, const peak_con
                                          peak_context** out);
 PEAK_API void peak_context_free(peak_context* ctx);
 
-PEAK_API uint32_t peak_context_n_ctx(const peak_context* ctx);
+PEAK_API size_t peak_context_n_ctx(const peak_context* ctx);
 /* Tokens in the KV cache. */
-PEAK_API uint32_t peak_context_n_used(const peak_context* ctx);
-PEAK_API peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads);
+PEAK_API size_t peak_context_n_used(const peak_context* ctx);
+/* Threads for the next evaluations (0: one per hardware thread), at most as many
+   as the context was created with. */
+PEAK_API peak_status peak_context_set_threads(peak_context* ctx, size_t n_threads);
 
 /* Appends tokens to the context's sequence and runs the model over them; then
-   peak_get_logits returns the last token's logits. PEAK_ERR_CONTEXT_FULL when they
-   do not fit (nothing is evaluated then). */
-PEAK_API peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
-/* Like peak_eval, also writing every token's logits (n_tokens x n_vocab floats) to
-   `logits`; needs a context created with logits_all. */
-PEAK_API peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens,
-                                          float* logits);
+   peak_context_get_logits returns the last token's logits. PEAK_ERR_CONTEXT_FULL
+   when they do not fit (nothing is evaluated then). */
+PEAK_API peak_status peak_context_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
+/* Like peak_context_eval, also writing every token's logits (n_tokens x n_vocab
+   floats) to `logits`; needs a context created with logits_all. */
+PEAK_API peak_status peak_context_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens,
+                                                  float* logits);
 /* The last evaluated token's logits (n_vocab floats), valid until the next eval. */
-PEAK_API const float* peak_get_logits(const peak_context* ctx);
+PEAK_API const float* peak_context_get_logits(const peak_context* ctx);
 
 /* KV cache editing: forget everything; remove cells [first, first+n) (later cells
    move down, keeping their positions); move cells [first, first+n) by `delta`
    positions, re-rotating their keys. */
-PEAK_API peak_status peak_kv_clear(peak_context* ctx);
-PEAK_API peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
-PEAK_API peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
+PEAK_API peak_status peak_context_kv_clear(peak_context* ctx);
+PEAK_API peak_status peak_context_kv_remove(peak_context* ctx, size_t first, size_t n);
+PEAK_API peak_status peak_context_kv_shift(peak_context* ctx, size_t first, size_t n, int32_t delta);
 
 /* ---- sampling ------------------------------------------------------------------- */
 
@@ -287,10 +348,10 @@ typedef struct peak_sampler peak_sampler;
 typedef struct peak_sampler_params {
   size_t struct_size;
   float temperature;        /* >= 0; 0 = greedy. Default 0.8 */
-  int32_t top_k;            /* 0 = off. Default 40 */
+  size_t top_k;             /* 0 = off. Default 40 */
   float top_p;              /* (0, 1]; 1 = off. Default 0.95 */
   float min_p;              /* [0, 1]; 0 = off. Default 0.05 */
-  int32_t penalty_last_n;   /* tokens the penalties look back over. Default 64 */
+  size_t penalty_last_n;    /* tokens the penalties look back over. Default 64 */
   float repeat_penalty;     /* 1 = off (default) */
   float frequency_penalty;  /* 0 = off (default) */
   float presence_penalty;   /* 0 = off (default) */
@@ -310,8 +371,8 @@ PEAK_API void peak_sampler_reset(peak_sampler* sampler);
 
 /* ---- generation ----------------------------------------------------------------- */
 
-/* Receives generated text: `length` bytes of whole UTF-8 characters (not
-   NUL-terminated). Return 0 to stop generating. */
+/* Receives generated text: `length` bytes of whole UTF-8 characters, with a NUL
+   at text[length]; valid during the call. Return 0 to stop generating. */
 typedef int (*peak_text_fn)(const char* text, size_t length, void* user_data);
 
 typedef enum peak_stop_reason {
@@ -324,7 +385,7 @@ typedef enum peak_stop_reason {
 
 typedef struct peak_generate_params {
   size_t struct_size;
-  int32_t max_tokens;         /* < 0: no limit. Default 256 */
+  size_t max_tokens;          /* SIZE_MAX (or anything above INT32_MAX): no limit. Default 256 */
   int add_special;            /* tokenize the prompt with BOS/EOS as the model asks. Default 1 */
   int parse_special;          /* recognise control tokens in the prompt. Default 1 */
   peak_text_fn on_text;       /* may be NULL */
@@ -335,8 +396,8 @@ typedef struct peak_generate_params {
 
 typedef struct peak_generate_result {
   size_t struct_size;         /* set to sizeof(peak_generate_result) before the call */
-  int32_t n_prompt_tokens;
-  int32_t n_generated_tokens;
+  size_t n_prompt_tokens;
+  size_t n_generated_tokens;
   peak_stop_reason stop_reason;
   double prompt_seconds;
   double generate_seconds;
@@ -357,7 +418,7 @@ PEAK_API peak_status peak_context_set_profiling(peak_context* ctx, int enabled);
 
 typedef struct peak_op_profile {
   const char* op;      /* "mul_mat", "attention", "rms_norm", ... (static strings) */
-  uint64_t calls;      /* graph nodes of this op run since the last reset */
+  size_t calls;        /* graph nodes of this op run since the last reset */
   double seconds;      /* wall time spent in them */
 } peak_op_profile;
 
@@ -378,7 +439,7 @@ typedef struct peak_quantize_params {
   size_t struct_size;
   const char* type;           /* see above; default "Q4_K_M" */
   int pure;                   /* 1: every matrix in the base type (then any type name works) */
-  int32_t n_threads;          /* 0: one per hardware thread */
+  size_t n_threads;           /* 0: one per hardware thread */
   peak_progress_fn progress;  /* may be NULL; return 0 to cancel */
   void* progress_user_data;
 } peak_quantize_params;
@@ -431,19 +492,19 @@ typedef struct peak_session_params {
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */
   const char* chat_template;       /* NULL: the model's; a name ("chatml" ...); or "raw" (no template) */
-  uint32_t recent_max;             /* default 4096 */
-  uint32_t summary_max;            /* default 256 */
-  uint32_t trigger_discard;        /* default 2048 */
-  uint32_t headroom;               /* overflow room for the answer, its length limit; default 512 */
-  uint32_t type_k, type_v;         /* main KV cache; default PEAK_TYPE_Q8_0 (F16 when the head size is not a multiple of 32) */
-  uint32_t summary_type_kv;        /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
-  uint32_t summary_n_ctx;          /* summary context size; default 2048 */
-  uint32_t summary_max_new_tokens; /* summary generation length; default 256 */
+  size_t recent_max;               /* default 4096 */
+  size_t summary_max;              /* default 256 */
+  size_t trigger_discard;          /* default 2048 */
+  size_t headroom;                 /* overflow room for the answer, its length limit; default 512 */
+  peak_type type_k, type_v;        /* main KV cache; default PEAK_TYPE_Q8_0 (F16 when the head size is not a multiple of 32) */
+  peak_type summary_type_kv;       /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
+  size_t summary_n_ctx;            /* summary context size; default 2048 */
+  size_t summary_max_new_tokens;   /* summary generation length; default 256 */
   peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_SHIFT */
   int wait_for_summary;            /* 1: a turn arriving during a summary waits; 0 (default): uses the old one */
   int background_summary;          /* 1 (default): summarize on a worker thread; 0: before the turn returns */
-  int32_t n_threads;               /* 0: one per hardware thread */
-  uint32_t n_batch;                /* default 512 */
+  size_t n_threads;                /* 0: one per hardware thread */
+  size_t n_batch;                  /* default 512 */
   peak_sampler_params sampler;     /* the answers' sampling */
 } peak_session_params;
 
@@ -466,22 +527,22 @@ PEAK_API peak_status peak_session_wait_summary(peak_session* session);
 
 typedef struct peak_session_stats {
   size_t struct_size;              /* set to sizeof(peak_session_stats) before the call */
-  uint32_t n_ctx;
-  uint32_t prefix_tokens, summary_tokens, recent_tokens, recent_messages;
-  uint64_t dropped_since_summary;  /* dropped tokens not yet in a summary or a running job */
-  uint64_t dropped_total;
-  uint64_t summaries;              /* summaries put in place */
+  size_t n_ctx;
+  size_t prefix_tokens, summary_tokens, recent_tokens, recent_messages;
+  size_t dropped_since_summary;    /* dropped tokens not yet in a summary or a running job */
+  size_t dropped_total;
+  size_t summaries;                /* summaries put in place */
   int summary_running;
   double summary_seconds;          /* total time writing summaries (in the summary context) */
   double rebuild_seconds;          /* total time putting them in place */
   double last_rebuild_seconds;
   double window_shift_seconds;     /* total time moving Recent after drops */
-  uint64_t turns;
-  uint64_t kv_bytes;               /* main + summary KV caches */
+  size_t turns;
+  size_t kv_bytes;                 /* main + summary KV caches */
 } peak_session_stats;
 
 PEAK_API peak_status peak_session_get_stats(const peak_session* session, peak_session_stats* stats);
-/* The current summary text (not NUL-terminated). */
+/* The current summary text, then a NUL. */
 PEAK_API peak_status peak_session_get_summary(const peak_session* session, char* buf, size_t capacity,
                                               size_t* length);
 /* Saves settings, segments and messages (and the KV cache when include_kv) to a
@@ -503,11 +564,34 @@ typedef struct peak_chat_message {
    `template_name` is not NULL, the named one ("chatml", "llama2", "llama3",
    "mistral-v1", "mistral-v3", "mistral-v7", "gemma", "phi3", "zephyr", ...).
    `model` may be NULL when a name is given. add_generation_prompt appends the
-   header that opens the assistant's turn. */
+   header that opens the assistant's turn. The prompt is written with a NUL after it. */
 PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const char* template_name,
                                               const peak_chat_message* messages, size_t n_messages,
                                               int add_generation_prompt, char* buf, size_t capacity,
                                               size_t* length);
+
+/* ---- deprecated, removed in 0.3 --------------------------------------------------- */
+
+/* The 0.1 spellings. Each behaves exactly as it did: peak_gguf_find_key and
+   peak_gguf_find_tensor return the index, or -1 when absent or given NULL. */
+#ifndef PEAK_NO_DEPRECATED
+typedef PEAK_DEPRECATED("use peak_gguf_params") peak_gguf_params peak_gguf_open_params;
+PEAK_DEPRECATED("use peak_gguf_default_params") PEAK_API peak_gguf_params peak_gguf_default_open_params(void);
+PEAK_DEPRECATED("use peak_gguf_lookup_key")
+PEAK_API int64_t peak_gguf_find_key(const peak_gguf* gguf, const char* key);
+PEAK_DEPRECATED("use peak_gguf_lookup_tensor")
+PEAK_API int64_t peak_gguf_find_tensor(const peak_gguf* gguf, const char* name);
+PEAK_DEPRECATED("use peak_context_eval")
+PEAK_API peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
+PEAK_DEPRECATED("use peak_context_eval_all_logits")
+PEAK_API peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits);
+PEAK_DEPRECATED("use peak_context_get_logits") PEAK_API const float* peak_get_logits(const peak_context* ctx);
+PEAK_DEPRECATED("use peak_context_kv_clear") PEAK_API peak_status peak_kv_clear(peak_context* ctx);
+PEAK_DEPRECATED("use peak_context_kv_remove")
+PEAK_API peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
+PEAK_DEPRECATED("use peak_context_kv_shift")
+PEAK_API peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
+#endif /* PEAK_NO_DEPRECATED */
 
 #ifdef __cplusplus
 }

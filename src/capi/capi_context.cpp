@@ -8,9 +8,10 @@
 
 namespace {
 
+using peak::capi::at_most;
 using peak::capi::fail;
 using peak::capi::guarded;
-
+using peak::capi::kMaxTokenCount;
 
 }  // namespace
 
@@ -42,11 +43,14 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
                                                std::to_string(model->model->hparams().n_ctx_train) + ")");
   }
   if (p.n_batch == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "n_batch must be at least 1");
+  if (!at_most(p.n_ctx, kMaxTokenCount, "n_ctx") || !at_most(p.n_batch, kMaxTokenCount, "n_batch")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
   return guarded([&] {
     peak::runtime::ContextParams cp;
-    cp.n_ctx = p.n_ctx;
-    cp.n_batch = p.n_batch;
-    cp.n_threads = p.n_threads;
+    cp.n_ctx = static_cast<int64_t>(p.n_ctx);
+    cp.n_batch = static_cast<int64_t>(p.n_batch);
+    cp.n_threads = peak::capi::thread_count(p.n_threads);
     cp.type_k = static_cast<peak::GgmlType>(p.type_k);
     cp.type_v = static_cast<peak::GgmlType>(p.type_v);
     cp.logits_all = p.logits_all != 0;
@@ -60,29 +64,29 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
 
 void peak_context_free(peak_context* ctx) { delete ctx; }
 
-uint32_t peak_context_n_ctx(const peak_context* ctx) {
-  return ctx ? static_cast<uint32_t>(ctx->context->n_ctx()) : 0;
+size_t peak_context_n_ctx(const peak_context* ctx) {
+  return ctx ? static_cast<size_t>(ctx->context->n_ctx()) : 0;
 }
 
-uint32_t peak_context_n_used(const peak_context* ctx) {
-  return ctx ? static_cast<uint32_t>(ctx->context->kv().used()) : 0;
+size_t peak_context_n_used(const peak_context* ctx) {
+  return ctx ? static_cast<size_t>(ctx->context->kv().used()) : 0;
 }
 
-peak_status peak_context_set_threads(peak_context* ctx, int32_t n_threads) {
+peak_status peak_context_set_threads(peak_context* ctx, size_t n_threads) {
   PEAK_CHECK_ARG(ctx, "peak_context_set_threads: ctx");
   return guarded([&] {
-    ctx->context->set_threads(n_threads);
+    ctx->context->set_threads(peak::capi::thread_count(n_threads));
     return PEAK_OK;
   });
 }
 
-peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens) {
-  return peak_eval_all_logits(ctx, tokens, n_tokens, nullptr);
+peak_status peak_context_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens) {
+  return peak_context_eval_all_logits(ctx, tokens, n_tokens, nullptr);
 }
 
-peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits) {
-  PEAK_CHECK_ARG(ctx, "peak_eval: ctx");
-  if (!tokens && n_tokens > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_eval: tokens is NULL");
+peak_status peak_context_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits) {
+  PEAK_CHECK_ARG(ctx, "peak_context_eval: ctx");
+  if (!tokens && n_tokens > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_context_eval: tokens is NULL");
   if (n_tokens > static_cast<size_t>(ctx->context->n_ctx())) {
     return fail(PEAK_ERR_CONTEXT_FULL, std::to_string(n_tokens) + " tokens cannot fit in a context of " +
                                            std::to_string(ctx->context->n_ctx()));
@@ -93,26 +97,28 @@ peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_
   });
 }
 
-const float* peak_get_logits(const peak_context* ctx) { return ctx ? ctx->context->logits() : nullptr; }
+const float* peak_context_get_logits(const peak_context* ctx) { return ctx ? ctx->context->logits() : nullptr; }
 
-peak_status peak_kv_clear(peak_context* ctx) {
-  PEAK_CHECK_ARG(ctx, "peak_kv_clear: ctx");
+peak_status peak_context_kv_clear(peak_context* ctx) {
+  PEAK_CHECK_ARG(ctx, "peak_context_kv_clear: ctx");
   ctx->context->kv().clear();
   return PEAK_OK;
 }
 
-peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n) {
-  PEAK_CHECK_ARG(ctx, "peak_kv_remove: ctx");
+peak_status peak_context_kv_remove(peak_context* ctx, size_t first, size_t n) {
+  PEAK_CHECK_ARG(ctx, "peak_context_kv_remove: ctx");
+  if (!at_most(first, kMaxTokenCount, "first") || !at_most(n, kMaxTokenCount, "n")) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
-    ctx->context->kv().remove(first, n);
+    ctx->context->kv().remove(static_cast<int64_t>(first), static_cast<int64_t>(n));
     return PEAK_OK;
   });
 }
 
-peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta) {
-  PEAK_CHECK_ARG(ctx, "peak_kv_shift: ctx");
+peak_status peak_context_kv_shift(peak_context* ctx, size_t first, size_t n, int32_t delta) {
+  PEAK_CHECK_ARG(ctx, "peak_context_kv_shift: ctx");
+  if (!at_most(first, kMaxTokenCount, "first") || !at_most(n, kMaxTokenCount, "n")) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
-    ctx->context->shift_positions(first, n, delta);
+    ctx->context->shift_positions(static_cast<int64_t>(first), static_cast<int64_t>(n), delta);
     return PEAK_OK;
   });
 }
@@ -136,7 +142,8 @@ peak_status peak_context_get_profile(const peak_context* ctx, peak_op_profile* e
   std::vector<peak_op_profile> found;
   for (int op = 0; op < peak::core::kOpCount; ++op) {
     if (t.calls[op] == 0) continue;
-    found.push_back({peak::core::op_name(static_cast<peak::core::Op>(op)), t.calls[op], t.seconds[op]});
+    found.push_back(
+        {peak::core::op_name(static_cast<peak::core::Op>(op)), static_cast<size_t>(t.calls[op]), t.seconds[op]});
   }
   std::sort(found.begin(), found.end(),
             [](const peak_op_profile& a, const peak_op_profile& b) { return a.seconds > b.seconds; });

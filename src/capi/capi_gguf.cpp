@@ -1,17 +1,13 @@
 // peak_gguf_*: read-only inspection of GGUF files through the C API.
-#include <cstring>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capi/capi_guard.h"
-#include "gguf/gguf_reader.h"
-
-struct peak_gguf {
-  std::unique_ptr<peak::gguf::GgufFile> file;
-  std::vector<std::string> keys;          // NUL-terminated copies (file keys are not)
-  std::vector<std::string> tensor_names;  // likewise
-};
+#include "capi/capi_handles.h"
 
 namespace {
 
@@ -19,13 +15,56 @@ using peak::capi::fail;
 using peak::capi::guarded;
 using peak::gguf::ArrayView;
 using peak::gguf::Value;
+using peak::gguf::ValueType;
 
-bool valid_kv(const peak_gguf* g, int64_t index) {
+// In the file every string is its 8-byte length, then its bytes; in
+// peak_gguf::strings it is its bytes, then one NUL: 7 bytes less each.
+constexpr size_t kBytesSavedPerString = sizeof(uint64_t) - 1;
+
+// Calls visit(key index, text) for every string value, a string array's
+// elements in order.
+template <typename Visit>
+void for_each_string(const peak::gguf::GgufFile& f, Visit&& visit) {
+  for (size_t i = 0; i < f.n_kv(); ++i) {
+    const Value v = f.value(i);
+    if (v.type() == ValueType::String) visit(i, v.str());
+    if (v.type() != ValueType::Array || v.array().elem_type() != ValueType::String) continue;
+    const ArrayView a = v.array();
+    for (uint64_t k = 0; k < a.size(); ++k) visit(i, a.str(k));
+  }
+}
+
+// Lays every string value out in g.strings with a NUL after each, in file
+// order, in memory sized exactly.
+void copy_strings(peak_gguf& g) {
+  size_t total = 0;
+  for_each_string(*g.file, [&total](size_t, std::string_view text) { total += text.size() + 1; });
+  g.strings.reserve(total);
+  g.string_at.assign(g.file->n_kv(), 0);
+  size_t previous_key = SIZE_MAX;
+  for_each_string(*g.file, [&](size_t key, std::string_view text) {
+    if (key != previous_key) g.string_at[key] = g.strings.size();
+    previous_key = key;
+    g.strings.insert(g.strings.end(), text.begin(), text.end());
+    g.strings.push_back('\0');
+  });
+}
+
+// The copy of element k of the string array at metadata index `index`. The
+// file holds the elements back to back, so element k starts k * 7 bytes
+// earlier in the copy than in the file, counted from element 0: no table of
+// positions is needed.
+const char* array_string_copy(const peak_gguf& g, size_t index, const ArrayView& a, uint64_t k) {
+  const auto from_first = static_cast<size_t>(a.str(k).data() - a.str(0).data());
+  return g.strings.data() + g.string_at[index] + from_first - static_cast<size_t>(k) * kBytesSavedPerString;
+}
+
+bool valid_kv(const peak_gguf* g, size_t index) {
   if (!g) {
     fail(PEAK_ERR_INVALID_ARGUMENT, "peak_gguf handle is NULL");
     return false;
   }
-  if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_kv()) {
+  if (index >= g->file->n_kv()) {
     fail(PEAK_ERR_INVALID_ARGUMENT, "metadata index " + std::to_string(index) + " is out of range (file has " +
                                         std::to_string(g->file->n_kv()) + " keys)");
     return false;
@@ -35,18 +74,18 @@ bool valid_kv(const peak_gguf* g, int64_t index) {
 
 // Runs `read(value)` for a valid index and a non-null output.
 template <typename Out, typename Read>
-peak_status read_kv(const peak_gguf* g, int64_t index, Out* out, Read&& read) {
+peak_status read_kv(const peak_gguf* g, size_t index, Out* out, Read&& read) {
   if (!valid_kv(g, index)) return PEAK_ERR_INVALID_ARGUMENT;
   PEAK_CHECK_ARG(out, "output pointer");
   return guarded([&] {
-    *out = read(g->file->value(static_cast<size_t>(index)));
+    *out = read(g->file->value(index));
     return PEAK_OK;
   });
 }
 
 // Runs `read(array, i)` for a valid array element and a non-null output.
 template <typename Out, typename Read>
-peak_status read_element(const peak_gguf* g, int64_t index, uint64_t i, Out* out, Read&& read) {
+peak_status read_element(const peak_gguf* g, size_t index, size_t i, Out* out, Read&& read) {
   return read_kv(g, index, out, [&](const Value& v) {
     const ArrayView a = v.array();
     if (i >= a.size()) {
@@ -60,7 +99,6 @@ peak_status read_element(const peak_gguf* g, int64_t index, uint64_t i, Out* out
 uint64_t element_as_uint(const ArrayView& a, uint64_t i);
 
 int64_t element_as_int(const ArrayView& a, uint64_t i) {
-  using peak::gguf::ValueType;
   switch (a.elem_type()) {
     case ValueType::Int8: return a.at<int8_t>(i);
     case ValueType::Int16: return a.at<int16_t>(i);
@@ -76,7 +114,6 @@ int64_t element_as_int(const ArrayView& a, uint64_t i) {
 }
 
 uint64_t element_as_uint(const ArrayView& a, uint64_t i) {
-  using peak::gguf::ValueType;
   switch (a.elem_type()) {
     case ValueType::UInt8: return a.at<uint8_t>(i);
     case ValueType::UInt16: return a.at<uint16_t>(i);
@@ -97,19 +134,19 @@ uint64_t element_as_uint(const ArrayView& a, uint64_t i) {
 
 extern "C" {
 
-peak_gguf_open_params peak_gguf_default_open_params(void) {
-  peak_gguf_open_params p{};
-  p.struct_size = sizeof(peak_gguf_open_params);
+peak_gguf_params peak_gguf_default_params(void) {
+  peak_gguf_params p{};
+  p.struct_size = sizeof(peak_gguf_params);
   p.use_mmap = 1;
   return p;
 }
 
-peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params, peak_gguf** out) {
+peak_status peak_gguf_open(const char* path, const peak_gguf_params* params, peak_gguf** out) {
   PEAK_CHECK_ARG(out, "peak_gguf_open: out");
   *out = nullptr;
   PEAK_CHECK_ARG(path, "peak_gguf_open: path");
-  const peak_gguf_open_params p = params ? *params : peak_gguf_default_open_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_gguf_open_params), "peak_gguf_open_params")) {
+  const peak_gguf_params p = params ? *params : peak_gguf_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_gguf_params), "peak_gguf_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
@@ -121,6 +158,7 @@ peak_status peak_gguf_open(const char* path, const peak_gguf_open_params* params
     for (size_t i = 0; i < g->file->n_kv(); ++i) g->keys.emplace_back(g->file->key(i));
     g->tensor_names.reserve(g->file->n_tensors());
     for (size_t i = 0; i < g->file->n_tensors(); ++i) g->tensor_names.emplace_back(g->file->tensor(i).name);
+    copy_strings(*g);
     *out = g.release();
     return PEAK_OK;
   });
@@ -133,106 +171,107 @@ uint32_t peak_gguf_alignment(const peak_gguf* g) { return g ? g->file->alignment
 uint64_t peak_gguf_data_offset(const peak_gguf* g) { return g ? g->file->data_offset() : 0; }
 uint64_t peak_gguf_file_size(const peak_gguf* g) { return g ? g->file->size() : 0; }
 
-int64_t peak_gguf_n_kv(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_kv()) : 0; }
+size_t peak_gguf_n_kv(const peak_gguf* g) { return g ? g->file->n_kv() : 0; }
 
-const char* peak_gguf_key(const peak_gguf* g, int64_t index) {
-  return valid_kv(g, index) ? g->keys[static_cast<size_t>(index)].c_str() : nullptr;
+const char* peak_gguf_key(const peak_gguf* g, size_t index) {
+  return valid_kv(g, index) ? g->keys[index].c_str() : nullptr;
 }
 
-int64_t peak_gguf_find_key(const peak_gguf* g, const char* key) {
-  if (!g || !key) return -1;
-  const auto i = g->file->find_index(key);
-  return i ? static_cast<int64_t>(*i) : -1;
-}
-
-peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, int64_t index) {
-  if (!valid_kv(g, index)) return PEAK_GGUF_UINT8;
-  return static_cast<peak_gguf_type>(g->file->value(static_cast<size_t>(index)).type());
-}
-
-const char* peak_gguf_type_name(peak_gguf_type type) {
-  // Read the caller's int: an enum holding a value outside its enumerators is
-  // undefined to load in C++.
-  int raw;
-  std::memcpy(&raw, &type, sizeof raw);
-  return raw >= 0 ? peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(raw)) : "unknown";
-}
-
-peak_status peak_gguf_get_uint(const peak_gguf* g, int64_t index, uint64_t* out) {
-  return read_kv(g, index, out, [](const Value& v) { return v.as_uint(); });
-}
-
-peak_status peak_gguf_get_int(const peak_gguf* g, int64_t index, int64_t* out) {
-  return read_kv(g, index, out, [](const Value& v) { return v.as_int(); });
-}
-
-peak_status peak_gguf_get_float(const peak_gguf* g, int64_t index, double* out) {
-  return read_kv(g, index, out, [](const Value& v) { return v.as_float(); });
-}
-
-peak_status peak_gguf_get_bool(const peak_gguf* g, int64_t index, int* out) {
-  return read_kv(g, index, out, [](const Value& v) { return v.boolean() ? 1 : 0; });
-}
-
-peak_status peak_gguf_get_string(const peak_gguf* g, int64_t index, const char** data, size_t* length) {
-  PEAK_CHECK_ARG(length, "length pointer");
-  return read_kv(g, index, data, [&](const Value& v) {
-    const std::string_view s = v.str();
-    *length = s.size();
-    return s.data();
+peak_status peak_gguf_lookup_key(const peak_gguf* g, const char* key, size_t* index) {
+  PEAK_CHECK_ARG(g, "peak_gguf_lookup_key: gguf");
+  PEAK_CHECK_ARG(key, "peak_gguf_lookup_key: key");
+  PEAK_CHECK_ARG(index, "peak_gguf_lookup_key: index");
+  return guarded([&] {
+    const std::optional<size_t> found = g->file->find_index(key);
+    if (!found) return fail(PEAK_ERR_NOT_FOUND, "the file has no key '" + std::string(key) + "'");
+    *index = *found;
+    return PEAK_OK;
   });
 }
 
-peak_status peak_gguf_get_array_info(const peak_gguf* g, int64_t index, peak_gguf_type* elem_type, uint64_t* count) {
+peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, size_t index) {
+  if (!valid_kv(g, index)) return PEAK_GGUF_UINT8;
+  return static_cast<peak_gguf_type>(g->file->value(index).type());
+}
+
+const char* peak_gguf_type_name(peak_gguf_type type) {
+  const int raw = peak::capi::raw_enum(type);
+  return raw >= 0 ? peak::gguf::value_type_name(static_cast<peak::gguf::ValueType>(raw)) : "unknown";
+}
+
+peak_status peak_gguf_get_uint(const peak_gguf* g, size_t index, uint64_t* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.as_uint(); });
+}
+
+peak_status peak_gguf_get_int(const peak_gguf* g, size_t index, int64_t* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.as_int(); });
+}
+
+peak_status peak_gguf_get_float(const peak_gguf* g, size_t index, double* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.as_float(); });
+}
+
+peak_status peak_gguf_get_bool(const peak_gguf* g, size_t index, int* out) {
+  return read_kv(g, index, out, [](const Value& v) { return v.boolean() ? 1 : 0; });
+}
+
+peak_status peak_gguf_get_string(const peak_gguf* g, size_t index, const char** data, size_t* length) {
+  PEAK_CHECK_ARG(length, "length pointer");
+  return read_kv(g, index, data, [&](const Value& v) {
+    *length = v.str().size();
+    return g->strings.data() + g->string_at[index];
+  });
+}
+
+peak_status peak_gguf_get_array_info(const peak_gguf* g, size_t index, peak_gguf_type* elem_type, size_t* count) {
   PEAK_CHECK_ARG(count, "count pointer");
   return read_kv(g, index, elem_type, [&](const Value& v) {
     const ArrayView a = v.array();
-    *count = a.size();
+    *count = static_cast<size_t>(a.size());
     return static_cast<peak_gguf_type>(a.elem_type());
   });
 }
 
-peak_status peak_gguf_get_array_uint(const peak_gguf* g, int64_t index, uint64_t i, uint64_t* out) {
+peak_status peak_gguf_get_array_uint(const peak_gguf* g, size_t index, size_t i, uint64_t* out) {
   return read_element(g, index, i, out, element_as_uint);
 }
 
-peak_status peak_gguf_get_array_int(const peak_gguf* g, int64_t index, uint64_t i, int64_t* out) {
+peak_status peak_gguf_get_array_int(const peak_gguf* g, size_t index, size_t i, int64_t* out) {
   return read_element(g, index, i, out, element_as_int);
 }
 
-peak_status peak_gguf_get_array_float(const peak_gguf* g, int64_t index, uint64_t i, double* out) {
+peak_status peak_gguf_get_array_float(const peak_gguf* g, size_t index, size_t i, double* out) {
   return read_element(g, index, i, out, [](const ArrayView& a, uint64_t k) -> double {
     if (a.elem_type() == peak::gguf::ValueType::Float64) return a.at<double>(k);
     return a.at<float>(k);
   });
 }
 
-peak_status peak_gguf_get_array_bool(const peak_gguf* g, int64_t index, uint64_t i, int* out) {
+peak_status peak_gguf_get_array_bool(const peak_gguf* g, size_t index, size_t i, int* out) {
   return read_element(g, index, i, out, [](const ArrayView& a, uint64_t k) { return a.at<bool>(k) ? 1 : 0; });
 }
 
-peak_status peak_gguf_get_array_string(const peak_gguf* g, int64_t index, uint64_t i, const char** data,
+peak_status peak_gguf_get_array_string(const peak_gguf* g, size_t index, size_t i, const char** data,
                                        size_t* length) {
   PEAK_CHECK_ARG(length, "length pointer");
   return read_element(g, index, i, data, [&](const ArrayView& a, uint64_t k) {
-    const std::string_view s = a.str(k);
-    *length = s.size();
-    return s.data();
+    *length = a.str(k).size();
+    return array_string_copy(*g, index, a, k);
   });
 }
 
-int64_t peak_gguf_n_tensors(const peak_gguf* g) { return g ? static_cast<int64_t>(g->file->n_tensors()) : 0; }
+size_t peak_gguf_n_tensors(const peak_gguf* g) { return g ? g->file->n_tensors() : 0; }
 
-peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_tensor_info* out) {
+peak_status peak_gguf_get_tensor(const peak_gguf* g, size_t index, peak_gguf_tensor_info* out) {
   PEAK_CHECK_ARG(g, "peak_gguf handle");
   PEAK_CHECK_ARG(out, "output pointer");
-  if (index < 0 || static_cast<uint64_t>(index) >= g->file->n_tensors()) {
+  if (index >= g->file->n_tensors()) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "tensor index " + std::to_string(index) + " is out of range (file has " +
                                                std::to_string(g->file->n_tensors()) + " tensors)");
   }
-  const peak::gguf::TensorInfo& t = g->file->tensor(static_cast<size_t>(index));
-  out->name = g->tensor_names[static_cast<size_t>(index)].c_str();
-  out->type = static_cast<uint32_t>(t.type);
+  const peak::gguf::TensorInfo& t = g->file->tensor(index);
+  out->name = g->tensor_names[index].c_str();
+  out->type = static_cast<peak_type>(t.type);  // the reader accepts only ids peak_type names
   out->n_dims = t.n_dims;
   for (int d = 0; d < 4; ++d) out->ne[d] = t.ne[d];
   out->offset = t.offset;
@@ -240,10 +279,16 @@ peak_status peak_gguf_get_tensor(const peak_gguf* g, int64_t index, peak_gguf_te
   return PEAK_OK;
 }
 
-int64_t peak_gguf_find_tensor(const peak_gguf* g, const char* name) {
-  if (!g || !name) return -1;
-  const peak::gguf::TensorInfo* t = g->file->find_tensor(name);
-  return t ? static_cast<int64_t>(t - &g->file->tensor(0)) : -1;
+peak_status peak_gguf_lookup_tensor(const peak_gguf* g, const char* name, size_t* index) {
+  PEAK_CHECK_ARG(g, "peak_gguf_lookup_tensor: gguf");
+  PEAK_CHECK_ARG(name, "peak_gguf_lookup_tensor: name");
+  PEAK_CHECK_ARG(index, "peak_gguf_lookup_tensor: index");
+  return guarded([&] {
+    const peak::gguf::TensorInfo* t = g->file->find_tensor(name);
+    if (!t) return fail(PEAK_ERR_NOT_FOUND, "the file has no tensor '" + std::string(name) + "'");
+    *index = static_cast<size_t>(t - &g->file->tensor(0));
+    return PEAK_OK;
+  });
 }
 
 }  // extern "C"

@@ -2,11 +2,12 @@
 // turns every C++ exception into a status code, so none crosses the boundary.
 #pragma once
 
+#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <new>
-#include <string>
-
 #include <stdexcept>
+#include <string>
 
 #include "gguf/gguf_error.h"
 #include "io/mapped_file.h"
@@ -62,24 +63,57 @@ peak_status guarded(Body&& body) noexcept {
     if (!(p)) return ::peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, std::string(what) + " is NULL"); \
   } while (0)
 
-// Copies `bytes` (the `what` of an API call, e.g. "prompt") into buf when it fits;
-// reports the length either way, and PEAK_ERR_BUFFER_TOO_SMALL when it does not fit.
+// Copies `bytes` (the `what` of an API call, e.g. "prompt") and a terminating NUL
+// into buf when both fit; reports the length without the NUL either way, and
+// PEAK_ERR_BUFFER_TOO_SMALL (writing nothing) when they do not fit.
 inline peak_status copy_out(const std::string& bytes, const char* what, char* buf, size_t capacity, size_t* length) {
   *length = bytes.size();
-  if (bytes.size() > capacity) {
-    return fail(PEAK_ERR_BUFFER_TOO_SMALL, std::string("the ") + what + " needs " + std::to_string(bytes.size()) +
-                                               " bytes, the buffer holds " + std::to_string(capacity));
+  if (bytes.size() >= capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, std::string("the ") + what + " needs " + std::to_string(bytes.size() + 1) +
+                                               " bytes with its NUL, the buffer holds " + std::to_string(capacity));
   }
-  if (!bytes.empty()) std::memcpy(buf, bytes.data(), bytes.size());
+  std::memcpy(buf, bytes.c_str(), bytes.size() + 1);
   return PEAK_OK;
 }
 
-// Checks a KV cache type id from a params struct (F32, F16, Q8_0 or Q4_0); `which`
+// The integer a C caller stored in an enum. Loading an enum object that holds a
+// value outside its enumerators is undefined in C++, so read the bytes.
+template <typename Enum>
+int raw_enum(const Enum& e) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
+  int v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+
+// Checks a KV cache type from a params struct (F32, F16, Q8_0 or Q4_0); `which`
 // names the field in the message.
-inline bool kv_type_ok(uint32_t type, const char* which) {
-  if (type == PEAK_TYPE_F32 || type == PEAK_TYPE_F16 || type == PEAK_TYPE_Q8_0 || type == PEAK_TYPE_Q4_0) return true;
-  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(type) + " (" + ggml_type_name(type) +
+inline bool kv_type_ok(const peak_type& type, const char* which) {
+  const int raw = raw_enum(type);
+  if (raw == PEAK_TYPE_F32 || raw == PEAK_TYPE_F16 || raw == PEAK_TYPE_Q8_0 || raw == PEAK_TYPE_Q4_0) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(raw) + " (" +
+                                      ggml_type_name(static_cast<uint32_t>(raw)) +
                                       ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
+  return false;
+}
+
+// Counts of tokens and cells, like positions, are int32_t inside: no count may
+// exceed INT32_MAX.
+constexpr size_t kMaxTokenCount = INT32_MAX;
+
+// A thread count from the caller as the engine's int. Counts beyond int become
+// INT_MAX, which the engine refuses with a message naming its real limit.
+inline int thread_count(size_t n_threads) {
+  return n_threads > static_cast<size_t>(INT_MAX) ? INT_MAX : static_cast<int>(n_threads);
+}
+
+// Checks a size_t from the caller against the largest value the engine takes for
+// it; `what` names the field. A negative number the caller converted to size_t
+// lands here as a huge one.
+inline bool at_most(size_t value, size_t max, const char* what) {
+  if (value <= max) return true;
+  fail(PEAK_ERR_INVALID_ARGUMENT, std::string(what) + " is " + std::to_string(value) + ", more than the " +
+                                      std::to_string(max) + " it can be");
   return false;
 }
 

@@ -1,14 +1,29 @@
-// The structs behind the C API's opaque handles.
+// The structs behind the C API's opaque handles, and the conversions between C
+// and engine parameters that several C API files share.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "capi/capi_guard.h"
+#include "gguf/gguf_reader.h"
 #include "model/model.h"
 #include "peak/peak.h"
 #include "runtime/context.h"
 #include "runtime/generator.h"
 #include "sampling/sampler_chain.h"
+
+struct peak_gguf {
+  std::unique_ptr<peak::gguf::GgufFile> file;
+  std::vector<std::string> keys;          // NUL-terminated copies (file keys are not)
+  std::vector<std::string> tensor_names;  // likewise
+  // NUL-terminated copies of the string values (the file's are not), made at
+  // open so that an immutable handle can return them to any thread.
+  std::vector<char> strings;
+  std::vector<size_t> string_at;  // per key: where its string, or its array's first string, starts
+};
 
 struct peak_model {
   std::unique_ptr<peak::model::Model> model;
@@ -39,17 +54,53 @@ inline peak_stop_reason stop_reason_to_c(peak::runtime::StopReason r) {
   return PEAK_STOP_ABORTED;
 }
 
-// The C sampler parameters as the sampler chain's.
+// Checks the counts of C sampler parameters the sampler chain keeps as int32_t;
+// `struct_name` names the struct in the message.
+inline bool sampler_counts_ok(const peak_sampler_params& p, const std::string& struct_name) {
+  using peak::capi::at_most;
+  using peak::capi::kMaxTokenCount;
+  return at_most(p.top_k, kMaxTokenCount, (struct_name + ".top_k").c_str()) &&
+         at_most(p.penalty_last_n, kMaxTokenCount, (struct_name + ".penalty_last_n").c_str());
+}
+
+// The C sampler parameters, checked by sampler_counts_ok, as the sampler chain's.
 inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_params& p) {
   peak::sampling::SamplerParams s;
   s.temperature = p.temperature;
-  s.top_k = p.top_k;
+  s.top_k = static_cast<int32_t>(p.top_k);
   s.top_p = p.top_p;
   s.min_p = p.min_p;
-  s.penalty_last_n = p.penalty_last_n;
+  s.penalty_last_n = static_cast<int32_t>(p.penalty_last_n);
   s.repeat_penalty = p.repeat_penalty;
   s.frequency_penalty = p.frequency_penalty;
   s.presence_penalty = p.presence_penalty;
   s.seed = p.seed;
   return s;
+}
+
+// The C generation parameters as the generator's. The text callback gets a
+// NUL-terminated copy of each piece, kept in `text` (reused, so a long
+// generation does not allocate per token).
+inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generate_params& p, std::string& text) {
+  peak::runtime::GenerateOptions o;
+  // A limit above INT32_MAX is never reached (positions are int32_t): no limit.
+  o.max_tokens = p.max_tokens > peak::capi::kMaxTokenCount ? -1 : static_cast<int32_t>(p.max_tokens);
+  o.abort_flag = p.abort_flag;
+  if (p.on_text) {
+    o.on_text = [&p, &text](std::string_view piece) {
+      text.assign(piece);
+      return p.on_text(text.c_str(), text.size(), p.user_data) != 0;
+    };
+  }
+  return o;
+}
+
+// Fills a C generation result (when the caller asked for one).
+inline void result_to_c(const peak::runtime::GenerateResult& r, peak_generate_result* result) {
+  if (!result) return;
+  result->n_prompt_tokens = static_cast<size_t>(r.n_prompt);
+  result->n_generated_tokens = static_cast<size_t>(r.n_generated);
+  result->stop_reason = stop_reason_to_c(r.reason);
+  result->prompt_seconds = r.prompt_seconds;
+  result->generate_seconds = r.generate_seconds;
 }

@@ -1,4 +1,5 @@
 // peak_quantize and peak_synth: writing models through the C API.
+#include <climits>
 #include <memory>
 #include <string>
 
@@ -36,11 +37,15 @@ peak_status peak_quantize(const char* input_path, const char* output_path, const
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   PEAK_CHECK_ARG(p.type, "peak_quantize: type");
+  // The quantizer has no thread limit of its own (it starts up to one thread per
+  // row), so a count beyond int, such as a negative number converted to size_t,
+  // is refused rather than clamped.
+  if (!peak::capi::at_most(p.n_threads, INT_MAX, "peak_quantize_params.n_threads")) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
     peak::model::QuantizeOptions o;
     o.type = p.type;
     o.pure = p.pure != 0;
-    o.n_threads = p.n_threads;
+    o.n_threads = static_cast<int>(p.n_threads);
     o.progress = progress_of(p.progress, p.progress_user_data);
     peak::model::quantize_model(input_path, output_path, o);
     return PEAK_OK;

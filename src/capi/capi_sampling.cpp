@@ -6,8 +6,8 @@
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
 #include "chat/chat_template.h"
-#include "runtime/generator.h"
 #include "chat/model_chat_template.h"
+#include "runtime/generator.h"
 
 namespace {
 
@@ -23,10 +23,10 @@ peak_sampler_params peak_sampler_default_params(void) {
   peak_sampler_params p{};
   p.struct_size = sizeof(peak_sampler_params);
   p.temperature = d.temperature;
-  p.top_k = d.top_k;
+  p.top_k = static_cast<size_t>(d.top_k);
   p.top_p = d.top_p;
   p.min_p = d.min_p;
-  p.penalty_last_n = d.penalty_last_n;
+  p.penalty_last_n = static_cast<size_t>(d.penalty_last_n);
   p.repeat_penalty = d.repeat_penalty;
   p.frequency_penalty = d.frequency_penalty;
   p.presence_penalty = d.presence_penalty;
@@ -39,7 +39,8 @@ peak_status peak_sampler_create(const peak_model* model, const peak_sampler_para
   *out = nullptr;
   PEAK_CHECK_ARG(model, "peak_sampler_create: model");
   const peak_sampler_params p = params ? *params : peak_sampler_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_sampler_params), "peak_sampler_params")) {
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_sampler_params), "peak_sampler_params") ||
+      !sampler_counts_ok(p, "peak_sampler_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
@@ -118,20 +119,9 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
     if (tokens.empty() && ctx->context->kv().used() == 0) {
       return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: empty prompt on an empty context (nothing to continue)");
     }
-    peak::runtime::GenerateOptions options;
-    options.max_tokens = p.max_tokens;
-    options.abort_flag = p.abort_flag;
-    if (p.on_text) {
-      options.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
-    }
-    const peak::runtime::GenerateResult r = peak::runtime::generate(*ctx->context, *sampler->chain, tokens, options);
-    if (result) {
-      result->n_prompt_tokens = r.n_prompt;
-      result->n_generated_tokens = r.n_generated;
-      result->stop_reason = stop_reason_to_c(r.reason);
-      result->prompt_seconds = r.prompt_seconds;
-      result->generate_seconds = r.generate_seconds;
-    }
+    std::string text;
+    const peak::runtime::GenerateOptions options = generate_options_from_c(p, text);
+    result_to_c(peak::runtime::generate(*ctx->context, *sampler->chain, tokens, options), result);
     return PEAK_OK;
   });
 }

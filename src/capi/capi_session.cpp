@@ -1,5 +1,4 @@
 // peak_session_*: SSSKV-lite chat sessions through the C API.
-#include <cstring>
 #include <memory>
 #include <string>
 
@@ -13,19 +12,21 @@ struct peak_session {
 
 namespace {
 
+using peak::capi::at_most;
 using peak::capi::fail;
 using peak::capi::guarded;
+using peak::capi::kMaxTokenCount;
+using peak::capi::raw_enum;
 
-// The integer a C caller stored in an enum field. Loading an enum object that
-// holds a value outside its enumerators is undefined in C++, so read the bytes.
-template <typename Enum>
-int raw_enum(const Enum& e) {
-  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized here");
-  int v;
-  std::memcpy(&v, &e, sizeof v);
-  return v;
+// Checks the token counts of session parameters, which the session keeps as
+// int32_t or int64_t.
+bool session_counts_ok(const peak_session_params& p) {
+  return at_most(p.recent_max, kMaxTokenCount, "recent_max") && at_most(p.summary_max, kMaxTokenCount, "summary_max") &&
+         at_most(p.trigger_discard, kMaxTokenCount, "trigger_discard") &&
+         at_most(p.headroom, kMaxTokenCount, "headroom") && at_most(p.summary_n_ctx, kMaxTokenCount, "summary_n_ctx") &&
+         at_most(p.summary_max_new_tokens, kMaxTokenCount, "summary_max_new_tokens") &&
+         at_most(p.n_batch, kMaxTokenCount, "n_batch") && sampler_counts_ok(p.sampler, "peak_session_params.sampler");
 }
-
 
 }  // namespace
 
@@ -36,14 +37,14 @@ peak_session_params peak_session_default_params(void) {
   peak_session_params p{};
   p.struct_size = sizeof(peak_session_params);
   p.mode = PEAK_MEMORY_SSSKV;
-  p.recent_max = static_cast<uint32_t>(d.recent_max);
-  p.summary_max = static_cast<uint32_t>(d.summary_max);
-  p.trigger_discard = static_cast<uint32_t>(d.trigger_discard);
-  p.headroom = static_cast<uint32_t>(d.headroom);
+  p.recent_max = static_cast<size_t>(d.recent_max);
+  p.summary_max = static_cast<size_t>(d.summary_max);
+  p.trigger_discard = static_cast<size_t>(d.trigger_discard);
+  p.headroom = static_cast<size_t>(d.headroom);
   p.type_k = p.type_v = PEAK_TYPE_Q8_0;
   p.summary_type_kv = PEAK_TYPE_Q4_0;
-  p.summary_n_ctx = static_cast<uint32_t>(d.summarizer.n_ctx);
-  p.summary_max_new_tokens = static_cast<uint32_t>(d.summarizer.max_new_tokens);
+  p.summary_n_ctx = static_cast<size_t>(d.summarizer.n_ctx);
+  p.summary_max_new_tokens = static_cast<size_t>(d.summarizer.max_new_tokens);
   p.rebuild = PEAK_REBUILD_SHIFT;
   p.wait_for_summary = 0;
   p.background_summary = 1;
@@ -69,7 +70,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy " + std::to_string(rebuild));
   }
   if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v") ||
-      !peak::capi::kv_type_ok(p.summary_type_kv, "summary_type_kv")) {
+      !peak::capi::kv_type_ok(p.summary_type_kv, "summary_type_kv") || !session_counts_ok(p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
@@ -77,22 +78,22 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.mode = static_cast<peak::chat::MemoryMode>(mode);
     s.system_prompt = p.system_prompt ? p.system_prompt : "";
     s.template_name = p.chat_template ? p.chat_template : "";
-    s.recent_max = p.recent_max;
-    s.summary_max = p.summary_max;
-    s.trigger_discard = p.trigger_discard;
-    s.headroom = p.headroom;
+    s.recent_max = static_cast<int64_t>(p.recent_max);
+    s.summary_max = static_cast<int64_t>(p.summary_max);
+    s.trigger_discard = static_cast<int64_t>(p.trigger_discard);
+    s.headroom = static_cast<int64_t>(p.headroom);
     s.type_k = static_cast<peak::GgmlType>(p.type_k);
     s.type_v = static_cast<peak::GgmlType>(p.type_v);
     s.summarizer.kv_type = static_cast<peak::GgmlType>(p.summary_type_kv);
-    s.summarizer.n_ctx = p.summary_n_ctx;
+    s.summarizer.n_ctx = static_cast<int64_t>(p.summary_n_ctx);
     s.summarizer.max_new_tokens = static_cast<int32_t>(p.summary_max_new_tokens);
     s.rebuild = rebuild == PEAK_REBUILD_SHIFT ? peak::chat::RebuildStrategy::Shift
                                               : peak::chat::RebuildStrategy::Reprefill;
     s.wait_for_summary = p.wait_for_summary != 0;
     s.background_summary = p.background_summary != 0;
-    s.n_threads = p.n_threads;
-    s.n_batch = p.n_batch;
-    s.summarizer.n_batch = p.n_batch;
+    s.n_threads = peak::capi::thread_count(p.n_threads);
+    s.n_batch = static_cast<int64_t>(p.n_batch);
+    s.summarizer.n_batch = static_cast<int64_t>(p.n_batch);
     s.sampler = sampler_params_from_c(p.sampler);
     auto session = std::make_unique<peak_session>();
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);
@@ -115,21 +116,9 @@ peak_status peak_session_chat(peak_session* session, const char* user_text, size
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    peak::runtime::GenerateOptions o;
-    o.max_tokens = p.max_tokens;
-    o.abort_flag = p.abort_flag;
-    if (p.on_text) {
-      o.on_text = [&p](std::string_view text) { return p.on_text(text.data(), text.size(), p.user_data) != 0; };
-    }
-    const peak::chat::TurnResult r =
-        session->session->chat(std::string(user_text ? user_text : "", length), o);
-    if (result) {
-      result->n_prompt_tokens = r.generation.n_prompt;
-      result->n_generated_tokens = r.generation.n_generated;
-      result->stop_reason = stop_reason_to_c(r.generation.reason);
-      result->prompt_seconds = r.generation.prompt_seconds;
-      result->generate_seconds = r.generation.generate_seconds;
-    }
+    std::string text;
+    const peak::runtime::GenerateOptions o = generate_options_from_c(p, text);
+    result_to_c(session->session->chat(std::string(user_text ? user_text : "", length), o).generation, result);
     return PEAK_OK;
   });
 }
@@ -157,20 +146,20 @@ peak_status peak_session_get_stats(const peak_session* session, peak_session_sta
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   const peak::chat::SessionStats s = session->session->stats();
-  stats->n_ctx = static_cast<uint32_t>(s.n_ctx);
-  stats->prefix_tokens = static_cast<uint32_t>(s.prefix_tokens);
-  stats->summary_tokens = static_cast<uint32_t>(s.summary_tokens);
-  stats->recent_tokens = static_cast<uint32_t>(s.recent_tokens);
-  stats->recent_messages = static_cast<uint32_t>(s.recent_messages);
-  stats->dropped_since_summary = static_cast<uint64_t>(s.dropped_since_summary);
-  stats->dropped_total = static_cast<uint64_t>(s.dropped_total);
-  stats->summaries = static_cast<uint64_t>(s.summaries);
+  stats->n_ctx = static_cast<size_t>(s.n_ctx);
+  stats->prefix_tokens = static_cast<size_t>(s.prefix_tokens);
+  stats->summary_tokens = static_cast<size_t>(s.summary_tokens);
+  stats->recent_tokens = static_cast<size_t>(s.recent_tokens);
+  stats->recent_messages = static_cast<size_t>(s.recent_messages);
+  stats->dropped_since_summary = static_cast<size_t>(s.dropped_since_summary);
+  stats->dropped_total = static_cast<size_t>(s.dropped_total);
+  stats->summaries = static_cast<size_t>(s.summaries);
   stats->summary_running = s.summary_running ? 1 : 0;
   stats->summary_seconds = s.summary_seconds;
   stats->rebuild_seconds = s.rebuild_seconds;
   stats->last_rebuild_seconds = s.last_rebuild_seconds;
   stats->window_shift_seconds = s.window_shift_seconds;
-  stats->turns = static_cast<uint64_t>(s.turns);
+  stats->turns = static_cast<size_t>(s.turns);
   stats->kv_bytes = s.kv_bytes;
   return PEAK_OK;
 }

@@ -1,5 +1,3 @@
-#include <cstring>
-
 #include "capi/capi_guard.h"
 #include "kernels/ggml_type.h"
 
@@ -25,9 +23,7 @@ extern "C" {
 const char* peak_last_error(void) { return g_last_error.c_str(); }
 
 const char* peak_status_name(peak_status status) {
-  int raw;  // the caller's int, which may lie outside the enumerators
-  std::memcpy(&raw, &status, sizeof raw);
-  switch (raw) {
+  switch (peak::capi::raw_enum(status)) {
     case PEAK_OK: return "PEAK_OK";
     case PEAK_ERR_INVALID_ARGUMENT: return "PEAK_ERR_INVALID_ARGUMENT";
     case PEAK_ERR_IO: return "PEAK_ERR_IO";
@@ -46,6 +42,12 @@ const char* peak_status_name(peak_status status) {
 
 const char* peak_version(void) { return PEAK_VERSION_STRING; }
 
-const char* peak_type_name(uint32_t type) { return peak::ggml_type_name(type); }
+// peak_type must name every id a GGUF file may hold: when ggml assigns a new id,
+// the engine's table grows and this stops compiling until peak.h names it too.
+static_assert(peak::kGgmlTypeIdCount == PEAK_TYPE_MXFP4 + 1, "name the new ggml type ids in peak_type (peak.h)");
+
+const char* peak_type_name(peak_type type) {
+  return peak::ggml_type_name(static_cast<uint32_t>(peak::capi::raw_enum(type)));
+}
 
 }  // extern "C"

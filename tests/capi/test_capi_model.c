@@ -39,10 +39,12 @@ typedef struct {
   char text[4096];
   size_t length;
   int calls;
+  int unterminated;  /* calls whose text had no NUL at text[length] */
 } collected_text;
 
 static int collect(const char* text, size_t length, void* user) {
   collected_text* c = (collected_text*)user;
+  if (text[length] != '\0') ++c->unterminated;
   if (c->length + length < sizeof c->text) {
     memcpy(c->text + c->length, text, length);
     c->length += length;
@@ -120,6 +122,46 @@ static void test_tokens(peak_model* m) {
   CHECK(peak_tokenize(m, raw, sizeof raw, 0, 0, ids, 64, &n) == PEAK_OK && n >= 3);
 }
 
+/* Marks a buffer so that an untouched one can be told from a written one. */
+static void fill_unwritten(char* buf, size_t n) { memset(buf, 'x', n); }
+static int unwritten(const char* buf, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (buf[i] != 'x') return 0;
+  return 1;
+}
+
+/* Text written into a caller's buffer is followed by a NUL that *length does not
+   count: a buffer of *length bytes is too small (and left untouched, *length
+   still reported), one of *length + 1 bytes is enough. */
+static void test_text_buffers(peak_model* m) {
+  char buf[64];
+  size_t len = 99;
+  /* "<s>" (BOS rendered as text): 3 bytes and the NUL. */
+  fill_unwritten(buf, sizeof buf);
+  CHECK_ERROR(peak_token_to_piece(m, 1, 1, buf, 3, &len), PEAK_ERR_BUFFER_TOO_SMALL, "needs 4 bytes");
+  CHECK(len == 3 && unwritten(buf, sizeof buf));
+  CHECK(peak_token_to_piece(m, 1, 1, NULL, 0, &len) == PEAK_ERR_BUFFER_TOO_SMALL && len == 3);
+  CHECK(peak_token_to_piece(m, 1, 1, buf, 4, &len) == PEAK_OK && len == 3);
+  CHECK(memcmp(buf, "<s>", 4) == 0 && buf[4] == 'x');
+  /* Empty text still needs one byte, for its NUL. */
+  fill_unwritten(buf, sizeof buf);
+  CHECK(peak_token_to_piece(m, 1, 0, NULL, 0, &len) == PEAK_ERR_BUFFER_TOO_SMALL && len == 0);
+  CHECK(peak_token_to_piece(m, 1, 0, buf, 1, &len) == PEAK_OK && len == 0 && buf[0] == '\0' && buf[1] == 'x');
+  /* SentencePiece's byte-fallback pieces: id 3 + b is the byte b, NUL included. */
+  CHECK(peak_token_to_piece(m, 3 + 0x00, 0, buf, 2, &len) == PEAK_OK && len == 1 && buf[0] == '\0' && buf[1] == '\0');
+  CHECK(peak_token_to_piece(m, 3 + 'A', 0, buf, 2, &len) == PEAK_OK && len == 1 && strcmp(buf, "A") == 0);
+
+  const char* text = "Once upon a time";
+  int32_t ids[16];
+  size_t n = 0;
+  CHECK(peak_tokenize(m, text, strlen(text), 0, 0, ids, 16, &n) == PEAK_OK);
+  fill_unwritten(buf, sizeof buf);
+  CHECK_ERROR(peak_detokenize(m, ids, n, 0, 0, buf, strlen(text), &len), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
+  CHECK(len == strlen(text) && unwritten(buf, sizeof buf));
+  CHECK(peak_detokenize(m, ids, n, 0, 0, buf, strlen(text) + 1, &len) == PEAK_OK);
+  CHECK(len == strlen(text) && strcmp(buf, text) == 0 && buf[len + 1] == 'x');
+}
+
 static int32_t argmax(const float* v, int n) {
   int32_t best = 0;
   for (int i = 1; i < n; ++i)
@@ -140,9 +182,9 @@ static void test_context_and_sampling(peak_model* m) {
   CHECK_ERROR(peak_context_set_threads(ctx, 9), PEAK_ERR_INVALID_ARGUMENT, "exceeds");
 
   const int32_t bos = 1;
-  CHECK(peak_eval(ctx, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_eval(ctx, &bos, 1) == PEAK_OK);
   CHECK(peak_context_n_used(ctx) == 1);
-  CHECK(argmax(peak_get_logits(ctx), 512) == first_reference_ids[0]);
+  CHECK(argmax(peak_context_get_logits(ctx), 512) == first_reference_ids[0]);
 
   peak_sampler_params sp = peak_sampler_default_params();
   CHECK(sp.struct_size == sizeof sp && sp.top_k == 40);
@@ -156,12 +198,16 @@ static void test_context_and_sampling(peak_model* m) {
   peak_sampler_reset(s);
 
   /* KV editing: remove the BOS cell, evaluate it again, shift nothing. */
-  CHECK(peak_kv_remove(ctx, 0, 1) == PEAK_OK && peak_context_n_used(ctx) == 0);
-  CHECK_ERROR(peak_kv_remove(ctx, 0, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
-  CHECK(peak_eval(ctx, &bos, 1) == PEAK_OK);
-  CHECK(peak_kv_shift(ctx, 0, 1, 0) == PEAK_OK);
-  CHECK_ERROR(peak_kv_shift(ctx, 0, 5, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
-  CHECK(peak_kv_clear(ctx) == PEAK_OK && peak_context_n_used(ctx) == 0);
+  CHECK(peak_context_kv_remove(ctx, 0, 1) == PEAK_OK && peak_context_n_used(ctx) == 0);
+  CHECK_ERROR(peak_context_kv_remove(ctx, 0, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  CHECK(peak_context_eval(ctx, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_kv_shift(ctx, 0, 1, 0) == PEAK_OK);
+  CHECK_ERROR(peak_context_kv_shift(ctx, 0, 5, 1), PEAK_ERR_INVALID_ARGUMENT, "outside");
+  /* Cells are counted in int32_t inside: a huge size_t (a caller's -1) is refused by name. */
+  CHECK_ERROR(peak_context_kv_remove(ctx, SIZE_MAX, 1), PEAK_ERR_INVALID_ARGUMENT, "first is");
+  CHECK_ERROR(peak_context_kv_shift(ctx, 0, (size_t)INT32_MAX + 1, 1), PEAK_ERR_INVALID_ARGUMENT, "n is");
+  CHECK(peak_context_n_used(ctx) == 1);
+  CHECK(peak_context_kv_clear(ctx) == PEAK_OK && peak_context_n_used(ctx) == 0);
 
   /* Generation: greedy from BOS writes llama2.c's documented story opening. */
   collected_text text;
@@ -176,6 +222,7 @@ static void test_context_and_sampling(peak_model* m) {
   CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
   CHECK(result.n_prompt_tokens == 1 && result.n_generated_tokens == 8);
   CHECK(result.stop_reason == PEAK_STOP_MAX_TOKENS);
+  CHECK(text.calls > 0 && text.unterminated == 0);
   /* The first piece after BOS is "\xe2\x96\x81Once": streamed text starts with its space. */
   CHECK(strncmp(text.text, " Once upon a time", 17) == 0);
   if (strncmp(text.text, " Once upon a time", 17) != 0) fprintf(stderr, "  generated: %s\n", text.text);
@@ -195,32 +242,32 @@ static void test_context_and_sampling(peak_model* m) {
   /* A prompt longer than the context. */
   int32_t many[100];
   for (int i = 0; i < 100; ++i) many[i] = 5;
-  CHECK_ERROR(peak_eval(ctx, many, 100), PEAK_ERR_CONTEXT_FULL, "cannot fit");
-  CHECK(peak_kv_clear(ctx) == PEAK_OK);
-  CHECK_ERROR(peak_eval(ctx, many, 65), PEAK_ERR_CONTEXT_FULL, "cannot fit");
-  CHECK(peak_eval(ctx, many, 60) == PEAK_OK);
-  CHECK_ERROR(peak_eval(ctx, many, 10), PEAK_ERR_CONTEXT_FULL, "full");
+  CHECK_ERROR(peak_context_eval(ctx, many, 100), PEAK_ERR_CONTEXT_FULL, "cannot fit");
+  CHECK(peak_context_kv_clear(ctx) == PEAK_OK);
+  CHECK_ERROR(peak_context_eval(ctx, many, 65), PEAK_ERR_CONTEXT_FULL, "cannot fit");
+  CHECK(peak_context_eval(ctx, many, 60) == PEAK_OK);
+  CHECK_ERROR(peak_context_eval(ctx, many, 10), PEAK_ERR_CONTEXT_FULL, "full");
   CHECK(peak_context_n_used(ctx) == 60);  /* a refused eval changes nothing */
   gp.abort_flag = NULL;
   gp.max_tokens = -1;
   CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
   CHECK(result.stop_reason == PEAK_STOP_CONTEXT_FULL || result.stop_reason == PEAK_STOP_EOG);
-  CHECK_ERROR(peak_eval_all_logits(ctx, many, 1, NULL), PEAK_ERR_CONTEXT_FULL, "full");
+  CHECK_ERROR(peak_context_eval_all_logits(ctx, many, 1, NULL), PEAK_ERR_CONTEXT_FULL, "full");
 
   /* Per-token logits need logits_all. */
-  peak_kv_clear(ctx);
+  peak_context_kv_clear(ctx);
   float* all = (float*)malloc(sizeof(float) * 512 * 3);
-  CHECK_ERROR(peak_eval_all_logits(ctx, many, 3, all), PEAK_ERR_INVALID_ARGUMENT, "logits_all");
+  CHECK_ERROR(peak_context_eval_all_logits(ctx, many, 3, all), PEAK_ERR_INVALID_ARGUMENT, "logits_all");
   peak_context* ctx_all = NULL;
   cp.logits_all = 1;
   CHECK(peak_context_create(m, &cp, &ctx_all) == PEAK_OK);
-  CHECK(peak_eval_all_logits(ctx_all, many, 3, all) == PEAK_OK);
-  CHECK(memcmp(all + 2 * 512, peak_get_logits(ctx_all), 512 * sizeof(float)) == 0);
+  CHECK(peak_context_eval_all_logits(ctx_all, many, 3, all) == PEAK_OK);
+  CHECK(memcmp(all + 2 * 512, peak_context_get_logits(ctx_all), 512 * sizeof(float)) == 0);
   free(all);
 
   /* Bad token ids and bad struct sizes. */
   const int32_t bad = 600;
-  CHECK_ERROR(peak_eval(ctx, &bad, 1), PEAK_ERR_INVALID_ARGUMENT, "outside the vocabulary");
+  CHECK_ERROR(peak_context_eval(ctx, &bad, 1), PEAK_ERR_INVALID_ARGUMENT, "outside the vocabulary");
   gp.struct_size = 3;
   CHECK_ERROR(peak_generate(ctx, s, "x", 1, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
   sp.struct_size = 3;
@@ -234,6 +281,27 @@ static void test_context_and_sampling(peak_model* m) {
   peak_sampler_free(s);
   peak_context_free(ctx_all);
   peak_context_free(ctx);
+}
+
+/* Per-op profile: one entry per op that ran, named by a string that outlives
+   the context; a matrix multiplication runs in every layer. */
+static void test_profile(peak_model* m) {
+  peak_context* ctx = NULL;
+  CHECK(peak_context_create(m, NULL, &ctx) == PEAK_OK);
+  CHECK(peak_context_set_profiling(ctx, 1) == PEAK_OK);
+  const int32_t bos = 1;
+  CHECK(peak_context_eval(ctx, &bos, 1) == PEAK_OK);
+  size_t n = 0;
+  CHECK(peak_context_get_profile(ctx, NULL, 0, &n) == PEAK_ERR_BUFFER_TOO_SMALL && n > 0);
+  peak_op_profile entries[32];
+  CHECK(n <= 32 && peak_context_get_profile(ctx, entries, 32, &n) == PEAK_OK);
+  peak_context_free(ctx);
+  size_t mul_mat_calls = 0;
+  for (size_t i = 0; i < n && i < 32; ++i) {
+    CHECK(entries[i].op != NULL && strlen(entries[i].op) > 0);
+    if (strcmp(entries[i].op, "mul_mat") == 0) mul_mat_calls = entries[i].calls;
+  }
+  CHECK(mul_mat_calls >= 5);
 }
 
 static void test_context_misuse(peak_model* m) {
@@ -253,15 +321,34 @@ static void test_context_misuse(peak_model* m) {
   cp = peak_context_default_params();
   cp.n_threads = -3;
   CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_threads");
+  cp = peak_context_default_params();
+  cp.n_ctx = (size_t)INT32_MAX + 1;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_ctx is 2147483648");
+  cp = peak_context_default_params();
+  cp.n_batch = SIZE_MAX;
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "n_batch is");
+  CHECK(ctx == NULL);
+  peak_sampler_params sp = peak_sampler_default_params();
+  sp.top_k = SIZE_MAX;
+  peak_sampler* refused = NULL;
+  CHECK_ERROR(peak_sampler_create(m, &sp, &refused), PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_params.top_k");
+  sp = peak_sampler_default_params();
+  sp.penalty_last_n = (size_t)INT32_MAX + 1;
+  CHECK_ERROR(peak_sampler_create(m, &sp, &refused), PEAK_ERR_INVALID_ARGUMENT, "penalty_last_n");
+  CHECK(refused == NULL);
+  peak_quantize_params qp = peak_quantize_default_params();
+  qp.n_threads = SIZE_MAX;
+  CHECK_ERROR(peak_quantize(kStories, "capi_model_test_never_written.gguf", &qp), PEAK_ERR_INVALID_ARGUMENT,
+              "n_threads");
   CHECK_ERROR(peak_context_create(NULL, NULL, &ctx), PEAK_ERR_INVALID_ARGUMENT, "model is NULL");
   CHECK_ERROR(peak_context_create(m, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "out is NULL");
 
   CHECK(peak_context_n_ctx(NULL) == 0 && peak_context_n_used(NULL) == 0);
-  CHECK(peak_get_logits(NULL) == NULL);
-  CHECK_ERROR(peak_eval(NULL, NULL, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
-  CHECK_ERROR(peak_kv_clear(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
-  CHECK_ERROR(peak_kv_remove(NULL, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
-  CHECK_ERROR(peak_kv_shift(NULL, 0, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK(peak_context_get_logits(NULL) == NULL);
+  CHECK_ERROR(peak_context_eval(NULL, NULL, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_kv_clear(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_kv_remove(NULL, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_context_kv_shift(NULL, 0, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_context_set_threads(NULL, 1), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   int32_t t;
   CHECK_ERROR(peak_sampler_sample(NULL, NULL, &t), PEAK_ERR_INVALID_ARGUMENT, "NULL");
@@ -326,6 +413,12 @@ static void test_chat_templates(peak_model* m) {
   CHECK(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, sizeof buf, &len) == PEAK_OK);
   const char* chatml = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
   CHECK(len == strlen(chatml) && memcmp(buf, chatml, len) == 0);
+  CHECK(buf[len] == '\0');
+  CHECK_ERROR(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, strlen(chatml), &len), PEAK_ERR_BUFFER_TOO_SMALL,
+              "buffer");
+  CHECK(len == strlen(chatml));
+  CHECK(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, strlen(chatml) + 1, &len) == PEAK_OK);
+  CHECK(len == strlen(chatml) && strcmp(buf, chatml) == 0);
   CHECK(peak_chat_apply_template(NULL, "llama3", msgs, 2, 1, buf, sizeof buf, &len) == PEAK_OK);
   const char* llama3 =
       "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi"
@@ -350,7 +443,9 @@ int main(void) {
   peak_model* m = load();
   test_model_info(m);
   test_tokens(m);
+  test_text_buffers(m);
   test_context_and_sampling(m);
+  test_profile(m);
   test_context_misuse(m);
   test_chat_templates(m);
   peak_model_free(m);

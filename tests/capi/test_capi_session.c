@@ -1,12 +1,15 @@
 /* Drives every peak_session_* function from C on stories260K, misuse included. */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "capi_test.h"
 #include "peak/peak.h"
 
+static int unterminated_pieces = 0;
+
 static int count_text(const char* text, size_t length, void* user) {
-  (void)text;
+  if (text[length] != '\0') ++unterminated_pieces;
   *(size_t*)user += length;
   return 1;
 }
@@ -52,7 +55,7 @@ int main(void) {
     const char* line = "Once upon a time there was a dog named Max.";
     CHECK(peak_session_chat(s, line, strlen(line), &gp, &r) == PEAK_OK);
   }
-  CHECK(streamed > 0);
+  CHECK(streamed > 0 && unterminated_pieces == 0);
   CHECK(r.n_generated_tokens > 0 && r.n_generated_tokens <= 12);
   CHECK(peak_session_wait_summary(s) == PEAK_OK);
 
@@ -67,7 +70,15 @@ int main(void) {
   char buf[1024];
   size_t len = 0;
   CHECK(peak_session_get_summary(s, buf, sizeof buf, &len) == PEAK_OK && len > 0);
+  CHECK(len < sizeof buf && buf[len] == '\0');
+  const size_t summary_length = len;
   CHECK_ERROR(peak_session_get_summary(s, buf, 1, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary needs");
+  /* The NUL needs a byte of its own: a buffer of exactly the text's length is too small. */
+  CHECK_ERROR(peak_session_get_summary(s, buf, summary_length, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary needs");
+  CHECK(len == summary_length);
+  buf[summary_length] = 'x';
+  CHECK(peak_session_get_summary(s, buf, summary_length + 1, &len) == PEAK_OK && len == summary_length);
+  CHECK(buf[len] == '\0');
 
   const char* path = "capi_session_test.pkss";
   CHECK(peak_session_save(s, path, 1) == PEAK_OK);
@@ -111,6 +122,12 @@ int main(void) {
   q = small_params();
   q.recent_max = 8;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max");
+  q = small_params();
+  q.recent_max = SIZE_MAX;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max is");
+  q = small_params();
+  q.sampler.top_k = SIZE_MAX;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "sampler.top_k");
   q = small_params();
   q.summary_n_ctx = 64;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "summary context");

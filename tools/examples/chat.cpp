@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
       size_t length = 0;
       peak_status s = peak_chat_apply_template(model.get(), nullptr, &message, 1, 1, nullptr, 0, &length);
       if (s != PEAK_ERR_BUFFER_TOO_SMALL) check(s);
-      std::vector<char> prompt(length);
+      std::vector<char> prompt(length + 1);  // the text and its NUL
       check(peak_chat_apply_template(model.get(), nullptr, &message, 1, 1, prompt.data(), prompt.size(), &length));
 
       peak_generate_params gp = peak_generate_default_params();
@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
         std::cout.write(text, static_cast<std::streamsize>(n)).flush();
         return 1;
       };
-      check(peak_generate(ctx.get(), sampler.get(), prompt.data(), prompt.size(), &gp, nullptr));
+      check(peak_generate(ctx.get(), sampler.get(), prompt.data(), length, &gp, nullptr));
       std::cout << "\n";
       first_turn = false;
     }

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const char* prompt = argc > 2 ? argv[2] : "Once upon a time";
-  const int n_tokens = argc > 3 ? atoi(argv[3]) : 64;
+  const size_t n_tokens = argc > 3 ? strtoul(argv[3], NULL, 10) : 64;
 
   peak_model* model = NULL;
   peak_context* ctx = NULL;
@@ -39,8 +39,8 @@ int main(int argc, char** argv) {
   result.struct_size = sizeof result;
   fputs(prompt, stdout);
   if (peak_generate(ctx, sampler, prompt, strlen(prompt), &gp, &result) != PEAK_OK) goto fail;
-  printf("\n[%d prompt tokens, %d generated, %.1f tokens/s]\n", result.n_prompt_tokens, result.n_generated_tokens,
-         result.generate_seconds > 0 ? result.n_generated_tokens / result.generate_seconds : 0.0);
+  printf("\n[%zu prompt tokens, %zu generated, %.1f tokens/s]\n", result.n_prompt_tokens, result.n_generated_tokens,
+         result.generate_seconds > 0 ? (double)result.n_generated_tokens / result.generate_seconds : 0.0);
   status = 0;
   goto done;
 fail:

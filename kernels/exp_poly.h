@@ -27,8 +27,10 @@ constexpr float kP5 = 5.0e-1f;
 
 namespace peak {
 
-// The scalar evaluation (reference and vector tails).
-inline float exp_nonpositive_scalar(float x) {
+// The scalar evaluation (reference and vector tails). `static inline` (here and
+// below) for the reason given in kernels/blocks.h: the per-ISA sources use it
+// for their tails, and each must keep its own copy.
+static inline float exp_nonpositive_scalar(float x) {
   using namespace exp_poly;
   const float clamped = x < kExpMin ? kExpMin : x;
   const float n = (clamped * kLog2e + kRound) - kRound;
@@ -48,7 +50,7 @@ inline float exp_nonpositive_scalar(float x) {
 
 // silu(g) = g / (1 + e^-g) through e^-|g| (always in the polynomial's range):
 // g / (1 + t) for g >= 0, g t / (1 + t) below, with t = e^-|g|.
-inline float silu_scalar(float g) {
+static inline float silu_scalar(float g) {
   const float t = exp_nonpositive_scalar(g < 0.0f ? g : -g);
   return g * (g >= 0.0f ? 1.0f : t) / (1.0f + t);
 }

@@ -9,20 +9,23 @@
 
 namespace peak {
 
-inline uint32_t float_bits(float f) {
+// `static inline` for the reason given in kernels/blocks.h: per-ISA sources use
+// these too, and each must keep its own copy.
+
+static inline uint32_t float_bits(float f) {
   uint32_t u;
   std::memcpy(&u, &f, sizeof u);
   return u;
 }
 
-inline float float_from_bits(uint32_t u) {
+static inline float float_from_bits(uint32_t u) {
   float f;
   std::memcpy(&f, &u, sizeof f);
   return f;
 }
 
 // binary16 -> float: exact (every half is representable as a float).
-inline float fp16_to_fp32(uint16_t h) {
+static inline float fp16_to_fp32(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exponent = (h >> 10) & 0x1fu;
   const uint32_t mantissa = h & 0x3ffu;
@@ -36,7 +39,7 @@ inline float fp16_to_fp32(uint16_t h) {
 }
 
 // float -> binary16, round to nearest even; overflow gives infinity, NaN stays NaN.
-inline uint16_t fp32_to_fp16(float f) {
+static inline uint16_t fp32_to_fp16(float f) {
   uint32_t x = float_bits(f);
   const uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
@@ -55,10 +58,10 @@ inline uint16_t fp32_to_fp16(float f) {
   return static_cast<uint16_t>(sign | (x >> 13));
 }
 
-inline float bf16_to_fp32(uint16_t h) { return float_from_bits(static_cast<uint32_t>(h) << 16); }
+static inline float bf16_to_fp32(uint16_t h) { return float_from_bits(static_cast<uint32_t>(h) << 16); }
 
 // float -> bfloat16, round to nearest even; NaN is kept quiet (as ggml does).
-inline uint16_t fp32_to_bf16(float f) {
+static inline uint16_t fp32_to_bf16(float f) {
   const uint32_t x = float_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);

@@ -9,6 +9,9 @@
 #include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
+#include "kernels/softmax_exp.inc"
+#include "kernels/swiglu.inc"
+#include "kernels/weighted_sum.inc"
 
 namespace peak {
 namespace {
@@ -50,10 +53,6 @@ struct Vec128 {
   }
   static float sum(Reg v) { return vaddvq_f32(v); }
 };
-
-#include "kernels/softmax_exp.inc"
-#include "kernels/swiglu.inc"
-#include "kernels/weighted_sum.inc"
 
 }  // namespace
 

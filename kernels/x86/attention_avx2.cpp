@@ -7,6 +7,9 @@
 #include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
+#include "kernels/softmax_exp.inc"
+#include "kernels/swiglu.inc"
+#include "kernels/weighted_sum.inc"
 
 namespace peak {
 namespace {
@@ -46,10 +49,6 @@ struct Vec256 {
     return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
   }
 };
-
-#include "kernels/softmax_exp.inc"
-#include "kernels/swiglu.inc"
-#include "kernels/weighted_sum.inc"
 
 }  // namespace
 

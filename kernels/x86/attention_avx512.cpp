@@ -7,6 +7,9 @@
 #include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
+#include "kernels/softmax_exp.inc"
+#include "kernels/swiglu.inc"
+#include "kernels/weighted_sum.inc"
 
 namespace peak {
 namespace {
@@ -44,10 +47,6 @@ struct Vec512 {
   }
   static float sum(Reg v) { return _mm512_reduce_add_ps(v); }
 };
-
-#include "kernels/softmax_exp.inc"
-#include "kernels/swiglu.inc"
-#include "kernels/weighted_sum.inc"
 
 }  // namespace
 

@@ -36,6 +36,20 @@ std::vector<PathCase> all_cases() {
   return out;
 }
 
+// Quantized types that weights are stored in: not the float types and not
+// the activation-only Q8_1 and Q8_K (those are covered by the quantized-data tests).
+bool is_quantized_weight_type(GgmlType t) {
+  return ggml_type_traits(static_cast<uint32_t>(t))->block_elems != 1 && t != GgmlType::Q8_1 && t != GgmlType::Q8_K;
+}
+
+std::vector<PathCase> quantized_weight_cases() {
+  std::vector<PathCase> out;
+  for (const PathCase& c : all_cases()) {
+    if (is_quantized_weight_type(c.type)) out.push_back(c);
+  }
+  return out;
+}
+
 // Lengths: 7, 13 and 45 blocks of 32 (45 crosses the 32-block chunks of the
 // row-packed gemms), 3, 5 and 7 super-blocks of 256, or for the float types
 // (block of 1) those element counts plus a few, to exercise the vector tails.
@@ -185,15 +199,15 @@ std::vector<size_t> half_fields(GgmlType t) {
   }
 }
 
+// The quantized weight types only (quantized_weight_cases).
+class QuantizedWeightPaths : public KernelPaths {};
+
 // Weight rows of random bytes (every code, scale and bit pattern a file could
 // hold, e.g. Q8_0's -128) with finite fp16 scales in [-1, 1]: every path must
 // agree with the scalar reference.
-TEST_P(KernelPaths, RandomBlockBytesMatchScalar) {
+TEST_P(QuantizedWeightPaths, RandomBlockBytesMatchScalar) {
   const GgmlType t = GetParam().type;
   const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(t));
-  if (traits->block_elems == 1 || t == GgmlType::Q8_1 || t == GgmlType::Q8_K) {
-    GTEST_SKIP() << "float types and activation-only types are covered by the quantized-data tests";
-  }
   const GgmlType partner = ref().dot_partner;
   const int64_t n = test_length(t, 2), rows_x = 19, rows_y = 5;
   const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
@@ -227,6 +241,8 @@ TEST_P(KernelPaths, RandomBlockBytesMatchScalar) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypesAllPaths, KernelPaths, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(QuantizedWeightTypesAllPaths, QuantizedWeightPaths, ::testing::ValuesIn(quantized_weight_cases()),
+                         case_name);
 
 // Half conversions where rounding is delicate: ties to even, subnormals,
 // the largest finite half, overflow to infinity and signed zero, in the

@@ -4,7 +4,6 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "capi/capi_guard.h"
@@ -78,19 +77,15 @@ inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_pa
   return s;
 }
 
-// The C generation parameters as the generator's. The text callback gets a
-// NUL-terminated copy of each piece, kept in `text` (reused, so a long
-// generation does not allocate per token).
-inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generate_params& p, std::string& text) {
+// The C generation parameters as the generator's. The generator's pieces are
+// strings, so the text callback gets them NUL-terminated as they are.
+inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generate_params& p) {
   peak::runtime::GenerateOptions o;
   // A limit above INT32_MAX is never reached (positions are int32_t): no limit.
   o.max_tokens = p.max_tokens > peak::capi::kMaxTokenCount ? -1 : static_cast<int32_t>(p.max_tokens);
   o.abort_flag = p.abort_flag;
   if (p.on_text) {
-    o.on_text = [&p, &text](std::string_view piece) {
-      text.assign(piece);
-      return p.on_text(text.c_str(), text.size(), p.user_data) != 0;
-    };
+    o.on_text = [&p](const std::string& piece) { return p.on_text(piece.c_str(), piece.size(), p.user_data) != 0; };
   }
   return o;
 }

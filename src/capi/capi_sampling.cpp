@@ -119,8 +119,7 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
     if (tokens.empty() && ctx->context->kv().used() == 0) {
       return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: empty prompt on an empty context (nothing to continue)");
     }
-    std::string text;
-    const peak::runtime::GenerateOptions options = generate_options_from_c(p, text);
+    const peak::runtime::GenerateOptions options = generate_options_from_c(p);
     result_to_c(peak::runtime::generate(*ctx->context, *sampler->chain, tokens, options), result);
     return PEAK_OK;
   });

@@ -116,8 +116,7 @@ peak_status peak_session_chat(peak_session* session, const char* user_text, size
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    std::string text;
-    const peak::runtime::GenerateOptions o = generate_options_from_c(p, text);
+    const peak::runtime::GenerateOptions o = generate_options_from_c(p);
     result_to_c(session->session->chat(std::string(user_text ? user_text : "", length), o).generation, result);
     return PEAK_OK;
   });

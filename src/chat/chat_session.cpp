@@ -227,7 +227,7 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
                                         : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));
-  o.on_text = [&](std::string_view text) {
+  o.on_text = [&](const std::string& text) {
     reply.append(text);
     return !options.on_text || options.on_text(text);
   };

@@ -105,7 +105,7 @@ void Summarizer::run(std::string content) {
     options.max_tokens = settings_.max_new_tokens;
     options.abort_flag = &cancel_;
     std::string text;
-    options.on_text = [&text](std::string_view piece) {
+    options.on_text = [&text](const std::string& piece) {
       text.append(piece);
       return true;
     };

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 #include <functional>
-#include <string_view>
+#include <string>
 #include <vector>
 
 #include "sampling/sampler_chain.h"
@@ -24,9 +24,10 @@ enum class StopReason {
 struct GenerateOptions {
   int32_t max_tokens = 256;   // < 0: until another reason stops
   bool stop_at_eog = true;
-  // Receives the generated text in order, always whole UTF-8 characters; returns
-  // false to stop. May be empty.
-  std::function<bool(std::string_view text)> on_text;
+  // Receives the generated text in order, always whole UTF-8 characters, in a
+  // string (so NUL-terminated, as the C API hands it on); returns false to stop.
+  // May be empty.
+  std::function<bool(const std::string& text)> on_text;
   // Checked before each token; may be set from a signal handler or another thread.
   const volatile int* abort_flag = nullptr;
 };

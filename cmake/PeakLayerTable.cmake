@@ -28,3 +28,15 @@ function(peak_layer_source_dir layer out)
     set(${out} ${PROJECT_SOURCE_DIR}/src/${layer} PARENT_SCOPE)
   endif()
 endfunction()
+
+# peak_layers_visible_from(<layer> <var>): the layers a layer may include, itself
+# and every one before it in the table.
+function(peak_layers_visible_from layer out)
+  list(FIND PEAK_LAYERS ${layer} index)
+  if(index LESS 0)
+    message(FATAL_ERROR "'${layer}' is not a layer (${PEAK_LAYERS})")
+  endif()
+  math(EXPR count "${index} + 1")
+  list(SUBLIST PEAK_LAYERS 0 ${count} visible)
+  set(${out} ${visible} PARENT_SCOPE)
+endfunction()

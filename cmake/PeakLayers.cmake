@@ -3,14 +3,13 @@ set(PEAK_LAYER_VIEWS ${PROJECT_BINARY_DIR}/layers)
 
 # Creates (or refreshes) the include root of every layer.
 function(peak_make_layer_views)
-  set(visible TRUE)
   foreach(layer ${PEAK_LAYERS})
     set(view ${PEAK_LAYER_VIEWS}/${layer})
     file(MAKE_DIRECTORY ${view})
-    set(below_or_self TRUE)
+    peak_layers_visible_from(${layer} visible)
     foreach(other ${PEAK_LAYERS})
       set(link ${view}/${other})
-      if(below_or_self)
+      if(other IN_LIST visible)
         if(NOT IS_SYMLINK ${link})
           peak_layer_source_dir(${other} target)
           file(CREATE_LINK ${target} ${link} SYMBOLIC RESULT result)
@@ -22,18 +21,13 @@ function(peak_make_layer_views)
       elseif(IS_SYMLINK ${link})
         file(REMOVE ${link})  # the link only, never what it points to
       endif()
-      if(other STREQUAL layer)
-        set(below_or_self FALSE)
-      endif()
     endforeach()
   endforeach()
 endfunction()
 
 # peak_layer_include_dir(<layer> <var>): the include root of a layer.
 function(peak_layer_include_dir layer out)
-  if(NOT layer IN_LIST PEAK_LAYERS)
-    message(FATAL_ERROR "'${layer}' is not a layer (${PEAK_LAYERS})")
-  endif()
+  peak_layers_visible_from(${layer} visible)  # refuses a name that is not a layer
   set(${out} ${PEAK_LAYER_VIEWS}/${layer} PARENT_SCOPE)
 endfunction()
 

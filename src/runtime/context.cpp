@@ -88,10 +88,7 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
   }
   check_tokens(tokens, n);
   const int64_t n_vocab = model_.hparams().n_vocab;
-  if (n > kv_.free_cells()) {
-    throw ContextFull("the context is full: " + std::to_string(kv_.used()) + " of " +
-                            std::to_string(kv_.size()) + " cells used, " + std::to_string(n) + " more needed");
-  }
+  kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
   const int64_t used_before = kv_.used();
   try {
     for (int64_t done = 0; done < n; done += n_batch_) {

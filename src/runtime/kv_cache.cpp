@@ -55,11 +55,15 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_
   positions_.reserve(static_cast<size_t>(n_ctx_));
 }
 
-int64_t KvCache::append(int64_t n, int32_t first_position) {
+void KvCache::require_free(int64_t n) const {
   if (n < 0 || n > free_cells()) {
     throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
-                            " cells used, " + std::to_string(n) + " more needed");
+                      " cells used, " + std::to_string(n) + " more needed");
   }
+}
+
+int64_t KvCache::append(int64_t n, int32_t first_position) {
+  require_free(n);
   const int64_t first = used();
   for (int64_t i = 0; i < n; ++i) positions_.push_back(first_position + static_cast<int32_t>(i));
   return first;
@@ -96,10 +100,7 @@ void KvCache::add_to_positions(int64_t first, int64_t n, int32_t delta) {
 
 void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
   if (at < 0 || at > used() || n < 0) throw std::out_of_range("KV cache insert outside the used cells");
-  if (n > free_cells()) {
-    throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +
-                      " cells used, " + std::to_string(n) + " more needed");
-  }
+  require_free(n);
   const int64_t tail = used() - at;
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {

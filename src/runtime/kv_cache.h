@@ -59,6 +59,8 @@ class KvCache {
   // The position after the last cached token (0 when empty).
   int32_t next_position() const { return positions_.empty() ? 0 : positions_.back() + 1; }
 
+  // Throws ContextFull, saying how full the cache is, unless `n` more cells fit.
+  void require_free(int64_t n) const;
   // Claims the next `n` cells for tokens at `first_position`, +1, ...; the caller
   // then writes their K and V. Throws ContextFull when they do not fit.
   int64_t append(int64_t n, int32_t first_position);

@@ -13,6 +13,7 @@
 #include "kernels/kernels.h"
 #include "model/model.h"
 #include "model/synth.h"
+#include "batched_prefill.h"
 #include "reference_forward.h"
 #include "runtime/context.h"
 #include "tiny_models.h"
@@ -72,25 +73,15 @@ TEST_P(Architecture, BatchedPrefillEqualsTokenByTokenDecoding) {
     params.n_batch = 5;  // batches of 5, 5 and 4
     params.logits_all = true;
     runtime::Context batched(*m, params);
-    const int64_t n = static_cast<int64_t>(kPrompt.size()), n_vocab = batched.n_vocab();
-    std::vector<float> all(static_cast<size_t>(n * n_vocab));
-    batched.eval(kPrompt.data(), n, all.data());
-
     params.logits_all = false;
     runtime::Context stepwise(*m, params);
-    double max_diff = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      stepwise.eval(&kPrompt[static_cast<size_t>(i)], 1);
-      for (int64_t v = 0; v < n_vocab; ++v) {
-        max_diff = std::max(max_diff, static_cast<double>(std::abs(stepwise.logits()[v] - all[static_cast<size_t>(i * n_vocab + v)])));
-      }
-    }
-    EXPECT_LT(max_diff, 1e-4) << ggml_type_name(static_cast<uint32_t>(type));
+    EXPECT_LT(test::batched_versus_stepwise(batched, stepwise, kPrompt), 1e-4)
+        << ggml_type_name(static_cast<uint32_t>(type));
     // Decode continues after the prefill.
     const int32_t next = 9;
     batched.eval(&next, 1);
     stepwise.eval(&next, 1);
-    for (int64_t v = 0; v < n_vocab; ++v) EXPECT_NEAR(batched.logits()[v], stepwise.logits()[v], 1e-4);
+    for (int64_t v = 0; v < batched.n_vocab(); ++v) EXPECT_NEAR(batched.logits()[v], stepwise.logits()[v], 1e-4);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "batched_prefill.h"
 #include "model/model.h"
 #include "model/quantize.h"
 #include "runtime/context.h"
@@ -82,19 +83,9 @@ TEST(Stories260K, BatchedPrefillGivesTheLogitsOfTokenByTokenDecoding) {
   params.n_batch = 16;  // several batches, the last one partial
   params.logits_all = true;
   runtime::Context batched(*m, params);
-  std::vector<float> all(static_cast<size_t>(n * batched.n_vocab()));
-  batched.eval(prompt.data(), n, all.data());
-
   params.logits_all = false;
   runtime::Context stepwise(*m, params);
-  double max_diff = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    stepwise.eval(&prompt[static_cast<size_t>(i)], 1);
-    for (int64_t v = 0; v < stepwise.n_vocab(); ++v) {
-      max_diff = std::max(max_diff, static_cast<double>(std::abs(stepwise.logits()[v] - all[static_cast<size_t>(i * stepwise.n_vocab() + v)])));
-    }
-  }
-  EXPECT_LT(max_diff, 1e-3);
+  EXPECT_LT(test::batched_versus_stepwise(batched, stepwise, prompt), 1e-3);
   EXPECT_EQ(batched.kv().used(), n);
 }
 

@@ -13,6 +13,12 @@ namespace {
 constexpr const char* kSummaryLead = "Summary of the earlier conversation: ";
 constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the turn's closing marker
 
+std::string trimmed(const std::string& text) {
+  const size_t begin = text.find_first_not_of(" \t\n\r");
+  if (begin == std::string::npos) return std::string();
+  return text.substr(begin, text.find_last_not_of(" \t\n\r") + 1 - begin);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -37,11 +43,33 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   validate(settings_);
   const tokenizer::Tokenizer& tok = model.tokenizer();
   std::string system_text;
-  if (!settings_.system_prompt.empty()) {
-    system_text = raw_ ? settings_.system_prompt + "\n" : format_turn({{"system", settings_.system_prompt}}, false);
+  if (raw_) {
+    if (!settings_.system_prompt.empty()) system_text = settings_.system_prompt + "\n";
+  } else {
+    // What every render starts with (BOS text, Llama 3.1's dated system block):
+    // the Prefix holds it once and the turns' texts leave it out. Some
+    // templates cannot render no messages at all (they read messages[0]).
+    bos_text_ = bos_text_added_by_tokenizer(model);
+    try {
+      render_base_ = chat_.format({}, false, format_options());
+    } catch (const std::exception&) {
+      render_base_ = bos_text_;
+    }
+    // A template without a system role (Gemma) renders nothing for a system
+    // message alone: system texts (the prompt, the summary) then become user
+    // turns of their own, so they stay where the session puts them.
+    const std::string probe = "\x01";
+    system_role_ = chat_.format({{"system", probe}}, false, format_options()).find(probe) != std::string::npos
+                       ? "system"
+                       : "user";
+    system_text = settings_.system_prompt.empty()
+                      ? render_base_
+                      : chat_.format({{system_role_, settings_.system_prompt}}, false, format_options());
+    if (!bos_text_.empty() && system_text.compare(0, bos_text_.size(), bos_text_) == 0) {
+      system_text.erase(0, bos_text_.size());  // the tokenizer adds BOS itself
+    }
   }
   prefix_ = tok.encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);
-
   const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
   runtime::ContextParams cp;
   cp.n_ctx = static_cast<int64_t>(prefix_.size()) + summary_cells + settings_.recent_max + settings_.headroom;
@@ -67,42 +95,91 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
 
 ChatSession::~ChatSession() = default;
 
-std::string ChatSession::format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
-  return chat_.format(turn, add_generation_prompt);
+FormatOptions ChatSession::format_options() const {
+  FormatOptions o;
+  o.enable_thinking = settings_.enable_thinking;
+  o.fold_system = true;
+  return o;
 }
 
-std::vector<int32_t> ChatSession::user_segment(const std::string& text) const {
+std::string ChatSession::format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
+  const std::string text = chat_.format(turn, add_generation_prompt, format_options());
+  // Leave out what every render starts with (it is in the Prefix).
+  for (const std::string* start : {&render_base_, &bos_text_}) {
+    if (text.compare(0, start->size(), *start) == 0) return text.substr(start->size());
+  }
+  return text;
+}
+
+std::vector<int32_t> ChatSession::encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
   const tokenizer::Tokenizer& tok = model_.tokenizer();
-  if (raw_) return tok.encode(text, false, false);
-  // Control tokens come from the template only: the user's text is not parsed
-  // for them (a message cannot forge a turn boundary), except through the
-  // template markers around it.
-  const std::string marker = "\x01";
-  const std::string framed = format_turn({{"user", marker}}, true);
-  const size_t at = framed.find(marker);
-  std::vector<int32_t> out = tok.encode(framed.substr(0, at), false, true);
-  const std::vector<int32_t> body = tok.encode(text, false, false);
-  const std::vector<int32_t> tail = tok.encode(framed.substr(at + marker.size()), false, true);
-  out.insert(out.end(), body.begin(), body.end());
-  out.insert(out.end(), tail.begin(), tail.end());
+  if (raw_) {
+    std::string text;
+    for (const ChatMessage& m : turn) text += m.content;
+    return tok.encode(text, false, false);
+  }
+  // Control tokens come from the template only: the messages' texts are not
+  // parsed for them (a message cannot forge a turn boundary). The turn is
+  // rendered once with a marker in place of each text, which shows the
+  // template's own pieces, and once for real, which shows each text as the
+  // template wrote it (trimmed or not).
+  std::vector<ChatMessage> marked = turn;
+  for (size_t i = 0; i < marked.size(); ++i) marked[i].content = std::string(1, static_cast<char>(1 + i));
+  const std::string framed = format_turn(marked, add_generation_prompt);
+  std::vector<std::string> pieces(1);
+  for (const char c : framed) {
+    if (c >= 1 && c <= static_cast<char>(marked.size())) {
+      pieces.emplace_back();
+    } else {
+      pieces.back() += c;
+    }
+  }
+  if (pieces.size() != turn.size() + 1) {
+    throw std::runtime_error("the chat template does not write each message exactly once");
+  }
+  const std::string real = format_turn(turn, add_generation_prompt);
+  std::vector<int32_t> out;
+  size_t at = 0;
+  const auto append = [&](const std::string& text, bool special) {
+    const std::vector<int32_t> ids = tok.encode(text, false, special);
+    out.insert(out.end(), ids.begin(), ids.end());
+  };
+  for (size_t i = 0; i < turn.size(); ++i) {
+    append(pieces[i], true);
+    if (real.compare(at, pieces[i].size(), pieces[i]) == 0) at += pieces[i].size();
+    // The text as written: as given, or trimmed when the template trims it.
+    std::string text = turn[i].content;
+    const std::string& next = pieces[i + 1];
+    for (const std::string& candidate : {turn[i].content, trimmed(turn[i].content)}) {
+      if (real.compare(at, candidate.size(), candidate) == 0 &&
+          real.compare(at + candidate.size(), next.size(), next) == 0) {
+        text = candidate;
+        break;
+      }
+    }
+    at += text.size();
+    append(text, false);
+  }
+  append(pieces.back(), true);
   return out;
 }
 
-std::string ChatSession::closing_after(const std::string& user_text, const std::string& reply) const {
-  if (raw_) return std::string();
-  const std::string head = format_turn({{"user", user_text}}, true);
-  const std::string full = format_turn({{"user", user_text}, {"assistant", reply}}, false);
-  const std::string expected = head + reply;
-  if (full.size() < expected.size() || full.compare(0, expected.size(), expected) != 0) return std::string();
-  return full.substr(expected.size());
+std::vector<int32_t> ChatSession::user_segment(const std::string& text) const {
+  return encode_turn({{"user", text}}, true);
+}
+
+bool ChatSession::generation_opens_reasoning() const {
+  if (raw_) return false;
+  std::string prompt = format_turn({{"user", ""}}, true);
+  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.pop_back();
+  const std::string open = ReasoningMarkers{}.open;
+  return prompt.size() >= open.size() && prompt.compare(prompt.size() - open.size(), open.size(), open) == 0;
 }
 
 std::vector<int32_t> ChatSession::summary_segment(const std::string& summary) const {
   const tokenizer::Tokenizer& tok = model_.tokenizer();
   if (raw_) return tok.encode(std::string(kSummaryLead) + summary + "\n", false, false);
-  std::string framed = format_turn({{"system", std::string(kSummaryLead) + summary}}, false);
-  if (framed.empty()) framed = std::string(kSummaryLead) + summary + "\n";  // a template without system turns
-  return tok.encode(framed, false, true);
+  return encode_turn({{system_role_, std::string(kSummaryLead) + summary}}, false);
 }
 
 int64_t ChatSession::recent_cells() const {
@@ -205,16 +282,46 @@ bool ChatSession::apply_pending_summary(bool wait) {
   return true;
 }
 
-TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options) {
+void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
+                              const std::string& user_text, const std::string& answer,
+                              const std::vector<int32_t>& generated) {
+  // The cells of this turn hold the user segment and what was generated after
+  // it (the end-of-generation token is sampled, not evaluated). Keep what
+  // agrees with the turn as the template renders it in history (the answer
+  // without reasoning, then the closing marker) and evaluate the rest.
+  runtime::KvCache& kv = ctx_->kv();
+  std::vector<int32_t> canonical = encode_turn({{"user", user_text}, {"assistant", answer}}, false);
+  // A message longer than the window lost its first user_cut tokens.
+  canonical.erase(canonical.begin(), canonical.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, canonical.size())));
+  std::vector<int32_t> cells = user_tokens;
+  const int64_t answer_cells = kv.used() - turn_first_cell - static_cast<int64_t>(user_tokens.size());
+  cells.insert(cells.end(), generated.begin(), generated.begin() + answer_cells);
+  size_t same = 0;
+  while (same < cells.size() && same < canonical.size() && cells[same] == canonical[same]) ++same;
+  kv.remove(turn_first_cell + static_cast<int64_t>(same), static_cast<int64_t>(cells.size() - same));
+  // Without room for all of it (an answer cut by the context's end), what fits.
+  const int64_t missing = std::min<int64_t>(static_cast<int64_t>(canonical.size() - same), kv.free_cells());
+  if (missing > 0) ctx_->eval(canonical.data() + same, missing);
+
+  const size_t kept = same + static_cast<size_t>(std::max<int64_t>(missing, 0));
+  const size_t user_part = std::min(user_tokens.size(), same);
+  recent_.push_back(Message{"user", user_text, std::vector<int32_t>(canonical.begin(), canonical.begin() + user_part)});
+  recent_.push_back(Message{"assistant", answer, std::vector<int32_t>(canonical.begin() + user_part, canonical.begin() + kept)});
+}
+
+TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options,
+                             const std::function<bool(const std::string&)>& on_reasoning) {
   TurnResult turn;
   // A finished summary (or, when so set, a running one) goes in place first.
   turn.rebuilt = apply_pending_summary(settings_.wait_for_summary);
 
   std::vector<int32_t> segment = user_segment(user_text);
   const int64_t window = settings_.recent_max;
+  size_t user_cut = 0;
   if (settings_.mode != MemoryMode::None && static_cast<int64_t>(segment.size()) > window) {
     // One message alone exceeds the window: only then is a message cut, keeping its end.
     const int64_t cut = static_cast<int64_t>(segment.size()) - window;
+    user_cut = static_cast<size_t>(cut);
     dropped_text_ += "User (start of a long message): " + user_text.substr(0, user_text.size() / 2) + "\n";
     stats_.dropped_since_summary += cut;
     stats_.dropped_total += cut;
@@ -222,31 +329,24 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   }
   make_room(static_cast<int64_t>(segment.size()), turn);
 
-  std::string reply;
   runtime::GenerateOptions o = options;
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
                                         : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));
-  o.on_text = [&](const std::string& text) {
-    reply.append(text);
+  ReasoningSplitter splitter({}, generation_opens_reasoning());
+  const KindedTextFn route = [&](TextKind kind, const std::string& text) {
+    if (kind == TextKind::Reasoning) return !on_reasoning || on_reasoning(text);
     return !options.on_text || options.on_text(text);
   };
-  const int64_t used_before = ctx_->kv().used();
+  o.on_text = [&](const std::string& text) { return splitter.feed(text, route); };
+  const int64_t turn_first_cell = ctx_->kv().used();
   turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
-
-  // The cells the answer occupies: what was evaluated after the message.
-  const int64_t answer_cells = ctx_->kv().used() - used_before - static_cast<int64_t>(segment.size());
-  Message answer{"assistant", reply, {}};
-  answer.tokens.assign(turn.generation.tokens.begin(), turn.generation.tokens.begin() + answer_cells);
-  const std::vector<int32_t> closing = model_.tokenizer().encode(closing_after(user_text, reply), false, true);
-  if (!closing.empty() && static_cast<int64_t>(closing.size()) <= ctx_->kv().free_cells()) {
-    ctx_->eval(closing.data(), static_cast<int64_t>(closing.size()));
-    answer.tokens.insert(answer.tokens.end(), closing.begin(), closing.end());
-  }
-  recent_.push_back(Message{"user", user_text, std::move(segment)});
-  recent_.push_back(std::move(answer));
+  splitter.finish(route);
+  turn.answer = splitter.answer();
+  turn.reasoning = splitter.reasoning();
+  settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
   log_.push_back({"user", user_text});
-  log_.push_back({"assistant", reply});
+  log_.push_back({"assistant", turn.answer});
   ++stats_.turns;
 
   if (settings_.mode == MemoryMode::Ssskv) {

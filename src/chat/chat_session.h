@@ -33,6 +33,7 @@
 #include "model/model.h"
 #include "sampling/sampler_chain.h"
 #include "chat/chat_template.h"
+#include "chat/reasoning.h"
 #include "runtime/context.h"
 #include "runtime/generator.h"
 #include "chat/summarizer.h"
@@ -46,6 +47,10 @@ struct SessionSettings {
   MemoryMode mode = MemoryMode::Ssskv;
   std::string system_prompt;
   std::string template_name;       // "" the model's own, "raw" no template
+  // Thinking models: let the model reason before it answers. Off (the default),
+  // the template asks it not to; either way the reasoning is streamed apart and
+  // never kept in the conversation, and the summarizer never thinks.
+  bool enable_thinking = false;
   int64_t recent_max = 4096;       // tokens of the Recent segment
   int64_t summary_max = 256;       // tokens of the Summary segment
   int64_t trigger_discard = 2048;  // dropped tokens that trigger a new summary
@@ -81,6 +86,8 @@ struct SessionStats {
 
 struct TurnResult {
   runtime::GenerateResult generation;
+  std::string answer;                 // what the conversation keeps
+  std::string reasoning;              // a thinking model's reasoning, without its markers
   int64_t dropped_messages = 0;
   bool rebuilt = false;               // a new summary was put in place first
   bool summary_started = false;       // a summary job started after the answer
@@ -93,8 +100,13 @@ class ChatSession {
   ~ChatSession();
 
   // One user turn: makes room, evaluates the message, generates and streams the
-  // answer. Throws runtime::ContextFull in mode `none` when the conversation no longer fits.
-  TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options);
+  // answer through options.on_text and a thinking model's reasoning through
+  // on_reasoning (dropped when empty). Afterwards the cache holds the turn as the
+  // template renders it in history: the reasoning is removed and what followed
+  // it evaluated again. Throws runtime::ContextFull in mode `none` when the
+  // conversation no longer fits.
+  TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options,
+                  const std::function<bool(const std::string&)>& on_reasoning = nullptr);
   void reset();
   // Blocks until a running summary is done and puts it in place: what an app
   // does between turns so the next one starts with nothing left to rebuild.
@@ -131,9 +143,15 @@ class ChatSession {
   };
   friend struct SessionFile;
 
+  FormatOptions format_options() const;
+  // A render of `turn` less what every render starts with (render_base_).
   std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
+  // Its tokens, control tokens parsed in the template's text only.
+  std::vector<int32_t> encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
   std::vector<int32_t> user_segment(const std::string& text) const;
-  std::string closing_after(const std::string& user_text, const std::string& reply) const;
+  bool generation_opens_reasoning() const;
+  void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
+                   const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);
   std::vector<int32_t> summary_segment(const std::string& summary) const;
   int64_t recent_cells() const;
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
@@ -147,6 +165,9 @@ class ChatSession {
   SessionSettings settings_;
   ChatTemplate chat_;
   bool raw_;
+  std::string render_base_;  // what the template writes for no messages (BOS text, a dated system block)
+  std::string bos_text_;     // the BOS token's text when the tokenizer adds BOS itself
+  std::string system_role_;  // "system", or "user" when the template has no system role
   std::unique_ptr<runtime::Context> ctx_;
   sampling::SamplerChain sampler_;
   std::unique_ptr<Summarizer> summarizer_;  // ssskv only

@@ -20,6 +20,16 @@ struct ChatMessage {
   std::string content;
 };
 
+struct FormatOptions {
+  // Thinking models whose template reads `enable_thinking` (Qwen3, SmolLM3):
+  // off, the generation prompt tells the model to answer without reasoning.
+  bool enable_thinking = false;
+  // When the template refuses a system message (Gemma 2 raises), its text goes
+  // at the start of the first user message instead, separated by a blank line,
+  // as Gemma 3's own template does; otherwise the template's error is thrown.
+  bool fold_system = false;
+};
+
 enum class ChatTemplateFamily {
   ChatML,           // <|im_start|>role\n...<|im_end|>\n (Qwen, Hermes, ...)
   Llama2,           // [INST] ... [/INST]; a system prompt is glued to the first user turn
@@ -59,7 +69,8 @@ class ChatTemplate {
   // opens the assistant's turn; families whose user turn already ends with it
   // (Llama 2, Mistral) render the same either way. Throws std::invalid_argument
   // for a role other than system, user or assistant.
-  std::string format(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  std::string format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                     const FormatOptions& options = {}) const;
 
   // The text that closes a turn in this family: generation stops when the model
   // writes one of them (or its end-of-sequence token).

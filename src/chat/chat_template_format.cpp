@@ -150,7 +150,8 @@ std::string format_role_tags(std::string_view turn_end, const std::vector<ChatMe
 
 }  // namespace
 
-std::string ChatTemplate::format(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+std::string ChatTemplate::format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                 const FormatOptions& /*options: the built-in families have neither switch*/) const {
   check_roles(messages);
   switch (family_) {
     case ChatTemplateFamily::ChatML: return format_chatml(messages, add_generation_prompt);

@@ -12,4 +12,10 @@ DetectedChatTemplate chat_template_for(const model::Model& model, std::string_vi
   return chosen;
 }
 
+std::string bos_text_added_by_tokenizer(const model::Model& model) {
+  const tokenizer::Tokenizer& tok = model.tokenizer();
+  if (!tok.add_bos() || tok.bos() < 0) return std::string();
+  return tok.token_to_piece(tok.bos(), /*render_special=*/true);
+}
+
 }  // namespace peak::chat

@@ -5,6 +5,8 @@
 
 #include "runtime/generator.h"
 #include "runtime/kv_cache.h"
+#include "chat/model_chat_template.h"
+#include "chat/reasoning.h"
 #include "chat/sparse_sampler.h"
 
 namespace peak::chat {
@@ -62,9 +64,14 @@ std::vector<int32_t> Summarizer::build_prompt(const std::string& content, int64_
     tail = "\n\nSummary:";
   } else {
     const std::string marker = "\x01";  // a byte no template emits, to split around the content
-    const std::string full = chat_.format({{"system", kInstruction}, {"user", marker}}, true);
+    FormatOptions options;
+    options.fold_system = true;  // enable_thinking stays off: a summary needs no reasoning
+    const std::string full = chat_.format({{"system", kInstruction}, {"user", marker}}, true, options);
     const size_t at = full.find(marker);
+    if (at == std::string::npos) throw std::runtime_error("the chat template drops the summary request");
     head = full.substr(0, at);
+    const std::string bos = bos_text_added_by_tokenizer(model_);
+    if (!bos.empty() && head.compare(0, bos.size(), bos) == 0) head.erase(0, bos.size());
     tail = full.substr(at + marker.size());
   }
   std::vector<int32_t> prompt = tok.encode(head, /*add_special=*/true, /*parse_special=*/!settings_.raw);
@@ -104,13 +111,12 @@ void Summarizer::run(std::string content) {
     runtime::GenerateOptions options;
     options.max_tokens = settings_.max_new_tokens;
     options.abort_flag = &cancel_;
-    std::string text;
-    options.on_text = [&text](const std::string& piece) {
-      text.append(piece);
-      return true;
-    };
+    // A thinking model may reason anyway: only its answer is the summary.
+    ReasoningSplitter splitter;
+    options.on_text = [&splitter](const std::string& piece) { return splitter.feed(piece, nullptr); };
     runtime::generate(ctx_, sampler_, prompt, options);
-    result_.text = clip(text);
+    splitter.finish(nullptr);
+    result_.text = clip(splitter.answer());
     result_.input_tokens = input_tokens;
     result_.kept_tokens = static_cast<int64_t>(prompt.size());
     result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,0 +1,57 @@
+// Thinking models (Qwen3, DeepSeek-R1, SmolLM3, ...) write their reasoning
+// between markers before the answer:
+//
+//   <think>\nThe user wants a colour.\n</think>\n\nBlue.
+//
+// ReasoningSplitter separates the two while the text streams in, so an app can
+// show the reasoning apart (or not at all) and the conversation keeps only the
+// answer, as the models' own templates do when they render history.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+namespace peak::chat {
+
+enum class TextKind { Answer, Reasoning };
+
+struct ReasoningMarkers {
+  std::string open = "<think>";
+  std::string close = "</think>";
+};
+
+// Receives a piece of text and what it is; returns false to stop generating.
+using KindedTextFn = std::function<bool(TextKind kind, const std::string& text)>;
+
+class ReasoningSplitter {
+ public:
+  // `opened`: the generation prompt already opened the reasoning block (some
+  // templates end it with "<think>\n"), so the output starts inside it.
+  explicit ReasoningSplitter(ReasoningMarkers markers = {}, bool opened = false);
+
+  // Feeds the next generated text. Text that may still turn out to be part of a
+  // marker is held back until it is decided; `emit` gets everything else, the
+  // markers themselves and the blank lines around them left out. Returns what
+  // `emit` returned last (true when nothing was emitted).
+  bool feed(std::string_view text, const KindedTextFn& emit);
+  // The end of generation: emits what was held back.
+  bool finish(const KindedTextFn& emit);
+
+  // Everything split so far: the reasoning without its markers, and the answer
+  // with the blank lines after the closing marker removed.
+  const std::string& reasoning() const { return reasoning_; }
+  const std::string& answer() const { return answer_; }
+
+ private:
+  enum class State { Start, Reasoning, AfterReasoning, Answer };
+  bool emit_piece(TextKind kind, std::string text, const KindedTextFn& emit);
+
+  ReasoningMarkers markers_;
+  State state_;
+  std::string pending_;  // undecided text: a possible marker prefix or leading newlines
+  std::string reasoning_;
+  std::string answer_;
+};
+
+}  // namespace peak::chat

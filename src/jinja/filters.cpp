@@ -175,7 +175,8 @@ Value map(Interpreter& in, const Value& subject, const CallArgs& args) {
   for (const auto& [key, value] : args.keywords) {
     if (key != "attribute" && key != "default") throw TemplateError("map: unexpected keyword argument '" + key + "'");
   }
-  const Arguments named("map", CallArgs{{}, args.keywords}, {"attribute", "default"});
+  const CallArgs keywords{{}, args.keywords};
+  const Arguments named("map", keywords, {"attribute", "default"});
   if (named.has(0)) {
     for (const Value& item : iterate(subject)) {
       in.step();
@@ -438,8 +439,9 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     return d;
   }());
   if (name == "attr") {
+    // Jinja2's attr reads attributes only, never a dict's keys.
     const Arguments a(name, args, {"name"});
-    return in.attribute(subject, a.get(0).str());
+    return subject.is_dict() ? method(in, subject, a.get(0).str()) : in.attribute(subject, a.get(0).str());
   }
   throw TemplateError("no filter named '" + name + "'");
 }

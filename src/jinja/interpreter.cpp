@@ -172,35 +172,43 @@ Interpreter::Flow Interpreter::run_for(const Stmt& s, Scope& scope) {
     }
     items = std::move(kept);
   }
+  // One scope and one loop object serve every iteration: each starts with only
+  // the loop variables, and the loop's attributes are updated in place.
   const auto n = static_cast<int64_t>(items.size());
+  auto index = std::make_shared<int64_t>(0);
+  Value loop = Value::object("LoopContext");
+  Dict& attributes = loop.as_object().attributes;
+  const char* const names[] = {"index", "index0", "revindex", "revindex0", "first", "last", "previtem", "nextitem"};
+  for (const char* name : names) attributes.set(name, Value());
+  attributes.set("length", Value(n));
+  attributes.set("depth", Value(1));
+  attributes.set("depth0", Value(0));
+  attributes.set("cycle", Value::function("cycle", [index](Interpreter&, CallArgs& args) {
+    if (args.positional.empty()) throw TemplateError("no items for cycling given");
+    return args.positional[static_cast<size_t>(*index) % args.positional.size()];
+  }));
+  Value* fields[8];
+  for (size_t k = 0; k < 8; ++k) fields[k] = attributes.find(names[k]);
+  Scope inner;
+  inner.parent = &scope;
   for (int64_t i = 0; i < n; ++i) {
     step();
-    Scope inner;
-    inner.parent = &scope;
+    *index = i;
+    *fields[0] = Value(i + 1);
+    *fields[1] = Value(i);
+    *fields[2] = Value(n - i);
+    *fields[3] = Value(n - i - 1);
+    *fields[4] = Value(i == 0);
+    *fields[5] = Value(i == n - 1);
+    *fields[6] = i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item");
+    *fields[7] = i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item");
+    inner.vars.clear();
     assign(*s.target, items[static_cast<size_t>(i)], inner);
-    Value loop = Value::object("LoopContext");
-    Dict& attributes = loop.as_object().attributes;
-    attributes.set("index", Value(i + 1));
-    attributes.set("index0", Value(i));
-    attributes.set("revindex", Value(n - i));
-    attributes.set("revindex0", Value(n - i - 1));
-    attributes.set("first", Value(i == 0));
-    attributes.set("last", Value(i == n - 1));
-    attributes.set("length", Value(n));
-    attributes.set("depth", Value(1));
-    attributes.set("depth0", Value(0));
-    attributes.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
-    attributes.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
-    attributes.set("cycle", Value::function("cycle", [i](Interpreter&, CallArgs& args) {
-      if (args.positional.empty()) throw TemplateError("no items for cycling given");
-      return args.positional[static_cast<size_t>(i) % args.positional.size()];
-    }));
-    inner.vars.set("loop", std::move(loop));
+    inner.vars.set("loop", loop);
     if (run(s.body, inner) == Flow::Break) break;
   }
   if (n == 0 && !s.else_body.empty()) {
-    Scope inner;
-    inner.parent = &scope;
+    inner.vars.clear();
     run(s.else_body, inner);
   }
   return Flow::Normal;
@@ -220,7 +228,7 @@ void Interpreter::assign(const Expr& target, Value value, Scope& scope) {
     // {% set ns.attribute = value %}
     Value object = lookup(target.children[0]->name, scope);
     if (!object.is_object() || object.as_object().type_name != "Namespace") {
-      throw TemplateError("Cannot assign attribute on non-namespace object");
+      throw TemplateError("cannot assign attribute on non-namespace object");
     }
     object.set(target.name, std::move(value));
   }

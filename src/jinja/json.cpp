@@ -23,7 +23,9 @@ class JsonParser {
   }
 
  private:
+  // Offsets are those Python's json module reports for the same text.
   [[noreturn]] void fail(const std::string& message) const { throw JsonError(message, pos_); }
+  [[noreturn]] void fail_at(const std::string& message, size_t at) const { throw JsonError(message, at); }
 
   void skip_space() {
     while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
@@ -57,8 +59,9 @@ class JsonParser {
     if (c == 't') return expect_word("true"), Value(true);
     if (c == 'f') return expect_word("false"), Value(false);
     if (c == 'n') return expect_word("null"), Value::none();
-    if (c == '-' || (c >= '0' && c <= '9')) return number();
-    fail(std::string("unexpected character '") + c + "'");
+    const bool digit_next = pos_ + 1 < text_.size() && text_[pos_ + 1] >= '0' && text_[pos_ + 1] <= '9';
+    if ((c == '-' && digit_next) || (c >= '0' && c <= '9')) return number();
+    fail("expecting a value");
   }
 
   Value object(int depth) {
@@ -103,11 +106,10 @@ class JsonParser {
   }
 
   std::string string() {
-    ++pos_;  // the opening quote
+    const size_t start = pos_++;  // the opening quote
     std::string out;
-    const size_t start = pos_;
     while (true) {
-      if (pos_ >= text_.size()) fail("unterminated string");
+      if (pos_ >= text_.size()) fail_at("unterminated string", start);
       const auto c = static_cast<unsigned char>(text_[pos_]);
       if (c == '"') break;
       if (c < 0x20) fail("control character in a string");
@@ -116,7 +118,8 @@ class JsonParser {
         ++pos_;
         continue;
       }
-      if (++pos_ >= text_.size()) fail("unterminated string");
+      const size_t escape = pos_;
+      if (++pos_ >= text_.size()) fail_at("unterminated string", start);
       const char e = text_[pos_++];
       switch (e) {
         case '"': out += '"'; break;
@@ -129,19 +132,20 @@ class JsonParser {
         case 't': out += '\t'; break;
         case 'u': {
           char32_t cp = hex4();
+          // A lone surrogate cannot be UTF-8 (Python keeps it; this refuses it).
           if (cp >= 0xD800 && cp <= 0xDBFF) {
-            if (text_.substr(pos_, 2) != "\\u") fail("unpaired surrogate");
+            if (text_.substr(pos_, 2) != "\\u") fail_at("unpaired surrogate", escape);
             pos_ += 2;
             const unsigned low = hex4();
-            if (low < 0xDC00 || low > 0xDFFF) fail("unpaired surrogate");
+            if (low < 0xDC00 || low > 0xDFFF) fail_at("unpaired surrogate", escape);
             cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
           } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
-            fail("unpaired surrogate");
+            fail_at("unpaired surrogate", escape);
           }
           text::append_utf8(out, cp);
           break;
         }
-        default: --pos_, fail("invalid escape");
+        default: fail_at("invalid escape", escape);
       }
     }
     ++pos_;  // the closing quote
@@ -166,14 +170,18 @@ class JsonParser {
       digits();
     }
     bool integral = true;
-    if (pos_ < text_.size() && text_[pos_] == '.') {
+    // A fraction or exponent without digits is not part of the number (then extra text).
+    auto digit_at = [&](size_t i) { return i < text_.size() && text_[i] >= '0' && text_[i] <= '9'; };
+    if (pos_ < text_.size() && text_[pos_] == '.' && digit_at(pos_ + 1)) {
       ++pos_, integral = false;
       digits();
     }
     if (pos_ < text_.size() && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_, integral = false;
-      if (pos_ < text_.size() && (text_[pos_] == '+' || text_[pos_] == '-')) ++pos_;
-      digits();
+      const size_t sign = pos_ + 1 < text_.size() && (text_[pos_ + 1] == '+' || text_[pos_ + 1] == '-') ? 1 : 0;
+      if (digit_at(pos_ + 1 + sign)) {
+        pos_ += 1 + sign, integral = false;
+        digits();
+      }
     }
     const std::string literal(text_.substr(start, pos_ - start));
     if (integral) {

@@ -244,15 +244,15 @@ std::vector<std::string> split(std::string_view s, const std::string* sep, int64
     i = j;
   }
   if (maxsplit >= 0 && static_cast<int64_t>(words.size()) > maxsplit + 1) {
-    // The remainder keeps its inner white space and loses only the outer run.
+    // The remainder keeps its white space, up to the string's far end.
     const auto keep = static_cast<size_t>(maxsplit);
     if (from_right) {
       const size_t cut = words.size() - keep;
-      std::pair<size_t, size_t> rest{words.front().first, words[cut - 1].second};
+      std::pair<size_t, size_t> rest{0, words[cut - 1].second};
       words.erase(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(cut));
       words.insert(words.begin(), rest);
     } else {
-      std::pair<size_t, size_t> rest{words[keep].first, words.back().second};
+      std::pair<size_t, size_t> rest{words[keep].first, cps.size()};
       words.resize(keep);
       words.push_back(rest);
     }

@@ -271,18 +271,34 @@ const char* Value::type_name() const {
 }
 
 const Value* Dict::find(std::string_view key) const {
+  if (entries_.size() < kIndexedFrom) {
+    for (const auto& entry : entries_) {
+      if (entry.first == key) return &entry.second;
+    }
+    return nullptr;
+  }
   const auto it = index_.find(std::string(key));
   return it == index_.end() ? nullptr : &entries_[it->second].second;
 }
 
+Value* Dict::find(std::string_view key) { return const_cast<Value*>(static_cast<const Dict*>(this)->find(key)); }
+
 void Dict::set(std::string key, Value value) {
-  const auto it = index_.find(key);
-  if (it != index_.end()) {
-    entries_[it->second].second = std::move(value);
+  if (Value* existing = find(key)) {
+    *existing = std::move(value);
     return;
   }
-  index_.emplace(key, entries_.size());
   entries_.emplace_back(std::move(key), std::move(value));
+  if (entries_.size() == kIndexedFrom) {
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+  } else if (entries_.size() > kIndexedFrom) {
+    index_.emplace(entries_.back().first, entries_.size() - 1);
+  }
+}
+
+void Dict::clear() {
+  entries_.clear();
+  index_.clear();
 }
 
 }  // namespace peak::jinja

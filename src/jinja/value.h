@@ -126,18 +126,22 @@ class Value {
 bool holds_object(const Value& v);
 
 // Insertion-ordered map from string keys to values; setting an existing key
-// keeps its place, as Python's dict does.
+// keeps its place, as Python's dict does. Small dicts (most messages, every
+// scope) are searched in order; larger ones get a hash index.
 class Dict {
  public:
   const Value* find(std::string_view key) const;
+  Value* find(std::string_view key);
   void set(std::string key, Value value);
+  void clear();
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
   const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
 
  private:
+  static constexpr size_t kIndexedFrom = 9;
   std::vector<std::pair<std::string, Value>> entries_;
-  std::unordered_map<std::string, size_t> index_;
+  std::unordered_map<std::string, size_t> index_;  // from kIndexedFrom entries on
 };
 
 // An object whose attributes a template reads with `.name`; a namespace's can

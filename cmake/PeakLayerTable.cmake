@@ -4,6 +4,7 @@
 #   kernels   block formats, scalar and SIMD kernels, run-time dispatch
 #   core      tensors, graph, allocator, thread pool, ops
 #   io        file mapping
+#   jinja     the Jinja interpreter that renders chat templates (standard library only)
 #   gguf      GGUF reader and writer
 #   tokenizer vocabularies, tokenizers, UTF-8
 #   sampling  the sampler chain
@@ -16,7 +17,7 @@
 # build tree with a link to each layer it may see (its own and those below), so
 # including a higher layer's header is a compile error ("No such file"). The
 # objects of all layers make up the one libpeak.
-set(PEAK_LAYERS kernels core io gguf tokenizer sampling model runtime chat capi)
+set(PEAK_LAYERS kernels core io jinja gguf tokenizer sampling model runtime chat capi)
 
 # peak_layer_source_dir(<layer> <var>): the source folder of a layer, kernels/ at
 # the top, the others in src/. Also used by the layer checks in script mode

@@ -1,0 +1,97 @@
+// Hostile templates: every one must end in TemplateError, quickly, without
+// exhausting memory or stack: endless loops, deep recursion, huge output and
+// string repetition, deep nesting in the source and in JSON.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+
+#include "jinja/template.h"
+
+namespace {
+
+using peak::jinja::Template;
+using peak::jinja::TemplateError;
+using peak::jinja::Value;
+
+// The error's message; fails the test unless parsing or rendering threw
+// TemplateError within half a second (sanitizer builds included).
+std::string refused(const std::string& source, const Value& context = Value::dict()) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string message;
+  try {
+    Template::parse(source).render(context);
+    ADD_FAILURE() << "rendered: " << source.substr(0, 80);
+  } catch (const TemplateError& e) {
+    message = e.message();
+  }
+  const auto elapsed = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(std::chrono::duration<double>(elapsed).count(), 0.5) << source.substr(0, 80);
+  return message;
+}
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+TEST(JinjaLimits, LoopsRunOutOfSteps) {
+  EXPECT_TRUE(has(refused("{% for i in range(10**9) %}{% endfor %}"), "Range too big"));
+  EXPECT_TRUE(has(refused("{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"), "steps"));
+  EXPECT_TRUE(has(refused("{% set ns = namespace(l=[1]) %}{% for i in range(100000) %}{% for x in ns.l %}"
+                          "{% set ns.l = ns.l + [x] %}{% endfor %}{% endfor %}"),
+                  "steps"));
+}
+
+TEST(JinjaLimits, RecursionIsBounded) {
+  EXPECT_TRUE(has(refused("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"), "recursion deeper than"));
+  EXPECT_TRUE(has(refused("{% macro f() %}{% call f() %}{% endcall %}{% endmacro %}{{ f() }}"), "recursion deeper than"));
+}
+
+TEST(JinjaLimits, OutputAndStringsAreBounded) {
+  EXPECT_TRUE(has(refused("{{ 'x' * 10**9 }}"), "exceeds the output limit"));
+  EXPECT_TRUE(has(refused("{{ [0] * 10**9 }}"), "exceeds the output limit"));
+  EXPECT_TRUE(has(refused("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"), "output exceeds"));
+  EXPECT_TRUE(has(refused("{% set ns = namespace(s='xx') %}{% for i in range(64) %}{% set ns.s = ns.s + ns.s %}{% endfor %}"),
+                  "exceeds the output limit"));
+  EXPECT_TRUE(has(refused("{{ ('x' * 100000)|replace('x', 'y' * 1000) }}"), "exceeds the output limit"));
+  EXPECT_TRUE(has(refused("{{ 'a'|indent(10**9, true) }}"), "exceeds the output limit"));
+  EXPECT_TRUE(has(refused("{{ 2 ** 100 }}"), "integer overflow"));
+  // The limit is the caller's.
+  peak::jinja::RenderOptions small;
+  small.limits.max_output_bytes = 10;
+  EXPECT_THROW(Template::parse("{{ 'x' * 11 }}").render(Value::dict(), small), TemplateError);
+  EXPECT_EQ(Template::parse("{{ 'x' * 10 }}").render(Value::dict(), small), "xxxxxxxxxx");
+}
+
+TEST(JinjaLimits, DeepSourceNestingIsRefused) {
+  const std::pair<const char*, const char*> nestings[] = {
+      {"(", ")"}, {"[", "]"}, {"{'a':", "}"}, {"not ", ""}, {"-", ""}, {"x if y else ", ""}, {"f(", ")"}};
+  for (const auto& [open, close] : nestings) {
+    std::string source = "{{ ";
+    for (int i = 0; i < 100000; ++i) source += open;
+    source += "1";
+    for (int i = 0; i < 100000; ++i) source += close;
+    EXPECT_TRUE(has(refused(source + " }}"), "nests deeper than")) << open;
+  }
+  std::string blocks;
+  for (int i = 0; i < 10000; ++i) blocks += "{% if true %}";
+  EXPECT_TRUE(has(refused(blocks), "nests deeper than"));
+  // Long left-nested chains parse without recursion; evaluating them is bounded.
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 200000; ++i) chain += " + 1";
+  EXPECT_TRUE(has(refused(chain + " }}"), "recursion deeper than"));
+  std::string filters = "{{ 'a'";
+  for (int i = 0; i < 200000; ++i) filters += "|trim";
+  EXPECT_TRUE(has(refused(filters + " }}"), "recursion deeper than"));
+}
+
+TEST(JinjaLimits, DeepValuesAreRefused) {
+  EXPECT_TRUE(has(refused("{% set ns = namespace(v=[]) %}{% for i in range(100000) %}{% set ns.v = [ns.v] %}{% endfor %}"),
+                  "nested deeper than"));
+  EXPECT_TRUE(has(refused("{% set ns = namespace() %}{% set ns.self = ns %}"), "cannot hold a namespace"));
+  EXPECT_TRUE(has(refused("{% set ns = namespace() %}{% set ns.l = [ns] %}"), "cannot hold a namespace"));
+}
+
+TEST(JinjaLimits, DeepJsonIsRefused) {
+  EXPECT_THROW(peak::jinja::parse_json(std::string(100000, '[') + std::string(100000, ']')), peak::jinja::JsonError);
+}
+
+}  // namespace

@@ -43,6 +43,9 @@ struct ChatOptions {
   std::string template_name;  // empty: the model's; "raw": no template
   std::string load_path;
   bool context_given = false;
+  bool think = false;          // --think on: let a thinking model reason first
+  bool show_thinking = false;  // --show-thinking: print its reasoning (dim)
+  bool dump_prompt = false;    // --dump-prompt: print what the model reads before each answer
 };
 
 void print_help() {
@@ -55,6 +58,11 @@ void print_help() {
       "  --chat-template NAME      chatml, llama2, llama3, mistral-v7, gemma, phi3, zephyr, ...,\n"
       "                            or raw (no template: the text continues as written)\n"
       "  --load FILE               continue a conversation saved with /save\n"
+      "  --think on|off            thinking models (Qwen3, SmolLM3, ...): reason before answering\n"
+      "                            (default off); the reasoning is never kept in the conversation\n"
+      "  --show-thinking           print the reasoning, dim (to stderr when stdout is not a terminal)\n"
+      "  --dump-prompt             print the text the model reads before each answer, control\n"
+      "                            tokens written out, to stderr between [prompt] and [/prompt]\n"
       "  -c N                      sets --recent-max to N less the summary and headroom\n"
       "%s%s"
       "  (the KV cache types default to q8_0 here; f16 when the model's head size needs it)\n",
@@ -87,6 +95,14 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.template_name = args.value(a);
     } else if (!std::strcmp(a, "--load")) {
       o.load_path = args.value(a);
+    } else if (!std::strcmp(a, "--think")) {
+      const std::string v = args.value(a);
+      if (v != "on" && v != "off") throw UsageError("--think needs on or off, not '" + v + "'");
+      o.think = v == "on";
+    } else if (!std::strcmp(a, "--show-thinking")) {
+      o.show_thinking = true;
+    } else if (!std::strcmp(a, "--dump-prompt")) {
+      o.dump_prompt = true;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak chat --help)");
     }
@@ -100,6 +116,7 @@ class Chat {
     peak_session_params p = o.session;
     p.system_prompt = o.system.empty() ? nullptr : o.system.c_str();
     p.chat_template = o.template_name.empty() ? nullptr : o.template_name.c_str();
+    p.enable_thinking = o.think ? 1 : 0;
     p.type_k = o.gen.context.type_k;
     p.type_v = o.gen.context.type_v;
     p.n_threads = o.gen.context.n_threads;
@@ -116,20 +133,23 @@ class Chat {
   }
 
   void answer(const std::string& text) {
+    if (o_.dump_prompt) dump_prompt(text);
     peak_generate_params gp = peak_generate_default_params();
     gp.max_tokens = o_.gen.n_predict;
     gp.abort_flag = &g_abort;
-    gp.on_text = [](const char* t, size_t n, void*) {
-      std::fwrite(t, 1, n, stdout);
-      std::fflush(stdout);
+    gp.user_data = this;
+    gp.on_kinded_text = [](const char* t, size_t n, peak_text_kind kind, void* self) {
+      static_cast<Chat*>(self)->show(t, n, kind);
       return 1;
     };
     last_ = peak_generate_result{};
     last_.struct_size = sizeof last_;
     g_abort = 0;
     g_generating = 1;
+    reasoning_open_ = false;
     const peak_status status = peak_session_chat(session_.get(), text.data(), text.size(), &gp, &last_);
     g_generating = 0;
+    end_reasoning();
     std::printf("\n");
     if (status != PEAK_OK) {
       throw CommandError(std::string(peak_last_error()) +
@@ -157,8 +177,10 @@ class Chat {
 
   void print_stats() const {
     const peak_session_stats s = stats();
-    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s\n", m_.info.name, m_.info.architecture,
-                m_.info.n_layer, m_.info.n_vocab, o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str());
+    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s (%s)\n", m_.info.name,
+                m_.info.architecture, m_.info.n_layer, m_.info.n_vocab,
+                o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str(),
+                o_.template_name.empty() ? m_.info.chat_template_source : "chosen by name");
     std::printf("memory:    mode %s, context %zu tokens: prefix %zu + summary %zu + recent %zu (%zu messages)\n",
                 mode_name(o_.session.mode), s.n_ctx, s.prefix_tokens, s.summary_tokens, s.recent_tokens,
                 s.recent_messages);
@@ -183,6 +205,39 @@ class Chat {
   }
 
  private:
+  // Answers go to stdout; reasoning, when shown, dim on a terminal, else to
+  // stderr so that a script's stdout holds only the answers.
+  void show(const char* text, size_t n, peak_text_kind kind) {
+    if (kind == PEAK_TEXT_REASONING) {
+      if (!o_.show_thinking) return;
+      FILE* out = tty_ ? stdout : stderr;
+      if (!reasoning_open_ && tty_) std::fputs("\033[2m", out);
+      reasoning_open_ = true;
+      std::fwrite(text, 1, n, out);
+      std::fflush(out);
+      return;
+    }
+    end_reasoning();
+    std::fwrite(text, 1, n, stdout);
+    std::fflush(stdout);
+  }
+
+  void end_reasoning() {
+    if (!reasoning_open_) return;
+    reasoning_open_ = false;
+    std::fputs(tty_ ? "\033[0m\n\n" : "\n", tty_ ? stdout : stderr);
+  }
+
+  void dump_prompt(const std::string& text) const {
+    size_t n = 0;
+    peak_session_preview_prompt(session_.get(), text.data(), text.size(), nullptr, 0, &n);
+    std::vector<char> prompt(n + 1);  // and its NUL
+    check_status(peak_session_preview_prompt(session_.get(), text.data(), text.size(), prompt.data(), prompt.size(), &n));
+    std::fprintf(stderr, "[prompt]\n");
+    std::fwrite(prompt.data(), 1, n, stderr);
+    std::fprintf(stderr, "\n[/prompt]\n");
+  }
+
   static double rate(size_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
   void print_turn_stats() const {
@@ -204,6 +259,7 @@ class Chat {
   bool tty_;
   std::unique_ptr<peak_session, SessionDeleter> session_;
   peak_generate_result last_{};
+  bool reasoning_open_ = false;
 };
 
 void print_commands() {

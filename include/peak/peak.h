@@ -70,9 +70,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 2
+#define PEAK_VERSION_MINOR 3
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.2.0"
+#define PEAK_VERSION_STRING "0.3.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -92,6 +92,9 @@ typedef enum peak_status {
   PEAK_ERR_BUFFER_TOO_SMALL = 8, /* the result's count or length is in the output (text: plus its NUL) */
   PEAK_ERR_CONTEXT_FULL = 9,     /* the tokens do not fit in the context's KV cache */
   PEAK_ERR_CANCELLED = 10,       /* a progress callback cancelled the operation */
+  PEAK_ERR_TEMPLATE = 11,        /* a chat template cannot be read, or refused the conversation
+                                    (the message is then the template's own, e.g. Gemma's
+                                    "System role not supported") */
   PEAK_ERR_INTERNAL = 99
 } peak_status;
 
@@ -249,8 +252,12 @@ typedef struct peak_model_info {
   size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
   const char* architecture;    /* "llama", "qwen2", "qwen3" */
   const char* name;            /* general.name, "" if absent */
-  const char* chat_template;   /* the template family peak uses, e.g. "chatml", "llama3" */
-  const char* chat_template_warning; /* "" when recognised; else why ChatML is used */
+  const char* chat_template;   /* "jinja" (the model's own template) or the built-in family, e.g. "chatml" */
+  const char* chat_template_source; /* "embedded": the model's tokenizer.chat_template, rendered by
+                                       peak's Jinja interpreter; "built-in": a family recognised in a
+                                       template the interpreter cannot read; "fallback": ChatML, the
+                                       model has no template peak can use */
+  const char* chat_template_warning; /* "" for an embedded or recognised template; else why not */
   uint64_t n_params;
   uint64_t weight_bytes;
   size_t n_vocab;
@@ -375,6 +382,15 @@ PEAK_API void peak_sampler_reset(peak_sampler* sampler);
    at text[length]; valid during the call. Return 0 to stop generating. */
 typedef int (*peak_text_fn)(const char* text, size_t length, void* user_data);
 
+/* What a piece of generated text is. */
+typedef enum peak_text_kind {
+  PEAK_TEXT_ANSWER = 0,    /* the answer (all of a plain completion) */
+  PEAK_TEXT_REASONING = 1  /* a thinking model's reasoning, without its <think> markers (sessions) */
+} peak_text_kind;
+
+/* As peak_text_fn, with the piece's kind. */
+typedef int (*peak_kinded_text_fn)(const char* text, size_t length, peak_text_kind kind, void* user_data);
+
 typedef enum peak_stop_reason {
   PEAK_STOP_EOG = 0,          /* end-of-generation token */
   PEAK_STOP_MAX_TOKENS = 1,
@@ -389,6 +405,9 @@ typedef struct peak_generate_params {
   int add_special;            /* tokenize the prompt with BOS/EOS as the model asks. Default 1 */
   int parse_special;          /* recognise control tokens in the prompt. Default 1 */
   peak_text_fn on_text;       /* may be NULL */
+  /* When not NULL, receives every piece with its kind, instead of on_text. With
+     on_text alone a session passes on only the answer. */
+  peak_kinded_text_fn on_kinded_text;
   void* user_data;
   /* Checked before every token; may be set from a signal handler or another thread. */
   const volatile int* abort_flag;
@@ -492,6 +511,11 @@ typedef struct peak_session_params {
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */
   const char* chat_template;       /* NULL: the model's; a name ("chatml" ...); or "raw" (no template) */
+  /* Thinking models (Qwen3, SmolLM3, ...): 1 lets the model reason before it
+     answers; 0 (default) asks it not to, where its template can. Either way the
+     reasoning is streamed apart (PEAK_TEXT_REASONING) and never kept in the
+     conversation, and summaries are written without thinking. */
+  int enable_thinking;
   size_t recent_max;               /* default 4096 */
   size_t summary_max;              /* default 256 */
   size_t trigger_discard;          /* default 2048 */
@@ -519,6 +543,12 @@ PEAK_API void peak_session_free(peak_session* session);
    the message itself and never parses control tokens in the user's text). */
 PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
                                        const peak_generate_params* params, peak_generate_result* result);
+/* The text the model would read if `user_text` were the next message, as things
+   stand (before the turn makes room): the context's cells (Prefix, Summary,
+   Recent) and the message framed by the chat template with the generation
+   prompt, control tokens written out. Then a NUL. */
+PEAK_API peak_status peak_session_preview_prompt(const peak_session* session, const char* user_text, size_t length,
+                                                 char* buf, size_t capacity, size_t* prompt_length);
 /* Forgets the conversation (keeps the system prompt). */
 PEAK_API peak_status peak_session_reset(peak_session* session);
 /* Blocks until a running summary is done and puts it in place (call it while
@@ -559,39 +589,33 @@ typedef struct peak_chat_message {
   const char* content;  /* NUL-terminated */
 } peak_chat_message;
 
-/* Formats a conversation into the prompt text of a chat template: the model's own
-   (recognised from its tokenizer.chat_template; ChatML when unknown) or, when
-   `template_name` is not NULL, the named one ("chatml", "llama2", "llama3",
-   "mistral-v1", "mistral-v3", "mistral-v7", "gemma", "phi3", "zephyr", ...).
-   `model` may be NULL when a name is given. add_generation_prompt appends the
-   header that opens the assistant's turn. The prompt is written with a NUL after it. */
-PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const char* template_name,
-                                              const peak_chat_message* messages, size_t n_messages,
-                                              int add_generation_prompt, char* buf, size_t capacity,
-                                              size_t* length);
+typedef struct peak_chat_template_params {
+  size_t struct_size;
+  /* Which template: template_source when not NULL (Jinja source, e.g. a
+     tokenizer.chat_template); else the built-in family template_name when not
+     NULL ("chatml", "llama2", "llama3", "mistral-v1", "mistral-v3", "mistral-v7",
+     "gemma", "phi3", "zephyr", ...); else the model's own. */
+  const char* template_source;
+  const char* template_name;
+  /* The texts a template given in template_source writes for bos_token and
+     eos_token; NULL: the model's ("" without a model). */
+  const char* bos_token;
+  const char* eos_token;
+  int add_generation_prompt;  /* append the header that opens the assistant's turn; default 1 */
+  int enable_thinking;        /* 0 (default) or 1: passed to the template; -1: not passed (its default) */
+} peak_chat_template_params;
 
-/* ---- deprecated, removed in 0.3 --------------------------------------------------- */
+PEAK_API peak_chat_template_params peak_chat_template_default_params(void);
 
-/* The 0.1 spellings. Each behaves exactly as it did: peak_gguf_find_key and
-   peak_gguf_find_tensor return the index, or -1 when absent or given NULL. */
-#ifndef PEAK_NO_DEPRECATED
-typedef PEAK_DEPRECATED("use peak_gguf_params") peak_gguf_params peak_gguf_open_params;
-PEAK_DEPRECATED("use peak_gguf_default_params") PEAK_API peak_gguf_params peak_gguf_default_open_params(void);
-PEAK_DEPRECATED("use peak_gguf_lookup_key")
-PEAK_API int64_t peak_gguf_find_key(const peak_gguf* gguf, const char* key);
-PEAK_DEPRECATED("use peak_gguf_lookup_tensor")
-PEAK_API int64_t peak_gguf_find_tensor(const peak_gguf* gguf, const char* name);
-PEAK_DEPRECATED("use peak_context_eval")
-PEAK_API peak_status peak_eval(peak_context* ctx, const int32_t* tokens, size_t n_tokens);
-PEAK_DEPRECATED("use peak_context_eval_all_logits")
-PEAK_API peak_status peak_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens, float* logits);
-PEAK_DEPRECATED("use peak_context_get_logits") PEAK_API const float* peak_get_logits(const peak_context* ctx);
-PEAK_DEPRECATED("use peak_context_kv_clear") PEAK_API peak_status peak_kv_clear(peak_context* ctx);
-PEAK_DEPRECATED("use peak_context_kv_remove")
-PEAK_API peak_status peak_kv_remove(peak_context* ctx, uint32_t first, uint32_t n);
-PEAK_DEPRECATED("use peak_context_kv_shift")
-PEAK_API peak_status peak_kv_shift(peak_context* ctx, uint32_t first, uint32_t n, int32_t delta);
-#endif /* PEAK_NO_DEPRECATED */
+/* Formats a conversation into the prompt text of a chat template, exactly as
+   Hugging Face's apply_chat_template renders a Jinja template (a template that
+   writes bos_token starts with it). `model` may be NULL when params give a
+   template. A template that refuses the conversation (raise_exception) gives
+   PEAK_ERR_TEMPLATE with the template's message. The prompt is written with a
+   NUL after it. */
+PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_template_params* params,
+                                              const peak_chat_message* messages, size_t n_messages, char* buf,
+                                              size_t capacity, size_t* length);
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,7 @@
 
 #include "gguf/gguf_error.h"
 #include "io/mapped_file.h"
+#include "jinja/error.h"
 #include "kernels/ggml_type.h"
 #include "model/model.h"
 #include "model/model_error.h"
@@ -42,6 +43,8 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_CANCELLED, e.what());
   } catch (const tokenizer::TokenizerError& e) {
     return fail(PEAK_ERR_UNSUPPORTED, e.what());
+  } catch (const jinja::TemplateError& e) {
+    return fail(PEAK_ERR_TEMPLATE, e.what());
   } catch (const runtime::ContextFull& e) {
     return fail(PEAK_ERR_CONTEXT_FULL, e.what());
   } catch (const std::invalid_argument& e) {

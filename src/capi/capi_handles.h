@@ -28,7 +28,8 @@ struct peak_model {
   std::unique_ptr<peak::model::Model> model;
   std::string architecture;   // NUL-terminated copies for peak_model_info
   std::string name;
-  std::string chat_template;  // recognised family name
+  std::string chat_template;  // "jinja" or the built-in family's name
+  std::string chat_template_source;
   std::string chat_template_warning;
 };
 
@@ -84,7 +85,11 @@ inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generat
   // A limit above INT32_MAX is never reached (positions are int32_t): no limit.
   o.max_tokens = p.max_tokens > peak::capi::kMaxTokenCount ? -1 : static_cast<int32_t>(p.max_tokens);
   o.abort_flag = p.abort_flag;
-  if (p.on_text) {
+  if (p.on_kinded_text) {
+    o.on_text = [&p](const std::string& piece) {
+      return p.on_kinded_text(piece.c_str(), piece.size(), PEAK_TEXT_ANSWER, p.user_data) != 0;
+    };
+  } else if (p.on_text) {
     o.on_text = [&p](const std::string& piece) { return p.on_text(piece.c_str(), piece.size(), p.user_data) != 0; };
   }
   return o;

@@ -46,6 +46,7 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
     m->name = m->model->name();
     const peak::chat::DetectedChatTemplate chat = peak::chat::chat_template_for(*m->model, "");
     m->chat_template = std::string(chat.chat_template.name());
+    m->chat_template_source = peak::chat::template_source_name(chat.source);
     m->chat_template_warning = chat.warning;
     *out = m.release();
     return PEAK_OK;
@@ -65,6 +66,7 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) 
   info->architecture = model->architecture.c_str();
   info->name = model->name.c_str();
   info->chat_template = model->chat_template.c_str();
+  info->chat_template_source = model->chat_template_source.c_str();
   info->chat_template_warning = model->chat_template_warning.c_str();
   info->n_params = model->model->n_params();
   info->weight_bytes = model->model->weight_bytes();

@@ -125,13 +125,28 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
   });
 }
 
-peak_status peak_chat_apply_template(const peak_model* model, const char* template_name,
-                                     const peak_chat_message* messages, size_t n_messages, int add_generation_prompt,
-                                     char* buf, size_t capacity, size_t* length) {
+peak_chat_template_params peak_chat_template_default_params(void) {
+  peak_chat_template_params p{};
+  p.struct_size = sizeof(peak_chat_template_params);
+  p.add_generation_prompt = 1;
+  p.enable_thinking = 0;
+  return p;
+}
+
+peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_template_params* params,
+                                     const peak_chat_message* messages, size_t n_messages, char* buf, size_t capacity,
+                                     size_t* length) {
   PEAK_CHECK_ARG(length, "peak_chat_apply_template: length");
   *length = 0;
-  if (!model && !template_name) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: give a model or a template name");
+  const peak_chat_template_params p = params ? *params : peak_chat_template_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_chat_template_params), "peak_chat_template_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (!model && !p.template_name && !p.template_source) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: give a model, a template name or a template source");
+  }
+  if (p.enable_thinking < -1 || p.enable_thinking > 1) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: enable_thinking must be -1, 0 or 1");
   }
   if (!messages && n_messages > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: messages is NULL");
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: buf is NULL");
@@ -145,10 +160,26 @@ peak_status peak_chat_apply_template(const peak_model* model, const char* templa
     std::vector<peak::chat::ChatMessage> list;
     list.reserve(n_messages);
     for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
+    const auto special_text = [model](const char* given, bool bos) {
+      if (given) return std::string(given);
+      if (!model) return std::string();
+      const peak::tokenizer::Tokenizer& tok = model->model->tokenizer();
+      const int32_t id = bos ? tok.bos() : tok.eos();
+      return id >= 0 ? tok.token_to_piece(id, /*render_special=*/true) : std::string();
+    };
     const peak::chat::ChatTemplate chat =
-        model ? peak::chat::chat_template_for(*model->model, template_name ? template_name : "").chat_template
-              : peak::chat::ChatTemplate::from_name(template_name);
-    return peak::capi::copy_out(chat.format(list, add_generation_prompt != 0), "prompt", buf, capacity, length);
+        p.template_source ? peak::chat::ChatTemplate::from_jinja(p.template_source, special_text(p.bos_token, true),
+                                                                  special_text(p.eos_token, false))
+        : model ? peak::chat::chat_template_for(*model->model, p.template_name ? p.template_name : "").chat_template
+                : peak::chat::ChatTemplate::from_name(p.template_name);
+    peak::chat::FormatOptions options;
+    if (p.enable_thinking < 0) {
+      options.enable_thinking.reset();
+    } else {
+      options.enable_thinking = p.enable_thinking != 0;
+    }
+    return peak::capi::copy_out(chat.format(list, p.add_generation_prompt != 0, options), "prompt", buf, capacity,
+                                length);
   });
 }
 

@@ -1,4 +1,5 @@
 // peak_session_*: SSSKV-lite chat sessions through the C API.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -78,6 +79,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.mode = static_cast<peak::chat::MemoryMode>(mode);
     s.system_prompt = p.system_prompt ? p.system_prompt : "";
     s.template_name = p.chat_template ? p.chat_template : "";
+    s.enable_thinking = p.enable_thinking != 0;
     s.recent_max = static_cast<int64_t>(p.recent_max);
     s.summary_max = static_cast<int64_t>(p.summary_max);
     s.trigger_discard = static_cast<int64_t>(p.trigger_discard);
@@ -117,8 +119,28 @@ peak_status peak_session_chat(peak_session* session, const char* user_text, size
   }
   return guarded([&] {
     const peak::runtime::GenerateOptions o = generate_options_from_c(p);
-    result_to_c(session->session->chat(std::string(user_text ? user_text : "", length), o).generation, result);
+    std::function<bool(const std::string&)> on_reasoning;
+    if (p.on_kinded_text) {
+      on_reasoning = [&p](const std::string& piece) {
+        return p.on_kinded_text(piece.c_str(), piece.size(), PEAK_TEXT_REASONING, p.user_data) != 0;
+      };
+    }
+    result_to_c(session->session->chat(std::string(user_text ? user_text : "", length), o, on_reasoning).generation,
+                result);
     return PEAK_OK;
+  });
+}
+
+peak_status peak_session_preview_prompt(const peak_session* session, const char* user_text, size_t length, char* buf,
+                                       size_t capacity, size_t* prompt_length) {
+  PEAK_CHECK_ARG(session, "peak_session_preview_prompt: session");
+  PEAK_CHECK_ARG(prompt_length, "peak_session_preview_prompt: prompt_length");
+  *prompt_length = 0;
+  if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_preview_prompt: user_text is NULL");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_preview_prompt: buf is NULL");
+  return guarded([&] {
+    const std::string prompt = session->session->preview_prompt(std::string(user_text ? user_text : "", length));
+    return peak::capi::copy_out(prompt, "prompt", buf, capacity, prompt_length);
   });
 }
 

@@ -35,6 +35,7 @@ const char* peak_status_name(peak_status status) {
     case PEAK_ERR_BUFFER_TOO_SMALL: return "PEAK_ERR_BUFFER_TOO_SMALL";
     case PEAK_ERR_CONTEXT_FULL: return "PEAK_ERR_CONTEXT_FULL";
     case PEAK_ERR_CANCELLED: return "PEAK_ERR_CANCELLED";
+    case PEAK_ERR_TEMPLATE: return "PEAK_ERR_TEMPLATE";
     case PEAK_ERR_INTERNAL: return "PEAK_ERR_INTERNAL";
   }
   return "PEAK_ERR_UNKNOWN";

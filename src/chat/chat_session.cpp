@@ -168,6 +168,23 @@ std::vector<int32_t> ChatSession::user_segment(const std::string& text) const {
   return encode_turn({{"user", text}}, true);
 }
 
+std::vector<int32_t> ChatSession::history_tokens(const std::string& user_text, const std::string& answer) const {
+  const std::vector<ChatMessage> turn = {{"user", user_text}, {"assistant", answer}};
+  if (raw_) return encode_turn(turn, false);
+  // Templates render the last answer differently from earlier ones (Qwen3 gives
+  // only the last an empty reasoning block): the turn as every later prompt
+  // shows it is its render followed by another user message, less that message.
+  std::vector<ChatMessage> followed = turn;
+  followed.push_back({"user", "."});
+  std::vector<int32_t> tokens = encode_turn(followed, false);
+  const std::vector<int32_t> next = encode_turn({followed.back()}, false);
+  if (tokens.size() > next.size() && std::equal(next.rbegin(), next.rend(), tokens.rbegin())) {
+    tokens.resize(tokens.size() - next.size());
+    return tokens;
+  }
+  return encode_turn(turn, false);
+}
+
 bool ChatSession::generation_opens_reasoning() const {
   if (raw_) return false;
   std::string prompt = format_turn({{"user", ""}}, true);
@@ -233,6 +250,13 @@ std::vector<int32_t> ChatSession::cached_tokens() const {
   return all;
 }
 
+std::string ChatSession::preview_prompt(const std::string& user_text) const {
+  std::vector<int32_t> tokens = cached_tokens();
+  const std::vector<int32_t> segment = user_segment(user_text);
+  tokens.insert(tokens.end(), segment.begin(), segment.end());
+  return model_.tokenizer().detokenize(tokens, /*remove_special=*/false, /*render_special=*/true);
+}
+
 void ChatSession::prefill_all() {
   const std::vector<int32_t> all = cached_tokens();
   ctx_->kv().clear();
@@ -290,7 +314,7 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
   // agrees with the turn as the template renders it in history (the answer
   // without reasoning, then the closing marker) and evaluate the rest.
   runtime::KvCache& kv = ctx_->kv();
-  std::vector<int32_t> canonical = encode_turn({{"user", user_text}, {"assistant", answer}}, false);
+  std::vector<int32_t> canonical = history_tokens(user_text, answer);
   // A message longer than the window lost its first user_cut tokens.
   canonical.erase(canonical.begin(), canonical.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, canonical.size())));
   std::vector<int32_t> cells = user_tokens;

@@ -117,6 +117,8 @@ class ChatSession {
 
   SessionStats stats() const;
   const std::string& summary() const { return summary_text_; }
+  // Dropped messages not yet handed to the summarizer, as it will read them.
+  const std::string& dropped_text() const { return dropped_text_; }
   const SessionSettings& settings() const { return settings_; }
   const runtime::Context& context() const { return *ctx_; }
   const ChatTemplate& chat_template() const { return chat_; }
@@ -128,6 +130,10 @@ class ChatSession {
   const std::vector<LoggedMessage>& log() const { return log_; }
   // The tokens of the main context's cells, in order: Prefix, Summary, Recent.
   std::vector<int32_t> cached_tokens() const;
+  // What the model would read if `user_text` came next, as things stand (before
+  // the turn makes room): the cells' text and the framed message, control
+  // tokens written out.
+  std::string preview_prompt(const std::string& user_text) const;
 
   // Save / restore: settings, segments and messages, and optionally the KV
   // cache, in a versioned file with a checksum. Restoring a bad file throws and
@@ -149,6 +155,8 @@ class ChatSession {
   // Its tokens, control tokens parsed in the template's text only.
   std::vector<int32_t> encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
   std::vector<int32_t> user_segment(const std::string& text) const;
+  // A finished turn as later prompts show it.
+  std::vector<int32_t> history_tokens(const std::string& user_text, const std::string& answer) const;
   bool generation_opens_reasoning() const;
   void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
                    const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);

@@ -66,6 +66,7 @@ std::string ChatTemplate::known_names_list() {
 }
 
 std::string_view ChatTemplate::name() const {
+  if (family_ == ChatTemplateFamily::Jinja) return "jinja";
   for (const NamedFamily& entry : kFamilies) {
     if (entry.family == family_) return entry.name;
   }
@@ -78,7 +79,8 @@ std::vector<std::string> ChatTemplate::end_of_turn_markers() const {
     case ChatTemplateFamily::Llama3: return {"<|eot_id|>"};
     case ChatTemplateFamily::Gemma: return {"<end_of_turn>"};
     case ChatTemplateFamily::Phi3: return {"<|end|>"};
-    case ChatTemplateFamily::Zephyr: return {end_of_sequence_};
+    case ChatTemplateFamily::Zephyr:
+    case ChatTemplateFamily::Jinja: return {end_of_sequence_};
     case ChatTemplateFamily::Llama2:
     case ChatTemplateFamily::Llama2Sys:
     case ChatTemplateFamily::Llama2SysBos:

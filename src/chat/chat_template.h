@@ -1,17 +1,24 @@
 // Chat templates: turning a list of messages into the prompt text a chat model
-// was trained on, for the common template families, without a Jinja engine.
+// was trained on.
 //
-// The family is recognised from the GGUF `tokenizer.chat_template` (a Jinja
-// template) by distinctive substrings, as llama.cpp's llm_chat_detect_template
-// does, or chosen by name. Each family renders exactly as llama.cpp's built-in
-// formatter (llm_chat_apply_template), whose outputs llama.cpp's
-// test-chat-template checks against the real templates. The prompt never starts
-// with BOS: the tokenizer adds it when the vocabulary asks for it.
+// A model's own template (the Jinja source in the GGUF `tokenizer.chat_template`)
+// is rendered by peak's Jinja interpreter as Hugging Face's apply_chat_template
+// renders it, BOS and EOS texts included. Built-in families serve models without
+// a template, templates the interpreter cannot read, and a choice by name: each
+// renders exactly as llama.cpp's built-in formatter (llm_chat_apply_template)
+// and never starts with BOS.
 #pragma once
 
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace peak::jinja {
+class Template;
+}
 
 namespace peak::chat {
 
@@ -23,11 +30,14 @@ struct ChatMessage {
 struct FormatOptions {
   // Thinking models whose template reads `enable_thinking` (Qwen3, SmolLM3):
   // off, the generation prompt tells the model to answer without reasoning.
-  bool enable_thinking = false;
+  // nullopt: not passed to the template, which then does what it does by default.
+  std::optional<bool> enable_thinking = false;
   // When the template refuses a system message (Gemma 2 raises), its text goes
   // at the start of the first user message instead, separated by a blank line,
   // as Gemma 3's own template does; otherwise the template's error is thrown.
   bool fold_system = false;
+  // What a Jinja template's strftime_now(format) returns; empty: the local time.
+  std::function<std::string(const std::string& format)> strftime_now;
 };
 
 enum class ChatTemplateFamily {
@@ -45,6 +55,7 @@ enum class ChatTemplateFamily {
   Gemma,            // <start_of_turn>user|model\n...<end_of_turn>\n; no system role
   Phi3,             // <|role|>\n...<|end|>\n
   Zephyr,           // <|role|>\n...<eos>\n
+  Jinja,            // the model's own template, rendered by the Jinja interpreter
 };
 
 class ChatTemplate {
@@ -54,6 +65,9 @@ class ChatTemplate {
   // Zephyr closes every turn with the model's end-of-sequence text, which
   // depends on the vocabulary: <|endoftext|> (StableLM 2) or </s> (Mistral based).
   static ChatTemplate zephyr(std::string_view end_of_sequence);
+  // A Jinja template (a model's tokenizer.chat_template) and the BOS and EOS
+  // texts it may write. Throws jinja::TemplateError when the source cannot be read.
+  static ChatTemplate from_jinja(std::string_view source, std::string bos_text, std::string eos_text);
 
   // By llama.cpp's name for the template ("chatml", "llama3", "mistral-v7", ...).
   // Throws std::invalid_argument listing the known names.
@@ -68,7 +82,8 @@ class ChatTemplate {
   // The prompt for `messages`. add_generation_prompt appends the header that
   // opens the assistant's turn; families whose user turn already ends with it
   // (Llama 2, Mistral) render the same either way. Throws std::invalid_argument
-  // for a role other than system, user or assistant.
+  // for a role other than system, user or assistant; a Jinja template throws
+  // jinja::TemplateError, jinja::TemplateRaised with the template's own message.
   std::string format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                      const FormatOptions& options = {}) const;
 
@@ -77,13 +92,27 @@ class ChatTemplate {
   std::vector<std::string> end_of_turn_markers() const;
 
  private:
+  std::string format_jinja(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                           const FormatOptions& options) const;
+
   ChatTemplateFamily family_;
-  std::string end_of_sequence_;  // Zephyr only: the model's EOS text, which closes every turn
+  std::string end_of_sequence_;  // Zephyr and Jinja: the model's EOS text
+  std::string begin_of_sequence_;  // Jinja: the model's BOS text
+  std::shared_ptr<const jinja::Template> jinja_;
 };
+
+// Where the template a model is chatted with comes from.
+enum class TemplateSource {
+  Embedded,  // the model's own tokenizer.chat_template, rendered by the Jinja interpreter
+  BuiltIn,   // a built-in family: named, or recognised in a template the interpreter cannot read
+  Fallback,  // ChatML: the model has no template peak can use
+};
+const char* template_source_name(TemplateSource source);  // "embedded", "built-in", "fallback"
 
 struct DetectedChatTemplate {
   ChatTemplate chat_template;
   std::string warning;  // empty when the family was recognised; else why ChatML was chosen
+  TemplateSource source = TemplateSource::BuiltIn;
 };
 
 // Recognises the family of a `tokenizer.chat_template` (empty when the model has
@@ -92,7 +121,10 @@ struct DetectedChatTemplate {
 DetectedChatTemplate detect_chat_template(std::string_view jinja_source);
 
 // The template a session should use: the one named by `override_name` when it is
-// not empty (throws std::invalid_argument for an unknown name), else the detected one.
-DetectedChatTemplate choose_chat_template(std::string_view override_name, std::string_view jinja_source);
+// not empty (throws std::invalid_argument for an unknown name), else the model's
+// own Jinja template, else (none, or one the interpreter cannot read, with a
+// warning saying why) the family detected in it.
+DetectedChatTemplate choose_chat_template(std::string_view override_name, std::string_view jinja_source,
+                                          const std::string& bos_text = {}, const std::string& eos_text = {});
 
 }  // namespace peak::chat

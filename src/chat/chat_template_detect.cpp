@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "chat/chat_template.h"
+#include "jinja/error.h"
 
 namespace peak::chat {
 
@@ -37,11 +38,14 @@ ChatTemplateFamily mistral_or_llama2(const Source& source) {
   return ChatTemplateFamily::Llama2;
 }
 
-DetectedChatTemplate recognised(ChatTemplate chat_template) { return {std::move(chat_template), std::string()}; }
+DetectedChatTemplate recognised(ChatTemplate chat_template) {
+  return {std::move(chat_template), std::string(), TemplateSource::BuiltIn};
+}
 
 DetectedChatTemplate fallback(const std::string& reason) {
   return {ChatTemplate(ChatTemplateFamily::ChatML),
-          reason + "; using chatml (choose another by name: " + ChatTemplate::known_names_list() + ")"};
+          reason + "; using chatml (choose another by name: " + ChatTemplate::known_names_list() + ")",
+          TemplateSource::Fallback};
 }
 
 }  // namespace
@@ -73,9 +77,20 @@ DetectedChatTemplate detect_chat_template(std::string_view jinja_source) {
   return fallback("tokenizer.chat_template matches no template family peak knows");
 }
 
-DetectedChatTemplate choose_chat_template(std::string_view override_name, std::string_view jinja_source) {
+DetectedChatTemplate choose_chat_template(std::string_view override_name, std::string_view jinja_source,
+                                          const std::string& bos_text, const std::string& eos_text) {
   if (!override_name.empty()) return recognised(ChatTemplate::from_name(override_name));
-  return detect_chat_template(jinja_source);
+  if (jinja_source.empty()) return detect_chat_template(jinja_source);
+  try {
+    return {ChatTemplate::from_jinja(jinja_source, bos_text, eos_text), std::string(), TemplateSource::Embedded};
+  } catch (const jinja::TemplateError& e) {
+    DetectedChatTemplate detected = detect_chat_template(jinja_source);
+    const std::string unread = std::string("the model's chat template cannot be read (") + e.what() + ")";
+    detected.warning = detected.warning.empty()
+                           ? unread + "; using the built-in '" + std::string(detected.chat_template.name()) + "' family"
+                           : unread + "; " + detected.warning;
+    return detected;
+  }
 }
 
 }  // namespace peak::chat

@@ -151,9 +151,10 @@ std::string format_role_tags(std::string_view turn_end, const std::vector<ChatMe
 }  // namespace
 
 std::string ChatTemplate::format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                 const FormatOptions& /*options: the built-in families have neither switch*/) const {
+                                 const FormatOptions& options) const {
   check_roles(messages);
   switch (family_) {
+    case ChatTemplateFamily::Jinja: return format_jinja(messages, add_generation_prompt, options);
     case ChatTemplateFamily::ChatML: return format_chatml(messages, add_generation_prompt);
     case ChatTemplateFamily::Llama2:
     case ChatTemplateFamily::Llama2Sys:

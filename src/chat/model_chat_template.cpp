@@ -3,9 +3,10 @@
 namespace peak::chat {
 
 DetectedChatTemplate chat_template_for(const model::Model& model, std::string_view override_name) {
-  DetectedChatTemplate chosen = choose_chat_template(override_name, model.chat_template());
-  // Zephyr closes every turn with the model's end-of-sequence text.
   const tokenizer::Tokenizer& tok = model.tokenizer();
+  const auto text_of = [&tok](int32_t id) { return id >= 0 ? tok.token_to_piece(id, /*render_special=*/true) : std::string(); };
+  DetectedChatTemplate chosen = choose_chat_template(override_name, model.chat_template(), text_of(tok.bos()), text_of(tok.eos()));
+  // Zephyr closes every turn with the model's end-of-sequence text.
   if (chosen.chat_template.family() == ChatTemplateFamily::Zephyr && tok.eos() >= 0) {
     chosen.chat_template = ChatTemplate::zephyr(tok.token_to_piece(tok.eos(), /*render_special=*/true));
   }

@@ -81,6 +81,7 @@ static void test_model_info(peak_model* m) {
   CHECK(info.n_params == 292800);
   CHECK(info.bos_token == 1 && info.eos_token == 2);
   CHECK(strcmp(info.chat_template, "chatml") == 0);       /* the model has no template: */
+  CHECK(strcmp(info.chat_template_source, "fallback") == 0);
   CHECK(strlen(info.chat_template_warning) > 0);           /* ChatML with a warning */
   info.struct_size = 8;
   CHECK_ERROR(peak_model_get_info(m, &info), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
@@ -406,35 +407,71 @@ static void test_model_load_errors(void) {
   CHECK_ERROR(peak_model_get_info(NULL, &info), PEAK_ERR_INVALID_ARGUMENT, "NULL");
 }
 
+/* peak_chat_apply_template with a built-in family (or the model's own when name is NULL). */
+static peak_status apply_named(const peak_model* m, const char* name, const peak_chat_message* msgs, size_t n,
+                               char* buf, size_t capacity, size_t* len) {
+  peak_chat_template_params p = peak_chat_template_default_params();
+  p.template_name = name;
+  return peak_chat_apply_template(m, &p, msgs, n, buf, capacity, len);
+}
+
 static void test_chat_templates(peak_model* m) {
   peak_chat_message msgs[2] = {{"system", "Be brief."}, {"user", "Hi"}};
   char buf[512];
   size_t len = 0;
-  CHECK(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, sizeof buf, &len) == PEAK_OK);
+  CHECK(apply_named(m, NULL, msgs, 2, buf, sizeof buf, &len) == PEAK_OK);
   const char* chatml = "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n";
   CHECK(len == strlen(chatml) && memcmp(buf, chatml, len) == 0);
   CHECK(buf[len] == '\0');
-  CHECK_ERROR(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, strlen(chatml), &len), PEAK_ERR_BUFFER_TOO_SMALL,
-              "buffer");
+  CHECK_ERROR(apply_named(m, NULL, msgs, 2, buf, strlen(chatml), &len), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
   CHECK(len == strlen(chatml));
-  CHECK(peak_chat_apply_template(m, NULL, msgs, 2, 1, buf, strlen(chatml) + 1, &len) == PEAK_OK);
+  CHECK(apply_named(m, NULL, msgs, 2, buf, strlen(chatml) + 1, &len) == PEAK_OK);
   CHECK(len == strlen(chatml) && strcmp(buf, chatml) == 0);
-  CHECK(peak_chat_apply_template(NULL, "llama3", msgs, 2, 1, buf, sizeof buf, &len) == PEAK_OK);
+  CHECK(apply_named(NULL, "llama3", msgs, 2, buf, sizeof buf, &len) == PEAK_OK);
   const char* llama3 =
       "<|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\nHi"
       "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
   CHECK(len == strlen(llama3) && memcmp(buf, llama3, len) == 0);
-  CHECK_ERROR(peak_chat_apply_template(m, "llama3", msgs, 2, 1, buf, 10, &len), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
+  CHECK_ERROR(apply_named(m, "llama3", msgs, 2, buf, 10, &len), PEAK_ERR_BUFFER_TOO_SMALL, "buffer");
   CHECK(len == strlen(llama3));
-  CHECK_ERROR(peak_chat_apply_template(NULL, NULL, msgs, 2, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
-              "model or a template name");
-  CHECK_ERROR(peak_chat_apply_template(m, "nonsense", msgs, 2, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
-              "chatml");
+  CHECK_ERROR(apply_named(NULL, NULL, msgs, 2, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
+              "a template name or a template source");
+  CHECK_ERROR(apply_named(m, "nonsense", msgs, 2, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "chatml");
   peak_chat_message bad[1] = {{"wizard", "x"}};
-  CHECK_ERROR(peak_chat_apply_template(m, NULL, bad, 1, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "wizard");
+  CHECK_ERROR(apply_named(m, NULL, bad, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "wizard");
   peak_chat_message null_content[1] = {{"user", NULL}};
-  CHECK_ERROR(peak_chat_apply_template(m, NULL, null_content, 1, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
-              "NULL");
+  CHECK_ERROR(apply_named(m, NULL, null_content, 1, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  peak_chat_template_params p = peak_chat_template_default_params();
+  p.enable_thinking = 2;
+  CHECK_ERROR(peak_chat_apply_template(m, &p, msgs, 2, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT,
+              "enable_thinking");
+  p = peak_chat_template_default_params();
+  p.struct_size = 8;
+  CHECK_ERROR(peak_chat_apply_template(m, &p, msgs, 2, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+}
+
+/* A Jinja template given as source, rendered as Hugging Face renders it; the
+   expected texts are Jinja2's renders in ../shared/fixtures/templates/expected.json. */
+static void test_jinja_templates(void) {
+  static char gemma[4096];
+  FILE* f = fopen(PEAK_SHARED_DIR "/fixtures/templates/google-gemma-2-2b-it.jinja", "rb");
+  CHECK(f != NULL);
+  const size_t n = fread(gemma, 1, sizeof gemma - 1, f);
+  fclose(f);
+  gemma[n] = '\0';
+  peak_chat_message msgs[2] = {{"system", "You are a helpful assistant."}, {"user", "Hello!"}};
+  char buf[512];
+  size_t len = 0;
+  peak_chat_template_params p = peak_chat_template_default_params();
+  p.template_source = gemma;
+  p.bos_token = "<bos>";
+  CHECK(peak_chat_apply_template(NULL, &p, msgs + 1, 1, buf, sizeof buf, &len) == PEAK_OK);
+  const char* expected = "<bos><start_of_turn>user\nHello!<end_of_turn>\n<start_of_turn>model\n";
+  CHECK(len == strlen(expected) && strcmp(buf, expected) == 0);
+  CHECK_ERROR(peak_chat_apply_template(NULL, &p, msgs, 2, buf, sizeof buf, &len), PEAK_ERR_TEMPLATE,
+              "System role not supported");
+  p.template_source = "{% for m in messages %}{{ m.content }";
+  CHECK_ERROR(peak_chat_apply_template(NULL, &p, msgs, 2, buf, sizeof buf, &len), PEAK_ERR_TEMPLATE, "line 1");
 }
 
 int main(void) {
@@ -448,6 +485,7 @@ int main(void) {
   test_profile(m);
   test_context_misuse(m);
   test_chat_templates(m);
+  test_jinja_templates();
   peak_model_free(m);
   return capi_test_summary("capi_model_test");
 }

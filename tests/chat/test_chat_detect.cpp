@@ -117,8 +117,12 @@ TEST(ChatTemplateChoose, OverrideByNameWins) {
   EXPECT_EQ(chosen.warning, "");
 }
 
-TEST(ChatTemplateChoose, EmptyOverrideDetects) {
-  EXPECT_EQ(choose_chat_template("", fixture_template("llama-bpe")).chat_template.family(), ChatTemplateFamily::Llama3);
+TEST(ChatTemplateChoose, EmptyOverrideTakesTheModelsOwnTemplate) {
+  for (const char* vocab : {"llama-bpe", "qwen3", "phi-3"}) {
+    const DetectedChatTemplate chosen = choose_chat_template("", fixture_template(vocab));
+    EXPECT_EQ(chosen.source, TemplateSource::Embedded) << vocab << ": " << chosen.warning;
+    EXPECT_EQ(chosen.chat_template.family(), ChatTemplateFamily::Jinja) << vocab;
+  }
 }
 
 TEST(ChatTemplateChoose, UnknownNameIsRefusedWithTheKnownNames) {

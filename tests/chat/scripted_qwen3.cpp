@@ -1,0 +1,86 @@
+#include "scripted_qwen3.h"
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
+#include "tokenizer/tokenizer.h"
+
+namespace peak::test {
+namespace {
+
+const std::string kFixtures = std::string(PEAK_SHARED_DIR) + "/fixtures/";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// One token's id in the Qwen3 vocabulary (control tokens parsed).
+int32_t id_of(const tokenizer::Tokenizer& tok, const std::string& text) {
+  const std::vector<int32_t> ids = tok.encode(text, false, true);
+  if (ids.size() != 1) throw std::runtime_error("'" + text + "' is not one token");
+  return ids[0];
+}
+
+}  // namespace
+
+void write_scripted_qwen3(const std::string& path) {
+  const auto vocab = gguf::GgufFile::open(kFixtures + "vocab/ggml-vocab-qwen3.gguf");
+  gguf::GgufWriter w;
+  for (size_t i = 0; i < vocab->n_kv(); ++i) {
+    if (vocab->key(i).rfind("tokenizer.", 0) == 0) w.copy_value(vocab->value(i));
+  }
+  w.set_string("tokenizer.chat_template", read_file(kFixtures + "templates/Qwen-Qwen3-0.6B.jinja"));
+  w.set_string("general.architecture", "llama");
+  const auto tok = tokenizer::Tokenizer::from_gguf(*vocab);
+  const std::vector<std::pair<std::string, std::string>> script = {
+      {"\n", "<think>"},     {"<think>", "Reason"}, {"Reason", "</think>"}, {"</think>", "\n\n"},
+      {"\n\n", "Blue"},      {"Blue", "."},         {".", "<|im_end|>"}};
+
+  constexpr int64_t n_embd = 16, n_ff = 16, n_head = 2;
+  const int64_t n_vocab = static_cast<int64_t>(vocab->find("tokenizer.ggml.tokens")->array().size());
+  static std::vector<float> embd, out, ones, zeros_qkv, zeros_ff;
+  embd.assign(static_cast<size_t>(n_embd * n_vocab), 0.0f);
+  out.assign(embd.size(), 0.0f);
+  ones.assign(n_embd, 1.0f);
+  zeros_qkv.assign(n_embd * n_embd, 0.0f);
+  zeros_ff.assign(n_embd * n_ff, 0.0f);
+  for (int64_t t = 0; t < n_vocab; ++t) embd[static_cast<size_t>(t * n_embd + n_embd - 1)] = 1.0f;
+  for (size_t i = 0; i < script.size(); ++i) {
+    const int64_t from = id_of(*tok, script[i].first), to = id_of(*tok, script[i].second);
+    embd[static_cast<size_t>(from * n_embd + n_embd - 1)] = 0.0f;
+    embd[static_cast<size_t>(from * n_embd) + i] = 1.0f;
+    out[static_cast<size_t>(to * n_embd) + i] = 10.0f;
+  }
+  w.set_u32("llama.context_length", 4096);
+  w.set_u32("llama.embedding_length", n_embd);
+  w.set_u32("llama.block_count", 1);
+  w.set_u32("llama.feed_forward_length", n_ff);
+  w.set_u32("llama.attention.head_count", n_head);
+  w.set_u32("llama.attention.head_count_kv", n_head);
+  w.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-6f);
+  const int64_t matrix[2] = {n_embd, n_vocab}, vec[1] = {n_embd}, square[2] = {n_embd, n_embd};
+  const int64_t up[2] = {n_embd, n_ff}, down[2] = {n_ff, n_embd};
+  w.add_tensor("token_embd.weight", GgmlType::F32, 2, matrix, embd.data());
+  w.add_tensor("output_norm.weight", GgmlType::F32, 1, vec, ones.data());
+  w.add_tensor("output.weight", GgmlType::F32, 2, matrix, out.data());
+  w.add_tensor("blk.0.attn_norm.weight", GgmlType::F32, 1, vec, ones.data());
+  for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight"}) {
+    w.add_tensor(name, GgmlType::F32, 2, square, zeros_qkv.data());
+  }
+  w.add_tensor("blk.0.ffn_norm.weight", GgmlType::F32, 1, vec, ones.data());
+  w.add_tensor("blk.0.ffn_gate.weight", GgmlType::F32, 2, up, zeros_ff.data());
+  w.add_tensor("blk.0.ffn_up.weight", GgmlType::F32, 2, up, zeros_ff.data());
+  w.add_tensor("blk.0.ffn_down.weight", GgmlType::F32, 2, down, zeros_ff.data());
+  w.write_file(path);
+}
+
+}  // namespace peak::test

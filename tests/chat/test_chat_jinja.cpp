@@ -1,0 +1,126 @@
+// A model's own chat template through ChatTemplate: every template x case of
+// ../shared/fixtures/templates renders byte for byte as Jinja2 3.1 rendered it
+// with Hugging Face's apply_chat_template settings (expected.json), and the
+// one the template refuses throws the template's own message.
+#include <gtest/gtest.h>
+
+#include <ctime>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "chat/chat_template.h"
+#include "jinja/error.h"
+#include "jinja/json.h"
+
+namespace peak::chat {
+namespace {
+
+const std::string kTemplates = std::string(PEAK_SHARED_DIR) + "/fixtures/templates/";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in) << path;
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const jinja::Value& field(const jinja::Value& dict, const char* key) {
+  const jinja::Value* v = dict.as_dict().find(key);
+  if (!v) throw std::runtime_error(std::string("fixture lacks '") + key + "'");
+  return *v;
+}
+
+// strftime_now as the fixture fixed it: 22 Nov 2026.
+std::string fixed_strftime(const std::string& format) {
+  std::tm day{};
+  day.tm_year = 2026 - 1900;
+  day.tm_mon = 10;
+  day.tm_mday = 22;
+  std::mktime(&day);  // fills in the weekday
+  char text[128];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  const size_t n = std::strftime(text, sizeof text, format.c_str(), &day);
+#pragma GCC diagnostic pop
+  return std::string(text, n);
+}
+
+TEST(ChatTemplateJinja, RendersEveryFixtureAsJinja2Does) {
+  const jinja::Value cases = jinja::parse_json(read_file(kTemplates + "cases.json"));
+  const jinja::Value expected = jinja::parse_json(read_file(kTemplates + "expected.json"));
+  int renders = 0, refusals = 0;
+  for (const jinja::Value& result : field(expected, "results").items()) {
+    const std::string name = field(result, "template").as_string();
+    const std::string case_name = field(result, "case").as_string();
+    const jinja::Value* conversation = nullptr;
+    for (const jinja::Value& c : cases.items()) {
+      if (field(c, "name").as_string() == case_name) conversation = &c;
+    }
+    ASSERT_NE(conversation, nullptr) << case_name;
+    std::vector<ChatMessage> messages;
+    for (const jinja::Value& m : field(*conversation, "messages").items()) {
+      messages.push_back({field(m, "role").as_string(), field(m, "content").as_string()});
+    }
+    FormatOptions options;
+    options.enable_thinking.reset();
+    if (const jinja::Value* thinking = conversation->as_dict().find("enable_thinking")) {
+      options.enable_thinking = thinking->as_bool();
+    }
+    options.strftime_now = fixed_strftime;
+    const ChatTemplate chat = ChatTemplate::from_jinja(read_file(kTemplates + name + ".jinja"),
+                                                       field(result, "bos_token").as_string(),
+                                                       field(result, "eos_token").as_string());
+    const bool generation_prompt = field(*conversation, "add_generation_prompt").as_bool();
+    const jinja::Value& error = field(result, "error");
+    SCOPED_TRACE(name + " x " + case_name);
+    if (error.is_none()) {
+      EXPECT_EQ(chat.format(messages, generation_prompt, options), field(result, "output").as_string());
+      ++renders;
+    } else {
+      try {
+        chat.format(messages, generation_prompt, options);
+        ADD_FAILURE() << "rendered although the template refuses the conversation";
+      } catch (const jinja::TemplateRaised& e) {
+        EXPECT_EQ(e.message(), error.as_string());
+      }
+      ++refusals;
+    }
+  }
+  EXPECT_EQ(renders + refusals, 78);
+  EXPECT_EQ(refusals, 1);
+}
+
+TEST(ChatTemplateJinja, FoldsTheSystemTextIntoTheFirstUserTurnWhenAsked) {
+  const ChatTemplate gemma =
+      ChatTemplate::from_jinja(read_file(kTemplates + "google-gemma-2-2b-it.jinja"), "<bos>", "<eos>");
+  const std::vector<ChatMessage> messages = {{"system", "Be brief."}, {"user", "Hello!"}};
+  EXPECT_THROW(gemma.format(messages, true), jinja::TemplateRaised);
+  FormatOptions fold;
+  fold.fold_system = true;
+  // As Gemma's template renders the user message "Be brief.\n\nHello!".
+  EXPECT_EQ(gemma.format(messages, true, fold), gemma.format({{"user", "Be brief.\n\nHello!"}}, true));
+  EXPECT_EQ(gemma.format({{"system", "Be brief."}}, false, fold), gemma.format({{"user", "Be brief."}}, false));
+}
+
+TEST(ChatTemplateJinja, ChoosesTheModelsOwnTemplateAndSaysWhere) {
+  const std::string qwen3 = read_file(kTemplates + "Qwen-Qwen3-0.6B.jinja");
+  const DetectedChatTemplate own = choose_chat_template("", qwen3, "", "<|im_end|>");
+  EXPECT_EQ(own.source, TemplateSource::Embedded);
+  EXPECT_EQ(own.chat_template.name(), "jinja");
+  EXPECT_TRUE(own.warning.empty());
+  const DetectedChatTemplate named = choose_chat_template("chatml", qwen3);
+  EXPECT_EQ(named.source, TemplateSource::BuiltIn);
+  // A template the interpreter cannot read: the family recognised in it, saying why.
+  const DetectedChatTemplate unread = choose_chat_template("", "<|im_start|>{% frobnicate %}");
+  EXPECT_EQ(unread.source, TemplateSource::BuiltIn);
+  EXPECT_EQ(unread.chat_template.name(), "chatml");
+  EXPECT_NE(unread.warning.find("cannot be read"), std::string::npos) << unread.warning;
+  const DetectedChatTemplate none = choose_chat_template("", "");
+  EXPECT_EQ(none.source, TemplateSource::Fallback);
+}
+
+}  // namespace
+}  // namespace peak::chat

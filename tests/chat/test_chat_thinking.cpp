@@ -1,0 +1,125 @@
+// A thinking model in a session: the scripted Qwen3 model (scripted_qwen3.h).
+// The prompts are checked against Jinja2's render of the same conversation
+// (expected.json, case thinking-off-history).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "chat/chat_session.h"
+#include "jinja/json.h"
+#include "model/model.h"
+#include "scripted_qwen3.h"
+
+namespace peak::chat {
+namespace {
+
+const std::string kFixtures = std::string(PEAK_SHARED_DIR) + "/fixtures/";
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+const model::Model& scripted() {
+  static const std::unique_ptr<model::Model> m = [] {
+    const std::string path = ::testing::TempDir() + "qwen3_scripted.gguf";
+    test::write_scripted_qwen3(path);
+    return model::Model::load(path);
+  }();
+  return *m;
+}
+
+// Jinja2's render of a fixture case for Qwen3.
+std::string jinja2_render(const std::string& case_name) {
+  const jinja::Value expected = jinja::parse_json(read_file(kFixtures + "templates/expected.json"));
+  for (const jinja::Value& r : expected.as_dict().find("results")->items()) {
+    if (r.as_dict().find("template")->as_string() == "Qwen-Qwen3-0.6B" &&
+        r.as_dict().find("case")->as_string() == case_name) {
+      return r.as_dict().find("output")->as_string();
+    }
+  }
+  ADD_FAILURE() << "no render of " << case_name;
+  return {};
+}
+
+SessionSettings settings(bool thinking) {
+  SessionSettings s;
+  s.enable_thinking = thinking;
+  s.mode = MemoryMode::Window;
+  s.sampler.temperature = 0.0f;
+  s.n_threads = 1;
+  s.recent_max = 256;
+  s.headroom = 64;
+  return s;
+}
+
+struct Streamed {
+  std::string answer, reasoning;
+};
+
+TurnResult turn(ChatSession& session, const std::string& text, Streamed& streamed) {
+  runtime::GenerateOptions o;
+  o.max_tokens = 32;
+  o.on_text = [&](const std::string& piece) {
+    streamed.answer += piece;
+    return true;
+  };
+  return session.chat(text, o, [&](const std::string& piece) {
+    streamed.reasoning += piece;
+    return true;
+  });
+}
+
+TEST(ChatThinking, ThinkingOffPromptsAreTheTemplatesOwn) {
+  ChatSession session(scripted(), settings(false));
+  EXPECT_EQ(session.chat_template().name(), "jinja");
+  Streamed streamed;
+  const TurnResult first = turn(session, "Name a colour.", streamed);
+  EXPECT_EQ(first.answer, "Blue.");
+  EXPECT_EQ(streamed.answer, "Blue.");
+  EXPECT_EQ(streamed.reasoning, "");
+  // Case thinking-off-history: the empty reasoning block opens the answer being
+  // written, and the earlier answer is shown without one.
+  EXPECT_EQ(session.preview_prompt("Another one."), jinja2_render("thinking-off-history"));
+}
+
+TEST(ChatThinking, ReasoningIsStreamedApartAndNeverKept) {
+  ChatSession session(scripted(), settings(true));
+  Streamed streamed;
+  const TurnResult first = turn(session, "Name a colour.", streamed);
+  EXPECT_EQ(first.reasoning, "Reason");
+  EXPECT_EQ(streamed.reasoning, "Reason");
+  EXPECT_EQ(first.answer, "Blue.");
+  EXPECT_EQ(streamed.answer, "Blue.");
+  ASSERT_EQ(session.log().size(), 2u);
+  EXPECT_EQ(session.log()[1].content, "Blue.");
+  // The next prompt holds the answer only, as the template renders history: the
+  // same text as with thinking off, less the closing empty block of that mode.
+  const std::string thinking_off = jinja2_render("thinking-off-history");
+  const std::string empty_block = "<think>\n\n</think>\n\n";
+  EXPECT_EQ(session.preview_prompt("Another one."), thinking_off.substr(0, thinking_off.size() - empty_block.size()));
+  // The cells hold the same text: the reasoning's cells were removed.
+  const std::string cells = scripted().tokenizer().detokenize(session.cached_tokens(), false, true);
+  EXPECT_EQ(cells.find("Reason"), std::string::npos) << cells;
+  EXPECT_EQ(session.context().kv().used(), static_cast<int64_t>(session.cached_tokens().size()));
+}
+
+TEST(ChatThinking, DroppedTurnsReachTheSummarizerWithoutReasoning) {
+  SessionSettings s = settings(true);
+  s.recent_max = 40;  // a turn is ~20 tokens: later turns drop the first ones
+  ChatSession session(scripted(), s);
+  Streamed streamed;
+  for (const char* text : {"Name a colour.", "Another one.", "And one more.", "The last one."}) turn(session, text, streamed);
+  EXPECT_EQ(streamed.reasoning, "ReasonReasonReasonReason");
+  EXPECT_NE(session.dropped_text().find("Assistant: Blue."), std::string::npos) << session.dropped_text();
+  EXPECT_EQ(session.dropped_text().find("Reason"), std::string::npos) << session.dropped_text();
+}
+
+}  // namespace
+}  // namespace peak::chat

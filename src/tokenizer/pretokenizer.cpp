@@ -110,52 +110,49 @@ void split_gpt2(const Piece& piece, std::vector<size_t>& out) {
   }
 }
 
+// " ?[^\s\p{L}\p{N}]+" and then a run of `trailing`: the match length at pos, or 0.
+template <typename Predicate>
+size_t match_symbols(const Piece& piece, size_t pos, Predicate trailing) {
+  const size_t body = piece.cpts[pos] == ' ' ? pos + 1 : pos;
+  if (!piece.test(body, is_other_than_space_letter_number)) return 0;
+  return piece.run_end(piece.run_end(body, is_other_than_space_letter_number), trailing) - pos;
+}
+
+// \s*[\r\n]+|\s+(?!\S)|\s+ : the match length at pos, or 1 where none matches (a word
+// of its own).
+size_t match_whitespace(const Piece& piece, size_t pos) {
+  const size_t spaces_end = piece.run_end(pos, is_whitespace);
+  size_t last_newline_end = 0;
+  for (size_t i = pos; i < spaces_end; ++i) {
+    if (is_cr_or_lf(piece.cpts[i])) last_newline_end = i + 1;
+  }
+  const size_t spaces = spaces_end - pos;
+  if (last_newline_end > 0) return last_newline_end - pos;  // \s*[\r\n]+
+  if (spaces > 1 && spaces_end < piece.end) return spaces - 1;  // \s+(?!\S)
+  return spaces > 0 ? spaces : 1;  // \s+
+}
+
+// \p{N}{1,max_digits}: the match length at pos, or 0.
+size_t match_digits(const Piece& piece, size_t pos, size_t max_digits) {
+  size_t end = pos;
+  while (end - pos < max_digits && piece.test(end, is_number)) ++end;
+  return end - pos;
+}
+
 // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}
 // | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 void split_llama3(const Piece& piece, size_t max_digits, std::vector<size_t>& out) {
   WordSink sink(out, piece.begin);
   for (size_t pos = piece.begin; pos < piece.end;) {
     const uint32_t cpt = piece.cpts[pos];
-    if (const size_t n = match_contraction(piece, pos, true)) {
-      pos += sink.end_word(pos + n);
-      continue;
+    size_t length = match_contraction(piece, pos, true);
+    if (length == 0 && !is_cr_or_lf(cpt) && !is_number(cpt) && (is_letter(cpt) || piece.test(pos + 1, is_letter))) {
+      length = piece.run_end(pos + 1, is_letter) - pos;
     }
-    if (!is_cr_or_lf(cpt) && !is_number(cpt) && (is_letter(cpt) || piece.test(pos + 1, is_letter))) {
-      pos = piece.run_end(pos + 1, is_letter);
-      sink.end_word(pos);
-      continue;
-    }
-    if (is_number(cpt)) {
-      const size_t digits_end = piece.run_end(pos, is_number);
-      while (pos < digits_end) {
-        pos += digits_end - pos < max_digits ? digits_end - pos : max_digits;
-        sink.end_word(pos);
-      }
-      continue;
-    }
-    const size_t body = cpt == ' ' ? pos + 1 : pos;
-    if (piece.test(body, is_other_than_space_letter_number) || (cpt == ' ' && !piece.has(body))) {
-      pos = piece.run_end(body, is_other_than_space_letter_number);
-      pos = piece.run_end(pos, is_cr_or_lf);
-      sink.end_word(pos);
-      continue;
-    }
-    const size_t spaces_end = piece.run_end(pos, is_whitespace);
-    size_t last_newline_end = 0;
-    for (size_t i = pos; i < spaces_end; ++i) {
-      if (is_cr_or_lf(piece.cpts[i])) last_newline_end = i + 1;
-    }
-    const size_t spaces = spaces_end - pos;
-    if (last_newline_end > 0) {
-      pos = last_newline_end;  // \s*[\r\n]+
-    } else if (spaces > 1 && spaces_end < piece.end) {
-      pos = spaces_end - 1;  // \s+(?!\S)
-    } else if (spaces > 0) {
-      pos = spaces_end;  // \s+
-    } else {
-      ++pos;
-    }
-    sink.end_word(pos);
+    if (length == 0) length = match_digits(piece, pos, max_digits);
+    if (length == 0) length = match_symbols(piece, pos, is_cr_or_lf);
+    if (length == 0) length = match_whitespace(piece, pos);
+    pos += sink.end_word(pos + length);
   }
 }
 

@@ -109,7 +109,7 @@ void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   Tensor* k = leaves.random(kv_type, {128, 8, n_kv});
   Tensor* v = leaves.random(kv_type, {128, 8, n_kv});
   time_graph(state, static_cast<int>(state.range(1)),
-             [&](Graph& g) { return g.attention(q, k, v, 1.0f / std::sqrt(128.0f), true); });
+             [&](Graph& g) { return g.attention(q, k, v, {1.0f / std::sqrt(128.0f)}); });
   state.counters["kv_MB/s"] = benchmark::Counter(
       static_cast<double>(k->byte_size() + v->byte_size()) * static_cast<double>(state.iterations()) / 1e6,
       benchmark::Counter::kIsRate);

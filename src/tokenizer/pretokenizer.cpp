@@ -110,52 +110,94 @@ void split_gpt2(const Piece& piece, std::vector<size_t>& out) {
   }
 }
 
+// " ?[^\s\p{L}\p{N}]+" and then a run of `trailing`: the match length at pos, or 0.
+template <typename Predicate>
+size_t match_symbols(const Piece& piece, size_t pos, Predicate trailing) {
+  const size_t body = piece.cpts[pos] == ' ' ? pos + 1 : pos;
+  if (!piece.test(body, is_other_than_space_letter_number)) return 0;
+  return piece.run_end(piece.run_end(body, is_other_than_space_letter_number), trailing) - pos;
+}
+
+// \s*[\r\n]+|\s+(?!\S)|\s+ : the match length at pos, or 1 where none matches (a word
+// of its own).
+size_t match_whitespace(const Piece& piece, size_t pos) {
+  const size_t spaces_end = piece.run_end(pos, is_whitespace);
+  size_t last_newline_end = 0;
+  for (size_t i = pos; i < spaces_end; ++i) {
+    if (is_cr_or_lf(piece.cpts[i])) last_newline_end = i + 1;
+  }
+  const size_t spaces = spaces_end - pos;
+  if (last_newline_end > 0) return last_newline_end - pos;  // \s*[\r\n]+
+  if (spaces > 1 && spaces_end < piece.end) return spaces - 1;  // \s+(?!\S)
+  return spaces > 0 ? spaces : 1;  // \s+
+}
+
+// \p{N}{1,max_digits}: the match length at pos, or 0.
+size_t match_digits(const Piece& piece, size_t pos, size_t max_digits) {
+  size_t end = pos;
+  while (end - pos < max_digits && piece.test(end, is_number)) ++end;
+  return end - pos;
+}
+
 // (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,max_digits}
 // | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
 void split_llama3(const Piece& piece, size_t max_digits, std::vector<size_t>& out) {
   WordSink sink(out, piece.begin);
   for (size_t pos = piece.begin; pos < piece.end;) {
     const uint32_t cpt = piece.cpts[pos];
-    if (const size_t n = match_contraction(piece, pos, true)) {
-      pos += sink.end_word(pos + n);
-      continue;
+    size_t length = match_contraction(piece, pos, true);
+    if (length == 0 && !is_cr_or_lf(cpt) && !is_number(cpt) && (is_letter(cpt) || piece.test(pos + 1, is_letter))) {
+      length = piece.run_end(pos + 1, is_letter) - pos;
     }
-    if (!is_cr_or_lf(cpt) && !is_number(cpt) && (is_letter(cpt) || piece.test(pos + 1, is_letter))) {
-      pos = piece.run_end(pos + 1, is_letter);
-      sink.end_word(pos);
-      continue;
-    }
-    if (is_number(cpt)) {
-      const size_t digits_end = piece.run_end(pos, is_number);
-      while (pos < digits_end) {
-        pos += digits_end - pos < max_digits ? digits_end - pos : max_digits;
-        sink.end_word(pos);
-      }
-      continue;
-    }
-    const size_t body = cpt == ' ' ? pos + 1 : pos;
-    if (piece.test(body, is_other_than_space_letter_number) || (cpt == ' ' && !piece.has(body))) {
-      pos = piece.run_end(body, is_other_than_space_letter_number);
-      pos = piece.run_end(pos, is_cr_or_lf);
-      sink.end_word(pos);
-      continue;
-    }
-    const size_t spaces_end = piece.run_end(pos, is_whitespace);
-    size_t last_newline_end = 0;
-    for (size_t i = pos; i < spaces_end; ++i) {
-      if (is_cr_or_lf(piece.cpts[i])) last_newline_end = i + 1;
-    }
-    const size_t spaces = spaces_end - pos;
-    if (last_newline_end > 0) {
-      pos = last_newline_end;  // \s*[\r\n]+
-    } else if (spaces > 1 && spaces_end < piece.end) {
-      pos = spaces_end - 1;  // \s+(?!\S)
-    } else if (spaces > 0) {
-      pos = spaces_end;  // \s+
-    } else {
-      ++pos;
-    }
-    sink.end_word(pos);
+    if (length == 0) length = match_digits(piece, pos, max_digits);
+    if (length == 0) length = match_symbols(piece, pos, is_cr_or_lf);
+    if (length == 0) length = match_whitespace(piece, pos);
+    pos += sink.end_word(pos + length);
+  }
+}
+
+// llama.cpp runs the gpt-4o regex through std::regex on a copy of the text in which
+// every non-ASCII letter is one and the same stand-in byte, so its case classes
+// [^a-z] and [^A-Z] (each within \p{L}) tell case apart for ASCII letters only: a
+// non-ASCII letter is in both, whatever its case, and marks (\p{M}) are no letters.
+bool is_letter_but_ascii_lower(uint32_t cpt) { return is_letter(cpt) && !(cpt >= 'a' && cpt <= 'z'); }
+bool is_letter_but_ascii_upper(uint32_t cpt) { return is_letter(cpt) && !(cpt >= 'A' && cpt <= 'Z'); }
+bool is_cr_lf_or_slash(uint32_t cpt) { return is_cr_or_lf(cpt) || cpt == '/'; }
+
+// With U = is_letter_but_ascii_lower, L = is_letter_but_ascii_upper and C the
+// case-insensitive contractions: [^\r\n\p{L}\p{N}]?U*L+C?|[^\r\n\p{L}\p{N}]?U+L*C?.
+// The match length at pos, or 0. A backtracking regex takes the longest run of U,
+// then gives letters back until L+ can start; only when it cannot (a run of A-Z not
+// followed by a-z) does the second alternative take the run of U alone.
+size_t match_cased_word(const Piece& piece, size_t pos) {
+  const uint32_t cpt = piece.cpts[pos];
+  const size_t start = !is_cr_or_lf(cpt) && !is_letter(cpt) && !is_number(cpt) ? pos + 1 : pos;
+  if (!piece.test(start, is_letter)) return 0;
+  const size_t upper_end = piece.run_end(start, is_letter_but_ascii_lower);
+  size_t end = upper_end;
+  if (piece.test(upper_end, is_letter_but_ascii_upper)) {
+    end = piece.run_end(upper_end, is_letter_but_ascii_upper);
+  } else {
+    // U* gives letters back until L+ can start: at the run's last non-ASCII letter
+    // (the only ones in both classes), and L+ ends right after it, at an A-Z or at
+    // the run's end. With none, the second alternative takes the run of U alone.
+    while (end > start && !is_letter_but_ascii_upper(piece.cpts[end - 1])) --end;
+    if (end == start) end = upper_end;
+  }
+  if (piece.has(end)) end += match_contraction(piece, end, true);
+  return end - pos;
+}
+
+// [^\r\n\p{L}\p{N}]?U*L+C?|[^\r\n\p{L}\p{N}]?U+L*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*
+// |\s*[\r\n]+|\s+(?!\S)|\s+ (U, L and C as for match_cased_word).
+void split_gpt4o(const Piece& piece, std::vector<size_t>& out) {
+  WordSink sink(out, piece.begin);
+  for (size_t pos = piece.begin; pos < piece.end;) {
+    size_t length = match_cased_word(piece, pos);
+    if (length == 0) length = match_digits(piece, pos, 3);
+    if (length == 0) length = match_symbols(piece, pos, is_cr_lf_or_slash);
+    if (length == 0) length = match_whitespace(piece, pos);
+    pos += sink.end_word(pos + length);
   }
 }
 
@@ -295,6 +337,7 @@ using PieceSplitter = void (*)(const Piece&, std::vector<size_t>&);
 void split_gpt2_pass(const Piece& piece, std::vector<size_t>& out) { split_gpt2(piece, out); }
 void split_llama3_pass(const Piece& piece, std::vector<size_t>& out) { split_llama3(piece, 3, out); }
 void split_qwen2_pass(const Piece& piece, std::vector<size_t>& out) { split_llama3(piece, 1, out); }
+void split_gpt4o_pass(const Piece& piece, std::vector<size_t>& out) { split_gpt4o(piece, out); }
 void split_punctuation_pass(const Piece& piece, std::vector<size_t>& out) {
   split_by_matches(piece, punctuation_run(false), out);
 }
@@ -342,6 +385,8 @@ std::vector<PieceSplitter> passes_of(PreTokenizer kind) {
       return {split_llama3_pass};
     case PreTokenizer::Qwen2:
       return {split_qwen2_pass};
+    case PreTokenizer::Gpt4o:
+      return {split_gpt4o_pass};
     case PreTokenizer::Starcoder:
       return {split_each_number_pass, split_gpt2_pass};
     case PreTokenizer::Falcon:
@@ -400,6 +445,9 @@ constexpr NamedPreTokenizer kNames[] = {
     {"hunyuan", {PreTokenizer::Qwen2, false, false}},
     {"solar-open", {PreTokenizer::Qwen2, false, false}},
     {"grok-2", {PreTokenizer::Qwen2, false, false}},
+    {"gpt-4o", {PreTokenizer::Gpt4o, false, false}},
+    {"llama4", {PreTokenizer::Gpt4o, false, false}},
+    {"minimax-m2", {PreTokenizer::Gpt4o, false, false}},
     {"starcoder", {PreTokenizer::Starcoder, false, false}},
     {"refact", {PreTokenizer::Starcoder, false, false}},
     {"command-r", {PreTokenizer::Starcoder, false, false}},

@@ -19,6 +19,8 @@ enum class PreTokenizer {
   Gpt2,           // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)
   Llama3,         // (?i:'s|..)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
   Qwen2,          // as Llama3 with \p{N} instead of \p{N}{1,3}
+  Gpt4o,          // o200k: [^\r\n\p{L}\p{N}]?U*L+C?|[^\r\n\p{L}\p{N}]?U+L*C?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*
+                  // |\s*[\r\n]+|\s+(?!\S)|\s+ with U, L the letters but a-z, A-Z; C (?i:'s|'t|..)
   Starcoder,      // \p{N} ; gpt2
   Falcon,         // [\p{P}$+<=>^~|`]+ ; gpt2 ; [0-9][0-9][0-9]
   DeepseekCoder,  // [\r\n] ; \s?\p{L}+ ; \s?\p{P}+ ; [一-龥ࠀ-一가-퟿]+ ; \p{N}

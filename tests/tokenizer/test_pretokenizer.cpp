@@ -1,5 +1,6 @@
-// Pre-tokenizers without llama.cpp test vectors of their own. Expected words come from
-// Python's re module running the same regexes (re has the classes these use).
+// Pre-tokenizers without llama.cpp test vectors of their own, and cases the vectors of
+// gpt-4o miss. Expected words come from Python's re module running the same regexes
+// (re has the classes these use).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -33,6 +34,12 @@ TEST(PreTokenizer, NamesSelectTheirRegexLists) {
   EXPECT_EQ(info.kind, PreTokenizer::Llama3);
   EXPECT_TRUE(info.ignore_merges);
   EXPECT_TRUE(info.add_bos);
+  for (const char* name : {"gpt-4o", "llama4", "minimax-m2"}) {
+    ASSERT_TRUE(pre_tokenizer_from_name(name, info)) << name;
+    EXPECT_EQ(info.kind, PreTokenizer::Gpt4o);
+    EXPECT_FALSE(info.ignore_merges);
+    EXPECT_FALSE(info.add_bos);
+  }
   ASSERT_TRUE(pre_tokenizer_from_name("", info));  // llama.cpp's fallback
   EXPECT_EQ(info.kind, PreTokenizer::Default);
   EXPECT_FALSE(pre_tokenizer_from_name("tekken", info));
@@ -54,8 +61,30 @@ TEST(PreTokenizer, Viking) {
                    " n\xC3\xA4kemiin", "!"}));
 }
 
+// gpt-4o as llama.cpp splits it, beyond its test vectors (mostly lower-case ASCII).
+// Expected words: Python's re on bytes, running the regex llama.cpp hands std::regex
+// (\p{L} -> [\xD2A-Za-z], \p{N} -> [\xD10-9]) on the text with every non-ASCII letter
+// written \xD2, number \xD1, mark \xD4, ... and non-ASCII whitespace \x0B. Where the
+// o200k regex proper (with \p{Lu}, \p{Ll}, \p{M}) differs: "ÄBC", " ÖSTERREICH'S",
+// " ÉCOLE", " a" "ÄBc" and "cafés" would each be one word less.
+TEST(PreTokenizer, Gpt4oCaseClassesAreAsciiOnly) {
+  EXPECT_EQ(words_of(PreTokenizer::Gpt4o, "\xC3\x84" "BC \xC3\x96STERREICH'S \xC3\x84pfel na\xC3\xAFve \xC3\x89"
+                                          "COLE XMLHttpRequest a\xC3\x84" "Bc HELLO'S they'RE"),
+            (Words{"\xC3\x84", "BC", " \xC3\x96", "STERREICH'S", " \xC3\x84pfel", " na\xC3\xAFve", " \xC3\x89", "COLE",
+                   " XMLHttp", "Request", " a\xC3\x84", "Bc", " HELLO'S", " they'RE"}));
+  EXPECT_EQ(words_of(PreTokenizer::Gpt4o, "cafe\xCC\x81s 12345 \xCE\xA3\xCE\xAF\xCF\x83\xCF\x85\xCF\x86\xCE\xBF\xCF\x82"),
+            (Words{"cafe", "\xCC\x81s", " ", "123", "45", " \xCE\xA3\xCE\xAF\xCF\x83\xCF\x85\xCF\x86\xCE\xBF\xCF\x82"}));
+}
+
+// Same source: slashes and line breaks after punctuation, whitespace before a word.
+TEST(PreTokenizer, Gpt4oPunctuationAndSpaces) {
+  EXPECT_EQ(words_of(PreTokenizer::Gpt4o, "path/to/file: a.b/\n/c ../\r\n\tTabbed\xC2\xA0Nbsp"),
+            (Words{"path", "/to", "/file", ":", " a", ".b", "/\n/", "c", " ../\r\n", "\tTabbed", "\xC2\xA0Nbsp"}));
+}
+
 TEST(PreTokenizer, EmptyText) {
-  for (const PreTokenizer kind : {PreTokenizer::Default, PreTokenizer::Llama3, PreTokenizer::Bloom}) {
+  for (const PreTokenizer kind : {PreTokenizer::Default, PreTokenizer::Llama3, PreTokenizer::Bloom,
+                                  PreTokenizer::Gpt4o}) {
     EXPECT_TRUE(pre_tokenize(kind, {}).empty());
   }
 }

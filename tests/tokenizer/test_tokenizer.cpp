@@ -23,9 +23,9 @@ using testing_support::vocab_tokenizer;
 
 using Ids = std::vector<int32_t>;
 
-const char* const kSupportedVocabs[] = {"llama-spm", "phi-3",     "gpt-2",  "qwen3",  "llama-bpe",
-                                        "mpt",       "starcoder", "refact", "falcon", "deepseek-coder",
-                                        "deepseek-llm"};
+const char* const kSupportedVocabs[] = {"llama-spm",    "phi-3",     "gpt-2",  "qwen3",  "llama-bpe",
+                                        "mpt",          "starcoder", "refact", "falcon", "deepseek-coder",
+                                        "deepseek-llm", "gpt-4o"};
 
 Ids concat(std::initializer_list<Ids> parts) {
   Ids all;
@@ -186,6 +186,22 @@ TEST(SpecialTokens, EndOfGenerationTokens) {
   EXPECT_TRUE(qwen.is_eog(151643));  // <|endoftext|>
 }
 
+// tiktoken's o200k_base puts <|endoftext|> at 199999 and <|endofprompt|> at 200018;
+// the file pads the vocabulary to 200064 (SOURCE.txt).
+TEST(SpecialTokens, Gpt4oEndOfTextAndEndOfPrompt) {
+  const Tokenizer& gpt4o = vocab_tokenizer("gpt-4o");
+  EXPECT_EQ(gpt4o.n_vocab(), 200064);
+  EXPECT_EQ(gpt4o.vocab().find("<|endoftext|>"), 199999);
+  EXPECT_EQ(gpt4o.vocab().find("<|endofprompt|>"), 200018);
+  EXPECT_EQ(gpt4o.eos(), 199999);
+  EXPECT_TRUE(gpt4o.is_eog(199999));
+  EXPECT_FALSE(gpt4o.add_bos());
+  const Ids hello = llama_cpp_ids("gpt-4o", "Hello");
+  EXPECT_EQ(gpt4o.encode("Hello<|endofprompt|>Hello<|endoftext|>", false, true),
+            concat({hello, {200018}, hello, {199999}}));
+  EXPECT_FALSE(contains(gpt4o.encode("Hello<|endoftext|>", false, false), 199999));
+}
+
 TEST(SpecialTokens, AddSpecialFollowsTheModelFlags) {
   const Tokenizer& llama3 = vocab_tokenizer("llama-bpe");  // add_bos true
   EXPECT_EQ(llama3.encode("Hello world", true, false), concat({{128000}, llama_cpp_ids("llama-bpe", "Hello world")}));
@@ -243,7 +259,7 @@ TEST(UntrustedInput, IllFormedUtf8) {
   EXPECT_EQ(llama.detokenize(llama.encode(bad, false, false), false, false), bad);
   const std::string R = "\xEF\xBF\xBD";
   const std::string replaced = R + R + "ab" + R + " " + R + "c" + R + R + R + R;
-  for (const char* name : {"gpt-2", "qwen3", "llama-bpe", "falcon", "deepseek-coder", "deepseek-llm"}) {
+  for (const char* name : {"gpt-2", "qwen3", "llama-bpe", "falcon", "deepseek-coder", "deepseek-llm", "gpt-4o"}) {
     const Tokenizer& tokenizer = vocab_tokenizer(name);
     EXPECT_EQ(tokenizer.detokenize(tokenizer.encode(bad, false, true), false, false), replaced) << name;
   }
@@ -266,11 +282,13 @@ TEST(UntrustedInput, OneMegabyteInputsFinishQuickly) {
   while (prose.size() < size) prose += "The quick brown fox, 1234 jumps\n\tover \xC3\xA9t\xC3\xA9 \xE4\xB8\x96\xE7\x95\x8C! ";
   std::string near_special;
   while (near_special.size() < size) near_special += "<|im_sta<|eot_i<s<|";
-  const std::string shapes[] = {prose, std::string(size, 'a'), std::string(size, ' '), std::string(size, '7'),
+  // An upper-case run behind a non-ASCII letter: gpt-4o's splitter gives letters back.
+  const std::string upper_run = "\xC3\x84" + std::string(size, 'A');
+  const std::string shapes[] = {prose, std::string(size, 'a'), upper_run, std::string(size, ' '), std::string(size, '7'),
                                 near_special};
-  // One vocabulary per splitting technique: SPM, the gpt2 and llama3-style word
-  // splitters, the regex-list driver.
-  for (const char* name : {"llama-spm", "gpt-2", "qwen3", "deepseek-llm"}) {
+  // One vocabulary per splitting technique: SPM, the gpt2, llama3-style and gpt-4o
+  // word splitters, the regex-list driver.
+  for (const char* name : {"llama-spm", "gpt-2", "qwen3", "gpt-4o", "deepseek-llm"}) {
     const Tokenizer& tokenizer = vocab_tokenizer(name);
     for (const std::string& text : shapes) {
       const auto start = std::chrono::steady_clock::now();

@@ -114,6 +114,8 @@ void install_scalar_kernels(KernelTable& table) {
   scalar::install_iq4_quants(table);
   table.floats.exp_sum = scalar::exp_sum;
   table.floats.swiglu = scalar::swiglu;
+  table.floats.geglu = scalar::geglu;
+  table.floats.softcap = scalar::softcap;
 }
 
 const char* isa_name(Isa isa) {

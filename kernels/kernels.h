@@ -47,6 +47,15 @@ using ExpSumFn = float (*)(float* x, int64_t n, float max);
 // for n finite values; out may be gate or up.
 using SwiGluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
 
+// The GeGLU gate (Gemma's gelu_pytorch_tanh): out[i] = gelu_tanh(gate[i]) * up[i]
+// with gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), for n
+// finite values; out may be gate or up.
+using GeGluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
+
+// Soft-capping (gemma2's logits): out[i] = cap * tanh(x[i] / cap) for n finite
+// values and cap > 0; out may be x.
+using SoftcapFn = void (*)(const float* x, float* out, int64_t n, float cap);
+
 // Rewrites `n_rows` rows (a multiple of kRepackRows) of `n` elements, stored
 // contiguously at src, into a path's own layout at dst: the same bytes in total,
 // so row r (a multiple of kRepackRows) still starts at r times the row size.
@@ -82,10 +91,12 @@ struct TypeKernels {
 const TypeKernels& kernels_for(GgmlType type);
 
 // Float kernels that belong to no weight type (attention's softmax, the
-// feed-forward gate); every member is set on every path.
+// feed-forward gates, soft-capping); every member is set on every path.
 struct FloatKernels {
   ExpSumFn exp_sum = nullptr;
   SwiGluFn swiglu = nullptr;
+  GeGluFn geglu = nullptr;
+  SoftcapFn softcap = nullptr;
 };
 const FloatKernels& float_kernels();
 

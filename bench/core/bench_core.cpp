@@ -1,6 +1,6 @@
 // Micro-benchmarks of the compute core: row ops, mul_mat through the op layer,
-// decode-shaped fused attention over F16 / Q8_0 / Q4_0 KV caches, and the
-// per-graph cost of the executor itself.
+// decode-shaped fused attention over F16 / Q8_0 / Q4_0 KV caches, with and
+// without a sliding window, and the per-graph cost of the executor itself.
 //
 //   build-core/bench/core/bench_core --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
@@ -109,7 +109,7 @@ void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   Tensor* k = leaves.random(kv_type, {128, 8, n_kv});
   Tensor* v = leaves.random(kv_type, {128, 8, n_kv});
   time_graph(state, static_cast<int>(state.range(1)),
-             [&](Graph& g) { return g.attention(q, k, v, 1.0f / std::sqrt(128.0f), true); });
+             [&](Graph& g) { return g.attention(q, k, v, {1.0f / std::sqrt(128.0f)}); });
   state.counters["kv_MB/s"] = benchmark::Counter(
       static_cast<double>(k->byte_size() + v->byte_size()) * static_cast<double>(state.iterations()) / 1e6,
       benchmark::Counter::kIsRate);
@@ -124,6 +124,26 @@ void attention_contexts(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->Apply(attention_contexts);
 BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->Apply(attention_contexts);
 BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->Apply(attention_contexts);
+
+// Decode over a long F16 cache with a sliding window (gemma's local layers)
+// against the same cache without one: with the window only its cells are
+// read, so the time should follow the window, not the cache.
+void BM_AttentionWindow(benchmark::State& state) {
+  const int64_t n_kv = state.range(0);
+  BenchTensors leaves;
+  Tensor* q = leaves.random(GgmlType::F32, {128, 32, 1});
+  Tensor* k = leaves.random(GgmlType::F16, {128, 8, n_kv});
+  Tensor* v = leaves.random(GgmlType::F16, {128, 8, n_kv});
+  AttentionParams params;
+  params.scale = 1.0f / std::sqrt(128.0f);
+  params.window = state.range(1);
+  time_graph(state, static_cast<int>(state.range(2)), [&](Graph& g) { return g.attention(q, k, v, params); });
+}
+BENCHMARK(BM_AttentionWindow)
+    ->ArgNames({"ctx", "window", "threads"})
+    ->Args({32768, 0, 1})->Args({32768, 512, 1})->Args({4096, 512, 1})
+    ->Args({32768, 0, kThreads})->Args({32768, 512, kThreads})
+    ->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 // The executor's own cost: 100 nodes that do next to nothing (scale one float),
 // so the time is the wake-up plus 99 barriers (none with 1 thread).

@@ -1,6 +1,7 @@
 // Attention's float kernels on 128-bit NEON vectors (armv8-a): the weighted
 // sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows x 16
-// columns keeps 16 accumulators in registers), the softmax numerators and the SwiGLU gate.
+// columns keeps 16 accumulators in registers), the softmax numerators, the
+// SwiGLU and GeGLU gates and soft-capping.
 #include <arm_neon.h>
 
 #include <cstring>
@@ -10,7 +11,8 @@
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 #include "kernels/softmax_exp.inc"
-#include "kernels/swiglu.inc"
+#include "kernels/glu.inc"
+#include "kernels/softcap.inc"
 #include "kernels/weighted_sum.inc"
 
 namespace peak {
@@ -60,6 +62,8 @@ void install_neon_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec128>(table);
   table.floats.exp_sum = exp_sum<Vec128>;
   table.floats.swiglu = swiglu<Vec128>;
+  table.floats.geglu = geglu<Vec128>;
+  table.floats.softcap = softcap<Vec128>;
 }
 
 }  // namespace peak

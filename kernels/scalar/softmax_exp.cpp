@@ -1,5 +1,5 @@
-// Reference softmax numerators (ExpSumFn) and SwiGLU gate (SwiGluFn) with the
-// polynomial of exp_poly.h.
+// Reference softmax numerators (ExpSumFn), SwiGLU and GeGLU gates (SwiGluFn,
+// GeGluFn) and soft-capping (SoftcapFn), all on the polynomial of exp_poly.h.
 #include "kernels/exp_poly.h"
 #include "kernels/scalar/scalar_install.h"
 
@@ -17,6 +17,15 @@ float exp_sum(float* x, int64_t n, float max) {
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = silu_scalar(gate[i]) * up[i];
+}
+
+void geglu(const float* gate, const float* up, float* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = gelu_tanh_scalar(gate[i]) * up[i];
+}
+
+void softcap(const float* x, float* out, int64_t n, float cap) {
+  const float inverse = 1.0f / cap;
+  for (int64_t i = 0; i < n; ++i) out[i] = cap * tanh_scalar(x[i] * inverse);
 }
 
 }  // namespace scalar

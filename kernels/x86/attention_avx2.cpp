@@ -1,6 +1,7 @@
 // Attention's float kernels on 256-bit vectors (AVX2 + FMA + F16C): the
 // weighted sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows
-// x 16 columns keeps 8 accumulators in registers), the softmax numerators and the SwiGLU gate.
+// x 16 columns keeps 8 accumulators in registers), the softmax numerators,
+// the SwiGLU and GeGLU gates and soft-capping.
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
@@ -8,7 +9,8 @@
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 #include "kernels/softmax_exp.inc"
-#include "kernels/swiglu.inc"
+#include "kernels/glu.inc"
+#include "kernels/softcap.inc"
 #include "kernels/weighted_sum.inc"
 
 namespace peak {
@@ -56,6 +58,8 @@ void install_avx2_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec256>(table);
   table.floats.exp_sum = exp_sum<Vec256>;
   table.floats.swiglu = swiglu<Vec256>;
+  table.floats.geglu = geglu<Vec256>;
+  table.floats.softcap = softcap<Vec256>;
 }
 
 }  // namespace peak

@@ -1,6 +1,7 @@
 // Attention's float kernels on 512-bit vectors: the weighted sum of F32, F16,
 // Q8_0 and Q4_0 value rows (a tile of 4 output rows x 64 columns keeps 16
-// accumulators in registers), the softmax numerators and the SwiGLU gate.
+// accumulators in registers), the softmax numerators, the SwiGLU and GeGLU
+// gates and soft-capping.
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
@@ -8,7 +9,8 @@
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 #include "kernels/softmax_exp.inc"
-#include "kernels/swiglu.inc"
+#include "kernels/glu.inc"
+#include "kernels/softcap.inc"
 #include "kernels/weighted_sum.inc"
 
 namespace peak {
@@ -54,6 +56,8 @@ void install_avx512_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec512>(table);
   table.floats.exp_sum = exp_sum<Vec512>;
   table.floats.swiglu = swiglu<Vec512>;
+  table.floats.geglu = geglu<Vec512>;
+  table.floats.softcap = softcap<Vec512>;
 }
 
 }  // namespace peak

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -249,6 +250,18 @@ Tensor* Graph::swiglu(Tensor* gate, Tensor* up) {
   return element_wise(Op::SwiGlu, gate, up);
 }
 
+Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
+  require(gate->same_shape(*up), "geglu: gate and up must have the same shape");
+  return element_wise(Op::GeGlu, gate, up);
+}
+
+Tensor* Graph::softcap(Tensor* a, float cap) {
+  require(cap > 0.0f && std::isfinite(cap), "softcap: cap must be positive and finite");
+  Tensor* t = element_wise(Op::Softcap, a, nullptr);
+  t->params.f[0] = cap;
+  return t;
+}
+
 Tensor* Graph::copy(Tensor* src, Tensor* dst) {
   require(is_f32(src) && src->nb[0] == sizeof(float), "copy: source must be F32 with dense rows");
   require(kernels_for(dst->type).from_float != nullptr, "copy: no kernels to write the destination type");
@@ -265,7 +278,7 @@ Tensor* Graph::copy(Tensor* src, Tensor* dst) {
   return t;
 }
 
-Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, float scale, bool causal) {
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params) {
   const int64_t head_dim = q->ne[0];
   const int64_t n_head = q->ne[1];
   const int64_t n_tokens = q->ne[2];
@@ -282,10 +295,20 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, float scale, bool caus
   require(head_dim % type_block_elements(kernels_for(k->type).dot_partner) == 0,
           "attention: head_dim must be a multiple of the block size of k's dot partner");
   require(n_head_kv > 0 && n_head % n_head_kv == 0, "attention: n_head must be a multiple of n_head_kv");
-  require(!causal || n_kv >= n_tokens, "attention: causal needs n_kv >= n_tokens");
+  require(!params.causal || n_kv >= n_tokens, "attention: causal needs n_kv >= n_tokens");
+  require(std::isfinite(params.scale), "attention: scale must be finite");
+  require(params.window >= 0, "attention: window must not be negative");
+  require(params.window == 0 || params.causal, "attention: a sliding window needs causal attention");
+  require(params.softcap >= 0.0f && std::isfinite(params.softcap), "attention: softcap must be 0 or positive and finite");
+  // A window of n_kv cells or more hides nothing: stored as none, so what is
+  // stored fits params.i whenever n_kv does.
+  const int64_t window = params.window < n_kv ? params.window : 0;
+  require(window <= std::numeric_limits<int32_t>::max(), "attention: window too large");
   Tensor* t = new_node(Op::Attention, GgmlType::F32, {head_dim, n_head, n_tokens, 1}, {q, k, v});
-  t->params.f[0] = scale;
-  t->params.i[0] = causal ? 1 : 0;
+  t->params.f[0] = params.scale;
+  t->params.f[1] = params.softcap;
+  t->params.i[0] = params.causal ? 1 : 0;
+  t->params.i[1] = static_cast<int32_t>(window);
   return t;
 }
 

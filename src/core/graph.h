@@ -56,6 +56,19 @@ struct RopeParams {
   float attn_factor = 1.0f;
 };
 
+// How attention scores and masks query tokens against kv cells (Graph::attention).
+struct AttentionParams {
+  float scale = 1.0f;    // scores = (q . k) * scale
+  bool causal = true;    // query token t sees kv cells up to n_kv - n_tokens + t
+  // > 0: sliding window; a query sees only the last `window` cells of its
+  // causal range (itself included): cells c with t_cell - c < window, where
+  // t_cell = n_kv - n_tokens + t. Needs causal.
+  int64_t window = 0;
+  // > 0: scores become softcap * tanh(scores / softcap) before the softmax
+  // (gemma2's attn_logit_softcapping).
+  float softcap = 0.0f;
+};
+
 class Graph {
  public:
   explicit Graph(size_t max_tensors = 8192);
@@ -93,16 +106,23 @@ class Graph {
   // factors) divide each pair's theta.
   Tensor* rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors = nullptr);
   Tensor* swiglu(Tensor* gate, Tensor* up);  // silu(gate) * up
+  // gelu_tanh(gate) * up, gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  // (Gemma's gelu_pytorch_tanh).
+  Tensor* geglu(Tensor* gate, Tensor* up);
+  // cap * tanh(a / cap) element-wise, cap > 0 (gemma2's final_logit_softcapping).
+  Tensor* softcap(Tensor* a, float cap);
   // Writes `src` (F32) converted to dst's type into dst's memory (F32, F16, BF16,
   // Q8_0, Q4_0, ...); the result aliases dst. Expand it before the nodes that read
   // dst's memory (e.g. the attention over the KV cache).
   Tensor* copy(Tensor* src, Tensor* dst);
-  // Fused attention. q F32 [head_dim, n_head, n_tokens]; k, v [head_dim,
-  // n_head_kv, n_kv] in F32, F16, Q8_0 or Q4_0 (dense rows, any strides);
-  // n_head a multiple of n_head_kv. With `causal` query token t sees kv
-  // positions up to n_kv - n_tokens + t, else every position.
+  // Fused attention: softmax over the visible cells of the (scaled, maybe
+  // soft-capped) scores, times V. q F32 [head_dim, n_head, n_tokens]; k, v
+  // [head_dim, n_head_kv, n_kv] in F32, F16, Q8_0 or Q4_0 (dense rows, any
+  // strides); n_head a multiple of n_head_kv. Which cells a query sees: see
+  // AttentionParams; without `causal` every cell. With a window only the
+  // cells inside some query's window are read.
   // Result F32 [head_dim, n_head, n_tokens].
-  Tensor* attention(Tensor* q, Tensor* k, Tensor* v, float scale, bool causal);
+  Tensor* attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params);
 
   // ---- building ----------------------------------------------------------
   // Appends `t` and every tensor it depends on, in dependency order.

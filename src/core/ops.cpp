@@ -12,6 +12,8 @@ void compute_op(const ComputeParams& params, Tensor& node) {
     case Op::Add:
     case Op::Scale:
     case Op::SwiGlu:
+    case Op::GeGlu:
+    case Op::Softcap:
       return compute_element_wise(params, node);
     case Op::RmsNorm: return compute_rms_norm(params, node);
     case Op::Rope: return compute_rope(params, node);

@@ -1,4 +1,5 @@
-// Fused attention: out = softmax(Q K^T * scale) V, causal or not, with an online softmax
+// Fused attention: out = softmax(Q K^T * scale) V, causal or not, optionally
+// within a sliding window and with soft-capped scores, with an online softmax
 // over blocks of keys, so the [n_kv, n_tokens, n_head] score matrix is never
 // stored and K and V are read straight from the cache in F32, F16, Q8_0 or Q4_0.
 //
@@ -16,13 +17,19 @@
 //   the tile's accumulators straight from the cache rows (F32, F16, Q8_0 or
 //   Q4_0), each V element loaded and converted once per 4 query rows.
 // - Softmax: per query row a running max and sum; a block rescales the row's
-//   accumulator once when its maximum grows; the exponentials come from the
-//   kernels' vectorised exp.
+//   accumulator once when its maximum grows; the exponentials (and the
+//   soft-cap's tanh) come from the kernels' vectorised float kernels.
+// - Masks: a tile reads only the keys some row of it sees, from its first
+//   token's first visible key (0 without a window) to its last token's last;
+//   keys outside a row's own range inside those blocks get weight 0. With a
+//   sliding window a decode step over a long cache thus reads only the window,
+//   and a prefill costs O(n_tokens x window).
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
 // the causal triangle (later tiles see more keys). When there are fewer tasks
-// than threads (decode with few kv heads) the keys are split into chunks too;
-// each chunk leaves a partial (max, sum, unnormalised output) and the partials
-// are merged after a barrier.
+// than threads (decode with few kv heads) each tile's key range is split into
+// chunks too; each chunk leaves a partial (max, sum, unnormalised output) and
+// the partials are merged after a barrier. A row may see no key of a chunk
+// (the early rows of a causal tile); its partial then has max -inf and sum 0.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -42,24 +49,29 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 struct AttentionShape {
   int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
+  int64_t window;       // > 0: sliding window (params.i[1])
   int64_t tile_tokens;  // query tokens per tile
   int64_t tile_rows;    // tile_tokens * group
 
   explicit AttentionShape(const Tensor& node)
       : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(node.src[0]->ne[2]),
         n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv),
-        tile_tokens(std::max<int64_t>(1, std::min(n_tokens, kTileRows / group))),
+        window(node.params.i[1]), tile_tokens(std::max<int64_t>(1, std::min(n_tokens, kTileRows / group))),
         tile_rows(tile_tokens * group) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
   int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs
+
+  // The most keys a tile reads: every cell, or its first token's window and
+  // one more cell per further token.
+  int64_t tile_key_span() const { return window > 0 ? std::min(n_kv, window + tile_tokens - 1) : n_kv; }
 
   // Key chunks per unit so that every thread has work, keeping chunks long
   // enough that merging them stays cheap.
   int64_t key_chunks(int n_threads) const {
     if (units() >= n_threads) return 1;
     const int64_t wanted = (n_threads + units() - 1) / units();
-    return std::max<int64_t>(1, std::min({wanted, n_kv / kMinKeysPerChunk, kMaxKeyChunks}));
+    return std::max<int64_t>(1, std::min({wanted, tile_key_span() / kMinKeysPerChunk, kMaxKeyChunks}));
   }
 };
 
@@ -138,16 +150,21 @@ struct Attention {
   const Tensor& k;
   const Tensor& v;
   float scale;
+  float softcap;  // > 0: scores become softcap * tanh(scores / softcap)
   bool causal;
   const AttentionShape& s;
   GemmFn score_gemm;  // K rows against query rows in the score kernel's query type
   RowFromFloatFn query_to_partner;
   WeightedSumFn value_sum;
   ExpSumFn exp_sum;
+  SoftcapFn softcap_scores;
   const AttentionWork& layout;
 
-  // Keys [0, visible(token)) are visible to query token `token`.
+  // Query token `token` sees keys [first_visible(token), visible(token)).
   int64_t visible(int64_t token) const { return causal ? s.n_kv - s.n_tokens + token + 1 : s.n_kv; }
+  int64_t first_visible(int64_t token) const {
+    return s.window > 0 ? std::max<int64_t>(0, visible(token) - s.window) : 0;
+  }
 };
 
 struct Scratch {
@@ -176,11 +193,15 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
 // recording in rescale[r] how much its accumulator must shrink.
 void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t n_keys, float* weights,
                    const TileState& state, int64_t r, float* rescale) {
-  const int64_t visible_here = std::max<int64_t>(0, std::min(n_keys, a.visible(token) - first_key));
+  // The row sees the block's keys [from, to).
+  const int64_t from = std::min(n_keys, std::max<int64_t>(0, a.first_visible(token) - first_key));
+  const int64_t to = std::min(n_keys, std::max(from, a.visible(token) - first_key));
   // Separate loops without a carried float dependency vectorize; the max keeps
   // four independent partial results.
-  for (int64_t j = 0; j < visible_here; ++j) weights[j] *= a.scale;
-  for (int64_t j = visible_here; j < n_keys; ++j) weights[j] = kMinusInfinity;
+  for (int64_t j = 0; j < from; ++j) weights[j] = kMinusInfinity;
+  for (int64_t j = from; j < to; ++j) weights[j] *= a.scale;
+  if (a.softcap > 0.0f) a.softcap_scores(weights + from, weights + from, to - from, a.softcap);
+  for (int64_t j = to; j < n_keys; ++j) weights[j] = kMinusInfinity;
   const float block_max = max_of(weights, n_keys);
   if (block_max == kMinusInfinity) {  // every key of the block masked for this row
     std::memset(weights, 0, static_cast<size_t>(n_keys) * sizeof(float));
@@ -249,7 +270,7 @@ void merge_into(const TileState* states, int64_t n_states, int64_t r, int64_t d,
   for (int64_t i = 0; i < d; ++i) out[i] = 0.0f;
   if (max == kMinusInfinity) return;  // every key masked: attend to nothing
   for (int64_t c = 0; c < n_states; ++c) {
-    if (states[c].max[r] == kMinusInfinity) continue;
+    if (states[c].max[r] == kMinusInfinity) continue;  // the row sees no key of chunk c
     const float weight = std::exp(states[c].max[r] - max);
     sum += states[c].sum[r] * weight;
     const float* partial = states[c].outputs + r * d;
@@ -271,19 +292,20 @@ size_t attention_work_size(const Tensor& node, int n_threads) {
 }
 
 // node F32 [head_dim, n_head, n_tokens]; src0 Q F32 [head_dim, n_head, n_tokens];
-// src1 K, src2 V [head_dim, n_head_kv, n_kv]; params.i[0]: causal.
+// src1 K, src2 V [head_dim, n_head_kv, n_kv]; params.f[0]: scale, f[1]: softcap
+// (0: none), i[0]: causal, i[1]: window (0: none).
 void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
   const AttentionWork layout = attention_work(node, params.n_threads);
   const ScoreKernel scores = score_kernel(kernels_for(node.src[1]->type));
-  const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0],
+  const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0], node.params.f[1],
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
-                    kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum, layout};
+                    kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
+                    float_kernels().softcap, layout};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   const Scratch sc(own, layout);
   const int64_t chunks = s.key_chunks(params.n_threads);
-  const int64_t keys_per_chunk = (s.n_kv + chunks - 1) / chunks;
 
   // Round-robin over (tile, kv head, chunk): neighbouring tasks cost about the
   // same, so every thread gets a fair share of the causal triangle.
@@ -294,9 +316,13 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
     const int64_t first_token = unit / s.n_head_kv * s.tile_tokens;
     const int64_t tokens = std::min(s.tile_tokens, s.n_tokens - first_token);
     const int64_t rows = tokens * s.group;
-    const int64_t visible = a.visible(first_token + tokens - 1);  // the tile's last token sees most
-    const int64_t begin = std::min(visible, chunk * keys_per_chunk);
-    const int64_t end = std::min(visible, begin + keys_per_chunk);
+    // The keys some row of the tile sees: from its first token's first to its
+    // last token's last; the chunks share them out.
+    const int64_t tile_begin = a.first_visible(first_token);
+    const int64_t tile_end = a.visible(first_token + tokens - 1);
+    const int64_t keys_per_chunk = (tile_end - tile_begin + chunks - 1) / chunks;
+    const int64_t begin = std::min(tile_end, tile_begin + chunk * keys_per_chunk);
+    const int64_t end = std::min(tile_end, begin + keys_per_chunk);
 
     load_queries(a, first_token, rows, kv_head, sc);
     const TileState state = chunks == 1

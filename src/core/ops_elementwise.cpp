@@ -1,5 +1,6 @@
-// Element-wise ops: add with broadcasting, scale, swiglu. Sources may be strided
-// views; results are dense. Work is split by rows.
+// Element-wise ops: add with broadcasting, scale, the gated units (swiglu,
+// geglu), softcap. Sources may be strided views; results are dense. Work is
+// split by rows, or by element ranges when every tensor is one flat array.
 #include <cmath>
 #include <cstring>
 
@@ -10,7 +11,12 @@ namespace peak::core {
 
 namespace {
 
+// The strided fallbacks' formulas (the kernels take dense rows).
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
+float gelu_tanh(float x) {
+  const float sqrt_2_over_pi = 0.797884561f;
+  return 0.5f * x * (1.0f + std::tanh(sqrt_2_over_pi * (x + 0.044715f * x * x * x)));
+}
 
 // The row of b that broadcasts onto row r of a tensor of b's shape repeated.
 StridedRow repeated_row(const Tensor& b, const RowIndex& r) {
@@ -44,17 +50,55 @@ void binary(const ComputeParams& params, Tensor& node, Fn&& fn) {
   });
 }
 
-// silu(gate) * up with the vector kernel when the rows are dense (gate and up
-// have the node's shape; the node may sit in place of either).
-void swiglu(const ComputeParams& params, Tensor& node) {
+// The node and its sources are contiguous: flat arrays of the node's shape.
+bool is_flat(const Tensor& node) {
+  for (const Tensor* src : node.src) {
+    if (src != nullptr && !src->is_contiguous()) return false;
+  }
+  return node.is_contiguous();
+}
+
+// Calls fn(out, a, b, n) over this thread's share of node = f(src0, src1)
+// (src1 may be null), whose sources have node's shape and dense rows: one
+// element range when all are flat arrays (so one long row, decode's gate or
+// the logits, is split across threads too), else whole rows.
+template <typename Fn>
+void for_each_own_span(const ComputeParams& params, Tensor& node, Fn&& fn) {
+  const Tensor& a = *node.src[0];
+  const Tensor* b = node.src[1];
+  if (is_flat(node)) {
+    const Range share = thread_share(node.element_count(), params, kCacheLine / sizeof(float));
+    if (share.begin == share.end) return;
+    fn(static_cast<float*>(node.data) + share.begin, static_cast<const float*>(a.data) + share.begin,
+       b != nullptr ? static_cast<const float*>(b->data) + share.begin : nullptr, share.end - share.begin);
+    return;
+  }
+  for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
+    fn(out, f32_row(a, r), b != nullptr ? f32_row(*b, r) : nullptr, node.ne[0]);
+  });
+}
+
+// activation(gate) * up with the vector kernel when the rows are dense (gate
+// and up have the node's shape; the node may sit in place of either).
+void gated(const ComputeParams& params, Tensor& node, SwiGluFn kernel, float (*activation)(float)) {
   const Tensor& gate = *node.src[0];
   const Tensor& up = *node.src[1];
   if (gate.nb[0] != sizeof(float) || up.nb[0] != sizeof(float)) {
-    return binary(params, node, [](float g, float u) { return silu(g) * u; });
+    return binary(params, node, [activation](float g, float u) { return activation(g) * u; });
   }
-  const SwiGluFn kernel = float_kernels().swiglu;
-  for_each_own_row(params, node, [&](float* out, const RowIndex& r) {
-    kernel(f32_row(gate, r), f32_row(up, r), out, node.ne[0]);
+  for_each_own_span(params, node, [kernel](float* out, const float* g, const float* u, int64_t n) {
+    kernel(g, u, out, n);
+  });
+}
+
+void softcap(const ComputeParams& params, Tensor& node) {
+  const float cap = node.params.f[0];
+  if (node.src[0]->nb[0] != sizeof(float)) {
+    return unary(params, node, [cap](float x) { return cap * std::tanh(x / cap); });
+  }
+  const SoftcapFn kernel = float_kernels().softcap;
+  for_each_own_span(params, node, [kernel, cap](float* out, const float* x, const float*, int64_t n) {
+    kernel(x, out, n, cap);
   });
 }
 
@@ -63,7 +107,9 @@ void swiglu(const ComputeParams& params, Tensor& node) {
 void compute_element_wise(const ComputeParams& params, Tensor& node) {
   switch (node.op) {
     case Op::Add: return binary(params, node, [](float x, float y) { return x + y; });
-    case Op::SwiGlu: return swiglu(params, node);
+    case Op::SwiGlu: return gated(params, node, float_kernels().swiglu, silu);
+    case Op::GeGlu: return gated(params, node, float_kernels().geglu, gelu_tanh);
+    case Op::Softcap: return softcap(params, node);
     case Op::Scale: {
       const float s = node.params.f[0];
       return unary(params, node, [s](float x) { return x * s; });

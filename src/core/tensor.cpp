@@ -18,6 +18,8 @@ const char* op_name(Op op) {
     case Op::RmsNorm: return "rms_norm";
     case Op::Rope: return "rope";
     case Op::SwiGlu: return "swiglu";
+    case Op::GeGlu: return "geglu";
+    case Op::Softcap: return "softcap";
     case Op::Copy: return "copy";
     case Op::Attention: return "attention";
   }

@@ -29,8 +29,10 @@ enum class Op : uint8_t {
   RmsNorm,    // src0 / sqrt(mean(src0^2) + eps) per row
   Rope,       // rotary position embedding of src0 at the I32 positions in src1
   SwiGlu,     // silu(src0) * src1
+  GeGlu,      // gelu_tanh(src0) * src1
+  Softcap,    // params.f[0] * tanh(src0 / params.f[0])
   Copy,       // src0 converted into the memory of src1 (a view, e.g. a KV cache slot)
-  Attention,  // fused softmax(Q K^T * scale, causal) V with grouped-query heads
+  Attention,  // fused softmax(Q K^T * scale, masked) V with grouped-query heads
 };
 constexpr int kOpCount = static_cast<int>(Op::Attention) + 1;
 

@@ -68,8 +68,10 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
   g.expand(g.copy(h.v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
   const int64_t n_kv = batch_.first_cell + batch_.n_tokens;
-  Tensor* out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv), hp.attention_scale,
-                            /*causal=*/true);  // [d, n_head, n_tokens]
+  core::AttentionParams attention;
+  attention.scale = hp.attention_scale;
+  Tensor* out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv),
+                            attention);  // causal, [d, n_head, n_tokens]
   return g.mul_mat(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}));
 }
 

@@ -77,6 +77,14 @@ double nmse(const Dense& expected, const Dense& actual) {
   return error / norm;
 }
 
+double partner_bound(GgmlType type) {
+  switch (kernels_for(type).dot_partner) {
+    case GgmlType::F32: return 1e-10;
+    case GgmlType::F16: return kF16Partner;
+    default: return kQ8Partner;
+  }
+}
+
 Tensor* Leaves::with_memory(GgmlType type, std::initializer_list<int64_t> ne) {
   Tensor* t = arena_.new_tensor(type, ne);
   auto memory = std::make_unique<AlignedBuffer>();
@@ -114,13 +122,13 @@ Tensor* Leaves::ids(const std::vector<int32_t>& values) {
   return t;
 }
 
-Dense compute_once(const std::function<Tensor*(Graph&)>& build, int n_threads) {
+Dense compute_once(const std::function<Tensor*(Graph&)>& build, int n_threads, ThreadPool& pool) {
   Graph graph(256);
   Tensor* result = build(graph);
   graph.output(result);
   GraphAllocator allocator;
   allocator.reserve(graph, n_threads);
-  compute_graph(graph, test_pool(), n_threads, allocator.work_buffer());
+  compute_graph(graph, pool, n_threads, allocator.work_buffer());
   return read_dense(*result);
 }
 

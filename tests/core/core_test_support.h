@@ -46,6 +46,12 @@ Dense swap_axes(const Dense& d, int axis_a, int axis_b);
 // Normalised mean squared error of `actual` against `expected`.
 double nmse(const Dense& expected, const Dense& actual);
 
+// NMSE bounds of ops that convert activations to a weight or cache type's dot
+// partner (mul_mat, attention): the partner's rounding error.
+constexpr double kF16Partner = 1e-5;
+constexpr double kQ8Partner = 2e-3;
+double partner_bound(GgmlType type);
+
 // Leaf tensors (weights, inputs, caches) whose memory the test owns.
 class Leaves {
  public:
@@ -73,7 +79,7 @@ class Leaves {
 void expect_graph_matches(const std::function<Tensor*(Graph&)>& build, const Dense& expected,
                           double max_nmse);
 
-// Builds, allocates and computes once with `n_threads`; returns the result.
-Dense compute_once(const std::function<Tensor*(Graph&)>& build, int n_threads);
+// Builds, allocates and computes once with `n_threads` of `pool`; returns the result.
+Dense compute_once(const std::function<Tensor*(Graph&)>& build, int n_threads, ThreadPool& pool = test_pool());
 
 }  // namespace peak::core::testing

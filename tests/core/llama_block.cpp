@@ -45,8 +45,11 @@ Tensor* LlamaBlock::build(Graph& g, int64_t n_tokens, int64_t n_past) const {
   };
   g.expand(g.copy(k, cache_slots(k_cache, n_past, n_tokens)));
   g.expand(g.copy(v, cache_slots(v_cache, n_past, n_tokens)));
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  Tensor* attn = g.attention(q, cache_slots(k_cache, 0, n_kv), cache_slots(v_cache, 0, n_kv), scale, true);
+  AttentionParams attention;  // causal
+  attention.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  attention.window = shape.window;
+  attention.softcap = shape.softcap;
+  Tensor* attn = g.attention(q, cache_slots(k_cache, 0, n_kv), cache_slots(v_cache, 0, n_kv), attention);
   x = g.add(x, g.mul_mat(wo, g.reshape(attn, {shape.n_embd, n_tokens})));
 
   // Feed-forward: [n_embd, n_tokens] -> [n_ff, n_tokens] -> [n_embd, n_tokens].

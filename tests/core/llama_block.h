@@ -13,6 +13,8 @@ struct LlamaShape {
   int64_t n_head_kv = 2;
   int64_t n_ff = 512;
   int64_t n_ctx = 64;
+  int64_t window = 0;     // attention's sliding window (0: none)
+  float softcap = 0.0f;   // attention's score cap (0: none)
   int64_t head_dim() const { return n_embd / n_head; }
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <stdexcept>
 
@@ -70,7 +71,42 @@ TEST(CoreGraph, InvalidShapesAreRefusedAtBuildTime) {
   EXPECT_THROW(g.get_rows(w, x), std::invalid_argument);
   Tensor* q = leaves.zeros(GgmlType::F32, {64, 6, 1});
   Tensor* k = leaves.zeros(GgmlType::F16, {64, 4, 10});
-  EXPECT_THROW(g.attention(q, k, k, 1.0f, false), std::invalid_argument);  // 6 % 4 != 0
+  EXPECT_THROW(g.attention(q, k, k, AttentionParams{}), std::invalid_argument);  // 6 % 4 != 0
+  EXPECT_THROW(g.geglu(x, leaves.zeros(GgmlType::F32, {32, 3})), std::invalid_argument);
+  for (float cap : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    EXPECT_THROW(g.softcap(x, cap), std::invalid_argument) << cap;
+  }
+}
+
+TEST(CoreGraph, InvalidAttentionParamsAreRefused) {
+  Leaves leaves;
+  Graph g(64);
+  Tensor* q = leaves.zeros(GgmlType::F32, {64, 4, 3});
+  Tensor* k = leaves.zeros(GgmlType::F16, {64, 2, 10});
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto refused = [&](float scale, bool causal, int64_t window, float softcap) {
+    AttentionParams p;
+    p.scale = scale;
+    p.causal = causal;
+    p.window = window;
+    p.softcap = softcap;
+    try {
+      g.attention(q, k, k, p);
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+    return false;
+  };
+  EXPECT_FALSE(refused(0.125f, true, 4, 50.0f));
+  EXPECT_FALSE(refused(0.125f, true, 1000, 0.0f));  // longer than the cache: no window
+  EXPECT_TRUE(refused(0.125f, true, -1, 0.0f));
+  EXPECT_TRUE(refused(0.125f, false, 4, 0.0f));  // a window needs causal attention
+  EXPECT_TRUE(refused(0.125f, true, 0, -1.0f));
+  EXPECT_TRUE(refused(0.125f, true, 0, nan));
+  EXPECT_TRUE(refused(0.125f, true, 0, inf));
+  EXPECT_TRUE(refused(nan, true, 0, 0.0f));
+  EXPECT_TRUE(refused(inf, false, 0, 0.0f));
   Graph tiny(2);
   tiny.input(GgmlType::F32, {4}, "a");
   tiny.input(GgmlType::F32, {4}, "b");
@@ -306,9 +342,11 @@ TEST(CoreAllocator, RandomGraphsWithReuseMatchNoReuse) {
       for (int step = 0; step < 24; ++step) {
         Tensor* x = any(made);
         Tensor* y = any(made);
-        switch (pick() % 6) {
+        switch (pick() % 8) {
           case 0: made.push_back(g.add(x, y)); break;
           case 1: made.push_back(g.swiglu(x, y)); break;
+          case 6: made.push_back(g.geglu(x, y)); break;
+          case 7: made.push_back(g.softcap(x, 0.5f)); break;
           case 2: made.push_back(g.scale(x, -1.5f)); break;
           case 3: made.push_back(g.rms_norm(x, 1e-5f)); break;
           case 4: made.push_back(g.reshape(g.scale(g.reshape(x, {6, 8}), 0.5f), {8, 6})); break;

@@ -1,5 +1,6 @@
 // After reserve(), building, allocating and computing a llama block graph of any
-// batch size and context length up to the reserved ones touches no heap memory.
+// batch size and context length up to the reserved ones touches no heap memory,
+// also with a sliding window and soft-capped attention scores.
 // This binary replaces the global operator new / delete to count allocations.
 #include <gtest/gtest.h>
 
@@ -54,34 +55,38 @@ TEST(CoreNoAlloc, CountingHookSeesAllocations) {
 }
 
 TEST(CoreNoAlloc, LlamaBlockAfterReserveAllocatesNothing) {
-  Leaves leaves;
-  const LlamaShape shape;
-  LlamaBlock block(leaves, shape);
-  // Workers that sleep at once between graphs, so waking them is counted too.
-  ThreadPool pool(kMaxTestThreads, std::chrono::microseconds(0));
-  Graph g(512);
-  GraphAllocator allocator;
-  const int64_t n_batch = 32;
-  block.build(g, n_batch, shape.n_ctx - n_batch);  // worst case: full batch, full context
-  allocator.reserve(g, kMaxTestThreads);
+  LlamaShape windowed;
+  windowed.window = 16;
+  windowed.softcap = 50.0f;
+  for (const LlamaShape& shape : {LlamaShape{}, windowed}) {
+    Leaves leaves;
+    LlamaBlock block(leaves, shape);
+    // Workers that sleep at once between graphs, so waking them is counted too.
+    ThreadPool pool(kMaxTestThreads, std::chrono::microseconds(0));
+    Graph g(512);
+    GraphAllocator allocator;
+    const int64_t n_batch = 32;
+    block.build(g, n_batch, shape.n_ctx - n_batch);  // worst case: full batch, full context
+    allocator.reserve(g, kMaxTestThreads);
 
-  struct Step {
-    int64_t n_tokens, n_past;
-  };
-  const Step steps[] = {{32, 0}, {1, 32}, {1, 33}, {7, 34}, {1, 41}, {32, 32}};
-  g_allocations = 0;
-  g_counting = true;
-  for (int n_threads = 1; n_threads <= kMaxTestThreads; ++n_threads) {
-    for (const Step& step : steps) {
-      g.reset();
-      block.build(g, step.n_tokens, step.n_past);
-      allocator.allocate(g);
-      LlamaBlock::fill_inputs(g, step.n_past);
-      compute_graph(g, pool, n_threads, allocator.work_buffer());
+    struct Step {
+      int64_t n_tokens, n_past;
+    };
+    const Step steps[] = {{32, 0}, {1, 32}, {1, 33}, {7, 34}, {1, 41}, {32, 32}};
+    g_allocations = 0;
+    g_counting = true;
+    for (int n_threads = 1; n_threads <= kMaxTestThreads; ++n_threads) {
+      for (const Step& step : steps) {
+        g.reset();
+        block.build(g, step.n_tokens, step.n_past);
+        allocator.allocate(g);
+        LlamaBlock::fill_inputs(g, step.n_past);
+        compute_graph(g, pool, n_threads, allocator.work_buffer());
+      }
     }
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << "window " << shape.window;
   }
-  g_counting = false;
-  EXPECT_EQ(g_allocations.load(), 0);
 }
 
 }  // namespace

@@ -1,0 +1,227 @@
+// Fused attention against a naive double-precision reference written from the
+// definition: every cache type, grouped-query heads, causal or not, sliding
+// windows in prefill (more tokens than the window) and in decode (a cache far
+// longer than the window), soft-capped scores, 1..4 threads (decode with one
+// kv head splits the keys into chunks across threads), strided cache views;
+// then a merge of chunks some of which no key of a row falls in, and cells
+// outside every window that must never be read.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "core_test_support.h"
+#include "kernels/kernels.h"
+
+namespace peak::core::testing {
+namespace {
+
+AttentionParams causal_params(float scale, int64_t window = 0, float softcap = 0.0f) {
+  AttentionParams p;
+  p.scale = scale;
+  p.window = window;
+  p.softcap = softcap;
+  return p;
+}
+
+AttentionParams full_params(float scale) {
+  AttentionParams p;
+  p.scale = scale;
+  p.causal = false;
+  return p;
+}
+
+// q [d, n_head, n_tokens], k and v [d, n_head_kv, n_kv]. Query token t stands
+// at cell n_kv - n_tokens + t; causal, it sees the cells up to its own, and
+// with a window only the last `window` of those. Scores are scaled, then
+// soft-capped. Cells a query does not see are never touched.
+Dense reference_attention(const Dense& q, const Dense& k, const Dense& v, const AttentionParams& p) {
+  const int64_t d = q.ne[0], n_head = q.ne[1], n_tokens = q.ne[2], n_kv = k.ne[2];
+  const int64_t group = n_head / k.ne[1];
+  Dense out(q.ne);
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    const int64_t own_cell = n_kv - n_tokens + t;
+    std::vector<int64_t> seen;
+    for (int64_t c = 0; c < n_kv; ++c) {
+      if (!p.causal || (c <= own_cell && (p.window == 0 || own_cell - c < p.window))) seen.push_back(c);
+    }
+    for (int64_t h = 0; h < n_head; ++h) {
+      std::vector<double> weight(seen.size());
+      double max = -std::numeric_limits<double>::infinity();
+      for (size_t j = 0; j < seen.size(); ++j) {
+        double s = 0.0;
+        for (int64_t i = 0; i < d; ++i) s += q.at(i, h, t) * k.at(i, h / group, seen[j]);
+        s *= p.scale;
+        if (p.softcap > 0.0f) s = p.softcap * std::tanh(s / p.softcap);
+        weight[j] = s;
+        max = std::max(max, s);
+      }
+      double sum = 0.0;
+      for (double& w : weight) sum += (w = std::exp(w - max));
+      for (int64_t i = 0; i < d; ++i) {
+        double acc = 0.0;
+        for (size_t j = 0; j < seen.size(); ++j) acc += weight[j] * v.at(i, h / group, seen[j]);
+        out.at(i, h, t) = acc / sum;
+      }
+    }
+  }
+  return out;
+}
+
+constexpr GgmlType kCacheTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0};
+
+struct AttentionCase {
+  int64_t head_dim, n_head, n_head_kv, n_tokens, n_kv;
+};
+
+TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
+  const AttentionCase cases[] = {
+      {64, 4, 4, 1, 1}, {64, 8, 2, 1, 37}, {32, 6, 3, 5, 19}, {128, 4, 1, 3, 300},
+      {64, 4, 1, 1, 1000},  // one unit of work: keys are split across threads
+      // Several tiles of query tokens (the last one partial) and key blocks.
+      {64, 8, 1, 70, 300}, {32, 2, 2, 45, 200}, {128, 16, 8, 64, 64},
+      {64, 4, 1, 10, 400},  // two tiles split into key chunks, merged
+  };
+  for (GgmlType type : kCacheTypes) {
+    for (const AttentionCase& c : cases) {
+      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim
+                                      << " heads " << c.n_head << "/" << c.n_head_kv << " tokens "
+                                      << c.n_tokens << " kv " << c.n_kv);
+      Leaves leaves;
+      Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens});
+      Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
+      Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v);
+      const double bound = partner_bound(type);
+      for (const AttentionParams& params : {full_params(scale), causal_params(scale)}) {
+        expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); },
+                             reference_attention(dq, dk, dv, params), bound);
+      }
+    }
+  }
+}
+
+struct WindowCase {
+  int64_t head_dim, n_head, n_head_kv, n_tokens, n_kv, window;
+};
+
+TEST(CoreAttention, SlidingWindowAndSoftcapOverEveryCacheType) {
+  const WindowCase cases[] = {
+      // Prefills longer than the window, into an empty cache and after 30 cells.
+      {64, 4, 2, 40, 40, 8}, {32, 8, 2, 70, 100, 16},
+      {32, 2, 1, 20, 20, 1},  // a window of one cell: each query sees itself
+      {64, 4, 1, 45, 400, 200},  // a window across key blocks, several tiles
+      // Decode over a cache far longer than the window; with one kv head the
+      // threads split the window into chunks.
+      {128, 4, 1, 1, 2000, 512}, {64, 8, 2, 1, 1000, 100},
+      {32, 2, 2, 5, 19, 19},  // a window as long as the cache hides nothing
+  };
+  for (GgmlType type : kCacheTypes) {
+    for (const WindowCase& c : cases) {
+      Leaves leaves;
+      // Queries in [-4, 4]: scores of about +-1.3, which a cap of 1 bends.
+      Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens}, -4.0f, 4.0f);
+      Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
+      Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v);
+      const Dense uncapped = reference_attention(dq, dk, dv, causal_params(scale, c.window));
+      for (float softcap : {0.0f, 1.0f}) {
+        SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim
+                                        << " heads " << c.n_head << "/" << c.n_head_kv << " tokens " << c.n_tokens
+                                        << " kv " << c.n_kv << " window " << c.window << " softcap " << softcap);
+        const AttentionParams params = causal_params(scale, c.window, softcap);
+        const Dense expected = reference_attention(dq, dk, dv, params);
+        // The cap must matter wherever a query sees more than one cell.
+        if (softcap > 0.0f && c.window != 1) {
+          EXPECT_GT(nmse(uncapped, expected), 1e-3);
+        }
+        expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); }, expected,
+                             partner_bound(type));
+      }
+    }
+  }
+}
+
+// 128 tokens into an empty cache with one head make 4 tiles of 32 query rows,
+// so 8 threads split each tile's keys into 2 chunks. Tile 0 sees keys
+// [0, 32): chunks [0, 16) and [16, 32), and tokens 0..14 see no key of the
+// second, whose partial for them keeps max -inf and sum 0; the merge must
+// leave it out (an exp(-inf - -inf) would make the row NaN).
+TEST(CoreAttention, MergesChunksOfWhichARowSeesNoKey) {
+  ThreadPool pool(8);
+  for (GgmlType type : {GgmlType::F32, GgmlType::Q8_0}) {
+    for (int64_t window : {0, 100}) {
+      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " window " << window);
+      Leaves leaves;
+      Tensor* q = leaves.random(GgmlType::F32, {64, 1, 128});
+      Tensor* k = leaves.random(type, {64, 1, 128});
+      Tensor* v = leaves.random(type, {64, 1, 128});
+      const AttentionParams params = causal_params(0.125f, window);
+      const Dense expected = reference_attention(read_dense(*q), read_dense(*k), read_dense(*v), params);
+      const Dense actual = compute_once([&](Graph& g) { return g.attention(q, k, v, params); }, 8, pool);
+      const double error = nmse(expected, actual);
+      EXPECT_FALSE(std::isnan(error));
+      EXPECT_LE(error, partner_bound(type));
+    }
+  }
+}
+
+// Cells that no query's window reaches hold NaN. Had any block of them been
+// read, scored and masked, its weight-0 values would still turn the weighted
+// sum NaN (0 x NaN); so the result is right only if the op never reads them.
+TEST(CoreAttention, AWindowReadsNoCellOutsideIt) {
+  struct Case {
+    int64_t n_tokens, n_kv, window;
+  };
+  // Decode, 4 heads on 1 kv head (key chunks with 2..4 threads), and a
+  // prefill of 40 tokens after 500 cells: its first query sees cells from 485.
+  for (const Case& c : {Case{1, 1000, 64}, Case{40, 540, 16}}) {
+    for (GgmlType type : {GgmlType::F32, GgmlType::F16}) {
+      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " tokens " << c.n_tokens
+                                      << " kv " << c.n_kv << " window " << c.window);
+      Leaves leaves;
+      Tensor* q = leaves.random(GgmlType::F32, {64, 4, c.n_tokens});
+      Tensor* k = leaves.random(type, {64, 1, c.n_kv});
+      Tensor* v = leaves.random(type, {64, 1, c.n_kv});
+      const int64_t first_seen = c.n_kv - c.n_tokens + 1 - c.window;
+      const std::vector<float> nan_row(64, std::numeric_limits<float>::quiet_NaN());
+      for (int64_t cell = 0; cell < first_seen; ++cell) {
+        kernels_for(type).from_float(nan_row.data(), k->row_ptr(0, cell), 64);
+        kernels_for(type).from_float(nan_row.data(), v->row_ptr(0, cell), 64);
+      }
+      const Dense dk = read_dense(*k), dv = read_dense(*v);
+      ASSERT_TRUE(std::isnan(dk.at(0, 0, first_seen - 1)) && std::isnan(dv.at(63, 0, 0)));
+      const AttentionParams params = causal_params(0.125f, c.window);
+      expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); },
+                           reference_attention(read_dense(*q), dk, dv, params), partner_bound(type));
+    }
+  }
+}
+
+TEST(CoreAttention, ReadsStridedCacheViews) {
+  Leaves leaves;
+  // Cache of 50 positions, attention over the first 20 with all heads visible.
+  Tensor* q = leaves.random(GgmlType::F32, {64, 4, 2}, -3.0f, 3.0f);
+  Tensor* k_cache = leaves.random(GgmlType::Q8_0, {64, 2, 50});
+  Tensor* v_cache = leaves.random(GgmlType::Q8_0, {64, 2, 50});
+  const Dense dk = read_dense(*k_cache), dv = read_dense(*v_cache);
+  Dense k20({64, 2, 20, 1}), v20({64, 2, 20, 1});
+  for (int64_t j = 0; j < 20; ++j)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 64; ++i) {
+        k20.at(i, h, j) = dk.at(i, h, j);
+        v20.at(i, h, j) = dv.at(i, h, j);
+      }
+  const Dense expected = reference_attention(read_dense(*q), k20, v20, full_params(0.125f));
+  expect_graph_matches([&](Graph& g) {
+    Tensor* k = g.view(k_cache, {64, 2, 20}, {k_cache->nb[1], k_cache->nb[2]}, 0);
+    Tensor* v = g.view(v_cache, {64, 2, 20}, {v_cache->nb[1], v_cache->nb[2]}, 0);
+    return g.attention(q, k, v, full_params(0.125f));
+  }, expected, kQ8Partner);
+}
+
+}  // namespace
+}  // namespace peak::core::testing

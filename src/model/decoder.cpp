@@ -1,7 +1,5 @@
 #include "model/decoder.h"
 
-#include "model/model_error.h"
-
 namespace peak::model {
 
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
@@ -68,8 +66,12 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
   g.expand(g.copy(h.v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
   const int64_t n_kv = batch_.first_cell + batch_.n_tokens;
+  // A sliding layer gets every cell too: the op reads only the window's (so
+  // cells keep their positions) and skips the rest.
   core::AttentionParams attention;
   attention.scale = hp.attention_scale;
+  attention.window = hp.window(layer);
+  attention.softcap = hp.attn_softcap;
   Tensor* out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv),
                             attention);  // causal, [d, n_head, n_tokens]
   return g.mul_mat(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}));
@@ -87,7 +89,8 @@ Tensor* DecoderBuilder::feed_forward(const LayerWeights& l, Tensor* x) {
     gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
     up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
   }
-  return g.mul_mat(l.ffn_down, g.swiglu(gate, up));
+  Tensor* gated = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);
+  return g.mul_mat(l.ffn_down, gated);
 }
 
 Tensor* DecoderBuilder::logits(Tensor* x) {
@@ -96,20 +99,15 @@ Tensor* DecoderBuilder::logits(Tensor* x) {
     x = g.view(x, {hp.n_embd, 1}, {x->nb[1]}, static_cast<size_t>(batch_.n_tokens - 1) * x->nb[1]);
   }
   Tensor* out = g.mul_mat(w.output, norm(x, w.output_norm));
+  if (hp.final_softcap > 0.0f) out = g.softcap(out, hp.final_softcap);
   g.output(out);
   return out;
 }
 
 Tensor* build_forward(DecoderBuilder& b) {
-  const HParams& hp = b.hp;
-  if (hp.ffn_activation != FfnActivation::Silu || hp.sliding_window > 0 || hp.attn_softcap > 0.0f ||
-      hp.final_softcap > 0.0f) {
-    throw UnsupportedModel(std::string(arch_name(hp.arch)) +
-                           " needs GeGLU, sliding-window and soft-capped attention, which peak does not run yet");
-  }
   Graph& g = b.g;
   Tensor* x = b.embed();  // [n_embd, n_tokens]
-  for (int64_t il = 0; il < hp.n_layer; ++il) {
+  for (int64_t il = 0; il < b.hp.n_layer; ++il) {
     const LayerWeights& l = b.w.layers[static_cast<size_t>(il)];
     Tensor* attention = b.self_attention(il, b.norm(x, l.attn_norm));
     if (l.attn_post_norm) attention = b.norm(attention, l.attn_post_norm);

@@ -34,8 +34,8 @@ const std::vector<int32_t> kLongPrompt = {1,   17, 250, 3,   99,  42, 7,   280, 
 
 double shifted_versus_fresh(const model::Model& m, GgmlType kv_type);
 
-const model::Arch kAllArchs[] = {model::Arch::Llama, model::Arch::Qwen2, model::Arch::Qwen3, model::Arch::Phi3,
-                                 model::Arch::SmolLM3};
+const model::Arch kAllArchs[] = {model::Arch::Llama,  model::Arch::Qwen2, model::Arch::Qwen3,  model::Arch::Gemma2,
+                                 model::Arch::Gemma3, model::Arch::Phi3,  model::Arch::SmolLM3};
 
 class Architecture : public ::testing::TestWithParam<model::Arch> {};
 

@@ -23,7 +23,8 @@ Tensor* DecoderBuilder::project(Tensor* x, Tensor* weight, Tensor* bias, int64_t
 }
 
 Tensor* DecoderBuilder::head_rows(Tensor* y, int64_t first, int64_t count) {
-  return g.view(y, {hp.head_dim, count / hp.head_dim, batch_.n_tokens}, {y->nb[0] * static_cast<size_t>(hp.head_dim), y->nb[1]},
+  const size_t head_bytes = y->nb[0] * static_cast<size_t>(hp.head_dim);
+  return g.view(y, {hp.head_dim, count / hp.head_dim, batch_.n_tokens}, {head_bytes, y->nb[1]},
                 static_cast<size_t>(first) * y->nb[0]);
 }
 

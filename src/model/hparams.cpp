@@ -83,7 +83,9 @@ void mark_sliding_layers(const KeyReader& keys, int64_t default_period, HParams&
       refuse("'" + keys.prefix + key + "' has " + std::to_string(flags.size()) + " entries for " +
              std::to_string(hp.n_layer) + " layers");
     }
-    for (int64_t il = 0; il < hp.n_layer; ++il) hp.layers[static_cast<size_t>(il)].sliding = layer_flag(flags, static_cast<uint64_t>(il));
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+      hp.layers[static_cast<size_t>(il)].sliding = layer_flag(flags, static_cast<uint64_t>(il));
+    }
     return;
   }
   const int64_t period = pattern ? pattern->as_int() : default_period;
@@ -224,7 +226,9 @@ HParams read_hparams(const gguf::GgufFile& file) {
       // llama.cpp turns Phi-3's sliding window off (its converters do not write
       // the pattern right), so every layer attends globally; the key is still
       // checked.
-      if (keys.integer_or("attention.sliding_window", 0) < 0) refuse("'" + keys.prefix + "attention.sliding_window' is negative");
+      if (keys.integer_or("attention.sliding_window", 0) < 0) {
+        refuse("'" + keys.prefix + "attention.sliding_window' is negative");
+      }
       break;
     case Arch::SmolLM3:
       // No rotation in every fourth layer (3, 7, 11 ...), llama.cpp's fixed step.

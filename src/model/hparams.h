@@ -42,7 +42,7 @@ struct HParams {
   float rms_eps = 1e-5f;
   core::RopeParams rope;     // the global layers': n_dims, mode (normal for llama, neox for qwen ...), base, scaling
 
-  float attention_scale = 1.0f;  // attention scores are q·k times this (1/sqrt(head_dim) unless the model says otherwise)
+  float attention_scale = 1.0f;  // scores are q·k times this: 1/sqrt(head_dim) unless the model says otherwise
   float attn_softcap = 0.0f;     // > 0: scores -> cap * tanh(scores / cap) before the softmax (Gemma 2)
   float final_softcap = 0.0f;    // > 0: logits -> cap * tanh(logits / cap) (Gemma 2)
   float embedding_scale = 1.0f;  // token embeddings are multiplied by it (Gemma: sqrt(n_embd))

@@ -74,8 +74,8 @@ void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il) 
   const bool neox = r.mode == core::RopeMode::Neox;
   for (size_t h = 0; h < n_heads; ++h) {
     for (size_t i = 0; i < n_dims / 2; ++i) {
-      double theta = pos_ * std::pow(static_cast<double>(r.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(n_dims)) *
-                     r.freq_scale;
+      const double exponent = -2.0 * static_cast<double>(i) / static_cast<double>(n_dims);
+      double theta = pos_ * std::pow(static_cast<double>(r.freq_base), exponent) * r.freq_scale;
       if (!rope_factors_.empty()) theta /= rope_factors_[i];
       const size_t a = h * d + (neox ? i : 2 * i), b = h * d + (neox ? i + n_dims / 2 : 2 * i + 1);
       const double x0 = v[a], x1 = v[b];

@@ -231,7 +231,7 @@ TEST(ArchitectureHParams, RefusesBadWindowsCapsScalesAndRopeSettings) {
       {phi3, u32("phi3.rope.dimension_count", 11), "rope.dimension_count 11 must be even and at most the head size 16"},
       {phi3, u32("phi3.rope.dimension_count", 18), "rope.dimension_count 18 must be even and at most the head size 16"},
       {phi3, f32("phi3.rope.freq_base", 0.0f), "'phi3.rope.freq_base' must be positive"},
-      {phi3, u32("phi3.block_count", 1000000), "block_count 1000000 exceeds the file's"},
+      {phi3, u32("phi3.block_count", 1000000), "block_count 1000000 exceeds peak's limit of 4096"},
   };
   for (const Case& c : cases) {
     const std::string error = key_error(c.spec, c.edit);

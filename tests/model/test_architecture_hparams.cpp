@@ -33,7 +33,7 @@ struct TensorEdit {
 // and each tensor passed through `edit_tensor` (returning false drops it).
 std::string rewrite(const model::SynthSpec& spec, const std::function<void(gguf::GgufWriter&)>& edit_keys,
                     const std::function<bool(TensorEdit&)>& edit_tensor = {}) {
-  const std::string base = ::testing::TempDir() + "peak_hparams_base.gguf";
+  const std::string base = test::test_temp_path("base.gguf");
   model::write_synth_model(spec, model::SynthOptions{}, base);
   const auto file = gguf::GgufFile::open(base);
   gguf::GgufWriter w;
@@ -45,7 +45,7 @@ std::string rewrite(const model::SynthSpec& spec, const std::function<void(gguf:
     if (edit_tensor && !edit_tensor(e)) continue;
     w.add_tensor(e.name, t.type, t.n_dims, e.ne, e.data);
   }
-  const std::string path = ::testing::TempDir() + "peak_hparams_edited.gguf";
+  const std::string path = test::test_temp_path("edited.gguf");
   w.write_file(path);
   return path;
 }

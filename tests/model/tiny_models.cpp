@@ -30,9 +30,18 @@ model::SynthSpec tiny_spec(model::Arch arch) {
   return s;
 }
 
+std::string test_temp_path(const std::string& stem) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(test->test_suite_name()) + "." + test->name();
+  for (char& c : name) {
+    if (c == '/') c = '_';  // parameterised tests: Suite/Test/param
+  }
+  return ::testing::TempDir() + "peak_" + name + "_" + stem;
+}
+
 std::string write_tiny_model(model::Arch arch, GgmlType matrix_type) {
-  const std::string path = ::testing::TempDir() + "peak_tiny_" + model::arch_name(arch) + "_" +
-                           ggml_type_name(static_cast<uint32_t>(matrix_type)) + ".gguf";
+  const std::string path = test_temp_path(std::string("tiny_") + model::arch_name(arch) + "_" +
+                                          ggml_type_name(static_cast<uint32_t>(matrix_type)) + ".gguf");
   model::SynthOptions opt;
   opt.seed = 7;
   opt.varied_norms = true;

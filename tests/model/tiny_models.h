@@ -25,7 +25,10 @@ constexpr int64_t kTinyRopeOriginalContext = 32;
 // models' scores and logits.
 model::SynthSpec tiny_spec(model::Arch arch);
 // Writes tiny_spec(arch) with every matrix in `matrix_type` and varied norm
-// weights (seed 7); returns the path.
+// weights (seed 7); returns the path (test_temp_path).
 std::string write_tiny_model(model::Arch arch, GgmlType matrix_type);
+// A file name in the test temp folder that no other test uses (ctest runs
+// tests in parallel processes): the running test's name, then `stem`.
+std::string test_temp_path(const std::string& stem);
 
 }  // namespace peak::test

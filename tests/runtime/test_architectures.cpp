@@ -189,7 +189,7 @@ double shifted_versus_fresh(const model::Model& m, GgmlType kv_type) {
 
 std::string write_one_layer(model::SynthSpec spec, const std::string& name) {
   spec.n_layer = 1;
-  const std::string path = ::testing::TempDir() + "peak_one_layer_" + name + ".gguf";
+  const std::string path = test::test_temp_path("one_layer_" + name + ".gguf");
   model::write_synth_model(spec, model::SynthOptions{}, path);
   return path;
 }
@@ -203,7 +203,7 @@ TEST_P(Architecture, RemovingAndShiftingCellsEqualsAFreshContext) {
 TEST(Llama3RopeFactors, MatchTheReferenceAndShiftConsistently) {
   model::SynthSpec spec = tiny_spec(model::Arch::Llama);
   spec.rope_freqs = true;
-  const std::string path = ::testing::TempDir() + "peak_tiny_llama3.gguf";
+  const std::string path = test::test_temp_path("tiny_llama3.gguf");
   model::write_synth_model(spec, model::SynthOptions{}, path);
   const auto m = model::Model::load(path);
   ASSERT_NE(m->weights().rope_freqs, nullptr);

@@ -93,6 +93,8 @@ ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp) {
       throw InvalidModel("LongRoPE needs both 'rope_factors_long.weight' and 'rope_factors_short.weight'");
     }
   }
+  // Gemma's RMS norms scale by (1 + w); llama.cpp's converter stores 1 + w, so
+  // its norm weights apply as everyone else's: rms_norm(x) * w.
   const bool gemma = hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3;
 
   w.layers.resize(static_cast<size_t>(hp.n_layer));

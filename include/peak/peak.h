@@ -240,8 +240,9 @@ typedef struct peak_model_params {
 
 PEAK_API peak_model_params peak_model_default_params(void);
 
-/* Loads a GGUF model (architectures llama, qwen2, qwen3). An unknown architecture,
-   a missing tensor or a wrong shape is refused with a message naming it. */
+/* Loads a GGUF model (architectures llama, qwen2, qwen3, gemma2, gemma3, phi3,
+   smollm3). An unknown architecture, a missing tensor or a wrong shape is
+   refused with a message naming it. */
 PEAK_API peak_status peak_model_load(const char* path, const peak_model_params* params, peak_model** out);
 /* Frees a model. Every context created from it must be freed first. */
 PEAK_API void peak_model_free(peak_model* model);
@@ -250,7 +251,7 @@ PEAK_API void peak_model_free(peak_model* model);
    uint64_t like the file's sizes. */
 typedef struct peak_model_info {
   size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
-  const char* architecture;    /* "llama", "qwen2", "qwen3" */
+  const char* architecture;    /* "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3" */
   const char* name;            /* general.name, "" if absent */
   const char* chat_template;   /* "jinja" (the model's own template) or the built-in family, e.g. "chatml" */
   const char* chat_template_source; /* "embedded": the model's tokenizer.chat_template, rendered by

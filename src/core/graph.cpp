@@ -230,6 +230,7 @@ Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor
   require(positions->type == GgmlType::I32 && positions->ne[0] == a->ne[2] && positions->is_contiguous(),
           "rope: one I32 position per token (dimension 2), dense");
   require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox, "rope: unknown mode");
+  require(rope.attn_factor > 0.0f && std::isfinite(rope.attn_factor), "rope: attn_factor must be positive and finite");
   require(freq_factors == nullptr || (is_f32(freq_factors) && freq_factors->is_contiguous() &&
                                       freq_factors->element_count() == n_dims / 2),
           "rope: freq_factors must be F32 [n_dims / 2]");
@@ -240,6 +241,7 @@ Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor
   t->params.i[1] = static_cast<int32_t>(rope.mode);
   t->params.f[0] = rope.freq_base;
   t->params.f[1] = rope.freq_scale;
+  t->params.f[2] = rope.attn_factor;
   return t;
 }
 

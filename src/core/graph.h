@@ -51,6 +51,9 @@ struct RopeParams {
   RopeMode mode = RopeMode::Normal;
   float freq_base = 10000.0f;
   float freq_scale = 1.0f;  // theta_i = pos * freq_base^(-2i/n_dims) * freq_scale
+  // The rotated dimensions are also multiplied by it (LongRoPE's magnitude
+  // factor, llama.cpp's attn_factor); dimensions past n_dims are not.
+  float attn_factor = 1.0f;
 };
 
 // How attention scores and masks query tokens against kv cells (Graph::attention).
@@ -99,7 +102,8 @@ class Graph {
   // one pass (one node, so one thread barrier fewer per norm).
   Tensor* rms_norm(Tensor* a, float eps, Tensor* weight = nullptr);
   // a [head_dim, n_head, n_tokens], positions I32 [n_tokens]. freq_factors
-  // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs) divide each pair's theta.
+  // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs or Phi-3's LongRoPE
+  // factors) divide each pair's theta.
   Tensor* rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors = nullptr);
   Tensor* swiglu(Tensor* gate, Tensor* up);  // silu(gate) * up
   // gelu_tanh(gate) * up, gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))

@@ -1,6 +1,6 @@
 // Rotary position embedding, llama.cpp semantics: pair i of a head rotates by
 // theta_i = pos * freq_base^(-2i/n_dims) * freq_scale / freq_factor_i (factors 1
-// unless given). Normal mode pairs
+// unless given) and is scaled by attn_factor (1 unless given). Normal mode pairs
 // neighbours (x[2i], x[2i+1]); neox mode pairs halves (x[i], x[i + n_dims/2]).
 // Dimensions past n_dims pass through unchanged.
 #include <cmath>
@@ -37,7 +37,8 @@ size_t rope_work_size(const Tensor& node, int n_threads) {
 }
 
 // node, src0 [head_dim, n_head, n_tokens, ...]; src1 I32 positions [n_tokens];
-// src2 F32 freq_factors [n_dims / 2] or null.
+// src2 F32 freq_factors [n_dims / 2] or null. params: i[0] n_dims, i[1] mode,
+// f[0] freq_base, f[1] freq_scale, f[2] attn_factor.
 void compute_rope(const ComputeParams& params, Tensor& node) {
   const Tensor& a = *node.src[0];
   const auto* positions = static_cast<const int32_t*>(node.src[1]->data);
@@ -47,6 +48,7 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
   const bool neox = node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
   const float freq_base = node.params.f[0];
   const float freq_scale = node.params.f[1];
+  const float attn_factor = node.params.f[2];
   const int64_t head_dim = node.ne[0];
 
   // Per-thread cos/sin of each pair for the current token: [half cos, half sin].
@@ -66,8 +68,8 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
       float unscaled = static_cast<float>(positions[r.i2]);
       for (int64_t i = 0; i < half; ++i, unscaled *= theta_scale) {
         const float theta = freq_scale * (freq_factors != nullptr ? unscaled / freq_factors[i] : unscaled);
-        cos_theta[i] = std::cos(theta);
-        sin_theta[i] = std::sin(theta);
+        cos_theta[i] = std::cos(theta) * attn_factor;
+        sin_theta[i] = std::sin(theta) * attn_factor;
       }
     }
     with_row_reader(source_row(a, r), [&](const auto& x) {

@@ -1,28 +1,54 @@
 #include "model/decoder.h"
 
-#include <cmath>
-
 namespace peak::model {
 
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
-                               const std::vector<LayerKv>& kv, const Batch& batch)
-    : g(graph), hp(h), w(weights), kv_(kv), batch_(batch) {
+                               const std::vector<LayerKv>& kv, const Batch& batch, Tensor* rope_factors)
+    : g(graph), hp(h), w(weights), kv_(kv), batch_(batch), rope_factors_(rope_factors) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
 }
 
-Tensor* DecoderBuilder::embed() { return g.get_rows(w.token_embd, inputs_.tokens); }
+Tensor* DecoderBuilder::embed() {
+  Tensor* x = g.get_rows(w.token_embd, inputs_.tokens);
+  return hp.embedding_scale != 1.0f ? g.scale(x, hp.embedding_scale) : x;
+}
 
 Tensor* DecoderBuilder::norm(Tensor* x, Tensor* weight) { return g.rms_norm(x, hp.rms_eps, weight); }
 
-Tensor* DecoderBuilder::project_heads(Tensor* x, Tensor* weight, Tensor* bias, Tensor* head_norm, int64_t n_heads) {
+Tensor* DecoderBuilder::project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads) {
   Tensor* y = g.mul_mat(weight, x);  // [n_heads * d, n_tokens]
   if (bias) y = g.add(y, bias);
-  y = g.reshape(y, {hp.head_dim, n_heads, batch_.n_tokens});
-  return head_norm ? norm(y, head_norm) : y;
+  return g.reshape(y, {hp.head_dim, n_heads, batch_.n_tokens});
 }
 
-Tensor* DecoderBuilder::rope(Tensor* x) { return g.rope(x, inputs_.positions, hp.rope, w.rope_freqs); }
+Tensor* DecoderBuilder::head_rows(Tensor* y, int64_t first, int64_t count) {
+  const size_t head_bytes = y->nb[0] * static_cast<size_t>(hp.head_dim);
+  return g.view(y, {hp.head_dim, count / hp.head_dim, batch_.n_tokens}, {head_bytes, y->nb[1]},
+                static_cast<size_t>(first) * y->nb[0]);
+}
+
+DecoderBuilder::Heads DecoderBuilder::project_heads(const LayerWeights& l, Tensor* x) {
+  Heads h{};
+  if (l.wqkv) {
+    Tensor* qkv = g.mul_mat(l.wqkv, x);  // [q + 2kv, n_tokens]: Q rows, then K, then V
+    h.q = head_rows(qkv, 0, hp.n_embd_q());
+    h.k = head_rows(qkv, hp.n_embd_q(), hp.n_embd_kv());
+    h.v = head_rows(qkv, hp.n_embd_q() + hp.n_embd_kv(), hp.n_embd_kv());
+  } else {
+    h.q = project(x, l.wq, l.bq, hp.n_head);
+    h.k = project(x, l.wk, l.bk, hp.n_head_kv);
+    h.v = project(x, l.wv, l.bv, hp.n_head_kv);
+  }
+  if (l.q_norm) h.q = norm(h.q, l.q_norm);
+  if (l.k_norm) h.k = norm(h.k, l.k_norm);
+  return h;
+}
+
+Tensor* DecoderBuilder::rope(Tensor* x, int64_t layer) {
+  const LayerAttention& la = hp.layer(layer);
+  return la.rope ? g.rope(x, inputs_.positions, la.rope_params, rope_factors_) : x;
+}
 
 Tensor* DecoderBuilder::cache_cells(Tensor* cache, int64_t first, int64_t count) {
   return g.view(cache, {hp.head_dim, hp.n_head_kv, count}, {cache->nb[1], cache->nb[2]},
@@ -31,25 +57,41 @@ Tensor* DecoderBuilder::cache_cells(Tensor* cache, int64_t first, int64_t count)
 
 Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
-  Tensor* q = rope(project_heads(x, l.wq, l.bq, l.q_norm, hp.n_head));     // [d, n_head, n_tokens]
-  Tensor* k = rope(project_heads(x, l.wk, l.bk, l.k_norm, hp.n_head_kv));  // [d, n_head_kv, n_tokens]
-  Tensor* v = project_heads(x, l.wv, l.bv, nullptr, hp.n_head_kv);         // [d, n_head_kv, n_tokens]
+  const Heads h = project_heads(l, x);
+  Tensor* q = rope(h.q, layer);  // [d, n_head, n_tokens]
+  Tensor* k = rope(h.k, layer);  // [d, n_head_kv, n_tokens]
 
   // Write this batch's keys and values, then attend over every visible cell.
   Tensor* k_cache = kv_[static_cast<size_t>(layer)].k;
   Tensor* v_cache = kv_[static_cast<size_t>(layer)].v;
   g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
-  g.expand(g.copy(v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
+  g.expand(g.copy(h.v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
   const int64_t n_kv = batch_.first_cell + batch_.n_tokens;
+  // A sliding layer gets every cell too: the op reads only the window's (so
+  // cells keep their positions) and skips the rest.
   core::AttentionParams attention;
-  attention.scale = 1.0f / std::sqrt(static_cast<float>(hp.head_dim));
+  attention.scale = hp.attention_scale;
+  attention.window = hp.window(layer);
+  attention.softcap = hp.attn_softcap;
   Tensor* out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv),
                             attention);  // causal, [d, n_head, n_tokens]
   return g.mul_mat(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}));
 }
 
-Tensor* DecoderBuilder::swiglu_ffn(const LayerWeights& l, Tensor* x) {
-  return g.mul_mat(l.ffn_down, g.swiglu(g.mul_mat(l.ffn_gate, x), g.mul_mat(l.ffn_up, x)));
+Tensor* DecoderBuilder::feed_forward(const LayerWeights& l, Tensor* x) {
+  Tensor* gate;
+  Tensor* up;
+  if (l.ffn_gate) {
+    gate = g.mul_mat(l.ffn_gate, x);
+    up = g.mul_mat(l.ffn_up, x);
+  } else {
+    // One product for the fused matrix: [2 n_ff, n_tokens], gate rows first.
+    Tensor* gate_up = g.mul_mat(l.ffn_up, x);
+    gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
+    up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
+  }
+  Tensor* gated = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);
+  return g.mul_mat(l.ffn_down, gated);
 }
 
 Tensor* DecoderBuilder::logits(Tensor* x) {
@@ -58,6 +100,7 @@ Tensor* DecoderBuilder::logits(Tensor* x) {
     x = g.view(x, {hp.n_embd, 1}, {x->nb[1]}, static_cast<size_t>(batch_.n_tokens - 1) * x->nb[1]);
   }
   Tensor* out = g.mul_mat(w.output, norm(x, w.output_norm));
+  if (hp.final_softcap > 0.0f) out = g.softcap(out, hp.final_softcap);
   g.output(out);
   return out;
 }
@@ -67,8 +110,12 @@ Tensor* build_forward(DecoderBuilder& b) {
   Tensor* x = b.embed();  // [n_embd, n_tokens]
   for (int64_t il = 0; il < b.hp.n_layer; ++il) {
     const LayerWeights& l = b.w.layers[static_cast<size_t>(il)];
-    x = g.add(x, b.self_attention(il, b.norm(x, l.attn_norm)));
-    x = g.add(x, b.swiglu_ffn(l, b.norm(x, l.ffn_norm)));
+    Tensor* attention = b.self_attention(il, b.norm(x, l.attn_norm));
+    if (l.attn_post_norm) attention = b.norm(attention, l.attn_post_norm);
+    x = g.add(x, attention);
+    Tensor* ffn = b.feed_forward(l, b.norm(x, l.ffn_norm));
+    if (l.ffn_post_norm) ffn = b.norm(ffn, l.ffn_post_norm);
+    x = g.add(x, ffn);
   }
   return b.logits(x);
 }

@@ -1,18 +1,33 @@
 // Hyper-parameters of a decoder-only transformer, read from GGUF metadata
-// (`general.architecture` and the `<arch>.*` keys).
+// (`general.architecture` and the `<arch>.*` keys), with llama.cpp's rules for
+// what a file leaves out (sliding-window patterns, local rope bases ...).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/graph.h"
 #include "gguf/gguf_reader.h"
 
 namespace peak::model {
 
-enum class Arch { Llama, Qwen2, Qwen3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3 };
 
 const char* arch_name(Arch arch);
+// "llama, qwen2, ..." : every architecture peak runs, for messages.
+std::string supported_arch_names();
+
+// The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
+// gelu (GeGLU, Gemma's gelu_pytorch_tanh).
+enum class FfnActivation { Silu, GeluTanh };
+
+// What one layer's attention does that its neighbours may not.
+struct LayerAttention {
+  bool sliding = false;   // attends to the last HParams::sliding_window cells only
+  bool rope = true;       // false: no rotary position embedding (SmolLM3's NoPE layers)
+  core::RopeParams rope_params;  // base and scaling: Gemma 3's local layers differ from its global ones
+};
 
 struct HParams {
   Arch arch = Arch::Llama;
@@ -25,10 +40,24 @@ struct HParams {
   int64_t head_dim = 0;      // `attention.key_length`, else n_embd / n_head
   int64_t n_ff = 0;
   float rms_eps = 1e-5f;
-  core::RopeParams rope;     // n_dims, mode (normal for llama, neox for qwen), base, linear scale
+  core::RopeParams rope;     // the global layers': n_dims, mode (normal for llama, neox for qwen ...), base, scaling
+
+  float attention_scale = 1.0f;  // scores are q·k times this: 1/sqrt(head_dim) unless the model says otherwise
+  float attn_softcap = 0.0f;     // > 0: scores -> cap * tanh(scores / cap) before the softmax (Gemma 2)
+  float final_softcap = 0.0f;    // > 0: logits -> cap * tanh(logits / cap) (Gemma 2)
+  float embedding_scale = 1.0f;  // token embeddings are multiplied by it (Gemma: sqrt(n_embd))
+  FfnActivation ffn_activation = FfnActivation::Silu;
+  int64_t sliding_window = 0;    // > 0: cells a sliding layer's query sees, itself included
+  // LongRoPE (Phi-3): a context longer than this uses rope_factors_long, else
+  // rope_factors_short (`rope.scaling.original_context_length`, else n_ctx_train).
+  int64_t rope_original_context = 0;
+  std::vector<LayerAttention> layers;  // n_layer entries
 
   int64_t n_embd_q() const { return n_head * head_dim; }    // rows of attn_q
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // rows of attn_k / attn_v
+  const LayerAttention& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
+  // The attention window of layer il: sliding_window on sliding layers, 0 (all cells) elsewhere.
+  int64_t window(int64_t il) const { return layer(il).sliding ? sliding_window : 0; }
 };
 
 // Reads and checks the hyper-parameters; throws InvalidModel or UnsupportedModel

@@ -105,6 +105,13 @@ GgmlType QuantPolicy::type_for(const std::string& name, uint32_t n_dims, int64_t
     }
   } else if (ends_with(name, "attn_output.weight")) {
     if (ft == "Q2_K") t = GgmlType::Q3_K;
+  } else if (ends_with(name, "attn_qkv.weight")) {
+    // Phi-3's fused Q, K and V matrix: a step up in the K-quant mixes.
+    if (ft == "Q4_K_M") {
+      t = GgmlType::Q5_K;
+    } else if (ft == "Q5_K_M") {
+      t = GgmlType::Q6_K;
+    }
   }
   return file_base_or_fallback(t, row_length);
 }

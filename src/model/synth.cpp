@@ -28,7 +28,10 @@ struct SplitMix64 {
   }
 };
 
-enum class Fill { Normal, Ones, SmallNormal, RopeFactors };
+// NormWeights: ones (or 1 + N(0, 0.1), SynthOptions::varied_norms). The rope
+// factors have Llama 3's and LongRoPE's long shape (low-frequency pairs slowed
+// by up to 8x), or LongRoPE's short one (by up to 1.25x).
+enum class Fill { Normal, NormWeights, SmallNormal, RopeFactors, ShortRopeFactors };
 
 struct PlannedTensor {
   std::string name;
@@ -48,30 +51,46 @@ std::vector<PlannedTensor> plan_tensors(const SynthSpec& s, const TensorTypeFn& 
     out.push_back(t);
   };
   const int64_t q = s.n_head * s.head_dim, kv = s.n_head_kv * s.head_dim;
+  const bool gemma = s.arch == Arch::Gemma2 || s.arch == Arch::Gemma3;
+  const bool phi3 = s.arch == Arch::Phi3;
   add("token_embd.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
-  add("output_norm.weight", {s.n_embd}, Fill::Ones);
-  if (s.rope_freqs) add("rope_freqs.weight", {s.head_dim / 2}, Fill::RopeFactors);
+  add("output_norm.weight", {s.n_embd}, Fill::NormWeights);
+  if (s.rope_freqs) add("rope_freqs.weight", {s.rope_dimensions() / 2}, Fill::RopeFactors);
+  if (phi3 && s.rope_original_context > 0) {
+    add("rope_factors_long.weight", {s.rope_dimensions() / 2}, Fill::RopeFactors);
+    add("rope_factors_short.weight", {s.rope_dimensions() / 2}, Fill::ShortRopeFactors);
+  }
   if (!s.tied_output) add("output.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
   for (int64_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
-    add(p + "attn_norm.weight", {s.n_embd}, Fill::Ones);
-    add(p + "attn_q.weight", {s.n_embd, q}, Fill::Normal);
-    add(p + "attn_k.weight", {s.n_embd, kv}, Fill::Normal);
-    add(p + "attn_v.weight", {s.n_embd, kv}, Fill::Normal);
+    add(p + "attn_norm.weight", {s.n_embd}, Fill::NormWeights);
+    if (phi3) {
+      add(p + "attn_qkv.weight", {s.n_embd, q + 2 * kv}, Fill::Normal);
+    } else {
+      add(p + "attn_q.weight", {s.n_embd, q}, Fill::Normal);
+      add(p + "attn_k.weight", {s.n_embd, kv}, Fill::Normal);
+      add(p + "attn_v.weight", {s.n_embd, kv}, Fill::Normal);
+    }
     if (s.arch == Arch::Qwen2) {
       add(p + "attn_q.bias", {q}, Fill::SmallNormal);
       add(p + "attn_k.bias", {kv}, Fill::SmallNormal);
       add(p + "attn_v.bias", {kv}, Fill::SmallNormal);
     }
-    if (s.arch == Arch::Qwen3) {
-      add(p + "attn_q_norm.weight", {s.head_dim}, Fill::Ones);
-      add(p + "attn_k_norm.weight", {s.head_dim}, Fill::Ones);
+    if (s.arch == Arch::Qwen3 || s.arch == Arch::Gemma3) {
+      add(p + "attn_q_norm.weight", {s.head_dim}, Fill::NormWeights);
+      add(p + "attn_k_norm.weight", {s.head_dim}, Fill::NormWeights);
     }
     add(p + "attn_output.weight", {q, s.n_embd}, Fill::Normal);
-    add(p + "ffn_norm.weight", {s.n_embd}, Fill::Ones);
-    add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Fill::Normal);
-    add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, Fill::Normal);
+    if (gemma) add(p + "post_attention_norm.weight", {s.n_embd}, Fill::NormWeights);
+    add(p + "ffn_norm.weight", {s.n_embd}, Fill::NormWeights);
+    if (phi3) {
+      add(p + "ffn_up.weight", {s.n_embd, 2 * s.n_ff}, Fill::Normal);  // gate rows, then up rows
+    } else {
+      add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Fill::Normal);
+      add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, Fill::Normal);
+    }
     add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, Fill::Normal);
+    if (gemma) add(p + "post_ffw_norm.weight", {s.n_embd}, Fill::NormWeights);
   }
   return out;
 }
@@ -125,15 +144,28 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
     w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
     w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
   }
-  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.head_dim));
+  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.rope_dimensions()));
   w.set_f32(a + ".rope.freq_base", s.rope_base);
   w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  if (s.sliding_window > 0) w.set_u32(a + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
+  if (s.attn_softcap > 0.0f) w.set_f32(a + ".attn_logit_softcapping", s.attn_softcap);
+  if (s.final_softcap > 0.0f) w.set_f32(a + ".final_logit_softcapping", s.final_softcap);
+  if (s.rope_original_context > 0) {
+    // convert_hf_to_gguf's LongRoPE magnitude: sqrt(1 + ln(scale) / ln(original)),
+    // scale = context_length / original_context_length (1 when not above 1).
+    const double scale = static_cast<double>(s.n_ctx_train) / static_cast<double>(s.rope_original_context);
+    const double factor =
+        scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(static_cast<double>(s.rope_original_context))) : 1.0;
+    w.set_u32(a + ".rope.scaling.original_context_length", static_cast<uint32_t>(s.rope_original_context));
+    w.set_f32(a + ".rope.scaling.attn_factor", static_cast<float>(factor));
+  }
 }
 
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b", "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b", "smollm2-135m"};
+  return {"qwen3-0.6b",  "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b", "smollm2-135m",
+          "gemma3-1b",   "gemma3-270m",  "phi-4-mini",   "smollm3-3b"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -160,6 +192,27 @@ SynthSpec synth_preset(const std::string& name) {
     s.arch = Arch::Llama;
     s.n_layer = 30, s.n_embd = 576, s.n_head = 9, s.n_head_kv = 3, s.head_dim = 64, s.n_ff = 1536;
     s.n_vocab = 49152, s.n_ctx_train = 8192, s.rope_base = 100000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
+  } else if (name == "gemma3-1b") {
+    s.arch = Arch::Gemma3;
+    s.n_layer = 26, s.n_embd = 1152, s.n_head = 4, s.n_head_kv = 1, s.head_dim = 256, s.n_ff = 6912;
+    s.n_vocab = 262144, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.sliding_window = 512;
+  } else if (name == "gemma3-270m") {
+    s.arch = Arch::Gemma3;
+    s.n_layer = 18, s.n_embd = 640, s.n_head = 4, s.n_head_kv = 1, s.head_dim = 256, s.n_ff = 2048;
+    s.n_vocab = 262144, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.sliding_window = 512;
+  } else if (name == "phi-4-mini") {
+    // Phi-4-mini-instruct: partial rotary factor 0.75, LongRoPE from 4096 to
+    // 131072 positions; its sliding_window (262144) is carried but unused.
+    s.arch = Arch::Phi3;
+    s.n_layer = 32, s.n_embd = 3072, s.n_head = 24, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 8192;
+    s.n_vocab = 200064, s.n_ctx_train = 131072, s.rope_base = 10000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
+    s.rope_dims = 96, s.sliding_window = 262144, s.rope_original_context = 4096;
+  } else if (name == "smollm3-3b") {
+    s.arch = Arch::SmolLM3;
+    s.n_layer = 36, s.n_embd = 2048, s.n_head = 16, s.n_head_kv = 4, s.head_dim = 128, s.n_ff = 11008;
+    s.n_vocab = 128256, s.n_ctx_train = 65536, s.rope_base = 5000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;
@@ -170,9 +223,11 @@ SynthSpec synth_preset(const std::string& name) {
 
 void write_synth_model(const SynthSpec& s, const SynthOptions& options, const std::string& path) {
   if (s.n_layer <= 0 || s.n_embd <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.head_dim <= 0 || s.n_ff <= 0 ||
-      s.n_head % s.n_head_kv != 0 || s.head_dim % 2 != 0) {
+      s.n_head % s.n_head_kv != 0 || s.head_dim % 2 != 0 || s.rope_dims < 0 || s.rope_dimensions() > s.head_dim ||
+      s.rope_dimensions() % 2 != 0) {
     throw std::invalid_argument("synthetic model spec is inconsistent (sizes must be positive, head_count a "
-                                "multiple of head_count_kv, head size even)");
+                                "multiple of head_count_kv, head size and rope dimensions even, rope dimensions "
+                                "at most the head size)");
   }
   gguf::GgufWriter w;
   write_metadata(w, s);
@@ -208,12 +263,13 @@ void write_synth_model(const SynthSpec& s, const SynthOptions& options, const st
     const size_t row_bytes = static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(t.type), static_cast<uint64_t>(t.ne[0])));
     for (int64_t r = 0; r < t.ne[1]; ++r) {
       for (size_t i = 0; i < row.size(); ++i) {
+        const float fraction = static_cast<float>(i) / static_cast<float>(row.size());
         switch (t.fill) {
-          case Fill::Ones: row[i] = 1.0f; break;
+          case Fill::NormWeights: row[i] = options.varied_norms ? 1.0f + 0.1f * rng.normal() : 1.0f; break;
           case Fill::Normal: row[i] = 0.02f * rng.normal(); break;
           case Fill::SmallNormal: row[i] = 0.002f * rng.normal(); break;
-          // Llama 3's shape: high-frequency pairs untouched, low ones slowed by up to 8x.
-          case Fill::RopeFactors: row[i] = 1.0f + 7.0f * static_cast<float>(i) / static_cast<float>(row.size()); break;
+          case Fill::RopeFactors: row[i] = 1.0f + 7.0f * fraction; break;
+          case Fill::ShortRopeFactors: row[i] = 1.0f + 0.25f * fraction; break;
         }
       }
       uint8_t* out = dst + static_cast<size_t>(r) * row_bytes;

@@ -29,10 +29,20 @@ struct SynthSpec {
   float rms_eps = 1e-5f;
   bool tied_output = true;    // no output.weight: the head reuses token_embd
   bool rope_freqs = false;    // write a Llama-3 style rope_freqs.weight (per-pair frequency divisors)
+  int64_t rope_dims = 0;      // rope.dimension_count; 0: head_dim (Phi-4-mini rotates 96 of 128)
+  int64_t sliding_window = 0; // > 0: attention.sliding_window (gemma; phi3 files carry one too)
+  float attn_softcap = 0.0f;  // > 0: attn_logit_softcapping (gemma2)
+  float final_softcap = 0.0f; // > 0: final_logit_softcapping (gemma2)
+  // > 0: LongRoPE (phi3): rope.scaling.original_context_length, the attention
+  // factor convert_hf_to_gguf derives from it and n_ctx_train, and the
+  // rope_factors_long / rope_factors_short tensors.
+  int64_t rope_original_context = 0;
+
+  int64_t rope_dimensions() const { return rope_dims > 0 ? rope_dims : head_dim; }
 };
 
 // The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
-// smollm2-135m);
+// smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();
@@ -43,6 +53,9 @@ using TensorTypeFn = std::function<GgmlType(const std::string& name, int64_t row
 
 struct SynthOptions {
   uint64_t seed = 1;
+  // Norm weights 1 + N(0, 0.1) instead of ones, so that tests can tell which
+  // norm a graph applied where.
+  bool varied_norms = false;
   TensorTypeFn tensor_type;                  // null: F32 everywhere
   const gguf::GgufFile* vocab_from = nullptr;  // copy tokenizer.* keys from a real model
   std::function<void(size_t done, size_t total)> progress;  // per tensor written; may throw to cancel

@@ -29,7 +29,7 @@ WeightRepacker::WeightRepacker(const ModelWeights& w, const gguf::GgufFile& file
     total += (t->byte_size() + kAlignment - 1) / kAlignment * kAlignment;
   };
   for (const LayerWeights& l : w.layers) {
-    for (core::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) choose(t);
+    for (core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) choose(t);
   }
   if (!w.tied_output) choose(w.output);
   if (total == 0) return;

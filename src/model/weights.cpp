@@ -1,5 +1,6 @@
 #include "model/weights.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -49,6 +50,22 @@ class Binder {
     return t;
   }
 
+  // Optional per-pair rope frequency divisors [n_dims / 2]: F32, each positive
+  // and finite (a zero would turn every angle into infinity).
+  Tensor* frequency_factors(const std::string& name) {
+    Tensor* t = optional(name, {hp_.rope.n_dims / 2});
+    if (!t) return nullptr;
+    if (t->type != GgmlType::F32) throw InvalidModel("tensor '" + name + "' must be F32");
+    const auto* factors = static_cast<const float*>(t->data);
+    for (int64_t i = 0; i < t->ne[0]; ++i) {
+      if (!(factors[i] > 0.0f) || !std::isfinite(factors[i])) {
+        throw InvalidModel("tensor '" + name + "' holds " + std::to_string(factors[i]) + " at " + std::to_string(i) +
+                           "; frequency factors must be positive");
+      }
+    }
+    return t;
+  }
+
  private:
   const gguf::GgufFile& file_;
   const HParams& hp_;
@@ -68,32 +85,59 @@ ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp) {
   w.output = b.optional("output.weight", {e, hp.n_vocab});
   w.tied_output = w.output == nullptr;
   if (w.tied_output) w.output = w.token_embd;
-  w.rope_freqs = b.optional("rope_freqs.weight", {hp.rope.n_dims / 2});
+  w.rope_freqs = b.frequency_factors("rope_freqs.weight");
+  if (hp.arch == Arch::Phi3) {
+    w.rope_factors_long = b.frequency_factors("rope_factors_long.weight");
+    w.rope_factors_short = b.frequency_factors("rope_factors_short.weight");
+    if ((w.rope_factors_long == nullptr) != (w.rope_factors_short == nullptr)) {
+      throw InvalidModel("LongRoPE needs both 'rope_factors_long.weight' and 'rope_factors_short.weight'");
+    }
+  }
+  // Gemma's RMS norms scale by (1 + w); llama.cpp's converter stores 1 + w, so
+  // its norm weights apply as everyone else's: rms_norm(x) * w.
+  const bool gemma = hp.arch == Arch::Gemma2 || hp.arch == Arch::Gemma3;
 
   w.layers.resize(static_cast<size_t>(hp.n_layer));
   for (int64_t i = 0; i < hp.n_layer; ++i) {
     LayerWeights& l = w.layers[static_cast<size_t>(i)];
     const std::string p = "blk." + std::to_string(i) + ".";
     l.attn_norm = b.require(p + "attn_norm.weight", {e});
-    l.wq = b.require(p + "attn_q.weight", {e, q});
-    l.wk = b.require(p + "attn_k.weight", {e, kv});
-    l.wv = b.require(p + "attn_v.weight", {e, kv});
+    // Phi-3 files hold Q, K and V in one matrix (separate ones are accepted too).
+    if (hp.arch == Arch::Phi3) l.wqkv = b.optional(p + "attn_qkv.weight", {e, q + 2 * kv});
+    if (!l.wqkv) {
+      l.wq = b.require(p + "attn_q.weight", {e, q});
+      l.wk = b.require(p + "attn_k.weight", {e, kv});
+      l.wv = b.require(p + "attn_v.weight", {e, kv});
+    }
     l.wo = b.require(p + "attn_output.weight", {q, e});
     if (hp.arch == Arch::Qwen2) {
       l.bq = b.require(p + "attn_q.bias", {q});
       l.bk = b.require(p + "attn_k.bias", {kv});
       l.bv = b.require(p + "attn_v.bias", {kv});
     }
-    if (hp.arch == Arch::Qwen3) {
+    if (hp.arch == Arch::Qwen3 || hp.arch == Arch::Gemma3) {
       l.q_norm = b.require(p + "attn_q_norm.weight", {d});
       l.k_norm = b.require(p + "attn_k_norm.weight", {d});
     }
+    if (gemma) l.attn_post_norm = b.require(p + "post_attention_norm.weight", {e});
     l.ffn_norm = b.require(p + "ffn_norm.weight", {e});
-    l.ffn_gate = b.require(p + "ffn_gate.weight", {e, ff});
-    l.ffn_up = b.require(p + "ffn_up.weight", {e, ff});
+    if (hp.arch == Arch::Phi3) {
+      l.ffn_up = b.require(p + "ffn_up.weight", {e, 2 * ff});  // gate rows, then up rows
+    } else {
+      l.ffn_gate = b.require(p + "ffn_gate.weight", {e, ff});
+      l.ffn_up = b.require(p + "ffn_up.weight", {e, ff});
+    }
     l.ffn_down = b.require(p + "ffn_down.weight", {ff, e});
+    if (gemma) l.ffn_post_norm = b.require(p + "post_ffw_norm.weight", {e});
   }
   return w;
+}
+
+Tensor* rope_factors_for_context(const ModelWeights& w, const HParams& hp, int64_t n_ctx) {
+  if (w.rope_factors_long != nullptr) {
+    return n_ctx > hp.rope_original_context ? w.rope_factors_long : w.rope_factors_short;
+  }
+  return w.rope_freqs;
 }
 
 }  // namespace peak::model

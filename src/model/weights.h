@@ -17,19 +17,22 @@ using core::Tensor;
 // Shapes use ggml order (ne[0] first); d = head_dim, q = n_head*d, kv = n_head_kv*d.
 struct LayerWeights {
   Tensor* attn_norm = nullptr;    // [n_embd]
-  Tensor* wq = nullptr;           // [n_embd, q]
-  Tensor* wk = nullptr;           // [n_embd, kv]
-  Tensor* wv = nullptr;           // [n_embd, kv]
+  Tensor* wq = nullptr;           // [n_embd, q]   null when wqkv holds it
+  Tensor* wk = nullptr;           // [n_embd, kv]  null when wqkv holds it
+  Tensor* wv = nullptr;           // [n_embd, kv]  null when wqkv holds it
+  Tensor* wqkv = nullptr;         // [n_embd, q + 2kv] phi3: the rows of Q, then K, then V in one matrix
   Tensor* wo = nullptr;           // [q, n_embd]
   Tensor* bq = nullptr;           // [q]   qwen2 only
   Tensor* bk = nullptr;           // [kv]  qwen2 only
   Tensor* bv = nullptr;           // [kv]  qwen2 only
   Tensor* q_norm = nullptr;       // [d]   qwen3 only: RMS norm per head
   Tensor* k_norm = nullptr;       // [d]   qwen3 only
+  Tensor* attn_post_norm = nullptr;  // [n_embd] gemma: normalises the attention output before the residual add
   Tensor* ffn_norm = nullptr;     // [n_embd]
-  Tensor* ffn_gate = nullptr;     // [n_embd, n_ff]
-  Tensor* ffn_up = nullptr;       // [n_embd, n_ff]
+  Tensor* ffn_gate = nullptr;     // [n_embd, n_ff]; null when ffn_up holds it (phi3)
+  Tensor* ffn_up = nullptr;       // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (phi3)
   Tensor* ffn_down = nullptr;     // [n_ff, n_embd]
+  Tensor* ffn_post_norm = nullptr;   // [n_embd] gemma: normalises the feed-forward output before the residual add
 };
 
 struct ModelWeights {
@@ -37,6 +40,10 @@ struct ModelWeights {
   Tensor* output_norm = nullptr;  // [n_embd]
   Tensor* output = nullptr;       // [n_embd, n_vocab]; token_embd when tied
   Tensor* rope_freqs = nullptr;   // [rope_dims / 2] Llama-3 frequency factors, optional
+  // [rope_dims / 2] LongRoPE (phi3) frequency factors, both or neither: long
+  // ones for contexts past HParams::rope_original_context, else short ones.
+  Tensor* rope_factors_long = nullptr;
+  Tensor* rope_factors_short = nullptr;
   std::vector<LayerWeights> layers;
   bool tied_output = false;
   std::unique_ptr<core::TensorArena> descriptors;  // owns the Tensor objects above
@@ -46,5 +53,11 @@ struct ModelWeights {
 // (which must outlive the result). Throws std::runtime_error naming a missing
 // tensor, a wrong shape or a type no kernel can read.
 ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp);
+
+// The per-pair rope frequency divisors a context of n_ctx cells uses: Llama 3's
+// rope_freqs, or LongRoPE's long factors when n_ctx exceeds the original
+// training context and its short ones otherwise (llama.cpp's choice); null
+// when the model has none.
+Tensor* rope_factors_for_context(const ModelWeights& w, const HParams& hp, int64_t n_ctx);
 
 }  // namespace peak::model

@@ -41,6 +41,7 @@ Context::Context(const model::Model& model, const ContextParams& params)
       n_threads_(resolve_threads(params.n_threads)),
       logits_all_(params.logits_all),
       pool_(n_threads_),
+      rope_factors_(model::rope_factors_for_context(model.weights(), model.hparams(), kv_.size())),
       logits_(static_cast<size_t>(model.hparams().n_vocab)) {
   if (n_batch_ <= 0) throw std::invalid_argument("n_batch must be positive");
   n_batch_ = std::min(n_batch_, kv_.size());
@@ -54,7 +55,7 @@ void Context::reserve() {
   worst.first_cell = kv_.size() - n_batch_;
   worst.all_logits = logits_all_;
   graph_.reset();
-  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst);
+  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst, rope_factors_);
   model::build_forward(builder);
   allocator_.reserve(graph_, n_threads_);
   // ... and the largest KV shift (n_batch cells), which needs its own scratch.
@@ -117,7 +118,7 @@ void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_c
   batch.all_logits = all_logits != nullptr;
 
   graph_.reset();
-  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch);
+  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch, rope_factors_);
   core::Tensor* out = model::build_forward(builder);
   allocator_.allocate(graph_);
 
@@ -136,9 +137,11 @@ void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_c
   }
 }
 
-// Per layer: K rows of cells [first, first + n), dequantized -> rotated by the
-// per-cell deltas -> written back. Rotations compose, so a key rotated for
-// position p and then by delta is the key for p + delta.
+// Per layer that rotates: K rows of cells [first, first + n), dequantized ->
+// rotated by the per-cell deltas with the layer's rope settings -> written
+// back. Rotations compose, so a key rotated for position p and then by delta
+// is the key for p + delta; the keys already carry the rope's magnitude
+// factor, so the extra rotation has none.
 Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
   const model::HParams& hp = model_.hparams();
   graph_.reset();
@@ -146,10 +149,14 @@ Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
   in.cells = graph_.input(GgmlType::I32, {n}, "cells");
   in.deltas = graph_.input(GgmlType::I32, {n}, "deltas");
   for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const model::LayerAttention& layer = hp.layer(il);
+    if (!layer.rope) continue;
+    core::RopeParams rotation = layer.rope_params;
+    rotation.attn_factor = 1.0f;
     core::Tensor* k = kv_.k(il);
     core::Tensor* rows = graph_.view(k, {hp.n_embd_kv(), kv_.size()}, {k->nb[2]}, 0);  // [kv_dim, n_ctx]
     core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, in.cells), {hp.head_dim, hp.n_head_kv, n});
-    cur = graph_.rope(cur, in.deltas, hp.rope, model_.weights().rope_freqs);
+    cur = graph_.rope(cur, in.deltas, rotation, rope_factors_);
     core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
                                     static_cast<size_t>(first) * k->nb[2]);
     graph_.expand(graph_.copy(cur, dst));

@@ -84,6 +84,9 @@ class Context {
   core::ThreadPool pool_;
   core::Graph graph_;
   core::GraphAllocator allocator_;
+  // The rope frequency factors for this context's size (LongRoPE's long or
+  // short ones, Llama 3's), or null: model::rope_factors_for_context.
+  core::Tensor* rope_factors_;
   std::vector<float> logits_;  // n_vocab
   bool profiling_ = false;
   core::OpTimes op_times_;

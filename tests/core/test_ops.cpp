@@ -179,8 +179,8 @@ Dense reference_rope(const Dense& a, const std::vector<int32_t>& positions, cons
         const int64_t second = rope.mode == RopeMode::Neox ? i + n_dims / 2 : 2 * i + 1;
         const double x0 = a.at(first, h, t);
         const double x1 = a.at(second, h, t);
-        out.at(first, h, t) = x0 * std::cos(theta) - x1 * std::sin(theta);
-        out.at(second, h, t) = x0 * std::sin(theta) + x1 * std::cos(theta);
+        out.at(first, h, t) = (x0 * std::cos(theta) - x1 * std::sin(theta)) * rope.attn_factor;
+        out.at(second, h, t) = (x0 * std::sin(theta) + x1 * std::cos(theta)) * rope.attn_factor;
       }
   return out;
 }
@@ -208,6 +208,13 @@ TEST(CoreOps, RopeNormalAndNeoxWithPartialDimsAndScaling) {
   const RopeParams scaled{32, RopeMode::Neox, 500000.0f, 1.0f};
   expect_graph_matches([&](Graph& g) { return g.rope(a, pos, scaled, factors); },
                        reference_rope(da, positions, scaled, &df), 1e-8);
+  // LongRoPE (Phi-3): factors and a magnitude factor on the rotated pairs
+  // only; the 16 dimensions past n_dims 48 keep their values.
+  Tensor* long_factors = leaves.random(GgmlType::F32, {24}, 1.0f, 40.0f);
+  const Dense dl = read_dense(*long_factors);
+  const RopeParams long_rope{48, RopeMode::Neox, 10000.0f, 1.0f, 1.19f};
+  expect_graph_matches([&](Graph& g) { return g.rope(a, pos, long_rope, long_factors); },
+                       reference_rope(da, positions, long_rope, &dl), 1e-8);
   // Head dim 6, one token, base 500000, on a [6, 2, 1] view of a wider tensor.
   Tensor* wide = leaves.random(GgmlType::F32, {8, 2, 1});
   Tensor* one = leaves.ids({3});

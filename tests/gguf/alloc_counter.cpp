@@ -9,24 +9,33 @@ std::atomic<bool> g_counting{false};
 std::atomic<size_t> g_bytes{0};
 std::atomic<size_t> g_largest{0};
 
-void* counted_alloc(size_t n) {
+// alignment 0: malloc's own.
+void* counted_alloc(size_t n, size_t alignment = 0) {
   if (g_counting.load(std::memory_order_relaxed)) {
     g_bytes.fetch_add(n, std::memory_order_relaxed);
     size_t prev = g_largest.load(std::memory_order_relaxed);
     while (n > prev && !g_largest.compare_exchange_weak(prev, n)) {
     }
   }
-  if (void* p = std::malloc(n ? n : 1)) return p;
+  if (n == 0) n = 1;
+  void* p = alignment == 0 ? std::malloc(n) : std::aligned_alloc(alignment, (n + alignment - 1) / alignment * alignment);
+  if (p) return p;
   throw std::bad_alloc();
 }
 }  // namespace
 
 void* operator new(size_t n) { return counted_alloc(n); }
 void* operator new[](size_t n) { return counted_alloc(n); }
+void* operator new(size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<size_t>(a)); }
+void* operator new[](size_t n, std::align_val_t a) { return counted_alloc(n, static_cast<size_t>(a)); }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, size_t) noexcept { std::free(p); }
 void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t, std::align_val_t) noexcept { std::free(p); }
 
 namespace peak::test {
 

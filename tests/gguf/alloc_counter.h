@@ -1,5 +1,6 @@
-// Counts heap bytes requested through global operator new while a scope is
-// active (this test binary replaces operator new/delete).
+// Counts heap bytes requested through global operator new (plain and aligned)
+// while a scope is active (a test binary linking alloc_counter.cpp replaces
+// operator new/delete).
 #pragma once
 
 #include <cstddef>

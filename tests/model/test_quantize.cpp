@@ -97,6 +97,18 @@ TEST(QuantPolicy, FollowsLlamaQuantizeOnTheBaselineModels) {
   EXPECT_EQ(embd, GgmlType::Q8_0);
 }
 
+// llama.cpp's rule for Phi-3's fused attn_qkv: Q5_K in Q4_K_M, Q6_K in Q5_K_M.
+TEST(QuantPolicy, GivesTheFusedQkvMatrixAStepUpInTheKQuantMixes) {
+  const ModelLayout phi4_mini{32, 24, 8, false};
+  auto type_in = [&](const char* file_type) {
+    return QuantPolicy(parse_file_type(file_type), phi4_mini, false).type_for("blk.3.attn_qkv.weight", 2, 3072);
+  };
+  EXPECT_EQ(type_in("Q4_K_M"), GgmlType::Q5_K);
+  EXPECT_EQ(type_in("Q5_K_M"), GgmlType::Q6_K);
+  EXPECT_EQ(type_in("Q4_K_S"), GgmlType::Q4_K);
+  EXPECT_EQ(type_in("Q4_0"), GgmlType::Q4_0);
+}
+
 TEST(QuantPolicy, KeepsVectorsInF32AndFallsBackForOddRows) {
   const QuantPolicy policy(parse_file_type("Q4_K_M"), ModelLayout{2, 4, 2, true}, false);
   EXPECT_EQ(policy.type_for("blk.0.attn_norm.weight", 1, 64), GgmlType::F32);

@@ -5,25 +5,46 @@
 namespace peak::test {
 
 model::SynthSpec tiny_spec(model::Arch arch) {
+  using model::Arch;
   model::SynthSpec s;
   s.arch = arch;
-  s.n_layer = 2;
+  s.n_layer = arch == Arch::Gemma3 ? 6 : arch == Arch::SmolLM3 ? 4 : 2;
   s.n_embd = 64;
   s.n_head = 4;
   s.n_head_kv = 2;
-  s.head_dim = arch == model::Arch::Qwen3 ? 32 : 16;  // qwen3: head size not n_embd / n_head
+  s.head_dim = arch == Arch::Qwen3 ? 32 : 16;  // qwen3: head size not n_embd / n_head
   s.n_ff = 96;
   s.n_vocab = 300;
-  s.tied_output = arch != model::Arch::Llama;
-  s.rope_base = arch == model::Arch::Llama ? 10000.0f : 1000000.0f;
+  s.tied_output = arch != Arch::Llama;
+  s.rope_base = arch == Arch::Llama || arch == Arch::Phi3 ? 10000.0f : 1000000.0f;
+  if (arch == Arch::Gemma2 || arch == Arch::Gemma3 || arch == Arch::Phi3) s.sliding_window = kTinyWindow;
+  if (arch == Arch::Gemma2) {
+    s.attn_softcap = 0.1f;
+    s.final_softcap = 0.2f;
+  }
+  if (arch == Arch::Phi3) {
+    s.rope_dims = 12;  // Phi-4-mini's partial rotation: 3/4 of the head
+    s.n_ctx_train = 4 * kTinyRopeOriginalContext;
+    s.rope_original_context = kTinyRopeOriginalContext;
+  }
   return s;
 }
 
+std::string test_temp_path(const std::string& stem) {
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = std::string(test->test_suite_name()) + "." + test->name();
+  for (char& c : name) {
+    if (c == '/') c = '_';  // parameterised tests: Suite/Test/param
+  }
+  return ::testing::TempDir() + "peak_" + name + "_" + stem;
+}
+
 std::string write_tiny_model(model::Arch arch, GgmlType matrix_type) {
-  const std::string path = ::testing::TempDir() + "peak_tiny_" + model::arch_name(arch) + "_" +
-                           ggml_type_name(static_cast<uint32_t>(matrix_type)) + ".gguf";
+  const std::string path = test_temp_path(std::string("tiny_") + model::arch_name(arch) + "_" +
+                                          ggml_type_name(static_cast<uint32_t>(matrix_type)) + ".gguf");
   model::SynthOptions opt;
   opt.seed = 7;
+  opt.varied_norms = true;
   opt.tensor_type = [matrix_type](const std::string&, int64_t) { return matrix_type; };
   model::write_synth_model(tiny_spec(arch), opt, path);
   return path;

@@ -1,6 +1,8 @@
 // Tiny synthetic models of each architecture, written to the test's temp folder:
 // small enough for a naive reference forward pass, shaped like the real ones
-// (grouped-query attention, qwen3's head size that is not n_embd / n_head).
+// (grouped-query attention, qwen3's head size that is not n_embd / n_head,
+// gemma's sliding windows, phi3's fused matrices, partial rotation and
+// LongRoPE, smollm3's layers without rotation).
 #pragma once
 
 #include <string>
@@ -11,9 +13,22 @@
 
 namespace peak::test {
 
-// 2 layers, n_embd 64, 4 heads over 2 KV heads, n_ff 96, 300 tokens.
+// Sliding windows of this many cells in the tiny gemma models (and in the
+// phi3 file, which llama.cpp ignores).
+constexpr int64_t kTinyWindow = 8;
+// The tiny phi3's LongRoPE original context: a context of more cells takes the long factors.
+constexpr int64_t kTinyRopeOriginalContext = 32;
+
+// n_embd 64, 4 heads over 2 KV heads, n_ff 96, 300 tokens; 2 layers, except
+// gemma3 with 6 (five local, then one global) and smollm3 with 4 (the last
+// without rotation). Gemma's soft-caps are small enough to bend these tiny
+// models' scores and logits.
 model::SynthSpec tiny_spec(model::Arch arch);
-// Writes tiny_spec(arch) with every matrix in `matrix_type` (seed 7); returns the path.
+// Writes tiny_spec(arch) with every matrix in `matrix_type` and varied norm
+// weights (seed 7); returns the path (test_temp_path).
 std::string write_tiny_model(model::Arch arch, GgmlType matrix_type);
+// A file name in the test temp folder that no other test uses (ctest runs
+// tests in parallel processes): the running test's name, then `stem`.
+std::string test_temp_path(const std::string& stem);
 
 }  // namespace peak::test

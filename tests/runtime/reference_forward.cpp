@@ -1,5 +1,6 @@
 #include "reference_forward.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -14,24 +15,44 @@ void rms_norm(std::vector<double>& x, size_t begin, size_t n, const std::vector<
   for (size_t i = 0; i < n; ++i) x[begin + i] = x[begin + i] * inv * w[i];
 }
 
+double soft_cap(double x, double cap) { return cap > 0.0 ? cap * std::tanh(x / cap) : x; }
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+// gelu with the tanh approximation (PyTorch's gelu(approximate="tanh")).
+double gelu_tanh(double x) {
+  const double kSqrt2OverPi = 0.7978845608028654;
+  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+std::vector<double> slice(const std::vector<double>& v, size_t begin, size_t n) {
+  return std::vector<double>(v.begin() + static_cast<long>(begin), v.begin() + static_cast<long>(begin + n));
+}
+
 }  // namespace
 
-ReferenceForward::ReferenceForward(const gguf::GgufFile& file, const model::HParams& hp)
-    : file_(file), hp_(hp), k_cache_(static_cast<size_t>(hp.n_layer)), v_cache_(static_cast<size_t>(hp.n_layer)) {}
+ReferenceForward::ReferenceForward(const gguf::GgufFile& file, const model::HParams& hp, int64_t n_ctx)
+    : file_(file), hp_(hp), k_cache_(static_cast<size_t>(hp.n_layer)), v_cache_(static_cast<size_t>(hp.n_layer)) {
+  if (has("rope_factors_long.weight")) {
+    rope_factors_ = vec(n_ctx > hp.rope_original_context ? "rope_factors_long.weight" : "rope_factors_short.weight");
+  } else if (has("rope_freqs.weight")) {
+    rope_factors_ = vec("rope_freqs.weight");
+  }
+}
 
-bool ReferenceForward::has(const char* name) const { return file_.find_tensor(name) != nullptr; }
+bool ReferenceForward::has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
 
-std::vector<double> ReferenceForward::vec(const char* name) const {
+std::vector<double> ReferenceForward::vec(const std::string& name) const {
   const gguf::TensorInfo* t = file_.find_tensor(name);
-  if (!t || t->type != GgmlType::F32) throw std::runtime_error(std::string("reference needs F32 tensor ") + name);
+  if (!t || t->type != GgmlType::F32) throw std::runtime_error("reference needs F32 tensor " + name);
   const auto* p = reinterpret_cast<const float*>(t->data);
   return std::vector<double>(p, p + t->n_elements());
 }
 
 // W stored as ggml [n_in, n_out]: output j is row j · x.
-std::vector<double> ReferenceForward::matvec(const char* name, const std::vector<double>& x) const {
+std::vector<double> ReferenceForward::matvec(const std::string& name, const std::vector<double>& x) const {
   const gguf::TensorInfo* t = file_.find_tensor(name);
-  if (!t || t->type != GgmlType::F32) throw std::runtime_error(std::string("reference needs F32 tensor ") + name);
+  if (!t || t->type != GgmlType::F32) throw std::runtime_error("reference needs F32 tensor " + name);
   const auto* w = reinterpret_cast<const float*>(t->data);
   const size_t n_in = static_cast<size_t>(t->ne[0]), n_out = static_cast<size_t>(t->ne[1]);
   std::vector<double> y(n_out);
@@ -43,87 +64,120 @@ std::vector<double> ReferenceForward::matvec(const char* name, const std::vector
   return y;
 }
 
+// Pair i of the first n_dims dimensions turns by pos * base^(-2i/n_dims) *
+// freq_scale / factor_i and is scaled by attn_factor; the rest pass through.
+void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il) const {
+  const model::LayerAttention& layer = hp_.layer(il);
+  if (!layer.rope) return;
+  const core::RopeParams& r = layer.rope_params;
+  const size_t d = static_cast<size_t>(hp_.head_dim), n_dims = static_cast<size_t>(r.n_dims);
+  const bool neox = r.mode == core::RopeMode::Neox;
+  for (size_t h = 0; h < n_heads; ++h) {
+    for (size_t i = 0; i < n_dims / 2; ++i) {
+      const double exponent = -2.0 * static_cast<double>(i) / static_cast<double>(n_dims);
+      double theta = pos_ * std::pow(static_cast<double>(r.freq_base), exponent) * r.freq_scale;
+      if (!rope_factors_.empty()) theta /= rope_factors_[i];
+      const size_t a = h * d + (neox ? i : 2 * i), b = h * d + (neox ? i + n_dims / 2 : 2 * i + 1);
+      const double x0 = v[a], x1 = v[b];
+      v[a] = (x0 * std::cos(theta) - x1 * std::sin(theta)) * r.attn_factor;
+      v[b] = (x0 * std::sin(theta) + x1 * std::cos(theta)) * r.attn_factor;
+    }
+  }
+}
+
+// Scores q·k * scale, soft-capped when the model caps them, over the cached
+// positions the layer sees: all, or the last `window` (the query's own included).
+void ReferenceForward::attend(const std::vector<double>& q, size_t h, int64_t il, std::vector<double>& out) const {
+  const size_t d = static_cast<size_t>(hp_.head_dim), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
+  const size_t kvh = h / (static_cast<size_t>(hp_.n_head) / n_kv_head);
+  const auto& kc = k_cache_[static_cast<size_t>(il)];
+  const auto& vc = v_cache_[static_cast<size_t>(il)];
+  const size_t n_pos = kc.size() / (n_kv_head * d);
+  const int64_t window = hp_.window(il);
+  const size_t first = window > 0 && n_pos > static_cast<size_t>(window) ? n_pos - static_cast<size_t>(window) : 0;
+  std::vector<double> scores(n_pos - first);
+  double max_score = -1e300;
+  for (size_t t = first; t < n_pos; ++t) {
+    double s = 0;
+    for (size_t i = 0; i < d; ++i) s += q[h * d + i] * kc[(t * n_kv_head + kvh) * d + i];
+    scores[t - first] = soft_cap(s * hp_.attention_scale, hp_.attn_softcap);
+    max_score = std::max(max_score, scores[t - first]);
+  }
+  double sum = 0;
+  for (double& s : scores) sum += (s = std::exp(s - max_score));
+  for (size_t t = first; t < n_pos; ++t) {
+    for (size_t i = 0; i < d; ++i) out[h * d + i] += scores[t - first] / sum * vc[(t * n_kv_head + kvh) * d + i];
+  }
+}
+
 std::vector<double> ReferenceForward::step(int32_t token) {
   const size_t e = static_cast<size_t>(hp_.n_embd), d = static_cast<size_t>(hp_.head_dim);
   const size_t n_head = static_cast<size_t>(hp_.n_head), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
-  const std::vector<double> embd = vec("token_embd.weight");
-  std::vector<double> x(embd.begin() + static_cast<long>(static_cast<size_t>(token) * e),
-                        embd.begin() + static_cast<long>(static_cast<size_t>(token + 1) * e));
+  const size_t q_rows = n_head * d, kv_rows = n_kv_head * d, ff = static_cast<size_t>(hp_.n_ff);
+  std::vector<double> x = slice(vec("token_embd.weight"), static_cast<size_t>(token) * e, e);
+  for (double& v : x) v *= hp_.embedding_scale;
   const double eps = hp_.rms_eps;
-  const size_t rope_dims = static_cast<size_t>(hp_.rope.n_dims);
-  const bool neox = hp_.rope.mode == core::RopeMode::Neox;
-  const std::vector<double> factors = has("rope_freqs.weight") ? vec("rope_freqs.weight") : std::vector<double>();
-
-  auto rope = [&](std::vector<double>& v, size_t n_heads) {
-    for (size_t h = 0; h < n_heads; ++h) {
-      for (size_t i = 0; i < rope_dims / 2; ++i) {
-        double theta = pos_ * std::pow(static_cast<double>(hp_.rope.freq_base), -2.0 * static_cast<double>(i) / static_cast<double>(rope_dims)) * hp_.rope.freq_scale;
-        if (!factors.empty()) theta /= factors[i];
-        const size_t a = h * d + (neox ? i : 2 * i), b = h * d + (neox ? i + rope_dims / 2 : 2 * i + 1);
-        const double x0 = v[a], x1 = v[b];
-        v[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
-        v[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
-      }
-    }
-  };
 
   for (int64_t il = 0; il < hp_.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
-    auto name = [&](const char* suffix) { return p + suffix; };
     std::vector<double> h = x;
-    rms_norm(h, 0, e, vec(name("attn_norm.weight").c_str()), eps);
-    std::vector<double> q = matvec(name("attn_q.weight").c_str(), h);
-    std::vector<double> k = matvec(name("attn_k.weight").c_str(), h);
-    std::vector<double> v = matvec(name("attn_v.weight").c_str(), h);
-    if (has(name("attn_q.bias").c_str())) {
-      const auto bq = vec(name("attn_q.bias").c_str()), bk = vec(name("attn_k.bias").c_str()), bv = vec(name("attn_v.bias").c_str());
+    rms_norm(h, 0, e, vec(p + "attn_norm.weight"), eps);
+    std::vector<double> q, k, v;
+    if (has(p + "attn_qkv.weight")) {
+      const std::vector<double> qkv = matvec(p + "attn_qkv.weight", h);  // Q rows, then K, then V
+      q = slice(qkv, 0, q_rows);
+      k = slice(qkv, q_rows, kv_rows);
+      v = slice(qkv, q_rows + kv_rows, kv_rows);
+    } else {
+      q = matvec(p + "attn_q.weight", h);
+      k = matvec(p + "attn_k.weight", h);
+      v = matvec(p + "attn_v.weight", h);
+    }
+    if (has(p + "attn_q.bias")) {
+      const auto bq = vec(p + "attn_q.bias"), bk = vec(p + "attn_k.bias"), bv = vec(p + "attn_v.bias");
       for (size_t i = 0; i < q.size(); ++i) q[i] += bq[i];
       for (size_t i = 0; i < k.size(); ++i) k[i] += bk[i], v[i] += bv[i];
     }
-    if (has(name("attn_q_norm.weight").c_str())) {
-      const auto qn = vec(name("attn_q_norm.weight").c_str()), kn = vec(name("attn_k_norm.weight").c_str());
+    if (has(p + "attn_q_norm.weight")) {
+      const auto qn = vec(p + "attn_q_norm.weight"), kn = vec(p + "attn_k_norm.weight");
       for (size_t hh = 0; hh < n_head; ++hh) rms_norm(q, hh * d, d, qn, eps);
       for (size_t hh = 0; hh < n_kv_head; ++hh) rms_norm(k, hh * d, d, kn, eps);
     }
-    rope(q, n_head);
-    rope(k, n_kv_head);
+    rope(q, n_head, il);
+    rope(k, n_kv_head, il);
     auto& kc = k_cache_[static_cast<size_t>(il)];
     auto& vc = v_cache_[static_cast<size_t>(il)];
     kc.insert(kc.end(), k.begin(), k.end());
     vc.insert(vc.end(), v.begin(), v.end());
-    const size_t n_pos = kc.size() / (n_kv_head * d);
 
-    std::vector<double> attn(n_head * d, 0.0);
-    for (size_t hh = 0; hh < n_head; ++hh) {
-      const size_t kvh = hh / (n_head / n_kv_head);
-      std::vector<double> scores(n_pos);
-      double max_score = -1e300;
-      for (size_t t = 0; t < n_pos; ++t) {
-        double s = 0;
-        for (size_t i = 0; i < d; ++i) s += q[hh * d + i] * kc[(t * n_kv_head + kvh) * d + i];
-        scores[t] = s / std::sqrt(static_cast<double>(d));
-        max_score = std::max(max_score, scores[t]);
-      }
-      double sum = 0;
-      for (double& s : scores) sum += (s = std::exp(s - max_score));
-      for (size_t t = 0; t < n_pos; ++t) {
-        for (size_t i = 0; i < d; ++i) attn[hh * d + i] += scores[t] / sum * vc[(t * n_kv_head + kvh) * d + i];
-      }
-    }
-    const std::vector<double> o = matvec(name("attn_output.weight").c_str(), attn);
+    std::vector<double> attn(q_rows, 0.0);
+    for (size_t hh = 0; hh < n_head; ++hh) attend(q, hh, il, attn);
+    std::vector<double> o = matvec(p + "attn_output.weight", attn);
+    if (has(p + "post_attention_norm.weight")) rms_norm(o, 0, e, vec(p + "post_attention_norm.weight"), eps);
     for (size_t i = 0; i < e; ++i) x[i] += o[i];
 
     h = x;
-    rms_norm(h, 0, e, vec(name("ffn_norm.weight").c_str()), eps);
-    std::vector<double> gate = matvec(name("ffn_gate.weight").c_str(), h);
-    const std::vector<double> up = matvec(name("ffn_up.weight").c_str(), h);
-    for (size_t i = 0; i < gate.size(); ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
-    const std::vector<double> down = matvec(name("ffn_down.weight").c_str(), gate);
+    rms_norm(h, 0, e, vec(p + "ffn_norm.weight"), eps);
+    std::vector<double> gate, up;
+    if (has(p + "ffn_gate.weight")) {
+      gate = matvec(p + "ffn_gate.weight", h);
+      up = matvec(p + "ffn_up.weight", h);
+    } else {
+      const std::vector<double> gate_up = matvec(p + "ffn_up.weight", h);  // gate rows, then up rows
+      gate = slice(gate_up, 0, ff);
+      up = slice(gate_up, ff, ff);
+    }
+    const bool gelu = hp_.ffn_activation == model::FfnActivation::GeluTanh;
+    for (size_t i = 0; i < gate.size(); ++i) gate[i] = (gelu ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
+    std::vector<double> down = matvec(p + "ffn_down.weight", gate);
+    if (has(p + "post_ffw_norm.weight")) rms_norm(down, 0, e, vec(p + "post_ffw_norm.weight"), eps);
     for (size_t i = 0; i < e; ++i) x[i] += down[i];
   }
   rms_norm(x, 0, e, vec("output_norm.weight"), eps);
   ++pos_;
-  return matvec(has("output.weight") ? "output.weight" : "token_embd.weight", x);
+  std::vector<double> logits = matvec(has("output.weight") ? "output.weight" : "token_embd.weight", x);
+  for (double& l : logits) l = soft_cap(l, hp_.final_softcap);
+  return logits;
 }
 
 }  // namespace peak::test

@@ -1,0 +1,56 @@
+// Once a context exists, evaluating tokens touches no heap memory, for every
+// architecture: per-layer rope settings and windows, fused-matrix views, soft-
+// caps and the LongRoPE factors all live in the graph arena and the reserved
+// buffers. This binary replaces the global operator new to count allocations.
+#include <gtest/gtest.h>
+
+#include <new>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.h"
+#include "model/model.h"
+#include "runtime/context.h"
+#include "tiny_models.h"
+
+namespace peak {
+namespace {
+
+int* volatile g_probe = nullptr;  // volatile: the probe allocations cannot be elided
+void* volatile g_aligned_probe = nullptr;
+
+TEST(RuntimeNoAllocHook, CountsPlainAndAlignedAllocations) {
+  test::AllocationScope scope;
+  g_probe = new int(7);
+  g_aligned_probe = ::operator new(100, std::align_val_t{64});
+  const test::AllocationStats stats = scope.stats();
+  delete g_probe;
+  ::operator delete(g_aligned_probe, std::align_val_t{64});
+  EXPECT_EQ(stats.bytes, sizeof(int) + 100);
+  EXPECT_EQ(stats.largest, 100u);
+}
+
+class RuntimeNoAlloc : public ::testing::TestWithParam<model::Arch> {};
+
+TEST_P(RuntimeNoAlloc, PrefillAndDecodeAllocateNothing) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+  runtime::ContextParams params;
+  params.n_ctx = 64;
+  params.n_batch = 8;
+  params.n_threads = 2;
+  runtime::Context ctx(*m, params);
+  const std::vector<int32_t> prompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200};  // two batches
+  test::AllocationScope scope;
+  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  for (int32_t token = 20; token < 40; ++token) ctx.eval(&token, 1);  // past the tiny gemmas' window of 8
+  EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllArchitectures, RuntimeNoAlloc,
+                         ::testing::Values(model::Arch::Llama, model::Arch::Qwen2, model::Arch::Qwen3,
+                                           model::Arch::Gemma2, model::Arch::Gemma3, model::Arch::Phi3,
+                                           model::Arch::SmolLM3),
+                         [](const auto& param_info) { return std::string(model::arch_name(param_info.param)); });
+
+}  // namespace
+}  // namespace peak

@@ -19,7 +19,7 @@ class Arguments {
  public:
   Arguments(const std::string& function, const CallArgs& args, std::initializer_list<const char*> names);
   // The argument bound to parameter i, or `fallback` when the call left it out.
-  const Value& get(size_t i, const Value& fallback = Value()) const;
+  Value get(size_t i, const Value& fallback = Value()) const;
   bool has(size_t i) const { return bound_[i] != nullptr; }
 
  private:

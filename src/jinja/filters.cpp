@@ -137,7 +137,7 @@ std::vector<Value> sorted(Interpreter& in, std::vector<Value> items, bool revers
     keyed.emplace_back(sort_key(key, case_sensitive), std::move(v));
   }
   std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
-    return reverse ? less(b.first, a.first) : less(a.first, b.first);
+    return reverse ? less(in, b.first, a.first) : less(in, a.first, b.first);
   });
   std::vector<Value> out;
   for (auto& kv : keyed) out.push_back(std::move(kv.second));
@@ -222,7 +222,8 @@ Value tojson(Interpreter& in, const Value& subject, const CallArgs& args) {
 }  // namespace
 
 Value apply_filter(Interpreter& in, const std::string& name, const Value& subject, const CallArgs& args) {
-  auto text_of = [&] { return subject.str(); };
+  in.touch(subject);
+  auto text_of = [&] { return subject.str(in.max_bytes()); };
   if (name == "tojson") return tojson(in, subject, args);
   if (name == "trim") {
     const Arguments a(name, args, {"chars"});
@@ -258,7 +259,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({Value(key), value}));
     std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
       const size_t i = by_value ? 1 : 0;
-      return less(sort_key(x.items()[i], case_sensitive), sort_key(y.items()[i], case_sensitive));
+      return less(in, sort_key(x.items()[i], case_sensitive), sort_key(y.items()[i], case_sensitive));
     });
     if (a.get(2, Value(false)).truthy()) std::reverse(pairs.begin(), pairs.end());
     return Value::list(std::move(pairs));
@@ -275,7 +276,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
       in.step();
       if (!first) out += separator;
       first = false;
-      out += (a.has(1) ? attribute_path(in, item, a.get(1).str()) : item).str();
+      out += (a.has(1) ? attribute_path(in, item, a.get(1).str()) : item).str(in.max_bytes());
       in.reserve(out.size());
     }
     return Value(std::move(out));
@@ -365,9 +366,8 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     std::vector<Value> out;
     std::vector<Value> seen;
     for (const Value& item : iterate(subject)) {
-      in.step(1 + seen.size() / 64);
       Value key = sort_key(a.has(1) ? attribute_path(in, item, a.get(1).str()) : item, a.get(0, Value(false)).truthy());
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equal(in, s, key); })) continue;
       seen.push_back(std::move(key));
       out.push_back(item);
     }
@@ -447,7 +447,6 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
 }
 
 bool apply_test(Interpreter& in, const std::string& name, const Value& subject, const CallArgs& args) {
-  (void)in;
   if (name == "defined") return !subject.is_undefined();
   if (name == "undefined") return subject.is_undefined();
   if (name == "none") return subject.is_none();
@@ -466,7 +465,8 @@ bool apply_test(Interpreter& in, const std::string& name, const Value& subject, 
   if (name == "lower" || name == "upper") {
     // str.islower / isupper: some cased character, and none of the other case.
     bool cased = false;
-    for (char32_t cp : text::decode(subject.str())) {
+    in.touch(subject);
+    for (char32_t cp : text::decode(subject.str(in.max_bytes()))) {
       if (name == "lower" ? text::to_lower(cp) != cp : text::to_upper(cp) != cp) return false;
       if (text::to_lower(cp) != cp || text::to_upper(cp) != cp) cased = true;
     }
@@ -487,7 +487,7 @@ bool apply_test(Interpreter& in, const std::string& name, const Value& subject, 
       const Arguments a(name, args, {"other"});
       if (!a.has(0)) throw TemplateError("test '" + name + "' needs an argument");
       if (name == "sameas" && subject.kind() != a.get(0).kind()) return false;
-      return compare(op, subject, a.get(0));
+      return compare(in, op, subject, a.get(0));
     }
   }
   throw TemplateError("no test named '" + name + "'");

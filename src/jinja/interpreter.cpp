@@ -70,6 +70,12 @@ void Interpreter::reserve(size_t bytes) {
   step(bytes / 64);
 }
 
+void Interpreter::touch(const Value& v) {
+  if (v.is_string()) step(v.as_string().size() / 64);
+  if (v.is_list()) step(v.items().size() / 8);
+  if (v.is_dict()) step(v.as_dict().size() / 8);
+}
+
 std::string Interpreter::strftime_now(const std::string& format) const {
   if (options_.strftime_now) return options_.strftime_now(format);
   const std::time_t now = std::time(nullptr);
@@ -120,7 +126,7 @@ Interpreter::Flow Interpreter::run(const Stmt& s, Scope& scope) {
   try {
     switch (s.kind) {
       case Stmt::Kind::Text: write(s.text); break;
-      case Stmt::Kind::Print: write(eval(*s.expr, scope).str()); break;
+      case Stmt::Kind::Print: write(eval(*s.expr, scope).str(max_bytes())); break;
       case Stmt::Kind::If: return run(eval(*s.expr, scope).truthy() ? s.body : s.else_body, scope);
       case Stmt::Kind::For: return run_for(s, scope);
       case Stmt::Kind::Set: assign(*s.target, eval(*s.expr, scope), scope); break;
@@ -136,10 +142,11 @@ Interpreter::Flow Interpreter::run(const Stmt& s, Scope& scope) {
         Value callee = eval(*call_expr.children[0], scope);
         CallArgs args = arguments(call_expr, scope, 1);
         args.keywords.emplace_back("caller", make_macro(s, scope, "caller"));
-        write(call(callee, args).str());
+        write(call(callee, args).str(max_bytes()));
         break;
       }
-      case Stmt::Kind::FilterBlock: write(filter_block(*s.expr, Value(capture(s.body, scope)), scope).str()); break;
+      case Stmt::Kind::FilterBlock: write(filter_block(*s.expr, Value(capture(s.body, scope)), scope).str(max_bytes()));
+        break;
       case Stmt::Kind::With: {
         Scope inner;
         inner.parent = &scope;
@@ -328,14 +335,14 @@ Value Interpreter::attribute(const Value& object, const std::string& name) {
       Value m = method(*this, object, name);
       if (!m.is_undefined()) return m;
       if (const Value* v = object.as_dict().find(name)) return *v;
-      return Value::undefined("'dict object' has no attribute '" + name + "'");
+      return Value::undefined("'dict object' has no attribute " + quoted(name));
     }
     case Value::Kind::Object:
       if (const Value* v = object.as_object().attributes.find(name)) return *v;
-      return Value::undefined("'" + object.as_object().type_name + " object' has no attribute '" + name + "'");
+      return Value::undefined("'" + object.as_object().type_name + " object' has no attribute " + quoted(name));
     case Value::Kind::String:
     case Value::Kind::List: return method(*this, object, name);
-    default: return Value::undefined(std::string("'") + object.type_name() + " object' has no attribute '" + name + "'");
+    default: return Value::undefined(std::string("'") + object.type_name() + " object' has no attribute " + quoted(name));
   }
 }
 
@@ -396,6 +403,7 @@ Value Interpreter::eval_node(const Expr& e, Scope& scope) {
     }
     case Expr::Kind::Slice: {
       Value object = eval(*c[0], scope);
+      touch(object);
       std::optional<int64_t> bounds[3];
       for (size_t i = 0; i < 3; ++i) {
         if (!c[i + 1]) continue;
@@ -431,7 +439,7 @@ Value Interpreter::eval_node(const Expr& e, Scope& scope) {
       Value left = eval(*c[0], scope);
       for (size_t i = 0; i < e.operators.size(); ++i) {
         Value right = eval(*c[i + 1], scope);
-        if (!compare(e.operators[i], left, right)) return Value(false);
+        if (!compare(*this, e.operators[i], left, right)) return Value(false);
         left = std::move(right);
       }
       return Value(true);
@@ -450,7 +458,7 @@ Value Interpreter::eval_node(const Expr& e, Scope& scope) {
     case Expr::Kind::Concat: {
       std::string out;
       for (const ExprPtr& part : c) {
-        out += eval(*part, scope).str();
+        out += eval(*part, scope).str(max_bytes());
         reserve(out.size());
       }
       return Value(std::move(out));

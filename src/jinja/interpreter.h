@@ -22,6 +22,9 @@ class Interpreter {
   // Before building a string of `bytes` (or a list of as many bytes of values):
   // counts the work and refuses anything longer than the output limit.
   void reserve(size_t bytes);
+  // Before reading all of v (a string's bytes, a list's or dict's entries):
+  // counts the work.
+  void touch(const Value& v);
   Value call(const Value& callee, CallArgs& args);
   Value attribute(const Value& object, const std::string& name);
   std::string strftime_now(const std::string& format) const;

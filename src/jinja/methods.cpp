@@ -1,5 +1,6 @@
 // The methods of str, list and dict, the global functions, and Python's two
 // string formatting operations.
+#include <cmath>
 #include <cstdio>
 
 #include "jinja/builtins.h"
@@ -78,7 +79,7 @@ Value str_format(Interpreter& in, const std::string& format, const CallArgs& arg
       }
       if (!v) throw TemplateError("format: no argument named '" + field + "'");
     }
-    out += v->str();
+    out += v->str(in.max_bytes());
     in.reserve(out.size());
     i = close;
   }
@@ -86,14 +87,16 @@ Value str_format(Interpreter& in, const std::string& format, const CallArgs& arg
 }
 
 Value string_method(Interpreter& in, const std::string& s, const std::string& name, const CallArgs& args) {
+  in.step(s.size() / 64);
   if (name == "strip" || name == "lstrip" || name == "rstrip") {
     const Arguments a(name, args, {"chars"});
-    const std::string* chars = a.get(0).is_string() ? &a.get(0).as_string() : nullptr;
-    return Value(text::strip(s, chars, name != "rstrip", name != "lstrip"));
+    const Value chars = a.get(0);
+    return Value(text::strip(s, chars.is_string() ? &chars.as_string() : nullptr, name != "rstrip", name != "lstrip"));
   }
   if (name == "split" || name == "rsplit") {
     const Arguments a(name, args, {"sep", "maxsplit"});
-    const std::string* sep = a.get(0).is_string() ? &a.get(0).as_string() : nullptr;
+    const Value separator = a.get(0);
+    const std::string* sep = separator.is_string() ? &separator.as_string() : nullptr;
     if (sep && sep->empty()) throw TemplateError("empty separator");
     std::vector<Value> parts;
     for (std::string& part : text::split(s, sep, a.get(1, Value(-1)).as_int(), name == "rsplit")) {
@@ -116,8 +119,8 @@ Value string_method(Interpreter& in, const std::string& s, const std::string& na
   }
   if (name == "replace") {
     const Arguments a(name, args, {"old", "new", "count"});
-    const std::string& from = a.get(0).as_string();
-    const std::string& to = a.get(1).as_string();
+    const std::string from = a.get(0).as_string();
+    const std::string to = a.get(1).as_string();
     const int64_t count = a.get(2, Value(-1)).as_int();
     const size_t hits = from.empty() ? text::length(s) + 1 : text::split(s, &from, count, false).size() - 1;
     in.reserve(s.size() + hits * to.size());
@@ -125,7 +128,7 @@ Value string_method(Interpreter& in, const std::string& s, const std::string& na
   }
   if (name == "find" || name == "rfind" || name == "index" || name == "rindex" || name == "count") {
     const Arguments a(name, args, {"sub"});
-    const std::string& sub = a.get(0).as_string();
+    const std::string sub = a.get(0).as_string();
     if (name == "count") {
       if (sub.empty()) return Value(static_cast<int64_t>(text::length(s) + 1));
       return Value(static_cast<int64_t>(text::split(s, &sub, -1, false).size() - 1));
@@ -173,7 +176,7 @@ Value string_method(Interpreter& in, const std::string& s, const std::string& na
     }
     return Value(true);
   }
-  return Value::undefined("'str object' has no attribute '" + name + "'");
+  return Value::undefined("'str object' has no attribute " + quoted(name));
 }
 
 Value dict_method(const Value& d, const std::string& name, const CallArgs& args) {
@@ -193,16 +196,16 @@ Value dict_method(const Value& d, const std::string& name, const CallArgs& args)
   return Value::list(std::move(out));
 }
 
-Value list_method(const Value& list, const std::string& name, const CallArgs& args) {
+Value list_method(Interpreter& in, const Value& list, const std::string& name, const CallArgs& args) {
   const Arguments a(name, args, name == "copy" ? std::initializer_list<const char*>{} : std::initializer_list<const char*>{"value"});
   if (name == "copy") return list;
   int64_t count = 0;
   for (size_t i = 0; i < list.items().size(); ++i) {
-    if (list.items()[i] != a.get(0)) continue;
+    if (!equal(in, list.items()[i], a.get(0))) continue;
     if (name == "index") return Value(static_cast<int64_t>(i));
     ++count;
   }
-  if (name == "index") throw TemplateError(a.get(0).repr() + " is not in list");
+  if (name == "index") throw TemplateError(describe(a.get(0)) + " is not in list");
   return Value(count);
 }
 
@@ -242,7 +245,7 @@ Arguments::Arguments(const std::string& function, const CallArgs& args, std::ini
   }
 }
 
-const Value& Arguments::get(size_t i, const Value& fallback) const { return bound_[i] ? *bound_[i] : fallback; }
+Value Arguments::get(size_t i, const Value& fallback) const { return bound_[i] ? *bound_[i] : fallback; }
 
 Value method(Interpreter& in, const Value& receiver, const std::string& name) {
   (void)in;
@@ -272,9 +275,9 @@ Value method(Interpreter& in, const Value& receiver, const std::string& name) {
     return Value::function(name, [receiver, name](Interpreter&, CallArgs& args) { return dict_method(receiver, name, args); });
   }
   if (receiver.is_list() && known(kList)) {
-    return Value::function(name, [receiver, name](Interpreter&, CallArgs& args) { return list_method(receiver, name, args); });
+    return Value::function(name, [receiver, name](Interpreter& i, CallArgs& args) { return list_method(i, receiver, name, args); });
   }
-  return Value::undefined(std::string("'") + receiver.type_name() + " object' has no attribute '" + name + "'");
+  return Value::undefined(std::string("'") + receiver.type_name() + " object' has no attribute " + quoted(name));
 }
 
 Dict make_globals() {
@@ -289,12 +292,18 @@ Dict make_globals() {
     }
     if (step == 0) throw TemplateError("range() arg 3 must not be zero");
     // Jinja2's sandbox refuses ranges of more than 100000 items.
-    const long double n = step > 0 ? (static_cast<long double>(stop) - start + step - 1) / step
-                                   : (static_cast<long double>(start) - stop - step - 1) / -step;
+    // In unsigned arithmetic: the span of a range may not fit int64.
+    const bool up = step > 0;
+    const uint64_t span = up ? (start < stop ? static_cast<uint64_t>(stop) - static_cast<uint64_t>(start) : 0)
+                             : (start > stop ? static_cast<uint64_t>(start) - static_cast<uint64_t>(stop) : 0);
+    const uint64_t stride = up ? static_cast<uint64_t>(step) : 0 - static_cast<uint64_t>(step);
+    const uint64_t n = span / stride + (span % stride != 0);
     if (n > 100000) throw TemplateError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
-    in.reserve(static_cast<size_t>(std::max<long double>(n, 0)) * sizeof(Value));
+    in.reserve(static_cast<size_t>(n) * sizeof(Value));
     std::vector<Value> items;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) items.emplace_back(i);
+    for (uint64_t k = 0; k < n; ++k) {
+      items.emplace_back(static_cast<int64_t>(static_cast<uint64_t>(start) + k * static_cast<uint64_t>(step)));
+    }
     return Value::list(std::move(items));
   }));
   globals.set("namespace", Value::function("namespace", [](Interpreter&, CallArgs& args) { return make_namespace(args); }));
@@ -360,7 +369,7 @@ Value printf_format(Interpreter& in, const std::string& format, const Value& val
     }
     std::string piece;
     if (conversion == 's' || conversion == 'r') {
-      piece = conversion == 's' ? v->str() : v->repr();
+      piece = conversion == 's' ? v->str(in.max_bytes()) : v->repr(in.max_bytes());
       if (precision >= 0) {
         const std::vector<char32_t> cps = text::decode(piece);
         piece = text::encode(cps, 0, std::min(cps.size(), static_cast<size_t>(precision)));
@@ -380,6 +389,7 @@ Value printf_format(Interpreter& in, const std::string& format, const Value& val
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
       if (std::string_view("dixXo").find(conversion) != std::string_view::npos) {
         spec += conversion == 'i' ? std::string("lld") : std::string("ll") + conversion;
+        if (v->is_float() && !(std::fabs(v->as_double()) < 9.2e18)) throw TemplateError("%d format: number out of range");
         const auto n = static_cast<long long>(v->is_float() ? static_cast<int64_t>(v->as_double()) : v->as_int());
         std::snprintf(buf, sizeof buf, spec.c_str(), n);
       } else {

@@ -1,5 +1,6 @@
 #include "jinja/operators.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -52,6 +53,7 @@ Value int_power(int64_t base, int64_t exponent) {
 
 Value repeat(Interpreter& in, const Value& sequence, int64_t times) {
   if (times < 0) times = 0;
+  if (sequence.is_string() ? sequence.as_string().empty() : sequence.items().empty()) times = 0;
   if (sequence.is_string()) {
     const std::string& s = sequence.as_string();
     if (!s.empty() && static_cast<uint64_t>(times) > SIZE_MAX / s.size()) throw TemplateError("string too long");
@@ -116,6 +118,17 @@ bool numeric_less(const Value& a, const Value& b) {
 
 }  // namespace
 
+std::string quoted(const std::string& name) {
+  constexpr size_t kShown = 64;
+  return "'" + (name.size() <= kShown ? name : name.substr(0, kShown) + "...") + "'";
+}
+
+std::string describe(const Value& v) {
+  if (v.is_string()) return quoted(v.as_string());
+  if (v.is_list() || v.is_dict() || v.is_object()) return std::string("of type ") + v.type_name();
+  return v.repr();
+}
+
 void fail_undefined(const Value& v) {
   const std::string& what = v.undefined_name();
   throw TemplateError(what.empty() ? "undefined value" : what);
@@ -154,14 +167,46 @@ Value negate(const Value& v) {
   return Value(-v.as_int());
 }
 
-bool less(const Value& a, const Value& b) {
+bool equal(Interpreter& in, const Value& a, const Value& b) {
+  in.step();
+  if (a.is_string() && b.is_string()) {
+    in.step(std::min(a.as_string().size(), b.as_string().size()) / 64);
+    return a.as_string() == b.as_string();
+  }
+  if (a.is_list() && b.is_list()) {
+    const auto& x = a.items();
+    const auto& y = b.items();
+    if (a.is_tuple() != b.is_tuple() || x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!equal(in, x[i], y[i])) return false;
+    }
+    return true;
+  }
+  if (a.is_dict() && b.is_dict()) {
+    const Dict& x = a.as_dict();
+    const Dict& y = b.as_dict();
+    if (x.size() != y.size()) return false;
+    for (const auto& [key, value] : x.entries()) {
+      const Value* other = y.find(key);
+      if (!other || !equal(in, value, *other)) return false;
+    }
+    return true;
+  }
+  return a == b;  // scalars, objects and functions: constant work
+}
+
+bool less(Interpreter& in, const Value& a, const Value& b) {
+  in.step();
   if (a.is_number() && b.is_number()) return numeric_less(a, b);
-  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();
+  if (a.is_string() && b.is_string()) {
+    in.step(std::min(a.as_string().size(), b.as_string().size()) / 64);
+    return a.as_string() < b.as_string();
+  }
   if (a.is_list() && b.is_list() && a.is_tuple() == b.is_tuple()) {
     const auto& x = a.items();
     const auto& y = b.items();
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
-      if (x[i] != y[i]) return less(x[i], y[i]);
+      if (!equal(in, x[i], y[i])) return less(in, x[i], y[i]);
     }
     return x.size() < y.size();
   }
@@ -170,28 +215,29 @@ bool less(const Value& a, const Value& b) {
   throw TemplateError(std::string("'<' not supported between instances of '") + a.type_name() + "' and '" + b.type_name() + "'");
 }
 
-bool compare(const std::string& op, const Value& a, const Value& b) {
-  if (op == "==") return a == b;
-  if (op == "!=") return a != b;
-  if (op == "<") return less(a, b);
-  if (op == ">") return less(b, a);
-  if (op == "<=") return !less(b, a);
-  if (op == ">=") return !less(a, b);
-  if (op == "in") return contains(b, a);
-  return !contains(b, a);  // not in
+bool compare(Interpreter& in, const std::string& op, const Value& a, const Value& b) {
+  if (op == "==") return equal(in, a, b);
+  if (op == "!=") return !equal(in, a, b);
+  if (op == "<") return less(in, a, b);
+  if (op == ">") return less(in, b, a);
+  if (op == "<=") return !less(in, b, a);
+  if (op == ">=") return !less(in, a, b);
+  if (op == "in") return contains(in, b, a);
+  return !contains(in, b, a);  // not in
 }
 
-bool contains(const Value& container, const Value& item) {
+bool contains(Interpreter& in, const Value& container, const Value& item) {
   switch (container.kind()) {
     case Value::Kind::Undefined: return false;
     case Value::Kind::String:
       if (!item.is_string()) {
         throw TemplateError(std::string("'in <string>' requires string as left operand, not ") + item.type_name());
       }
+      in.step(container.as_string().size() / 64);
       return container.as_string().find(item.as_string()) != std::string::npos;
     case Value::Kind::List:
       for (const Value& v : container.items()) {
-        if (v == item) return true;
+        if (equal(in, v, item)) return true;
       }
       return false;
     case Value::Kind::Dict: return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
@@ -214,6 +260,7 @@ Value subscript(Interpreter& in, const Value& object, const Value& key) {
         if (i < 0) i += size;
         if (i >= 0 && i < size) return Value(s.substr(static_cast<size_t>(i), 1));
       } else {
+        in.step(s.size() / 64);
         const std::vector<char32_t> cps = text::decode(s);
         const auto size = static_cast<int64_t>(cps.size());
         if (i < 0) i += size;
@@ -228,8 +275,8 @@ Value subscript(Interpreter& in, const Value& object, const Value& key) {
     }
     return in.attribute(object, key.as_string());  // Jinja2 falls back to the attribute
   }
-  if (object.is_dict()) return Value::undefined("'dict object' has no attribute " + key.repr());
-  return Value::undefined(std::string("'") + object.type_name() + " object' has no element " + key.repr());
+  if (object.is_dict()) return Value::undefined("'dict object' has no attribute " + describe(key));
+  return Value::undefined(std::string("'") + object.type_name() + " object' has no element " + describe(key));
 }
 
 Value slice(const Value& object, std::optional<int64_t> start, std::optional<int64_t> stop, std::optional<int64_t> step) {
@@ -252,8 +299,14 @@ Value slice(const Value& object, std::optional<int64_t> start, std::optional<int
   };
   const int64_t from = bound(start, by < 0 ? size - 1 : 0);
   const int64_t to = bound(stop, by < 0 ? -1 : size);
+  // Counted rather than stepped, so a huge step cannot overflow the index.
+  const uint64_t stride = by > 0 ? static_cast<uint64_t>(by) : 0 - static_cast<uint64_t>(by);
+  const uint64_t span = by > 0 ? (from < to ? static_cast<uint64_t>(to - from) : 0) : (from > to ? static_cast<uint64_t>(from - to) : 0);
+  const uint64_t count = span == 0 ? 0 : (span - 1) / stride + 1;
   std::vector<size_t> picked;
-  for (int64_t i = from; by > 0 ? i < to : i > to; i += by) picked.push_back(static_cast<size_t>(i));
+  for (uint64_t k = 0; k < count; ++k) {
+    picked.push_back(static_cast<size_t>(by > 0 ? from + static_cast<int64_t>(k * stride) : from - static_cast<int64_t>(k * stride)));
+  }
   if (object.is_string()) {
     std::string out;
     for (size_t i : picked) text::append_utf8(out, cps[i]);

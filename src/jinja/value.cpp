@@ -48,6 +48,7 @@ Value Value::dict() {
 }
 
 void Value::nest(const Value& child) {
+  holds_object_ = holds_object_ || holds_object(child);
   if (child.depth_ + 1 > depth_) {
     if (child.depth_ + 1 > kMaxNesting) {
       throw TemplateError("lists and dicts nested deeper than " + std::to_string(kMaxNesting));
@@ -56,19 +57,7 @@ void Value::nest(const Value& child) {
   }
 }
 
-bool holds_object(const Value& v) {
-  if (v.is_object()) return true;
-  if (v.is_list()) {
-    for (const Value& item : v.items()) {
-      if (holds_object(item)) return true;
-    }
-  } else if (v.is_dict()) {
-    for (const auto& entry : v.as_dict().entries()) {
-      if (holds_object(entry.second)) return true;
-    }
-  }
-  return false;
-}
+bool holds_object(const Value& v) { return v.is_object() || v.holds_object_; }
 
 Value Value::object(std::string type_name) {
   Value v;
@@ -141,7 +130,7 @@ Value& Value::push_back(Value v) {
 
 Value& Value::set(std::string key, Value v) {
   if (is_object()) {
-    if (holds_object(v)) throw TemplateError("an attribute cannot hold a namespace or loop object");
+    if (holds_object(v)) throw TemplateError("a namespace cannot hold a namespace or loop object");
     as_object().attributes.set(std::move(key), std::move(v));
     return *this;
   }
@@ -168,52 +157,63 @@ bool Value::truthy() const {
   return false;
 }
 
-std::string Value::str() const {
-  switch (kind()) {
-    case Kind::Undefined: return "";
-    case Kind::String: return as_string();
-    default: return repr();
-  }
+std::string Value::str(size_t max_bytes) const {
+  if (is_undefined()) return "";
+  if (is_string()) return as_string();
+  return repr(max_bytes);
 }
 
-std::string Value::repr() const {
+std::string Value::repr(size_t max_bytes) const {
+  std::string out;
+  repr_into(out, max_bytes);
+  return out;
+}
+
+void Value::repr_into(std::string& out, size_t max_bytes) const {
+  if (out.size() > max_bytes) {
+    throw TemplateError("printing a value of more than " + std::to_string(max_bytes) + " bytes");
+  }
   switch (kind()) {
-    case Kind::Undefined: return "";
-    case Kind::None: return "None";
-    case Kind::Bool: return std::get<bool>(storage_) ? "True" : "False";
-    case Kind::Int: return std::to_string(std::get<int64_t>(storage_));
-    case Kind::Float: return text::float_repr(std::get<double>(storage_));
-    case Kind::String: return text::string_repr(as_string());
+    case Kind::Undefined: return;
+    case Kind::None: out += "None"; return;
+    case Kind::Bool: out += std::get<bool>(storage_) ? "True" : "False"; return;
+    case Kind::Int: out += std::to_string(std::get<int64_t>(storage_)); return;
+    case Kind::Float: out += text::float_repr(std::get<double>(storage_)); return;
+    case Kind::String: out += text::string_repr(as_string()); return;
     case Kind::List: {
-      std::string out = tuple_ ? "(" : "[";
+      out += tuple_ ? "(" : "[";
       const auto& list = items();
       for (size_t i = 0; i < list.size(); ++i) {
         if (i) out += ", ";
-        out += list[i].repr();
+        list[i].repr_into(out, max_bytes);
       }
       if (tuple_ && list.size() == 1) out += ",";
-      return out + (tuple_ ? ")" : "]");
+      out += tuple_ ? ")" : "]";
+      return;
     }
-    case Kind::Dict: {
-      std::string out = "{";
+    case Kind::Dict:
+    case Kind::Object: {
+      const Dict& d = is_dict() ? as_dict() : as_object().attributes;
+      if (is_object()) {
+        if (as_object().type_name != "Namespace") {
+          out += "<" + as_object().type_name + ">";
+          return;
+        }
+        out += "<Namespace ";
+      }
+      out += "{";
       bool first = true;
-      for (const auto& [key, value] : as_dict().entries()) {
+      for (const auto& [key, value] : d.entries()) {
         if (!first) out += ", ";
         first = false;
-        out += text::string_repr(key) + ": " + value.repr();
+        out += text::string_repr(key) + ": ";
+        value.repr_into(out, max_bytes);
       }
-      return out + "}";
+      out += is_object() ? "}>" : "}";
+      return;
     }
-    case Kind::Object: {
-      const Object& object = as_object();
-      if (object.type_name != "Namespace") return "<" + object.type_name + ">";
-      Value attributes = dict();
-      for (const auto& [key, value] : object.attributes.entries()) attributes.set(key, value);
-      return "<Namespace " + attributes.repr() + ">";
-    }
-    case Kind::Function: return "<function " + as_function().name + ">";
+    case Kind::Function: out += "<function " + as_function().name + ">"; return;
   }
-  return "";
 }
 
 bool Value::operator==(const Value& other) const {

@@ -14,6 +14,7 @@
 // hold objects (which also rules out reference cycles).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -100,10 +101,13 @@ class Value {
   Value& push_back(Value v);
   Value& set(std::string key, Value v);
 
-  // Python semantics.
+  // Python semantics. str() and repr() throw TemplateError rather than build
+  // more than max_bytes (a list can hold the same big list many times over).
   bool truthy() const;
-  std::string str() const;   // str(): what {{ v }} prints
-  std::string repr() const;  // repr(): how a value prints inside a list or dict
+  std::string str(size_t max_bytes = SIZE_MAX) const;   // str(): what {{ v }} prints
+  std::string repr(size_t max_bytes = SIZE_MAX) const;  // repr(): how a value prints inside a list or dict
+  // Python's ==, for values built in C++; the interpreter compares with
+  // equal() (operators.h), which counts its work.
   bool operator==(const Value& other) const;
   bool operator!=(const Value& other) const { return !(*this == other); }
   const char* type_name() const;  // Python's name of the type, for messages
@@ -115,11 +119,14 @@ class Value {
   using Storage = std::variant<UndefinedName, std::nullptr_t, bool, int64_t, double, std::shared_ptr<const std::string>,
                                std::shared_ptr<std::vector<Value>>, std::shared_ptr<Dict>, std::shared_ptr<Object>,
                                std::shared_ptr<const Function>>;
-  void nest(const Value& child);  // counts child in depth_, throws beyond kMaxNesting
+  void nest(const Value& child);  // counts child in depth_ and holds_object_, throws beyond kMaxNesting
+  void repr_into(std::string& out, size_t max_bytes) const;
+  friend bool holds_object(const Value& v);
 
   Storage storage_;
   bool tuple_ = false;
-  uint16_t depth_ = 0;  // lists and dicts: 1 + the deepest list or dict inside
+  bool holds_object_ = false;  // lists and dicts: an object is inside
+  uint16_t depth_ = 0;         // lists and dicts: 1 + the deepest list or dict inside
 };
 
 // Whether v is or holds (in a list or dict) an object.

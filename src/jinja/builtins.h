@@ -29,7 +29,7 @@ class Arguments {
 Value apply_filter(Interpreter& in, const std::string& name, const Value& subject, const CallArgs& args);
 bool apply_test(Interpreter& in, const std::string& name, const Value& subject, const CallArgs& args);
 // The method `name` of a string, list or dict bound to it, or undefined.
-Value method(Interpreter& in, const Value& receiver, const std::string& name);
+Value method(const Value& receiver, const std::string& name);
 Dict make_globals();
 // Python's "text % values" with %s %r %d %i %f %x and %%, widths and precisions.
 Value printf_format(Interpreter& in, const std::string& format, const Value& values);

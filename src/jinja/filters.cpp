@@ -441,7 +441,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
   if (name == "attr") {
     // Jinja2's attr reads attributes only, never a dict's keys.
     const Arguments a(name, args, {"name"});
-    return subject.is_dict() ? method(in, subject, a.get(0).str()) : in.attribute(subject, a.get(0).str());
+    return subject.is_dict() ? method(subject, a.get(0).str()) : in.attribute(subject, a.get(0).str());
   }
   throw TemplateError("no filter named '" + name + "'");
 }

@@ -332,7 +332,7 @@ Value Interpreter::attribute(const Value& object, const std::string& name) {
     case Value::Kind::Undefined: fail_undefined(object);
     case Value::Kind::Dict: {
       // Python finds the dict's methods before its keys.
-      Value m = method(*this, object, name);
+      Value m = method(object, name);
       if (!m.is_undefined()) return m;
       if (const Value* v = object.as_dict().find(name)) return *v;
       return Value::undefined("'dict object' has no attribute " + quoted(name));
@@ -341,7 +341,7 @@ Value Interpreter::attribute(const Value& object, const std::string& name) {
       if (const Value* v = object.as_object().attributes.find(name)) return *v;
       return Value::undefined("'" + object.as_object().type_name + " object' has no attribute " + quoted(name));
     case Value::Kind::String:
-    case Value::Kind::List: return method(*this, object, name);
+    case Value::Kind::List: return method(object, name);
     default: return Value::undefined(std::string("'") + object.type_name() + " object' has no attribute " + quoted(name));
   }
 }

@@ -254,7 +254,10 @@ class JsonWriter {
         out += '}';
         break;
       }
-      default: throw TemplateError(std::string("Object of type ") + v.type_name() + " is not JSON serializable");
+      default: {
+        const std::string type = v.is_object() ? v.as_object().type_name : v.type_name();
+        throw TemplateError("Object of type " + type + " is not JSON serializable");
+      }
     }
   }
 

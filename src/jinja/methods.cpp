@@ -247,8 +247,7 @@ Arguments::Arguments(const std::string& function, const CallArgs& args, std::ini
 
 Value Arguments::get(size_t i, const Value& fallback) const { return bound_[i] ? *bound_[i] : fallback; }
 
-Value method(Interpreter& in, const Value& receiver, const std::string& name) {
-  (void)in;
+Value method(const Value& receiver, const std::string& name) {
   if (mutates(receiver, name)) {
     const std::string message =
         "access to attribute '" + name + "' of '" + receiver.type_name() + "' object is unsafe.";

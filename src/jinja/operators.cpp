@@ -130,7 +130,7 @@ std::string describe(const Value& v) {
 }
 
 void fail_undefined(const Value& v) {
-  const std::string& what = v.undefined_name();
+  const std::string& what = v.undefined_message();
   throw TemplateError(what.empty() ? "undefined value" : what);
 }
 

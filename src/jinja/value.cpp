@@ -20,9 +20,9 @@ bool int_equals_float(int64_t i, double f) {
 
 }  // namespace
 
-Value Value::undefined(std::string name) {
+Value Value::undefined(std::string message) {
   Value v;
-  v.storage_ = UndefinedName{std::make_shared<const std::string>(std::move(name))};
+  v.storage_ = UndefinedMessage{std::make_shared<const std::string>(std::move(message))};
   return v;
 }
 
@@ -113,11 +113,11 @@ const Function& Value::as_function() const {
   return *std::get<std::shared_ptr<const Function>>(storage_);
 }
 
-const std::string& Value::undefined_name() const {
+const std::string& Value::undefined_message() const {
   static const std::string none;
   if (!is_undefined()) return none;
-  const auto& name = std::get<UndefinedName>(storage_).name;
-  return name ? *name : none;
+  const auto& message = std::get<UndefinedMessage>(storage_).message;
+  return message ? *message : none;
 }
 
 Value& Value::push_back(Value v) {

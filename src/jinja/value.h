@@ -62,8 +62,8 @@ class Value {
   Value(const char* s) : Value(std::string(s)) {}
 
   static Value none() { return Value(nullptr); }
-  // `name` is what an error about using it says is undefined.
-  static Value undefined(std::string name);
+  // `message`: what an error about using it says, e.g. "'x' is undefined".
+  static Value undefined(std::string message);
   static Value list(std::vector<Value> items = {});
   static Value tuple(std::vector<Value> items);
   static Value dict();
@@ -93,7 +93,7 @@ class Value {
   const Dict& as_dict() const;
   Object& as_object() const;
   const Function& as_function() const;
-  const std::string& undefined_name() const;
+  const std::string& undefined_message() const;
 
   // Builders: value semantics (a shared payload is copied first). push_back on
   // a list, set on a dict or an object; both return *this for chaining. Setting
@@ -113,10 +113,10 @@ class Value {
   const char* type_name() const;  // Python's name of the type, for messages
 
  private:
-  struct UndefinedName {
-    std::shared_ptr<const std::string> name;
+  struct UndefinedMessage {
+    std::shared_ptr<const std::string> message;
   };
-  using Storage = std::variant<UndefinedName, std::nullptr_t, bool, int64_t, double, std::shared_ptr<const std::string>,
+  using Storage = std::variant<UndefinedMessage, std::nullptr_t, bool, int64_t, double, std::shared_ptr<const std::string>,
                                std::shared_ptr<std::vector<Value>>, std::shared_ptr<Dict>, std::shared_ptr<Object>,
                                std::shared_ptr<const Function>>;
   void nest(const Value& child);  // counts child in depth_ and holds_object_, throws beyond kMaxNesting

@@ -11,6 +11,20 @@
 
 namespace peak::jinja {
 
+// Frees the children of `root` without recursing: trees as deep as the source
+// is long (a + b + c ..., x|f|g ..., elif chains) must not overflow the stack.
+// take(node, pending) moves a node's children into pending.
+template <typename Node, typename Take>
+void free_children(Node& root, Take take) {
+  std::vector<std::unique_ptr<Node>> pending;
+  take(root, pending);
+  while (!pending.empty()) {
+    std::unique_ptr<Node> next = std::move(pending.back());
+    pending.pop_back();
+    if (next) take(*next, pending);
+  }
+}
+
 struct Expr;
 using ExprPtr = std::unique_ptr<Expr>;
 
@@ -48,22 +62,11 @@ struct Expr {
   Expr() = default;
   Expr(const Expr&) = delete;
   Expr& operator=(const Expr&) = delete;
-  // Left-nested chains (a + b + c ..., x|f|g ...) are as deep as the source is
-  // long: they are freed without recursing.
   ~Expr() {
-    std::vector<ExprPtr> pending;
-    auto take = [&pending](Expr& e) {
-      for (ExprPtr& child : e.children) {
-        if (child) pending.push_back(std::move(child));
-      }
+    free_children(*this, [](Expr& e, std::vector<ExprPtr>& pending) {
+      for (ExprPtr& child : e.children) pending.push_back(std::move(child));
       for (auto& keyword : e.keywords) pending.push_back(std::move(keyword.second));
-    };
-    take(*this);
-    while (!pending.empty()) {
-      ExprPtr next = std::move(pending.back());
-      pending.pop_back();
-      if (next) take(*next);
-    }
+    });
   }
 };
 
@@ -97,6 +100,16 @@ struct Stmt {
   std::string name;
   std::vector<std::string> params;
   std::vector<ExprPtr> defaults;  // Macro, CallBlock: for the last params; With: one per param
+
+  Stmt() = default;
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+  ~Stmt() {
+    free_children(*this, [](Stmt& s, std::vector<StmtPtr>& pending) {
+      for (StmtPtr& child : s.body) pending.push_back(std::move(child));
+      for (StmtPtr& child : s.else_body) pending.push_back(std::move(child));
+    });
+  }
 };
 
 }  // namespace peak::jinja

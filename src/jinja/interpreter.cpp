@@ -91,6 +91,7 @@ std::string Interpreter::strftime_now(const std::string& format) const {
 }
 
 void Interpreter::write(const std::string& text) {
+  step(text.size() / 64);
   out_->append(text);
   if (out_->size() > options_.limits.max_output_bytes) {
     throw TemplateError("the output exceeds " + std::to_string(options_.limits.max_output_bytes) + " bytes");
@@ -127,7 +128,16 @@ Interpreter::Flow Interpreter::run(const Stmt& s, Scope& scope) {
     switch (s.kind) {
       case Stmt::Kind::Text: write(s.text); break;
       case Stmt::Kind::Print: write(eval(*s.expr, scope).str(max_bytes())); break;
-      case Stmt::Kind::If: return run(eval(*s.expr, scope).truthy() ? s.body : s.else_body, scope);
+      case Stmt::Kind::If: {
+        // An If alone in an else body is an elif: walked in a loop, not by recursion.
+        const Stmt* branch = &s;
+        while (!eval(*branch->expr, scope).truthy()) {
+          const Body& otherwise = branch->else_body;
+          if (otherwise.size() != 1 || otherwise[0]->kind != Stmt::Kind::If) return run(otherwise, scope);
+          branch = otherwise[0].get();
+        }
+        return run(branch->body, scope);
+      }
       case Stmt::Kind::For: return run_for(s, scope);
       case Stmt::Kind::Set: assign(*s.target, eval(*s.expr, scope), scope); break;
       case Stmt::Kind::SetBlock: {
@@ -165,6 +175,7 @@ Interpreter::Flow Interpreter::run(const Stmt& s, Scope& scope) {
 
 Interpreter::Flow Interpreter::run_for(const Stmt& s, Scope& scope) {
   const Value iterable = eval(*s.expr, scope);
+  touch(iterable);
   if (iterable.is_string()) reserve(iterable.as_string().size() * sizeof(Value));
   std::vector<Value> items = iterate(iterable);
   if (s.condition) {

@@ -255,12 +255,12 @@ Value subscript(Interpreter& in, const Value& object, const Value& key) {
       if (i >= 0 && i < size) return object.items()[static_cast<size_t>(i)];
     } else {
       const std::string& s = object.as_string();
+      in.touch(object);
       if (text::is_ascii(s)) {
         const auto size = static_cast<int64_t>(s.size());
         if (i < 0) i += size;
         if (i >= 0 && i < size) return Value(s.substr(static_cast<size_t>(i), 1));
       } else {
-        in.step(s.size() / 64);
         const std::vector<char32_t> cps = text::decode(s);
         const auto size = static_cast<int64_t>(cps.size());
         if (i < 0) i += size;

@@ -190,20 +190,22 @@ class Parser {
     fail("unknown or unsupported tag '" + tag + "'");
   }
 
+  // An elif chain becomes Ifs each alone in the else body of the one before,
+  // built in a loop: a chain may be as long as the source.
   StmtPtr if_statement(StmtPtr s) {
-    s->kind = Stmt::Kind::If;
-    s->expr = tuple(true);
-    s->body = block({"elif", "else", "endif"});
-    if (is_name("elif")) {
+    Stmt* branch = s.get();
+    while (true) {
+      branch->kind = Stmt::Kind::If;
+      branch->expr = tuple(true);
+      branch->body = block({"elif", "else", "endif"});
+      if (!is_name("elif")) break;
       auto elif = std::make_unique<Stmt>();
-      elif->line = current().line;
-      advance();
-      s->else_body.push_back(if_statement(std::move(elif)));
-      return s;
+      elif->line = advance().line;
+      Stmt* next = elif.get();
+      branch->else_body.push_back(std::move(elif));
+      branch = next;
     }
-    if (skip_name("else")) {
-      s->else_body = block({"endif"});
-    }
+    if (skip_name("else")) branch->else_body = block({"endif"});
     advance();  // endif
     return s;
   }

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "jinja/template.h"
 
@@ -102,6 +103,28 @@ TEST(JinjaLimits, DeepValuesAreRefused) {
                   "nested deeper than"));
   EXPECT_TRUE(has(refused("{% set ns = namespace() %}{% set ns.self = ns %}"), "cannot hold a namespace"));
   EXPECT_TRUE(has(refused("{% set ns = namespace() %}{% set ns.l = [ns] %}"), "cannot hold a namespace"));
+}
+
+TEST(JinjaLimits, ReadingBigValuesOverAndOverRunsOutOfSteps) {
+  std::vector<Value> numbers(100000, Value(1));
+  const Value context = Value::dict().set("big", std::string(1 << 20, 'x')).set("numbers", Value::list(numbers));
+  EXPECT_TRUE(has(refused("{% macro m() %}{{ big }}{% endmacro %}{% for i in range(100000) %}{% set y = m() %}{% endfor %}",
+                          context),
+                  "steps"));
+  EXPECT_TRUE(has(refused("{% for i in range(100000) %}{% set y = big[0] %}{% endfor %}", context), "steps"));
+  EXPECT_TRUE(has(refused("{% for i in range(100000) %}{% for n in numbers %}{% break %}{% endfor %}{% endfor %}", context),
+                  "steps"));
+  EXPECT_TRUE(has(refused("{% set l = [big] * 1000 %}{% if l == l %}{% endif %}", context), "steps"));
+  EXPECT_TRUE(has(refused("{% for i in range(100000) %}{% set y = big|length %}{% endfor %}", context), "steps"));
+}
+
+TEST(JinjaLimits, LongElifChainsDoNotRecurse) {
+  std::string source = "{% if x == 0 %}0";
+  for (int i = 1; i < 50000; ++i) source += "{% elif x == " + std::to_string(i) + " %}" + std::to_string(i);
+  source += "{% else %}none{% endif %}";
+  const Template t = Template::parse(source);
+  EXPECT_EQ(t.render(Value::dict().set("x", 49999)), "49999");
+  EXPECT_EQ(t.render(Value::dict().set("x", -1)), "none");
 }
 
 TEST(JinjaLimits, DeepJsonIsRefused) {

@@ -179,20 +179,22 @@ Value string_method(Interpreter& in, const std::string& s, const std::string& na
   return Value::undefined("'str object' has no attribute " + quoted(name));
 }
 
-Value dict_method(const Value& d, const std::string& name, const CallArgs& args) {
-  Arguments(name, args, name == "get" ? std::initializer_list<const char*>{"key", "default"} : std::initializer_list<const char*>{});
+Value dict_method(Interpreter& in, const Value& d, const std::string& name, const CallArgs& args) {
   if (name == "get") {
     const Arguments a(name, args, {"key", "default"});
-    const Value* v = a.get(0).is_string() ? d.as_dict().find(a.get(0).as_string()) : nullptr;
+    const Value key = a.get(0);
+    const Value* v = key.is_string() ? d.as_dict().find(key.as_string()) : nullptr;
     return v ? *v : a.get(1, Value::none());
   }
+  Arguments(name, args, {});
+  if (name == "copy") return d;
+  in.touch(d);
   std::vector<Value> out;
   for (const auto& [key, value] : d.as_dict().entries()) {
     if (name == "keys") out.emplace_back(key);
     if (name == "values") out.push_back(value);
     if (name == "items") out.push_back(Value::tuple({Value(key), value}));
   }
-  if (name == "copy") return d;
   return Value::list(std::move(out));
 }
 
@@ -271,7 +273,7 @@ Value method(const Value& receiver, const std::string& name) {
     });
   }
   if (receiver.is_dict() && known(kDict)) {
-    return Value::function(name, [receiver, name](Interpreter&, CallArgs& args) { return dict_method(receiver, name, args); });
+    return Value::function(name, [receiver, name](Interpreter& i, CallArgs& args) { return dict_method(i, receiver, name, args); });
   }
   if (receiver.is_list() && known(kList)) {
     return Value::function(name, [receiver, name](Interpreter& i, CallArgs& args) { return list_method(i, receiver, name, args); });

@@ -28,7 +28,9 @@ std::string read_file(const std::string& path) {
 
 const model::Model& scripted() {
   static const std::unique_ptr<model::Model> m = [] {
-    const std::string path = ::testing::TempDir() + "qwen3_scripted.gguf";
+    // Tests run as parallel processes: each writes its own file.
+    const std::string path = ::testing::TempDir() + "qwen3_scripted_" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".gguf";
     test::write_scripted_qwen3(path);
     return model::Model::load(path);
   }();

@@ -19,6 +19,14 @@ std::string trimmed(const std::string& text) {
   return text.substr(begin, text.find_last_not_of(" \t\n\r") + 1 - begin);
 }
 
+// Whether a generation prompt ends by opening the reasoning block (DeepSeek-R1
+// writes "<think>\n"), so the output starts inside it.
+bool opens_reasoning_block(std::string prompt) {
+  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.pop_back();
+  const std::string open = ReasoningMarkers{}.open;
+  return prompt.size() >= open.size() && prompt.compare(prompt.size() - open.size(), open.size(), open) == 0;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -49,11 +57,10 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     // What every render starts with (BOS text, Llama 3.1's dated system block):
     // the Prefix holds it once and the turns' texts leave it out. Some
     // templates cannot render no messages at all (they read messages[0]).
-    bos_text_ = bos_text_added_by_tokenizer(model);
     try {
       render_base_ = chat_.format({}, false, format_options());
     } catch (const std::exception&) {
-      render_base_ = bos_text_;
+      render_base_.clear();
     }
     // A template without a system role (Gemma) renders nothing for a system
     // message alone: system texts (the prompt, the summary) then become user
@@ -65,9 +72,8 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     system_text = settings_.system_prompt.empty()
                       ? render_base_
                       : chat_.format({{system_role_, settings_.system_prompt}}, false, format_options());
-    if (!bos_text_.empty() && system_text.compare(0, bos_text_.size(), bos_text_) == 0) {
-      system_text.erase(0, bos_text_.size());  // the tokenizer adds BOS itself
-    }
+    system_text = without_added_bos(model, system_text);
+    generation_opens_reasoning_ = opens_reasoning_block(format_turn({{"user", ""}}, true));
   }
   prefix_ = tok.encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);
   const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
@@ -104,11 +110,12 @@ FormatOptions ChatSession::format_options() const {
 
 std::string ChatSession::format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
   const std::string text = chat_.format(turn, add_generation_prompt, format_options());
-  // Leave out what every render starts with (it is in the Prefix).
-  for (const std::string* start : {&render_base_, &bos_text_}) {
-    if (text.compare(0, start->size(), *start) == 0) return text.substr(start->size());
+  // Leave out what every render starts with (it is in the Prefix), or at least
+  // the BOS text the tokenizer adds.
+  if (!render_base_.empty() && text.compare(0, render_base_.size(), render_base_) == 0) {
+    return text.substr(render_base_.size());
   }
-  return text;
+  return without_added_bos(model_, text);
 }
 
 std::vector<int32_t> ChatSession::encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
@@ -183,14 +190,6 @@ std::vector<int32_t> ChatSession::history_tokens(const std::string& user_text, c
     return tokens;
   }
   return encode_turn(turn, false);
-}
-
-bool ChatSession::generation_opens_reasoning() const {
-  if (raw_) return false;
-  std::string prompt = format_turn({{"user", ""}}, true);
-  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.pop_back();
-  const std::string open = ReasoningMarkers{}.open;
-  return prompt.size() >= open.size() && prompt.compare(prompt.size() - open.size(), open.size(), open) == 0;
 }
 
 std::vector<int32_t> ChatSession::summary_segment(const std::string& summary) const {
@@ -357,7 +356,7 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
                                         : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));
-  ReasoningSplitter splitter({}, generation_opens_reasoning());
+  ReasoningSplitter splitter({}, generation_opens_reasoning_);
   const KindedTextFn route = [&](TextKind kind, const std::string& text) {
     if (kind == TextKind::Reasoning) return !on_reasoning || on_reasoning(text);
     return !options.on_text || options.on_text(text);

@@ -150,14 +150,14 @@ class ChatSession {
   friend struct SessionFile;
 
   FormatOptions format_options() const;
-  // A render of `turn` less what every render starts with (render_base_).
+  // A render of `turn` less what every render starts with (render_base_, else
+  // the BOS text the tokenizer adds).
   std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
   // Its tokens, control tokens parsed in the template's text only.
   std::vector<int32_t> encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
   std::vector<int32_t> user_segment(const std::string& text) const;
   // A finished turn as later prompts show it.
   std::vector<int32_t> history_tokens(const std::string& user_text, const std::string& answer) const;
-  bool generation_opens_reasoning() const;
   void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
                    const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);
   std::vector<int32_t> summary_segment(const std::string& summary) const;
@@ -174,8 +174,8 @@ class ChatSession {
   ChatTemplate chat_;
   bool raw_;
   std::string render_base_;  // what the template writes for no messages (BOS text, a dated system block)
-  std::string bos_text_;     // the BOS token's text when the tokenizer adds BOS itself
   std::string system_role_;  // "system", or "user" when the template has no system role
+  bool generation_opens_reasoning_ = false;  // the output starts inside the reasoning block
   std::unique_ptr<runtime::Context> ctx_;
   sampling::SamplerChain sampler_;
   std::unique_ptr<Summarizer> summarizer_;  // ssskv only

@@ -13,10 +13,11 @@ DetectedChatTemplate chat_template_for(const model::Model& model, std::string_vi
   return chosen;
 }
 
-std::string bos_text_added_by_tokenizer(const model::Model& model) {
+std::string without_added_bos(const model::Model& model, const std::string& text) {
   const tokenizer::Tokenizer& tok = model.tokenizer();
-  if (!tok.add_bos() || tok.bos() < 0) return std::string();
-  return tok.token_to_piece(tok.bos(), /*render_special=*/true);
+  if (!tok.add_bos() || tok.bos() < 0) return text;
+  const std::string bos = tok.token_to_piece(tok.bos(), /*render_special=*/true);
+  return !bos.empty() && text.compare(0, bos.size(), bos) == 0 ? text.substr(bos.size()) : text;
 }
 
 }  // namespace peak::chat

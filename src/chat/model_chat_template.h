@@ -13,8 +13,8 @@ namespace peak::chat {
 // Throws std::invalid_argument for an unknown override name.
 DetectedChatTemplate chat_template_for(const model::Model& model, std::string_view override_name);
 
-// The text of the model's BOS token when its tokenizer adds BOS by itself, so
-// the BOS text a template writes must be left out of what is tokenized; else "".
-std::string bos_text_added_by_tokenizer(const model::Model& model);
+// `text` less the BOS text a template writes at its start when the model's
+// tokenizer adds BOS itself (so it is not tokenized twice).
+std::string without_added_bos(const model::Model& model, const std::string& text);
 
 }  // namespace peak::chat

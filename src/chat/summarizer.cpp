@@ -69,9 +69,7 @@ std::vector<int32_t> Summarizer::build_prompt(const std::string& content, int64_
     const std::string full = chat_.format({{"system", kInstruction}, {"user", marker}}, true, options);
     const size_t at = full.find(marker);
     if (at == std::string::npos) throw std::runtime_error("the chat template drops the summary request");
-    head = full.substr(0, at);
-    const std::string bos = bos_text_added_by_tokenizer(model_);
-    if (!bos.empty() && head.compare(0, bos.size(), bos) == 0) head.erase(0, bos.size());
+    head = without_added_bos(model_, full.substr(0, at));
     tail = full.substr(at + marker.size());
   }
   std::vector<int32_t> prompt = tok.encode(head, /*add_special=*/true, /*parse_special=*/!settings_.raw);

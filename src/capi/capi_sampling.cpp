@@ -160,16 +160,12 @@ peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_te
     std::vector<peak::chat::ChatMessage> list;
     list.reserve(n_messages);
     for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
-    const auto special_text = [model](const char* given, bool bos) {
-      if (given) return std::string(given);
-      if (!model) return std::string();
-      const peak::tokenizer::Tokenizer& tok = model->model->tokenizer();
-      const int32_t id = bos ? tok.bos() : tok.eos();
-      return id >= 0 ? tok.token_to_piece(id, /*render_special=*/true) : std::string();
-    };
+    const peak::chat::SpecialTexts model_texts =
+        model ? peak::chat::special_texts(*model->model) : peak::chat::SpecialTexts{};
     const peak::chat::ChatTemplate chat =
-        p.template_source ? peak::chat::ChatTemplate::from_jinja(p.template_source, special_text(p.bos_token, true),
-                                                                  special_text(p.eos_token, false))
+        p.template_source ? peak::chat::ChatTemplate::from_jinja(p.template_source,
+                                                                  p.bos_token ? p.bos_token : model_texts.bos,
+                                                                  p.eos_token ? p.eos_token : model_texts.eos)
         : model ? peak::chat::chat_template_for(*model->model, p.template_name ? p.template_name : "").chat_template
                 : peak::chat::ChatTemplate::from_name(p.template_name);
     peak::chat::FormatOptions options;

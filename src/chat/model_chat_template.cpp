@@ -3,14 +3,19 @@
 namespace peak::chat {
 
 DetectedChatTemplate chat_template_for(const model::Model& model, std::string_view override_name) {
-  const tokenizer::Tokenizer& tok = model.tokenizer();
-  const auto text_of = [&tok](int32_t id) { return id >= 0 ? tok.token_to_piece(id, /*render_special=*/true) : std::string(); };
-  DetectedChatTemplate chosen = choose_chat_template(override_name, model.chat_template(), text_of(tok.bos()), text_of(tok.eos()));
+  const SpecialTexts texts = special_texts(model);
+  DetectedChatTemplate chosen = choose_chat_template(override_name, model.chat_template(), texts.bos, texts.eos);
   // Zephyr closes every turn with the model's end-of-sequence text.
-  if (chosen.chat_template.family() == ChatTemplateFamily::Zephyr && tok.eos() >= 0) {
-    chosen.chat_template = ChatTemplate::zephyr(tok.token_to_piece(tok.eos(), /*render_special=*/true));
+  if (chosen.chat_template.family() == ChatTemplateFamily::Zephyr && model.tokenizer().eos() >= 0) {
+    chosen.chat_template = ChatTemplate::zephyr(texts.eos);
   }
   return chosen;
+}
+
+SpecialTexts special_texts(const model::Model& model) {
+  const tokenizer::Tokenizer& tok = model.tokenizer();
+  const auto text_of = [&tok](int32_t id) { return id >= 0 ? tok.token_to_piece(id, /*render_special=*/true) : std::string(); };
+  return {text_of(tok.bos()), text_of(tok.eos())};
 }
 
 std::string without_added_bos(const model::Model& model, const std::string& text) {

@@ -36,6 +36,17 @@ void on_sigint(int) {
 
 struct SessionDeleter { void operator()(peak_session* s) const { peak_session_free(s); } };
 
+// The text a C API call writes as (buf, capacity, *length): its length first,
+// then the text into a buffer with room for its NUL.
+template <typename Call>
+std::string fetch_text(Call call) {
+  size_t n = 0;
+  call(nullptr, 0, &n);
+  std::vector<char> text(n + 1);
+  check_status(call(text.data(), text.size(), &n));
+  return std::string(text.data(), n);
+}
+
 struct ChatOptions {
   GenerationOptions gen;
   peak_session_params session = peak_session_default_params();
@@ -197,11 +208,10 @@ class Chat {
   }
 
   void print_summary() const {
-    size_t n = 0;
-    peak_session_get_summary(session_.get(), nullptr, 0, &n);
-    std::vector<char> text(n + 1);  // and its NUL
-    check_status(peak_session_get_summary(session_.get(), text.data(), text.size(), &n));
-    std::printf("%s\n", n == 0 ? "(no summary yet)" : text.data());
+    const std::string text = fetch_text([this](char* buf, size_t capacity, size_t* n) {
+      return peak_session_get_summary(session_.get(), buf, capacity, n);
+    });
+    std::printf("%s\n", text.empty() ? "(no summary yet)" : text.c_str());
   }
 
  private:
@@ -229,12 +239,11 @@ class Chat {
   }
 
   void dump_prompt(const std::string& text) const {
-    size_t n = 0;
-    peak_session_preview_prompt(session_.get(), text.data(), text.size(), nullptr, 0, &n);
-    std::vector<char> prompt(n + 1);  // and its NUL
-    check_status(peak_session_preview_prompt(session_.get(), text.data(), text.size(), prompt.data(), prompt.size(), &n));
+    const std::string prompt = fetch_text([&](char* buf, size_t capacity, size_t* n) {
+      return peak_session_preview_prompt(session_.get(), text.data(), text.size(), buf, capacity, n);
+    });
     std::fprintf(stderr, "[prompt]\n");
-    std::fwrite(prompt.data(), 1, n, stderr);
+    std::fwrite(prompt.data(), 1, prompt.size(), stderr);
     std::fprintf(stderr, "\n[/prompt]\n");
   }
 

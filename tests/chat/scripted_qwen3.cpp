@@ -1,27 +1,18 @@
 #include "scripted_qwen3.h"
 
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
+#include "template_fixtures.h"
 #include "tokenizer/tokenizer.h"
 
 namespace peak::test {
 namespace {
 
 const std::string kFixtures = std::string(PEAK_SHARED_DIR) + "/fixtures/";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // One token's id in the Qwen3 vocabulary (control tokens parsed).
 int32_t id_of(const tokenizer::Tokenizer& tok, const std::string& text) {
@@ -38,7 +29,7 @@ void write_scripted_qwen3(const std::string& path) {
   for (size_t i = 0; i < vocab->n_kv(); ++i) {
     if (vocab->key(i).rfind("tokenizer.", 0) == 0) w.copy_value(vocab->value(i));
   }
-  w.set_string("tokenizer.chat_template", read_file(kFixtures + "templates/Qwen-Qwen3-0.6B.jinja"));
+  w.set_string("tokenizer.chat_template", fixture_template("Qwen-Qwen3-0.6B"));
   w.set_string("general.architecture", "llama");
   const auto tok = tokenizer::Tokenizer::from_gguf(*vocab);
   const std::vector<std::pair<std::string, std::string>> script = {

@@ -4,28 +4,15 @@
 // one the template refuses throws the template's own message.
 #include <gtest/gtest.h>
 
-#include <ctime>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "chat/chat_template.h"
 #include "jinja/error.h"
-#include "jinja/json.h"
+#include "template_fixtures.h"
 
 namespace peak::chat {
 namespace {
-
-const std::string kTemplates = std::string(PEAK_SHARED_DIR) + "/fixtures/templates/";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in) << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 const jinja::Value& field(const jinja::Value& dict, const char* key) {
   const jinja::Value* v = dict.as_dict().find(key);
@@ -33,32 +20,12 @@ const jinja::Value& field(const jinja::Value& dict, const char* key) {
   return *v;
 }
 
-// strftime_now as the fixture fixed it: 22 Nov 2026.
-std::string fixed_strftime(const std::string& format) {
-  std::tm day{};
-  day.tm_year = 2026 - 1900;
-  day.tm_mon = 10;
-  day.tm_mday = 22;
-  std::mktime(&day);  // fills in the weekday
-  char text[128];
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-  const size_t n = std::strftime(text, sizeof text, format.c_str(), &day);
-#pragma GCC diagnostic pop
-  return std::string(text, n);
-}
-
 TEST(ChatTemplateJinja, RendersEveryFixtureAsJinja2Does) {
-  const jinja::Value cases = jinja::parse_json(read_file(kTemplates + "cases.json"));
-  const jinja::Value expected = jinja::parse_json(read_file(kTemplates + "expected.json"));
   int renders = 0, refusals = 0;
-  for (const jinja::Value& result : field(expected, "results").items()) {
+  for (const jinja::Value& result : test::fixture_renders().items()) {
     const std::string name = field(result, "template").as_string();
     const std::string case_name = field(result, "case").as_string();
-    const jinja::Value* conversation = nullptr;
-    for (const jinja::Value& c : cases.items()) {
-      if (field(c, "name").as_string() == case_name) conversation = &c;
-    }
+    const jinja::Value* conversation = test::fixture_case(case_name);
     ASSERT_NE(conversation, nullptr) << case_name;
     std::vector<ChatMessage> messages;
     for (const jinja::Value& m : field(*conversation, "messages").items()) {
@@ -69,8 +36,8 @@ TEST(ChatTemplateJinja, RendersEveryFixtureAsJinja2Does) {
     if (const jinja::Value* thinking = conversation->as_dict().find("enable_thinking")) {
       options.enable_thinking = thinking->as_bool();
     }
-    options.strftime_now = fixed_strftime;
-    const ChatTemplate chat = ChatTemplate::from_jinja(read_file(kTemplates + name + ".jinja"),
+    options.strftime_now = test::fixture_clock;
+    const ChatTemplate chat = ChatTemplate::from_jinja(test::fixture_template(name),
                                                        field(result, "bos_token").as_string(),
                                                        field(result, "eos_token").as_string());
     const bool generation_prompt = field(*conversation, "add_generation_prompt").as_bool();
@@ -95,7 +62,7 @@ TEST(ChatTemplateJinja, RendersEveryFixtureAsJinja2Does) {
 
 TEST(ChatTemplateJinja, FoldsTheSystemTextIntoTheFirstUserTurnWhenAsked) {
   const ChatTemplate gemma =
-      ChatTemplate::from_jinja(read_file(kTemplates + "google-gemma-2-2b-it.jinja"), "<bos>", "<eos>");
+      ChatTemplate::from_jinja(test::fixture_template("google-gemma-2-2b-it"), "<bos>", "<eos>");
   const std::vector<ChatMessage> messages = {{"system", "Be brief."}, {"user", "Hello!"}};
   EXPECT_THROW(gemma.format(messages, true), jinja::TemplateRaised);
   FormatOptions fold;
@@ -106,7 +73,7 @@ TEST(ChatTemplateJinja, FoldsTheSystemTextIntoTheFirstUserTurnWhenAsked) {
 }
 
 TEST(ChatTemplateJinja, ChoosesTheModelsOwnTemplateAndSaysWhere) {
-  const std::string qwen3 = read_file(kTemplates + "Qwen-Qwen3-0.6B.jinja");
+  const std::string qwen3 = test::fixture_template("Qwen-Qwen3-0.6B");
   const DetectedChatTemplate own = choose_chat_template("", qwen3, "", "<|im_end|>");
   EXPECT_EQ(own.source, TemplateSource::Embedded);
   EXPECT_EQ(own.chat_template.name(), "jinja");

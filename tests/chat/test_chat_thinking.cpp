@@ -3,28 +3,17 @@
 // (expected.json, case thinking-off-history).
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "chat/chat_session.h"
-#include "jinja/json.h"
 #include "model/model.h"
 #include "scripted_qwen3.h"
+#include "template_fixtures.h"
 
 namespace peak::chat {
 namespace {
-
-const std::string kFixtures = std::string(PEAK_SHARED_DIR) + "/fixtures/";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 const model::Model& scripted() {
   static const std::unique_ptr<model::Model> m = [] {
@@ -38,17 +27,7 @@ const model::Model& scripted() {
 }
 
 // Jinja2's render of a fixture case for Qwen3.
-std::string jinja2_render(const std::string& case_name) {
-  const jinja::Value expected = jinja::parse_json(read_file(kFixtures + "templates/expected.json"));
-  for (const jinja::Value& r : expected.as_dict().find("results")->items()) {
-    if (r.as_dict().find("template")->as_string() == "Qwen-Qwen3-0.6B" &&
-        r.as_dict().find("case")->as_string() == case_name) {
-      return r.as_dict().find("output")->as_string();
-    }
-  }
-  ADD_FAILURE() << "no render of " << case_name;
-  return {};
-}
+std::string jinja2_render(const std::string& case_name) { return test::fixture_render("Qwen-Qwen3-0.6B", case_name); }
 
 SessionSettings settings(bool thinking) {
   SessionSettings s;

@@ -5,14 +5,11 @@
 #include <cstring>
 #include <stdexcept>
 
-#if defined(_WIN32)
-// TODO(windows): MapViewOfFile path; until then Windows uses the read fallback.
-#else
+#include "io/have_mmap.h"
+
+#if PEAK_HAVE_MMAP
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
-#define PEAK_HAVE_MMAP 1
 #endif
 
 namespace peak::io {

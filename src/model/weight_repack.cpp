@@ -37,7 +37,7 @@ struct WeightRepacker::Job {
 
   const WeightRepacker& repacker;
   std::vector<Piece> pieces;
-  std::unique_ptr<std::atomic<int64_t>[]> rows_left;  // per slot: the last piece done releases its pages
+  std::unique_ptr<std::atomic<int64_t>[]> rows_left;  // per slot: the last piece done drops its pages
   std::atomic<size_t> next_piece{0};
   std::atomic<uint64_t> bytes_done{0};
   std::atomic<bool> stop{false};
@@ -88,10 +88,15 @@ bool WeightRepacker::run(int n_threads, const std::function<bool(uint64_t)>& pro
   // Other threads may have done the last pieces: progress ends with the total.
   if (job.cancelled || (job.reported != job.bytes_done.load() && !progress(job.bytes_done.load()))) return false;
   for (const Slot& s : slots_) {
+    file_.mapping()->release(file_offset(*s.tensor), s.tensor->byte_size());
     s.tensor->data = memory_->data() + s.offset;
     s.tensor->repacked = true;
   }
   return true;
+}
+
+size_t WeightRepacker::file_offset(const core::Tensor& t) const {
+  return static_cast<size_t>(static_cast<const uint8_t*>(t.data) - file_.mapping()->data());
 }
 
 void WeightRepacker::work(void* job_ptr, int thread_index, int) {
@@ -111,8 +116,7 @@ void WeightRepacker::work(void* job_ptr, int thread_index, int) {
                                t.ne[0], rows);
     // acq_rel: the last piece of a tensor sees every other piece's reads done.
     if (job.rows_left[piece.slot].fetch_sub(rows, std::memory_order_acq_rel) == rows) {
-      const io::MappedFile& mapping = *self.file_.mapping();
-      mapping.release(static_cast<size_t>(static_cast<const uint8_t*>(t.data) - mapping.data()), t.byte_size());
+      self.file_.mapping()->drop(self.file_offset(t), t.byte_size());
     }
     const uint64_t done = job.bytes_done.fetch_add(bytes, std::memory_order_relaxed) + bytes;
     if (thread_index != 0) continue;

@@ -7,10 +7,12 @@
 // Several threads repack at once, taking pieces of whole row groups
 // (kRepackRows rows, about 2 MiB) in file order; each maps its piece's pages in
 // before writing them. The repacked bytes live in memory the model owns
-// (io::PageMemory); the file pages of a matrix are released once its last piece
-// is done, so a mapped model's resident size stays about the file size. A file
-// read into memory or locked in RAM keeps the stored layout (repacking it would
-// hold both copies).
+// (io::PageMemory). The file pages of a matrix are dropped from the process
+// once its last piece is done, so a mapped model's resident size stays about
+// the file size, and made unreadable once the threads are done (doing that
+// earlier stalled their page faults: io::MappedFile::release). A file read into
+// memory or locked in RAM keeps the stored layout (repacking it would hold both
+// copies).
 #pragma once
 
 #include <cstddef>
@@ -37,12 +39,11 @@ class WeightRepacker {
 
   // Repacks the chosen tensors on up to n_threads threads, the calling thread
   // among them (none outlives the call), points their descriptors at the
-  // repacked bytes and releases the file's pages. After each of its pieces, and
+  // repacked bytes and releases their file pages. After each of its pieces, and
   // at the end, the calling thread calls progress(bytes repacked so far). When
   // that returns false, the threads stop after their current pieces and run
-  // returns false, the descriptors unchanged and the released pages unreadable:
-  // the weights must not be used. An exception from progress is rethrown the
-  // same way.
+  // returns false with the descriptors unchanged (reading the file as stored).
+  // An exception from progress is rethrown the same way.
   bool run(int n_threads, const std::function<bool(uint64_t)>& progress);
 
   // The repacked bytes; the model keeps them as long as its descriptors.
@@ -56,6 +57,8 @@ class WeightRepacker {
   struct Piece;
   struct Job;
   static void work(void* job, int thread_index, int n_threads);
+  // Where a chosen tensor's data starts in the mapped file.
+  size_t file_offset(const core::Tensor& t) const;
 
   const gguf::GgufFile& file_;
   std::vector<Slot> slots_;  // in file order

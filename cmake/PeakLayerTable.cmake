@@ -3,7 +3,7 @@
 #
 #   kernels   block formats, scalar and SIMD kernels, run-time dispatch
 #   core      tensors, graph, allocator, thread pool, ops
-#   io        file mapping
+#   io        file mapping, memory in whole pages
 #   jinja     the Jinja interpreter that renders chat templates (standard library only)
 #   gguf      GGUF reader and writer
 #   tokenizer vocabularies, tokenizers, UTF-8

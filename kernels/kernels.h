@@ -59,6 +59,8 @@ using SoftcapFn = void (*)(const float* x, float* out, int64_t n, float cap);
 // Rewrites `n_rows` rows (a multiple of kRepackRows) of `n` elements, stored
 // contiguously at src, into a path's own layout at dst: the same bytes in total,
 // so row r (a multiple of kRepackRows) still starts at r times the row size.
+// Each group of kRepackRows rows is written from its own rows alone, so the
+// groups of one matrix may be repacked separately (threads split it there).
 using RepackFn = void (*)(const void* src, void* dst, int64_t n, int64_t n_rows);
 constexpr int64_t kRepackRows = 16;
 

@@ -5,6 +5,7 @@
 // u32 n_vocab, i32 token ids [n_tokens], then f32 logits [n_tokens][n_vocab]
 // (row i: the logits after reading tokens 0..i).
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -115,7 +116,9 @@ int run_run(int argc, char** argv) {
     o.gen.context.logits_all = 1;
   }
   const std::string path = o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
+  const auto load_start = std::chrono::steady_clock::now();
   LoadedModel m = load_model(path, o.gen);
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
@@ -136,8 +139,8 @@ int run_run(int argc, char** argv) {
   check_status(peak_generate(m.context.get(), m.sampler.get(), prompt.data(), prompt.size(), &gp, &r));
   std::printf("\n");
   const double n_prompt = static_cast<double>(r.n_prompt_tokens), n_generated = static_cast<double>(r.n_generated_tokens);
-  std::fprintf(stderr, "prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s\n",
-               r.n_prompt_tokens, r.prompt_seconds > 0 ? n_prompt / r.prompt_seconds : 0.0, r.n_generated_tokens,
+  std::fprintf(stderr, "load: %.3f s | prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s\n",
+               load_seconds, r.n_prompt_tokens, r.prompt_seconds > 0 ? n_prompt / r.prompt_seconds : 0.0, r.n_generated_tokens,
                r.generate_seconds > 0 ? n_generated / r.generate_seconds : 0.0);
   return 0;
 }

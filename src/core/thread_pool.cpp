@@ -34,16 +34,28 @@ inline void spin_until(Condition done) {
 
 }  // namespace
 
+int hardware_threads() {
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
 ThreadPool::ThreadPool(int max_threads, std::chrono::microseconds spin_before_sleep)
     : spin_before_sleep_(spin_before_sleep) {
   if (max_threads < 1 || max_threads >= (1 << kThreadCountBits)) {
     throw std::invalid_argument("ThreadPool: max_threads must be in [1, 255]");
   }
   workers_.reserve(static_cast<size_t>(max_threads - 1));
-  for (int i = 1; i < max_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  try {
+    for (int i = 1; i < max_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  } catch (...) {  // the system refused a thread: the ones started must not outlive the pool
+    stop_workers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(sleep_mutex_);
     job_.store(((job_.load() >> kThreadCountBits) + 1) << kThreadCountBits);

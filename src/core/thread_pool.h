@@ -16,6 +16,9 @@
 
 namespace peak::core {
 
+// The hardware's thread count, at least 1: what a thread count of 0 stands for.
+int hardware_threads();
+
 class ThreadPool {
  public:
   // thread_index is 0 for the calling thread, 1.. for the workers.
@@ -41,6 +44,8 @@ class ThreadPool {
 
  private:
   void worker_loop(int thread_index);
+  // Tells the workers to exit and joins them.
+  void stop_workers();
   // Waits until job_ differs from `seen` and returns the new value.
   uint32_t wait_for_job(uint32_t seen);
 

@@ -40,8 +40,14 @@ class MappedFile {
   void prefetch(size_t offset, size_t length) const;
   // Declares that [offset, offset+length) will not be read again: a mapped,
   // unlocked file drops the whole pages inside it from the process and makes
-  // them unreadable (a read would fault). No-op otherwise.
+  // them unreadable (a read would fault). No-op otherwise. Making pages
+  // unreadable stalls the page faults of the process's other threads.
   void release(size_t offset, size_t length) const;
+  // Drops the whole pages inside [offset, offset+length) from the process like
+  // release, without stalling other threads, but leaves them readable: a read
+  // maps them in again (also a read beside them, of the same page-cache folio).
+  // No-op for a read buffer or a locked file.
+  void drop(size_t offset, size_t length) const;
 
  private:
   MappedFile() = default;
@@ -50,6 +56,14 @@ class MappedFile {
   bool mapped_ = false;
   bool locked_ = false;
   std::unique_ptr<uint8_t[]> buffer_;  // owns the bytes when not mapped
+
+  // The whole pages inside [offset, offset+length) that release and drop may
+  // drop; empty (first == last) when there are none or the view keeps its pages.
+  struct PageRange {
+    uint8_t* first = nullptr;
+    uint8_t* last = nullptr;
+  };
+  PageRange droppable_pages(size_t offset, size_t length) const;
 };
 
 }  // namespace peak::io

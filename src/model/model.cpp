@@ -1,11 +1,18 @@
 #include "model/model.h"
 
+#include <algorithm>
+#include <stdexcept>
+
+#include "core/thread_pool.h"
 #include "model/model_error.h"
 #include "model/weight_repack.h"
 
 namespace peak::model {
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
+  if (options.n_threads < 0 || options.n_threads > kMaxLoadThreads) {
+    throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxLoadThreads));
+  }
   io::MapOptions map;
   map.use_mmap = options.use_mmap;
   map.lock = options.use_mlock;
@@ -19,28 +26,39 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
                              " tokens but the embedding matrix has " + std::to_string(m->hparams_.n_vocab) + " rows");
   }
 
-  // Page the weights in ahead of the first token (repacking those the kernels
-  // read faster in their own layout), reporting progress per tensor.
+  // Page the weights in ahead of the first token: those read as stored by a
+  // hint per tensor, then those the kernels read faster in their own layout by
+  // repacking them on several threads. Progress counts the bytes done.
   const gguf::GgufFile& f = *m->file_;
   std::unique_ptr<WeightRepacker> repacker;
   if (options.repack_weights) repacker = std::make_unique<WeightRepacker>(m->weights_, f);
   uint64_t total = 0;
   for (size_t i = 0; i < f.n_tensors(); ++i) total += f.tensor(i).n_bytes;
+  const auto fraction = [total](uint64_t done) {
+    return total ? static_cast<float>(done) / static_cast<float>(total) : 1.0f;
+  };
   uint64_t done = 0;
   if (options.progress && !options.progress(0.0f)) throw LoadCancelled();
   for (size_t i = 0; i < f.n_tensors(); ++i) {
     const gguf::TensorInfo& t = f.tensor(i);
     m->n_params_ += static_cast<uint64_t>(t.n_elements());
-    if (!(repacker && repacker->repack(t, f)) && f.mapping()) {
+    if (repacker && repacker->chosen(t)) continue;
+    if (f.mapping()) {
       f.mapping()->prefetch(static_cast<size_t>(f.data_offset() + t.offset), static_cast<size_t>(t.n_bytes));
     }
     done += t.n_bytes;
-    if (options.progress && !options.progress(total ? static_cast<float>(done) / static_cast<float>(total) : 1.0f)) {
-      throw LoadCancelled();
-    }
+    if (options.progress && !options.progress(fraction(done))) throw LoadCancelled();
+  }
+  if (repacker) {
+    const int n_threads =
+        options.n_threads > 0 ? options.n_threads : std::min(core::hardware_threads(), kMaxLoadThreads);
+    const bool finished = repacker->run(n_threads, [&](uint64_t repacked) {
+      return !options.progress || options.progress(fraction(done + repacked));
+    });
+    if (!finished) throw LoadCancelled();
+    m->repacked_ = repacker->take_memory();
   }
   m->weight_bytes_ = total;
-  if (repacker) m->repacked_ = repacker->take_memory();
   return m;
 }
 

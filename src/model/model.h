@@ -10,12 +10,14 @@
 #include <string>
 
 #include "gguf/gguf_reader.h"
+#include "io/page_memory.h"
 #include "model/hparams.h"
-#include "model/weight_repack.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
 namespace peak::model {
+
+constexpr int kMaxLoadThreads = 64;
 
 struct LoadOptions {
   bool use_mmap = true;
@@ -23,6 +25,8 @@ struct LoadOptions {
   // Store matrices in the kernels' faster layout where there is one (see
   // model/weight_repack.h); results do not change.
   bool repack_weights = true;
+  // Threads that repack (0: one per hardware thread, at most kMaxLoadThreads).
+  int n_threads = 0;
   // Called with the fraction of weights prepared (0..1); returning false cancels
   // the load, which then throws LoadCancelled.
   std::function<bool(float)> progress;
@@ -35,7 +39,8 @@ class LoadCancelled : public std::runtime_error {
 
 class Model {
  public:
-  // Throws io::IoError, gguf::GgufError or std::runtime_error naming the problem.
+  // Throws io::IoError, gguf::GgufError or std::runtime_error naming the problem
+  // (std::invalid_argument for options out of range).
   static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
 
   const gguf::GgufFile& file() const { return *file_; }
@@ -55,7 +60,7 @@ class Model {
   HParams hparams_;
   ModelWeights weights_;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
-  std::unique_ptr<uint8_t, WeightRepacker::Free> repacked_;  // repacked weights, when any
+  std::unique_ptr<io::PageMemory> repacked_;  // repacked weights, when any
   uint64_t n_params_ = 0;
   uint64_t weight_bytes_ = 0;
 };

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "gguf/gguf_writer.h"
 #include "kernels/kernels.h"
 #include "model/hparams.h"
@@ -23,12 +24,6 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
-
-int resolve_threads(int n) {
-  if (n > 0) return n;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(hw);
-}
 
 // Converts rows [begin, end) of `src` into `dst_type` rows at `dst`.
 void convert_rows(const gguf::TensorInfo& src, GgmlType dst_type, uint8_t* dst, int64_t begin, int64_t end) {
@@ -99,7 +94,7 @@ void quantize_model(const std::string& input_path, const std::string& output_pat
     w.add_tensor(t.name, target, t.n_dims, t.ne, target == t.type ? t.data : nullptr);
   }
 
-  const int n_threads = resolve_threads(options.n_threads);
+  const int n_threads = options.n_threads > 0 ? options.n_threads : core::hardware_threads();
   size_t done = 0;
   const size_t total = static_cast<size_t>(std::count_if(out_types.begin(), out_types.end(), [&, i = size_t{0}](GgmlType t) mutable {
     return t != input->tensor(i++).type;

@@ -4,7 +4,6 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "model/decoder.h"
 
@@ -27,9 +26,7 @@ int resolve_threads(int requested) {
   if (requested < 0 || requested > kMaxThreads) {
     throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
   }
-  if (requested > 0) return requested;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
+  return requested > 0 ? requested : std::min(core::hardware_threads(), kMaxThreads);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The file view under every GGUF read: mapped and read-into-memory views hold the
-// file's bytes, errors name the path and the cause, and releasing a range drops
-// only the whole pages inside it.
+// file's bytes, errors name the path and the cause, releasing a range drops
+// only the whole pages inside it, and dropping leaves them readable.
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -90,6 +90,30 @@ TEST(MappedFile, ReleaseDropsOnlyTheWholePagesInsideTheRange) {
     }
   }
 }
+
+#if defined(__linux__)
+size_t resident_pages() {
+  std::ifstream statm("/proc/self/statm");
+  size_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident;
+}
+
+// Dropping leaves the pages readable with their bytes (a released page would
+// fault on the read) after taking them out of the process's resident set.
+TEST(MappedFile, DropTakesThePagesOutButLeavesThemReadable) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const std::vector<uint8_t> bytes = pattern(256 * page);
+  const auto view = MappedFile::open(write_temp("drop", bytes));
+  ASSERT_TRUE(view->is_mapped());
+  uint64_t sum = 0;
+  for (size_t i = 0; i < bytes.size(); i += page) sum += view->data()[i];  // maps every page in
+  const size_t before = resident_pages();
+  view->drop(page / 2, 255 * page);  // pages 1 to 254
+  EXPECT_GE(before - resident_pages(), 200u) << "of 254 pages dropped (checksum " << sum << ")";
+  EXPECT_EQ(std::vector<uint8_t>(view->data(), view->data() + view->size()), bytes);
+}
+#endif
 
 }  // namespace
 }  // namespace peak::io

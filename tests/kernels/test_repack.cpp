@@ -69,6 +69,39 @@ TEST(RepackQ4_0, KeepsEveryByteOfEveryGroup) {
                           m.repacked.begin() + static_cast<std::ptrdiff_t>(group)));
 }
 
+// Every byte where kernels/repack.h puts it, for rows of 1 to 130 blocks (the
+// repacking copies 64 blocks of a group at a time); and groups repacked one by
+// one give the same bytes as the whole matrix (threads split matrices there).
+TEST(RepackQ4_0, PutsEveryByteWhereTheLayoutSays) {
+  for (const int64_t blocks : {1, 7, 64, 65, 130}) {
+    SCOPED_TRACE("blocks " + std::to_string(blocks));
+    const Matrices m = make_matrices(32 * blocks, 48, 1, static_cast<uint32_t>(blocks) + 200);
+    const size_t row = row_bytes(GgmlType::Q4_0, m.n);
+    const size_t group = row * kQ4_0LaneRows;
+    for (int64_t r = 0; r < m.rows_x; ++r) {
+      const uint8_t* repacked_group = m.repacked.data() + static_cast<size_t>(r / kQ4_0LaneRows) * group;
+      const int lane = q4_0_lane_row(static_cast<int>(r % kQ4_0LaneRows));
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* stored_block = m.stored.data() + static_cast<size_t>(r) * row + static_cast<size_t>(b) * 18;
+        // A stored block: the fp16 scale, then 16 bytes of codes.
+        ASSERT_EQ(std::memcmp(repacked_group + q4_0_lane_scales_at(blocks, b) + 2 * lane, stored_block, 2), 0)
+            << "scale of row " << r << ", block " << b;
+        for (int k = 0; k < 4; ++k) {
+          const uint8_t* dword = repacked_group + q4_0_lane_codes_at(b) + 64 * k + 4 * lane;
+          ASSERT_EQ(std::memcmp(dword, stored_block + 2 + 4 * k, 4), 0)
+              << "codes dword " << k << " of row " << r << ", block " << b;
+        }
+      }
+    }
+    std::vector<uint8_t> by_group(m.stored.size(), 0xAA);
+    for (int64_t g = 0; g < m.rows_x / kQ4_0LaneRows; ++g) {
+      const size_t at = static_cast<size_t>(g) * group;
+      repack_q4_0_lanes(m.stored.data() + at, by_group.data() + at, m.n, kQ4_0LaneRows);
+    }
+    EXPECT_EQ(by_group, m.repacked);
+  }
+}
+
 TEST(RepackQ4_0, ScalarGemmEqualsTheStoredRowsKernels) {
   const TypeKernels& scalar = kernels_for_isa(GgmlType::Q4_0, Isa::Scalar);
   for (const int64_t blocks : {1, 7, 45}) {

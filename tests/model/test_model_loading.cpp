@@ -1,11 +1,13 @@
 // Loading a model refuses what it cannot run, naming it, and a progress callback
-// can cancel a load.
+// can cancel a load, also while threads repack its weights.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
+#include "kernels/kernels.h"
 #include "model/model.h"
 #include "tiny_models.h"
 
@@ -58,6 +60,50 @@ TEST(ModelLoading, ProgressCallbackCanCancel) {
   options.progress = [&](float) { return ++calls < 3; };
   EXPECT_THROW(model::Model::load(path, options), model::LoadCancelled);
   EXPECT_EQ(calls, 3);
+}
+
+// Cancelling, or throwing, from the progress callback while threads repack Q4_0
+// matrices stops the load with that error: on one thread after the first piece,
+// on three wherever the calling thread reports next.
+TEST(ModelLoading, ProgressCallbackCanStopTheRepacking) {
+  if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
+  const std::string path = write_tiny_model(model::Arch::Llama, GgmlType::Q4_0);
+  // Calls before the repacking: the first, then one per tensor read as stored.
+  const auto loaded = model::Model::load(path);
+  int before = 1 + static_cast<int>(loaded->file().n_tensors());
+  for (const model::LayerWeights& l : loaded->weights().layers) {
+    for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) before -= t->repacked;
+  }
+  ASSERT_LT(before, 1 + static_cast<int>(loaded->file().n_tensors()));
+  for (const int n_threads : {1, 3}) {
+    SCOPED_TRACE(std::to_string(n_threads) + " load threads");
+    model::LoadOptions options;
+    options.n_threads = n_threads;
+    int calls = 0;
+    options.progress = [&](float) { return ++calls <= before; };
+    EXPECT_THROW(model::Model::load(path, options), model::LoadCancelled);
+    EXPECT_EQ(calls, before + 1);
+    calls = 0;
+    options.progress = [&](float) {
+      if (++calls > before) throw std::runtime_error("stopped while repacking");
+      return true;
+    };
+    try {
+      model::Model::load(path, options);
+      ADD_FAILURE() << "the load went on";
+    } catch (const std::runtime_error& e) {
+      EXPECT_STREQ(e.what(), "stopped while repacking");
+    }
+  }
+}
+
+TEST(ModelLoading, RefusesLoadThreadCountsOutOfRange) {
+  const std::string path = write_tiny_model(model::Arch::Llama, GgmlType::Q4_0);
+  for (const int n_threads : {-1, model::kMaxLoadThreads + 1}) {
+    model::LoadOptions options;
+    options.n_threads = n_threads;
+    EXPECT_THROW(model::Model::load(path, options), std::invalid_argument) << n_threads;
+  }
 }
 
 }  // namespace

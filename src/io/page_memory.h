@@ -1,0 +1,40 @@
+// Large buffers taken from the system in whole pages (an anonymous mapping on
+// POSIX; aligned heap memory elsewhere) that can be mapped in ahead of their
+// first write: populate() takes one call for a range where writing it would
+// take a page fault per 4 KiB page. Repacking 550 MB of weights spent most of
+// its time in those faults.
+//
+// Not in transparent huge pages: on the development machine (a VM whose host
+// reclaims the guest's free 2 MiB blocks) huge pages came from reclaimed
+// memory and took 2.2 s to fill 550 MB, against 0.35 s in 4 KiB pages.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace peak::io {
+
+class PageMemory {
+ public:
+  // Throws std::bad_alloc when the system has no room.
+  explicit PageMemory(size_t bytes);
+  ~PageMemory();
+  PageMemory(const PageMemory&) = delete;
+  PageMemory& operator=(const PageMemory&) = delete;
+
+  // Aligned to at least 64 bytes.
+  uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+  // Maps the pages of [offset, offset + length) in before they are written
+  // (MADV_POPULATE_WRITE, Linux 5.14 on); a no-op where the system cannot.
+  // Threads may populate ranges that share a page.
+  void populate(size_t offset, size_t length) const;
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  size_t mapped_ = 0;  // bytes of the mapping (whole pages); 0 for heap memory
+};
+
+}  // namespace peak::io

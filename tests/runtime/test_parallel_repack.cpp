@@ -1,0 +1,79 @@
+// Q4_0 matrices repacked at load time by 1, 2 or 3 threads (model/weight_repack.h)
+// give the logits of the stored layout bit for bit, with feed-forward matrices
+// large enough (2.4 MB) that the threads split them into pieces.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "model/model.h"
+#include "model/synth.h"
+#include "runtime/context.h"
+#include "tiny_models.h"
+
+namespace peak {
+namespace {
+
+const std::vector<int32_t> kPrompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200, 11};
+
+// A llama whose feed-forward matrices (8192 rows of 512 and 512 rows of 8192
+// Q4_0 elements) each span two of the repacking's 2 MiB pieces; 320 tokens, so
+// the separate output matrix is repacked too.
+std::string write_wide_model() {
+  model::SynthSpec spec = test::tiny_spec(model::Arch::Llama);
+  spec.n_layer = 1;
+  spec.n_embd = 512;
+  spec.n_head = 8;
+  spec.n_head_kv = 4;
+  spec.head_dim = 64;
+  spec.n_ff = 8192;
+  spec.n_vocab = 320;
+  model::SynthOptions opt;
+  opt.seed = 3;
+  opt.varied_norms = true;
+  opt.tensor_type = [](const std::string&, int64_t) { return GgmlType::Q4_0; };
+  const std::string path = test::test_temp_path("wide_llama_Q4_0.gguf");
+  model::write_synth_model(spec, opt, path);
+  return path;
+}
+
+// Prefill logits, then those of three decoded tokens.
+std::vector<float> logits_of(const model::Model& m) {
+  runtime::ContextParams params;
+  params.n_ctx = 32;
+  params.n_threads = 2;
+  runtime::Context c(m, params);
+  std::vector<float> all;
+  c.eval(kPrompt.data(), static_cast<int64_t>(kPrompt.size()));
+  for (int32_t next : {9, 250, 3}) {
+    all.insert(all.end(), c.logits(), c.logits() + c.n_vocab());
+    c.eval(&next, 1);
+  }
+  all.insert(all.end(), c.logits(), c.logits() + c.n_vocab());
+  return all;
+}
+
+TEST(ParallelRepack, AnyThreadCountGivesTheStoredLayoutsLogits) {
+  if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
+  const std::string path = write_wide_model();
+  model::LoadOptions stored_layout;
+  stored_layout.repack_weights = false;
+  const std::vector<float> want = logits_of(*model::Model::load(path, stored_layout));
+  for (const int n_threads : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(n_threads) + " load threads");
+    model::LoadOptions options;
+    options.n_threads = n_threads;
+    const auto m = model::Model::load(path, options);
+    const model::LayerWeights& l = m->weights().layers[0];
+    for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down, m->weights().output}) {
+      EXPECT_TRUE(t->repacked) << t->name;
+    }
+    const std::vector<float> got = logits_of(*m);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "logit " << i;
+  }
+}
+
+}  // namespace
+}  // namespace peak

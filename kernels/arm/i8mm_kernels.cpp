@@ -7,6 +7,8 @@ namespace peak {
 
 void install_i8mm_kernels(KernelTable& table) {
   install_128bit_quant_kernels(table, Isa::I8mm);
+  install_q4_0_quads(table);
+  table[GgmlType::Q4_0].gemm_repacked = gemm_q4_0_quads_i8mm;
   table.set_dot(GgmlType::Q4_0, Isa::I8mm, vec_dot_blocks<KernelQ4_0>, gemm_i8mm<KernelQ4_0>);
   table.set_dot(GgmlType::Q8_0, Isa::I8mm, vec_dot_blocks<KernelQ8_0>, gemm_i8mm<KernelQ8_0>);
   table.set_dot(GgmlType::Q2_K, Isa::I8mm, vec_dot_blocks<KernelQ2_K>, gemm_i8mm_super<KernelQ2_K>);

@@ -1,7 +1,7 @@
-// Q4_0 repacked into lanes (kernels/repack.h): the scalar gemm over the layout
-// equals the scalar Q4_0 kernels on the rows as stored, bit for bit, and every
-// path's gemm_repacked equals that path's own gemm on the stored rows (both
-// sum in the same order).
+// Q4_0 repacked into the lane and quad layouts (kernels/repack.h): each
+// layout's repack keeps every byte where its description puts it, its scalar
+// gemm equals the scalar Q4_0 kernels on the rows as stored, bit for bit, and
+// every path's gemm_repacked equals its layout's reference bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "kernels/blocks.h"
 #include "kernels/repack.h"
 
 namespace peak {
@@ -20,6 +21,20 @@ using testing_util::quantize_rows;
 using testing_util::random_floats;
 using testing_util::row_bytes;
 
+struct Layout {
+  const char* name;
+  RepackFn repack;
+  GemmFn scalar_gemm;
+  // What a path's gemm_repacked must equal: the x86 lane gemms share their
+  // multiply and store with the path's gemm on the stored rows; the arm64 quad
+  // gemms keep the scalar kernels' float order, so they equal the scalar twin.
+  bool path_gemm_is_reference;
+};
+const Layout kLayouts[] = {
+    {"lanes", repack_q4_0_lanes, gemm_q4_0_lanes_scalar, true},
+    {"quads", repack_q4_0_quads, gemm_q4_0_quads_scalar, false},
+};
+
 struct Matrices {
   int64_t n, rows_x, rows_y;
   std::vector<uint8_t> stored, repacked, y;
@@ -27,19 +42,34 @@ struct Matrices {
 
 // rows_x rows of n elements of Q4_0 (as stored and repacked) and rows_y Q8_0
 // activation rows.
-Matrices make_matrices(int64_t n, int64_t rows_x, int64_t rows_y, uint32_t seed) {
+Matrices make_matrices(const Layout& layout, int64_t n, int64_t rows_x, int64_t rows_y, uint32_t seed) {
   Matrices m{n, rows_x, rows_y, {}, {}, {}};
   m.stored = quantize_rows(GgmlType::Q4_0, random_floats(static_cast<size_t>(n * rows_x), seed), n, rows_x);
   m.repacked.assign(m.stored.size(), 0xAA);
-  repack_q4_0_lanes(m.stored.data(), m.repacked.data(), n, rows_x);
+  layout.repack(m.stored.data(), m.repacked.data(), n, rows_x);
   m.y = quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * rows_y), seed + 1), n, rows_y);
   return m;
 }
 
-std::vector<float> product(GemmFn gemm, const Matrices& m, const std::vector<uint8_t>& x, int64_t rows_y) {
-  std::vector<float> out(static_cast<size_t>(m.rows_x * rows_y), -1.0f);
-  gemm(m.n, x.data(), row_bytes(GgmlType::Q4_0, m.n), m.rows_x, m.y.data(), row_bytes(GgmlType::Q8_0, m.n), rows_y,
-       out.data(), static_cast<size_t>(m.rows_x));
+// The product of rows first_x .. first_x + n_rows_x - 1 of x (first_x a
+// multiple of 16) and the first rows_y activation rows.
+std::vector<float> product(GemmFn gemm, const Matrices& m, const std::vector<uint8_t>& x, int64_t rows_y,
+                           int64_t first_x = 0) {
+  const int64_t n_rows_x = m.rows_x - first_x;
+  std::vector<float> out(static_cast<size_t>(n_rows_x * rows_y), -1.0f);
+  const size_t x_stride = row_bytes(GgmlType::Q4_0, m.n);
+  gemm(m.n, x.data() + static_cast<size_t>(first_x) * x_stride, x_stride, n_rows_x, m.y.data(),
+       row_bytes(GgmlType::Q8_0, m.n), rows_y, out.data(), static_cast<size_t>(n_rows_x));
+  return out;
+}
+
+// Columns first_x .. of a product of every row.
+std::vector<float> columns_from(const std::vector<float>& full, int64_t rows_x, int64_t rows_y, int64_t first_x) {
+  std::vector<float> out;
+  for (int64_t ry = 0; ry < rows_y; ++ry) {
+    const auto row = full.begin() + static_cast<std::ptrdiff_t>(ry * rows_x);
+    out.insert(out.end(), row + static_cast<std::ptrdiff_t>(first_x), row + static_cast<std::ptrdiff_t>(rows_x));
+  }
   return out;
 }
 
@@ -51,66 +81,108 @@ void expect_same_bits(const std::vector<float>& got, const std::vector<float>& w
   }
 }
 
-TEST(RepackQ4_0, KeepsEveryByteOfEveryGroup) {
-  const Matrices m = make_matrices(32 * 7, 48, 1, 11);
+TEST(RepackQ4_0, LanesKeepEveryByte) {
+  const Matrices m = make_matrices(kLayouts[0], 32 * 7, 48, 1, 11);
   std::vector<uint8_t> a = m.stored, b = m.repacked;
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   EXPECT_EQ(a, b);
-  // A row change moves only its own group's bytes.
-  std::vector<uint8_t> changed = m.stored;
-  changed[row_bytes(GgmlType::Q4_0, m.n) * 20 + 5] ^= 0x11;  // row 20: group 1
-  std::vector<uint8_t> repacked(changed.size());
-  repack_q4_0_lanes(changed.data(), repacked.data(), m.n, m.rows_x);
-  const size_t group = row_bytes(GgmlType::Q4_0, m.n) * kQ4_0LaneRows;
-  EXPECT_TRUE(std::equal(repacked.begin(), repacked.begin() + static_cast<std::ptrdiff_t>(group), m.repacked.begin()));
-  EXPECT_FALSE(std::equal(repacked.begin() + static_cast<std::ptrdiff_t>(group),
-                          repacked.begin() + static_cast<std::ptrdiff_t>(2 * group),
-                          m.repacked.begin() + static_cast<std::ptrdiff_t>(group)));
 }
 
-TEST(RepackQ4_0, ScalarGemmEqualsTheStoredRowsKernels) {
-  const TypeKernels& scalar = kernels_for_isa(GgmlType::Q4_0, Isa::Scalar);
-  for (const int64_t blocks : {1, 7, 45}) {
-    const Matrices m = make_matrices(32 * blocks, 64, 5, static_cast<uint32_t>(blocks));
-    std::vector<float> want(static_cast<size_t>(m.rows_x * m.rows_y));
-    for (int64_t ry = 0; ry < m.rows_y; ++ry) {
-      for (int64_t rx = 0; rx < m.rows_x; ++rx) {
-        scalar.vec_dot(m.n, &want[static_cast<size_t>(ry * m.rows_x + rx)],
-                       m.stored.data() + static_cast<size_t>(rx) * row_bytes(GgmlType::Q4_0, m.n),
-                       m.y.data() + static_cast<size_t>(ry) * row_bytes(GgmlType::Q8_0, m.n));
+// Every code byte sits where kernels/repack.h says, flipped by 0x88, and every
+// scale as it was; together they fill the group.
+TEST(RepackQ4_0, QuadsPutEveryByteWhereTheLayoutSays) {
+  constexpr int64_t kBlocks = 7;
+  const Matrices m = make_matrices(kLayouts[1], 32 * kBlocks, 48, 1, 12);
+  const size_t group_bytes = row_bytes(GgmlType::Q4_0, m.n) * kQ4_0QuadRows;
+  std::vector<int> written(m.repacked.size(), 0);
+  for (int64_t row = 0; row < m.rows_x; ++row) {
+    const auto* blocks = reinterpret_cast<const BlockQ4_0*>(m.stored.data() + static_cast<size_t>(row) * row_bytes(GgmlType::Q4_0, m.n));
+    const size_t group = static_cast<size_t>(row / kQ4_0QuadRows) * group_bytes;
+    const int r = static_cast<int>(row % kQ4_0QuadRows);
+    for (int64_t b = 0; b < kBlocks; ++b) {
+      for (int j = 0; j < kQK / 2; ++j) {
+        const size_t at = group + q4_0_quad_code_at(b, r, j);
+        ASSERT_EQ(m.repacked[at], blocks[b].qs[j] ^ 0x88) << "row " << row << " block " << b << " byte " << j;
+        ++written[at];
+      }
+      for (int i = 0; i < 2; ++i) {
+        const size_t at = group + q4_0_quad_scale_at(b, r) + static_cast<size_t>(i);
+        ASSERT_EQ(m.repacked[at], reinterpret_cast<const uint8_t*>(&blocks[b].d)[i]) << "row " << row << " block " << b;
+        ++written[at];
       }
     }
-    expect_same_bits(product(gemm_q4_0_lanes_scalar, m, m.repacked, m.rows_y), want, "scalar lanes gemm");
+  }
+  EXPECT_TRUE(std::all_of(written.begin(), written.end(), [](int w) { return w == 1; }));
+}
+
+TEST(RepackQ4_0, ARowChangesOnlyItsGroup) {
+  for (const Layout& layout : kLayouts) {
+    const Matrices m = make_matrices(layout, 32 * 7, 48, 1, 13);
+    std::vector<uint8_t> changed = m.stored;
+    changed[row_bytes(GgmlType::Q4_0, m.n) * 20 + 5] ^= 0x11;  // row 20: group 1
+    std::vector<uint8_t> repacked(changed.size());
+    layout.repack(changed.data(), repacked.data(), m.n, m.rows_x);
+    const auto group = static_cast<std::ptrdiff_t>(row_bytes(GgmlType::Q4_0, m.n) * kRepackRows);
+    EXPECT_TRUE(std::equal(repacked.begin(), repacked.begin() + group, m.repacked.begin())) << layout.name;
+    EXPECT_FALSE(std::equal(repacked.begin() + group, repacked.begin() + 2 * group, m.repacked.begin() + group))
+        << layout.name;
+    EXPECT_TRUE(std::equal(repacked.begin() + 2 * group, repacked.end(), m.repacked.begin() + 2 * group)) << layout.name;
   }
 }
 
-// 45 blocks cross the 32-block chunks, 96 rows x 300 activation rows cross the
-// 256-row panels, 128-row activation groups and 8-row tiles (partial ones too).
-TEST(RepackQ4_0, EveryPathMatchesItsGemmOnTheStoredRows) {
+TEST(RepackQ4_0, ScalarGemmsEqualTheStoredRowsKernels) {
+  const TypeKernels& scalar = kernels_for_isa(GgmlType::Q4_0, Isa::Scalar);
+  for (const Layout& layout : kLayouts) {
+    for (const int64_t blocks : {1, 7, 45}) {
+      const Matrices m = make_matrices(layout, 32 * blocks, 64, 5, static_cast<uint32_t>(blocks));
+      std::vector<float> want(static_cast<size_t>(m.rows_x * m.rows_y));
+      for (int64_t ry = 0; ry < m.rows_y; ++ry) {
+        for (int64_t rx = 0; rx < m.rows_x; ++rx) {
+          scalar.vec_dot(m.n, &want[static_cast<size_t>(ry * m.rows_x + rx)],
+                         m.stored.data() + static_cast<size_t>(rx) * row_bytes(GgmlType::Q4_0, m.n),
+                         m.y.data() + static_cast<size_t>(ry) * row_bytes(GgmlType::Q8_0, m.n));
+        }
+      }
+      SCOPED_TRACE(std::string(layout.name) + ", blocks " + std::to_string(blocks));
+      expect_same_bits(product(layout.scalar_gemm, m, m.repacked, m.rows_y), want, "scalar gemm");
+      expect_same_bits(product(layout.scalar_gemm, m, m.repacked, m.rows_y, 32), columns_from(want, m.rows_x, m.rows_y, 32),
+                       "scalar gemm, rows from 32");
+    }
+  }
+}
+
+// 45 blocks cross the x86 32-block chunks, 96 rows x 300 activation rows cross
+// its 256-row panels, 128-row activation groups and 8-row tiles (partial ones
+// too); the activation row counts cover every remainder of the arm64 tiles
+// (SMMLA pairs of pairs, SDOT tiles of 1 to 4 rows). Row ranges start at any
+// multiple of 16 (threads split there).
+TEST(RepackQ4_0, EveryPathEqualsItsLayoutsReference) {
   int paths = 0;
   for (const Isa isa : available_isas()) {
     const TypeKernels& k = kernels_for_isa(GgmlType::Q4_0, isa);
     if (k.repack == nullptr) continue;
     ASSERT_NE(k.gemm_repacked, nullptr) << isa_name(isa);
+    const Layout* layout = nullptr;
+    for (const Layout& l : kLayouts) {
+      if (l.repack == k.repack) layout = &l;
+    }
+    ASSERT_NE(layout, nullptr) << isa_name(isa) << " repacks Q4_0 into a layout without a scalar twin";
     ++paths;
     for (const int64_t blocks : {1, 8, 45}) {
-      const Matrices m = make_matrices(32 * blocks, blocks == 8 ? 288 : 96, 300, static_cast<uint32_t>(blocks) + 100);
-      std::vector<uint8_t> repacked(m.stored.size());
-      k.repack(m.stored.data(), repacked.data(), m.n, m.rows_x);
-      EXPECT_EQ(repacked, m.repacked) << isa_name(isa);
-      for (const int64_t rows_y : {int64_t{1}, int64_t{3}, int64_t{300}}) {
-        SCOPED_TRACE(std::string(isa_name(isa)) + ", blocks " + std::to_string(blocks) + ", rows_y " +
-                     std::to_string(rows_y));
-        expect_same_bits(product(k.gemm_repacked, m, repacked, rows_y), product(k.gemm, m, m.stored, rows_y),
-                         "gemm_repacked");
-        // Lane rows ranges start at any multiple of 16 (threads split there).
-        std::vector<float> tail(static_cast<size_t>(m.rows_x - 32), -1.0f);
-        const size_t offset = 32 * row_bytes(GgmlType::Q4_0, m.n);
-        k.gemm_repacked(m.n, repacked.data() + offset, row_bytes(GgmlType::Q4_0, m.n), m.rows_x - 32, m.y.data(), 0, 1,
-                        tail.data(), 1);
-        const std::vector<float> full = product(k.gemm, m, m.stored, 1);
-        expect_same_bits(tail, std::vector<float>(full.begin() + 32, full.end()), "rows from 32");
+      const Matrices m = make_matrices(*layout, 32 * blocks, blocks == 8 ? 288 : 96, 300, static_cast<uint32_t>(blocks) + 100);
+      const GemmFn reference = layout->path_gemm_is_reference ? k.gemm : layout->scalar_gemm;
+      const std::vector<uint8_t>& reference_x = layout->path_gemm_is_reference ? m.stored : m.repacked;
+      for (const int64_t rows_y : {1, 2, 3, 4, 5, 8, 300}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + ", " + layout->name + ", blocks " + std::to_string(blocks) +
+                     ", rows_y " + std::to_string(rows_y));
+        const std::vector<float> want = product(reference, m, reference_x, rows_y);
+        expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y), want, "gemm_repacked");
+        if (rows_y > 5 && rows_y != 300) continue;
+        for (const int64_t first_x : {16, 48}) {
+          expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y, first_x),
+                           columns_from(want, m.rows_x, rows_y, first_x), ("rows from " + std::to_string(first_x)).c_str());
+        }
       }
     }
   }

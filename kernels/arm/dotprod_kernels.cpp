@@ -7,7 +7,7 @@ namespace peak {
 
 void install_dotprod_kernels(KernelTable& table) {
   install_128bit_quant_kernels(table, Isa::Dotprod);
-  install_q4_0_quads(table);
+  install_quads(table);
 }
 
 }  // namespace peak

@@ -10,7 +10,7 @@ void install_neon_kernels(KernelTable& table) {
   install_128bit_float_kernels(table, Isa::Neon);
   install_128bit_quant_kernels(table, Isa::Neon);
   install_128bit_quantizers(table);
-  install_q4_0_quads(table);
+  install_quads(table);
 }
 
 }  // namespace peak

@@ -1,7 +1,8 @@
-// Q4_0 repacked into the lane and quad layouts (kernels/repack.h): each
-// layout's repack keeps every byte where its description puts it, its scalar
-// gemm equals the scalar Q4_0 kernels on the rows as stored, bit for bit, and
-// every path's gemm_repacked equals its layout's reference bit for bit.
+// Q4_0 repacked into the lane and quad layouts and Q8_0 into quads
+// (kernels/repack.h): each layout's repack keeps every byte where its
+// description puts it, its scalar gemm equals the scalar kernels of its type on
+// the rows as stored, bit for bit, and every path's gemm_repacked equals its
+// layout's reference bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,28 +24,34 @@ using testing_util::row_bytes;
 
 struct Layout {
   const char* name;
+  GgmlType type;
   RepackFn repack;
   GemmFn scalar_gemm;
-  // What a path's gemm_repacked must equal: the x86 lane gemms share their
-  // multiply and store with the path's gemm on the stored rows; the arm64 quad
-  // gemms keep the scalar kernels' float order, so they equal the scalar twin.
+  // What a path's gemm_repacked and its kernels on the stored rows must equal
+  // (repacking changes no result): the x86 lane gemms share their multiply and
+  // store with the path's gemm on the stored rows; the arm64 kernels of Q4_0
+  // and Q8_0, stored or repacked, keep the scalar kernels' float order, so they
+  // equal the scalar twin.
   bool path_gemm_is_reference;
 };
 const Layout kLayouts[] = {
-    {"lanes", repack_q4_0_lanes, gemm_q4_0_lanes_scalar, true},
-    {"quads", repack_q4_0_quads, gemm_q4_0_quads_scalar, false},
+    {"Q4_0 lanes", GgmlType::Q4_0, repack_q4_0_lanes, gemm_q4_0_lanes_scalar, true},
+    {"Q4_0 quads", GgmlType::Q4_0, repack_q4_0_quads, gemm_q4_0_quads_scalar, false},
+    {"Q8_0 quads", GgmlType::Q8_0, repack_q8_0_quads, gemm_q8_0_quads_scalar, false},
 };
 
 struct Matrices {
+  GgmlType type;
   int64_t n, rows_x, rows_y;
   std::vector<uint8_t> stored, repacked, y;
+  size_t x_stride() const { return row_bytes(type, n); }
 };
 
-// rows_x rows of n elements of Q4_0 (as stored and repacked) and rows_y Q8_0
-// activation rows.
+// rows_x rows of n elements of the layout's type (as stored and repacked) and
+// rows_y Q8_0 activation rows.
 Matrices make_matrices(const Layout& layout, int64_t n, int64_t rows_x, int64_t rows_y, uint32_t seed) {
-  Matrices m{n, rows_x, rows_y, {}, {}, {}};
-  m.stored = quantize_rows(GgmlType::Q4_0, random_floats(static_cast<size_t>(n * rows_x), seed), n, rows_x);
+  Matrices m{layout.type, n, rows_x, rows_y, {}, {}, {}};
+  m.stored = quantize_rows(layout.type, random_floats(static_cast<size_t>(n * rows_x), seed), n, rows_x);
   m.repacked.assign(m.stored.size(), 0xAA);
   layout.repack(m.stored.data(), m.repacked.data(), n, rows_x);
   m.y = quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * rows_y), seed + 1), n, rows_y);
@@ -57,7 +64,7 @@ std::vector<float> product(GemmFn gemm, const Matrices& m, const std::vector<uin
                            int64_t first_x = 0) {
   const int64_t n_rows_x = m.rows_x - first_x;
   std::vector<float> out(static_cast<size_t>(n_rows_x * rows_y), -1.0f);
-  const size_t x_stride = row_bytes(GgmlType::Q4_0, m.n);
+  const size_t x_stride = m.x_stride();
   gemm(m.n, x.data() + static_cast<size_t>(first_x) * x_stride, x_stride, n_rows_x, m.y.data(),
        row_bytes(GgmlType::Q8_0, m.n), rows_y, out.data(), static_cast<size_t>(n_rows_x));
   return out;
@@ -81,7 +88,7 @@ void expect_same_bits(const std::vector<float>& got, const std::vector<float>& w
   }
 }
 
-TEST(RepackQ4_0, LanesKeepEveryByte) {
+TEST(Repack, LanesKeepEveryByte) {
   const Matrices m = make_matrices(kLayouts[0], 32 * 7, 48, 1, 11);
   std::vector<uint8_t> a = m.stored, b = m.repacked;
   std::sort(a.begin(), a.end());
@@ -89,41 +96,50 @@ TEST(RepackQ4_0, LanesKeepEveryByte) {
   EXPECT_EQ(a, b);
 }
 
-// Every code byte sits where kernels/repack.h says, flipped by 0x88, and every
-// scale as it was; together they fill the group.
-TEST(RepackQ4_0, QuadsPutEveryByteWhereTheLayoutSays) {
+// Every code byte sits where kernels/repack.h says (Q4_0's flipped by 0x88),
+// and every scale as it was; together they fill the groups.
+template <typename Block>
+void expect_bytes_where_the_quad_layout_says(const Layout& layout, uint8_t flip) {
   constexpr int64_t kBlocks = 7;
-  const Matrices m = make_matrices(kLayouts[1], 32 * kBlocks, 48, 1, 12);
-  const size_t group_bytes = row_bytes(GgmlType::Q4_0, m.n) * kQ4_0QuadRows;
+  constexpr size_t kCodeBytes = sizeof(Block::qs);
+  const Matrices m = make_matrices(layout, 32 * kBlocks, 48, 1, 12);
+  const size_t group_bytes = m.x_stride() * kQuadRows;
   std::vector<int> written(m.repacked.size(), 0);
   for (int64_t row = 0; row < m.rows_x; ++row) {
-    const auto* blocks = reinterpret_cast<const BlockQ4_0*>(m.stored.data() + static_cast<size_t>(row) * row_bytes(GgmlType::Q4_0, m.n));
-    const size_t group = static_cast<size_t>(row / kQ4_0QuadRows) * group_bytes;
-    const int r = static_cast<int>(row % kQ4_0QuadRows);
+    const auto* blocks = reinterpret_cast<const Block*>(m.stored.data() + static_cast<size_t>(row) * m.x_stride());
+    const size_t group = static_cast<size_t>(row / kQuadRows) * group_bytes;
+    const int r = static_cast<int>(row % kQuadRows);
     for (int64_t b = 0; b < kBlocks; ++b) {
-      for (int j = 0; j < kQK / 2; ++j) {
-        const size_t at = group + q4_0_quad_code_at(b, r, j);
-        ASSERT_EQ(m.repacked[at], blocks[b].qs[j] ^ 0x88) << "row " << row << " block " << b << " byte " << j;
+      for (int j = 0; j < static_cast<int>(kCodeBytes); ++j) {
+        const size_t at = group + quad_code_at(kCodeBytes, b, r, j);
+        ASSERT_EQ(m.repacked[at], static_cast<uint8_t>(blocks[b].qs[j] ^ flip))
+            << layout.name << ": row " << row << " block " << b << " byte " << j;
         ++written[at];
       }
       for (int i = 0; i < 2; ++i) {
-        const size_t at = group + q4_0_quad_scale_at(b, r) + static_cast<size_t>(i);
-        ASSERT_EQ(m.repacked[at], reinterpret_cast<const uint8_t*>(&blocks[b].d)[i]) << "row " << row << " block " << b;
+        const size_t at = group + quad_scale_at(kCodeBytes, b, r) + static_cast<size_t>(i);
+        ASSERT_EQ(m.repacked[at], reinterpret_cast<const uint8_t*>(&blocks[b].d)[i])
+            << layout.name << ": row " << row << " block " << b;
         ++written[at];
       }
     }
   }
-  EXPECT_TRUE(std::all_of(written.begin(), written.end(), [](int w) { return w == 1; }));
+  EXPECT_TRUE(std::all_of(written.begin(), written.end(), [](int w) { return w == 1; })) << layout.name;
 }
 
-TEST(RepackQ4_0, ARowChangesOnlyItsGroup) {
+TEST(Repack, QuadsPutEveryByteWhereTheLayoutSays) {
+  expect_bytes_where_the_quad_layout_says<BlockQ4_0>(kLayouts[1], 0x88);
+  expect_bytes_where_the_quad_layout_says<BlockQ8_0>(kLayouts[2], 0);
+}
+
+TEST(Repack, ARowChangesOnlyItsGroup) {
   for (const Layout& layout : kLayouts) {
     const Matrices m = make_matrices(layout, 32 * 7, 48, 1, 13);
     std::vector<uint8_t> changed = m.stored;
-    changed[row_bytes(GgmlType::Q4_0, m.n) * 20 + 5] ^= 0x11;  // row 20: group 1
+    changed[m.x_stride() * 20 + 5] ^= 0x11;  // row 20: group 1
     std::vector<uint8_t> repacked(changed.size());
     layout.repack(changed.data(), repacked.data(), m.n, m.rows_x);
-    const auto group = static_cast<std::ptrdiff_t>(row_bytes(GgmlType::Q4_0, m.n) * kRepackRows);
+    const auto group = static_cast<std::ptrdiff_t>(m.x_stride() * kRepackRows);
     EXPECT_TRUE(std::equal(repacked.begin(), repacked.begin() + group, m.repacked.begin())) << layout.name;
     EXPECT_FALSE(std::equal(repacked.begin() + group, repacked.begin() + 2 * group, m.repacked.begin() + group))
         << layout.name;
@@ -131,16 +147,16 @@ TEST(RepackQ4_0, ARowChangesOnlyItsGroup) {
   }
 }
 
-TEST(RepackQ4_0, ScalarGemmsEqualTheStoredRowsKernels) {
-  const TypeKernels& scalar = kernels_for_isa(GgmlType::Q4_0, Isa::Scalar);
+TEST(Repack, ScalarGemmsEqualTheStoredRowsKernels) {
   for (const Layout& layout : kLayouts) {
+    const TypeKernels& scalar = kernels_for_isa(layout.type, Isa::Scalar);
     for (const int64_t blocks : {1, 7, 45}) {
       const Matrices m = make_matrices(layout, 32 * blocks, 64, 5, static_cast<uint32_t>(blocks));
       std::vector<float> want(static_cast<size_t>(m.rows_x * m.rows_y));
       for (int64_t ry = 0; ry < m.rows_y; ++ry) {
         for (int64_t rx = 0; rx < m.rows_x; ++rx) {
           scalar.vec_dot(m.n, &want[static_cast<size_t>(ry * m.rows_x + rx)],
-                         m.stored.data() + static_cast<size_t>(rx) * row_bytes(GgmlType::Q4_0, m.n),
+                         m.stored.data() + static_cast<size_t>(rx) * m.x_stride(),
                          m.y.data() + static_cast<size_t>(ry) * row_bytes(GgmlType::Q8_0, m.n));
         }
       }
@@ -155,38 +171,53 @@ TEST(RepackQ4_0, ScalarGemmsEqualTheStoredRowsKernels) {
 // 45 blocks cross the x86 32-block chunks, 96 rows x 300 activation rows cross
 // its 256-row panels, 128-row activation groups and 8-row tiles (partial ones
 // too); the activation row counts cover every remainder of the arm64 tiles
-// (SMMLA pairs of pairs, SDOT tiles of 1 to 4 rows). Row ranges start at any
-// multiple of 16 (threads split there).
-TEST(RepackQ4_0, EveryPathEqualsItsLayoutsReference) {
-  int paths = 0;
-  for (const Isa isa : available_isas()) {
-    const TypeKernels& k = kernels_for_isa(GgmlType::Q4_0, isa);
-    if (k.repack == nullptr) continue;
-    ASSERT_NE(k.gemm_repacked, nullptr) << isa_name(isa);
-    const Layout* layout = nullptr;
-    for (const Layout& l : kLayouts) {
-      if (l.repack == k.repack) layout = &l;
-    }
-    ASSERT_NE(layout, nullptr) << isa_name(isa) << " repacks Q4_0 into a layout without a scalar twin";
-    ++paths;
-    for (const int64_t blocks : {1, 8, 45}) {
-      const Matrices m = make_matrices(*layout, 32 * blocks, blocks == 8 ? 288 : 96, 300, static_cast<uint32_t>(blocks) + 100);
-      const GemmFn reference = layout->path_gemm_is_reference ? k.gemm : layout->scalar_gemm;
-      const std::vector<uint8_t>& reference_x = layout->path_gemm_is_reference ? m.stored : m.repacked;
-      for (const int64_t rows_y : {1, 2, 3, 4, 5, 8, 300}) {
-        SCOPED_TRACE(std::string(isa_name(isa)) + ", " + layout->name + ", blocks " + std::to_string(blocks) +
-                     ", rows_y " + std::to_string(rows_y));
-        const std::vector<float> want = product(reference, m, reference_x, rows_y);
-        expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y), want, "gemm_repacked");
-        if (rows_y > 5 && rows_y != 300) continue;
-        for (const int64_t first_x : {16, 48}) {
-          expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y, first_x),
-                           columns_from(want, m.rows_x, rows_y, first_x), ("rows from " + std::to_string(first_x)).c_str());
+// (SMMLA tiles of 8 and 4 rows, SDOT tiles of 1 to 4 rows). Row ranges start
+// at any multiple of 16 (threads split there).
+void expect_path_equals_its_layouts_reference(Isa isa, const TypeKernels& k, const Layout& layout) {
+  for (const int64_t blocks : {1, 8, 45}) {
+    const Matrices m = make_matrices(layout, 32 * blocks, blocks == 8 ? 288 : 96, 300, static_cast<uint32_t>(blocks) + 100);
+    const GemmFn reference = layout.path_gemm_is_reference ? k.gemm : layout.scalar_gemm;
+    const std::vector<uint8_t>& reference_x = layout.path_gemm_is_reference ? m.stored : m.repacked;
+    for (const int64_t rows_y : {1, 2, 3, 4, 5, 8, 300}) {
+      SCOPED_TRACE(std::string(isa_name(isa)) + ", " + layout.name + ", blocks " + std::to_string(blocks) +
+                   ", rows_y " + std::to_string(rows_y));
+      const std::vector<float> want = product(reference, m, reference_x, rows_y);
+      expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y), want, "gemm_repacked");
+      expect_same_bits(product(k.gemm, m, m.stored, rows_y), want, "gemm on the stored rows");
+      if (rows_y == 1) {
+        std::vector<float> dots(static_cast<size_t>(m.rows_x));
+        for (int64_t rx = 0; rx < m.rows_x; ++rx) {
+          k.vec_dot(m.n, &dots[static_cast<size_t>(rx)], m.stored.data() + static_cast<size_t>(rx) * m.x_stride(), m.y.data());
         }
+        if (!layout.path_gemm_is_reference) expect_same_bits(dots, want, "vec_dot");
+      }
+      if (rows_y > 5 && rows_y != 300) continue;
+      for (const int64_t first_x : {16, 48}) {
+        expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y, first_x),
+                         columns_from(want, m.rows_x, rows_y, first_x), ("rows from " + std::to_string(first_x)).c_str());
       }
     }
   }
-  if (paths == 0) GTEST_SKIP() << "no path on this CPU repacks Q4_0";
+}
+
+TEST(Repack, EveryPathEqualsItsLayoutsReference) {
+  int paths = 0;
+  for (const Isa isa : available_isas()) {
+    for (const GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+      const TypeKernels& k = kernels_for_isa(type, isa);
+      if (k.repack == nullptr) continue;
+      ASSERT_NE(k.gemm_repacked, nullptr) << isa_name(isa);
+      const Layout* layout = nullptr;
+      for (const Layout& l : kLayouts) {
+        if (l.type == type && l.repack == k.repack) layout = &l;
+      }
+      ASSERT_NE(layout, nullptr) << isa_name(isa) << " repacks " << ggml_type_name(static_cast<uint32_t>(type))
+                                 << " into a layout without a scalar twin";
+      ++paths;
+      expect_path_equals_its_layouts_reference(isa, k, *layout);
+    }
+  }
+  if (paths == 0) GTEST_SKIP() << "no path on this CPU repacks weights";
 }
 
 }  // namespace

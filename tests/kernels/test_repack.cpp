@@ -200,6 +200,28 @@ void expect_path_equals_its_layouts_reference(Isa isa, const TypeKernels& k, con
   }
 }
 
+// The stored-row kernels that must equal the quad gemms take 8, 4 and single
+// rows in turn: any row count gives the scalar kernels' bits.
+TEST(Repack, QuadPathsStoredRowGemmsEqualTheScalarKernelsForAnyRowCount) {
+  constexpr int64_t kRows = 77;  // 9 passes of 8, one of 4, one single row
+  for (const Isa isa : available_isas()) {
+    for (const Layout& layout : kLayouts) {
+      const TypeKernels& k = kernels_for_isa(layout.type, isa);
+      if (layout.path_gemm_is_reference || k.repack != layout.repack) continue;
+      const GemmFn scalar = kernels_for_isa(layout.type, Isa::Scalar).gemm;
+      const Matrices m = make_matrices(layout, 32 * 9, 80, 5, 300);
+      for (const int64_t rows_y : {1, 3, 5}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + ", " + layout.name + ", rows_y " + std::to_string(rows_y));
+        std::vector<float> got(static_cast<size_t>(kRows * rows_y)), want(got.size());
+        const size_t y_stride = row_bytes(GgmlType::Q8_0, m.n);
+        k.gemm(m.n, m.stored.data(), m.x_stride(), kRows, m.y.data(), y_stride, rows_y, got.data(), kRows);
+        scalar(m.n, m.stored.data(), m.x_stride(), kRows, m.y.data(), y_stride, rows_y, want.data(), kRows);
+        expect_same_bits(got, want, "gemm on the stored rows");
+      }
+    }
+  }
+}
+
 TEST(Repack, EveryPathEqualsItsLayoutsReference) {
   int paths = 0;
   for (const Isa isa : available_isas()) {

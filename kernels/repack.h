@@ -1,6 +1,7 @@
-// The repacked Q4_0 layouts (kernels.h, TypeKernels::repack): each path reads
-// one, and each has a scalar repack and a scalar twin of its gemm here, built on
-// every platform so any build's tests prove them against the scalar Q4_0 kernels.
+// The repacked layouts (kernels.h, TypeKernels::repack): each path reads one,
+// and each has a scalar repack and a scalar twin of its gemm here, built on
+// every platform so any build's tests prove them against the scalar kernels of
+// their type.
 //
 // ---- Row lanes (x86)
 //
@@ -69,8 +70,8 @@ void gemm_q4_0_lanes_scalar(int64_t n, const void* x, size_t x_stride, int64_t n
 // two's complement of q - 8, so `shl #4` (low nibbles: elements 4k .. 4k+3) and
 // `and #0xf0` (high nibbles: elements 16+4k ..) give 16 (q - 8) as int8 in one
 // op each; the factor 16 leaves the int32 dot exact and comes off exactly in the
-// int-to-float conversion. Zipping the dwords of vectors k and k+1 gives the
-// 2x8 SMMLA operands of rows (4s, 4s+1) and (4s+2, 4s+3).
+// int-to-float conversion. Zipping the dwords of vectors k and k+1 (k even)
+// gives the 2x8 SMMLA operands of rows (4s, 4s+1) and (4s+2, 4s+3).
 constexpr int kQuadRows = 16;
 constexpr size_t kQuadScaleBytes = kQuadRows * 2;
 constexpr size_t kQ4_0QuadCodeBytes = 16;
@@ -86,7 +87,7 @@ constexpr size_t quad_scale_at(size_t code_bytes, int64_t b, int r) {
   return static_cast<size_t>(b) * quad_record_bytes(code_bytes) + 2 * static_cast<size_t>(r);
 }
 
-// Rewrite n_rows rows (a multiple of 16) of n elements (a multiple of 32) of
+// Rewrites n_rows rows (a multiple of 16) of n elements (a multiple of 32) of
 // Q4_0 or Q8_0, stored contiguously at src, into the quad layout at dst (same
 // size; src and dst must not overlap).
 void repack_q4_0_quads(const void* src, void* dst, int64_t n, int64_t n_rows);

@@ -1,5 +1,11 @@
-// Q4_0 weights repacked into row lanes: the layout the x86 gemms read without
-// transposing (kernels.h, TypeKernels::repack): AVX-512 a whole group per zmm,
+// The repacked layouts (kernels.h, TypeKernels::repack): each path reads one,
+// and each has a scalar repack and a scalar twin of its gemm here, built on
+// every platform so any build's tests prove them against the scalar kernels of
+// their type.
+//
+// ---- Row lanes (x86)
+//
+// The layout the x86 gemms read without transposing: AVX-512 a whole group per zmm,
 // AVX2 and AVX-VNNI each group as two tiles of 8 lanes. Sixteen consecutive rows
 // form a group; a group of rows with nb blocks each is nb * 288 bytes, exactly
 // the bytes of its 16 rows as stored, so row r of a repacked matrix (r a
@@ -45,6 +51,55 @@ void repack_q4_0_lanes(const void* src, void* dst, int64_t n, int64_t n_rows);
 // Adds each row's blocks in order, as the scalar Q4_0 kernels do, so it equals
 // their result bit for bit.
 void gemm_q4_0_lanes_scalar(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, const void* y,
+                            size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride);
+
+// ---- Row quads (arm64: the NEON, dotprod and i8mm paths), Q4_0 and Q8_0
+//
+// Built for 128-bit registers. With c code bytes per row and block (Q4_0 16,
+// Q8_0 32), a group of 16 rows with nb blocks each is nb records of 32 + 16 c
+// bytes (16 blocks' bytes: row r of a repacked matrix, r a multiple of 16,
+// still starts at r * row bytes); the record of block b starts at b times that:
+//
+//   scales: 32 bytes: the fp16 d of row r at 2 * r
+//   codes:  from 32: quad s (rows 4s .. 4s+3) at 32 + 4 c s; its vector k
+//           (0 .. c/4 - 1) at 16 k holds, in dword i, code bytes 4k .. 4k+3 of
+//           row 4s + i's block (Q4_0: qs, each XOR 0x88; Q8_0: qs)
+//
+// One vector is thus four rows by 4 bytes: an SDOT by lane multiplies all four by
+// 4 broadcast activation bytes. Q4_0's XOR turns each nibble q into the 4-bit
+// two's complement of q - 8, so `shl #4` (low nibbles: elements 4k .. 4k+3) and
+// `and #0xf0` (high nibbles: elements 16+4k ..) give 16 (q - 8) as int8 in one
+// op each; the factor 16 leaves the int32 dot exact and comes off exactly in the
+// int-to-float conversion. Zipping the dwords of vectors k and k+1 (k even)
+// gives the 2x8 SMMLA operands of rows (4s, 4s+1) and (4s+2, 4s+3).
+constexpr int kQuadRows = 16;
+constexpr size_t kQuadScaleBytes = kQuadRows * 2;
+constexpr size_t kQ4_0QuadCodeBytes = 16;
+constexpr size_t kQ8_0QuadCodeBytes = 32;
+constexpr uint8_t kQ4_0QuadFlip = 0x88;
+constexpr size_t quad_record_bytes(size_t code_bytes) { return kQuadScaleBytes + kQuadRows * code_bytes; }
+// Where code byte j of row r's block b lies in its group's bytes.
+constexpr size_t quad_code_at(size_t code_bytes, int64_t b, int r, int j) {
+  return static_cast<size_t>(b) * quad_record_bytes(code_bytes) + kQuadScaleBytes + 4 * code_bytes * static_cast<size_t>(r / 4) +
+         16 * static_cast<size_t>(j / 4) + 4 * static_cast<size_t>(r % 4) + static_cast<size_t>(j % 4);
+}
+constexpr size_t quad_scale_at(size_t code_bytes, int64_t b, int r) {
+  return static_cast<size_t>(b) * quad_record_bytes(code_bytes) + 2 * static_cast<size_t>(r);
+}
+
+// Rewrites n_rows rows (a multiple of 16) of n elements (a multiple of 32) of
+// Q4_0 or Q8_0, stored contiguously at src, into the quad layout at dst (same
+// size; src and dst must not overlap).
+void repack_q4_0_quads(const void* src, void* dst, int64_t n, int64_t n_rows);
+void repack_q8_0_quads(const void* src, void* dst, int64_t n, int64_t n_rows);
+
+// The scalar twins of the arm64 gemms over the quad layouts (GemmFns): x is a
+// repacked matrix at a group start, n_rows_x a multiple of 16, y Q8_0 rows.
+// Per row, per block in order, sum += float(dot) * d_x * d_y, as the scalar
+// Q4_0 and Q8_0 kernels do, so each equals their result bit for bit.
+void gemm_q4_0_quads_scalar(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, const void* y,
+                            size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride);
+void gemm_q8_0_quads_scalar(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, const void* y,
                             size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride);
 
 }  // namespace peak

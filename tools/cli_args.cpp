@@ -135,7 +135,7 @@ const char* generation_options_help() {
          "  -ctv, --cache-type-v T    V cache type, likewise\n"
          "  --no-mmap                 read the model into memory instead of mapping it\n"
          "  --mlock                   keep the model in RAM\n"
-         "  --no-repack               keep weights in the file's layout (slower Q4_0 on x86-64)\n"
+         "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
          "sampling:\n"
          "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
          "  --temp T                  temperature (default 0.8; 0 = greedy)\n"

@@ -86,8 +86,9 @@ if [[ $mode == tokens ]]; then
   exit 0
 fi
 
-# kernels: "type K N count" for every matrix shape (layer 0 times the layer
-# count, plus the output matrix: output.weight, else the tied token_embd).
+# kernels: "type K N count role" for every matrix shape (layer 0 times the
+# layer count, plus the output matrix: output.weight, else the tied token_embd,
+# which the loader keeps in the stored layout).
 shapes() {
   qemu-aarch64 -cpu max -L "$SYSROOT" "$build/peak" inspect "$1" 2>/dev/null | awk '
     $2 ~ /\.weight$/ && $4 ~ /^\[[0-9]+,$/ && $5 ~ /^[0-9]+\]$/ && $3 != "F32" {
@@ -100,7 +101,7 @@ shapes() {
     END {
       if (layers == 0) layers = 1
       for (s in layer0) print s, layer0[s] * layers, "layer"
-      print (output != "" ? output : embd), 1, "output"
+      print (output != "" ? output " 1 output" : embd " 1 tied")
     }' | sort
 }
 
@@ -114,8 +115,10 @@ for model in "${models[@]}"; do
     for row in "${rows[@]}"; do
       read -r type k n matrices role <<<"$row"
       probe=("$build/bench/arm/kernel_insns")
-      d1=$(count "$isa" "${probe[@]}" gemm "$type" "$k" "$n" 1 1)
-      d3=$(count "$isa" "${probe[@]}" gemm "$type" "$k" "$n" 1 3)
+      layout=()
+      [[ $role == tied ]] && layout=(stored)
+      d1=$(count "$isa" "${probe[@]}" gemm "$type" "$k" "$n" 1 1 "${layout[@]}")
+      d3=$(count "$isa" "${probe[@]}" gemm "$type" "$k" "$n" 1 3 "${layout[@]}")
       decode=$(per "$d3" "$d1" 2)
       c1=$(count "$isa" "${probe[@]}" convert "$type" "$k" 1 1)
       c3=$(count "$isa" "${probe[@]}" convert "$type" "$k" 1 3)

@@ -4,9 +4,10 @@
 // the repetition count give the instructions of one call, exactly; insn_count.sh
 // in this folder does that for every matmul shape of a model.
 //
-//   kernel_insns gemm TYPE K N M REPS
+//   kernel_insns gemm TYPE K N M REPS [stored]
 //     weights TYPE [K, N] (N rows of K elements; repacked as the model loader
-//     would when the path repacks TYPE and N is a multiple of 16) times M
+//     would when the path repacks TYPE and N is a multiple of 16, unless
+//     `stored`: the loader never repacks a tied output, get_rows reads it) times M
 //     activation rows, already converted to TYPE's dot partner: the work of one
 //     mul_mat after its conversion phase, on one thread
 //   kernel_insns convert TYPE K M REPS
@@ -33,7 +34,7 @@ using peak::GgmlType;
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
                "kernel_insns: %s\n"
-               "usage: kernel_insns gemm TYPE K N M REPS\n"
+               "usage: kernel_insns gemm TYPE K N M REPS [stored]\n"
                "       kernel_insns convert TYPE K M REPS\n",
                why);
   std::exit(2);
@@ -79,12 +80,12 @@ GgmlType parse_type(const char* name, int64_t k) {
   return t;
 }
 
-int run_gemm(GgmlType t, int64_t k, int64_t n, int64_t m, int64_t reps) {
+int run_gemm(GgmlType t, int64_t k, int64_t n, int64_t m, int64_t reps, bool stored_layout) {
   const peak::TypeKernels& kernels = peak::kernels_for(t);
   if (kernels.vec_dot == nullptr) usage("this type has no dot product");
   const GgmlType partner = kernels.dot_partner;
   std::vector<uint8_t> weights = quantized_rows(t, k, n, 1);
-  const bool repacked = kernels.repack != nullptr && n % peak::kRepackRows == 0;
+  const bool repacked = !stored_layout && kernels.repack != nullptr && n % peak::kRepackRows == 0;
   if (repacked) {
     std::vector<uint8_t> stored = weights;
     kernels.repack(stored.data(), weights.data(), k, n);
@@ -146,9 +147,10 @@ int main(int argc, char** argv) {
   if (argc < 2) usage("missing mode");
   const std::string mode = argv[1];
   if (mode == "gemm") {
-    if (argc != 7) usage("gemm takes TYPE K N M REPS");
+    if (argc != 7 && !(argc == 8 && std::strcmp(argv[7], "stored") == 0)) usage("gemm takes TYPE K N M REPS [stored]");
     const int64_t k = positive(argv[3], "K");
-    return run_gemm(parse_type(argv[2], k), k, positive(argv[4], "N"), positive(argv[5], "M"), positive(argv[6], "REPS"));
+    return run_gemm(parse_type(argv[2], k), k, positive(argv[4], "N"), positive(argv[5], "M"), positive(argv[6], "REPS"),
+                    argc == 8);
   }
   if (mode == "convert") {
     if (argc != 6) usage("convert takes TYPE K M REPS");

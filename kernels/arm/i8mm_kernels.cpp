@@ -7,8 +7,11 @@ namespace peak {
 
 void install_i8mm_kernels(KernelTable& table) {
   install_128bit_quant_kernels(table, Isa::I8mm);
-  table.set_dot(GgmlType::Q4_0, Isa::I8mm, vec_dot_blocks<KernelQ4_0>, gemm_i8mm<KernelQ4_0>);
-  table.set_dot(GgmlType::Q8_0, Isa::I8mm, vec_dot_blocks<KernelQ8_0>, gemm_i8mm<KernelQ8_0>);
+  install_quads(table);
+  table[GgmlType::Q4_0].gemm_repacked = gemm_quads_i8mm<Q4_0Quads>;
+  table[GgmlType::Q8_0].gemm_repacked = gemm_quads_i8mm<Q8_0Quads>;
+  table.set_dot(GgmlType::Q4_0, Isa::I8mm, vec_dot_in_order<KernelQ4_0>, gemm_i8mm<KernelQ4_0>);
+  table.set_dot(GgmlType::Q8_0, Isa::I8mm, vec_dot_in_order<KernelQ8_0>, gemm_i8mm<KernelQ8_0>);
   table.set_dot(GgmlType::Q2_K, Isa::I8mm, vec_dot_blocks<KernelQ2_K>, gemm_i8mm_super<KernelQ2_K>);
   table.set_dot(GgmlType::Q3_K, Isa::I8mm, vec_dot_blocks<KernelQ3_K>, gemm_i8mm_super<KernelQ3_K>);
   table.set_dot(GgmlType::Q4_K, Isa::I8mm, vec_dot_blocks<KernelQ4_K>, gemm_i8mm_super<KernelQ4_K>);

@@ -2,6 +2,7 @@
 // activation quantizers of neon_quantize.inc.
 #include "kernels/arm/neon_kernels.inc"
 #include "kernels/arm/neon_quantize.inc"
+#include "kernels/arm/quad_gemm.inc"
 
 namespace peak {
 
@@ -9,6 +10,7 @@ void install_neon_kernels(KernelTable& table) {
   install_128bit_float_kernels(table, Isa::Neon);
   install_128bit_quant_kernels(table, Isa::Neon);
   install_128bit_quantizers(table);
+  install_quads(table);
 }
 
 }  // namespace peak

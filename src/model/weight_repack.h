@@ -1,8 +1,10 @@
 // Weight matrices the kernels read faster in their own layout (kernels.h,
-// TypeKernels::repack; today Q4_0 on the x86 paths, whose decode GEMVs
-// otherwise spend most of their time transposing). Only matrices that nothing
-// but mul_mat reads are repacked: the layer projections and a separate output
-// matrix, never the token embedding (get_rows reads its rows).
+// TypeKernels::repack; today Q4_0 on the AVX-512 path, whose decode GEMVs
+// otherwise spend most of their time transposing, and Q4_0 and Q8_0 on every
+// arm64 path, whose 128-bit kernels then multiply 4 rows per instruction).
+// Only matrices that nothing but mul_mat reads are repacked: the layer
+// projections and a separate output matrix, never the token embedding
+// (get_rows reads its rows).
 //
 // Several threads repack at once, taking pieces of whole row groups
 // (kRepackRows rows, about 2 MiB) in file order; each maps its piece's pages in

@@ -1,7 +1,8 @@
-// Q4_0 repacked into lanes (kernels/repack.h): the scalar gemm over the layout
-// equals the scalar Q4_0 kernels on the rows as stored, bit for bit, and every
-// path's gemm_repacked equals that path's own gemm on the stored rows (both
-// sum in the same order).
+// Q4_0 repacked into the lane and quad layouts and Q8_0 into quads
+// (kernels/repack.h): each layout's repack keeps every byte where its
+// description puts it, its scalar gemm equals the scalar kernels of its type on
+// the rows as stored, bit for bit, and every path's gemm_repacked equals its
+// layout's reference bit for bit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "kernel_test_util.h"
+#include "kernels/blocks.h"
 #include "kernels/repack.h"
 
 namespace peak {
@@ -20,26 +22,61 @@ using testing_util::quantize_rows;
 using testing_util::random_floats;
 using testing_util::row_bytes;
 
-struct Matrices {
-  int64_t n, rows_x, rows_y;
-  std::vector<uint8_t> stored, repacked, y;
+struct Layout {
+  const char* name;
+  GgmlType type;
+  RepackFn repack;
+  GemmFn scalar_gemm;
+  // What a path's gemm_repacked and its kernels on the stored rows must equal
+  // (repacking changes no result): the x86 lane gemms share their multiply and
+  // store with the path's gemm on the stored rows; the arm64 kernels of Q4_0
+  // and Q8_0, stored or repacked, keep the scalar kernels' float order, so they
+  // equal the scalar twin.
+  bool path_gemm_is_reference;
+};
+const Layout kLayouts[] = {
+    {"Q4_0 lanes", GgmlType::Q4_0, repack_q4_0_lanes, gemm_q4_0_lanes_scalar, true},
+    {"Q4_0 quads", GgmlType::Q4_0, repack_q4_0_quads, gemm_q4_0_quads_scalar, false},
+    {"Q8_0 quads", GgmlType::Q8_0, repack_q8_0_quads, gemm_q8_0_quads_scalar, false},
 };
 
-// rows_x rows of n elements of Q4_0 (as stored and repacked) and rows_y Q8_0
-// activation rows.
-Matrices make_matrices(int64_t n, int64_t rows_x, int64_t rows_y, uint32_t seed) {
-  Matrices m{n, rows_x, rows_y, {}, {}, {}};
-  m.stored = quantize_rows(GgmlType::Q4_0, random_floats(static_cast<size_t>(n * rows_x), seed), n, rows_x);
+struct Matrices {
+  GgmlType type;
+  int64_t n, rows_x, rows_y;
+  std::vector<uint8_t> stored, repacked, y;
+  size_t x_stride() const { return row_bytes(type, n); }
+};
+
+// rows_x rows of n elements of the layout's type (as stored and repacked) and
+// rows_y Q8_0 activation rows.
+Matrices make_matrices(const Layout& layout, int64_t n, int64_t rows_x, int64_t rows_y, uint32_t seed) {
+  Matrices m{layout.type, n, rows_x, rows_y, {}, {}, {}};
+  m.stored = quantize_rows(layout.type, random_floats(static_cast<size_t>(n * rows_x), seed), n, rows_x);
   m.repacked.assign(m.stored.size(), 0xAA);
-  repack_q4_0_lanes(m.stored.data(), m.repacked.data(), n, rows_x);
+  layout.repack(m.stored.data(), m.repacked.data(), n, rows_x);
   m.y = quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * rows_y), seed + 1), n, rows_y);
   return m;
 }
 
-std::vector<float> product(GemmFn gemm, const Matrices& m, const std::vector<uint8_t>& x, int64_t rows_y) {
-  std::vector<float> out(static_cast<size_t>(m.rows_x * rows_y), -1.0f);
-  gemm(m.n, x.data(), row_bytes(GgmlType::Q4_0, m.n), m.rows_x, m.y.data(), row_bytes(GgmlType::Q8_0, m.n), rows_y,
-       out.data(), static_cast<size_t>(m.rows_x));
+// The product of rows first_x .. first_x + n_rows_x - 1 of x (first_x a
+// multiple of 16) and the first rows_y activation rows.
+std::vector<float> product(GemmFn gemm, const Matrices& m, const std::vector<uint8_t>& x, int64_t rows_y,
+                           int64_t first_x = 0) {
+  const int64_t n_rows_x = m.rows_x - first_x;
+  std::vector<float> out(static_cast<size_t>(n_rows_x * rows_y), -1.0f);
+  const size_t x_stride = m.x_stride();
+  gemm(m.n, x.data() + static_cast<size_t>(first_x) * x_stride, x_stride, n_rows_x, m.y.data(),
+       row_bytes(GgmlType::Q8_0, m.n), rows_y, out.data(), static_cast<size_t>(n_rows_x));
+  return out;
+}
+
+// Columns first_x .. of a product of every row.
+std::vector<float> columns_from(const std::vector<float>& full, int64_t rows_x, int64_t rows_y, int64_t first_x) {
+  std::vector<float> out;
+  for (int64_t ry = 0; ry < rows_y; ++ry) {
+    const auto row = full.begin() + static_cast<std::ptrdiff_t>(ry * rows_x);
+    out.insert(out.end(), row + static_cast<std::ptrdiff_t>(first_x), row + static_cast<std::ptrdiff_t>(rows_x));
+  }
   return out;
 }
 
@@ -51,38 +88,27 @@ void expect_same_bits(const std::vector<float>& got, const std::vector<float>& w
   }
 }
 
-TEST(RepackQ4_0, KeepsEveryByteOfEveryGroup) {
-  const Matrices m = make_matrices(32 * 7, 48, 1, 11);
+TEST(Repack, LanesKeepEveryByte) {
+  const Matrices m = make_matrices(kLayouts[0], 32 * 7, 48, 1, 11);
   std::vector<uint8_t> a = m.stored, b = m.repacked;
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
   EXPECT_EQ(a, b);
-  // A row change moves only its own group's bytes.
-  std::vector<uint8_t> changed = m.stored;
-  changed[row_bytes(GgmlType::Q4_0, m.n) * 20 + 5] ^= 0x11;  // row 20: group 1
-  std::vector<uint8_t> repacked(changed.size());
-  repack_q4_0_lanes(changed.data(), repacked.data(), m.n, m.rows_x);
-  const size_t group = row_bytes(GgmlType::Q4_0, m.n) * kQ4_0LaneRows;
-  EXPECT_TRUE(std::equal(repacked.begin(), repacked.begin() + static_cast<std::ptrdiff_t>(group), m.repacked.begin()));
-  EXPECT_FALSE(std::equal(repacked.begin() + static_cast<std::ptrdiff_t>(group),
-                          repacked.begin() + static_cast<std::ptrdiff_t>(2 * group),
-                          m.repacked.begin() + static_cast<std::ptrdiff_t>(group)));
 }
 
 // Every byte where kernels/repack.h puts it, for rows of 1 to 130 blocks (the
-// repacking copies 64 blocks of a group at a time); and groups repacked one by
-// one give the same bytes as the whole matrix (threads split matrices there).
-TEST(RepackQ4_0, PutsEveryByteWhereTheLayoutSays) {
+// lane repacking copies 64 blocks of a group at a time); and groups repacked one
+// by one give the same bytes as the whole matrix (threads split matrices there).
+TEST(Repack, LanesPutEveryByteWhereTheLayoutSays) {
   for (const int64_t blocks : {1, 7, 64, 65, 130}) {
     SCOPED_TRACE("blocks " + std::to_string(blocks));
-    const Matrices m = make_matrices(32 * blocks, 48, 1, static_cast<uint32_t>(blocks) + 200);
-    const size_t row = row_bytes(GgmlType::Q4_0, m.n);
-    const size_t group = row * kQ4_0LaneRows;
+    const Matrices m = make_matrices(kLayouts[0], 32 * blocks, 48, 1, static_cast<uint32_t>(blocks) + 200);
+    const size_t group = m.x_stride() * kQ4_0LaneRows;
     for (int64_t r = 0; r < m.rows_x; ++r) {
       const uint8_t* repacked_group = m.repacked.data() + static_cast<size_t>(r / kQ4_0LaneRows) * group;
       const int lane = q4_0_lane_row(static_cast<int>(r % kQ4_0LaneRows));
       for (int64_t b = 0; b < blocks; ++b) {
-        const uint8_t* stored_block = m.stored.data() + static_cast<size_t>(r) * row + static_cast<size_t>(b) * 18;
+        const uint8_t* stored_block = m.stored.data() + static_cast<size_t>(r) * m.x_stride() + static_cast<size_t>(b) * 18;
         // A stored block: the fp16 scale, then 16 bytes of codes.
         ASSERT_EQ(std::memcmp(repacked_group + q4_0_lane_scales_at(blocks, b) + 2 * lane, stored_block, 2), 0)
             << "scale of row " << r << ", block " << b;
@@ -102,52 +128,150 @@ TEST(RepackQ4_0, PutsEveryByteWhereTheLayoutSays) {
   }
 }
 
-TEST(RepackQ4_0, ScalarGemmEqualsTheStoredRowsKernels) {
-  const TypeKernels& scalar = kernels_for_isa(GgmlType::Q4_0, Isa::Scalar);
-  for (const int64_t blocks : {1, 7, 45}) {
-    const Matrices m = make_matrices(32 * blocks, 64, 5, static_cast<uint32_t>(blocks));
-    std::vector<float> want(static_cast<size_t>(m.rows_x * m.rows_y));
-    for (int64_t ry = 0; ry < m.rows_y; ++ry) {
-      for (int64_t rx = 0; rx < m.rows_x; ++rx) {
-        scalar.vec_dot(m.n, &want[static_cast<size_t>(ry * m.rows_x + rx)],
-                       m.stored.data() + static_cast<size_t>(rx) * row_bytes(GgmlType::Q4_0, m.n),
-                       m.y.data() + static_cast<size_t>(ry) * row_bytes(GgmlType::Q8_0, m.n));
+// Every code byte sits where kernels/repack.h says (Q4_0's flipped by 0x88),
+// and every scale as it was; together they fill the groups.
+template <typename Block>
+void expect_bytes_where_the_quad_layout_says(const Layout& layout, uint8_t flip) {
+  constexpr int64_t kBlocks = 7;
+  constexpr size_t kCodeBytes = sizeof(Block::qs);
+  const Matrices m = make_matrices(layout, 32 * kBlocks, 48, 1, 12);
+  const size_t group_bytes = m.x_stride() * kQuadRows;
+  std::vector<int> written(m.repacked.size(), 0);
+  for (int64_t row = 0; row < m.rows_x; ++row) {
+    const auto* blocks = reinterpret_cast<const Block*>(m.stored.data() + static_cast<size_t>(row) * m.x_stride());
+    const size_t group = static_cast<size_t>(row / kQuadRows) * group_bytes;
+    const int r = static_cast<int>(row % kQuadRows);
+    for (int64_t b = 0; b < kBlocks; ++b) {
+      for (int j = 0; j < static_cast<int>(kCodeBytes); ++j) {
+        const size_t at = group + quad_code_at(kCodeBytes, b, r, j);
+        ASSERT_EQ(m.repacked[at], static_cast<uint8_t>(blocks[b].qs[j] ^ flip))
+            << layout.name << ": row " << row << " block " << b << " byte " << j;
+        ++written[at];
+      }
+      for (int i = 0; i < 2; ++i) {
+        const size_t at = group + quad_scale_at(kCodeBytes, b, r) + static_cast<size_t>(i);
+        ASSERT_EQ(m.repacked[at], reinterpret_cast<const uint8_t*>(&blocks[b].d)[i])
+            << layout.name << ": row " << row << " block " << b;
+        ++written[at];
       }
     }
-    expect_same_bits(product(gemm_q4_0_lanes_scalar, m, m.repacked, m.rows_y), want, "scalar lanes gemm");
+  }
+  EXPECT_TRUE(std::all_of(written.begin(), written.end(), [](int w) { return w == 1; })) << layout.name;
+}
+
+TEST(Repack, QuadsPutEveryByteWhereTheLayoutSays) {
+  expect_bytes_where_the_quad_layout_says<BlockQ4_0>(kLayouts[1], 0x88);
+  expect_bytes_where_the_quad_layout_says<BlockQ8_0>(kLayouts[2], 0);
+}
+
+TEST(Repack, ARowChangesOnlyItsGroup) {
+  for (const Layout& layout : kLayouts) {
+    const Matrices m = make_matrices(layout, 32 * 7, 48, 1, 13);
+    std::vector<uint8_t> changed = m.stored;
+    changed[m.x_stride() * 20 + 5] ^= 0x11;  // row 20: group 1
+    std::vector<uint8_t> repacked(changed.size());
+    layout.repack(changed.data(), repacked.data(), m.n, m.rows_x);
+    const auto group = static_cast<std::ptrdiff_t>(m.x_stride() * kRepackRows);
+    EXPECT_TRUE(std::equal(repacked.begin(), repacked.begin() + group, m.repacked.begin())) << layout.name;
+    EXPECT_FALSE(std::equal(repacked.begin() + group, repacked.begin() + 2 * group, m.repacked.begin() + group))
+        << layout.name;
+    EXPECT_TRUE(std::equal(repacked.begin() + 2 * group, repacked.end(), m.repacked.begin() + 2 * group)) << layout.name;
   }
 }
 
-// 45 blocks cross the 32-block chunks, 96 rows x 300 activation rows cross the
-// 256-row panels, 128-row activation groups and 8-row tiles (partial ones too).
-TEST(RepackQ4_0, EveryPathMatchesItsGemmOnTheStoredRows) {
-  int paths = 0;
-  for (const Isa isa : available_isas()) {
-    const TypeKernels& k = kernels_for_isa(GgmlType::Q4_0, isa);
-    if (k.repack == nullptr) continue;
-    ASSERT_NE(k.gemm_repacked, nullptr) << isa_name(isa);
-    ++paths;
-    for (const int64_t blocks : {1, 8, 45}) {
-      const Matrices m = make_matrices(32 * blocks, blocks == 8 ? 288 : 96, 300, static_cast<uint32_t>(blocks) + 100);
-      std::vector<uint8_t> repacked(m.stored.size());
-      k.repack(m.stored.data(), repacked.data(), m.n, m.rows_x);
-      EXPECT_EQ(repacked, m.repacked) << isa_name(isa);
-      for (const int64_t rows_y : {int64_t{1}, int64_t{3}, int64_t{300}}) {
-        SCOPED_TRACE(std::string(isa_name(isa)) + ", blocks " + std::to_string(blocks) + ", rows_y " +
-                     std::to_string(rows_y));
-        expect_same_bits(product(k.gemm_repacked, m, repacked, rows_y), product(k.gemm, m, m.stored, rows_y),
-                         "gemm_repacked");
-        // Lane rows ranges start at any multiple of 16 (threads split there).
-        std::vector<float> tail(static_cast<size_t>(m.rows_x - 32), -1.0f);
-        const size_t offset = 32 * row_bytes(GgmlType::Q4_0, m.n);
-        k.gemm_repacked(m.n, repacked.data() + offset, row_bytes(GgmlType::Q4_0, m.n), m.rows_x - 32, m.y.data(), 0, 1,
-                        tail.data(), 1);
-        const std::vector<float> full = product(k.gemm, m, m.stored, 1);
-        expect_same_bits(tail, std::vector<float>(full.begin() + 32, full.end()), "rows from 32");
+TEST(Repack, ScalarGemmsEqualTheStoredRowsKernels) {
+  for (const Layout& layout : kLayouts) {
+    const TypeKernels& scalar = kernels_for_isa(layout.type, Isa::Scalar);
+    for (const int64_t blocks : {1, 7, 45}) {
+      const Matrices m = make_matrices(layout, 32 * blocks, 64, 5, static_cast<uint32_t>(blocks));
+      std::vector<float> want(static_cast<size_t>(m.rows_x * m.rows_y));
+      for (int64_t ry = 0; ry < m.rows_y; ++ry) {
+        for (int64_t rx = 0; rx < m.rows_x; ++rx) {
+          scalar.vec_dot(m.n, &want[static_cast<size_t>(ry * m.rows_x + rx)],
+                         m.stored.data() + static_cast<size_t>(rx) * m.x_stride(),
+                         m.y.data() + static_cast<size_t>(ry) * row_bytes(GgmlType::Q8_0, m.n));
+        }
+      }
+      SCOPED_TRACE(std::string(layout.name) + ", blocks " + std::to_string(blocks));
+      expect_same_bits(product(layout.scalar_gemm, m, m.repacked, m.rows_y), want, "scalar gemm");
+      expect_same_bits(product(layout.scalar_gemm, m, m.repacked, m.rows_y, 32), columns_from(want, m.rows_x, m.rows_y, 32),
+                       "scalar gemm, rows from 32");
+    }
+  }
+}
+
+// 45 blocks cross the x86 32-block chunks, 96 rows x 300 activation rows cross
+// its 256-row panels, 128-row activation groups and 8-row tiles (partial ones
+// too); the activation row counts cover every remainder of the arm64 tiles
+// (SMMLA tiles of 8 and 4 rows, SDOT tiles of 1 to 4 rows). Row ranges start
+// at any multiple of 16 (threads split there).
+void expect_path_equals_its_layouts_reference(Isa isa, const TypeKernels& k, const Layout& layout) {
+  for (const int64_t blocks : {1, 8, 45}) {
+    const Matrices m = make_matrices(layout, 32 * blocks, blocks == 8 ? 288 : 96, 300, static_cast<uint32_t>(blocks) + 100);
+    const GemmFn reference = layout.path_gemm_is_reference ? k.gemm : layout.scalar_gemm;
+    const std::vector<uint8_t>& reference_x = layout.path_gemm_is_reference ? m.stored : m.repacked;
+    for (const int64_t rows_y : {1, 2, 3, 4, 5, 8, 300}) {
+      SCOPED_TRACE(std::string(isa_name(isa)) + ", " + layout.name + ", blocks " + std::to_string(blocks) +
+                   ", rows_y " + std::to_string(rows_y));
+      const std::vector<float> want = product(reference, m, reference_x, rows_y);
+      expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y), want, "gemm_repacked");
+      expect_same_bits(product(k.gemm, m, m.stored, rows_y), want, "gemm on the stored rows");
+      if (rows_y == 1) {
+        std::vector<float> dots(static_cast<size_t>(m.rows_x));
+        for (int64_t rx = 0; rx < m.rows_x; ++rx) {
+          k.vec_dot(m.n, &dots[static_cast<size_t>(rx)], m.stored.data() + static_cast<size_t>(rx) * m.x_stride(), m.y.data());
+        }
+        if (!layout.path_gemm_is_reference) expect_same_bits(dots, want, "vec_dot");
+      }
+      if (rows_y > 5 && rows_y != 300) continue;
+      for (const int64_t first_x : {16, 48}) {
+        expect_same_bits(product(k.gemm_repacked, m, m.repacked, rows_y, first_x),
+                         columns_from(want, m.rows_x, rows_y, first_x), ("rows from " + std::to_string(first_x)).c_str());
       }
     }
   }
-  if (paths == 0) GTEST_SKIP() << "no path on this CPU repacks Q4_0";
+}
+
+// The stored-row kernels that must equal the quad gemms take 8, 4 and single
+// rows in turn: any row count gives the scalar kernels' bits.
+TEST(Repack, QuadPathsStoredRowGemmsEqualTheScalarKernelsForAnyRowCount) {
+  constexpr int64_t kRows = 77;  // 9 passes of 8, one of 4, one single row
+  for (const Isa isa : available_isas()) {
+    for (const Layout& layout : kLayouts) {
+      const TypeKernels& k = kernels_for_isa(layout.type, isa);
+      if (layout.path_gemm_is_reference || k.repack != layout.repack) continue;
+      const GemmFn scalar = kernels_for_isa(layout.type, Isa::Scalar).gemm;
+      const Matrices m = make_matrices(layout, 32 * 9, 80, 5, 300);
+      for (const int64_t rows_y : {1, 3, 5}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + ", " + layout.name + ", rows_y " + std::to_string(rows_y));
+        std::vector<float> got(static_cast<size_t>(kRows * rows_y)), want(got.size());
+        const size_t y_stride = row_bytes(GgmlType::Q8_0, m.n);
+        k.gemm(m.n, m.stored.data(), m.x_stride(), kRows, m.y.data(), y_stride, rows_y, got.data(), kRows);
+        scalar(m.n, m.stored.data(), m.x_stride(), kRows, m.y.data(), y_stride, rows_y, want.data(), kRows);
+        expect_same_bits(got, want, "gemm on the stored rows");
+      }
+    }
+  }
+}
+
+TEST(Repack, EveryPathEqualsItsLayoutsReference) {
+  int paths = 0;
+  for (const Isa isa : available_isas()) {
+    for (const GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+      const TypeKernels& k = kernels_for_isa(type, isa);
+      if (k.repack == nullptr) continue;
+      ASSERT_NE(k.gemm_repacked, nullptr) << isa_name(isa);
+      const Layout* layout = nullptr;
+      for (const Layout& l : kLayouts) {
+        if (l.type == type && l.repack == k.repack) layout = &l;
+      }
+      ASSERT_NE(layout, nullptr) << isa_name(isa) << " repacks " << ggml_type_name(static_cast<uint32_t>(type))
+                                 << " into a layout without a scalar twin";
+      ++paths;
+      expect_path_equals_its_layouts_reference(isa, k, *layout);
+    }
+  }
+  if (paths == 0) GTEST_SKIP() << "no path on this CPU repacks weights";
 }
 
 }  // namespace

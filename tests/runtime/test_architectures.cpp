@@ -118,37 +118,41 @@ TEST_P(Architecture, BatchedPrefillEqualsTokenByTokenDecoding) {
   }
 }
 
-// Q4_0 matrices repacked at load time (model/weight_repack.h, on paths that
-// repack) give the logits of the stored layout bit for bit, in a batched
-// prefill (gemm) and in decoding (GEMV), with two threads splitting the rows.
+// Q4_0 and Q8_0 matrices repacked at load time (model/weight_repack.h, on
+// paths that repack) give the logits of the stored layout bit for bit, in a
+// batched prefill (gemm) and in decoding (GEMV), with two threads splitting the
+// rows.
 TEST_P(Architecture, RepackedWeightsGiveTheSameLogits) {
-  const std::string path = write_tiny_model(GetParam(), GgmlType::Q4_0);
-  model::LoadOptions stored_layout;
-  stored_layout.repack_weights = false;
-  const auto stored = model::Model::load(path, stored_layout);
-  const auto repacked = model::Model::load(path);
-  const bool path_repacks = kernels_for(GgmlType::Q4_0).repack != nullptr;
-  for (const model::LayerWeights& l : repacked->weights().layers) {
-    for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
-      if (t) {
-        EXPECT_EQ(t->repacked, path_repacks) << t->name;
+  for (const GgmlType type : {GgmlType::Q4_0, GgmlType::Q8_0}) {
+    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
+    const std::string path = write_tiny_model(GetParam(), type);
+    model::LoadOptions stored_layout;
+    stored_layout.repack_weights = false;
+    const auto stored = model::Model::load(path, stored_layout);
+    const auto repacked = model::Model::load(path);
+    const bool path_repacks = kernels_for(type).repack != nullptr;
+    for (const model::LayerWeights& l : repacked->weights().layers) {
+      for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
+        if (t) {
+          EXPECT_EQ(t->repacked, path_repacks) << t->name;
+        }
       }
     }
-  }
-  EXPECT_FALSE(repacked->weights().token_embd->repacked);  // get_rows reads its rows
-  EXPECT_FALSE(stored->weights().layers[0].wo->repacked);
+    EXPECT_FALSE(repacked->weights().token_embd->repacked);  // get_rows reads its rows
+    EXPECT_FALSE(stored->weights().layers[0].wo->repacked);
 
-  runtime::ContextParams params;
-  params.n_ctx = 64;
-  params.n_threads = 2;
-  runtime::Context a(*stored, params), b(*repacked, params);
-  const int64_t n_vocab = a.n_vocab();
-  a.eval(kPrompt.data(), static_cast<int64_t>(kPrompt.size()));
-  b.eval(kPrompt.data(), static_cast<int64_t>(kPrompt.size()));
-  for (int32_t next : {9, 250, 3}) {
-    for (int64_t v = 0; v < n_vocab; ++v) ASSERT_EQ(a.logits()[v], b.logits()[v]) << "vocab entry " << v;
-    a.eval(&next, 1);
-    b.eval(&next, 1);
+    runtime::ContextParams params;
+    params.n_ctx = 64;
+    params.n_threads = 2;
+    runtime::Context a(*stored, params), b(*repacked, params);
+    const int64_t n_vocab = a.n_vocab();
+    a.eval(kPrompt.data(), static_cast<int64_t>(kPrompt.size()));
+    b.eval(kPrompt.data(), static_cast<int64_t>(kPrompt.size()));
+    for (int32_t next : {9, 250, 3}) {
+      for (int64_t v = 0; v < n_vocab; ++v) ASSERT_EQ(a.logits()[v], b.logits()[v]) << "vocab entry " << v;
+      a.eval(&next, 1);
+      b.eval(&next, 1);
+    }
   }
 }
 

@@ -11,9 +11,6 @@ void install_i8mm_kernels(KernelTable& table) {
   install_i8mm_k_kernels(table);
   table.set_dot(GgmlType::Q4_0, Isa::I8mm, vec_dot_blocks<KernelQ4_0>, gemm_i8mm<KernelQ4_0>);
   table.set_dot(GgmlType::Q8_0, Isa::I8mm, vec_dot_blocks<KernelQ8_0>, gemm_i8mm<KernelQ8_0>);
-  table.set_dot(GgmlType::Q2_K, Isa::I8mm, vec_dot_blocks<KernelQ2_K>, gemm_i8mm_super<KernelQ2_K>);
-  table.set_dot(GgmlType::Q3_K, Isa::I8mm, vec_dot_blocks<KernelQ3_K>, gemm_i8mm_super<KernelQ3_K>);
-  table.set_dot(GgmlType::IQ4_XS, Isa::I8mm, vec_dot_blocks<KernelIQ4_XS>, gemm_i8mm_super<KernelIQ4_XS>);
 }
 
 }  // namespace peak

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -238,6 +239,88 @@ TEST_P(QuantizedWeightPaths, RandomBlockBytesMatchScalar) {
   ref().to_float(x.data(), xf_ref.data(), n);
   path().to_float(x.data(), xf.data(), n);
   EXPECT_EQ(xf, xf_ref);
+}
+
+// Activation row counts the gemms treat apart: one row (decode), pairs and
+// groups of up to four pairs (the SMMLA tiles), odd remainders.
+constexpr int64_t kRowCountsY[] = {1, 2, 3, 5, 9};
+constexpr int64_t kRowsX = 5;  // weight pairs and an odd last row
+
+// Every product of kRowsX weight rows and rows_y activation rows (row-major
+// [rows_y][kRowsX]) through the scalar vec_dot, the path's vec_dot and its gemm.
+struct AllProducts {
+  std::vector<float> want, dots, gemm;
+};
+AllProducts all_products(const TypeKernels& ref, const TypeKernels& path, int64_t n, const std::vector<uint8_t>& x,
+                         size_t xs, const std::vector<uint8_t>& y, size_t ys, int64_t rows_y) {
+  AllProducts p;
+  const size_t count = static_cast<size_t>(kRowsX * rows_y);
+  p.want.resize(count);
+  p.dots.resize(count);
+  p.gemm.assign(count, -1.0f);
+  for (int64_t ry = 0; ry < rows_y; ++ry) {
+    for (int64_t rx = 0; rx < kRowsX; ++rx) {
+      const size_t o = static_cast<size_t>(ry * kRowsX + rx);
+      ref.vec_dot(n, &p.want[o], x.data() + static_cast<size_t>(rx) * xs, y.data() + static_cast<size_t>(ry) * ys);
+      path.vec_dot(n, &p.dots[o], x.data() + static_cast<size_t>(rx) * xs, y.data() + static_cast<size_t>(ry) * ys);
+    }
+  }
+  path.gemm(n, x.data(), xs, kRowsX, y.data(), ys, rows_y, p.gemm.data(), static_cast<size_t>(kRowsX));
+  return p;
+}
+
+// Lengths from one block up to past the 8-super-block slices of the i8mm
+// K-type gemm. Only the order of float sums differs from the scalar kernels:
+// every path stayed below 3e-12 here.
+TEST_P(QuantizedWeightPaths, GemmRowAndBlockCountsMatchScalar) {
+  const GgmlType t = GetParam().type;
+  const GgmlType partner = ref().dot_partner;
+  const bool super = ggml_type_traits(static_cast<uint32_t>(t))->block_elems == 256;
+  for (int64_t blocks : {1, 2, 9, 17}) {
+    const int64_t n = super ? 256 * blocks : 32 * 5 * blocks;
+    const int64_t max_rows_y = kRowCountsY[std::size(kRowCountsY) - 1];
+    const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
+    const std::vector<uint8_t> x = quantize_rows(t, random_floats(static_cast<size_t>(n * kRowsX), 81), n, kRowsX);
+    const std::vector<uint8_t> y =
+        quantize_rows(partner, random_floats(static_cast<size_t>(n * max_rows_y), 82), n, max_rows_y);
+    for (int64_t rows_y : kRowCountsY) {
+      const AllProducts p = all_products(ref(), path(), n, x, xs, y, ys, rows_y);
+      EXPECT_LT(nmse(p.dots, p.want), 1e-10) << "vec_dot, n=" << n;
+      EXPECT_LT(nmse(p.gemm, p.want), 1e-10) << "gemm, n=" << n << " rows_y=" << rows_y;
+    }
+  }
+}
+
+// Weight rows of random bytes with every fp16 scale 1, against activations of
+// small integers with one 127 per 32 (so their Q8 scale is exactly 1): every
+// product, scale and partial sum in any path is then an integer below 2^24
+// (at most 8.2e6 for one super-block of Q6_K or IQ4_XS), so each path must
+// give the scalar result exactly, whatever order it adds in. A code read
+// from the wrong bit, a scale or min applied to the wrong group or row, or a
+// tile lane written to the wrong output cannot hide under a tolerance here.
+TEST_P(QuantizedWeightPaths, IntegerValuedProductsMatchScalarExactly) {
+  const GgmlType t = GetParam().type;
+  const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(t));
+  const GgmlType partner = ref().dot_partner;
+  const int64_t n = traits->block_elems == 256 ? 256 : 32 * 8;
+  const int64_t max_rows_y = kRowCountsY[std::size(kRowCountsY) - 1];
+  const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
+  std::mt19937 rng(91);
+  std::uniform_int_distribution<int> byte(0, 255), small(-8, 8);
+  std::vector<uint8_t> x(xs * static_cast<size_t>(kRowsX));
+  for (uint8_t& v : x) v = static_cast<uint8_t>(byte(rng));
+  const uint16_t one = fp32_to_fp16(1.0f);
+  for (size_t block = 0; block < x.size() / traits->block_bytes; ++block) {
+    for (size_t offset : half_fields(t)) std::memcpy(&x[block * traits->block_bytes + offset], &one, sizeof one);
+  }
+  std::vector<float> yf(static_cast<size_t>(n * max_rows_y));
+  for (size_t i = 0; i < yf.size(); ++i) yf[i] = i % 32 == 0 ? 127.0f : static_cast<float>(small(rng));
+  const std::vector<uint8_t> y = quantize_rows(partner, yf, n, max_rows_y);
+  for (int64_t rows_y : kRowCountsY) {
+    const AllProducts p = all_products(ref(), path(), n, x, xs, y, ys, rows_y);
+    EXPECT_EQ(p.dots, p.want) << "vec_dot";
+    EXPECT_EQ(p.gemm, p.want) << "gemm, rows_y=" << rows_y;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllTypesAllPaths, KernelPaths, ::testing::ValuesIn(all_cases()), case_name);

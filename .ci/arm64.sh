@@ -4,8 +4,8 @@
 #
 #   1. cross-build with cmake/aarch64-linux-gnu.cmake (no benchmarks)
 #   2. run every test_kernels* and test_core* executable under
-#      qemu-aarch64 -cpu max (best path: i8mm), then again with PEAK_ISA=neon
-#      (the baseline NEON kernels), and the quantizers' byte checks against
+#      qemu-aarch64 -cpu max (best path: i8mm), then again with PEAK_ISA=dotprod
+#      and PEAK_ISA=neon (the baseline NEON kernels), and the quantizers' byte checks against
 #      llama.cpp's files (test_model ReferenceQuant.*) once
 #   3. compile every kernels header and arm/ fragment on its own with the cross
 #      compiler (the layer check's header test; x86 builds cannot compile them)
@@ -52,6 +52,7 @@ run() {
   done
 }
 run "cpu max" '*'
+run "PEAK_ISA=dotprod" '*' PEAK_ISA=dotprod
 run "PEAK_ISA=neon" '*' PEAK_ISA=neon
 echo "--- test_model [ReferenceQuant]"
 qemu-aarch64 -L "$SYSROOT" -cpu max "$BUILD/tests/model/test_model" --gtest_brief=1 --gtest_filter='*ReferenceQuant*'

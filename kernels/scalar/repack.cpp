@@ -65,14 +65,20 @@ void for_each_block(const void* src, void* dst, int64_t n, int64_t n_rows, Write
   }
 }
 
-// The quad layout of blocks with code bytes `qs`, each XOR flip.
+// The quad layout of blocks with code bytes `qs`, each XOR flip: a row's block
+// goes as whole dwords (4 consecutive code bytes stay together in the layout),
+// one to each vector of its quad.
 template <typename Block>
 void repack_quads(const void* src, void* dst, int64_t n, int64_t n_rows, uint8_t flip) {
   for_each_block<Block>(src, dst, n, n_rows, [flip](uint8_t* group, int r, int64_t b, const Block& block) {
-    constexpr size_t kCodeBytes = sizeof(Block::qs);
+    constexpr int kCodeBytes = static_cast<int>(sizeof(Block::qs));
+    const uint32_t flips = flip * 0x01010101u;
     std::memcpy(group + quad_scale_at(kCodeBytes, b, r), &block.d, 2);
-    for (int j = 0; j < static_cast<int>(kCodeBytes); ++j) {
-      group[quad_code_at(kCodeBytes, b, r, j)] = static_cast<uint8_t>(block.qs[j] ^ flip);
+    for (int j = 0; j < kCodeBytes; j += 4) {
+      uint32_t dword;
+      std::memcpy(&dword, block.qs + j, 4);
+      dword ^= flips;
+      std::memcpy(group + quad_code_at(kCodeBytes, b, r, j), &dword, 4);
     }
   });
 }

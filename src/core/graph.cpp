@@ -106,7 +106,7 @@ Tensor* Graph::input(GgmlType type, std::initializer_list<int64_t> ne, const cha
 
 Tensor* Graph::new_view(Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (&nb)[kMaxDims],
                         size_t offset) {
-  require(!a->repacked, "a repacked weight cannot be viewed: only mul_mat reads it");
+  require(a->repacked_data == nullptr, "a repacked weight cannot be viewed: only mul_mat reads it");
   Tensor* t = new_tensor(a->type, ne);
   for (int d = 0; d < kMaxDims; ++d) t->nb[d] = nb[d];
   t->op = Op::View;
@@ -170,7 +170,7 @@ Tensor* Graph::new_node(Op op, GgmlType type, const int64_t (&ne)[kMaxDims],
   int s = 0;
   for (Tensor* source : sources) {
     // Repacked weights (kernels.h, TypeKernels::repack) have no readable rows.
-    require(source == nullptr || !source->repacked || (op == Op::MulMat && s == 0),
+    require(source == nullptr || source->repacked_data == nullptr || (op == Op::MulMat && s == 0),
             "a repacked weight can only be the first source of mul_mat");
     t->src[s++] = source;
   }
@@ -193,7 +193,8 @@ Tensor* Graph::mul_mat(Tensor* w, Tensor* x) {
   require(w->has_dense_rows(), "mul_mat: weight rows must be dense");
   require(w->ne[0] == x->ne[0], "mul_mat: inner dimensions differ");
   require(has_dot_kernels(w->type), "mul_mat: no kernels for the weight type");
-  require(!w->repacked || (kernels_for(w->type).gemm_repacked != nullptr && w->ne[1] % kRepackRows == 0),
+  require(w->repacked_data == nullptr ||
+              (kernels_for(w->type).gemm_repacked != nullptr && w->ne[1] % kRepackRows == 0),
           "mul_mat: the repacked weight has no kernels on this path or a partial row group");
   require(x->ne[2] % w->ne[2] == 0 && x->ne[3] % w->ne[3] == 0,
           "mul_mat: weight batches must divide activation batches");

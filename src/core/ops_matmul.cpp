@@ -94,6 +94,8 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
     if (!privately) params.barrier();
   }
 
+  // Read once: the repacking may finish during the call (core::Tensor).
+  const char* repacked = static_cast<const char*>(w.repacked_bytes());
   const int64_t repeat2 = x.ne[2] / w.ne[2];
   const int64_t repeat3 = x.ne[3] / w.ne[3];
   const Range weight_rows = thread_share(w.ne[1], params, kWeightRowGranule);
@@ -107,9 +109,9 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
       const size_t y_stride = convert ? partner_row_bytes : x.nb[1];
       float* out = f32_row(node, {0, i2, i3}) + weight_rows.begin;
       const size_t out_stride = node.nb[1] / sizeof(float);
-      if (w.repacked) {  // rows start at multiples of 16 (kWeightRowGranule)
-        kernels.gemm_repacked(k, w_rows, w.nb[1], weight_rows.end - weight_rows.begin, y_rows, y_stride, m, out,
-                              out_stride);
+      if (repacked != nullptr) {  // 2-D; rows start at multiples of 16 (kWeightRowGranule)
+        kernels.gemm_repacked(k, repacked + static_cast<size_t>(weight_rows.begin) * w.nb[1], w.nb[1],
+                              weight_rows.end - weight_rows.begin, y_rows, y_stride, m, out, out_stride);
         continue;
       }
       if (kernels.gemm != nullptr) {

@@ -8,6 +8,7 @@
 // element (or, for block types, nb[1] is the byte size of a row of blocks).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -62,10 +63,14 @@ struct Tensor {
 
   bool is_input = false;   // the caller fills its data before each compute
   bool is_output = false;  // must stay readable after compute: never reused
-  // Weights only: stored in the kernels' repacked layout of the type (kernels.h,
-  // TypeKernels::repack), so rows cannot be addressed one by one; only mul_mat
-  // reads it, through gemm_repacked.
-  bool repacked = false;
+  // Weights only: set for a matrix the model repacks into the kernels' layout
+  // of the type (kernels.h, TypeKernels::repack; model/weight_repack.h). It
+  // holds the repacked bytes' address once they are ready, null until then;
+  // meanwhile `data` has the stored rows. Only mul_mat reads such a weight (its
+  // repacked rows cannot be addressed one by one), loading the address once per
+  // call: the repacking may finish while contexts run, and both layouts give
+  // bit-identical results.
+  const std::atomic<const void*>* repacked_data = nullptr;
   int32_t arena_index = -1;  // slot in a graph's tensor arena; -1 for tensors outside graphs
 
   char name[kMaxNameLength] = {};
@@ -80,6 +85,11 @@ struct Tensor {
   // Each row (dimension 0) is dense, rows may sit anywhere.
   bool has_dense_rows() const;
   bool same_shape(const Tensor& other) const;
+
+  // The repacked bytes, when ready (see repacked_data).
+  const void* repacked_bytes() const {
+    return repacked_data != nullptr ? repacked_data->load(std::memory_order_acquire) : nullptr;
+  }
 
   // Address of element row (i1, i2, i3).
   char* row_ptr(int64_t i1, int64_t i2 = 0, int64_t i3 = 0) const {

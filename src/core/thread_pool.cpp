@@ -2,6 +2,12 @@
 
 #include <stdexcept>
 
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 namespace peak::core {
 
 namespace {
@@ -37,6 +43,14 @@ inline void spin_until(Condition done) {
 int hardware_threads() {
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int>(hw);
+}
+
+void lower_current_thread_priority() {
+#if defined(__linux__)
+  // Linux applies a PRIO_PROCESS priority to the one thread the id names.
+  // Lowering it needs no privilege; failing leaves the thread as it was.
+  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+#endif
 }
 
 ThreadPool::ThreadPool(int max_threads, std::chrono::microseconds spin_before_sleep)

@@ -19,6 +19,12 @@ namespace peak::core {
 // The hardware's thread count, at least 1: what a thread count of 0 stands for.
 int hardware_threads();
 
+// Gives the calling thread the lowest scheduling priority (nice 19), for work
+// that should only use time the forward passes leave; threads it creates
+// afterwards inherit it. Only on Linux and Android, where the priority is a
+// thread's own; a no-op elsewhere.
+void lower_current_thread_priority();
+
 class ThreadPool {
  public:
   // thread_index is 0 for the calling thread, 1.. for the workers.

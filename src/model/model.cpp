@@ -28,10 +28,12 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
 
   // Page the weights in ahead of the first token: those read as stored by a
   // hint per tensor, then those the kernels read faster in their own layout by
-  // repacking them on several threads. Progress counts the bytes done.
+  // repacking them on several threads. Progress counts the bytes done. A
+  // background repacking starts once the rest is ready; until it publishes a
+  // matrix, the first tokens read its stored rows, hinted here too.
   const gguf::GgufFile& f = *m->file_;
-  std::unique_ptr<WeightRepacker> repacker;
-  if (options.repack_weights) repacker = std::make_unique<WeightRepacker>(m->weights_, f);
+  if (options.repack_weights) m->repacker_ = std::make_unique<WeightRepacker>(m->weights_, f);
+  WeightRepacker* repacker = options.repack_in_background ? nullptr : m->repacker_.get();
   uint64_t total = 0;
   for (size_t i = 0; i < f.n_tensors(); ++i) total += f.tensor(i).n_bytes;
   const auto fraction = [total](uint64_t done) {
@@ -49,17 +51,34 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     done += t.n_bytes;
     if (options.progress && !options.progress(fraction(done))) throw LoadCancelled();
   }
+  const int n_threads =
+      options.n_threads > 0 ? options.n_threads : std::min(core::hardware_threads(), kMaxLoadThreads);
   if (repacker) {
-    const int n_threads =
-        options.n_threads > 0 ? options.n_threads : std::min(core::hardware_threads(), kMaxLoadThreads);
     const bool finished = repacker->run(n_threads, [&](uint64_t repacked) {
       return !options.progress || options.progress(fraction(done + repacked));
     });
     if (!finished) throw LoadCancelled();
-    m->repacked_ = repacker->take_memory();
+  } else if (m->repacker_) {
+    m->repacker_->start(n_threads);
   }
   m->weight_bytes_ = total;
   return m;
+}
+
+Model::~Model() = default;
+
+bool Model::repack_finished() const { return !repacker_ || repacker_->finished(); }
+
+void Model::wait_for_repack() const {
+  if (repacker_) repacker_->wait();
+}
+
+Model::ForwardPass::ForwardPass(const Model& m) : repacker_(m.repacker_.get()) {
+  if (repacker_) repacker_->begin_reads();
+}
+
+Model::ForwardPass::~ForwardPass() {
+  if (repacker_) repacker_->end_reads();
 }
 
 namespace {

@@ -1,7 +1,7 @@
 #include "model/weight_repack.h"
 
 #include <algorithm>
-#include <atomic>
+#include <chrono>
 #include <exception>
 #include <functional>
 
@@ -37,18 +37,18 @@ struct WeightRepacker::Job {
 
   const WeightRepacker& repacker;
   std::vector<Piece> pieces;
-  std::unique_ptr<std::atomic<int64_t>[]> rows_left;  // per slot: the last piece done drops its pages
+  std::unique_ptr<std::atomic<int64_t>[]> rows_left;  // per slot: the last piece done publishes it
   std::atomic<size_t> next_piece{0};
   std::atomic<uint64_t> bytes_done{0};
   std::atomic<bool> stop{false};
-  // The calling thread's alone.
+  // The calling thread's alone; an empty progress is not called.
   const std::function<bool(uint64_t)>& progress;
   uint64_t reported = 0;
   bool cancelled = false;
   std::exception_ptr error;
 };
 
-WeightRepacker::WeightRepacker(const ModelWeights& w, const gguf::GgufFile& file) : file_(file) {
+WeightRepacker::WeightRepacker(ModelWeights& w, const gguf::GgufFile& file) : file_(file) {
   const io::MappedFile* mapping = file.mapping();
   if (mapping == nullptr || !mapping->is_mapped() || mapping->is_locked()) return;
   const auto choose = [&](core::Tensor* t) {
@@ -61,15 +61,74 @@ WeightRepacker::WeightRepacker(const ModelWeights& w, const gguf::GgufFile& file
   std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) {
     return std::less<const void*>()(a.tensor->data, b.tensor->data);
   });
+  published_ = std::make_unique<std::atomic<const void*>[]>(slots_.size());
   size_t total = 0;
-  for (Slot& s : slots_) {
-    s.offset = total;
-    total += (s.tensor->byte_size() + kAlignment - 1) / kAlignment * kAlignment;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    slots_[i].offset = total;
+    total += (slots_[i].tensor->byte_size() + kAlignment - 1) / kAlignment * kAlignment;
+    published_[i].store(nullptr, std::memory_order_relaxed);
+    slots_[i].tensor->repacked_data = &published_[i];
   }
   if (total > 0) memory_ = std::make_unique<io::PageMemory>(total);
+  finished_.store(slots_.empty(), std::memory_order_release);
+}
+
+WeightRepacker::~WeightRepacker() {
+  stop_.store(true, std::memory_order_relaxed);
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
 }
 
 bool WeightRepacker::run(int n_threads, const std::function<bool(uint64_t)>& progress) {
+  if (!repack_all(n_threads, progress)) return false;
+  release_file_pages();
+  return true;
+}
+
+void WeightRepacker::start(int n_threads) {
+  if (!finished()) thread_ = std::thread([this, n_threads] { background(n_threads); });
+}
+
+void WeightRepacker::wait() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [this] { return finished() || stop_.load(std::memory_order_relaxed); });
+}
+
+void WeightRepacker::background(int n_threads) {
+  // The pool's threads, created below, take this thread's priority.
+  core::lower_current_thread_priority();
+  const std::function<bool(uint64_t)> no_progress;
+  if (!repack_all(n_threads, no_progress)) return;
+  // Passes that began before the last publication may still read the stored
+  // pages: the release waits until none is running (reads_ reaches 0 with
+  // kReleasePending set, here or in end_reads).
+  if ((reads_.fetch_or(kReleasePending) & ~kReleasePending) == 0) hand_over_release();
+  // Timed waits: the pass that hands over notifies without the mutex, which
+  // it must not take on the decode path.
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!release_ready_.load(std::memory_order_acquire) && !stop_.load(std::memory_order_relaxed)) {
+    changed_.wait_for(lock, std::chrono::milliseconds(10));
+  }
+  lock.unlock();
+  if (release_ready_.load(std::memory_order_acquire)) release_file_pages();
+}
+
+void WeightRepacker::begin_reads() { reads_.fetch_add(1); }
+
+void WeightRepacker::end_reads() {
+  if (reads_.fetch_sub(1) == (kReleasePending | 1)) hand_over_release();
+}
+
+void WeightRepacker::hand_over_release() {
+  // Fails when a pass began meanwhile: that one published nothing stale (it
+  // began after every publication) and hands over when it ends.
+  uint64_t pending = kReleasePending;
+  if (!reads_.compare_exchange_strong(pending, 0)) return;
+  release_ready_.store(true, std::memory_order_release);
+  changed_.notify_all();
+}
+
+bool WeightRepacker::repack_all(int n_threads, const std::function<bool(uint64_t)>& progress) {
   Job job(*this, progress);
   job.rows_left = std::make_unique<std::atomic<int64_t>[]>(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -81,18 +140,31 @@ bool WeightRepacker::run(int n_threads, const std::function<bool(uint64_t)>& pro
     }
     job.rows_left[i].store(t.ne[1], std::memory_order_relaxed);
   }
-  if (job.pieces.empty()) return true;
-  n_threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(n_threads, 1)), job.pieces.size()));
-  core::ThreadPool(n_threads).run(n_threads, work, &job);
-  if (job.error) std::rethrow_exception(job.error);
-  // Other threads may have done the last pieces: progress ends with the total.
-  if (job.cancelled || (job.reported != job.bytes_done.load() && !progress(job.bytes_done.load()))) return false;
-  for (const Slot& s : slots_) {
-    file_.mapping()->release(file_offset(*s.tensor), s.tensor->byte_size());
-    s.tensor->data = memory_->data() + s.offset;
-    s.tensor->repacked = true;
+  if (!job.pieces.empty()) {
+    n_threads = static_cast<int>(std::min<size_t>(static_cast<size_t>(std::max(n_threads, 1)), job.pieces.size()));
+    core::ThreadPool(n_threads).run(n_threads, work, &job);
   }
+  if (job.error) std::rethrow_exception(job.error);
+  if (job.cancelled || job.next_piece.load() < job.pieces.size()) return false;
+  // Other threads may have done the last pieces: progress ends with the total.
+  if (progress && job.reported != job.bytes_done.load() && !progress(job.bytes_done.load())) return false;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_.store(true, std::memory_order_release);
+  }
+  changed_.notify_all();
   return true;
+}
+
+void WeightRepacker::publish(size_t slot) const {
+  const Slot& s = slots_[slot];
+  published_[slot].store(memory_->data() + s.offset, std::memory_order_release);
+  // Passes still reading the stored rows map them in again from the page cache.
+  file_.mapping()->drop(file_offset(*s.tensor), s.tensor->byte_size());
+}
+
+void WeightRepacker::release_file_pages() const {
+  for (const Slot& s : slots_) file_.mapping()->release(file_offset(*s.tensor), s.tensor->byte_size());
 }
 
 size_t WeightRepacker::file_offset(const core::Tensor& t) const {
@@ -102,7 +174,7 @@ size_t WeightRepacker::file_offset(const core::Tensor& t) const {
 void WeightRepacker::work(void* job_ptr, int thread_index, int) {
   Job& job = *static_cast<Job*>(job_ptr);
   const WeightRepacker& self = job.repacker;
-  while (!job.stop.load(std::memory_order_relaxed)) {
+  while (!job.stop.load(std::memory_order_relaxed) && !self.stop_.load(std::memory_order_relaxed)) {
     const size_t index = job.next_piece.fetch_add(1, std::memory_order_relaxed);
     if (index >= job.pieces.size()) break;
     const Piece& piece = job.pieces[index];
@@ -114,12 +186,10 @@ void WeightRepacker::work(void* job_ptr, int thread_index, int) {
     self.memory_->populate(slot.offset + begin, bytes);
     kernels_for(t.type).repack(static_cast<const uint8_t*>(t.data) + begin, self.memory_->data() + slot.offset + begin,
                                t.ne[0], rows);
-    // acq_rel: the last piece of a tensor sees every other piece's reads done.
-    if (job.rows_left[piece.slot].fetch_sub(rows, std::memory_order_acq_rel) == rows) {
-      self.file_.mapping()->drop(self.file_offset(t), t.byte_size());
-    }
+    // acq_rel: the last piece of a tensor sees every other piece's writes done.
+    if (job.rows_left[piece.slot].fetch_sub(rows, std::memory_order_acq_rel) == rows) self.publish(piece.slot);
     const uint64_t done = job.bytes_done.fetch_add(bytes, std::memory_order_relaxed) + bytes;
-    if (thread_index != 0) continue;
+    if (thread_index != 0 || !job.progress) continue;
     try {
       job.reported = done;
       job.cancelled = !job.progress(done);

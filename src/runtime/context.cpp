@@ -123,7 +123,10 @@ void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_c
   std::memcpy(in.tokens->data, tokens, static_cast<size_t>(n_tokens) * sizeof(int32_t));
   std::memcpy(in.positions->data, kv_.positions().data() + batch.first_cell,
               static_cast<size_t>(n_tokens) * sizeof(int32_t));
-  core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer(), profiling_ ? &op_times_ : nullptr);
+  {
+    const model::Model::ForwardPass pass(model_);
+    core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer(), profiling_ ? &op_times_ : nullptr);
+  }
 
   // out: [n_vocab, rows], rows = n_tokens with all_logits, else 1.
   const size_t row_bytes = static_cast<size_t>(out->ne[0]) * sizeof(float);

@@ -72,7 +72,7 @@ TEST(ModelLoading, ProgressCallbackCanStopTheRepacking) {
   const auto loaded = model::Model::load(path);
   int before = 1 + static_cast<int>(loaded->file().n_tensors());
   for (const model::LayerWeights& l : loaded->weights().layers) {
-    for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) before -= t->repacked;
+    for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) before -= t->repacked_bytes() != nullptr;
   }
   ASSERT_LT(before, 1 + static_cast<int>(loaded->file().n_tensors()));
   for (const int n_threads : {1, 3}) {

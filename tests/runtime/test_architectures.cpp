@@ -134,12 +134,12 @@ TEST_P(Architecture, RepackedWeightsGiveTheSameLogits) {
     for (const model::LayerWeights& l : repacked->weights().layers) {
       for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) {
         if (t) {
-          EXPECT_EQ(t->repacked, path_repacks) << t->name;
+          EXPECT_EQ(t->repacked_bytes() != nullptr, path_repacks) << t->name;
         }
       }
     }
-    EXPECT_FALSE(repacked->weights().token_embd->repacked);  // get_rows reads its rows
-    EXPECT_FALSE(stored->weights().layers[0].wo->repacked);
+    EXPECT_EQ(repacked->weights().token_embd->repacked_data, nullptr);  // get_rows reads its rows
+    EXPECT_EQ(stored->weights().layers[0].wo->repacked_data, nullptr);
 
     runtime::ContextParams params;
     params.n_ctx = 64;

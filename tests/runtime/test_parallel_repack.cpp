@@ -1,9 +1,15 @@
-// Q4_0 matrices repacked at load time by 1, 2 or 3 threads (model/weight_repack.h)
-// give the logits of the stored layout bit for bit, with feed-forward matrices
-// large enough (2.4 MB) that the threads split them into pieces.
+// Q4_0 matrices repacked by 1, 2 or 3 threads (model/weight_repack.h), at load
+// time or in the background, give the logits of the stored layout bit for bit,
+// with feed-forward matrices large enough (2.4 MB) that the threads split them
+// into pieces.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -67,13 +73,89 @@ TEST(ParallelRepack, AnyThreadCountGivesTheStoredLayoutsLogits) {
     const auto m = model::Model::load(path, options);
     const model::LayerWeights& l = m->weights().layers[0];
     for (const core::Tensor* t : {l.wq, l.wk, l.wv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down, m->weights().output}) {
-      EXPECT_TRUE(t->repacked) << t->name;
+      EXPECT_NE(t->repacked_bytes(), nullptr) << t->name;
     }
     const std::vector<float> got = logits_of(*m);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << "logit " << i;
   }
 }
+
+// Repacking in the background: contexts that run meanwhile read each matrix as
+// stored until it is published, and the logits stay those of the stored layout
+// bit for bit, before, during and after.
+TEST(ParallelRepack, BackgroundRepackingChangesNoLogits) {
+  if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
+  const std::string path = write_wide_model();
+  model::LoadOptions stored_layout;
+  stored_layout.repack_weights = false;
+  const std::vector<float> want = logits_of(*model::Model::load(path, stored_layout));
+  for (const int n_threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(n_threads) + " repacking threads");
+    model::LoadOptions options;
+    options.n_threads = n_threads;
+    options.repack_in_background = true;
+    const auto m = model::Model::load(path, options);
+    ASSERT_EQ(logits_of(*m), want);  // races the repacking
+    m->wait_for_repack();
+    EXPECT_TRUE(m->repack_finished());
+    EXPECT_NE(m->weights().layers[0].ffn_up->repacked_bytes(), nullptr);
+    ASSERT_EQ(logits_of(*m), want);
+  }
+}
+
+// A model destroyed while it repacks in the background stops the threads.
+TEST(ParallelRepack, ModelDestroyedWhileRepackingInTheBackground) {
+  if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
+  const std::string path = write_wide_model();
+  model::LoadOptions options;
+  options.repack_in_background = true;
+  for (int i = 0; i < 5; ++i) model::Model::load(path, options).reset();
+}
+
+#if defined(__linux__)
+// The permissions /proc/self/maps gives the page holding `address` ("r--p"...).
+std::string page_permissions(const void* address) {
+  std::ifstream maps("/proc/self/maps");
+  const auto a = reinterpret_cast<uintptr_t>(address);
+  for (std::string line; std::getline(maps, line);) {
+    std::istringstream fields(line);
+    std::string range, perms;
+    fields >> range >> perms;
+    const size_t dash = range.find('-');
+    const uintptr_t begin = std::stoull(range.substr(0, dash), nullptr, 16);
+    const uintptr_t end = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (a >= begin && a < end) return perms;
+  }
+  return "";
+}
+
+// The stored pages of a repacked matrix are made unreadable only once no
+// forward pass that began before its publication can still read them.
+TEST(ParallelRepack, StoredPagesStayReadableWhileAPassMayReadThem) {
+  if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
+  const std::string path = write_wide_model();
+  model::LoadOptions options;
+  options.repack_in_background = true;
+  const auto m = model::Model::load(path, options);
+  // The middle of ffn_up's stored rows: whole pages, away from its neighbours.
+  const core::Tensor& up = *m->weights().layers[0].ffn_up;
+  const auto* middle = static_cast<const uint8_t*>(up.data) + up.byte_size() / 2;
+  {
+    const model::Model::ForwardPass pass(*m);
+    m->wait_for_repack();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ASSERT_EQ(page_permissions(middle).substr(0, 1), "r");
+    volatile uint8_t read = *middle;  // would fault once released
+    (void)read;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (page_permissions(middle).substr(0, 1) == "r" && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  EXPECT_EQ(page_permissions(middle).substr(0, 3), "---");
+}
+#endif
 
 }  // namespace
 }  // namespace peak

@@ -117,7 +117,7 @@ BenchOptions parse(int argc, char** argv, bool* help) {
     } else if (!std::strcmp(a, "--no-probe")) {
       o.probe = false;
     } else if (!std::strcmp(a, "--no-repack")) {
-      o.gen.model.repack_weights = 0;
+      o.gen.model.repack_weights = PEAK_REPACK_NONE;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak bench --help)");
     }
@@ -256,6 +256,8 @@ int run_bench(int argc, char** argv) {
     g.context.n_ctx = static_cast<size_t>(std::max(max_prompt, max_gen) + 16);
     g.context.n_batch = static_cast<size_t>(std::max(1, std::min(max_prompt, 512)));
     g.context.n_threads = static_cast<size_t>(*std::max_element(o.threads.begin(), o.threads.end()));
+    // A benchmark measures the steady state: weights repacked before the first test.
+    if (g.model.repack_weights != PEAK_REPACK_NONE) g.model.repack_weights = PEAK_REPACK_AT_LOAD;
     LoadedModel m = load_model(path, g);
     struct stat st {};
     ::stat(path.c_str(), &st);

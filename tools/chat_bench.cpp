@@ -176,6 +176,7 @@ int run_chat_bench(int argc, char** argv) {
   }
   if (o.model.empty()) throw UsageError("no model given (-m MODEL)");
   GenerationOptions g;
+  g.model.repack_weights = PEAK_REPACK_AT_LOAD;  // the steady state, as in peak bench
   LoadedModel m = load_model(o.model, g, /*with_context=*/false);
   std::fprintf(stderr, "chat bench: %s, %d turns of ~%d user + %d answer tokens, recent_max %zu, summary_max %zu, "
                "trigger_discard %zu\n", o.model.c_str(), o.turns, o.user_tokens, o.answer_tokens,

@@ -118,7 +118,10 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
     o.model.use_mlock = 1;
   } else if (is(a, "--no-repack")) {
     args.next();
-    o.model.repack_weights = 0;
+    o.model.repack_weights = PEAK_REPACK_NONE;
+  } else if (is(a, "--repack-at-load")) {
+    args.next();
+    o.model.repack_weights = PEAK_REPACK_AT_LOAD;
   } else {
     return false;
   }
@@ -136,6 +139,7 @@ const char* generation_options_help() {
          "  --no-mmap                 read the model into memory instead of mapping it\n"
          "  --mlock                   keep the model in RAM\n"
          "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
+         "  --repack-at-load          repack them before the first prompt, not in the background\n"
          "sampling:\n"
          "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
          "  --temp T                  temperature (default 0.8; 0 = greedy)\n"

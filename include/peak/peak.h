@@ -227,13 +227,26 @@ typedef struct peak_model peak_model;
    PEAK_ERR_CANCELLED). */
 typedef int (*peak_progress_fn)(float progress, void* user_data);
 
+/* Whether and when matrices are stored in the CPU kernels' faster layout where
+   there is one (Q4_0 on x86-64 with AVX-512; Q4_0 and Q8_0 on arm64). Only for
+   mapped, unlocked files; the results are the same bit for bit. Repacking needs
+   new memory the size of those matrices (their file pages are dropped as each
+   is done), and mapping it in is most of its cost. */
+typedef enum peak_repack {
+  PEAK_REPACK_NONE = 0,        /* keep the file's layout */
+  PEAK_REPACK_BACKGROUND = 1,  /* (default) after peak_model_load returns, on
+                                  threads of the lowest priority; until a matrix
+                                  is done, contexts read it as stored, at that
+                                  layout's speed */
+  PEAK_REPACK_AT_LOAD = 2      /* before peak_model_load returns (what a
+                                  benchmark of the steady state wants) */
+} peak_repack;
+
 typedef struct peak_model_params {
   size_t struct_size;
   int use_mmap;               /* 1 (default): map the file; 0: read it into memory */
   int use_mlock;              /* 1: lock the weights in RAM (best effort) */
-  int repack_weights;         /* 1 (default): store matrices in the CPU kernels' faster
-                                 layout where there is one (Q4_0 on x86-64); results
-                                 are unchanged. Only for mapped, unlocked files. */
+  int repack_weights;         /* a peak_repack value; results are the same for all */
   peak_progress_fn progress;  /* may be NULL */
   void* progress_user_data;
 } peak_model_params;

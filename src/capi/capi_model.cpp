@@ -20,7 +20,7 @@ peak_model_params peak_model_default_params(void) {
   peak_model_params p{};
   p.struct_size = sizeof(peak_model_params);
   p.use_mmap = 1;
-  p.repack_weights = 1;
+  p.repack_weights = PEAK_REPACK_BACKGROUND;
   return p;
 }
 
@@ -32,11 +32,16 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_model_params), "peak_model_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  if (p.repack_weights < PEAK_REPACK_NONE || p.repack_weights > PEAK_REPACK_AT_LOAD) {
+    return peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT,
+                            "peak_model_load: repack_weights must be a peak_repack value (0, 1 or 2)");
+  }
   return guarded([&] {
     peak::model::LoadOptions options;
     options.use_mmap = p.use_mmap != 0;
     options.use_mlock = p.use_mlock != 0;
-    options.repack_weights = p.repack_weights != 0;
+    options.repack_weights = p.repack_weights != PEAK_REPACK_NONE;
+    options.repack_in_background = p.repack_weights == PEAK_REPACK_BACKGROUND;
     if (p.progress) {
       options.progress = [&p](float fraction) { return p.progress(fraction, p.progress_user_data) != 0; };
     }

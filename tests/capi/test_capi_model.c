@@ -395,7 +395,14 @@ static void test_model_load_errors(void) {
   mp.struct_size = 2;
   CHECK_ERROR(peak_model_load(kStories, &mp, &m), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
   mp = peak_model_default_params();
-  CHECK(mp.repack_weights == 1);
+  CHECK(mp.repack_weights == PEAK_REPACK_BACKGROUND);
+  mp.repack_weights = 3;
+  CHECK_ERROR(peak_model_load(kStories, &mp, &m), PEAK_ERR_INVALID_ARGUMENT, "peak_repack");
+  mp.repack_weights = -1;
+  CHECK_ERROR(peak_model_load(kStories, &mp, &m), PEAK_ERR_INVALID_ARGUMENT, "peak_repack");
+  mp.repack_weights = PEAK_REPACK_AT_LOAD;
+  CHECK(peak_model_load(kStories, &mp, &m) == PEAK_OK);
+  peak_model_free(m);
   mp.use_mmap = 0;
   mp.use_mlock = 1;
   mp.repack_weights = 0;

@@ -59,7 +59,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     });
     if (!finished) throw LoadCancelled();
   } else if (m->repacker_) {
-    m->repacker_->start(n_threads);
+    m->repacker_->start();
   }
   m->weight_bytes_ = total;
   return m;

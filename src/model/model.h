@@ -26,12 +26,13 @@ struct LoadOptions {
   // Store matrices in the kernels' faster layout where there is one (see
   // model/weight_repack.h); results do not change.
   bool repack_weights = true;
-  // Repack after load returns, on threads of the lowest priority, instead of
-  // during the load: the first tokens are then computed, at the stored layout's
-  // speed, while most of the repacking's cost (mapping in its new memory) is
-  // paid. Model::wait_for_repack waits for the end.
+  // Repack after load returns, on one thread of the lowest priority, instead
+  // of during the load: the first tokens are then computed, at the stored
+  // layout's speed, while most of the repacking's cost (mapping in its new
+  // memory) is paid. Model::wait_for_repack waits for the end.
   bool repack_in_background = false;
-  // Threads that repack (0: one per hardware thread, at most kMaxLoadThreads).
+  // Threads that repack during the load (0: one per hardware thread, at most
+  // kMaxLoadThreads).
   int n_threads = 0;
   // Called with the fraction of weights prepared (0..1); returning false cancels
   // the load, which then throws LoadCancelled. A background repacking is not

@@ -85,8 +85,8 @@ bool WeightRepacker::run(int n_threads, const std::function<bool(uint64_t)>& pro
   return true;
 }
 
-void WeightRepacker::start(int n_threads) {
-  if (!finished()) thread_ = std::thread([this, n_threads] { background(n_threads); });
+void WeightRepacker::start() {
+  if (!finished()) thread_ = std::thread([this] { background(); });
 }
 
 void WeightRepacker::wait() const {
@@ -94,11 +94,10 @@ void WeightRepacker::wait() const {
   changed_.wait(lock, [this] { return finished() || stop_.load(std::memory_order_relaxed); });
 }
 
-void WeightRepacker::background(int n_threads) {
-  // The pool's threads, created below, take this thread's priority.
+void WeightRepacker::background() {
   core::lower_current_thread_priority();
   const std::function<bool(uint64_t)> no_progress;
-  if (!repack_all(n_threads, no_progress)) return;
+  if (!repack_all(1, no_progress)) return;
   // Passes that began before the last publication may still read the stored
   // pages: the release waits until none is running (reads_ reaches 0 with
   // kReleasePending set, here or in end_reads).

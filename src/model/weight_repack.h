@@ -65,10 +65,12 @@ class WeightRepacker {
   // rethrown the same way. No forward pass may run during the call.
   bool run(int n_threads, const std::function<bool(uint64_t)>& progress);
 
-  // Repacks the chosen tensors on a thread of its own, at the lowest
-  // scheduling priority, with up to n_threads threads (that thread among
-  // them), and returns at once. Forward passes may run meanwhile.
-  void start(int n_threads);
+  // Repacks the chosen tensors on one thread of its own, at the lowest
+  // scheduling priority, and returns at once. Forward passes may run
+  // meanwhile. One thread: the first prompt runs at the same time, and a second
+  // repacking thread took CPU time and page-fault time from it in spite of its
+  // priority.
+  void start();
   // Blocks until every chosen tensor is published.
   void wait() const;
   bool finished() const { return finished_.load(std::memory_order_acquire); }
@@ -93,7 +95,7 @@ class WeightRepacker {
   void release_file_pages() const;
   // Where a chosen tensor's data starts in the mapped file.
   size_t file_offset(const core::Tensor& t) const;
-  void background(int n_threads);
+  void background();
   // The thread that takes reads_ from kReleasePending to 0 hands the release
   // to the background thread.
   void hand_over_release();

@@ -25,6 +25,9 @@ struct LoadOptions {
   // Store matrices in the kernels' faster layout where there is one (see
   // model/weight_repack.h); results do not change.
   bool repack_weights = true;
+  // Read every tensor once and refuse the model at the first value that is not
+  // a finite number (model/tensor_check.h); vectors are always checked.
+  bool check_tensors = false;
   // Threads that repack (0: one per hardware thread, at most kMaxLoadThreads).
   int n_threads = 0;
   // Called with the fraction of weights prepared (0..1); returning false cancels

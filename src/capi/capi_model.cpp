@@ -37,6 +37,7 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
     options.use_mmap = p.use_mmap != 0;
     options.use_mlock = p.use_mlock != 0;
     options.repack_weights = p.repack_weights != 0;
+    options.check_tensors = p.check_tensors != 0;
     if (p.progress) {
       options.progress = [&p](float fraction) { return p.progress(fraction, p.progress_user_data) != 0; };
     }

@@ -4,7 +4,10 @@
 // by adding and removing 1.5 * 2^23; e^r is a degree-7 minimax polynomial
 // (relative error about 2e-7), written 1 + r + r^2 p(r) so that e^x - 1 can
 // also be had without cancelling near 0 (expm1, which tanh needs). Below
-// kExpMin e^x is 0 (this also covers -inf, a masked key).
+// kExpMin e^x is 0 (this also covers -inf, a masked key). Every path gives
+// the same answer for any input: x above 0 counts as 0 (callers pass x <= 0),
+// and NaN in gives NaN out (a NaN score must reach the caller, never read
+// as a masked key; nor may it reach an integer conversion).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +40,12 @@ namespace peak {
 // below) for the reason given in kernels/blocks.h: the per-ISA sources use it
 // for their tails, and each must keep its own copy.
 
+// x (not NaN) clamped to [kExpMin, 0].
+static inline float exp_clamp_scalar(float x) {
+  using namespace exp_poly;
+  return x < kExpMin ? kExpMin : x > 0.0f ? 0.0f : x;
+}
+
 // x clamped to [kExpMin, 0] as n ln2 + r, and p(r) with e^r = 1 + r + r^2 p(r).
 struct ExpReducedScalar {
   float n, r, p;
@@ -65,7 +74,8 @@ static inline float pow2_scalar(float n) {
 
 static inline float exp_nonpositive_scalar(float x) {
   using namespace exp_poly;
-  const ExpReducedScalar e = exp_reduce_scalar(x < kExpMin ? kExpMin : x);
+  if (x != x) return x;  // NaN
+  const ExpReducedScalar e = exp_reduce_scalar(exp_clamp_scalar(x));
   const float p = e.p * e.r * e.r + e.r + 1.0f;
   return x < kExpMin ? 0.0f : p * pow2_scalar(e.n);
 }
@@ -74,8 +84,8 @@ static inline float exp_nonpositive_scalar(float x) {
 // this is r + r^2 p(r), accurate relative to x however small x is; further
 // down 2^n - 1 <= -1/2 dominates and nothing cancels. Below kExpMin, -1.
 static inline float expm1_nonpositive_scalar(float x) {
-  using namespace exp_poly;
-  const ExpReducedScalar e = exp_reduce_scalar(x < kExpMin ? kExpMin : x);
+  if (x != x) return x;  // NaN
+  const ExpReducedScalar e = exp_reduce_scalar(exp_clamp_scalar(x));
   const float scale = pow2_scalar(e.n);
   return scale * (e.p * e.r * e.r + e.r) + (scale - 1.0f);
 }

@@ -40,7 +40,8 @@ using WeightedSumFn = void (*)(int64_t n, const void* rows, size_t row_stride, i
                                const float* w, size_t w_stride, int64_t n_out, float* out, size_t out_stride);
 
 // Softmax numerators in place: x[i] = e^(x[i] - max) for n values with
-// x[i] <= max (or -inf, which gives 0); returns the sum of the results.
+// x[i] <= max (or -inf, which gives 0; a NaN gives NaN, and so does the sum);
+// returns the sum of the results.
 using ExpSumFn = float (*)(float* x, int64_t n, float max);
 
 // The SwiGLU gate: out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i]

@@ -95,6 +95,8 @@ typedef enum peak_status {
   PEAK_ERR_TEMPLATE = 11,        /* a chat template cannot be read, or refused the conversation
                                     (the message is then the template's own, e.g. Gemma's
                                     "System role not supported") */
+  PEAK_ERR_NON_FINITE = 12,      /* the model produced NaN or infinite logits (its weights are broken);
+                                    the evaluation that produced them left the KV cache as before */
   PEAK_ERR_INTERNAL = 99
 } peak_status;
 
@@ -249,6 +251,9 @@ typedef struct peak_model_params {
   int repack_weights;         /* a peak_repack value; results are the same for all */
   peak_progress_fn progress;  /* may be NULL */
   void* progress_user_data;
+  int check_tensors;          /* 1: read every tensor once and refuse the model (PEAK_ERR_FORMAT)
+                                 at the first NaN or infinite value, naming the tensor;
+                                 vectors (norm weights, biases) are always checked */
 } peak_model_params;
 
 PEAK_API peak_model_params peak_model_default_params(void);

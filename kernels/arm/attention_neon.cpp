@@ -50,8 +50,10 @@ struct Vec128 {
   static Reg pow2(Reg n) {
     return vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127)), 23));
   }
+  // vmaxq and vminq return NaN when either operand is NaN.
+  static Reg clamp(Reg x, float lo, float hi) { return vminq_f32(vmaxq_f32(x, vdupq_n_f32(lo)), vdupq_n_f32(hi)); }
   static Reg zero_below(Reg v, Reg x, float limit) {
-    return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v), vcgeq_f32(x, vdupq_n_f32(limit))));
+    return vreinterpretq_f32_u32(vbicq_u32(vreinterpretq_u32_f32(v), vcltq_f32(x, vdupq_n_f32(limit))));
   }
   static float sum(Reg v) { return vaddvq_f32(v); }
 };

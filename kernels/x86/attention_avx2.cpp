@@ -42,8 +42,12 @@ struct Vec256 {
   static Reg pow2(Reg n) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
   }
+  // maxps and minps return their second operand when either is NaN: x, then the clamped x.
+  static Reg clamp(Reg x, float lo, float hi) {
+    return _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), x));
+  }
   static Reg zero_below(Reg v, Reg x, float limit) {
-    return _mm256_and_ps(v, _mm256_cmp_ps(x, _mm256_set1_ps(limit), _CMP_GE_OQ));
+    return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(limit), _CMP_LT_OQ), v);
   }
   static float sum(Reg v) {
     const __m128 quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -44,8 +44,12 @@ struct Vec512 {
   static Reg pow2(Reg n) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23));
   }
+  // Like maxps and minps, these return their second operand when either is NaN: x, then the clamped x.
+  static Reg clamp(Reg x, float lo, float hi) {
+    return _mm512_min_ps(_mm512_set1_ps(hi), _mm512_max_ps(_mm512_set1_ps(lo), x));
+  }
   static Reg zero_below(Reg v, Reg x, float limit) {
-    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(limit), _CMP_GE_OQ), v);
+    return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(limit), _CMP_NLT_UQ), v);
   }
   static float sum(Reg v) { return _mm512_reduce_add_ps(v); }
 };

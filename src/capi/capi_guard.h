@@ -15,6 +15,7 @@
 #include "kernels/ggml_type.h"
 #include "model/model.h"
 #include "model/model_error.h"
+#include "runtime/context.h"
 #include "runtime/kv_cache.h"
 #include "tokenizer/vocab.h"
 #include "peak/peak.h"
@@ -45,6 +46,8 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_UNSUPPORTED, e.what());
   } catch (const jinja::TemplateError& e) {
     return fail(PEAK_ERR_TEMPLATE, e.what());
+  } catch (const runtime::NonFiniteLogits& e) {
+    return fail(PEAK_ERR_NON_FINITE, e.what());
   } catch (const runtime::ContextFull& e) {
     return fail(PEAK_ERR_CONTEXT_FULL, e.what());
   } catch (const std::invalid_argument& e) {

@@ -42,6 +42,7 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
     options.use_mlock = p.use_mlock != 0;
     options.repack_weights = p.repack_weights != PEAK_REPACK_NONE;
     options.repack_in_background = p.repack_weights == PEAK_REPACK_BACKGROUND;
+    options.check_tensors = p.check_tensors != 0;
     if (p.progress) {
       options.progress = [&p](float fraction) { return p.progress(fraction, p.progress_user_data) != 0; };
     }

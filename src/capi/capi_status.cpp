@@ -36,6 +36,7 @@ const char* peak_status_name(peak_status status) {
     case PEAK_ERR_CONTEXT_FULL: return "PEAK_ERR_CONTEXT_FULL";
     case PEAK_ERR_CANCELLED: return "PEAK_ERR_CANCELLED";
     case PEAK_ERR_TEMPLATE: return "PEAK_ERR_TEMPLATE";
+    case PEAK_ERR_NON_FINITE: return "PEAK_ERR_NON_FINITE";
     case PEAK_ERR_INTERNAL: return "PEAK_ERR_INTERNAL";
   }
   return "PEAK_ERR_UNKNOWN";

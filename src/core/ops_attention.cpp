@@ -135,6 +135,14 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
   return w;
 }
 
+bool has_nan(const float* x, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) {
+    if (std::isnan(x[j])) return true;
+  }
+  return false;
+}
+
+// The largest of x[0, n), passing over NaN (-inf when there is nothing else).
 float max_of(const float* x, int64_t n) {
   float m[4] = {kMinusInfinity, kMinusInfinity, kMinusInfinity, kMinusInfinity};
   int64_t j = 0;
@@ -202,13 +210,20 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   for (int64_t j = from; j < to; ++j) weights[j] *= a.scale;
   if (a.softcap > 0.0f) a.softcap_scores(weights + from, weights + from, to - from, a.softcap);
   for (int64_t j = to; j < n_keys; ++j) weights[j] = kMinusInfinity;
+  // max_of passes over NaN scores, but exp_sum turns each into a NaN weight
+  // and sum, so a NaN score poisons the row's output instead of reading as a
+  // masked key; only a block without any finite score needs a look for them.
   const float block_max = max_of(weights, n_keys);
-  if (block_max == kMinusInfinity) {  // every key of the block masked for this row
+  if (block_max == kMinusInfinity) {  // every key of the block masked for this row, or NaN
+    if (has_nan(weights + from, to - from)) {
+      state.max[r] = std::numeric_limits<float>::quiet_NaN();
+      state.sum[r] = state.max[r];
+    }
     std::memset(weights, 0, static_cast<size_t>(n_keys) * sizeof(float));
     rescale[r] = 1.0f;
     return;
   }
-  const float new_max = std::max(state.max[r], block_max);
+  const float new_max = std::max(state.max[r], block_max);  // NaN once the row has seen one
   rescale[r] = std::exp(state.max[r] - new_max);  // 0 for the first visible block
   state.sum[r] = state.sum[r] * rescale[r] + a.exp_sum(weights, n_keys, new_max);
   state.max[r] = new_max;
@@ -264,11 +279,15 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
 
 // Writes row r of the merged states (one per key chunk) to `out`.
 void merge_into(const TileState* states, int64_t n_states, int64_t r, int64_t d, float* out) {
+  // A chunk whose row met a NaN score has max NaN: the merged row is NaN.
   float max = kMinusInfinity;
-  for (int64_t c = 0; c < n_states; ++c) max = std::max(max, states[c].max[r]);
+  for (int64_t c = 0; c < n_states; ++c) {
+    if (std::isnan(states[c].max[r]) || states[c].max[r] > max) max = states[c].max[r];
+    if (std::isnan(max)) break;
+  }
   float sum = 0.0f;
-  for (int64_t i = 0; i < d; ++i) out[i] = 0.0f;
-  if (max == kMinusInfinity) return;  // every key masked: attend to nothing
+  for (int64_t i = 0; i < d; ++i) out[i] = std::isnan(max) ? max : 0.0f;
+  if (max == kMinusInfinity || std::isnan(max)) return;  // every key masked: attend to nothing
   for (int64_t c = 0; c < n_states; ++c) {
     if (states[c].max[r] == kMinusInfinity) continue;  // the row sees no key of chunk c
     const float weight = std::exp(states[c].max[r] - max);

@@ -1,6 +1,9 @@
 #include "model/hparams.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 
@@ -13,6 +16,13 @@ namespace {
 [[noreturn]] void unsupported(const std::string& message) { throw UnsupportedModel(message); }
 
 constexpr int64_t kMaxLayers = 4096;
+// Widths and head counts are at most 2^24 (released models stay under 2^18),
+// so every product of two of them (n_head * head_dim ...) and the sums of a
+// few such products fit int64_t with room to spare.
+constexpr int64_t kMaxWidth = int64_t{1} << 24;
+// Positions are int32_t (KV cache, rope inputs): a context longer than that
+// cannot be addressed.
+constexpr int64_t kMaxContext = INT32_MAX;
 
 struct ArchEntry {
   Arch arch;
@@ -37,17 +47,51 @@ struct KeyReader {
     return v->as_int();
   }
   int64_t integer_or(const std::string& key, int64_t fallback) const { return find(key) ? integer(key) : fallback; }
+  // A count that must lie in [min, max], checked before anything is sized by it.
+  int64_t count(const std::string& key, int64_t min, int64_t max) const { return in_range(key, integer(key), min, max); }
+  int64_t count_or(const std::string& key, int64_t fallback, int64_t min, int64_t max) const {
+    return in_range(key, integer_or(key, fallback), min, max);
+  }
+  int64_t in_range(const std::string& key, int64_t v, int64_t min, int64_t max) const {
+    if (v < min || v > max) {
+      refuse("'" + prefix + key + "' is " + std::to_string(v) + "; it must be between " + std::to_string(min) +
+             " and " + std::to_string(max));
+    }
+    return v;
+  }
   double real_or(const std::string& key, double fallback) const {
     const auto v = find(key);
     return v ? v->as_float() : fallback;
   }
-  // A factor, cap or scale that must be a positive finite number when present.
+  // A factor, cap, scale or epsilon that must be a positive finite float when
+  // present (NaN fails every comparison, so it is refused too; a double past
+  // the float range would not convert).
   float positive_real_or(const std::string& key, double fallback) const {
     const double v = real_or(key, fallback);
-    if (!(v > 0.0) || !std::isfinite(v)) refuse("'" + prefix + key + "' must be positive, not " + std::to_string(v));
+    if (!(v > 0.0 && v <= FLT_MAX) || !(static_cast<float>(v) > 0.0f)) {
+      refuse("'" + prefix + key + "' must be positive and finite, not " + std::to_string(v));
+    }
     return static_cast<float>(v);
   }
 };
+
+// The number of blocks whose tensors the file holds: one more than the
+// largest N of a tensor named "blk.N.*" (0 when there is none).
+int64_t blocks_in_file(const gguf::GgufFile& file) {
+  constexpr int64_t kLargest = int64_t{1} << 40;  // any bigger N is a block no count can reach
+  int64_t blocks = 0;
+  for (size_t i = 0; i < file.n_tensors(); ++i) {
+    const std::string_view name = file.tensor(i).name;
+    if (name.substr(0, 4) != "blk.") continue;
+    int64_t n = 0;
+    size_t end = 4;
+    for (; end < name.size() && name[end] >= '0' && name[end] <= '9' && n < kLargest; ++end) {
+      n = n * 10 + (name[end] - '0');
+    }
+    if (end > 4 && end < name.size() && name[end] == '.') blocks = std::max(blocks, n + 1);
+  }
+  return blocks;
+}
 
 Arch parse_arch(std::string_view name) {
   for (const ArchEntry& a : kArchs) {
@@ -111,8 +155,9 @@ void read_gemma_attention(const KeyReader& keys, HParams& hp) {
   hp.attention_scale = static_cast<float>(1.0 / std::sqrt(query_scalar));
 
   const int64_t window = keys.integer_or("attention.sliding_window", hp.arch == Arch::Gemma2 ? 4096 : 0);
-  if (window < 0 || (hp.arch == Arch::Gemma2 && window == 0)) {
-    refuse("'" + keys.prefix + "attention.sliding_window' must be positive, not " + std::to_string(window));
+  if (window < 0 || window > kMaxContext || (hp.arch == Arch::Gemma2 && window == 0)) {
+    refuse("'" + keys.prefix + "attention.sliding_window' must be positive (at most " + std::to_string(kMaxContext) +
+           "), not " + std::to_string(window));
   }
   if (hp.arch == Arch::Gemma2) {
     // Every other layer slides; both kinds rotate alike.
@@ -142,27 +187,30 @@ void read_rope(const KeyReader& keys, HParams& hp) {
   hp.rope.mode = hp.arch == Arch::Llama || hp.arch == Arch::SmolLM3 ? core::RopeMode::Normal : core::RopeMode::Neox;
   const int64_t n_dims = keys.integer_or("rope.dimension_count", hp.head_dim);
   if (n_dims <= 0 || n_dims > hp.head_dim || n_dims % 2 != 0) {
-    refuse("rope.dimension_count " + std::to_string(n_dims) + " must be even and at most the head size " +
-           std::to_string(hp.head_dim));
+    refuse("'" + keys.prefix + "rope.dimension_count' " + std::to_string(n_dims) +
+           " must be even and at most the head size " + std::to_string(hp.head_dim));
   }
   hp.rope.n_dims = static_cast<int32_t>(n_dims);
   hp.rope.freq_base = keys.positive_real_or("rope.freq_base", 10000.0);
   // Linear position interpolation: positions are divided by the factor.
-  double factor = keys.real_or("rope.scale_linear", 1.0);
+  const char* factor_key = "rope.scale_linear";
   if (const auto type = keys.find("rope.scaling.type")) {
     const std::string_view t = type->str();
     if (t == "linear") {
-      factor = keys.real_or("rope.scaling.factor", 1.0);
+      factor_key = "rope.scaling.factor";
     } else if (t != "none") {
       unsupported("rope scaling '" + std::string(t) + "' is not supported (peak supports linear)");
     }
   }
-  if (!(factor > 0.0) || !std::isfinite(factor)) refuse("rope scaling factor must be positive");
-  hp.rope.freq_scale = static_cast<float>(1.0 / factor);
+  const float factor = keys.positive_real_or(factor_key, 1.0);
+  hp.rope.freq_scale = 1.0f / factor;
+  if (!(hp.rope.freq_scale > 0.0f) || !std::isfinite(hp.rope.freq_scale)) {
+    refuse("'" + keys.prefix + factor_key + "' " + std::to_string(factor) + " is out of range");
+  }
   // llama.cpp multiplies every rotation by this (LongRoPE's magnitude correction).
   hp.rope.attn_factor = keys.positive_real_or("rope.scaling.attn_factor", 1.0);
-  hp.rope_original_context = keys.integer_or("rope.scaling.original_context_length", hp.n_ctx_train);
-  if (hp.rope_original_context <= 0) refuse("rope.scaling.original_context_length must be positive");
+  hp.rope_original_context =
+      keys.count_or("rope.scaling.original_context_length", hp.n_ctx_train, 1, kMaxContext);
 }
 
 }  // namespace
@@ -187,34 +235,36 @@ HParams read_hparams(const gguf::GgufFile& file) {
   hp.arch = parse_arch(arch_value->str());
   const KeyReader keys{file, std::string(arch_name(hp.arch)) + "."};
 
-  hp.n_ctx_train = keys.integer("context_length");
-  hp.n_embd = keys.integer("embedding_length");
-  hp.n_layer = keys.integer("block_count");
-  hp.n_ff = keys.integer("feed_forward_length");
-  hp.n_head = keys.integer("attention.head_count");
-  hp.n_head_kv = keys.integer_or("attention.head_count_kv", hp.n_head);
-  if (hp.n_embd <= 0 || hp.n_layer <= 0 || hp.n_ff <= 0 || hp.n_head <= 0 || hp.n_head_kv <= 0 ||
-      hp.n_ctx_train <= 0) {
-    refuse("model hyper-parameters must be positive (embedding_length, block_count, feed_forward_length, "
-           "head counts, context_length)");
+  // Every count is checked before anything is sized or multiplied by it, and
+  // each refusal names its key.
+  hp.n_ctx_train = keys.count("context_length", 1, kMaxContext);
+  hp.n_embd = keys.count("embedding_length", 1, kMaxWidth);
+  // Per-layer tables are sized by the block count (the deepest released models
+  // have under 200 layers), so it must not exceed the blocks whose tensors the
+  // file holds. A file without any tensor (a vocabulary) is refused for its
+  // first missing tensor when the weights are bound.
+  hp.n_layer = keys.count("block_count", 1, kMaxLayers);
+  const int64_t blocks = blocks_in_file(file);
+  if (file.n_tensors() > 0 && hp.n_layer > blocks) {
+    refuse("'" + keys.prefix + "block_count' is " + std::to_string(hp.n_layer) + " but the file holds tensors of " +
+           std::to_string(blocks) + " blocks");
   }
-  // Per-layer tables are sized by the block count, so a bogus one is refused
-  // before it allocates (the deepest released models have under 200 layers).
-  if (hp.n_layer > kMaxLayers) {
-    refuse("block_count " + std::to_string(hp.n_layer) + " exceeds peak's limit of " + std::to_string(kMaxLayers));
-  }
+  hp.n_ff = keys.count("feed_forward_length", 1, kMaxWidth);
+  hp.n_head = keys.count("attention.head_count", 1, kMaxWidth);
+  hp.n_head_kv = keys.count_or("attention.head_count_kv", hp.n_head, 1, kMaxWidth);
   if (hp.n_head % hp.n_head_kv != 0) {
-    refuse("attention.head_count " + std::to_string(hp.n_head) + " is not a multiple of head_count_kv " +
-           std::to_string(hp.n_head_kv));
+    refuse("'" + keys.prefix + "attention.head_count' " + std::to_string(hp.n_head) +
+           " is not a multiple of 'attention.head_count_kv' " + std::to_string(hp.n_head_kv));
   }
   if (hp.n_embd % hp.n_head != 0 && !keys.find("attention.key_length")) {
-    refuse("embedding_length is not a multiple of head_count and attention.key_length is missing");
+    refuse("'" + keys.prefix + "embedding_length' is not a multiple of 'attention.head_count' and '" + keys.prefix +
+           "attention.key_length' is missing");
   }
-  hp.head_dim = keys.integer_or("attention.key_length", hp.n_embd / hp.n_head);
-  const int64_t value_dim = keys.integer_or("attention.value_length", hp.head_dim);
+  hp.head_dim = keys.count_or("attention.key_length", hp.n_embd / hp.n_head, 1, kMaxWidth);
+  if (hp.head_dim % 2 != 0) refuse("'" + keys.prefix + "attention.key_length' " + std::to_string(hp.head_dim) + " must be even");
+  const int64_t value_dim = keys.count_or("attention.value_length", hp.head_dim, 1, kMaxWidth);
   if (value_dim != hp.head_dim) unsupported("attention.value_length differs from key_length, which peak does not support");
-  if (hp.head_dim <= 0 || hp.head_dim % 2 != 0) refuse("attention head size must be positive and even");
-  hp.rms_eps = static_cast<float>(keys.real_or("attention.layer_norm_rms_epsilon", 1e-5));
+  hp.rms_eps = keys.positive_real_or("attention.layer_norm_rms_epsilon", 1e-5);
   hp.attention_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hp.head_dim)));
 
   read_rope(keys, hp);
@@ -244,9 +294,10 @@ HParams read_hparams(const gguf::GgufFile& file) {
   if (const auto tokens = file.find("tokenizer.ggml.tokens")) {
     hp.n_vocab = static_cast<int64_t>(tokens->array().size());
   } else {
-    hp.n_vocab = keys.integer_or("vocab_size", 0);
+    hp.n_vocab = keys.count_or("vocab_size", 0, 0, kMaxContext);
   }
   if (hp.n_vocab <= 0) refuse("model has no vocabulary (tokenizer.ggml.tokens)");
+  if (hp.n_vocab > INT32_MAX) refuse("the vocabulary has " + std::to_string(hp.n_vocab) + " tokens; token ids are 32-bit");
   return hp;
 }
 

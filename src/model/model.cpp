@@ -5,6 +5,7 @@
 
 #include "core/thread_pool.h"
 #include "model/model_error.h"
+#include "model/tensor_check.h"
 #include "model/weight_repack.h"
 
 namespace peak::model {
@@ -20,6 +21,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   m->file_ = gguf::GgufFile::open(path, map);
   m->hparams_ = read_hparams(*m->file_);
   m->weights_ = bind_weights(*m->file_, m->hparams_);
+  if (options.check_tensors) require_all_finite(*m->file_);
   m->tokenizer_ = tokenizer::Tokenizer::from_gguf(*m->file_);
   if (m->tokenizer_->n_vocab() != m->hparams_.n_vocab) {
     throw InvalidModel("the tokenizer has " + std::to_string(m->tokenizer_->n_vocab()) +

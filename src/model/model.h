@@ -31,6 +31,9 @@ struct LoadOptions {
   // layout's speed, while most of the repacking's cost (mapping in its new
   // memory) is paid. Model::wait_for_repack waits for the end.
   bool repack_in_background = false;
+  // Read every tensor once and refuse the model at the first value that is not
+  // a finite number (model/tensor_check.h); vectors are always checked.
+  bool check_tensors = false;
   // Threads that repack during the load (0: one per hardware thread, at most
   // kMaxLoadThreads).
   int n_threads = 0;

@@ -6,6 +6,7 @@
 
 #include "kernels/kernels.h"
 #include "model/model_error.h"
+#include "model/tensor_check.h"
 
 namespace peak::model {
 namespace {
@@ -44,6 +45,8 @@ class Binder {
       throw UnsupportedModel("tensor '" + name + "' has type " + ggml_type_name(static_cast<uint32_t>(info->type)) +
                                ", which peak cannot compute with");
     }
+    // Vectors (norm weights, biases) are small enough to read at every load.
+    if (shape.size() == 1) require_finite(*info);
     Tensor* t = arena_.new_tensor(info->type, expected);
     t->data = const_cast<uint8_t*>(info->data);  // weights are read-only; the mapping is PROT_READ
     t->set_name("%s", name.c_str());

@@ -1,6 +1,8 @@
 #include "runtime/context.h"
 
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -27,6 +29,18 @@ int resolve_threads(int requested) {
     throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
   }
   return requested > 0 ? requested : std::min(core::hardware_threads(), kMaxThreads);
+}
+
+// Throws NonFiniteLogits when a logit of `row` (n_vocab values) is NaN or
+// infinite. One pass that vectorizes; the culprit is looked for only then.
+void require_finite_logits(const float* row, int64_t n_vocab) {
+  bool all_finite = true;
+  for (int64_t i = 0; i < n_vocab; ++i) all_finite &= std::fabs(row[i]) <= FLT_MAX;
+  if (all_finite) return;
+  int64_t id = 0;
+  while (std::fabs(row[id]) <= FLT_MAX) ++id;
+  throw NonFiniteLogits("the model produced NaN/Inf logits (logit " + std::to_string(id) + " is " +
+                        std::to_string(row[id]) + "): its weights hold non-finite values or overflow");
 }
 
 }  // namespace
@@ -131,6 +145,9 @@ void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_c
   // out: [n_vocab, rows], rows = n_tokens with all_logits, else 1.
   const size_t row_bytes = static_cast<size_t>(out->ne[0]) * sizeof(float);
   const int64_t rows = out->ne[1];
+  for (int64_t r = all_logits ? 0 : rows - 1; r < rows; ++r) {
+    require_finite_logits(reinterpret_cast<const float*>(out->row_ptr(r)), out->ne[0]);
+  }
   std::memcpy(logits_.data(), out->row_ptr(rows - 1), row_bytes);
   if (all_logits) {
     for (int64_t r = 0; r < rows; ++r) std::memcpy(all_logits + r * out->ne[0], out->row_ptr(r), row_bytes);
@@ -165,9 +182,10 @@ Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
 }
 
 void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
-  if (first < 0 || n < 0 || first + n > kv_.used()) {
+  if (first < 0 || n < 0 || first > kv_.used() - n) {
     throw std::out_of_range("shift_positions: cells outside the used part of the cache");
   }
+  kv_.check_shift(first, n, delta);  // before any key is rotated
   if (n == 0 || delta == 0) return;
   // Graphs are reserved for n_batch rows: shift larger ranges in pieces.
   for (int64_t done = 0; done < n; done += n_batch_) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 #include "core/executor.h"
@@ -16,6 +17,14 @@
 #include "runtime/kv_cache.h"
 
 namespace peak::runtime {
+
+// A forward pass produced a NaN or infinite logit: the model's weights (or
+// the state it was given) are broken, and a token sampled from it would be
+// garbage. Context::eval leaves the cache as it was before the call.
+class NonFiniteLogits : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct ContextParams {
   int64_t n_ctx = 0;       // cells of the KV cache; 0: the model's training context, at most 4096
@@ -46,7 +55,8 @@ class Context {
   // the last token's logits; when `all_logits` is given (n × n_vocab floats) it
   // receives every token's logits, row by row. On failure the cache is left as
   // it was. Throws std::invalid_argument for bad ids (or all_logits without
-  // ContextParams::logits_all), ContextFull when the tokens do not fit.
+  // ContextParams::logits_all), ContextFull when the tokens do not fit,
+  // NonFiniteLogits when a logit it hands out is NaN or infinite.
   void eval(const int32_t* tokens, int64_t n, float* all_logits = nullptr);
   // Evaluates `n` tokens into cells [first, first + n) that KvCache::insert
   // opened: they attend to the cells before them only, never to later ones.

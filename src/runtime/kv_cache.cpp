@@ -11,6 +11,16 @@ bool kv_type_supported(GgmlType t) {
   return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::Q8_0 || t == GgmlType::Q4_0;
 }
 
+// Throws ContextFull unless positions first_position .. first_position + n - 1
+// all lie in [0, kMaxPosition].
+void require_positions(int32_t first_position, int64_t n) {
+  if (n > 0 && (first_position < 0 || static_cast<int64_t>(first_position) + n - 1 > kMaxPosition)) {
+    throw ContextFull("positions " + std::to_string(first_position) + " .. " +
+                      std::to_string(static_cast<int64_t>(first_position) + n - 1) + " leave the range 0 .. " +
+                      std::to_string(kMaxPosition));
+  }
+}
+
 }  // namespace
 
 GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
@@ -64,6 +74,7 @@ void KvCache::require_free(int64_t n) const {
 
 int64_t KvCache::append(int64_t n, int32_t first_position) {
   require_free(n);
+  require_positions(first_position, n);
   const int64_t first = used();
   for (int64_t i = 0; i < n; ++i) positions_.push_back(first_position + static_cast<int32_t>(i));
   return first;
@@ -93,14 +104,27 @@ void KvCache::remove(int64_t first, int64_t n) {
   positions_.erase(positions_.begin() + first, positions_.begin() + first + n);
 }
 
+void KvCache::check_shift(int64_t first, int64_t n, int32_t delta) const {
+  if (first < 0 || n < 0 || first > used() - n) throw std::out_of_range("KV cache position shift outside used cells");
+  for (int64_t i = first; i < first + n; ++i) {
+    const int64_t shifted = static_cast<int64_t>(positions_[static_cast<size_t>(i)]) + delta;
+    if (shifted < 0 || shifted > kMaxPosition) {
+      throw std::out_of_range("KV cache shift by " + std::to_string(delta) + " would move cell " + std::to_string(i) +
+                              " from position " + std::to_string(positions_[static_cast<size_t>(i)]) + " to " +
+                              std::to_string(shifted) + ", outside 0 .. " + std::to_string(kMaxPosition));
+    }
+  }
+}
+
 void KvCache::add_to_positions(int64_t first, int64_t n, int32_t delta) {
-  if (first < 0 || n < 0 || first + n > used()) throw std::out_of_range("KV cache position shift outside used cells");
+  check_shift(first, n, delta);
   for (int64_t i = first; i < first + n; ++i) positions_[static_cast<size_t>(i)] += delta;
 }
 
 void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
   if (at < 0 || at > used() || n < 0) throw std::out_of_range("KV cache insert outside the used cells");
   require_free(n);
+  require_positions(first_position, n);
   const int64_t tail = used() - at;
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {

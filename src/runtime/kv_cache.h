@@ -8,6 +8,7 @@
 // so attention always reads one dense prefix of the cache.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -28,6 +29,10 @@ class ContextFull : public std::length_error {
 // The cache type asked for, or F16 when its blocks do not divide the model's
 // head size (Q8_0 and Q4_0 need a multiple of 32; F32 and F16 fit any).
 GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted);
+
+// The largest position a cell may hold. Positions are int32_t, and the one
+// after the last (next_position) must be one too.
+constexpr int32_t kMaxPosition = INT32_MAX - 1;
 
 struct KvCacheParams {
   int64_t n_ctx = 0;                  // cells
@@ -62,7 +67,8 @@ class KvCache {
   // Throws ContextFull, saying how full the cache is, unless `n` more cells fit.
   void require_free(int64_t n) const;
   // Claims the next `n` cells for tokens at `first_position`, +1, ...; the caller
-  // then writes their K and V. Throws ContextFull when they do not fit.
+  // then writes their K and V. Throws ContextFull when they do not fit (in
+  // cells, or because their positions would pass kMaxPosition).
   int64_t append(int64_t n, int32_t first_position);
   // Gives back the last `n` cells (e.g. after a failed evaluation).
   void drop_last(int64_t n);
@@ -71,10 +77,16 @@ class KvCache {
   void remove(int64_t first, int64_t n);
   // Adds `delta` to the positions of cells [first, first + n). K must be
   // re-rotated by the caller (the context does both, see Context::shift).
+  // Throws std::out_of_range, changing nothing, when a position would leave
+  // [0, kMaxPosition] (check_shift).
   void add_to_positions(int64_t first, int64_t n, int32_t delta);
+  // The check add_to_positions makes, for callers that must refuse a shift
+  // before they act on it.
+  void check_shift(int64_t first, int64_t n, int32_t delta) const;
   // Opens `n` cells before cell `at` (cells from `at` on move up, keeping their
   // positions); the new cells get positions first_position, +1, ... and must be
-  // filled by Context::eval_into. Throws ContextFull when they do not fit.
+  // filled by Context::eval_into. Throws ContextFull when they do not fit (as
+  // append).
   void insert(int64_t at, int64_t n, int32_t first_position);
   // Copies the whole content of `other`, which must have the same shape and types.
   void copy_from(const KvCache& other);

@@ -226,12 +226,12 @@ TEST(ArchitectureHParams, RefusesBadWindowsCapsScalesAndRopeSettings) {
        "'gemma2.attention.sliding_window_pattern' has 3 entries for 2 layers"},
       {phi3, f32("phi3.rope.scaling.attn_factor", 0.0f), "'phi3.rope.scaling.attn_factor' must be positive"},
       {phi3, u32("phi3.rope.scaling.original_context_length", 0),
-       "rope.scaling.original_context_length must be positive"},
+       "'phi3.rope.scaling.original_context_length' is 0; it must be between 1 and 2147483647"},
       {phi3, i32("phi3.attention.sliding_window", -1), "'phi3.attention.sliding_window' is negative"},
-      {phi3, u32("phi3.rope.dimension_count", 11), "rope.dimension_count 11 must be even and at most the head size 16"},
-      {phi3, u32("phi3.rope.dimension_count", 18), "rope.dimension_count 18 must be even and at most the head size 16"},
+      {phi3, u32("phi3.rope.dimension_count", 11), "'phi3.rope.dimension_count' 11 must be even and at most the head size 16"},
+      {phi3, u32("phi3.rope.dimension_count", 18), "'phi3.rope.dimension_count' 18 must be even and at most the head size 16"},
       {phi3, f32("phi3.rope.freq_base", 0.0f), "'phi3.rope.freq_base' must be positive"},
-      {phi3, u32("phi3.block_count", 1000000), "block_count 1000000 exceeds peak's limit of 4096"},
+      {phi3, u32("phi3.block_count", 1000000), "'phi3.block_count' is 1000000; it must be between 1 and 4096"},
   };
   for (const Case& c : cases) {
     const std::string error = key_error(c.spec, c.edit);

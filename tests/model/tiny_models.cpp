@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+
 namespace peak::test {
 
 model::SynthSpec tiny_spec(model::Arch arch) {
@@ -47,6 +51,31 @@ std::string write_tiny_model(model::Arch arch, GgmlType matrix_type) {
   opt.varied_norms = true;
   opt.tensor_type = [matrix_type](const std::string&, int64_t) { return matrix_type; };
   model::write_synth_model(tiny_spec(arch), opt, path);
+  return path;
+}
+
+std::string stories_path() { return std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf"; }
+
+std::string edited_stories(const KeyEdit& edit_keys, const ValueEdit& value) {
+  const auto stories = gguf::GgufFile::open(stories_path());
+  gguf::GgufWriter w;
+  for (size_t i = 0; i < stories->n_kv(); ++i) w.copy_value(stories->value(i));
+  if (edit_keys) edit_keys(w);
+  std::vector<float> edited;
+  for (size_t i = 0; i < stories->n_tensors(); ++i) {
+    const gguf::TensorInfo& t = stories->tensor(i);
+    const void* data = t.data;
+    if (t.name == value.name) {
+      EXPECT_EQ(t.type, GgmlType::F32) << value.name;
+      const auto* floats = reinterpret_cast<const float*>(t.data);
+      edited.assign(floats, floats + t.n_elements());
+      edited.at(static_cast<size_t>(value.index)) = value.value;
+      data = edited.data();
+    }
+    w.add_tensor(t.name, t.type, t.n_dims, t.ne, data);
+  }
+  const std::string path = test_temp_path("edited_stories.gguf");
+  w.write_file(path);
   return path;
 }
 

@@ -5,8 +5,10 @@
 // LongRoPE, smollm3's layers without rotation).
 #pragma once
 
+#include <functional>
 #include <string>
 
+#include "gguf/gguf_writer.h"
 #include "kernels/ggml_type.h"
 #include "model/hparams.h"
 #include "model/synth.h"
@@ -27,6 +29,18 @@ model::SynthSpec tiny_spec(model::Arch arch);
 // Writes tiny_spec(arch) with every matrix in `matrix_type` and varied norm
 // weights (seed 7); returns the path (test_temp_path).
 std::string write_tiny_model(model::Arch arch, GgmlType matrix_type);
+// shared/models/stories260K.gguf.
+std::string stories_path();
+using KeyEdit = std::function<void(gguf::GgufWriter&)>;
+// Element `index` of the F32 tensor `name` set to `value` (no edit when name is empty).
+struct ValueEdit {
+  std::string name;
+  int64_t index = 0;
+  float value = 0.0f;
+};
+// stories260K rewritten with `edit_keys` applied after its metadata and one
+// value edited; returns the path (test_temp_path).
+std::string edited_stories(const KeyEdit& edit_keys, const ValueEdit& value = {});
 // A file name in the test temp folder that no other test uses (ctest runs
 // tests in parallel processes): the running test's name, then `stem`.
 std::string test_temp_path(const std::string& stem);

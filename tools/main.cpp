@@ -1,4 +1,5 @@
 // `peak <command> [options]`: dispatches to one sub-command per source file.
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -62,6 +63,28 @@ void print_usage(std::FILE* out) {
   std::fprintf(out, "\n'peak <command> --help' describes a command's options.\n");
 }
 
+// SIGINT and SIGTERM end the process as they would by default, but first
+// remove the temporary file of a model or session being written, which would
+// otherwise be left behind ("OUT.gguf.partial-..."). A signal the process
+// started with ignored (nohup, a background job) stays ignored. `peak chat`
+// replaces the SIGINT handler with one that stops the answer being written.
+void remove_temporary_files_and_die(int sig) {
+  peak_remove_temporary_files();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_signal_handlers() {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = remove_temporary_files_and_die;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,6 +101,7 @@ int main(int argc, char** argv) {
     std::printf("peak %s\n", peak_version());
     return 0;
   }
+  install_signal_handlers();
   if (const Command* c = find_command(name, argc, argv)) return run_command(*c, argc - 1, argv + 1);
   std::fprintf(stderr, "peak: unknown command '%s'\n", name);
   print_usage(stderr);

@@ -1,4 +1,5 @@
 // `peak <command> [options]`: dispatches to one sub-command per source file.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -42,12 +43,23 @@ const Command* find_command(const char* name, int argc, char** argv) {
   return nullptr;
 }
 
+// Output that did not reach stdout (a full disk, a closed pipe) fails the
+// command: 1 and a message, as for any other error.
+int check_stdout(const Command& c, int status) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const int err = errno;
+  std::fprintf(stderr, "peak %s: cannot write to standard output: %s\n", c.name,
+               err != 0 ? std::strerror(err) : "a write failed");
+  return 1;
+}
+
 // Runs a command on its arguments (argv[0] is its name). What it throws ends it
 // with one line "peak <command>: <message>" on stderr and exit status 2 for a
 // usage error, 1 for anything else.
 int run_command(const Command& c, int argc, char** argv) {
   try {
-    return c.run(argc, argv);
+    return check_stdout(c, c.run(argc, argv));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "peak %s: %s\n", c.name, e.what());
     return 2;

@@ -119,6 +119,9 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
   } else if (is(a, "--no-repack")) {
     args.next();
     o.model.repack_weights = 0;
+  } else if (is(a, "--no-memory-check")) {
+    args.next();
+    o.memory_check = false;
   } else {
     return false;
   }
@@ -136,6 +139,7 @@ const char* generation_options_help() {
          "  --no-mmap                 read the model into memory instead of mapping it\n"
          "  --mlock                   keep the model in RAM\n"
          "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
+         "  --no-memory-check         create a context even when it needs more than the physical memory\n"
          "sampling:\n"
          "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
          "  --temp T                  temperature (default 0.8; 0 = greedy)\n"

@@ -320,6 +320,11 @@ PEAK_API peak_context_params peak_context_default_params(void);
 PEAK_API peak_status peak_context_create(const peak_model* model, const peak_context_params* params,
                                          peak_context** out);
 PEAK_API void peak_context_free(peak_context* ctx);
+/* The memory (bytes) peak_context_create would take with these parameters: the
+   KV cache, computed without allocating it, plus the compute and logits
+   buffers. Lets a program refuse a context that cannot fit before creating it. */
+PEAK_API peak_status peak_context_memory_needed(const peak_model* model, const peak_context_params* params,
+                                                size_t* bytes);
 
 PEAK_API size_t peak_context_n_ctx(const peak_context* ctx);
 /* Tokens in the KV cache. */

@@ -18,6 +18,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "text_format.h"
 
 namespace {
 
@@ -188,10 +189,11 @@ class Chat {
 
   void print_stats() const {
     const peak_session_stats s = stats();
-    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s (%s)\n", m_.info.name,
+    // Names from the model file are shown escaped (text_format.h); answers are not.
+    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s (%s)\n", shown(m_.info.name).c_str(),
                 m_.info.architecture, m_.info.n_layer, m_.info.n_vocab,
-                o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str(),
-                o_.template_name.empty() ? m_.info.chat_template_source : "chosen by name");
+                shown(o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str()).c_str(),
+                shown(o_.template_name.empty() ? m_.info.chat_template_source : "chosen by name").c_str());
     std::printf("memory:    mode %s, context %zu tokens: prefix %zu + summary %zu + recent %zu (%zu messages)\n",
                 mode_name(o_.session.mode), s.n_ctx, s.prefix_tokens, s.summary_tokens, s.recent_tokens,
                 s.recent_messages);
@@ -300,7 +302,7 @@ int run_chat(int argc, char** argv) {
   }
   LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
   if (o.template_name.empty() && m.info.chat_template_warning[0]) {
-    std::fprintf(stderr, "peak chat: %s\n", m.info.chat_template_warning);
+    std::fprintf(stderr, "peak chat: %s\n", shown(m.info.chat_template_warning).c_str());
   }
   struct sigaction sa {};
   sa.sa_handler = on_sigint;
@@ -309,7 +311,7 @@ int run_chat(int argc, char** argv) {
 
   Chat chat(m, o, tty_out);
   if (!o.load_path.empty()) chat.load(o.load_path);
-  if (tty_in) std::printf("%s: type a message, /help for commands\n", m.info.name[0] ? m.info.name : path.c_str());
+  if (tty_in) std::printf("%s: type a message, /help for commands\n", shown(m.info.name[0] ? m.info.name : path.c_str()).c_str());
   std::string line;
   while (true) {
     if (tty_in) {

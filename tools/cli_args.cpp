@@ -125,6 +125,9 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
   } else if (is(a, "--check-tensors")) {
     args.next();
     o.model.check_tensors = 1;
+  } else if (is(a, "--no-memory-check")) {
+    args.next();
+    o.memory_check = false;
   } else {
     return false;
   }
@@ -144,6 +147,7 @@ const char* generation_options_help() {
          "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
          "  --repack-at-load          repack them before the first prompt, not in the background\n"
          "  --check-tensors           refuse the model at the first NaN or Inf weight, naming the tensor\n"
+         "  --no-memory-check         create a context even when it needs more than the physical memory\n"
          "sampling:\n"
          "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
          "  --temp T                  temperature (default 0.8; 0 = greedy)\n"

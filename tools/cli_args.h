@@ -38,6 +38,7 @@ struct GenerationOptions {
   peak_context_params context = peak_context_default_params();
   peak_sampler_params sampler = peak_sampler_default_params();
   size_t n_predict = 256;  // tokens per answer; SIZE_MAX: no limit
+  bool memory_check = true;  // refuse a context larger than physical memory (--no-memory-check)
 };
 
 // Consumes one model/context/sampling option at the cursor. Returns false

@@ -1,4 +1,6 @@
 // `peak <command> [options]`: dispatches to one sub-command per source file.
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -41,12 +43,23 @@ const Command* find_command(const char* name, int argc, char** argv) {
   return nullptr;
 }
 
+// Output that did not reach stdout (a full disk, a closed pipe) fails the
+// command: 1 and a message, as for any other error.
+int check_stdout(const Command& c, int status) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return status;
+  const int err = errno;
+  std::fprintf(stderr, "peak %s: cannot write to standard output: %s\n", c.name,
+               err != 0 ? std::strerror(err) : "a write failed");
+  return 1;
+}
+
 // Runs a command on its arguments (argv[0] is its name). What it throws ends it
 // with one line "peak <command>: <message>" on stderr and exit status 2 for a
 // usage error, 1 for anything else.
 int run_command(const Command& c, int argc, char** argv) {
   try {
-    return c.run(argc, argv);
+    return check_stdout(c, c.run(argc, argv));
   } catch (const UsageError& e) {
     std::fprintf(stderr, "peak %s: %s\n", c.name, e.what());
     return 2;
@@ -60,6 +73,28 @@ void print_usage(std::FILE* out) {
   std::fprintf(out, "usage: peak <command> [options]\n\ncommands:\n");
   for (const Command& c : kCommands) std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
   std::fprintf(out, "\n'peak <command> --help' describes a command's options.\n");
+}
+
+// SIGINT and SIGTERM end the process as they would by default, but first
+// remove the temporary file of a model or session being written, which would
+// otherwise be left behind ("OUT.gguf.partial-..."). A signal the process
+// started with ignored (nohup, a background job) stays ignored. `peak chat`
+// replaces the SIGINT handler with one that stops the answer being written.
+void remove_temporary_files_and_die(int sig) {
+  peak_remove_temporary_files();
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+void install_signal_handlers() {
+  for (const int sig : {SIGINT, SIGTERM}) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = remove_temporary_files_and_die;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, nullptr);
+  }
 }
 
 }  // namespace
@@ -78,6 +113,7 @@ int main(int argc, char** argv) {
     std::printf("peak %s\n", peak_version());
     return 0;
   }
+  install_signal_handlers();
   if (const Command* c = find_command(name, argc, argv)) return run_command(*c, argc - 1, argv + 1);
   std::fprintf(stderr, "peak: unknown command '%s'\n", name);
   print_usage(stderr);

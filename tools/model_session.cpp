@@ -1,7 +1,24 @@
 #include "model_session.h"
 
+#include <unistd.h>
+
+#include "text_format.h"
+
 void check_status(peak_status status) {
   if (status != PEAK_OK) throw CommandError(peak_last_error());
+}
+
+void check_context_fits(const peak_model* model, const peak_context_params& params, const GenerationOptions& options) {
+  if (!options.memory_check) return;
+  size_t needed = 0;
+  check_status(peak_context_memory_needed(model, &params, &needed));
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page_size = ::sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return;  // unknown: nothing to compare with
+  const uint64_t physical = static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size);
+  if (needed <= physical) return;
+  throw CommandError("a context of " + std::to_string(params.n_ctx) + " tokens needs " + human_bytes(needed) +
+                     " (KV cache and compute buffers), more than the " + human_bytes(physical) +
+                     " of physical memory: use a smaller -c (or a quantized -ctk/-ctv), or --no-memory-check to try anyway");
 }
 
 LoadedModel load_model(const std::string& path, const GenerationOptions& options, bool with_context) {
@@ -12,6 +29,7 @@ LoadedModel load_model(const std::string& path, const GenerationOptions& options
   m.info.struct_size = sizeof m.info;
   check_status(peak_model_get_info(model, &m.info));
   if (!with_context) return m;
+  check_context_fits(model, options.context, options);
   peak_context* context = nullptr;
   check_status(peak_context_create(model, &options.context, &context));
   m.context.reset(context);

@@ -29,6 +29,11 @@ struct LoadedModel {
   peak_model_info info{};
 };
 
+// Throws CommandError, saying what the context needs and what the machine has,
+// when a context with `params` needs more than the physical memory (unless
+// options.memory_check is off).
+void check_context_fits(const peak_model* model, const peak_context_params& params, const GenerationOptions& options);
+
 // Loads the model and, unless `with_context` is false (the caller makes its own,
 // e.g. a chat session), a context and a sampler from the options.
 LoadedModel load_model(const std::string& path, const GenerationOptions& options, bool with_context = true);

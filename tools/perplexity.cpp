@@ -6,14 +6,13 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "text_file.h"
 
 namespace {
 
@@ -76,11 +75,7 @@ int run_perplexity(int argc, char** argv) {
   if (text_path.empty()) throw UsageError("no text given (-f FILE)");
   const int n_ctx = static_cast<int>(o.context.n_ctx);
   if (n_ctx < 4) throw UsageError("the window (-c) must be at least 4 tokens");
-  std::ifstream in(text_path, std::ios::binary);
-  if (!in) throw CommandError("cannot read '" + text_path + "'");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = read_text_file(text_path, "text file");
 
   o.context.logits_all = 1;
   if (o.context.n_batch > o.context.n_ctx) o.context.n_batch = o.context.n_ctx;

@@ -9,14 +9,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "text_file.h"
 
 namespace {
 
@@ -41,14 +40,6 @@ void print_help() {
       generation_options_help());
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw CommandError("cannot read prompt file '" + path + "'");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 RunOptions parse(int argc, char** argv, bool* help) {
   RunOptions o;
   ArgCursor args(argc, argv);
@@ -63,7 +54,7 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.prompt = args.value(a);
       o.prompt_given = true;
     } else if (!std::strcmp(a, "-f") || !std::strcmp(a, "--file")) {
-      o.prompt = read_file(args.value(a));
+      o.prompt = read_text_file(args.value(a), "prompt file");
       o.prompt_given = true;
     } else if (!std::strcmp(a, "--logits-out")) {
       o.logits_out = args.value(a);
@@ -77,10 +68,9 @@ RunOptions parse(int argc, char** argv, bool* help) {
   return o;
 }
 
+// Stops generating once stdout cannot be written (main reports the error).
 int print_text(const char* text, size_t length, void*) {
-  std::fwrite(text, 1, length, stdout);
-  std::fflush(stdout);
-  return 1;
+  return std::fwrite(text, 1, length, stdout) == length && std::fflush(stdout) == 0;
 }
 
 // Evaluates the prompt with per-token logits and writes them; the context then

@@ -45,12 +45,20 @@ std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
     if (c < 0x20 || c == 0x7f) { append_hex_byte(out, c); ++i; continue; }
     const size_t n = utf8_sequence_length(s, i);
     if (n == 0) { append_hex_byte(out, c); ++i; continue; }
+    if (c == 0xc2 && static_cast<unsigned char>(s[i + 1]) < 0xa0) {  // C1 control U+0080..U+009F
+      append_hex_byte(out, c);
+      append_hex_byte(out, static_cast<unsigned char>(s[i + 1]));
+      i += 2;
+      continue;
+    }
     out.append(s.substr(i, n));
     i += n;
   }
   if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
   return out;
 }
+
+std::string shown(const char* file_text) { return escape_for_terminal(file_text, 256); }
 
 std::string json_string(std::string_view s) {
   std::string out = "\"";

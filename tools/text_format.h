@@ -7,9 +7,14 @@
 #include <string>
 #include <string_view>
 
-// Control bytes become \n, \t or \xNN; invalid UTF-8 bytes become \xNN. At most
+// Control bytes become \n, \t or \xNN (ESC and the C1 controls U+0080..U+009F
+// too, which terminals act on); invalid UTF-8 bytes become \xNN. At most
 // `max_bytes` input bytes are shown, then "..." and the total length.
 std::string escape_for_terminal(std::string_view s, size_t max_bytes);
+// Text from a model file (its name, its chat template's name ...) as the
+// commands print it: escape_for_terminal, up to 256 bytes. Generated text is the
+// product's output and is printed as the model wrote it.
+std::string shown(const char* file_text);
 // A JSON string literal with quotes; invalid UTF-8 becomes U+FFFD.
 std::string json_string(std::string_view s);
 // 1536 -> "1.50 KiB".

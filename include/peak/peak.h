@@ -338,6 +338,11 @@ PEAK_API peak_context_params peak_context_default_params(void);
 PEAK_API peak_status peak_context_create(const peak_model* model, const peak_context_params* params,
                                          peak_context** out);
 PEAK_API void peak_context_free(peak_context* ctx);
+/* The memory (bytes) peak_context_create would take with these parameters: the
+   KV cache, computed without allocating it, plus the compute and logits
+   buffers. Lets a program refuse a context that cannot fit before creating it. */
+PEAK_API peak_status peak_context_memory_needed(const peak_model* model, const peak_context_params* params,
+                                                size_t* bytes);
 
 PEAK_API size_t peak_context_n_ctx(const peak_context* ctx);
 /* Tokens in the KV cache. */
@@ -484,7 +489,8 @@ typedef struct peak_quantize_params {
 
 PEAK_API peak_quantize_params peak_quantize_default_params(void);
 /* Quantizes an F32/F16/BF16 model to a new GGUF file (general.file_type set).
-   Refuses to write over its input; writes through a temporary file. */
+   Refuses to write over its input; writes through a temporary file (see
+   peak_remove_temporary_files). */
 PEAK_API peak_status peak_quantize(const char* input_path, const char* output_path, const peak_quantize_params* params);
 
 typedef struct peak_synth_params {
@@ -503,6 +509,17 @@ PEAK_API peak_synth_params peak_synth_default_params(void);
 PEAK_API peak_status peak_synth(const char* output_path, const peak_synth_params* params);
 /* The preset names, comma-separated. */
 PEAK_API const char* peak_synth_presets(void);
+
+/* Every file peak writes (peak_quantize, peak_synth, peak_session_save) goes to a
+   temporary file "OUTPUT.partial-..." beside it, renamed over OUTPUT once complete;
+   a symbolic link is written through to its target, and an OUTPUT that is not a
+   regular file (directory, device, FIFO, socket) is refused. An error or a
+   cancel removes the temporary file. A process that ends on a signal does not
+   run that cleanup: its SIGINT / SIGTERM handler calls this to remove the
+   temporary files being written, then ends the process (e.g. restores the
+   default action and raises the signal again) without returning into peak.
+   Async-signal-safe. */
+PEAK_API void peak_remove_temporary_files(void);
 
 /* ---- chat sessions (SSSKV-lite) --------------------------------------------------- */
 

@@ -29,10 +29,13 @@ peak_context_params peak_context_default_params(void) {
   return p;
 }
 
-peak_status peak_context_create(const peak_model* model, const peak_context_params* params, peak_context** out) {
-  PEAK_CHECK_ARG(out, "peak_context_create: out");
-  *out = nullptr;
-  PEAK_CHECK_ARG(model, "peak_context_create: model");
+}  // extern "C"
+
+namespace {
+
+// Checks the C parameters and converts them; a refusal sets the last error.
+peak_status runtime_params(const peak_model* model, const peak_context_params* params,
+                           peak::runtime::ContextParams* cp) {
   const peak_context_params p = params ? *params : peak_context_default_params();
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_context_params), "peak_context_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
@@ -46,18 +49,42 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
   if (!at_most(p.n_ctx, kMaxTokenCount, "n_ctx") || !at_most(p.n_batch, kMaxTokenCount, "n_batch")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  cp->n_ctx = static_cast<int64_t>(p.n_ctx);
+  cp->n_batch = static_cast<int64_t>(p.n_batch);
+  cp->n_threads = peak::capi::thread_count(p.n_threads);
+  cp->type_k = static_cast<peak::GgmlType>(p.type_k);
+  cp->type_v = static_cast<peak::GgmlType>(p.type_v);
+  cp->logits_all = p.logits_all != 0;
+  return PEAK_OK;
+}
+
+}  // namespace
+
+extern "C" {
+
+peak_status peak_context_create(const peak_model* model, const peak_context_params* params, peak_context** out) {
+  PEAK_CHECK_ARG(out, "peak_context_create: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(model, "peak_context_create: model");
+  peak::runtime::ContextParams cp;
+  if (const peak_status st = runtime_params(model, params, &cp); st != PEAK_OK) return st;
   return guarded([&] {
-    peak::runtime::ContextParams cp;
-    cp.n_ctx = static_cast<int64_t>(p.n_ctx);
-    cp.n_batch = static_cast<int64_t>(p.n_batch);
-    cp.n_threads = peak::capi::thread_count(p.n_threads);
-    cp.type_k = static_cast<peak::GgmlType>(p.type_k);
-    cp.type_v = static_cast<peak::GgmlType>(p.type_v);
-    cp.logits_all = p.logits_all != 0;
     auto c = std::make_unique<peak_context>();
     c->model = model;
     c->context = std::make_unique<peak::runtime::Context>(*model->model, cp);
     *out = c.release();
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_context_memory_needed(const peak_model* model, const peak_context_params* params, size_t* bytes) {
+  PEAK_CHECK_ARG(bytes, "peak_context_memory_needed: bytes");
+  *bytes = 0;
+  PEAK_CHECK_ARG(model, "peak_context_memory_needed: model");
+  peak::runtime::ContextParams cp;
+  if (const peak_status st = runtime_params(model, params, &cp); st != PEAK_OK) return st;
+  return guarded([&] {
+    *bytes = peak::runtime::Context::memory_needed(*model->model, cp);
     return PEAK_OK;
   });
 }

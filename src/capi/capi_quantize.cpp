@@ -1,9 +1,11 @@
-// peak_quantize and peak_synth: writing models through the C API.
+// peak_quantize and peak_synth: writing models through the C API; removing the
+// temporary files of writes a signal interrupts.
 #include <climits>
 #include <memory>
 #include <string>
 
 #include "capi/capi_guard.h"
+#include "io/atomic_file.h"
 #include "model/quant_policy.h"
 #include "model/quantize.h"
 #include "model/synth.h"
@@ -106,5 +108,7 @@ const char* peak_synth_presets(void) {
   }();
   return names.c_str();
 }
+
+void peak_remove_temporary_files(void) { peak::io::remove_temporary_files_from_signal_handler(); }
 
 }  // extern "C"

@@ -6,13 +6,13 @@
 // optionally, the main KV cache's used cells. Everything is read and checked
 // before the live session changes, so a truncated or corrupted file leaves it as
 // it was.
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "io/atomic_file.h"
 #include "io/mapped_file.h"
 #include "chat/chat_session.h"
 
@@ -161,16 +161,11 @@ void ChatSession::save(const std::string& path, bool include_kv) {
   Writer trailer;
   trailer.put<uint64_t>(fnv1a(payload.data(), payload.size()));
 
-  const std::string tmp = path + ".partial";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw io::IoError("cannot create '" + tmp + "'");
-  const bool ok = std::fwrite(header.bytes.data(), 1, header.bytes.size(), f) == header.bytes.size() &&
-                  std::fwrite(payload.data(), 1, payload.size(), f) == payload.size() &&
-                  std::fwrite(trailer.bytes.data(), 1, trailer.bytes.size(), f) == trailer.bytes.size();
-  if (std::fclose(f) != 0 || !ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    throw io::IoError("cannot write '" + path + "'");
-  }
+  io::AtomicFile file(path);  // removes its temporary file if a write throws
+  file.write(header.bytes.data(), header.bytes.size());
+  file.write(payload.data(), payload.size());
+  file.write(trailer.bytes.data(), trailer.bytes.size());
+  file.commit();
 }
 
 void ChatSession::restore(const std::string& path) {

@@ -16,6 +16,8 @@
 // two tensors overlapping.
 #include "gguf/gguf_reader.h"
 
+#include "gguf/printable.h"
+
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -54,20 +56,7 @@ T load_le(const uint8_t* p) {
 std::string quoted(std::string_view kind, std::string_view name) {
   std::string s(kind);
   s += " '";
-  // Names come from the file: show at most 80 bytes, with control bytes escaped.
-  const size_t shown = std::min<size_t>(name.size(), 80);
-  for (size_t i = 0; i < shown; ++i) {
-    const auto c = static_cast<unsigned char>(name[i]);
-    if (c < 0x20 || c == 0x7f) {
-      static const char kHex[] = "0123456789abcdef";
-      s += "\\x";
-      s += kHex[c >> 4];
-      s += kHex[c & 15];
-    } else {
-      s += static_cast<char>(c);
-    }
-  }
-  if (shown < name.size()) s += "...";
+  s += printable(name);  // from the file
   s += "'";
   return s;
 }

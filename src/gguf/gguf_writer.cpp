@@ -1,10 +1,9 @@
 #include "gguf/gguf_writer.h"
 
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <stdexcept>
+
+#include "io/atomic_file.h"
 
 namespace peak::gguf {
 namespace {
@@ -46,10 +45,10 @@ void append_array(std::vector<uint8_t>& out, const ArrayView& a) {
 
 }  // namespace
 
-// Byte sink over a FILE* or a vector, tracking the bytes written for padding.
+// Byte sink over a file being written or a vector, tracking the bytes written for padding.
 class GgufWriter::Sink {
  public:
-  explicit Sink(std::FILE* file) : file_(file) {}
+  explicit Sink(io::AtomicFile* file) : file_(file) {}
   explicit Sink(std::vector<uint8_t>* memory) : memory_(memory) {}
 
   void write(const void* data, size_t n) {
@@ -57,8 +56,8 @@ class GgufWriter::Sink {
     if (memory_) {
       const auto* p = static_cast<const uint8_t*>(data);
       memory_->insert(memory_->end(), p, p + n);
-    } else if (std::fwrite(data, 1, n, file_) != n) {
-      throw io::IoError(std::string("write failed: ") + std::strerror(errno));
+    } else {
+      file_->write(data, n);
     }
     written_ += n;
   }
@@ -72,7 +71,7 @@ class GgufWriter::Sink {
   uint64_t written() const { return written_; }
 
  private:
-  std::FILE* file_ = nullptr;
+  io::AtomicFile* file_ = nullptr;
   std::vector<uint8_t>* memory_ = nullptr;
   uint64_t written_ = 0;
 };
@@ -258,27 +257,10 @@ std::vector<uint8_t> GgufWriter::write_memory(const TensorFillFn& fill) const {
 }
 
 void GgufWriter::write_file(const std::string& path, const TensorFillFn& fill) const {
-  const std::string tmp = path + ".partial";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw io::IoError("cannot create '" + tmp + "': " + std::strerror(errno));
-  try {
-    Sink sink(f);
-    write_to(sink, fill);
-  } catch (...) {
-    std::fclose(f);
-    std::remove(tmp.c_str());
-    throw;
-  }
-  if (std::fclose(f) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw io::IoError("cannot write '" + tmp + "': " + std::strerror(err));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    std::remove(tmp.c_str());
-    throw io::IoError("cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(err));
-  }
+  io::AtomicFile file(path);  // removes its temporary file if anything below throws
+  Sink sink(&file);
+  write_to(sink, fill);
+  file.commit();
 }
 
 }  // namespace peak::gguf

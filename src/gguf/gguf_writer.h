@@ -48,8 +48,10 @@ class GgufWriter {
   size_t n_tensors() const { return tensors_.size(); }
   uint64_t tensor_bytes(size_t index) const { return tensors_.at(index).n_bytes; }
 
-  // Writes to `path` through a temporary file renamed into place, so a failed
-  // write never leaves a truncated file behind. Throws io::IoError with the path and cause.
+  // Writes to `path` through io::AtomicFile: a failed or cancelled write (`fill`
+  // throwing) leaves neither a truncated file nor a temporary one behind, a link
+  // is written through, and a path that is not a regular file is refused.
+  // Throws io::IoError with the path and cause.
   void write_file(const std::string& path, const TensorFillFn& fill = {}) const;
   // The same bytes in memory (tests, fuzz seeds).
   std::vector<uint8_t> write_memory(const TensorFillFn& fill = {}) const;

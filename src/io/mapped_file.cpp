@@ -24,7 +24,9 @@ namespace {
 std::unique_ptr<MappedFile> MappedFile::open(const std::string& path, const MapOptions& options) {
   std::unique_ptr<MappedFile> file(new MappedFile());
 #if PEAK_HAVE_MMAP
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would otherwise wait for a writer before the
+  // check below could refuse it. Reads of a regular file ignore the flag.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw_system_error("cannot open", path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {

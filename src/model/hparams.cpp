@@ -7,6 +7,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "gguf/printable.h"
 #include "model/model_error.h"
 
 namespace peak::model {
@@ -97,7 +98,7 @@ Arch parse_arch(std::string_view name) {
   for (const ArchEntry& a : kArchs) {
     if (name == a.name) return a.arch;
   }
-  unsupported("unsupported architecture '" + std::string(name) + "' (peak runs " + supported_arch_names() + ")");
+  unsupported("unsupported architecture '" + gguf::printable(name) + "' (peak runs " + supported_arch_names() + ")");
 }
 
 // Element i of a per-layer flag array (bools, or integers where nonzero is set).

@@ -59,6 +59,15 @@ Context::Context(const model::Model& model, const ContextParams& params)
   reserve();
 }
 
+size_t Context::memory_needed(const model::Model& model, const ContextParams& params) {
+  const KvCacheParams cache = cache_params(model, params);
+  ContextParams one_batch = params;
+  one_batch.n_ctx = std::min(cache.n_ctx, std::max<int64_t>(params.n_batch, 1));
+  const Context probe(model, one_batch);
+  return KvCache::bytes_needed(model.hparams(), cache) + probe.compute_bytes() +
+         probe.allocator_.work_buffer().size + probe.logits_.size() * sizeof(float);
+}
+
 void Context::reserve() {
   // The worst case: a full batch whose attention spans the whole cache.
   model::Batch worst;

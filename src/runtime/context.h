@@ -41,6 +41,11 @@ class Context {
  public:
   // Throws std::invalid_argument for unusable parameters.
   Context(const model::Model& model, const ContextParams& params);
+  // The memory a context with `params` would hold: its KV cache (computed, not
+  // allocated) plus its compute, work and logits buffers, measured on a context
+  // of one batch of cells (they depend on the batch, not on the cache length).
+  // So a caller can refuse a context that cannot fit before allocating it.
+  static size_t memory_needed(const model::Model& model, const ContextParams& params);
 
   const model::Model& model() const { return model_; }
   int64_t n_ctx() const { return kv_.size(); }

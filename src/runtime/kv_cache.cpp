@@ -27,6 +27,15 @@ GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
   return hp.head_dim % core::type_block_elements(wanted) == 0 ? wanted : GgmlType::F16;
 }
 
+size_t KvCache::bytes_needed(const model::HParams& hp, const KvCacheParams& params) {
+  const int64_t shape[core::kMaxDims] = {hp.head_dim, hp.n_head_kv, params.n_ctx, 1};
+  core::Tensor k, v;
+  core::set_dense_layout(k, params.type_k, shape);
+  core::set_dense_layout(v, params.type_v, shape);
+  return static_cast<size_t>(hp.n_layer) * (k.byte_size() + v.byte_size()) +
+         static_cast<size_t>(params.n_ctx) * sizeof(int32_t);
+}
+
 KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_(params.n_ctx) {
   if (n_ctx_ <= 0) throw std::invalid_argument("KV cache size must be positive");
   for (const GgmlType t : {params.type_k, params.type_v}) {

@@ -46,6 +46,9 @@ class KvCache {
   // (block types need head_dim to be a multiple of their block size).
   KvCache(const model::HParams& hp, const KvCacheParams& params);
   KvCache(const KvCache&) = delete;  // layers() points into this object's tensors
+  // The memory such a cache holds (every layer's K and V, the positions), without
+  // allocating it: what a context of n_ctx cells costs beyond its batch buffers.
+  static size_t bytes_needed(const model::HParams& hp, const KvCacheParams& params);
   KvCache& operator=(const KvCache&) = delete;
 
   int64_t size() const { return n_ctx_; }

@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <optional>
 
+#include "gguf/printable.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/utf8.h"
 
@@ -113,7 +114,7 @@ std::unique_ptr<Vocab> Vocab::from_gguf(const gguf::GgufFile& file) {
     const std::string_view pre_name = pre ? pre->str() : std::string_view();
     PreTokenizerInfo info{};
     if (!pre_tokenizer_from_name(pre_name, info)) {
-      refuse(kPreKey, "pre-tokenizer '" + std::string(pre_name) + "' is not supported");
+      refuse(kPreKey, "pre-tokenizer '" + gguf::printable(pre_name) + "' is not supported");
     }
     vocab->pre_tokenizer_ = info.kind;
     vocab->flags_.ignore_merges = info.ignore_merges;
@@ -124,7 +125,7 @@ std::unique_ptr<Vocab> Vocab::from_gguf(const gguf::GgufFile& file) {
     vocab->flags_.add_sep = true;
   } else {
     refuse(kModelKey,
-           "tokenizer model '" + std::string(model_name) + "' is not supported (peak has 'llama', 'gpt2' and 'bert')");
+           "tokenizer model '" + gguf::printable(model_name) + "' is not supported (peak has 'llama', 'gpt2' and 'bert')");
   }
   if (const auto v = file.find("tokenizer.ggml.add_space_prefix")) vocab->flags_.add_space_prefix = v->boolean();
 

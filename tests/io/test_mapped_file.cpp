@@ -3,7 +3,12 @@
 // only the whole pages inside it, and dropping leaves them readable.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <future>
 
 #include <cstdint>
 #include <fstream>
@@ -114,6 +119,19 @@ TEST(MappedFile, DropTakesThePagesOutButLeavesThemReadable) {
   EXPECT_EQ(std::vector<uint8_t>(view->data(), view->data() + view->size()), bytes);
 }
 #endif
+
+TEST(MappedFile, RefusesAFifoWithoutWaitingForAWriter) {
+  const std::string path = ::testing::TempDir() + "peak_io_fifo";
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0);
+  auto opened = std::async(std::launch::async, [&path] { return open_error(path); });
+  if (opened.wait_for(std::chrono::seconds(5)) == std::future_status::timeout) {
+    ADD_FAILURE() << "opening a FIFO blocked";
+    ::close(::open(path.c_str(), O_WRONLY | O_NONBLOCK));  // a writer lets the blocked open return
+  }
+  EXPECT_NE(opened.get().find("not a regular file"), std::string::npos);
+  ::unlink(path.c_str());
+}
 
 }  // namespace
 }  // namespace peak::io

@@ -11,9 +11,11 @@
 #include <string>
 #include <vector>
 
+
 #include "model/model.h"
 #include "model/quant_policy.h"
 #include "model/quantize.h"
+#include "scratch_dir.h"
 
 namespace peak::model {
 namespace {
@@ -129,6 +131,23 @@ TEST(Quantize, RefusesToOverwriteItsInputAndAlreadyQuantizedInputs) {
   o.type = "Q4_K";  // a tensor type without --pure
   EXPECT_THROW(quantize_model(stories, temp_path("x.gguf"), o), std::invalid_argument);
   std::remove(q8.c_str());
+}
+
+TEST(Quantize, ACancelledQuantizeLeavesTheOldOutputAndNoTemporaryFile) {
+  const std::string dir = test::make_scratch_dir(::testing::TempDir(), "peak_quantize_cancel_");
+  const std::string out = dir + "out.gguf";
+  QuantizeOptions o;
+  o.type = "Q8_0";
+  quantize_model(kShared + "/models/stories260K.gguf", out, o);
+  const std::string before = test::file_bytes(out);
+  int calls = 0;
+  o.type = "Q4_0";
+  o.progress = [&calls](float) { return ++calls < 3; };  // cancel after the third tensor
+  EXPECT_THROW(quantize_model(kShared + "/models/stories260K.gguf", out, o), LoadCancelled);
+  EXPECT_EQ(calls, 3);
+  EXPECT_EQ(test::file_bytes(out), before);
+  EXPECT_EQ(test::files_in(dir), std::vector<std::string>{"out.gguf"});
+  std::remove(out.c_str());
 }
 
 }  // namespace

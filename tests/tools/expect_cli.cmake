@@ -1,12 +1,17 @@
 # Runs one `peak` command line and checks its exit status and output.
 #   cmake -DPEAK=<exe> -DARGS="a|b" -DEXIT=<n> [-DSTDOUT=<regex>] [-DSTDERR=<regex>]
 #         [-DSTDERR_LINES=<n>] [-DINPUT=<file for stdin>] [-DOUTPUT_FILE=<file> -DOUTPUT_SIZE=<bytes>]
-#         -P expect_cli.cmake
+#         [-DSTDOUT_TO=<file stdout is written to, e.g. /dev/full>] -P expect_cli.cmake
 string(REPLACE "|" ";" ARGS "${ARGS}")
 if(NOT DEFINED INPUT)
   set(INPUT /dev/null)
 endif()
-execute_process(COMMAND ${PEAK} ${ARGS} INPUT_FILE ${INPUT} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+if(DEFINED STDOUT_TO)
+  set(stdout_to OUTPUT_FILE ${STDOUT_TO})
+else()
+  set(stdout_to OUTPUT_VARIABLE out)
+endif()
+execute_process(COMMAND ${PEAK} ${ARGS} INPUT_FILE ${INPUT} RESULT_VARIABLE rc ${stdout_to} ERROR_VARIABLE err
                 TIMEOUT 120)
 if(NOT rc STREQUAL EXIT)
   message(FATAL_ERROR "exit status ${rc}, expected ${EXIT}\nstdout: ${out}\nstderr: ${err}")

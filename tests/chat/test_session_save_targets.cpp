@@ -1,0 +1,67 @@
+// ChatSession::save (`/save` in peak chat, peak_session_save) on a link, a FIFO
+// and a directory: the link's target is rewritten and the link kept, the others
+// are refused and left as they were, and no temporary file stays behind.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "chat/chat_session.h"
+#include "model/model.h"
+#include "scratch_dir.h"
+
+namespace peak::chat {
+namespace {
+
+const model::Model& stories() {
+  static const auto m = model::Model::load(std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf");
+  return *m;
+}
+
+SessionSettings raw_settings() {
+  SessionSettings s;
+  s.template_name = "raw";
+  s.background_summary = false;
+  s.sampler.temperature = 0.0f;
+  s.n_threads = 1;
+  return s;
+}
+
+TEST(SessionSaveTargets, ALinkIsWrittenThroughAndOthersAreRefused) {
+  const std::string dir = test::make_scratch_dir(::testing::TempDir(), "peak_session_targets_");
+  ChatSession session(stories(), raw_settings());
+  runtime::GenerateOptions o;
+  o.max_tokens = 6;
+  session.chat("Once upon a time", o);
+
+  ASSERT_EQ(::symlink("real.pkss", (dir + "link.pkss").c_str()), 0);
+  session.save(dir + "link.pkss", true);
+  struct stat st {};
+  ASSERT_EQ(::lstat((dir + "link.pkss").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  ChatSession restored(stories(), raw_settings());
+  restored.restore(dir + "real.pkss");
+  EXPECT_EQ(restored.cached_tokens(), session.cached_tokens());
+
+  ASSERT_EQ(::mkfifo((dir + "fifo").c_str(), 0644), 0);
+  ASSERT_EQ(::mkdir((dir + "sub").c_str(), 0755), 0);
+  for (const char* name : {"fifo", "sub"}) {
+    try {
+      session.save(dir + name, true);
+      ADD_FAILURE() << name << " was written";
+    } catch (const io::IoError& e) {
+      EXPECT_NE(std::string(e.what()).find("not a regular file; refusing to replace it"), std::string::npos) << e.what();
+    }
+  }
+  ASSERT_EQ(::lstat((dir + "fifo").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  ASSERT_EQ(::lstat((dir + "sub").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(test::files_in(dir), (std::vector<std::string>{"fifo", "link.pkss", "real.pkss", "sub"}));
+}
+
+}  // namespace
+}  // namespace peak::chat

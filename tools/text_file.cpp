@@ -1,0 +1,53 @@
+#include "text_file.h"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "model_session.h"
+
+namespace {
+
+const char* kind_of(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return nullptr;  // regular file, FIFO or pipe: readable as a stream of text
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, const std::string& what) {
+  const std::string named = what + " '" + path + "'";
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw CommandError("cannot read " + named + ": " + std::strerror(errno));
+  struct stat st {};
+  const char* kind = ::fstat(fd, &st) == 0 ? kind_of(st.st_mode) : "unreadable";
+  if (kind) {
+    ::close(fd);
+    throw CommandError("cannot read " + named + ": it is " + kind + ", not a text file");
+  }
+  std::string text;
+  char buf[65536];
+  while (true) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw CommandError("cannot read " + named + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > kMaxTextFileBytes) {
+      ::close(fd);
+      throw CommandError(named + " is larger than the " + std::to_string(kMaxTextFileBytes >> 20) + " MiB a text file may hold");
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}

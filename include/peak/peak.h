@@ -541,7 +541,8 @@ PEAK_API void peak_session_free(peak_session* session);
 
 /* One user turn: streams the answer through params->on_text (max_tokens is capped
    by the headroom; add_special and parse_special are ignored: the session frames
-   the message itself and never parses control tokens in the user's text). */
+   the message itself and never parses control tokens in the user's text). A
+   turn that fails (an error status) leaves the session as it was before it. */
 PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
                                        const peak_generate_params* params, peak_generate_result* result);
 /* The text the model would read if `user_text` were the next message, as things
@@ -580,7 +581,10 @@ PEAK_API peak_status peak_session_get_summary(const peak_session* session, char*
    versioned file with a checksum. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
 /* Restores a saved session into one created with the same model and settings. A
-   truncated or corrupted file gives PEAK_ERR_FORMAT and leaves the session as it was. */
+   truncated, corrupted or inconsistent file (positions, sizes, roles, statistics,
+   non-finite KV values; checked even when its checksum is right) gives
+   PEAK_ERR_FORMAT naming what is wrong and leaves the session as it was, a
+   running or finished summary included. */
 PEAK_API peak_status peak_session_restore(peak_session* session, const char* path);
 
 /* ---- chat templates --------------------------------------------------------------- */

@@ -410,7 +410,14 @@ typedef struct peak_generate_params {
      on_text alone a session passes on only the answer. */
   peak_kinded_text_fn on_kinded_text;
   void* user_data;
-  /* Checked before every token; may be set from a signal handler or another thread. */
+  /* When not NULL, read before every token with an atomic load (relaxed);
+     generation stops with PEAK_STOP_ABORTED once it is non-zero (any non-zero
+     value). Another thread sets it with an atomic store on the int, e.g. C11
+     atomic_store_explicit((_Atomic int*)flag, 1, memory_order_relaxed) or GCC's
+     __atomic_store_n(flag, 1, __ATOMIC_RELAXED): a plain store from another
+     thread is a data race. A signal handler running on the generating thread
+     may use a plain store. The library never writes it: clear it before reusing
+     it for the next call. */
   const volatile int* abort_flag;
 } peak_generate_params;
 

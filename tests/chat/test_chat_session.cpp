@@ -21,34 +21,17 @@
 #include "model/synth.h"
 #include "chat/chat_session.h"
 #include "session_file_edit.h"
+#include "stories_session.h"
 
 namespace peak::chat {
 namespace {
 
-const std::string kStories = std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf";
-
 const model::Model& stories() {
-  static const auto m = model::Model::load(kStories);
+  static const auto m = model::Model::load(testing::kStoriesPath);
   return *m;
 }
 
-// Small segments so a few turns fill them; raw text (the model has no template).
-SessionSettings small_settings(MemoryMode mode) {
-  SessionSettings s;
-  s.mode = mode;
-  s.template_name = "raw";
-  s.system_prompt = "Lily and Tom play in the park.";
-  s.recent_max = 96;
-  s.summary_max = 48;
-  s.trigger_discard = 40;
-  s.headroom = 32;
-  s.background_summary = false;
-  s.summarizer.n_ctx = 256;
-  s.summarizer.max_new_tokens = 32;
-  s.sampler.temperature = 0.0f;
-  s.n_threads = 1;
-  return s;
-}
+SessionSettings small_settings(MemoryMode mode) { return testing::small_stories_settings(mode); }
 
 runtime::GenerateOptions max_tokens(int n) {
   runtime::GenerateOptions o;

@@ -433,7 +433,14 @@ typedef struct peak_generate_params {
      on_text alone a session passes on only the answer. */
   peak_kinded_text_fn on_kinded_text;
   void* user_data;
-  /* Checked before every token; may be set from a signal handler or another thread. */
+  /* When not NULL, read before every token with an atomic load (relaxed);
+     generation stops with PEAK_STOP_ABORTED once it is non-zero (any non-zero
+     value). Another thread sets it with an atomic store on the int, e.g. C11
+     atomic_store_explicit((_Atomic int*)flag, 1, memory_order_relaxed) or GCC's
+     __atomic_store_n(flag, 1, __ATOMIC_RELAXED): a plain store from another
+     thread is a data race. A signal handler running on the generating thread
+     may use a plain store. The library never writes it: clear it before reusing
+     it for the next call. */
   const volatile int* abort_flag;
 } peak_generate_params;
 
@@ -576,7 +583,8 @@ PEAK_API void peak_session_free(peak_session* session);
 
 /* One user turn: streams the answer through params->on_text (max_tokens is capped
    by the headroom; add_special and parse_special are ignored: the session frames
-   the message itself and never parses control tokens in the user's text). */
+   the message itself and never parses control tokens in the user's text). A
+   turn that fails (an error status) leaves the session as it was before it. */
 PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
                                        const peak_generate_params* params, peak_generate_result* result);
 /* The text the model would read if `user_text` were the next message, as things
@@ -615,7 +623,10 @@ PEAK_API peak_status peak_session_get_summary(const peak_session* session, char*
    versioned file with a checksum. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
 /* Restores a saved session into one created with the same model and settings. A
-   truncated or corrupted file gives PEAK_ERR_FORMAT and leaves the session as it was. */
+   truncated, corrupted or inconsistent file (positions, sizes, roles, statistics,
+   non-finite KV values; checked even when its checksum is right) gives
+   PEAK_ERR_FORMAT naming what is wrong and leaves the session as it was, a
+   running or finished summary included. */
 PEAK_API peak_status peak_session_restore(peak_session* session, const char* path);
 
 /* ---- chat templates --------------------------------------------------------------- */

@@ -213,7 +213,7 @@ void ChatSession::drop_front() {
   recent_.pop_front();
 }
 
-void ChatSession::make_room(int64_t incoming, TurnResult& turn) {
+void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) {
   if (settings_.mode == MemoryMode::None) {
     if (ctx_->kv().used() + incoming + settings_.headroom > ctx_->n_ctx()) {
       throw runtime::ContextFull("the conversation fills the context (" + std::to_string(ctx_->kv().used()) + " of " +
@@ -233,6 +233,10 @@ void ChatSession::make_room(int64_t incoming, TurnResult& turn) {
   }
   const int64_t dropped = before - cells;
   if (dropped == 0) return;
+  // Moving cells and re-rotating keys cannot be undone exactly: a turn that
+  // fails later puts back this copy.
+  undo.kv_cells = ctx_->kv().snapshot();
+  undo.kv_positions = ctx_->kv().positions();
   // Remove their cells and move the rest of Recent down, re-rotating its keys, so
   // positions stay compact (StreamingLLM with the Prefix as attention sink).
   const auto start = std::chrono::steady_clock::now();
@@ -332,13 +336,41 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
   recent_.push_back(Message{"assistant", answer, std::vector<int32_t>(canonical.begin() + user_part, canonical.begin() + kept)});
 }
 
+ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
+    : recent(s.recent_),
+      dropped_text(s.dropped_text_),
+      stats(s.stats_),
+      sampler(s.sampler_),
+      log_size(s.log_.size()),
+      kv_used(s.ctx_->kv().used()) {}
+
 TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options,
                              const std::function<bool(const std::string&)>& on_reasoning) {
   TurnResult turn;
   // A finished summary (or, when so set, a running one) goes in place first.
   turn.rebuilt = apply_pending_summary(settings_.wait_for_summary);
-
   std::vector<int32_t> segment = user_segment(user_text);
+
+  // From here on the turn changes the session; if it throws, all of it goes back.
+  TurnUndo undo(*this);
+  try {
+    run_turn(user_text, std::move(segment), options, on_reasoning, turn, undo);
+  } catch (...) {
+    roll_back(undo);
+    throw;
+  }
+  if (settings_.mode == MemoryMode::Ssskv) {
+    const bool had_job = summarizer_->has_job();
+    maybe_start_summary();
+    turn.summary_started = !had_job && summarizer_->has_job();
+  }
+  return turn;
+}
+
+void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> segment,
+                           const runtime::GenerateOptions& options,
+                           const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn,
+                           TurnUndo& undo) {
   const int64_t window = settings_.recent_max;
   size_t user_cut = 0;
   if (settings_.mode != MemoryMode::None && static_cast<int64_t>(segment.size()) > window) {
@@ -350,7 +382,7 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
     stats_.dropped_total += cut;
     segment.erase(segment.begin(), segment.begin() + cut);
   }
-  make_room(static_cast<int64_t>(segment.size()), turn);
+  make_room(static_cast<int64_t>(segment.size()), turn, undo);
 
   runtime::GenerateOptions o = options;
   const int64_t budget = settings_.headroom - kClosingReserve;
@@ -371,13 +403,21 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   log_.push_back({"user", user_text});
   log_.push_back({"assistant", turn.answer});
   ++stats_.turns;
+}
 
-  if (settings_.mode == MemoryMode::Ssskv) {
-    const bool had_job = summarizer_->has_job();
-    maybe_start_summary();
-    turn.summary_started = !had_job && summarizer_->has_job();
+void ChatSession::roll_back(TurnUndo& undo) {
+  runtime::KvCache& kv = ctx_->kv();
+  if (!undo.kv_positions.empty()) {
+    kv.restore(undo.kv_cells, undo.kv_positions);
+  } else {
+    kv.drop_last(kv.used() - undo.kv_used);  // the turn only appended cells
   }
-  return turn;
+  recent_ = std::move(undo.recent);
+  dropped_text_ = std::move(undo.dropped_text);
+  stats_ = undo.stats;
+  // Copy-assigned: the chain's buffer keeps its storage, so what points into it stays valid.
+  sampler_ = undo.sampler;
+  log_.resize(undo.log_size);
 }
 
 void ChatSession::reset() {

@@ -104,7 +104,10 @@ class ChatSession {
   // on_reasoning (dropped when empty). Afterwards the cache holds the turn as the
   // template renders it in history: the reasoning is removed and what followed
   // it evaluated again. Throws runtime::ContextFull in mode `none` when the
-  // conversation no longer fits.
+  // conversation no longer fits. A turn that throws (a callback's exception, a
+  // failed evaluation or sampling) leaves the session as it was before the turn:
+  // its cells, segments, statistics and sampler; only a finished summary it put
+  // in place first stays, as wait_for_summary() would have put it.
   TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options,
                   const std::function<bool(const std::string&)>& on_reasoning = nullptr);
   void reset();
@@ -163,7 +166,23 @@ class ChatSession {
   std::vector<int32_t> summary_segment(const std::string& summary) const;
   int64_t recent_cells() const;
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
-  void make_room(int64_t incoming, TurnResult& turn);
+  // What a turn changes, kept until it has succeeded (see chat()).
+  struct TurnUndo {
+    explicit TurnUndo(const ChatSession& s);
+    std::deque<Message> recent;
+    std::string dropped_text;
+    SessionStats stats;
+    sampling::SamplerChain sampler;
+    size_t log_size;
+    int64_t kv_used;
+    // When making room drops cells (and moves the later ones), all cells before it.
+    std::vector<uint8_t> kv_cells;
+    std::vector<int32_t> kv_positions;
+  };
+  void run_turn(const std::string& user_text, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
+                const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
+  void roll_back(TurnUndo& undo);
+  void make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
   void drop_front();
   void put_summary_in_place(const std::string& summary);
   void prefill_all();

@@ -4,14 +4,18 @@
 // segments (Prefix tokens, Summary text and tokens, Recent messages with their
 // tokens), the pending dropped text, the whole message log, the statistics and,
 // optionally, the main KV cache's used cells. Everything is read and checked
-// before the live session changes, so a truncated or corrupted file leaves it as
-// it was.
+// before the live session changes (bytes against the checksum, then what the
+// bytes say: sizes, ids, roles, positions, finite values), so a bad file leaves
+// it as it was.
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/tensor.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
 #include "chat/chat_session.h"
@@ -102,6 +106,27 @@ std::string fingerprint(const model::Model& m) {
          std::to_string(hp.n_vocab) + "/" + std::to_string(hp.n_layer) + "/" + std::to_string(m.weight_bytes());
 }
 
+// Whether every value in `n` bytes of KV rows of `type` is finite: the floats of
+// F32 and F16 rows, the F16 scale at the start of each Q8_0 / Q4_0 block (their
+// quants are integers).
+bool kv_values_finite(GgmlType type, const uint8_t* p, size_t n) {
+  if (type == GgmlType::F32) {
+    for (size_t at = 0; at + 4 <= n; at += 4) {
+      float x;
+      std::memcpy(&x, p + at, 4);
+      if (!std::isfinite(x)) return false;
+    }
+    return true;
+  }
+  const size_t step = core::type_block_bytes(type);
+  for (size_t at = 0; at + 2 <= n; at += step) {
+    uint16_t h;
+    std::memcpy(&h, p + at, 2);
+    if ((h & 0x7c00) == 0x7c00) return false;  // all exponent bits set: inf or NaN
+  }
+  return true;
+}
+
 }  // namespace
 
 // Friend of ChatSession: reads and writes its private state.
@@ -148,6 +173,10 @@ struct SessionFile {
     }
     return w.bytes;
   }
+
+  struct Staged;
+  // Reads and checks a file; throws std::runtime_error naming what is wrong.
+  static Staged read(const ChatSession& s, const std::string& path);
 };
 
 void ChatSession::save(const std::string& path, bool include_kv) {
@@ -168,7 +197,20 @@ void ChatSession::save(const std::string& path, bool include_kv) {
   file.commit();
 }
 
-void ChatSession::restore(const std::string& path) {
+// Everything a file holds, read and checked before the live session changes.
+struct SessionFile::Staged {
+  std::string summary_text;
+  std::vector<int32_t> summary_tokens;
+  std::deque<ChatSession::Message> recent;
+  std::string dropped;
+  std::vector<ChatSession::LoggedMessage> log;
+  SessionStats stats;
+  bool has_kv = false;
+  std::vector<int32_t> positions;
+  std::vector<uint8_t> kv_bytes;
+};
+
+SessionFile::Staged SessionFile::read(const ChatSession& s, const std::string& path) {
   io::MapOptions read_all;
   read_all.use_mmap = false;
   const auto file = io::MappedFile::open(path, read_all);
@@ -186,86 +228,139 @@ void ChatSession::restore(const std::string& path) {
   std::memcpy(&checksum, p + 16 + payload_size, 8);
   if (checksum != fnv1a(p + 16, static_cast<size_t>(payload_size))) throw bad("checksum mismatch (corrupted)");
 
-  // Parse everything into locals first.
+  const SessionSettings& settings = s.settings_;
   Reader r(p + 16, static_cast<size_t>(payload_size));
-  if (r.str() != fingerprint(model_)) throw bad("it was saved with another model");
+  if (r.str() != fingerprint(s.model_)) throw bad("it was saved with another model");
   const auto mode = static_cast<MemoryMode>(r.get<uint32_t>());
   const auto recent_max = r.get<int64_t>();
   const auto summary_max = r.get<int64_t>();
   const auto headroom = r.get<int64_t>();
   const std::string system_prompt = r.str();
   const std::string template_name = r.str();
-  if (mode != settings_.mode || recent_max != settings_.recent_max || summary_max != settings_.summary_max ||
-      headroom != settings_.headroom || system_prompt != settings_.system_prompt ||
-      template_name != settings_.template_name) {
+  if (mode != settings.mode || recent_max != settings.recent_max || summary_max != settings.summary_max ||
+      headroom != settings.headroom || system_prompt != settings.system_prompt ||
+      template_name != settings.template_name) {
     throw bad("it was saved with other session settings (mode, sizes, system prompt or template)");
   }
-  std::vector<int32_t> prefix = r.tokens();
-  std::string summary_text = r.str();
-  std::vector<int32_t> summary_tokens = r.tokens();
-  std::deque<Message> recent;
+  Staged f;
+  if (r.tokens() != s.prefix_) throw bad("its prefix differs from this session's");
+  f.summary_text = r.str();
+  f.summary_tokens = r.tokens();
   for (uint64_t i = 0, count = r.get<uint64_t>(); i < count; ++i) {
-    Message m;
+    ChatSession::Message m;
     m.role = r.str();
     m.text = r.str();
     m.tokens = r.tokens();
-    recent.push_back(std::move(m));
+    f.recent.push_back(std::move(m));
   }
-  std::string dropped = r.str();
-  std::vector<LoggedMessage> log;
+  f.dropped = r.str();
   for (uint64_t i = 0, count = r.get<uint64_t>(); i < count; ++i) {
-    LoggedMessage m;
+    ChatSession::LoggedMessage m;
     m.role = r.str();
     m.content = r.str();
-    log.push_back(std::move(m));
+    f.log.push_back(std::move(m));
   }
-  SessionStats stats = stats_;
-  stats.dropped_since_summary = r.get<int64_t>();
-  stats.dropped_total = r.get<int64_t>();
-  stats.summaries = r.get<int64_t>();
-  stats.turns = r.get<int64_t>();
-  stats.summary_seconds = r.get<double>();
-  stats.rebuild_seconds = r.get<double>();
-  stats.window_shift_seconds = r.get<double>();
-  const bool has_kv = r.get<uint8_t>() != 0;
-  std::vector<int32_t> positions;
-  std::vector<uint8_t> kv_bytes;
-  if (has_kv) {
+  f.stats = s.stats_;
+  SessionStats& st = f.stats;
+  st.dropped_since_summary = r.get<int64_t>();
+  st.dropped_total = r.get<int64_t>();
+  st.summaries = r.get<int64_t>();
+  st.turns = r.get<int64_t>();
+  st.summary_seconds = r.get<double>();
+  st.rebuild_seconds = r.get<double>();
+  st.window_shift_seconds = r.get<double>();
+  const uint8_t has_kv = r.get<uint8_t>();
+  if (has_kv > 1) throw bad("its KV flag is " + std::to_string(has_kv) + ", not 0 or 1");
+  f.has_kv = has_kv == 1;
+  const runtime::KvCache& kv = s.ctx_->kv();
+  if (f.has_kv) {
     const auto type_k = static_cast<GgmlType>(r.get<uint32_t>());
     const auto type_v = static_cast<GgmlType>(r.get<uint32_t>());
-    if (type_k != ctx_->kv().type_k() || type_v != ctx_->kv().type_v()) throw bad("its KV cache types differ");
-    positions = r.tokens();
-    kv_bytes = r.blob();
+    if (type_k != kv.type_k() || type_v != kv.type_v()) throw bad("its KV cache types differ");
+    f.positions = r.tokens();
+    f.kv_bytes = r.blob();
   }
   if (!r.done()) throw bad("unexpected bytes after the payload");
-  if (prefix != prefix_) throw bad("its prefix differs from this session's");
-  int64_t cells = static_cast<int64_t>(prefix.size() + summary_tokens.size());
-  for (const Message& m : recent) cells += static_cast<int64_t>(m.tokens.size());
-  const int32_t n_vocab = static_cast<int32_t>(model_.hparams().n_vocab);
-  auto valid_ids = [n_vocab](const std::vector<int32_t>& t) {
-    for (int32_t x : t) {
-      if (x < 0 || x >= n_vocab) return false;
-    }
-    return true;
-  };
-  bool ids_ok = valid_ids(summary_tokens);
-  for (const Message& m : recent) ids_ok = ids_ok && valid_ids(m.tokens);
-  if (!ids_ok) throw bad("it holds token ids outside the vocabulary");
-  if (cells > ctx_->n_ctx()) throw bad("its segments do not fit this session's context");
-  if (has_kv && static_cast<int64_t>(positions.size()) != cells) throw bad("its KV cache does not match its segments");
 
-  // Apply: the KV first (its restore checks sizes and throws before changing anything).
-  if (summarizer_) summarizer_->cancel();
-  if (has_kv) {
-    ctx_->kv().restore(kv_bytes, positions);
+  // What the session itself never writes: a checksum only proves the bytes are
+  // the ones written, not that whoever wrote them was this library.
+  const int32_t n_vocab = static_cast<int32_t>(s.model_.hparams().n_vocab);
+  auto valid_ids = [n_vocab](const std::vector<int32_t>& t) {
+    return std::all_of(t.begin(), t.end(), [n_vocab](int32_t x) { return x >= 0 && x < n_vocab; });
+  };
+  auto known_role = [](const std::string& role) { return role == "user" || role == "assistant"; };
+  if (!valid_ids(f.summary_tokens)) throw bad("its summary holds token ids outside the vocabulary");
+  if (mode != MemoryMode::Ssskv && (!f.summary_text.empty() || !f.summary_tokens.empty())) {
+    throw bad("it holds a summary, which memory mode " + std::string(mode == MemoryMode::Window ? "window" : "none") +
+              " never writes");
   }
-  summary_text_ = std::move(summary_text);
-  summary_tokens_ = std::move(summary_tokens);
-  recent_ = std::move(recent);
-  dropped_text_ = std::move(dropped);
-  log_ = std::move(log);
-  stats_ = stats;
-  if (!has_kv) prefill_all();
+  if (static_cast<int64_t>(s.model_.tokenizer().encode(f.summary_text, false, false).size()) > summary_max) {
+    throw bad("its summary is longer than summary_max (" + std::to_string(summary_max) + " tokens)");
+  }
+  if (!f.summary_tokens.empty() || !f.summary_text.empty()) {
+    std::vector<int32_t> segment = s.summary_segment(f.summary_text);
+    if (static_cast<int64_t>(segment.size()) > summary_max) segment.resize(static_cast<size_t>(summary_max));
+    if (f.summary_tokens != segment) throw bad("its summary tokens are not its summary text");
+  }
+  int64_t recent_cells = 0;
+  for (const ChatSession::Message& m : f.recent) {
+    if (!known_role(m.role)) throw bad("a recent message has the role '" + m.role + "' (user or assistant)");
+    if (!valid_ids(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary");
+    recent_cells += static_cast<int64_t>(m.tokens.size());
+  }
+  if (recent_cells > recent_max + headroom) throw bad("its recent messages exceed recent_max + headroom");
+  for (const ChatSession::LoggedMessage& m : f.log) {
+    if (!known_role(m.role)) throw bad("a logged message has the role '" + m.role + "' (user or assistant)");
+  }
+  if (st.dropped_since_summary < 0 || st.dropped_total < st.dropped_since_summary || st.summaries < 0 ||
+      st.turns < 0 || static_cast<uint64_t>(st.turns) * 2 != f.log.size()) {
+    throw bad("its statistics are negative or disagree with its messages");
+  }
+  for (const double seconds : {st.summary_seconds, st.rebuild_seconds, st.window_shift_seconds}) {
+    if (!(std::isfinite(seconds) && seconds >= 0)) throw bad("its timings are negative or not finite");
+  }
+  const int64_t cells = static_cast<int64_t>(s.prefix_.size() + f.summary_tokens.size()) + recent_cells;
+  if (cells > s.ctx_->n_ctx()) throw bad("its segments do not fit this session's context");
+  if (f.has_kv) {
+    if (static_cast<int64_t>(f.positions.size()) != cells) throw bad("its KV cache does not match its segments");
+    for (size_t i = 0; i < f.positions.size(); ++i) {
+      if (f.positions[i] != static_cast<int32_t>(i)) {
+        throw bad("KV cell " + std::to_string(i) + " is at position " + std::to_string(f.positions[i]) +
+                  " (the cells hold positions 0, 1, ...)");
+      }
+    }
+    const size_t per_layer_k = f.positions.size() * kv.cell_bytes_k();
+    const size_t per_layer_v = f.positions.size() * kv.cell_bytes_v();
+    const size_t n_layer = kv.layers().size();
+    if (f.kv_bytes.size() != (per_layer_k + per_layer_v) * n_layer) {
+      throw bad("its KV cache holds " + std::to_string(f.kv_bytes.size()) + " bytes for " +
+                std::to_string(f.positions.size()) + " cells, not " +
+                std::to_string((per_layer_k + per_layer_v) * n_layer));
+    }
+    const uint8_t* at = f.kv_bytes.data();
+    for (size_t l = 0; l < n_layer; ++l) {
+      if (!kv_values_finite(kv.type_k(), at, per_layer_k) ||
+          !kv_values_finite(kv.type_v(), at + per_layer_k, per_layer_v)) {
+        throw bad("its KV cache holds NaN or infinite values (layer " + std::to_string(l) + ")");
+      }
+      at += per_layer_k + per_layer_v;
+    }
+  }
+  return f;
+}
+
+void ChatSession::restore(const std::string& path) {
+  SessionFile::Staged f = SessionFile::read(*this, path);
+  // The file has passed every check: from here on nothing refuses it.
+  if (summarizer_) summarizer_->cancel();
+  if (f.has_kv) ctx_->kv().restore(f.kv_bytes, f.positions);
+  summary_text_ = std::move(f.summary_text);
+  summary_tokens_ = std::move(f.summary_tokens);
+  recent_ = std::move(f.recent);
+  dropped_text_ = std::move(f.dropped);
+  log_ = std::move(f.log);
+  stats_ = f.stats;
+  if (!f.has_kv) prefill_all();
   // The penalty window sees the recent conversation again.
   sampler_.reset();
   for (const Message& m : recent_) {

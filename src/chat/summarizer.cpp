@@ -108,7 +108,7 @@ void Summarizer::run(std::string content) {
     sampler_.reset();
     runtime::GenerateOptions options;
     options.max_tokens = settings_.max_new_tokens;
-    options.abort_flag = &cancel_;
+    options.cancel = &cancel_;
     // A thinking model may reason anyway: only its answer is the summary.
     ReasoningSplitter splitter;
     options.on_text = [&splitter](const std::string& piece) { return splitter.feed(piece, nullptr); };

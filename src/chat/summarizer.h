@@ -68,7 +68,7 @@ class Summarizer {
   sampling::SamplerChain sampler_;
   std::thread worker_;
   std::atomic<bool> done_{false};
-  volatile int cancel_ = 0;
+  std::atomic<int> cancel_{0};  // set by the caller's thread, read by the worker
   bool has_job_ = false;
   SummaryResult result_;
   std::exception_ptr error_;

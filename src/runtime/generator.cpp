@@ -7,6 +7,11 @@
 namespace peak::runtime {
 namespace {
 
+bool stop_asked(const GenerateOptions& options) {
+  return (options.cancel && options.cancel->load(std::memory_order_relaxed) != 0) ||
+         (options.abort_flag && __atomic_load_n(options.abort_flag, __ATOMIC_RELAXED) != 0);
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -29,7 +34,7 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
   tokenizer::Utf8StreamDecoder utf8;
   auto emit = [&](const std::string& text) { return text.empty() || !options.on_text || options.on_text(text); };
   while (true) {
-    if (options.abort_flag && *options.abort_flag) {
+    if (stop_asked(options)) {
       result.reason = StopReason::Aborted;
       break;
     }

@@ -3,6 +3,7 @@
 // a full context, the caller's callback or an abort flag stops it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -18,7 +19,7 @@ enum class StopReason {
   MaxTokens,        // max_tokens were generated
   ContextFull,      // no cell left for the next token
   Callback,         // on_text returned false
-  Aborted,          // *abort_flag became non-zero
+  Aborted,          // *cancel or *abort_flag became non-zero
 };
 
 struct GenerateOptions {
@@ -28,7 +29,13 @@ struct GenerateOptions {
   // string (so NUL-terminated, as the C API hands it on); returns false to stop.
   // May be empty.
   std::function<bool(const std::string& text)> on_text;
-  // Checked before each token; may be set from a signal handler or another thread.
+  // Both checked before each token; generation stops once either is non-zero.
+  // `cancel` is for callers inside the library (another thread stores to it).
+  const std::atomic<int>* cancel = nullptr;
+  // The C API's flag (peak_generate_params::abort_flag): read with an atomic
+  // load, so another thread may set it with an atomic store (C11 atomic_store on
+  // an int, __atomic_store_n) and a signal handler on the generating thread with
+  // a plain store.
   const volatile int* abort_flag = nullptr;
 };
 

@@ -1,46 +1,37 @@
 // SSSKV-lite sessions on the real stories260K model (and a one-layer synthetic
 // model where a shift rebuild is exact): summary triggering, bounded context
-// over long conversations, rebuild equivalence, modes, save and restore.
+// over long conversations, rebuild equivalence, modes, save and restore, failed
+// turns and restores that change nothing, files refused behind a right checksum.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
+#include <iterator>
+#include <stdexcept>
+#include <thread>
 #include <string>
 #include <vector>
 
 #include "model/model.h"
 #include "model/synth.h"
 #include "chat/chat_session.h"
+#include "session_file_edit.h"
+#include "stories_session.h"
 
 namespace peak::chat {
 namespace {
 
-const std::string kStories = std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf";
-
 const model::Model& stories() {
-  static const auto m = model::Model::load(kStories);
+  static const auto m = model::Model::load(testing::kStoriesPath);
   return *m;
 }
 
-// Small segments so a few turns fill them; raw text (the model has no template).
-SessionSettings small_settings(MemoryMode mode) {
-  SessionSettings s;
-  s.mode = mode;
-  s.template_name = "raw";
-  s.system_prompt = "Lily and Tom play in the park.";
-  s.recent_max = 96;
-  s.summary_max = 48;
-  s.trigger_discard = 40;
-  s.headroom = 32;
-  s.background_summary = false;
-  s.summarizer.n_ctx = 256;
-  s.summarizer.max_new_tokens = 32;
-  s.sampler.temperature = 0.0f;
-  s.n_threads = 1;
-  return s;
-}
+SessionSettings small_settings(MemoryMode mode) { return testing::small_stories_settings(mode); }
 
 runtime::GenerateOptions max_tokens(int n) {
   runtime::GenerateOptions o;
@@ -280,6 +271,189 @@ TEST(ChatSession, ACorruptedOrTruncatedFileIsRefusedAndTheSessionKeptAsItWas) {
   EXPECT_EQ(live.stats().turns, turns_before);
   live.chat("Still here.", max_tokens(4));  // and it still works
   std::remove(path.c_str());
+}
+
+// Greedy text of one turn.
+std::string answer(ChatSession& session, const std::string& text, int n) {
+  std::string out;
+  runtime::GenerateOptions o = max_tokens(n);
+  o.on_text = [&out](std::string_view t) { out.append(t); return true; };
+  session.chat(text, o);
+  return out;
+}
+
+// The restore fails only at the last check (the KV bytes do not match the cells):
+// the summary the live session has ready must still be put in place.
+TEST(ChatSession, ARestoreRefusedAtItsLastCheckKeepsTheFinishedSummary) {
+  const SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  const std::string path = ::testing::TempDir() + "peak_session_short_kv.pkss";
+  ChatSession source(stories(), settings);
+  for (int turn = 0; turn < 4; ++turn) source.chat(kLines[turn], max_tokens(8));
+  source.save(path, true);
+  auto file = testing::EditableSessionFile::parse(testing::read_bytes(path));
+  file.kv.resize(file.kv.size() - 1);
+  testing::write_bytes(path, file.bytes());
+
+  ChatSession live(stories(), settings), control(stories(), settings);
+  int turn = 0;
+  for (bool started = false; !started; ++turn) {
+    ASSERT_LT(turn, 40) << "no summary started";
+    started = live.chat(kLines[turn % 5], max_tokens(12)).summary_started;
+    control.chat(kLines[turn % 5], max_tokens(12));
+  }
+  std::string error;
+  try {
+    live.restore(path);
+  } catch (const std::runtime_error& e) {  // what the C API reports as PEAK_ERR_FORMAT
+    error = e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "not a format error: " << e.what();
+  }
+  EXPECT_NE(error.find("its KV cache holds"), std::string::npos) << error;
+  EXPECT_TRUE(live.apply_pending_summary(true)) << "the refused file dropped the summary job";
+  control.apply_pending_summary(true);
+  EXPECT_EQ(live.summary(), control.summary());
+  EXPECT_FALSE(live.summary().empty());
+  EXPECT_EQ(live.cached_tokens(), control.cached_tokens());
+  EXPECT_EQ(answer(live, kLines[turn % 5], 16), answer(control, kLines[turn % 5], 16));
+  std::remove(path.c_str());
+}
+
+// A turn whose text callback throws: the session must be as before the turn, so
+// a save of it loads, and the conversation continues as in a session that never
+// had the failed turn. Turn 2 fails before anything was dropped, turn 9 after
+// making room dropped messages (their cells, and Recent moved down).
+TEST(ChatSession, AFailedTurnLeavesTheSessionAsItWas) {
+  const SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  const std::string path = ::testing::TempDir() + "peak_session_failed_turn.pkss";
+  ChatSession live(stories(), settings), control(stories(), settings);
+  runtime::GenerateOptions failing = max_tokens(12);
+  failing.on_text = [](std::string_view) -> bool { throw std::runtime_error("the reader went away"); };
+  for (int turn = 0; turn < 14; ++turn) {
+    if (turn == 2 || turn == 9) {
+      // Turn 9's message cannot fit without dropping; turn 2's fits as it is.
+      EXPECT_EQ(control.stats().recent_tokens + 20 > settings.recent_max, turn == 9);
+      const int64_t dropped_before = live.stats().dropped_total;
+      EXPECT_THROW(live.chat("A very long story about a cat, a dog, a bird and the big blue sea.", failing),
+                   std::runtime_error);
+      EXPECT_EQ(live.cached_tokens(), control.cached_tokens()) << "turn " << turn;
+      EXPECT_EQ(live.context().kv().positions(), control.context().kv().positions()) << "turn " << turn;
+      EXPECT_EQ(live.context().kv().snapshot(), control.context().kv().snapshot()) << "turn " << turn;
+      EXPECT_EQ(live.stats().turns, control.stats().turns);
+      EXPECT_EQ(live.stats().dropped_total, dropped_before);
+      EXPECT_EQ(live.log().size(), control.log().size());
+      EXPECT_EQ(live.dropped_text(), control.dropped_text());
+      live.save(path, true);
+      ChatSession restored(stories(), settings);
+      restored.restore(path);
+      ChatSession restored_control(stories(), settings);
+      control.save(path, true);
+      restored_control.restore(path);
+      EXPECT_EQ(answer(restored, kLines[turn % 5], 16), answer(restored_control, kLines[turn % 5], 16));
+    }
+    EXPECT_EQ(answer(live, kLines[turn % 5], 12), answer(control, kLines[turn % 5], 12)) << "turn " << turn;
+  }
+  EXPECT_GT(live.stats().dropped_total, 0);
+  std::remove(path.c_str());
+}
+
+// Files whose bytes match their checksum but say what a session never writes.
+TEST(ChatSession, AFileWithARightChecksumIsStillCheckedForWhatItSays) {
+  const SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  const std::string path = ::testing::TempDir() + "peak_session_semantic.pkss";
+  ChatSession source(stories(), settings);
+  for (int turn = 0; turn < 14; ++turn) source.chat(kLines[turn % 5], max_tokens(12));
+  source.save(path, true);
+  const auto good = testing::EditableSessionFile::parse(testing::read_bytes(path));
+  ASSERT_FALSE(good.summary_text.empty());
+  ASSERT_GE(good.recent.size(), 2u);
+  ASSERT_EQ(good.type_k, static_cast<uint32_t>(GgmlType::F16)) << "head size 8 takes no Q8_0 blocks";
+
+  ChatSession live(stories(), settings);
+  live.chat("Hello there.", max_tokens(8));
+  const std::vector<int32_t> tokens_before = live.cached_tokens();
+  const std::vector<uint8_t> kv_before = live.context().kv().snapshot();
+  const std::string bad_path = path + ".bad";
+  auto refusal = [&](const testing::EditableSessionFile& f) -> std::string {
+    testing::write_bytes(bad_path, f.bytes());
+    try {
+      live.restore(bad_path);
+    } catch (const std::runtime_error& e) {
+      return e.what();
+    }
+    return "(loaded)";
+  };
+  auto set_half = [](testing::EditableSessionFile& f, size_t value_index, uint16_t bits) {
+    std::memcpy(f.kv.data() + 2 * value_index, &bits, 2);
+  };
+  struct Case {
+    const char* what;
+    std::function<void(testing::EditableSessionFile&)> mutate;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"position INT32_MAX", [](auto& f) { f.positions.back() = INT32_MAX; }, "is at position 2147483647"},
+      {"negative position", [](auto& f) { f.positions[3] = -1; }, "is at position -1"},
+      {"descending positions", [](auto& f) { std::swap(f.positions[4], f.positions[5]); }, "is at position 5"},
+      {"NaN key", [&](auto& f) { set_half(f, 1, 0x7e00); }, "NaN or infinite values (layer 0)"},
+      {"infinite value", [&](auto& f) { set_half(f, f.kv.size() / 2 - 1, 0xfc00); }, "NaN or infinite values"},
+      {"negative dropped_total", [](auto& f) { f.dropped_total = -5; }, "statistics are negative"},
+      {"negative dropped_since_summary", [](auto& f) { f.dropped_since_summary = -1; }, "statistics are negative"},
+      {"negative summaries", [](auto& f) { f.summaries = -3; }, "statistics are negative"},
+      {"negative turns", [](auto& f) { f.turns = -1; }, "statistics are negative"},
+      {"turns not matching the log", [](auto& f) { f.turns += 1; }, "disagree with its messages"},
+      {"negative seconds", [](auto& f) { f.rebuild_seconds = -1.0; }, "timings are negative"},
+      {"NaN seconds", [](auto& f) { f.summary_seconds = std::nan(""); }, "timings are negative"},
+      {"over-long summary",
+       [](auto& f) {
+         for (int i = 0; i < 60; ++i) f.summary_text += " and then the dog ran home.";
+       },
+       "longer than summary_max"},
+      {"summary tokens not its text", [](auto& f) { f.summary_text = "Nothing happened."; }, "not its summary text"},
+      {"recent role outside the enum", [](auto& f) { f.recent[0].role = "system"; }, "role 'system'"},
+      {"logged role outside the enum", [](auto& f) { f.log[1].role = std::string("\x1b[2J", 4); }, "a logged message"},
+      {"KV flag 2", [](auto& f) { f.has_kv = 2; }, "KV flag is 2"},
+      {"token id outside the vocabulary", [](auto& f) { f.recent[1].tokens[0] = 1 << 20; }, "outside the vocabulary"},
+  };
+  int refused = 0;
+  for (const Case& c : cases) {
+    testing::EditableSessionFile f = good;
+    c.mutate(f);
+    const std::string error = refusal(f);
+    EXPECT_NE(error.find(c.message), std::string::npos) << c.what << ": " << error;
+    refused += error != "(loaded)";
+    EXPECT_EQ(live.cached_tokens(), tokens_before) << c.what;
+    EXPECT_EQ(live.context().kv().snapshot(), kv_before) << c.what;
+  }
+  // The helper itself writes files the session accepts: rewritten unchanged, the
+  // file loads and continues as the original.
+  EXPECT_EQ(refusal(good), "(loaded)");
+  EXPECT_EQ(live.cached_tokens(), source.cached_tokens());
+  std::printf("session files with a recomputed checksum: %zu tried, %d refused, 1 unchanged accepted\n",
+              std::size(cases) + 1, refused);
+  std::remove(path.c_str());
+  std::remove(bad_path.c_str());
+}
+
+// reset() while a background summary is being written: the caller's thread asks
+// the worker to stop (a data race under ThreadSanitizer while the flag was a
+// volatile int).
+TEST(ChatSession, ResetCancelsARunningBackgroundSummary) {
+  SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  settings.background_summary = true;
+  settings.summarizer.max_new_tokens = 64;
+  ChatSession session(stories(), settings);
+  int cancelled = 0;
+  for (int turn = 0; turn < 60 && cancelled < 3; ++turn) {
+    if (session.chat(kLines[turn % 5], max_tokens(12)).summary_started) {
+      session.reset();
+      ++cancelled;
+      EXPECT_FALSE(session.stats().summary_running);
+      EXPECT_EQ(session.stats().turns, 0);
+    }
+  }
+  EXPECT_EQ(cancelled, 3);
+  EXPECT_FALSE(session.apply_pending_summary(true));
 }
 
 }  // namespace

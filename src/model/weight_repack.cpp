@@ -17,6 +17,11 @@ constexpr size_t kAlignment = 64;  // the kernels load whole cache lines
 // nothing next to repacking it, and tinyllama-1.1b's 550 MB of matrices make
 // about 300 pieces to balance between the threads.
 constexpr size_t kPieceBytes = size_t{2} << 20;
+// A background repacking takes its next piece when no forward pass runs, or
+// after waiting this long for one to end: passes that follow each other
+// closely (decoding) then leave it a piece per wait, at least 100 MB/s.
+constexpr auto kMaxYield = std::chrono::milliseconds(20);
+constexpr auto kYieldPoll = std::chrono::milliseconds(1);
 
 bool repackable(const core::Tensor* t) {
   return t != nullptr && kernels_for(t->type).repack != nullptr && t->ne[1] % kRepackRows == 0 && t->ne[2] == 1 &&
@@ -41,6 +46,7 @@ struct WeightRepacker::Job {
   std::atomic<size_t> next_piece{0};
   std::atomic<uint64_t> bytes_done{0};
   std::atomic<bool> stop{false};
+  bool yield_to_passes = false;  // in the background
   // The calling thread's alone; an empty progress is not called.
   const std::function<bool(uint64_t)>& progress;
   uint64_t reported = 0;
@@ -80,7 +86,7 @@ WeightRepacker::~WeightRepacker() {
 }
 
 bool WeightRepacker::run(int n_threads, const std::function<bool(uint64_t)>& progress) {
-  if (!repack_all(n_threads, progress)) return false;
+  if (!repack_all(n_threads, progress, /*yield_to_passes=*/false)) return false;
   release_file_pages();
   return true;
 }
@@ -97,7 +103,7 @@ void WeightRepacker::wait() const {
 void WeightRepacker::background() {
   core::lower_current_thread_priority();
   const std::function<bool(uint64_t)> no_progress;
-  if (!repack_all(1, no_progress)) return;
+  if (!repack_all(1, no_progress, /*yield_to_passes=*/true)) return;
   // Passes that began before the last publication may still read the stored
   // pages: the release waits until none is running (reads_ reaches 0 with
   // kReleasePending set, here or in end_reads).
@@ -127,8 +133,10 @@ void WeightRepacker::hand_over_release() {
   changed_.notify_all();
 }
 
-bool WeightRepacker::repack_all(int n_threads, const std::function<bool(uint64_t)>& progress) {
+bool WeightRepacker::repack_all(int n_threads, const std::function<bool(uint64_t)>& progress,
+                                bool yield_to_passes) {
   Job job(*this, progress);
+  job.yield_to_passes = yield_to_passes;
   job.rows_left = std::make_unique<std::atomic<int64_t>[]>(slots_.size());
   for (size_t i = 0; i < slots_.size(); ++i) {
     const core::Tensor& t = *slots_[i].tensor;
@@ -166,6 +174,16 @@ void WeightRepacker::release_file_pages() const {
   for (const Slot& s : slots_) file_.mapping()->release(file_offset(*s.tensor), s.tensor->byte_size());
 }
 
+void WeightRepacker::yield_to_passes() const {
+  // Mapping in a piece's memory slows a pass on the same cores more than the
+  // thread's low priority can prevent (its page faults).
+  const auto deadline = std::chrono::steady_clock::now() + kMaxYield;
+  while ((reads_.load(std::memory_order_relaxed) & ~kReleasePending) != 0 && !stop_.load(std::memory_order_relaxed) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(kYieldPoll);
+  }
+}
+
 size_t WeightRepacker::file_offset(const core::Tensor& t) const {
   return static_cast<size_t>(static_cast<const uint8_t*>(t.data) - file_.mapping()->data());
 }
@@ -174,6 +192,7 @@ void WeightRepacker::work(void* job_ptr, int thread_index, int) {
   Job& job = *static_cast<Job*>(job_ptr);
   const WeightRepacker& self = job.repacker;
   while (!job.stop.load(std::memory_order_relaxed) && !self.stop_.load(std::memory_order_relaxed)) {
+    if (job.yield_to_passes) self.yield_to_passes();
     const size_t index = job.next_piece.fetch_add(1, std::memory_order_relaxed);
     if (index >= job.pieces.size()) break;
     const Piece& piece = job.pieces[index];

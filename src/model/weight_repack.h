@@ -67,9 +67,9 @@ class WeightRepacker {
 
   // Repacks the chosen tensors on one thread of its own, at the lowest
   // scheduling priority, and returns at once. Forward passes may run
-  // meanwhile. One thread: the first prompt runs at the same time, and a second
-  // repacking thread took CPU time and page-fault time from it in spite of its
-  // priority.
+  // meanwhile; the thread takes its pieces between them where it can (see
+  // yield_to_passes). One thread: more took CPU time and page-fault time from
+  // the first prompt in spite of their priority.
   void start();
   // Blocks until every chosen tensor is published.
   void wait() const;
@@ -89,7 +89,9 @@ class WeightRepacker {
   struct Job;
   static void work(void* job, int thread_index, int n_threads);
   // Repacks every piece on n_threads threads; false when stopped before the end.
-  bool repack_all(int n_threads, const std::function<bool(uint64_t)>& progress);
+  bool repack_all(int n_threads, const std::function<bool(uint64_t)>& progress, bool yield_to_passes);
+  // Waits, for a bounded time, until no forward pass runs.
+  void yield_to_passes() const;
   void publish(size_t slot) const;
   // Makes the chosen tensors' file pages unreadable (io::MappedFile::release).
   void release_file_pages() const;

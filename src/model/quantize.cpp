@@ -14,6 +14,7 @@
 #include "model/hparams.h"
 #include "model/model.h"
 #include "model/quant_policy.h"
+#include "model/tensor_check.h"
 
 namespace peak::model {
 namespace {
@@ -101,6 +102,9 @@ void quantize_model(const std::string& input_path, const std::string& output_pat
   }));
   w.write_file(output_path, [&](size_t index, uint8_t* dst, uint64_t) {
     const gguf::TensorInfo& t = input->tensor(index);
+    // A NaN or Inf would come out as finite nonsense (quantizers take a block's
+    // scale from its largest magnitude, which skips NaN), hiding a broken file.
+    if (out_types[index] != t.type) require_finite(t);
     const int64_t rows = t.n_elements() / t.ne[0];
     const int64_t per_thread = (rows + n_threads - 1) / n_threads;
     std::vector<std::thread> workers;

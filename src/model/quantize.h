@@ -17,7 +17,8 @@ struct QuantizeOptions {
 };
 
 // Throws std::invalid_argument (bad type, output == input, already-quantized
-// input), the GGUF and model errors for a bad input, io::IoError for I/O.
+// input), the GGUF and model errors for a bad input (InvalidModel naming the
+// tensor for a NaN or Inf in one it converts), io::IoError for I/O.
 void quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options);
 
 }  // namespace peak::model

@@ -7,15 +7,18 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
 
 #include "model/model.h"
+#include "model/model_error.h"
 #include "model/quant_policy.h"
 #include "model/quantize.h"
 #include "scratch_dir.h"
+#include "tiny_models.h"
 
 namespace peak::model {
 namespace {
@@ -148,6 +151,28 @@ TEST(Quantize, ACancelledQuantizeLeavesTheOldOutputAndNoTemporaryFile) {
   EXPECT_EQ(test::file_bytes(out), before);
   EXPECT_EQ(test::files_in(dir), std::vector<std::string>{"out.gguf"});
   std::remove(out.c_str());
+}
+
+// Quantizing would turn a NaN or Inf weight into finite nonsense (a block's
+// scale comes from its largest magnitude, which skips NaN): the tensor is
+// refused by name instead, and nothing is written.
+TEST(Quantize, RefusesANonFiniteWeightNamingTheTensor) {
+  const std::string dir = test::make_scratch_dir(::testing::TempDir(), "peak_quantize_nan_");
+  for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    const std::string edited = test::edited_stories({}, {"blk.2.attn_q.weight", 100, bad});
+    for (const char* type : {"Q8_0", "Q4_0", "Q4_K_M"}) {
+      SCOPED_TRACE(std::string(type) + " " + std::to_string(bad));
+      QuantizeOptions o;
+      o.type = type;
+      try {
+        quantize_model(edited, dir + "out.gguf", o);
+        ADD_FAILURE() << "quantized a non-finite weight";
+      } catch (const InvalidModel& e) {
+        EXPECT_NE(std::string(e.what()).find("blk.2.attn_q.weight"), std::string::npos) << e.what();
+      }
+      EXPECT_TRUE(test::files_in(dir).empty());
+    }
+  }
 }
 
 }  // namespace

@@ -13,10 +13,14 @@ namespace {
 
 // How long refusing a hostile template may take; sanitizer builds run every
 // step several times slower.
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_THREAD__)
+constexpr double kMaxSeconds = 5.0;
+#elif defined(__SANITIZE_ADDRESS__)
 constexpr double kMaxSeconds = 2.0;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(thread_sanitizer)
+constexpr double kMaxSeconds = 5.0;
+#elif __has_feature(address_sanitizer)
 constexpr double kMaxSeconds = 2.0;
 #else
 constexpr double kMaxSeconds = 0.5;

@@ -53,9 +53,9 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
     done += t.n_bytes;
     if (options.progress && !options.progress(fraction(done))) throw LoadCancelled();
   }
-  const int n_threads =
-      options.n_threads > 0 ? options.n_threads : std::min(core::hardware_threads(), kMaxLoadThreads);
   if (repacker) {
+    const int n_threads =
+        options.n_threads > 0 ? options.n_threads : std::min(core::hardware_threads(), kMaxLoadThreads);
     const bool finished = repacker->run(n_threads, [&](uint64_t repacked) {
       return !options.progress || options.progress(fraction(done + repacked));
     });

@@ -58,15 +58,17 @@ WeightRepacker::WeightRepacker(ModelWeights& w, const gguf::GgufFile& file) : fi
   const io::MappedFile* mapping = file.mapping();
   if (mapping == nullptr || !mapping->is_mapped() || mapping->is_locked()) return;
   const auto choose = [&](core::Tensor* t) {
-    if (repackable(t) && chosen_data_.insert(t->data).second) slots_.push_back(Slot{t, 0});
+    if (repackable(t)) slots_.push_back(Slot{t, 0});
   };
   for (const LayerWeights& l : w.layers) {
     for (core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) choose(t);
   }
   if (!w.tied_output) choose(w.output);
-  std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) {
-    return std::less<const void*>()(a.tensor->data, b.tensor->data);
-  });
+  // In file order, each matrix once.
+  std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) { return data_before(a, b.tensor->data); });
+  slots_.erase(std::unique(slots_.begin(), slots_.end(),
+                           [](const Slot& a, const Slot& b) { return a.tensor->data == b.tensor->data; }),
+               slots_.end());
   published_ = std::make_unique<std::atomic<const void*>[]>(slots_.size());
   size_t total = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
@@ -182,6 +184,11 @@ void WeightRepacker::yield_to_passes() const {
          std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(kYieldPoll);
   }
+}
+
+bool WeightRepacker::chosen(const gguf::TensorInfo& info) const {
+  const auto it = std::lower_bound(slots_.begin(), slots_.end(), info.data, data_before);
+  return it != slots_.end() && it->tensor->data == info.data;
 }
 
 size_t WeightRepacker::file_offset(const core::Tensor& t) const {

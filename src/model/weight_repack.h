@@ -33,7 +33,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_set>
 #include <vector>
 
 #include "core/tensor.h"
@@ -54,7 +53,7 @@ class WeightRepacker {
   WeightRepacker& operator=(const WeightRepacker&) = delete;
 
   // Whether `info` holds one of the chosen tensors.
-  bool chosen(const gguf::TensorInfo& info) const { return chosen_data_.count(info.data) != 0; }
+  bool chosen(const gguf::TensorInfo& info) const;
 
   // Repacks the chosen tensors on up to n_threads threads, the calling thread
   // among them (none outlives the call), and publishes each one as it is done.
@@ -85,6 +84,10 @@ class WeightRepacker {
     core::Tensor* tensor;
     size_t offset;  // in memory_
   };
+  // Orders slots by where their tensor's data lies.
+  static bool data_before(const Slot& s, const void* data) {
+    return std::less<const void*>()(s.tensor->data, data);
+  }
   struct Piece;
   struct Job;
   static void work(void* job, int thread_index, int n_threads);
@@ -103,9 +106,8 @@ class WeightRepacker {
   void hand_over_release();
 
   const gguf::GgufFile& file_;
-  std::vector<Slot> slots_;  // in file order
+  std::vector<Slot> slots_;  // in file order (of data addresses), each matrix once
   std::unique_ptr<std::atomic<const void*>[]> published_;  // per slot: repacked bytes, or null
-  std::unordered_set<const void*> chosen_data_;
   std::unique_ptr<io::PageMemory> memory_;
 
   // Forward passes running, plus kReleasePending once everything is published

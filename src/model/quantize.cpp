@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -26,8 +27,11 @@ bool same_file(const std::string& a, const std::string& b) {
 
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
 
-// Converts rows [begin, end) of `src` into `dst_type` rows at `dst`.
-void convert_rows(const gguf::TensorInfo& src, GgmlType dst_type, uint8_t* dst, int64_t begin, int64_t end) {
+// Converts rows [begin, end) of `src` into `dst_type` rows at `dst`. Returns
+// false, leaving the rest unconverted, at a row holding NaN or Inf when the type
+// changes: quantizing it would give finite nonsense (a block's scale comes from
+// its largest magnitude, which skips NaN), hiding a broken file.
+bool convert_rows(const gguf::TensorInfo& src, GgmlType dst_type, uint8_t* dst, int64_t begin, int64_t end) {
   const int64_t n = src.ne[0];
   const size_t src_row = static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(src.type), static_cast<uint64_t>(n)));
   const size_t dst_row = static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(dst_type), static_cast<uint64_t>(n)));
@@ -42,12 +46,16 @@ void convert_rows(const gguf::TensorInfo& src, GgmlType dst_type, uint8_t* dst, 
     } else {
       from.to_float(in, row.data(), n);
     }
+    if (dst_type != src.type && !std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) {
+      return false;
+    }
     if (dst_type == GgmlType::F32) {
       std::memcpy(out, row.data(), dst_row);
     } else {
       to.from_float(row.data(), out, n);
     }
   }
+  return true;
 }
 
 }  // namespace
@@ -102,18 +110,20 @@ void quantize_model(const std::string& input_path, const std::string& output_pat
   }));
   w.write_file(output_path, [&](size_t index, uint8_t* dst, uint64_t) {
     const gguf::TensorInfo& t = input->tensor(index);
-    // A NaN or Inf would come out as finite nonsense (quantizers take a block's
-    // scale from its largest magnitude, which skips NaN), hiding a broken file.
-    if (out_types[index] != t.type) require_finite(t);
     const int64_t rows = t.n_elements() / t.ne[0];
     const int64_t per_thread = (rows + n_threads - 1) / n_threads;
+    std::vector<char> finite(static_cast<size_t>(n_threads), 1);  // per thread
     std::vector<std::thread> workers;
     for (int th = 1; th < n_threads && th * per_thread < rows; ++th) {
-      workers.emplace_back(convert_rows, std::cref(t), out_types[index], dst, th * per_thread,
-                           std::min(rows, (th + 1) * per_thread));
+      workers.emplace_back([&, th] {
+        finite[static_cast<size_t>(th)] =
+            convert_rows(t, out_types[index], dst, th * per_thread, std::min(rows, (th + 1) * per_thread));
+      });
     }
-    convert_rows(t, out_types[index], dst, 0, std::min(rows, per_thread));
+    finite[0] = convert_rows(t, out_types[index], dst, 0, std::min(rows, per_thread));
     for (std::thread& th : workers) th.join();
+    // Names the tensor and the first non-finite element.
+    if (std::count(finite.begin(), finite.end(), 0) != 0) require_finite(t);
     ++done;
     if (options.progress && !options.progress(static_cast<float>(done) / static_cast<float>(total))) {
       throw LoadCancelled();

@@ -60,12 +60,17 @@ std::vector<float> logits_of(const model::Model& m) {
   return all;
 }
 
+// logits_of the model at `path` read in the file's layout.
+std::vector<float> stored_layout_logits(const std::string& path) {
+  model::LoadOptions stored_layout;
+  stored_layout.repack_weights = false;
+  return logits_of(*model::Model::load(path, stored_layout));
+}
+
 TEST(ParallelRepack, AnyThreadCountGivesTheStoredLayoutsLogits) {
   if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
   const std::string path = write_wide_model();
-  model::LoadOptions stored_layout;
-  stored_layout.repack_weights = false;
-  const std::vector<float> want = logits_of(*model::Model::load(path, stored_layout));
+  const std::vector<float> want = stored_layout_logits(path);
   for (const int n_threads : {1, 2, 3}) {
     SCOPED_TRACE(std::to_string(n_threads) + " load threads");
     model::LoadOptions options;
@@ -87,9 +92,7 @@ TEST(ParallelRepack, AnyThreadCountGivesTheStoredLayoutsLogits) {
 TEST(ParallelRepack, BackgroundRepackingChangesNoLogits) {
   if (kernels_for(GgmlType::Q4_0).repack == nullptr) GTEST_SKIP() << "this path reads Q4_0 as stored";
   const std::string path = write_wide_model();
-  model::LoadOptions stored_layout;
-  stored_layout.repack_weights = false;
-  const std::vector<float> want = logits_of(*model::Model::load(path, stored_layout));
+  const std::vector<float> want = stored_layout_logits(path);
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE("round " + std::to_string(round));
     model::LoadOptions options;

@@ -611,11 +611,27 @@ typedef struct peak_session_stats {
   double rebuild_seconds;          /* total time putting them in place */
   double last_rebuild_seconds;
   double window_shift_seconds;     /* total time moving Recent after drops */
+  double worker_rebuild_seconds;   /* total time prefilling rebuilt caches on the summary worker */
   size_t turns;
   size_t kv_bytes;                 /* main + summary KV caches */
+  size_t staging_kv_bytes;         /* a cache being rebuilt on the worker, while one exists */
 } peak_session_stats;
 
 PEAK_API peak_status peak_session_get_stats(const peak_session* session, peak_session_stats* stats);
+
+/* Where the last successful turn's time went on the caller's thread, in seconds
+   (all zero before the first turn and after a reset). */
+typedef struct peak_session_turn_stats {
+  size_t struct_size;              /* set to sizeof(peak_session_turn_stats) before the call */
+  double rebuild_seconds;          /* putting a new summary in place first, waiting for it included */
+  double catch_up_seconds;         /* bringing a cache rebuilt on the worker up to date and swapping it in */
+  double window_shift_seconds;     /* dropping messages from Recent and moving the rest down */
+  double prefill_seconds;          /* evaluating the user's message */
+  double generation_seconds;       /* sampling and evaluating the answer */
+  double settle_seconds;           /* evaluating the turn again as later prompts show it */
+} peak_session_turn_stats;
+
+PEAK_API peak_status peak_session_get_turn_stats(const peak_session* session, peak_session_turn_stats* stats);
 /* The current summary text, then a NUL. */
 PEAK_API peak_status peak_session_get_summary(const peak_session* session, char* buf, size_t capacity,
                                               size_t* length);

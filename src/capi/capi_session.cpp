@@ -180,8 +180,26 @@ peak_status peak_session_get_stats(const peak_session* session, peak_session_sta
   stats->rebuild_seconds = s.rebuild_seconds;
   stats->last_rebuild_seconds = s.last_rebuild_seconds;
   stats->window_shift_seconds = s.window_shift_seconds;
+  stats->worker_rebuild_seconds = s.worker_rebuild_seconds;
   stats->turns = static_cast<size_t>(s.turns);
   stats->kv_bytes = s.kv_bytes;
+  stats->staging_kv_bytes = s.staging_kv_bytes;
+  return PEAK_OK;
+}
+
+peak_status peak_session_get_turn_stats(const peak_session* session, peak_session_turn_stats* stats) {
+  PEAK_CHECK_ARG(session, "peak_session_get_turn_stats: session");
+  PEAK_CHECK_ARG(stats, "peak_session_get_turn_stats: stats");
+  if (!peak::capi::struct_size_ok(stats->struct_size, sizeof(peak_session_turn_stats), "peak_session_turn_stats")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  const peak::chat::TurnTimes& t = session->session->last_turn_times();
+  stats->rebuild_seconds = t.rebuild;
+  stats->catch_up_seconds = t.catch_up;
+  stats->window_shift_seconds = t.window_shift;
+  stats->prefill_seconds = t.prefill;
+  stats->generation_seconds = t.generation;
+  stats->settle_seconds = t.settle;
   return PEAK_OK;
 }
 

@@ -243,7 +243,8 @@ void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) 
   const int64_t first = first_recent_cell();
   ctx_->kv().remove(first, dropped);
   ctx_->shift_positions(first, cells, -static_cast<int32_t>(dropped));
-  stats_.window_shift_seconds += seconds_since(start);
+  turn.times.window_shift = seconds_since(start);
+  stats_.window_shift_seconds += turn.times.window_shift;
 }
 
 std::vector<int32_t> ChatSession::cached_tokens() const {
@@ -348,7 +349,9 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
                              const std::function<bool(const std::string&)>& on_reasoning) {
   TurnResult turn;
   // A finished summary (or, when so set, a running one) goes in place first.
+  const auto rebuild_start = std::chrono::steady_clock::now();
   turn.rebuilt = apply_pending_summary(settings_.wait_for_summary);
+  turn.times.rebuild = seconds_since(rebuild_start);
   std::vector<int32_t> segment = user_segment(user_text);
 
   // From here on the turn changes the session; if it throws, all of it goes back.
@@ -364,6 +367,7 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
     maybe_start_summary();
     turn.summary_started = !had_job && summarizer_->has_job();
   }
+  last_turn_times_ = turn.times;
   return turn;
 }
 
@@ -399,7 +403,11 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   splitter.finish(route);
   turn.answer = splitter.answer();
   turn.reasoning = splitter.reasoning();
+  turn.times.prefill = turn.generation.prompt_seconds;
+  turn.times.generation = turn.generation.generate_seconds;
+  const auto settle_start = std::chrono::steady_clock::now();
   settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
+  turn.times.settle = seconds_since(settle_start);
   log_.push_back({"user", user_text});
   log_.push_back({"assistant", turn.answer});
   ++stats_.turns;
@@ -430,6 +438,7 @@ void ChatSession::reset() {
   const int64_t n_ctx = stats_.n_ctx;
   stats_ = SessionStats{};
   stats_.n_ctx = n_ctx;
+  last_turn_times_ = TurnTimes{};
   sampler_.reset();
   ctx_->kv().clear();
   ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));

@@ -80,8 +80,20 @@ struct SessionStats {
   double rebuild_seconds = 0;         // total time putting summaries in place
   double last_rebuild_seconds = 0;
   double window_shift_seconds = 0;    // total time moving Recent after drops
+  double worker_rebuild_seconds = 0;  // total, prefilling rebuilt caches on the summary worker
   int64_t turns = 0;
   size_t kv_bytes = 0;                // main + summary contexts
+  size_t staging_kv_bytes = 0;        // a cache being rebuilt on the worker, while one exists
+};
+
+// Where a turn's time went on the caller's thread, in seconds.
+struct TurnTimes {
+  double rebuild = 0;       // putting a new summary in place first (waiting for it included)
+  double catch_up = 0;      // bringing a cache rebuilt on the worker up to date and swapping it in
+  double window_shift = 0;  // dropping messages from Recent and moving the rest down
+  double prefill = 0;       // evaluating the user's message
+  double generation = 0;    // sampling and evaluating the answer
+  double settle = 0;        // evaluating the turn again as later prompts show it
 };
 
 struct TurnResult {
@@ -91,6 +103,7 @@ struct TurnResult {
   int64_t dropped_messages = 0;
   bool rebuilt = false;               // a new summary was put in place first
   bool summary_started = false;       // a summary job started after the answer
+  TurnTimes times;
 };
 
 class ChatSession {
@@ -119,6 +132,8 @@ class ChatSession {
   bool apply_pending_summary(bool wait);
 
   SessionStats stats() const;
+  // The times of the last turn that succeeded (zero before the first).
+  const TurnTimes& last_turn_times() const { return last_turn_times_; }
   const std::string& summary() const { return summary_text_; }
   // Dropped messages not yet handed to the summarizer, as it will read them.
   const std::string& dropped_text() const { return dropped_text_; }
@@ -206,6 +221,7 @@ class ChatSession {
   std::string dropped_text_;             // not yet handed to the summarizer
   std::vector<LoggedMessage> log_;
   SessionStats stats_;
+  TurnTimes last_turn_times_;
 };
 
 }  // namespace peak::chat

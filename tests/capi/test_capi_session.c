@@ -67,6 +67,16 @@ int main(void) {
   CHECK(st.prefix_tokens + st.summary_tokens + st.recent_tokens <= st.n_ctx);
   CHECK(st.summary_tokens <= 48 && st.kv_bytes > 0);
 
+  /* The last turn's times: it evaluated a message and generated an answer. */
+  peak_session_turn_stats ts;
+  memset(&ts, 0, sizeof ts);
+  ts.struct_size = sizeof ts;
+  CHECK(peak_session_get_turn_stats(s, &ts) == PEAK_OK);
+  CHECK(ts.prefill_seconds > 0 && ts.generation_seconds > 0 && ts.catch_up_seconds >= 0 && ts.rebuild_seconds >= 0);
+  ts.struct_size = 5;
+  CHECK_ERROR(peak_session_get_turn_stats(s, &ts), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
+  CHECK_ERROR(peak_session_get_turn_stats(NULL, &ts), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+
   char buf[1024];
   size_t len = 0;
   CHECK(peak_session_get_summary(s, buf, sizeof buf, &len) == PEAK_OK && len > 0);

@@ -63,9 +63,14 @@ void print_help() {
       "  -ctk/-ctv T  KV cache types (default f16)\n"
       "\n"
       "usage: peak bench --chat -m MODEL [--turns 300] [--user-tokens 60] [--answer-tokens 60]\n"
-      "                  [--modes ssskv,window,none] [-t T] [--csv FILE] [long-conversation options of peak chat]\n"
-      "  A scripted long conversation per memory mode: turn latency (median, p95) early and late,\n"
-      "  KV bytes, RSS, time in summaries and rebuilds; --csv writes every turn's latency.\n");
+      "                  [--modes ssskv,window,none] [--think-time 15] [-t T] [--csv FILE]\n"
+      "                  [long-conversation options of peak chat]\n"
+      "  A scripted long conversation per memory mode: turn latency (median, p95) early and late and\n"
+      "  right after a rebuild, where each turn's time went (rebuild, catch-up, window shift, prefill,\n"
+      "  generation, settle), KV bytes, RSS, time in summaries and rebuilds on the worker.\n"
+      "  --think-time S  seconds the user reads and types between turns, in which only the session's\n"
+      "               worker runs (skipped once it is idle; default 15)\n"
+      "  --csv FILE   every turn's latency and its parts\n");
 }
 
 std::vector<int> parse_list(const char* option, const char* text, int min, int max) {

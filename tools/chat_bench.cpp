@@ -1,13 +1,16 @@
 // peak bench --chat: a scripted long conversation through a peak_session, in
-// each memory mode, measuring per-turn latency against the turn index, the KV
-// cache bytes and the process RSS, and the time spent writing summaries and
-// putting them in place.
+// each memory mode, measuring per-turn latency against the turn index, where
+// each turn's time went, the KV cache bytes and the process RSS, and the time
+// spent writing summaries and putting them in place.
 //
 // Every user turn has about --user-tokens tokens of made-up text (words from a
-// fixed list, seeded), every answer --answer-tokens greedy tokens. Between turns
-// the bench waits for a running summary and lets the session put it in place,
-// as an app does while the user types: that time is reported, not counted in
-// the turn's latency.
+// fixed list, seeded), every answer --answer-tokens greedy tokens. Between
+// turns the user thinks for --think-time seconds, during which only the
+// session's background worker runs (a summary, a cache rebuilt after it).
+// Whatever the session does when the next message arrives (putting a summary
+// in place, catching up a rebuilt cache) is inside that turn's latency, as a
+// user of `peak chat` would feel it. When the worker goes idle before the think
+// time is over, the rest of it is skipped: nothing would run in it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +19,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_args.h"
@@ -34,27 +38,43 @@ struct ChatBenchOptions {
   std::vector<std::string> modes = {"ssskv", "window", "none"};
   peak_session_params session = peak_session_default_params();
   size_t threads = 0;
-  std::string csv;  // per-turn latencies
+  // Reading the answer and typing the next message: the worker's time budget.
+  double think_seconds = 15.0;
+  std::string csv;  // per-turn latencies and their parts
+};
+
+struct TurnRecord {
+  double seconds = 0;             // the whole turn, as the caller waits for it
+  peak_session_turn_stats parts{};
+  bool rebuilt = false;           // a new summary was put in place at its start
+  bool worker_busy = false;       // the worker still ran when the message arrived
 };
 
 struct ModeResult {
   std::string mode;
   int turns_done = 0;
   std::string stopped;  // why it stopped early, if it did
-  std::vector<double> latency;  // seconds per turn
+  std::vector<TurnRecord> turns;
   uint64_t kv_min = UINT64_MAX, kv_max = 0;
+  uint64_t kv_peak = 0;  // kv_bytes plus a cache being rebuilt, at its largest
   long rss_turn50_kib = 0, rss_end_kib = 0;
+  long rss_peak_kib = 0;  // the process's high-water mark when the mode ended
   peak_session_stats final_stats{};
-  double wait_seconds = 0;  // between turns, waiting for summaries
+  double think_seconds = 0;  // thinking time actually spent (the worker was busy)
 };
 
-long rss_kib() {
+// A field of /proc/self/status in KiB ("VmRSS:", "VmHWM:").
+long status_kib(const char* field) {
   std::ifstream status("/proc/self/status");
   std::string line;
   while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field));
   }
   return 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // A user message of about `target` tokens: words from a fixed list picked by a
@@ -99,42 +119,179 @@ ModeResult run_mode(const peak_model* model, const ChatBenchOptions& o, const st
   uint32_t seed = 2024;
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = static_cast<size_t>(o.answer_tokens);
+  const auto note_kv = [&r](const peak_session_stats& st) {
+    r.kv_peak = std::max<uint64_t>(r.kv_peak, st.kv_bytes + st.staging_kv_bytes);
+  };
   for (int turn = 0; turn < o.turns; ++turn) {
     const std::string message = make_message(model, o.user_tokens, &seed);
+    TurnRecord record;
+    const peak_session_stats before = get_stats(session.get());
+    record.worker_busy = before.summary_running != 0;
     const auto start = std::chrono::steady_clock::now();
     const peak_status status = peak_session_chat(session.get(), message.data(), message.size(), &gp, nullptr);
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    record.seconds = seconds_since(start);
     if (status != PEAK_OK) {
       r.stopped = peak_last_error();
       break;
     }
-    r.latency.push_back(seconds);
+    record.parts.struct_size = sizeof record.parts;
+    check_status(peak_session_get_turn_stats(session.get(), &record.parts));
+    peak_session_stats st = get_stats(session.get());
+    record.rebuilt = st.summaries > before.summaries;
+    r.turns.push_back(record);
     ++r.turns_done;
-    const auto wait_start = std::chrono::steady_clock::now();
-    check_status(peak_session_wait_summary(session.get()));  // the user is typing
-    r.wait_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-    const peak_session_stats st = get_stats(session.get());
     r.kv_min = std::min<uint64_t>(r.kv_min, st.kv_bytes);
     r.kv_max = std::max<uint64_t>(r.kv_max, st.kv_bytes);
-    if (turn + 1 == 50) r.rss_turn50_kib = rss_kib();
+    note_kv(st);
+    // The user thinks; only the worker runs.
+    const auto think_start = std::chrono::steady_clock::now();
+    while (st.summary_running && seconds_since(think_start) < o.think_seconds) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      st = get_stats(session.get());
+      note_kv(st);
+    }
+    r.think_seconds += seconds_since(think_start);
+    if (turn + 1 == 50) r.rss_turn50_kib = status_kib("VmRSS:");
     if (turn % 25 == 24) {
       std::fprintf(stderr, "  %s: turn %d, %.3f s, context %zu+%zu+%zu/%zu, %zu summaries\n", mode.c_str(), turn + 1,
-                   seconds, st.prefix_tokens, st.summary_tokens, st.recent_tokens, st.n_ctx, st.summaries);
+                   record.seconds, st.prefix_tokens, st.summary_tokens, st.recent_tokens, st.n_ctx, st.summaries);
     }
   }
-  r.rss_end_kib = rss_kib();
+  r.rss_end_kib = status_kib("VmRSS:");
+  r.rss_peak_kib = status_kib("VmHWM:");
   r.final_stats = get_stats(session.get());
   return r;
 }
 
-// Median and 95th percentile (nearest rank) of turns [first, last] (1-based).
-bool window_stats(const std::vector<double>& latency, int first, int last, double* median, double* p95) {
-  if (static_cast<int>(latency.size()) < last) return false;
-  std::vector<double> v(latency.begin() + first - 1, latency.begin() + last);
+// Median and 95th percentile (nearest rank) of `v`; false when it is empty.
+bool median_p95(std::vector<double> v, double* median, double* p95) {
+  if (v.empty()) return false;
   std::sort(v.begin(), v.end());
   *median = v[v.size() / 2];
   *p95 = v[std::min(v.size() - 1, static_cast<size_t>(0.95 * static_cast<double>(v.size()) + 0.5) - 1)];
   return true;
+}
+
+// "median / p95" of `v`, or "-".
+std::string median_p95_text(const std::vector<double>& v) {
+  double median = 0, p95 = 0;
+  if (!median_p95(v, &median, &p95)) return "-";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.3f / %.3f", median, p95);
+  return text;
+}
+
+// The latencies of turns [first, last] (1-based), or nothing when there are fewer.
+std::vector<double> turn_window(const ModeResult& r, int first, int last) {
+  std::vector<double> v;
+  if (static_cast<int>(r.turns.size()) < last) return v;
+  for (int i = first - 1; i < last; ++i) v.push_back(r.turns[static_cast<size_t>(i)].seconds);
+  return v;
+}
+
+// The turns from the first one that put a summary in place on: the steady
+// state of a long conversation.
+std::vector<TurnRecord> since_first_rebuild(const ModeResult& r) {
+  const auto first = std::find_if(r.turns.begin(), r.turns.end(), [](const TurnRecord& t) { return t.rebuilt; });
+  return std::vector<TurnRecord>(first, r.turns.end());
+}
+
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / 1048576.0; }
+
+void print_latency_table(const std::vector<ModeResult>& results) {
+  std::printf("| mode | turns | turns 20-50 median / p95 s | turns 250-300 median / p95 s | p95 ratio | KV MiB (min-max) "
+              "| KV MiB at peak, rebuild included | RSS MiB at 50 / end / peak | summaries | summary s |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const ModeResult& r : results) {
+    double m1 = 0, p1 = 0, m2 = 0, p2 = 0;
+    const std::vector<double> early = turn_window(r, 20, 50), late = turn_window(r, 250, 300);
+    char ratio[32] = "-";
+    if (median_p95(early, &m1, &p1) && median_p95(late, &m2, &p2)) std::snprintf(ratio, sizeof ratio, "%.2f", p2 / p1);
+    const peak_session_stats& s = r.final_stats;
+    char rss50[32] = "-";
+    if (r.rss_turn50_kib > 0) std::snprintf(rss50, sizeof rss50, "%.0f", static_cast<double>(r.rss_turn50_kib) / 1024.0);
+    std::printf("| %s | %d%s | %s | %s | %s | %.1f-%.1f | %.1f | %s / %.0f / %.0f | %zu | %.1f |\n", r.mode.c_str(),
+                r.turns_done, r.stopped.empty() ? "" : " (full)", median_p95_text(early).c_str(),
+                median_p95_text(late).c_str(), ratio, mib(r.kv_min), mib(r.kv_max), mib(r.kv_peak), rss50,
+                static_cast<double>(r.rss_end_kib) / 1024.0, static_cast<double>(r.rss_peak_kib) / 1024.0, s.summaries,
+                s.summary_seconds);
+  }
+}
+
+// Turns right after a rebuild against the other turns of the steady state, and
+// where the rebuilds' time went: the caller's thread or the worker.
+void print_rebuild_table(const std::vector<ModeResult>& results) {
+  std::printf("\n| mode | turns after a rebuild: n, median / p95 s | other turns since the first: median / p95 s "
+              "| p95 ratio | hot path: rebuild s + catch-up s | worker: rebuild s | turns arriving while the worker ran "
+              "| think time s |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const ModeResult& r : results) {
+    std::vector<double> after, other;
+    for (const TurnRecord& t : since_first_rebuild(r)) (t.rebuilt ? after : other).push_back(t.seconds);
+    double hot_rebuild = 0, hot_catch_up = 0;
+    int busy = 0;
+    for (const TurnRecord& t : r.turns) {
+      hot_rebuild += t.parts.rebuild_seconds;
+      hot_catch_up += t.parts.catch_up_seconds;
+      busy += t.worker_busy ? 1 : 0;
+    }
+    double m1 = 0, p1 = 0, m2 = 0, p2 = 0;
+    char ratio[32] = "-";
+    if (median_p95(after, &m1, &p1) && median_p95(other, &m2, &p2)) std::snprintf(ratio, sizeof ratio, "%.2f", p1 / p2);
+    std::printf("| %s | %zu, %s | %s | %s | %.2f + %.2f | %.2f | %d | %.0f |\n", r.mode.c_str(), after.size(),
+                median_p95_text(after).c_str(), median_p95_text(other).c_str(), ratio, hot_rebuild, hot_catch_up,
+                r.final_stats.worker_rebuild_seconds, busy, r.think_seconds);
+  }
+}
+
+// Median seconds of each part of a turn over the steady state (all turns when
+// no summary was put in place); "rest" is the turn less its parts (framing the
+// message, sampling set-up, bookkeeping).
+void print_parts_table(const std::vector<ModeResult>& results) {
+  std::printf("\n| mode | median s per turn: rebuild | catch-up | window shift | prefill | generation | settle | rest |\n");
+  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const ModeResult& r : results) {
+    std::vector<TurnRecord> turns = since_first_rebuild(r);
+    if (turns.empty()) turns = r.turns;
+    std::vector<double> parts[7];
+    for (const TurnRecord& t : turns) {
+      const peak_session_turn_stats& p = t.parts;
+      const double known[6] = {p.rebuild_seconds, p.catch_up_seconds, p.window_shift_seconds,
+                               p.prefill_seconds, p.generation_seconds, p.settle_seconds};
+      double rest = t.seconds;
+      for (int i = 0; i < 6; ++i) {
+        parts[i].push_back(known[i]);
+        rest -= known[i];
+      }
+      parts[6].push_back(rest);
+    }
+    std::printf("| %s |", r.mode.c_str());
+    for (const std::vector<double>& v : parts) {
+      double median = 0, p95 = 0;
+      if (median_p95(v, &median, &p95)) {
+        std::printf(" %.3f |", median);
+      } else {
+        std::printf(" - |");
+      }
+    }
+    std::printf("\n");
+  }
+}
+
+void write_csv(const std::string& path, const std::vector<ModeResult>& results) {
+  std::ofstream csv(path);
+  if (!csv) throw CommandError("cannot write '" + path + "'");
+  csv << "mode,turn,seconds,rebuilt,worker_busy,rebuild,catch_up,window_shift,prefill,generation,settle\n";
+  for (const ModeResult& r : results) {
+    for (size_t i = 0; i < r.turns.size(); ++i) {
+      const TurnRecord& t = r.turns[i];
+      const peak_session_turn_stats& p = t.parts;
+      csv << r.mode << "," << i + 1 << "," << t.seconds << "," << (t.rebuilt ? 1 : 0) << "," << (t.worker_busy ? 1 : 0)
+          << "," << p.rebuild_seconds << "," << p.catch_up_seconds << "," << p.window_shift_seconds << ","
+          << p.prefill_seconds << "," << p.generation_seconds << "," << p.settle_seconds << "\n";
+    }
+  }
+  if (!csv.flush()) throw CommandError("cannot write '" + path + "'");
 }
 
 }  // namespace
@@ -168,6 +325,8 @@ int run_chat_bench(int argc, char** argv) {
       o.session.type_k = parse_cache_type(a, args.value(a));
     } else if (!std::strcmp(a, "-ctv") || !std::strcmp(a, "--cache-type-v")) {
       o.session.type_v = parse_cache_type(a, args.value(a));
+    } else if (!std::strcmp(a, "--think-time")) {
+      o.think_seconds = args.real(a, 0.0, 3600.0);
     } else if (!std::strcmp(a, "--csv")) {
       o.csv = args.value(a);
     } else {
@@ -184,35 +343,12 @@ int run_chat_bench(int argc, char** argv) {
   std::vector<ModeResult> results;
   for (const std::string& mode : o.modes) results.push_back(run_mode(m.model.get(), o, mode));
 
-  std::printf("| mode | turns | turns 20-50 median / p95 s | turns 250-300 median / p95 s | p95 ratio | KV MiB (min-max) "
-              "| RSS MiB at 50 / end | summaries | summary s | rebuild s | window shift s |\n");
-  std::printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const ModeResult& r : results) {
-    double m1 = 0, p1 = 0, m2 = 0, p2 = 0;
-    const bool early = window_stats(r.latency, 20, 50, &m1, &p1);
-    const bool late = window_stats(r.latency, 250, 300, &m2, &p2);
-    const peak_session_stats& s = r.final_stats;
-    char early_text[64] = "-", late_text[64] = "-", ratio_text[32] = "-";
-    if (early) std::snprintf(early_text, sizeof early_text, "%.3f / %.3f", m1, p1);
-    if (late) std::snprintf(late_text, sizeof late_text, "%.3f / %.3f", m2, p2);
-    if (early && late) std::snprintf(ratio_text, sizeof ratio_text, "%.2f", p2 / p1);
-    std::printf("| %s | %d%s | %s | %s | %s | %.1f-%.1f | %.0f / %.0f | %zu | %.1f | %.2f | %.2f |\n", r.mode.c_str(),
-                r.turns_done, r.stopped.empty() ? "" : " (full)", early_text, late_text, ratio_text,
-                static_cast<double>(r.kv_min) / 1048576.0, static_cast<double>(r.kv_max) / 1048576.0,
-                static_cast<double>(r.rss_turn50_kib) / 1024.0, static_cast<double>(r.rss_end_kib) / 1024.0,
-                s.summaries, s.summary_seconds, s.rebuild_seconds,
-                s.window_shift_seconds);
-  }
+  print_latency_table(results);
+  print_rebuild_table(results);
+  print_parts_table(results);
   for (const ModeResult& r : results) {
     if (!r.stopped.empty()) std::printf("\n%s stopped after %d turns: %s\n", r.mode.c_str(), r.turns_done, r.stopped.c_str());
   }
-  if (!o.csv.empty()) {
-    std::ofstream csv(o.csv);
-    if (!csv) throw CommandError("cannot write '" + o.csv + "'");
-    csv << "mode,turn,seconds\n";
-    for (const ModeResult& r : results) {
-      for (size_t i = 0; i < r.latency.size(); ++i) csv << r.mode << "," << i + 1 << "," << r.latency[i] << "\n";
-    }
-  }
+  if (!o.csv.empty()) write_csv(o.csv, results);
   return 0;
 }

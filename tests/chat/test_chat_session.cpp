@@ -159,6 +159,7 @@ TEST(ChatSession, ShiftRebuildIsExactOnOneLayerAndBoundedOnFive) {
   model::write_synth_model(spec, model::SynthOptions{}, path);
   const auto one_layer = model::Model::load(path);
   SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  settings.rebuild = RebuildStrategy::Shift;
   settings.type_k = settings.type_v = GgmlType::F16;
   const double exact = deviation_after_rebuild(*one_layer, settings);
   std::printf("shift rebuild, one layer, F16 KV: max |logit diff| %.3g\n", exact);
@@ -170,7 +171,9 @@ TEST(ChatSession, ShiftRebuildIsExactOnOneLayerAndBoundedOnFive) {
 
   // Five layers: deeper keys and values of Recent were computed attending to the
   // old summary and dropped text, so shift approximates reprefill.
-  const double approx = deviation_after_rebuild(stories(), small_settings(MemoryMode::Ssskv));
+  settings = small_settings(MemoryMode::Ssskv);
+  settings.rebuild = RebuildStrategy::Shift;
+  const double approx = deviation_after_rebuild(stories(), settings);
   std::printf("shift rebuild, stories260K (5 layers), F16 KV: max |logit diff| %.3g\n", approx);
   EXPECT_LT(approx, 5.0);
 }

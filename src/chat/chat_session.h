@@ -23,7 +23,9 @@
 //   the worker's allocation to the swap, a second main cache: for qwen3-0.6b
 //   (28 layers, 8 KV heads of 128) with Q8_0 KV at recent_max 4096, summary_max
 //   256 and headroom 512, KvCache::bytes_needed gives 60,932 bytes a cell, so
-//   282.6 MiB plus 59.5 KiB per Prefix token (296,373,248 + 60,932 x Prefix bytes).
+//   282.6 MiB plus 59.5 KiB per Prefix token (296,373,248 + 60,932 x Prefix
+//   bytes): 282.7 MiB without a system prompt (`peak chat` on that model shows
+//   kv_bytes 345.7 MiB, this cache's size plus the summary context's 63.0 MiB).
 // - `shift` keeps the Prefix's and the Recent segment's keys and values,
 //   prefills only the new Summary and moves Recent to its new positions by
 //   re-rotating its keys: cheap, but with more than one layer Recent's deeper

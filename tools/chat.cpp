@@ -199,9 +199,15 @@ class Chat {
                 s.recent_messages);
     std::printf("history:   %zu turns, %zu tokens dropped, %zu since the last summary, %zu summaries%s\n", s.turns,
                 s.dropped_total, s.dropped_since_summary, s.summaries, s.summary_running ? " (one being written)" : "");
-    std::printf("time:      %.2f s writing summaries, %.3f s rebuilding (last %.3f s), %.3f s moving the window\n",
-                s.summary_seconds, s.rebuild_seconds, s.last_rebuild_seconds, s.window_shift_seconds);
-    std::printf("kv cache:  %.1f MiB (main + summary)\n", static_cast<double>(s.kv_bytes) / 1048576.0);
+    std::printf("time:      %.2f s writing summaries, %.2f s rebuilding caches on the worker, %.3f s putting them in "
+                "place (last %.3f s), %.3f s moving the window\n",
+                s.summary_seconds, s.worker_rebuild_seconds, s.rebuild_seconds, s.last_rebuild_seconds,
+                s.window_shift_seconds);
+    std::printf("kv cache:  %.1f MiB (main + summary)", static_cast<double>(s.kv_bytes) / 1048576.0);
+    if (s.staging_kv_bytes > 0) {
+      std::printf(", %.1f MiB more for a cache being rebuilt", static_cast<double>(s.staging_kv_bytes) / 1048576.0);
+    }
+    std::printf("\n");
     if (s.turns > 0) {
       std::printf("last turn: prompt %zu tokens (%.1f tokens/s), answer %zu tokens (%.1f tokens/s)\n",
                   last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,

@@ -197,9 +197,10 @@ bool parse_session_option(ArgCursor& args, peak_session_params& p) {
   } else if (is(a, "--rebuild")) {
     args.next();
     const std::string r = args.value(a);
-    if (r == "shift") p.rebuild = PEAK_REBUILD_SHIFT;
+    if (r == "background") p.rebuild = PEAK_REBUILD_BACKGROUND;
+    else if (r == "shift") p.rebuild = PEAK_REBUILD_SHIFT;
     else if (r == "reprefill") p.rebuild = PEAK_REBUILD_REPREFILL;
-    else throw UsageError("option --rebuild: unknown strategy '" + r + "' (shift, reprefill)");
+    else throw UsageError("option --rebuild: unknown strategy '" + r + "' (background, shift, reprefill)");
   } else if (is(a, "--summary-wait")) {
     args.next();
     p.wait_for_summary = 1;
@@ -221,7 +222,8 @@ const char* session_options_help() {
          "  --summary-max N           tokens of the rolling summary (default 256)\n"
          "  --trigger-discard N       dropped tokens that trigger a new summary (default 2048)\n"
          "  --headroom N              room for one answer, its length limit (default 512)\n"
-         "  --rebuild S               shift (default: re-rotate kept keys) or reprefill\n"
-         "  --summary-wait            a message sent while a summary is written waits for it\n"
+         "  --rebuild S               background (default: prefill the new cache on the summary worker,\n"
+         "                            a second main cache meanwhile), shift (re-rotate kept keys) or reprefill\n"
+         "  --summary-wait            a message sent while a summary is written (or rebuilt) waits for it\n"
          "  --summary-ctx N           the summary context's size (default 2048)\n";
 }

@@ -544,9 +544,15 @@ typedef enum peak_memory_mode {
   PEAK_MEMORY_NONE = 2     /* grow until full, then PEAK_ERR_CONTEXT_FULL */
 } peak_memory_mode;
 
+/* How a new summary is put in place. */
 typedef enum peak_rebuild_strategy {
-  PEAK_REBUILD_SHIFT = 0,     /* keep Prefix and Recent, prefill the new Summary, re-rotate Recent */
-  PEAK_REBUILD_REPREFILL = 1  /* clear and prefill Prefix + Summary + Recent */
+  PEAK_REBUILD_SHIFT = 0,      /* keep Prefix and Recent, prefill the new Summary, re-rotate Recent (approximate) */
+  PEAK_REBUILD_REPREFILL = 1,  /* clear and prefill Prefix + Summary + Recent (exact, on the next turn) */
+  /* The summary worker prefills Prefix + new Summary + Recent in a second,
+     staging cache of the main one's size (exact; the memory of a second main
+     cache while it runs); the next turn brings it up to date with the
+     messages since and swaps it in. */
+  PEAK_REBUILD_BACKGROUND = 2
 } peak_rebuild_strategy;
 
 typedef struct peak_session_params {
@@ -567,8 +573,8 @@ typedef struct peak_session_params {
   peak_type summary_type_kv;       /* summary context KV cache; default PEAK_TYPE_Q4_0 (likewise) */
   size_t summary_n_ctx;            /* summary context size; default 2048 */
   size_t summary_max_new_tokens;   /* summary generation length; default 256 */
-  peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_SHIFT */
-  int wait_for_summary;            /* 1: a turn arriving during a summary waits; 0 (default): uses the old one */
+  peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_BACKGROUND */
+  int wait_for_summary;            /* 1: a turn arriving during a summary (or its rebuild) waits; 0 (default): uses the old one */
   int background_summary;          /* 1 (default): summarize on a worker thread; 0: before the turn returns */
   size_t n_threads;                /* 0: one per hardware thread */
   size_t n_batch;                  /* default 512 */
@@ -578,7 +584,7 @@ typedef struct peak_session_params {
 PEAK_API peak_session_params peak_session_default_params(void);
 PEAK_API peak_status peak_session_create(const peak_model* model, const peak_session_params* params,
                                          peak_session** out);
-/* Cancels a running summary and frees the session. */
+/* Cancels a running summary (or rebuild) and frees the session. */
 PEAK_API void peak_session_free(peak_session* session);
 
 /* One user turn: streams the answer through params->on_text (max_tokens is capped
@@ -593,10 +599,11 @@ PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_t
    prompt, control tokens written out. Then a NUL. */
 PEAK_API peak_status peak_session_preview_prompt(const peak_session* session, const char* user_text, size_t length,
                                                  char* buf, size_t capacity, size_t* prompt_length);
-/* Forgets the conversation (keeps the system prompt). */
+/* Forgets the conversation (keeps the system prompt); cancels a running summary or rebuild. */
 PEAK_API peak_status peak_session_reset(peak_session* session);
-/* Blocks until a running summary is done and puts it in place (call it while
-   waiting for the user, so the next turn has nothing to rebuild). */
+/* Blocks until a running summary and its rebuild are done and puts them in
+   place (call it while waiting for the user, so the next turn has nothing to
+   rebuild). */
 PEAK_API peak_status peak_session_wait_summary(peak_session* session);
 
 typedef struct peak_session_stats {
@@ -606,7 +613,7 @@ typedef struct peak_session_stats {
   size_t dropped_since_summary;    /* dropped tokens not yet in a summary or a running job */
   size_t dropped_total;
   size_t summaries;                /* summaries put in place */
-  int summary_running;
+  int summary_running;             /* the worker writes a summary or rebuilds a cache */
   double summary_seconds;          /* total time writing summaries (in the summary context) */
   double rebuild_seconds;          /* total time putting them in place */
   double last_rebuild_seconds;

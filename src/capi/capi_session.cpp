@@ -46,7 +46,7 @@ peak_session_params peak_session_default_params(void) {
   p.summary_type_kv = PEAK_TYPE_Q4_0;
   p.summary_n_ctx = static_cast<size_t>(d.summarizer.n_ctx);
   p.summary_max_new_tokens = static_cast<size_t>(d.summarizer.max_new_tokens);
-  p.rebuild = PEAK_REBUILD_SHIFT;
+  p.rebuild = PEAK_REBUILD_BACKGROUND;
   p.wait_for_summary = 0;
   p.background_summary = 1;
   p.n_batch = 512;
@@ -67,7 +67,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   if (mode < PEAK_MEMORY_SSSKV || mode > PEAK_MEMORY_NONE) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode " + std::to_string(mode));
   }
-  if (rebuild < PEAK_REBUILD_SHIFT || rebuild > PEAK_REBUILD_REPREFILL) {
+  if (rebuild < PEAK_REBUILD_SHIFT || rebuild > PEAK_REBUILD_BACKGROUND) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy " + std::to_string(rebuild));
   }
   if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v") ||
@@ -89,8 +89,9 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.summarizer.kv_type = static_cast<peak::GgmlType>(p.summary_type_kv);
     s.summarizer.n_ctx = static_cast<int64_t>(p.summary_n_ctx);
     s.summarizer.max_new_tokens = static_cast<int32_t>(p.summary_max_new_tokens);
-    s.rebuild = rebuild == PEAK_REBUILD_SHIFT ? peak::chat::RebuildStrategy::Shift
-                                              : peak::chat::RebuildStrategy::Reprefill;
+    s.rebuild = rebuild == PEAK_REBUILD_SHIFT       ? peak::chat::RebuildStrategy::Shift
+                : rebuild == PEAK_REBUILD_REPREFILL ? peak::chat::RebuildStrategy::Reprefill
+                                                    : peak::chat::RebuildStrategy::Background;
     s.wait_for_summary = p.wait_for_summary != 0;
     s.background_summary = p.background_summary != 0;
     s.n_threads = peak::capi::thread_count(p.n_threads);

@@ -99,7 +99,9 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   stats_.n_ctx = cp.n_ctx;
 }
 
-ChatSession::~ChatSession() = default;
+// The worker may be rebuilding the cache with this session's template and
+// settings: it stops before they go.
+ChatSession::~ChatSession() { cancel_summary(); }
 
 FormatOptions ChatSession::format_options() const {
   FormatOptions o;
@@ -198,6 +200,16 @@ std::vector<int32_t> ChatSession::summary_segment(const std::string& summary) co
   return encode_turn({{system_role_, std::string(kSummaryLead) + summary}}, false);
 }
 
+// Thread safety (the summary worker calls this): the tokenizer is immutable, a
+// template renders without changing itself (a Jinja template's body is shared
+// and const), and settings_, raw_, system_role_ and render_base_ never change
+// after construction.
+std::vector<int32_t> ChatSession::summary_cells(const std::string& summary) const {
+  std::vector<int32_t> segment = summary_segment(summary);
+  if (static_cast<int64_t>(segment.size()) > settings_.summary_max) segment.resize(static_cast<size_t>(settings_.summary_max));
+  return segment;
+}
+
 int64_t ChatSession::recent_cells() const {
   int64_t n = 0;
   for (const Message& m : recent_) n += static_cast<int64_t>(m.tokens.size());
@@ -269,8 +281,7 @@ void ChatSession::prefill_all() {
 
 void ChatSession::put_summary_in_place(const std::string& summary) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<int32_t> segment = summary_segment(summary);
-  if (static_cast<int64_t>(segment.size()) > settings_.summary_max) segment.resize(static_cast<size_t>(settings_.summary_max));
+  const std::vector<int32_t> segment = summary_cells(summary);
   if (settings_.rebuild == RebuildStrategy::Reprefill) {
     summary_tokens_ = segment;
     prefill_all();
@@ -293,20 +304,90 @@ void ChatSession::put_summary_in_place(const std::string& summary) {
   ++stats_.summaries;
 }
 
+void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<runtime::Context> staging = rebuild.take();
+  const std::vector<int32_t>& segment = rebuild.summary_segment();
+  // The staging cache holds Recent as it was when the job started. Messages
+  // dropped from its front since then are removed and the rest moved down:
+  // this part is a shift, as exact as `shift` (the kept cells were computed
+  // attending to the removed ones). Messages added since are evaluated.
+  const uint64_t first_kept = recent_.empty() ? next_serial_ : recent_.front().serial;
+  int64_t removed = 0, kept = 0;
+  for (const auto& [serial, cells] : rebuild_messages_) (serial < first_kept ? removed : kept) += cells;
+  const auto first = static_cast<int64_t>(prefix_.size() + segment.size());
+  if (removed > 0) {
+    staging->kv().remove(first, removed);
+    staging->shift_positions(first, kept, -static_cast<int32_t>(removed));
+  }
+  std::vector<int32_t> added;
+  for (const Message& m : recent_) {
+    if (m.serial >= rebuild_first_new_serial_) added.insert(added.end(), m.tokens.begin(), m.tokens.end());
+  }
+  if (!added.empty()) staging->eval(added.data(), static_cast<int64_t>(added.size()));
+  ctx_ = std::move(staging);  // the old main cache is freed here
+  summary_tokens_ = segment;
+  summary_text_ = summary;
+  times.catch_up = seconds_since(start);
+  stats_.last_rebuild_seconds = times.catch_up;
+  stats_.rebuild_seconds += times.catch_up;
+  ++stats_.summaries;
+}
+
 void ChatSession::maybe_start_summary() {
   if (!summarizer_ || summarizer_->has_job() || stats_.dropped_since_summary < settings_.trigger_discard) return;
-  summarizer_->start(summary_text_, dropped_text_, settings_.background_summary);
+  Summarizer::AfterSummary rebuild;
+  if (settings_.rebuild == RebuildStrategy::Background) {
+    CacheRebuild::Start start;
+    const runtime::KvCache& kv = ctx_->kv();
+    start.params.n_ctx = ctx_->n_ctx();
+    start.params.n_batch = ctx_->n_batch();
+    start.params.n_threads = ctx_->n_threads();
+    start.params.type_k = kv.type_k();
+    start.params.type_v = kv.type_v();
+    const auto p = static_cast<int64_t>(prefix_.size());
+    start.prefix_cells = kv.snapshot_first(p);
+    start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + p);
+    rebuild_messages_.clear();
+    for (const Message& m : recent_) {
+      start.recent_tokens.insert(start.recent_tokens.end(), m.tokens.begin(), m.tokens.end());
+      rebuild_messages_.emplace_back(m.serial, static_cast<int64_t>(m.tokens.size()));
+    }
+    rebuild_first_new_serial_ = next_serial_;
+    rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
+    rebuild = [this, job = rebuild_.get()](const std::string& summary, const std::atomic<int>& cancel) {
+      job->run(summary_cells(summary), cancel);
+    };
+  }
+  summarizer_->start(summary_text_, dropped_text_, settings_.background_summary, std::move(rebuild));
   dropped_text_.clear();
   stats_.dropped_since_summary = 0;  // now in the job
+}
+
+void ChatSession::cancel_summary() {
+  if (summarizer_) summarizer_->cancel();
+  rebuild_.reset();
 }
 
 void ChatSession::wait_for_summary() { apply_pending_summary(/*wait=*/true); }
 
 bool ChatSession::apply_pending_summary(bool wait) {
+  TurnTimes times;
+  return put_pending_summary_in_place(wait, times);
+}
+
+bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   if (!summarizer_ || !summarizer_->has_job() || (summarizer_->running() && !wait)) return false;
+  // The worker is done with the job (or take() waits for it) and its rebuild.
+  const std::unique_ptr<CacheRebuild> rebuild = std::move(rebuild_);
   const SummaryResult r = summarizer_->take();
   stats_.summary_seconds += r.seconds;
-  put_summary_in_place(r.text);
+  if (rebuild) stats_.worker_rebuild_seconds += rebuild->seconds();
+  if (rebuild && rebuild->ready()) {
+    swap_in_rebuilt_cache(*rebuild, r.text, times);
+  } else {
+    put_summary_in_place(r.text);
+  }
   return true;
 }
 
@@ -333,8 +414,12 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
 
   const size_t kept = same + static_cast<size_t>(std::max<int64_t>(missing, 0));
   const size_t user_part = std::min(user_tokens.size(), same);
-  recent_.push_back(Message{"user", user_text, std::vector<int32_t>(canonical.begin(), canonical.begin() + user_part)});
-  recent_.push_back(Message{"assistant", answer, std::vector<int32_t>(canonical.begin() + user_part, canonical.begin() + kept)});
+  push_recent("user", user_text, std::vector<int32_t>(canonical.begin(), canonical.begin() + user_part));
+  push_recent("assistant", answer, std::vector<int32_t>(canonical.begin() + user_part, canonical.begin() + kept));
+}
+
+void ChatSession::push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens) {
+  recent_.push_back(Message{role, text, std::move(tokens), next_serial_++});
 }
 
 ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
@@ -350,8 +435,8 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   TurnResult turn;
   // A finished summary (or, when so set, a running one) goes in place first.
   const auto rebuild_start = std::chrono::steady_clock::now();
-  turn.rebuilt = apply_pending_summary(settings_.wait_for_summary);
-  turn.times.rebuild = seconds_since(rebuild_start);
+  turn.rebuilt = put_pending_summary_in_place(settings_.wait_for_summary, turn.times);
+  turn.times.rebuild = seconds_since(rebuild_start) - turn.times.catch_up;
   std::vector<int32_t> segment = user_segment(user_text);
 
   // From here on the turn changes the session; if it throws, all of it goes back.
@@ -429,7 +514,7 @@ void ChatSession::roll_back(TurnUndo& undo) {
 }
 
 void ChatSession::reset() {
-  if (summarizer_) summarizer_->cancel();
+  cancel_summary();
   summary_text_.clear();
   summary_tokens_.clear();
   recent_.clear();
@@ -452,6 +537,7 @@ SessionStats ChatSession::stats() const {
   s.recent_messages = static_cast<int64_t>(recent_.size());
   s.summary_running = summarizer_ && summarizer_->running();
   s.kv_bytes = ctx_->kv().bytes() + (summarizer_ ? summarizer_->kv_bytes() : 0);
+  s.staging_kv_bytes = rebuild_ ? rebuild_->staging_kv_bytes() : 0;
   return s;
 }
 

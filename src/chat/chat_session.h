@@ -12,10 +12,26 @@
 // since the last summary, the Summarizer (its own small context on the same
 // model) rewrites "old summary + dropped text" into a new summary on a
 // background worker after the answer, while the app waits for the user. The
-// next turn puts the new summary in place: `shift` keeps the Prefix's and the
-// Recent segment's keys and values, prefills only the new Summary and moves
-// Recent to its new positions by re-rotating its keys; `reprefill` clears the
-// cache and prefills Prefix + Summary + Recent again.
+// next turn puts the new summary in place, by one of three strategies:
+// - `background` (the default): the same worker then builds the new cache
+//   exactly (cache_rebuild.h): the Prefix's cells, copied when the job starts,
+//   plus the new Summary and the Recent tokens of that moment, prefilled in a
+//   staging context. The next turn catches that cache up with what changed
+//   since (messages dropped from Recent's front are removed and the rest
+//   shifted, as exact as `shift`; messages added are evaluated) and swaps it
+//   in: only the catch-up is on the hot path. The staging context exists from
+//   the worker's allocation to the swap, a second main cache: for qwen3-0.6b
+//   (28 layers, 8 KV heads of 128) with Q8_0 KV at recent_max 4096, summary_max
+//   256 and headroom 512, KvCache::bytes_needed gives 60,932 bytes a cell, so
+//   282.6 MiB plus 59.5 KiB per Prefix token (296,373,248 + 60,932 x Prefix
+//   bytes): 282.7 MiB without a system prompt (`peak chat` on that model shows
+//   kv_bytes 345.7 MiB, this cache's size plus the summary context's 63.0 MiB).
+// - `shift` keeps the Prefix's and the Recent segment's keys and values,
+//   prefills only the new Summary and moves Recent to its new positions by
+//   re-rotating its keys: cheap, but with more than one layer Recent's deeper
+//   keys and values still saw the old summary and dropped text (not a fresh prefill).
+// - `reprefill` clears the cache and prefills Prefix + Summary + Recent again:
+//   exact, but the user waits for it.
 //
 // Modes: `ssskv` (the above), `window` (drop without summarizing: StreamingLLM
 // with the Prefix as attention sink) and `none` (never drop; a clear error when
@@ -28,6 +44,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/model.h"
@@ -36,12 +53,13 @@
 #include "chat/reasoning.h"
 #include "runtime/context.h"
 #include "runtime/generator.h"
+#include "chat/cache_rebuild.h"
 #include "chat/summarizer.h"
 
 namespace peak::chat {
 
 enum class MemoryMode { Ssskv, Window, None };
-enum class RebuildStrategy { Shift, Reprefill };
+enum class RebuildStrategy { Shift, Reprefill, Background };
 
 struct SessionSettings {
   MemoryMode mode = MemoryMode::Ssskv;
@@ -57,7 +75,7 @@ struct SessionSettings {
   int64_t headroom = 512;          // overflow cells for the answer: its length limit
   GgmlType type_k = GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
   GgmlType type_v = GgmlType::Q8_0;
-  RebuildStrategy rebuild = RebuildStrategy::Shift;
+  RebuildStrategy rebuild = RebuildStrategy::Background;
   bool wait_for_summary = false;   // a turn arriving while a summary runs waits for it
   bool background_summary = true;  // false: summarize before the turn returns (deterministic tests)
   SummarizerSettings summarizer;   // its n_ctx, KV type, generation length
@@ -75,9 +93,9 @@ struct SessionStats {
   int64_t dropped_since_summary = 0;  // tokens dropped and not yet in a summary (nor in a running job)
   int64_t dropped_total = 0;
   int64_t summaries = 0;              // summaries put in place
-  bool summary_running = false;
+  bool summary_running = false;       // the worker writes a summary or rebuilds a cache
   double summary_seconds = 0;         // total, in the summary context
-  double rebuild_seconds = 0;         // total time putting summaries in place
+  double rebuild_seconds = 0;         // total time putting summaries in place (background: catching up)
   double last_rebuild_seconds = 0;
   double window_shift_seconds = 0;    // total time moving Recent after drops
   double worker_rebuild_seconds = 0;  // total, prefilling rebuilt caches on the summary worker
@@ -88,7 +106,7 @@ struct SessionStats {
 
 // Where a turn's time went on the caller's thread, in seconds.
 struct TurnTimes {
-  double rebuild = 0;       // putting a new summary in place first (waiting for it included)
+  double rebuild = 0;       // putting a new summary in place first (waiting for it included, catch_up not)
   double catch_up = 0;      // bringing a cache rebuilt on the worker up to date and swapping it in
   double window_shift = 0;  // dropping messages from Recent and moving the rest down
   double prefill = 0;       // evaluating the user's message
@@ -123,12 +141,16 @@ class ChatSession {
   // in place first stays, as wait_for_summary() would have put it.
   TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options,
                   const std::function<bool(const std::string&)>& on_reasoning = nullptr);
+  // Forgets the conversation (keeps the Prefix); cancels a running summary or rebuild.
   void reset();
-  // Blocks until a running summary is done and puts it in place: what an app
-  // does between turns so the next one starts with nothing left to rebuild.
+  // Blocks until a running summary (and its rebuild) is done and puts it in
+  // place: what an app does between turns so the next one starts with nothing
+  // left to rebuild.
   void wait_for_summary();
   // Puts a finished summary in place now (every turn starts with this); with
-  // `wait`, waits for a running one first. Returns whether one was put in place.
+  // `wait`, waits for a running one (and its rebuild) first. Returns whether one
+  // was put in place. A turn sent while the worker runs and not waiting goes on
+  // with the old summary and cache; a later turn swaps the rebuilt one in.
   bool apply_pending_summary(bool wait);
 
   SessionStats stats() const;
@@ -154,8 +176,9 @@ class ChatSession {
   std::string preview_prompt(const std::string& user_text) const;
 
   // Save / restore: settings, segments and messages, and optionally the KV
-  // cache, in a versioned file with a checksum. Restoring a bad file throws and
-  // leaves the session as it was. (session_file.cpp)
+  // cache, in a versioned file with a checksum. Saving first waits for a running
+  // summary (and its rebuild) and puts it in place; restoring cancels one.
+  // Restoring a bad file throws and leaves the session as it was. (session_file.cpp)
   void save(const std::string& path, bool include_kv);
   void restore(const std::string& path);
 
@@ -164,6 +187,7 @@ class ChatSession {
     std::string role;
     std::string text;              // what was said (for the summarizer and the template)
     std::vector<int32_t> tokens;   // the cells it occupies, in order
+    uint64_t serial = 0;           // 1, 2, ... in the order messages join Recent
   };
   friend struct SessionFile;
 
@@ -179,6 +203,9 @@ class ChatSession {
   void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
                    const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);
   std::vector<int32_t> summary_segment(const std::string& summary) const;
+  // The segment as the cells hold it, clipped to summary_max. Reads only what
+  // construction set: the summary worker calls it too.
+  std::vector<int32_t> summary_cells(const std::string& summary) const;
   int64_t recent_cells() const;
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
   // What a turn changes, kept until it has succeeded (see chat()).
@@ -199,9 +226,13 @@ class ChatSession {
   void roll_back(TurnUndo& undo);
   void make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
   void drop_front();
+  bool put_pending_summary_in_place(bool wait, TurnTimes& times);
   void put_summary_in_place(const std::string& summary);
+  void swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times);
   void prefill_all();
   void maybe_start_summary();
+  void cancel_summary();
+  void push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens);
 
   const model::Model& model_;
   SessionSettings settings_;
@@ -213,6 +244,12 @@ class ChatSession {
   std::unique_ptr<runtime::Context> ctx_;
   sampling::SamplerChain sampler_;
   std::unique_ptr<Summarizer> summarizer_;  // ssskv only
+  // The background rebuild of the running summary job: its worker writes it,
+  // this thread reads it only once the job is taken or cancelled.
+  std::unique_ptr<CacheRebuild> rebuild_;
+  uint64_t rebuild_first_new_serial_ = 0;  // messages from this serial on joined Recent after it started
+  std::vector<std::pair<uint64_t, int64_t>> rebuild_messages_;  // serial and cells of each message it holds
+  uint64_t next_serial_ = 1;
 
   std::vector<int32_t> prefix_;          // BOS + system prompt segment
   std::string summary_text_;

@@ -180,7 +180,8 @@ struct SessionFile {
 };
 
 void ChatSession::save(const std::string& path, bool include_kv) {
-  // A running summary belongs to the state: let it finish, then put it in place.
+  // A running summary (and its rebuild) belongs to the state: let it finish,
+  // then put it in place (swapping a rebuilt cache in).
   apply_pending_summary(/*wait=*/true);
   const std::vector<uint8_t> payload = SessionFile::payload(*this, include_kv);
   Writer header;
@@ -297,10 +298,8 @@ SessionFile::Staged SessionFile::read(const ChatSession& s, const std::string& p
   if (static_cast<int64_t>(s.model_.tokenizer().encode(f.summary_text, false, false).size()) > summary_max) {
     throw bad("its summary is longer than summary_max (" + std::to_string(summary_max) + " tokens)");
   }
-  if (!f.summary_tokens.empty() || !f.summary_text.empty()) {
-    std::vector<int32_t> segment = s.summary_segment(f.summary_text);
-    if (static_cast<int64_t>(segment.size()) > summary_max) segment.resize(static_cast<size_t>(summary_max));
-    if (f.summary_tokens != segment) throw bad("its summary tokens are not its summary text");
+  if ((!f.summary_tokens.empty() || !f.summary_text.empty()) && f.summary_tokens != s.summary_cells(f.summary_text)) {
+    throw bad("its summary tokens are not its summary text");
   }
   int64_t recent_cells = 0;
   for (const ChatSession::Message& m : f.recent) {
@@ -352,11 +351,12 @@ SessionFile::Staged SessionFile::read(const ChatSession& s, const std::string& p
 void ChatSession::restore(const std::string& path) {
   SessionFile::Staged f = SessionFile::read(*this, path);
   // The file has passed every check: from here on nothing refuses it.
-  if (summarizer_) summarizer_->cancel();
+  cancel_summary();
   if (f.has_kv) ctx_->kv().restore(f.kv_bytes, f.positions);
   summary_text_ = std::move(f.summary_text);
   summary_tokens_ = std::move(f.summary_tokens);
   recent_ = std::move(f.recent);
+  for (Message& m : recent_) m.serial = next_serial_++;
   dropped_text_ = std::move(f.dropped);
   log_ = std::move(f.log);
   stats_ = f.stats;

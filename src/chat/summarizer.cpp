@@ -118,19 +118,22 @@ void Summarizer::run(std::string content) {
     result_.input_tokens = input_tokens;
     result_.kept_tokens = static_cast<int64_t>(prompt.size());
     result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (after_ && cancel_.load() == 0) after_(result_.text, cancel_);
   } catch (...) {
     error_ = std::current_exception();
   }
   done_ = true;
 }
 
-void Summarizer::start(const std::string& old_summary, const std::string& dropped_text, bool background) {
+void Summarizer::start(const std::string& old_summary, const std::string& dropped_text, bool background,
+                       AfterSummary after) {
   if (running()) throw std::logic_error("a summary is already being written");
   if (worker_.joinable()) worker_.join();
   std::string content = old_summary.empty() ? dropped_text : "Earlier summary: " + old_summary + "\n\n" + dropped_text;
   result_ = SummaryResult{};
   error_ = nullptr;
   cancel_ = 0;
+  after_ = std::move(after);
   done_ = false;
   has_job_ = true;
   if (background) {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,14 +43,22 @@ class Summarizer {
   Summarizer(const Summarizer&) = delete;
   Summarizer& operator=(const Summarizer&) = delete;
 
+  // What the job does after writing the summary, given its text and the job's
+  // cancel flag (rebuilding the main cache around it). It runs where the
+  // summary ran, so the job runs until it returns; what it throws is the job's
+  // error, as the summary's own.
+  using AfterSummary = std::function<void(const std::string& summary, const std::atomic<int>& cancel)>;
+
   // Starts a job; with `background` on a worker thread, else before returning.
   // Only one job at a time: throws std::logic_error while one is running.
-  void start(const std::string& old_summary, const std::string& dropped_text, bool background);
+  void start(const std::string& old_summary, const std::string& dropped_text, bool background,
+             AfterSummary after = nullptr);
+  // Whether the worker is busy with the job (its summary or what follows it).
   bool running() const { return worker_.joinable() && !done_.load(); }
   bool has_job() const { return has_job_; }
   // Waits for the job and returns its result; rethrows what the job threw.
   SummaryResult take();
-  // Asks a running job to stop and forgets it.
+  // Asks a running job to stop, waits for the worker and forgets the job.
   void cancel();
 
   // The prompt tokens for `content`, thinned to fit the context (exposed for tests).
@@ -69,6 +78,7 @@ class Summarizer {
   std::thread worker_;
   std::atomic<bool> done_{false};
   std::atomic<int> cancel_{0};  // set by the caller's thread, read by the worker
+  AfterSummary after_;
   bool has_job_ = false;
   SummaryResult result_;
   std::exception_ptr error_;

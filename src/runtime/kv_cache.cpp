@@ -147,13 +147,16 @@ void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
   for (int64_t i = 0; i < n; ++i) positions_[static_cast<size_t>(at + i)] = first_position + static_cast<int32_t>(i);
 }
 
-std::vector<uint8_t> KvCache::snapshot() const {
+std::vector<uint8_t> KvCache::snapshot_first(int64_t n) const {
+  if (n < 0 || n > used()) {
+    throw std::out_of_range("KV snapshot of " + std::to_string(n) + " cells, " + std::to_string(used()) + " used");
+  }
   std::vector<uint8_t> out;
-  out.reserve(static_cast<size_t>(used()) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
+  out.reserve(static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
   for (size_t l = 0; l < k_.size(); ++l) {
     for (const core::Tensor* t : {&k_[l], &v_[l]}) {
       const auto* base = static_cast<const uint8_t*>(t->data);
-      out.insert(out.end(), base, base + static_cast<size_t>(used()) * t->nb[2]);
+      out.insert(out.end(), base, base + static_cast<size_t>(n) * t->nb[2]);
     }
   }
   return out;

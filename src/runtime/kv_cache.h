@@ -95,7 +95,10 @@ class KvCache {
   void copy_from(const KvCache& other);
 
   // The used cells' K and V bytes, layer by layer (K then V), for saving.
-  std::vector<uint8_t> snapshot() const;
+  std::vector<uint8_t> snapshot() const { return snapshot_first(used()); }
+  // The same for the first `n` used cells only, as restore() takes them (a kept
+  // Prefix copied into another cache). Throws std::out_of_range past used().
+  std::vector<uint8_t> snapshot_first(int64_t n) const;
   // Replaces the content with a snapshot of `positions.size()` cells taken from a
   // cache of the same shape and types. Throws std::invalid_argument (leaving the
   // cache as it was) when the sizes do not match.

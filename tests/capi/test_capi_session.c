@@ -37,7 +37,7 @@ int main(void) {
   peak_session_params d = peak_session_default_params();
   CHECK(d.struct_size == sizeof d && d.recent_max == 4096 && d.summary_max == 256 && d.trigger_discard == 2048);
   CHECK(d.type_k == PEAK_TYPE_Q8_0 && d.summary_type_kv == PEAK_TYPE_Q4_0 && d.mode == PEAK_MEMORY_SSSKV);
-  CHECK(d.rebuild == PEAK_REBUILD_SHIFT && d.background_summary == 1);
+  CHECK(d.rebuild == PEAK_REBUILD_BACKGROUND && d.background_summary == 1);
 
   peak_session_params p = small_params();
   peak_session* s = NULL;
@@ -51,19 +51,27 @@ int main(void) {
   peak_generate_result r;
   memset(&r, 0, sizeof r);
   r.struct_size = sizeof r;
+  peak_session_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  /* The default rebuild: summaries written before the turn returns are rebuilt
+     into a staging cache there too, which lives until the next turn swaps it in. */
+  size_t staging_seen = 0;
   for (int i = 0; i < 20; ++i) {
     const char* line = "Once upon a time there was a dog named Max.";
     CHECK(peak_session_chat(s, line, strlen(line), &gp, &r) == PEAK_OK);
+    CHECK(peak_session_get_stats(s, &st) == PEAK_OK);
+    if (st.staging_kv_bytes > staging_seen) staging_seen = st.staging_kv_bytes;
   }
   CHECK(streamed > 0 && unterminated_pieces == 0);
   CHECK(r.n_generated_tokens > 0 && r.n_generated_tokens <= 12);
   CHECK(peak_session_wait_summary(s) == PEAK_OK);
 
-  peak_session_stats st;
-  memset(&st, 0, sizeof st);
-  st.struct_size = sizeof st;
   CHECK(peak_session_get_stats(s, &st) == PEAK_OK);
   CHECK(st.turns == 20 && st.dropped_total > 0 && st.summaries >= 1);
+  /* A staging cache has the main cache's size; the main one is part of kv_bytes. */
+  CHECK(staging_seen > 0 && staging_seen < st.kv_bytes && st.staging_kv_bytes == 0);
+  CHECK(st.worker_rebuild_seconds > 0 && st.summary_running == 0);
   CHECK(st.prefix_tokens + st.summary_tokens + st.recent_tokens <= st.n_ctx);
   CHECK(st.summary_tokens <= 48 && st.kv_bytes > 0);
 
@@ -126,6 +134,9 @@ int main(void) {
   q = small_params();
   q.mode = (peak_memory_mode)7;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode");
+  q = small_params();
+  q.rebuild = (peak_rebuild_strategy)3;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy");
   q = small_params();
   q.type_k = 12;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "not a KV cache type");

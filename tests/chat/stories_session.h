@@ -1,10 +1,11 @@
 // Session settings for tests on stories260K: small segments so a few turns fill
 // them, raw text (the model has no chat template), greedy sampling, summaries
-// written before the turn returns. Shared by the session tests, the soak test
+// written before the turn returns; story lines to send and helpers sending them. Shared by the session tests, the soak test
 // and the session-file fuzz target (whose seeds must match its session).
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "chat/chat_session.h"
 
@@ -27,6 +28,37 @@ inline SessionSettings small_stories_settings(MemoryMode mode = MemoryMode::Sssk
   s.sampler.temperature = 0.0f;
   s.n_threads = 1;
   return s;
+}
+
+inline const char* const kStoryLines[5] = {
+    "Once upon a time there was a dog named Max.", "Max liked to run in the sun.", "One day Max found a big red ball.",
+    "He took the ball to his friend Sue.", "Sue and Max played until the sky was dark."};
+
+// Sends the same lines (kStoryLines in turn, answers of 12 tokens) to two
+// sessions until a turn of `live` starts a summary; returns the turns sent, or
+// 0 when none did within 40.
+inline int run_twins_until_summary(ChatSession& live, ChatSession& control) {
+  runtime::GenerateOptions o;
+  o.max_tokens = 12;
+  for (int turn = 0; turn < 40; ++turn) {
+    const bool started = live.chat(kStoryLines[turn % 5], o).summary_started;
+    control.chat(kStoryLines[turn % 5], o);
+    if (started) return turn + 1;
+  }
+  return 0;
+}
+
+// The text a turn answers (greedy with these settings), at most `n` tokens.
+inline std::string answer(ChatSession& session, const std::string& text, int n) {
+  std::string out;
+  runtime::GenerateOptions o;
+  o.max_tokens = n;
+  o.on_text = [&out](std::string_view t) {
+    out.append(t);
+    return true;
+  };
+  session.chat(text, o);
+  return out;
 }
 
 }  // namespace peak::chat::testing

@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "model/model.h"
-#include "model/synth.h"
 #include "chat/chat_session.h"
+#include "fresh_prefill.h"
 #include "session_file_edit.h"
 #include "stories_session.h"
+#include "synth_session_model.h"
 
 namespace peak::chat {
 namespace {
@@ -39,9 +40,7 @@ runtime::GenerateOptions max_tokens(int n) {
   return o;
 }
 
-const char* kLines[] = {"Once upon a time there was a dog named Max.", "Max liked to run in the sun.",
-                        "One day Max found a big red ball.", "He took the ball to his friend Sue.",
-                        "Sue and Max played until the sky was dark."};
+const auto& kLines = testing::kStoryLines;
 
 TEST(ChatSession, SummariesStartExactlyWhenDroppedTokensReachTheTrigger) {
   const SessionSettings settings = small_settings(MemoryMode::Ssskv);
@@ -94,36 +93,15 @@ TEST(ChatSession, TheMainContextNeverExceedsItsSizeOver1000Turns) {
               session.stats().summary_seconds, session.stats().rebuild_seconds);
 }
 
-// Logits for `probe` after the session's cached cells, computed on a copy of
-// its KV cache, and in a fresh context prefilled with the same tokens.
-double rebuild_deviation(const model::Model& m, const ChatSession& session, int32_t probe) {
-  const runtime::Context& live = session.context();
-  runtime::ContextParams p;
-  p.n_ctx = live.n_ctx();
-  p.n_threads = 1;
-  p.type_k = live.kv().type_k();
-  p.type_v = live.kv().type_v();
-  runtime::Context copy(m, p);
-  copy.kv().copy_from(live.kv());
-  copy.eval(&probe, 1);
-  std::vector<int32_t> tokens = session.cached_tokens();
-  tokens.push_back(probe);
-  runtime::Context fresh(m, p);
-  fresh.eval(tokens.data(), static_cast<int64_t>(tokens.size()));
-  double max_diff = 0;
-  for (int64_t v = 0; v < fresh.n_vocab(); ++v) {
-    max_diff = std::max(max_diff, static_cast<double>(std::abs(copy.logits()[v] - fresh.logits()[v])));
-  }
-  return max_diff;
-}
-
 // Runs turns until a summary is ready, puts it in place and returns the
 // deviation right then (a turn would go on to drop and shift Recent).
 double deviation_after_rebuild(const model::Model& m, SessionSettings settings) {
   ChatSession session(m, settings);
   for (int turn = 0; turn < 60; ++turn) {
     session.chat(kLines[turn % 5], max_tokens(12));
-    if (session.apply_pending_summary(true)) return rebuild_deviation(m, session, 5);
+    if (session.apply_pending_summary(true)) {
+      return testing::deviation_from_fresh_prefill(m, session, {5}, session.context().kv().type_k());
+    }
   }
   ADD_FAILURE() << "no rebuild happened";
   return 1e9;
@@ -147,18 +125,9 @@ TEST(ChatSession, ReprefillRebuildEqualsAFreshContext) {
 TEST(ChatSession, ShiftRebuildIsExactOnOneLayerAndBoundedOnFive) {
   // One layer: Recent's keys and values depend only on its tokens and positions,
   // so re-rotating them is exact.
-  model::SynthSpec spec;
-  spec.n_layer = 1;
-  spec.n_embd = 64;
-  spec.n_head = 2;
-  spec.n_head_kv = 2;
-  spec.head_dim = 32;
-  spec.n_ff = 128;
-  spec.n_vocab = 512;
-  const std::string path = ::testing::TempDir() + "peak_session_one_layer.gguf";
-  model::write_synth_model(spec, model::SynthOptions{}, path);
-  const auto one_layer = model::Model::load(path);
+  const auto one_layer = testing::synth_session_model(1, ::testing::TempDir() + "peak_session_one_layer.gguf");
   SessionSettings settings = small_settings(MemoryMode::Ssskv);
+  settings.rebuild = RebuildStrategy::Shift;
   settings.type_k = settings.type_v = GgmlType::F16;
   const double exact = deviation_after_rebuild(*one_layer, settings);
   std::printf("shift rebuild, one layer, F16 KV: max |logit diff| %.3g\n", exact);
@@ -170,7 +139,9 @@ TEST(ChatSession, ShiftRebuildIsExactOnOneLayerAndBoundedOnFive) {
 
   // Five layers: deeper keys and values of Recent were computed attending to the
   // old summary and dropped text, so shift approximates reprefill.
-  const double approx = deviation_after_rebuild(stories(), small_settings(MemoryMode::Ssskv));
+  settings = small_settings(MemoryMode::Ssskv);
+  settings.rebuild = RebuildStrategy::Shift;
+  const double approx = deviation_after_rebuild(stories(), settings);
   std::printf("shift rebuild, stories260K (5 layers), F16 KV: max |logit diff| %.3g\n", approx);
   EXPECT_LT(approx, 5.0);
 }
@@ -273,15 +244,6 @@ TEST(ChatSession, ACorruptedOrTruncatedFileIsRefusedAndTheSessionKeptAsItWas) {
   std::remove(path.c_str());
 }
 
-// Greedy text of one turn.
-std::string answer(ChatSession& session, const std::string& text, int n) {
-  std::string out;
-  runtime::GenerateOptions o = max_tokens(n);
-  o.on_text = [&out](std::string_view t) { out.append(t); return true; };
-  session.chat(text, o);
-  return out;
-}
-
 // The restore fails only at the last check (the KV bytes do not match the cells):
 // the summary the live session has ready must still be put in place.
 TEST(ChatSession, ARestoreRefusedAtItsLastCheckKeepsTheFinishedSummary) {
@@ -295,12 +257,8 @@ TEST(ChatSession, ARestoreRefusedAtItsLastCheckKeepsTheFinishedSummary) {
   testing::write_bytes(path, file.bytes());
 
   ChatSession live(stories(), settings), control(stories(), settings);
-  int turn = 0;
-  for (bool started = false; !started; ++turn) {
-    ASSERT_LT(turn, 40) << "no summary started";
-    started = live.chat(kLines[turn % 5], max_tokens(12)).summary_started;
-    control.chat(kLines[turn % 5], max_tokens(12));
-  }
+  int turn = testing::run_twins_until_summary(live, control);
+  ASSERT_GT(turn, 0) << "no summary started";
   std::string error;
   try {
     live.restore(path);
@@ -315,7 +273,7 @@ TEST(ChatSession, ARestoreRefusedAtItsLastCheckKeepsTheFinishedSummary) {
   EXPECT_EQ(live.summary(), control.summary());
   EXPECT_FALSE(live.summary().empty());
   EXPECT_EQ(live.cached_tokens(), control.cached_tokens());
-  EXPECT_EQ(answer(live, kLines[turn % 5], 16), answer(control, kLines[turn % 5], 16));
+  EXPECT_EQ(testing::answer(live, kLines[turn % 5], 16), testing::answer(control, kLines[turn % 5], 16));
   std::remove(path.c_str());
 }
 
@@ -349,9 +307,9 @@ TEST(ChatSession, AFailedTurnLeavesTheSessionAsItWas) {
       ChatSession restored_control(stories(), settings);
       control.save(path, true);
       restored_control.restore(path);
-      EXPECT_EQ(answer(restored, kLines[turn % 5], 16), answer(restored_control, kLines[turn % 5], 16));
+      EXPECT_EQ(testing::answer(restored, kLines[turn % 5], 16), testing::answer(restored_control, kLines[turn % 5], 16));
     }
-    EXPECT_EQ(answer(live, kLines[turn % 5], 12), answer(control, kLines[turn % 5], 12)) << "turn " << turn;
+    EXPECT_EQ(testing::answer(live, kLines[turn % 5], 12), testing::answer(control, kLines[turn % 5], 12)) << "turn " << turn;
   }
   EXPECT_GT(live.stats().dropped_total, 0);
   std::remove(path.c_str());

@@ -1,12 +1,16 @@
 // peak bench: prompt processing (pp) and token generation (tg) speed, as
-// llama-bench measures them: pp evaluates N prompt tokens in batches from an
-// empty context; tg generates N tokens one at a time from an empty context.
+// llama-bench measures them: pp evaluates N prompt tokens in batches; tg
+// generates N tokens one at a time; both after D tokens already in the cache
+// (-d, default 0: an empty context). The D tokens are evaluated once per test,
+// untimed; before each repetition the cells the previous one appended are
+// removed, so every repetition starts at depth D.
 // Each test runs once to warm up, then R times; t/s is reported as mean ± sd.
-// For tg it also reports the weight bytes streamed per second and that as a
-// share of the machine's read bandwidth, probed right before each timed
-// repetition: on a shared machine the bandwidth on offer drifts within
-// seconds, so each repetition is compared with its own probe and the shares
-// are averaged.
+// For tg it also reports the bytes streamed per second and that as a share of
+// the machine's read bandwidth, probed right before each timed repetition: on
+// a shared machine the bandwidth on offer drifts within seconds, so each
+// repetition is compared with its own probe and the shares are averaged. A
+// generated token streams the weights and, at depth, every layer's K and V
+// rows of the used cells (their mean count over the test).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -33,6 +37,7 @@ struct BenchOptions {
   std::vector<std::string> models;
   std::vector<int> prompt_lengths = {512};
   std::vector<int> gen_lengths = {128};
+  std::vector<int> depths = {0};
   std::vector<int> threads;
   int repetitions = 5;
   std::string output = "md";
@@ -44,17 +49,20 @@ struct BenchOptions {
 struct Result {
   std::string model, type;
   uint64_t size = 0, params = 0;
-  int threads = 0, n_prompt = 0, n_gen = 0;
+  int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
   double mean = 0, sd = 0;      // tokens per second
-  double gbps = 0, probe = 0;   // tg only: weights streamed, mean probed bandwidth
+  double gbps = 0, probe = 0;   // tg only: weights and KV streamed, mean probed bandwidth
   double share = 0;             // tg only: mean over repetitions of streamed / probed
 };
 
 void print_help() {
   std::printf(
-      "usage: peak bench -m MODEL [-m MODEL2 ...] [-p 512] [-n 128] [-t T] [-r 5] [-o md|csv|json] [--profile]\n"
-      "  pp: N prompt tokens from an empty context; tg: N tokens generated one by one.\n"
-      "  -p, -n, -t take comma-separated lists (e.g. -t 1,2); 0 skips a test.\n"
+      "usage: peak bench -m MODEL [-m MODEL2 ...] [-p 512] [-n 128] [-d 0] [-t T] [-r 5] [-o md|csv|json] [--profile]\n"
+      "  pp: N prompt tokens; tg: N tokens generated one by one; both after D tokens in the cache.\n"
+      "  -p, -n, -d, -t take comma-separated lists (e.g. -t 1,2); 0 skips a pp or tg test.\n"
+      "  -d, --n-depth D  tokens already in the cache (default 0), filled once per test, untimed\n"
+      "  tg's GB/s and %% of probe count the weights and, at depth, the K and V rows of every\n"
+      "  layer over the used cells that each generated token reads.\n"
       "  -r N         repetitions after one warm-up run (default 5)\n"
       "  -o FORMAT    md (default), csv or json\n"
       "  --profile    time per op type (printed to stderr after each test)\n"
@@ -104,6 +112,8 @@ BenchOptions parse(int argc, char** argv, bool* help) {
       o.prompt_lengths = parse_list(a, args.value(a), 0, 1 << 20);
     } else if (!std::strcmp(a, "-n") || !std::strcmp(a, "--n-gen")) {
       o.gen_lengths = parse_list(a, args.value(a), 0, 1 << 20);
+    } else if (!std::strcmp(a, "-d") || !std::strcmp(a, "--n-depth")) {
+      o.depths = parse_list(a, args.value(a), 0, 1 << 20);
     } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
       o.threads = parse_list(a, args.value(a), 1, 64);
     } else if (!std::strcmp(a, "-r") || !std::strcmp(a, "--repetitions")) {
@@ -168,17 +178,20 @@ void print_profile(peak_context* ctx, const char* test) {
   peak_context_reset_profile(ctx);
 }
 
-// Runs one test `runs` + 1 times (the first is a warm-up); returns tokens/s per run.
-// Tokens/s of each timed run (after one warm-up run); `before_run`, when set,
-// is called right before each timed run.
-std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, size_t n_vocab, int runs,
+// Tokens/s of each timed run (after one warm-up run) of n_prompt prompt tokens
+// or n_gen generated ones, each after n_depth tokens in the cache; `before_run`,
+// when set, is called right before each timed run.
+std::vector<double> time_test(peak_context* ctx, int n_depth, int n_prompt, int n_gen, size_t n_vocab, int runs,
                               const std::function<void()>& before_run) {
-  std::vector<int32_t> tokens(static_cast<size_t>(std::max(n_prompt, 1)));
+  std::vector<int32_t> tokens(static_cast<size_t>(std::max({n_prompt, n_depth, 1})));
   uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
   for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
+  check_status(peak_context_kv_clear(ctx));
+  if (n_depth > 0) check_status(peak_context_eval(ctx, tokens.data(), static_cast<size_t>(n_depth)));
   std::vector<double> rates;
   for (int run = 0; run <= runs; ++run) {
-    check_status(peak_context_kv_clear(ctx));
+    const size_t depth = static_cast<size_t>(n_depth);
+    check_status(peak_context_kv_remove(ctx, depth, peak_context_n_used(ctx) - depth));
     if (run > 0 && before_run) before_run();
     const auto start = std::chrono::steady_clock::now();
     if (n_prompt > 0) {
@@ -193,6 +206,31 @@ std::vector<double> time_test(peak_context* ctx, int n_prompt, int n_gen, size_t
   return rates;
 }
 
+// Bytes of one cached row of head_dim elements in `type`, as the context
+// stores it: block types need a head size that is a multiple of 32 and fall
+// back to F16 otherwise.
+double kv_row_bytes(peak_type type, size_t head_dim) {
+  const auto d = static_cast<double>(head_dim);
+  const bool blocks_fit = head_dim % 32 == 0;
+  switch (type) {
+    case PEAK_TYPE_F32: return 4 * d;
+    case PEAK_TYPE_Q8_0: return blocks_fit ? d / 32 * 34 : 2 * d;
+    case PEAK_TYPE_Q4_0: return blocks_fit ? d / 32 * 18 : 2 * d;
+    default: return 2 * d;
+  }
+}
+
+// Bytes one generated token reads: the weights, then K and V of every layer
+// over the cells it attends to, on average over n_gen tokens generated after
+// n_depth (the i-th sees n_depth + i + 1 cells). A sliding-window layer is
+// counted over all of them, though it reads only its window.
+double decode_bytes_at_depth(const peak_model_info& info, const GenerationOptions& g, int n_depth, int n_gen) {
+  const double cells = n_depth + (n_gen + 1) / 2.0;
+  const double cell_bytes = static_cast<double>(info.n_layer * info.n_head_kv) *
+                            (kv_row_bytes(g.context.type_k, info.head_dim) + kv_row_bytes(g.context.type_v, info.head_dim));
+  return static_cast<double>(info.decode_bytes_per_token) + cells * cell_bytes;
+}
+
 std::string model_label(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -200,12 +238,13 @@ std::string model_label(const std::string& path) {
 
 void print_results(const std::vector<Result>& results, const std::string& format) {
   if (format == "md") {
-    std::printf("| model | type | size | params | threads | test | t/s | weights GB/s | probe GB/s | %% of probe |\n");
-    std::printf("|---|---|---:|---:|---:|---|---:|---:|---:|---:|\n");
+    std::printf("| model | type | size | params | threads | depth | test | t/s | streamed GB/s | probe GB/s | %% of probe |\n");
+    std::printf("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
     for (const Result& r : results) {
       const std::string test = r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt) : "tg" + std::to_string(r.n_gen);
-      std::printf("| %s | %s | %s | %.2f M | %d | %s | %.2f ± %.2f |", r.model.c_str(), r.type.c_str(),
-                  human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, test.c_str(), r.mean, r.sd);
+      std::printf("| %s | %s | %s | %.2f M | %d | %d | %s | %.2f ± %.2f |", r.model.c_str(), r.type.c_str(),
+                  human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, r.n_depth, test.c_str(),
+                  r.mean, r.sd);
       if (r.n_gen > 0) {
         if (r.probe > 0) {
           std::printf(" %.1f | %.1f | %d%% |\n", r.gbps, r.probe, static_cast<int>(100 * r.share + 0.5));
@@ -217,21 +256,21 @@ void print_results(const std::vector<Result>& results, const std::string& format
       }
     }
   } else if (format == "csv") {
-    std::printf("model_filename,model_type,model_size,model_n_params,n_threads,n_prompt,n_gen,avg_ts,stddev_ts,weights_gbps,probe_gbps,probe_share\n");
+    std::printf("model_filename,model_type,model_size,model_n_params,n_threads,n_prompt,n_gen,n_depth,avg_ts,stddev_ts,streamed_gbps,probe_gbps,probe_share\n");
     for (const Result& r : results) {
-      std::printf("%s,%s,%llu,%llu,%d,%d,%d,%.4f,%.4f,%.3f,%.3f,%.3f\n", r.model.c_str(), r.type.c_str(),
+      std::printf("%s,%s,%llu,%llu,%d,%d,%d,%d,%.4f,%.4f,%.3f,%.3f,%.3f\n", r.model.c_str(), r.type.c_str(),
                   static_cast<unsigned long long>(r.size), static_cast<unsigned long long>(r.params), r.threads,
-                  r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps, r.probe, r.share);
+                  r.n_prompt, r.n_gen, r.n_depth, r.mean, r.sd, r.gbps, r.probe, r.share);
     }
   } else {
     std::printf("[\n");
     for (size_t i = 0; i < results.size(); ++i) {
       const Result& r = results[i];
       std::printf("  {\"model_filename\": %s, \"model_type\": %s, \"model_size\": %llu, \"model_n_params\": %llu, "
-                  "\"n_threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"avg_ts\": %.4f, \"stddev_ts\": %.4f, "
-                  "\"weights_gbps\": %.3f, \"probe_gbps\": %.3f, \"probe_share\": %.3f}%s\n",
+                  "\"n_threads\": %d, \"n_prompt\": %d, \"n_gen\": %d, \"n_depth\": %d, \"avg_ts\": %.4f, "
+                  "\"stddev_ts\": %.4f, \"streamed_gbps\": %.3f, \"probe_gbps\": %.3f, \"probe_share\": %.3f}%s\n",
                   json_string(r.model).c_str(), json_string(r.type).c_str(), static_cast<unsigned long long>(r.size),
-                  static_cast<unsigned long long>(r.params), r.threads, r.n_prompt, r.n_gen, r.mean, r.sd, r.gbps,
+                  static_cast<unsigned long long>(r.params), r.threads, r.n_prompt, r.n_gen, r.n_depth, r.mean, r.sd, r.gbps,
                   r.probe, r.share, i + 1 < results.size() ? "," : "");
     }
     std::printf("]\n");
@@ -255,11 +294,13 @@ int run_bench(int argc, char** argv) {
   };
   const int max_prompt = *std::max_element(o.prompt_lengths.begin(), o.prompt_lengths.end());
   const int max_gen = *std::max_element(o.gen_lengths.begin(), o.gen_lengths.end());
+  const int max_depth = *std::max_element(o.depths.begin(), o.depths.end());
   std::vector<Result> results;
   for (const std::string& path : o.models) {
     GenerationOptions g = o.gen;
-    g.context.n_ctx = static_cast<size_t>(std::max(max_prompt, max_gen) + 16);
-    g.context.n_batch = static_cast<size_t>(std::max(1, std::min(max_prompt, 512)));
+    g.context.n_ctx = static_cast<size_t>(max_depth + std::max(max_prompt, max_gen) + 16);
+    // Batches of up to 512 tokens, for the prompt and for filling the depth.
+    g.context.n_batch = static_cast<size_t>(std::max(1, std::min(std::max(max_prompt, max_depth), 512)));
     g.context.n_threads = static_cast<size_t>(*std::max_element(o.threads.begin(), o.threads.end()));
     // A benchmark measures the steady state: weights repacked before the first test.
     if (g.model.repack_weights != PEAK_REPACK_NONE) g.model.repack_weights = PEAK_REPACK_AT_LOAD;
@@ -269,17 +310,18 @@ int run_bench(int argc, char** argv) {
     const std::string type = dominant_type(path);
     for (int t : o.threads) {
       check_status(peak_context_set_threads(m.context.get(), static_cast<size_t>(t)));
-      auto run = [&](int n_prompt, int n_gen) {
+      auto run = [&](int n_depth, int n_prompt, int n_gen) {
         if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
         std::vector<double> probes;
         std::function<void()> probe_before;
         if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
         const std::vector<double> rates =
-            time_test(m.context.get(), n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
-        Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen};
+            time_test(m.context.get(), n_depth, n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
+        Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen,
+                 n_depth};
         mean_sd(rates, &r.mean, &r.sd);
         if (n_gen > 0) {
-          const auto bytes = static_cast<double>(m.info.decode_bytes_per_token);
+          const double bytes = decode_bytes_at_depth(m.info, g, n_depth, n_gen);
           r.gbps = bytes * r.mean / 1e9;
           for (size_t i = 0; i < probes.size(); ++i) {
             r.probe += probes[i] / static_cast<double>(probes.size());
@@ -292,8 +334,10 @@ int run_bench(int argc, char** argv) {
         }
         results.push_back(r);
       };
-      for (int p : o.prompt_lengths) if (p > 0) run(p, 0);
-      for (int n : o.gen_lengths) if (n > 0) run(0, n);
+      for (int d : o.depths) {
+        for (int p : o.prompt_lengths) if (p > 0) run(d, p, 0);
+        for (int n : o.gen_lengths) if (n > 0) run(d, 0, n);
+      }
     }
   }
   print_results(results, o.output);

@@ -24,6 +24,9 @@
 //   keys outside a row's own range inside those blocks get weight 0. With a
 //   sliding window a decode step over a long cache thus reads only the window,
 //   and a prefill costs O(n_tokens x window).
+// Memory: the KV cache is head-major (runtime/kv_cache.h), so a tile's K and
+// V rows are each one contiguous stream (nb[2] = one row); a decode tile asks
+// for them ahead in small steps (score_streaming).
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
 // the causal triangle (later tiles see more keys). When there are fewer tasks
 // than threads (decode with few kv heads) each tile's key range is split into
@@ -229,15 +232,36 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   state.max[r] = new_max;
 }
 
-// Asks for `n` cache rows of `row_bytes` bytes, `stride` apart, ahead of their
-// use. One head's rows are short (256 bytes for head size 128 in F16) and
-// strided (all kv heads of a position sit together), which the hardware
-// prefetchers do not follow well, so a whole block of K and V rows is asked
-// for before it is scored.
-void prefetch_rows(const char* first, size_t stride, int64_t n, size_t row_bytes) {
-  for (int64_t j = 0; j < n; ++j) {
-    const char* row = first + static_cast<size_t>(j) * stride;
-    for (size_t offset = 0; offset < row_bytes; offset += kCacheLine) __builtin_prefetch(row + offset);
+// A tile of at most kStreamingRows query rows (a decode step: one token's
+// group of query heads) does too little arithmetic per K and V byte to hide
+// the loads, and the hardware prefetchers alone fall behind on the score
+// gemm's K rows (half of a decode step at depth 4096 stalled on them). Such a
+// tile scores a block in steps of kScoreKeys keys, each step first asking for
+// the K rows kPrefetchKeys ahead and for its own keys' V rows: requests spread
+// over the block, not one burst per block (which stalled on the requests
+// themselves). Larger tiles are compute-bound and score a block in one call.
+constexpr int64_t kStreamingRows = 8;
+constexpr int64_t kScoreKeys = 16;
+constexpr int64_t kPrefetchKeys = 64;
+
+// Asks for `bytes` contiguous bytes (head-major cache rows) ahead of their use.
+void prefetch_bytes(const char* first, size_t bytes) {
+  for (size_t offset = 0; offset < bytes; offset += kCacheLine) __builtin_prefetch(first + offset);
+}
+
+// Scores keys [first_key, first_key + n_keys) of a few query rows into
+// sc.weights, prefetching as above; `end` bounds the keys the tile reads.
+void score_streaming(const Attention& a, const char* keys, const char* values, int64_t first_key, int64_t n_keys,
+                     int64_t end, int64_t rows, const Scratch& sc) {
+  const size_t k_row = a.k.nb[2];
+  const size_t v_row = a.v.nb[2];
+  for (int64_t key = 0; key < n_keys; key += kScoreKeys) {
+    const int64_t step = std::min(kScoreKeys, n_keys - key);
+    const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
+    if (ahead > 0) prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
+    prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
+    a.score_gemm(a.s.head_dim, keys + static_cast<size_t>(key) * k_row, k_row, step, sc.queries,
+                 a.layout.query_row_bytes, rows, sc.weights + key, kKeysPerBlock);
   }
 }
 
@@ -257,10 +281,12 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     const int64_t n_keys = std::min(kKeysPerBlock, end - first_key);
     const char* keys = a.k.row_ptr(kv_head, first_key);
     const char* values = a.v.row_ptr(kv_head, first_key);
-    prefetch_rows(keys, a.k.nb[2], n_keys, a.k.row_bytes());
-    prefetch_rows(values, a.v.nb[2], n_keys, a.v.row_bytes());
-    a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
-                     kKeysPerBlock);
+    if (rows > kStreamingRows) {
+      a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
+                   kKeysPerBlock);
+    } else {
+      score_streaming(a, keys, values, first_key, n_keys, end, rows, sc);
+    }
     for (int64_t r = 0; r < rows; ++r) {
       softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,
                     sc.rescale);

@@ -172,7 +172,7 @@ Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
   const model::HParams& hp = model_.hparams();
   graph_.reset();
   ShiftInputs in;
-  in.cells = graph_.input(GgmlType::I32, {n}, "cells");
+  in.rows = graph_.input(GgmlType::I32, {hp.n_head_kv * n}, "rows");
   in.deltas = graph_.input(GgmlType::I32, {n}, "deltas");
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     const model::LayerAttention& layer = hp.layer(il);
@@ -180,8 +180,9 @@ Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
     core::RopeParams rotation = layer.rope_params;
     rotation.attn_factor = 1.0f;
     core::Tensor* k = kv_.k(il);
-    core::Tensor* rows = graph_.view(k, {hp.n_embd_kv(), kv_.size()}, {k->nb[2]}, 0);  // [kv_dim, n_ctx]
-    core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, in.cells), {hp.head_dim, hp.n_head_kv, n});
+    // The cache is head-major: every row is nb[2] bytes after the previous one.
+    core::Tensor* rows = graph_.view(k, {hp.head_dim, hp.n_head_kv * kv_.size()}, {k->nb[2]}, 0);
+    core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, in.rows), {hp.head_dim, hp.n_head_kv, n});
     cur = graph_.rope(cur, in.deltas, rotation, rope_factors_);
     core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
                                     static_cast<size_t>(first) * k->nb[2]);
@@ -201,8 +202,12 @@ void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
     const int64_t count = std::min(n_batch_, n - done);
     const ShiftInputs in = build_shift_graph(first + done, count);
     allocator_.allocate(graph_);
+    const int64_t n_head_kv = model_.hparams().n_head_kv;
     for (int64_t i = 0; i < count; ++i) {
-      static_cast<int32_t*>(in.cells->data)[i] = static_cast<int32_t>(first + done + i);
+      // Row (head h, cell c) of the head-major cache is row h * n_ctx + c.
+      for (int64_t h = 0; h < n_head_kv; ++h) {
+        static_cast<int32_t*>(in.rows->data)[i * n_head_kv + h] = static_cast<int32_t>(h * kv_.size() + first + done + i);
+      }
       static_cast<int32_t*>(in.deltas->data)[i] = delta;
     }
     core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());

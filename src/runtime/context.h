@@ -82,7 +82,7 @@ class Context {
 
  private:
   struct ShiftInputs {
-    core::Tensor* cells;   // I32 [n]: the cells to re-rotate
+    core::Tensor* rows;    // I32 [n_head_kv * n]: the K rows to re-rotate, cell by cell
     core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
   };
   // Runs one batch into cells [first_cell, first_cell + n_tokens), already claimed.

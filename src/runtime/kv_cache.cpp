@@ -21,6 +21,15 @@ void require_positions(int32_t first_position, int64_t n) {
   }
 }
 
+// Dense [head_dim, n_head_kv, n_ctx] bytes laid out head-major: row (head h,
+// cell c) at h * nb[1] + c * nb[2].
+void set_head_major_layout(core::Tensor& t, GgmlType type, const int64_t (&shape)[core::kMaxDims]) {
+  core::set_dense_layout(t, type, shape);
+  const size_t row = t.nb[1];
+  t.nb[2] = row;
+  t.nb[1] = row * static_cast<size_t>(shape[2]);
+}
+
 }  // namespace
 
 GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
@@ -55,8 +64,8 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_
   v_.resize(static_cast<size_t>(hp.n_layer));
   size_t total = 0;
   for (size_t l = 0; l < k_.size(); ++l) {
-    core::set_dense_layout(k_[l], params.type_k, shape);
-    core::set_dense_layout(v_[l], params.type_v, shape);
+    set_head_major_layout(k_[l], params.type_k, shape);
+    set_head_major_layout(v_[l], params.type_v, shape);
     total += k_[l].byte_size() + v_[l].byte_size();
   }
   buffer_.resize(total);
@@ -101,15 +110,7 @@ void KvCache::remove(int64_t first, int64_t n) {
     throw std::out_of_range("KV cache remove [" + std::to_string(first) + ", +" + std::to_string(n) +
                             ") is outside the " + std::to_string(used()) + " used cells");
   }
-  const int64_t tail = used() - first - n;
-  for (size_t l = 0; l < k_.size(); ++l) {
-    for (core::Tensor* t : {&k_[l], &v_[l]}) {
-      char* base = static_cast<char*>(t->data);
-      const size_t cell = t->nb[2];
-      std::memmove(base + static_cast<size_t>(first) * cell, base + static_cast<size_t>(first + n) * cell,
-                   static_cast<size_t>(tail) * cell);
-    }
-  }
+  move_cells(first + n, first, used() - first - n);
   positions_.erase(positions_.begin() + first, positions_.begin() + first + n);
 }
 
@@ -134,29 +135,32 @@ void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
   if (at < 0 || at > used() || n < 0) throw std::out_of_range("KV cache insert outside the used cells");
   require_free(n);
   require_positions(first_position, n);
-  const int64_t tail = used() - at;
-  for (size_t l = 0; l < k_.size(); ++l) {
-    for (core::Tensor* t : {&k_[l], &v_[l]}) {
-      char* base = static_cast<char*>(t->data);
-      const size_t cell = t->nb[2];
-      std::memmove(base + static_cast<size_t>(at + n) * cell, base + static_cast<size_t>(at) * cell,
-                   static_cast<size_t>(tail) * cell);
-    }
-  }
+  move_cells(at, at + n, used() - at);
   positions_.insert(positions_.begin() + at, static_cast<size_t>(n), 0);  // within the reserved capacity
   for (int64_t i = 0; i < n; ++i) positions_[static_cast<size_t>(at + i)] = first_position + static_cast<int32_t>(i);
+}
+
+void KvCache::move_cells(int64_t from, int64_t to, int64_t n) {
+  for (size_t l = 0; l < k_.size(); ++l) {
+    for (core::Tensor* t : {&k_[l], &v_[l]}) {
+      for (int64_t h = 0; h < t->ne[1]; ++h) {
+        std::memmove(t->row_ptr(h, to), t->row_ptr(h, from), static_cast<size_t>(n) * t->nb[2]);
+      }
+    }
+  }
 }
 
 std::vector<uint8_t> KvCache::snapshot_first(int64_t n) const {
   if (n < 0 || n > used()) {
     throw std::out_of_range("KV snapshot of " + std::to_string(n) + " cells, " + std::to_string(used()) + " used");
   }
-  std::vector<uint8_t> out;
-  out.reserve(static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
+  std::vector<uint8_t> out(static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
+  uint8_t* p = out.data();
   for (size_t l = 0; l < k_.size(); ++l) {
     for (const core::Tensor* t : {&k_[l], &v_[l]}) {
-      const auto* base = static_cast<const uint8_t*>(t->data);
-      out.insert(out.end(), base, base + static_cast<size_t>(n) * t->nb[2]);
+      for (int64_t c = 0; c < n; ++c) {
+        for (int64_t h = 0; h < t->ne[1]; ++h, p += t->nb[2]) std::memcpy(p, t->row_ptr(h, c), t->nb[2]);
+      }
     }
   }
   return out;
@@ -172,9 +176,9 @@ void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32
   const uint8_t* p = bytes.data();
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {
-      const size_t length = static_cast<size_t>(n) * t->nb[2];
-      std::memcpy(t->data, p, length);
-      p += length;
+      for (int64_t c = 0; c < n; ++c) {
+        for (int64_t h = 0; h < t->ne[1]; ++h, p += t->nb[2]) std::memcpy(t->row_ptr(h, c), p, t->nb[2]);
+      }
     }
   }
   positions_.assign(positions.begin(), positions.end());

@@ -2,6 +2,12 @@
 // [head_dim, n_head_kv, n_ctx] in the chosen types (F32, F16, Q8_0 or Q4_0),
 // allocated once at creation and never grown.
 //
+// Memory is head-major: each kv head's rows of all cells sit together (nb[2]
+// is one row, nb[1] a head's n_ctx rows), so attention over one head streams
+// one contiguous run of rows instead of short rows n_head_kv rows apart.
+// Graphs see the usual [head_dim, n_head_kv, cells] views through the strides;
+// snapshots keep the cell-major byte order (all heads of a cell together).
+//
 // Cells are kept contiguous: cell i holds the i-th token of the cached sequence,
 // cells [0, used) are filled, and positions increase with the cell index.
 // Removing a range moves the later cells down (their positions are unchanged),
@@ -94,7 +100,8 @@ class KvCache {
   // Copies the whole content of `other`, which must have the same shape and types.
   void copy_from(const KvCache& other);
 
-  // The used cells' K and V bytes, layer by layer (K then V), for saving.
+  // The used cells' K and V bytes, layer by layer (K then V), each cell-major
+  // (cell 0's rows of heads 0, 1, ..., then cell 1's), for saving.
   std::vector<uint8_t> snapshot() const { return snapshot_first(used()); }
   // The same for the first `n` used cells only, as restore() takes them (a kept
   // Prefix copied into another cache). Throws std::out_of_range past used().
@@ -104,11 +111,15 @@ class KvCache {
   // cache as it was) when the sizes do not match.
   void restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
 
-  // Bytes of one cell of one layer's K (or V).
-  size_t cell_bytes_k() const { return k_[0].nb[2]; }
-  size_t cell_bytes_v() const { return v_[0].nb[2]; }
+  // Bytes of one cell of one layer's K (or V): a row per kv head.
+  size_t cell_bytes_k() const { return k_[0].nb[2] * static_cast<size_t>(k_[0].ne[1]); }
+  size_t cell_bytes_v() const { return v_[0].nb[2] * static_cast<size_t>(v_[0].ne[1]); }
 
  private:
+  // Moves cells [from, from + n) of every layer's K and V to start at cell `to`
+  // (the ranges may overlap).
+  void move_cells(int64_t from, int64_t to, int64_t n);
+
   int64_t n_ctx_;
   std::vector<core::Tensor> k_;  // per layer
   std::vector<core::Tensor> v_;

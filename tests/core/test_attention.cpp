@@ -2,7 +2,8 @@
 // definition: every cache type, grouped-query heads, causal or not, sliding
 // windows in prefill (more tokens than the window) and in decode (a cache far
 // longer than the window), soft-capped scores, 1..4 threads (decode with one
-// kv head splits the keys into chunks across threads), strided cache views;
+// kv head splits the keys into chunks across threads), strided cache views
+// and the KV cache's head-major ones;
 // then a merge of chunks some of which no key of a row falls in, and cells
 // outside every window that must never be read.
 #include <gtest/gtest.h>
@@ -75,6 +76,11 @@ struct AttentionCase {
   int64_t head_dim, n_head, n_head_kv, n_tokens, n_kv;
 };
 
+::testing::Message describe(GgmlType type, const AttentionCase& c) {
+  return ::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim << " heads "
+                              << c.n_head << "/" << c.n_head_kv << " tokens " << c.n_tokens << " kv " << c.n_kv;
+}
+
 TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
   const AttentionCase cases[] = {
       {64, 4, 4, 1, 1}, {64, 8, 2, 1, 37}, {32, 6, 3, 5, 19}, {128, 4, 1, 3, 300},
@@ -85,9 +91,7 @@ TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
   };
   for (GgmlType type : kCacheTypes) {
     for (const AttentionCase& c : cases) {
-      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim
-                                      << " heads " << c.n_head << "/" << c.n_head_kv << " tokens "
-                                      << c.n_tokens << " kv " << c.n_kv);
+      SCOPED_TRACE(describe(type, c));
       Leaves leaves;
       Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens});
       Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
@@ -221,6 +225,42 @@ TEST(CoreAttention, ReadsStridedCacheViews) {
     Tensor* v = g.view(v_cache, {64, 2, 20}, {v_cache->nb[1], v_cache->nb[2]}, 0);
     return g.attention(q, k, v, full_params(0.125f));
   }, expected, kQ8Partner);
+}
+
+// The KV cache's head-major memory: leaves of [d, n_ctx, n_head_kv] (one
+// head's cells contiguous) seen as [d, n_head_kv, n_kv] views, as the decoder
+// builds them, for every cache type. Decode and prefill steps over key counts
+// that leave a partial block of keys; one kv head makes decode split its keys
+// into chunks, whose boundary then falls inside a block.
+TEST(CoreAttention, ReadsHeadMajorCacheViews) {
+  const AttentionCase cases[] = {
+      {64, 8, 2, 1, 300}, {128, 2, 1, 1, 1000}, {64, 4, 1, 40, 259}, {32, 6, 3, 7, 130},
+  };
+  const int64_t n_ctx = 1100;
+  for (GgmlType type : kCacheTypes) {
+    for (const AttentionCase& c : cases) {
+      SCOPED_TRACE(describe(type, c));
+      Leaves leaves;
+      Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens});
+      Tensor* k_cache = leaves.random(type, {c.head_dim, n_ctx, c.n_head_kv});
+      Tensor* v_cache = leaves.random(type, {c.head_dim, n_ctx, c.n_head_kv});
+      const Dense cache_k = read_dense(*k_cache), cache_v = read_dense(*v_cache);
+      Dense dk({c.head_dim, c.n_head_kv, c.n_kv, 1}), dv({c.head_dim, c.n_head_kv, c.n_kv, 1});
+      for (int64_t j = 0; j < c.n_kv; ++j)
+        for (int64_t h = 0; h < c.n_head_kv; ++h)
+          for (int64_t i = 0; i < c.head_dim; ++i) {
+            dk.at(i, h, j) = cache_k.at(i, j, h);
+            dv.at(i, h, j) = cache_v.at(i, j, h);
+          }
+      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+      const AttentionParams params = causal_params(scale);
+      expect_graph_matches([&](Graph& g) {
+        Tensor* k = g.view(k_cache, {c.head_dim, c.n_head_kv, c.n_kv}, {k_cache->nb[2], k_cache->nb[1]}, 0);
+        Tensor* v = g.view(v_cache, {c.head_dim, c.n_head_kv, c.n_kv}, {v_cache->nb[2], v_cache->nb[1]}, 0);
+        return g.attention(q, k, v, params);
+      }, reference_attention(read_dense(*q), dk, dv, params), partner_bound(type));
+    }
+  }
 }
 
 }  // namespace

@@ -258,7 +258,9 @@ void score_streaming(const Attention& a, const char* keys, const char* values, i
   for (int64_t key = 0; key < n_keys; key += kScoreKeys) {
     const int64_t step = std::min(kScoreKeys, n_keys - key);
     const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
-    if (ahead > 0) prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
+    if (ahead > 0) {
+      prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
+    }
     prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
     a.score_gemm(a.s.head_dim, keys + static_cast<size_t>(key) * k_row, k_row, step, sc.queries,
                  a.layout.query_row_bytes, rows, sc.weights + key, kKeysPerBlock);

@@ -206,7 +206,8 @@ void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
     for (int64_t i = 0; i < count; ++i) {
       // Row (head h, cell c) of the head-major cache is row h * n_ctx + c.
       for (int64_t h = 0; h < n_head_kv; ++h) {
-        static_cast<int32_t*>(in.rows->data)[i * n_head_kv + h] = static_cast<int32_t>(h * kv_.size() + first + done + i);
+        const int64_t row = h * kv_.size() + first + done + i;
+        static_cast<int32_t*>(in.rows->data)[i * n_head_kv + h] = static_cast<int32_t>(row);
       }
       static_cast<int32_t*>(in.deltas->data)[i] = delta;
     }

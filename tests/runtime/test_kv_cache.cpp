@@ -30,9 +30,11 @@ model::HParams small_hparams() {
 std::vector<uint8_t> row_for(GgmlType type, int64_t layer, int which, int64_t head, int64_t token) {
   std::vector<float> values(kHeadDim);
   for (int64_t i = 0; i < kHeadDim; ++i) {
-    values[static_cast<size_t>(i)] = static_cast<float>(((layer * 2 + which) * 16 + head) * 64 + token) + 0.25f * static_cast<float>(i % 4);
+    const int64_t id = ((layer * 2 + which) * 16 + head) * 64 + token;
+    values[static_cast<size_t>(i)] = static_cast<float>(id) + 0.25f * static_cast<float>(i % 4);
   }
-  std::vector<uint8_t> row(static_cast<size_t>(kHeadDim / core::type_block_elements(type)) * core::type_block_bytes(type));
+  const auto blocks = static_cast<size_t>(kHeadDim / core::type_block_elements(type));
+  std::vector<uint8_t> row(blocks * core::type_block_bytes(type));
   kernels_for(type).from_float(values.data(), row.data(), kHeadDim);
   return row;
 }

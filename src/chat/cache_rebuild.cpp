@@ -4,36 +4,106 @@
 #include <chrono>
 
 namespace peak::chat {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
 
 CacheRebuild::CacheRebuild(const model::Model& model, Start start) : model_(model), start_(std::move(start)) {}
 
 void CacheRebuild::run(const std::vector<int32_t>& summary_segment, const std::atomic<int>& cancel) {
   const auto began = std::chrono::steady_clock::now();
-  auto staging = std::make_unique<runtime::Context>(model_, start_.params);
-  staging_kv_bytes_ = staging->kv().bytes();
+  staging_ = std::make_unique<runtime::Context>(model_, start_.params);
+  staging_kv_bytes_ = staging_->kv().bytes();
+  summary_segment_ = summary_segment;
   try {
-    staging->kv().restore(start_.prefix_cells, start_.prefix_positions);
+    staging_->kv().restore(start_.prefix_cells, start_.prefix_positions);
     std::vector<uint8_t>().swap(start_.prefix_cells);  // in the staging cache now
     std::vector<int32_t> tokens = summary_segment;
-    tokens.insert(tokens.end(), start_.recent_tokens.begin(), start_.recent_tokens.end());
-    const auto n = static_cast<int64_t>(tokens.size());
-    for (int64_t at = 0; at < n; at += staging->n_batch()) {
-      if (cancel.load() != 0) break;
-      staging->eval(tokens.data() + at, std::min(staging->n_batch(), n - at));
+    for (const Message& m : start_.recent) {
+      tokens.insert(tokens.end(), m.tokens.begin(), m.tokens.end());
+      staged_.emplace_back(m.serial, static_cast<int64_t>(m.tokens.size()));
     }
+    std::vector<Message>().swap(start_.recent);
+    if (!evaluate(tokens, cancel)) drop_staging();
   } catch (...) {
-    staging_kv_bytes_ = 0;
+    drop_staging();
     throw;
   }
-  seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  if (cancel.load() != 0) {
-    staging_kv_bytes_ = 0;  // freed as `staging` goes
-    return;
-  }
-  staging_ = std::move(staging);
-  summary_segment_ = summary_segment;
+  seconds_ += seconds_since(began);
+  if (staging_) drain(cancel);
 }
 
-std::unique_ptr<runtime::Context> CacheRebuild::take() { return std::move(staging_); }
+bool CacheRebuild::update(uint64_t first_kept, std::vector<Message> added) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  has_pending_ = true;
+  pending_first_kept_ = first_kept;
+  for (Message& m : added) pending_added_.push_back(std::move(m));
+  if (worker_active_) return true;
+  worker_active_ = true;  // the caller's drain() will take it
+  return false;
+}
+
+void CacheRebuild::drain(const std::atomic<int>& cancel) {
+  const auto began = std::chrono::steady_clock::now();
+  for (;;) {
+    uint64_t first_kept = 0;
+    std::vector<Message> added;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!has_pending_) {
+        worker_active_ = false;
+        break;
+      }
+      has_pending_ = false;
+      first_kept = pending_first_kept_;
+      added.swap(pending_added_);
+    }
+    if (staging_ && !apply(first_kept, added, cancel)) drop_staging();
+  }
+  seconds_ += seconds_since(began);
+}
+
+bool CacheRebuild::apply(uint64_t first_kept, const std::vector<Message>& added, const std::atomic<int>& cancel) {
+  // Recent drops whole messages from its front, so the removed ones lead staged_.
+  size_t n_removed = 0;
+  int64_t removed = 0, kept = 0;
+  while (n_removed < staged_.size() && staged_[n_removed].first < first_kept) removed += staged_[n_removed++].second;
+  for (size_t i = n_removed; i < staged_.size(); ++i) kept += staged_[i].second;
+  if (removed > 0) {
+    const auto first = static_cast<int64_t>(start_.prefix_positions.size() + summary_segment_.size());
+    staging_->kv().remove(first, removed);
+    staging_->shift_positions(first, kept, -static_cast<int32_t>(removed));
+  }
+  staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(n_removed));
+  std::vector<int32_t> tokens;
+  for (const Message& m : added) {
+    tokens.insert(tokens.end(), m.tokens.begin(), m.tokens.end());
+    staged_.emplace_back(m.serial, static_cast<int64_t>(m.tokens.size()));
+  }
+  return evaluate(tokens, cancel);
+}
+
+bool CacheRebuild::evaluate(const std::vector<int32_t>& tokens, const std::atomic<int>& cancel) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  for (int64_t at = 0; at < n; at += staging_->n_batch()) {
+    if (cancel.load() != 0) return false;
+    staging_->eval(tokens.data() + at, std::min(staging_->n_batch(), n - at));
+  }
+  return cancel.load() == 0;
+}
+
+void CacheRebuild::drop_staging() {
+  staging_.reset();
+  staging_kv_bytes_ = 0;
+}
+
+std::unique_ptr<runtime::Context> CacheRebuild::take() {
+  staging_kv_bytes_ = 0;  // the caller's cache from now on
+  return std::move(staging_);
+}
 
 }  // namespace peak::chat

@@ -304,28 +304,23 @@ void ChatSession::put_summary_in_place(const std::string& summary) {
   ++stats_.summaries;
 }
 
+bool ChatSession::send_rebuild_update(CacheRebuild& rebuild) {
+  std::vector<CacheRebuild::Message> added;
+  for (const Message& m : recent_) {
+    if (m.serial >= rebuild_next_serial_) added.push_back({m.serial, m.tokens});
+  }
+  rebuild_next_serial_ = next_serial_;
+  return rebuild.update(recent_.empty() ? next_serial_ : recent_.front().serial, std::move(added));
+}
+
 void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times) {
   const auto start = std::chrono::steady_clock::now();
-  std::unique_ptr<runtime::Context> staging = rebuild.take();
-  const std::vector<int32_t>& segment = rebuild.summary_segment();
-  // The staging cache holds Recent as it was when the job started. Messages
-  // dropped from its front since then are removed and the rest moved down:
-  // this part is a shift, as exact as `shift` (the kept cells were computed
-  // attending to the removed ones). Messages added since are evaluated.
-  const uint64_t first_kept = recent_.empty() ? next_serial_ : recent_.front().serial;
-  int64_t removed = 0, kept = 0;
-  for (const auto& [serial, cells] : rebuild_messages_) (serial < first_kept ? removed : kept) += cells;
-  const auto first = static_cast<int64_t>(prefix_.size() + segment.size());
-  if (removed > 0) {
-    staging->kv().remove(first, removed);
-    staging->shift_positions(first, kept, -static_cast<int32_t>(removed));
-  }
-  std::vector<int32_t> added;
-  for (const Message& m : recent_) {
-    if (m.serial >= rebuild_first_new_serial_) added.insert(added.end(), m.tokens.begin(), m.tokens.end());
-  }
-  if (!added.empty()) staging->eval(added.data(), static_cast<int64_t>(added.size()));
-  ctx_ = std::move(staging);  // the old main cache is freed here
+  // The worker applied every turn's update before it let the job end (take()
+  // waited for it); what it could not have seen is applied here.
+  std::atomic<int> no_cancel{0};
+  if (!send_rebuild_update(rebuild)) rebuild.drain(no_cancel);
+  const std::vector<int32_t> segment = rebuild.summary_segment();
+  ctx_ = rebuild.take();  // the old main cache is freed here
   summary_tokens_ = segment;
   summary_text_ = summary;
   times.catch_up = seconds_since(start);
@@ -348,12 +343,8 @@ void ChatSession::maybe_start_summary() {
     const auto p = static_cast<int64_t>(prefix_.size());
     start.prefix_cells = kv.snapshot_first(p);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + p);
-    rebuild_messages_.clear();
-    for (const Message& m : recent_) {
-      start.recent_tokens.insert(start.recent_tokens.end(), m.tokens.begin(), m.tokens.end());
-      rebuild_messages_.emplace_back(m.serial, static_cast<int64_t>(m.tokens.size()));
-    }
-    rebuild_first_new_serial_ = next_serial_;
+    for (const Message& m : recent_) start.recent.push_back({m.serial, m.tokens});
+    rebuild_next_serial_ = next_serial_;
     rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
     rebuild = [this, job = rebuild_.get()](const std::string& summary, const std::atomic<int>& cancel) {
       job->run(summary_cells(summary), cancel);
@@ -446,6 +437,10 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   } catch (...) {
     roll_back(undo);
     throw;
+  }
+  if (rebuild_ && !send_rebuild_update(*rebuild_)) {
+    // The worker is done: it applies this turn while the user reads.
+    summarizer_->continue_job([job = rebuild_.get()](const std::atomic<int>& cancel) { job->drain(cancel); });
   }
   if (settings_.mode == MemoryMode::Ssskv) {
     const bool had_job = summarizer_->has_job();

@@ -16,10 +16,11 @@
 // - `background` (the default): the same worker then builds the new cache
 //   exactly (cache_rebuild.h): the Prefix's cells, copied when the job starts,
 //   plus the new Summary and the Recent tokens of that moment, prefilled in a
-//   staging context. The next turn catches that cache up with what changed
-//   since (messages dropped from Recent's front are removed and the rest
-//   shifted, as exact as `shift`; messages added are evaluated) and swaps it
-//   in: only the catch-up is on the hot path. The staging context exists from
+//   staging context, and keeps it up to date with the turns sent meanwhile
+//   (messages dropped from Recent's front are removed and the rest shifted, as
+//   exact as `shift`; messages added are evaluated). The next turn swaps it in:
+//   the hot path only catches up what the worker has not yet applied (nothing,
+//   when the user took longer to write than the worker). The staging context exists from
 //   the worker's allocation to the swap, a second main cache: for qwen3-0.6b
 //   (28 layers, 8 KV heads of 128) with Q8_0 KV at recent_max 4096, summary_max
 //   256 and headroom 512, KvCache::bytes_needed gives 60,932 bytes a cell, so
@@ -229,6 +230,9 @@ class ChatSession {
   bool put_pending_summary_in_place(bool wait, TurnTimes& times);
   void put_summary_in_place(const std::string& summary);
   void swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times);
+  // Tells the rebuild how Recent changed since the last update; it applies
+  // that on the worker (or here, at the swap).
+  bool send_rebuild_update(CacheRebuild& rebuild);
   void prefill_all();
   void maybe_start_summary();
   void cancel_summary();
@@ -247,8 +251,7 @@ class ChatSession {
   // The background rebuild of the running summary job: its worker writes it,
   // this thread reads it only once the job is taken or cancelled.
   std::unique_ptr<CacheRebuild> rebuild_;
-  uint64_t rebuild_first_new_serial_ = 0;  // messages from this serial on joined Recent after it started
-  std::vector<std::pair<uint64_t, int64_t>> rebuild_messages_;  // serial and cells of each message it holds
+  uint64_t rebuild_next_serial_ = 0;  // messages from this serial on were not yet sent to it
   uint64_t next_serial_ = 1;
 
   std::vector<int32_t> prefix_;          // BOS + system prompt segment

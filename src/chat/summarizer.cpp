@@ -136,11 +136,33 @@ void Summarizer::start(const std::string& old_summary, const std::string& droppe
   after_ = std::move(after);
   done_ = false;
   has_job_ = true;
+  background_ = background;
   if (background) {
     worker_ = std::thread(&Summarizer::run, this, std::move(content));
   } else {
     run(std::move(content));
   }
+}
+
+bool Summarizer::continue_job(Work work) {
+  if (!has_job_) throw std::logic_error("no summary job to continue");
+  if (worker_.joinable()) worker_.join();
+  if (error_ || cancel_.load() != 0) return false;
+  done_ = false;
+  auto task = [this, work = std::move(work)] {
+    try {
+      work(cancel_);
+    } catch (...) {
+      error_ = std::current_exception();
+    }
+    done_ = true;
+  };
+  if (background_) {
+    worker_ = std::thread(std::move(task));
+  } else {
+    task();
+  }
+  return true;
 }
 
 SummaryResult Summarizer::take() {

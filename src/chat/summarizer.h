@@ -53,6 +53,13 @@ class Summarizer {
   // Only one job at a time: throws std::logic_error while one is running.
   void start(const std::string& old_summary, const std::string& dropped_text, bool background,
              AfterSummary after = nullptr);
+  // More work of the same job, given its cancel flag: it runs where the summary
+  // ran, after it, and take() waits for it and rethrows what it threw. Waits
+  // for the job's earlier work first, so call it when that has ended or is
+  // ending. Returns false, running nothing, when the job failed or was
+  // cancelled; throws std::logic_error without a job.
+  using Work = std::function<void(const std::atomic<int>& cancel)>;
+  bool continue_job(Work work);
   // Whether the worker is busy with the job (its summary or what follows it).
   bool running() const { return worker_.joinable() && !done_.load(); }
   bool has_job() const { return has_job_; }
@@ -80,6 +87,7 @@ class Summarizer {
   std::atomic<int> cancel_{0};  // set by the caller's thread, read by the worker
   AfterSummary after_;
   bool has_job_ = false;
+  bool background_ = false;  // the job's work runs on worker_
   SummaryResult result_;
   std::exception_ptr error_;
 };

@@ -125,9 +125,10 @@ TEST(BackgroundRebuild, AQ8CacheIsAsCloseToF32AsAFreshQ8Prefill) {
 }
 
 // Turns sent while the worker runs (wait_for_summary off, the next message sent
-// at once) are caught up at the swap: messages added since the job started are
-// evaluated into the rebuilt cache, exactly; messages dropped since then are
-// removed from it and the rest shifted, as `shift` would.
+// at once) are applied to the rebuilt cache on the worker before the swap:
+// messages added since the job started are evaluated into it, exactly;
+// messages dropped since then are removed from it and the rest shifted, as
+// `shift` would.
 TEST(BackgroundRebuild, TurnsSentWhileTheWorkerRunsAreCaughtUp) {
   SessionSettings settings = worker_settings(RebuildStrategy::Background, GgmlType::F32);
   settings.wait_for_summary = false;

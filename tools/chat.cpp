@@ -197,8 +197,9 @@ class Chat {
     std::printf("memory:    mode %s, context %zu tokens: prefix %zu + summary %zu + recent %zu (%zu messages)\n",
                 mode_name(o_.session.mode), s.n_ctx, s.prefix_tokens, s.summary_tokens, s.recent_tokens,
                 s.recent_messages);
-    std::printf("history:   %zu turns, %zu tokens dropped, %zu since the last summary, %zu summaries%s\n", s.turns,
-                s.dropped_total, s.dropped_since_summary, s.summaries, s.summary_running ? " (one being written)" : "");
+    std::printf("history:   %zu turns, %zu tokens dropped, %zu since the last summary, %zu summaries (%zu failed)%s\n",
+                s.turns, s.dropped_total, s.dropped_since_summary, s.summaries, s.summary_failures,
+                s.summary_running ? " (one being written)" : "");
     std::printf("time:      %.2f s writing summaries, %.2f s rebuilding caches on the worker, %.3f s putting them in "
                 "place (last %.3f s), %.3f s moving the window\n",
                 s.summary_seconds, s.worker_rebuild_seconds, s.rebuild_seconds, s.last_rebuild_seconds,
@@ -257,7 +258,7 @@ class Chat {
 
   static double rate(size_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
 
-  void print_turn_stats() const {
+  void print_turn_stats() {
     if (last_.stop_reason == PEAK_STOP_CONTEXT_FULL) {
       std::fprintf(stderr, "peak chat: the answer stopped: the context is full (type /reset to start over)\n");
     }
@@ -269,6 +270,15 @@ class Chat {
                  last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
                  rate(last_.n_generated_tokens, last_.generate_seconds), s.prefix_tokens, s.summary_tokens,
                  s.recent_tokens, s.n_ctx, off);
+    // The count starts over after /reset and /load.
+    const bool failed_since = s.summary_failures > failures_told_;
+    failures_told_ = s.summary_failures;
+    if (failed_since) {
+      const std::string why = fetch_text([this](char* buf, size_t capacity, size_t* n) {
+        return peak_session_get_summary_error(session_.get(), buf, capacity, n);
+      });
+      std::fprintf(stderr, "peak chat: a summary failed: %s\n", why.c_str());
+    }
   }
 
   LoadedModel& m_;
@@ -277,6 +287,7 @@ class Chat {
   std::unique_ptr<peak_session, SessionDeleter> session_;
   peak_generate_result last_{};
   bool reasoning_open_ = false;
+  size_t failures_told_ = 0;  // summary failures already reported
 };
 
 void print_commands() {

@@ -622,6 +622,9 @@ typedef struct peak_session_stats {
   size_t turns;
   size_t kv_bytes;                 /* main + summary KV caches */
   size_t staging_kv_bytes;         /* a cache being rebuilt on the worker, while one exists */
+  size_t summary_failures;         /* summary jobs that failed (peak_session_get_summary_error): a failed
+                                      summary keeps the old one and its text waits for the next job; a
+                                      failed background rebuild puts the new summary in place by a shift */
 } peak_session_stats;
 
 PEAK_API peak_status peak_session_get_stats(const peak_session* session, peak_session_stats* stats);
@@ -642,6 +645,11 @@ PEAK_API peak_status peak_session_get_turn_stats(const peak_session* session, pe
 /* The current summary text, then a NUL. */
 PEAK_API peak_status peak_session_get_summary(const peak_session* session, char* buf, size_t capacity,
                                               size_t* length);
+/* Why the last failed summary job failed, then a NUL (empty before any failed).
+   A job runs off the turns, so its failure never fails a turn: it is counted in
+   peak_session_stats.summary_failures and told here. */
+PEAK_API peak_status peak_session_get_summary_error(const peak_session* session, char* buf, size_t capacity,
+                                                    size_t* length);
 /* Saves settings, segments and messages (and the KV cache when include_kv) to a
    versioned file with a checksum. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);

@@ -185,6 +185,7 @@ peak_status peak_session_get_stats(const peak_session* session, peak_session_sta
   stats->turns = static_cast<size_t>(s.turns);
   stats->kv_bytes = s.kv_bytes;
   stats->staging_kv_bytes = s.staging_kv_bytes;
+  stats->summary_failures = static_cast<size_t>(s.summary_failures);
   return PEAK_OK;
 }
 
@@ -209,6 +210,13 @@ peak_status peak_session_get_summary(const peak_session* session, char* buf, siz
   PEAK_CHECK_ARG(length, "peak_session_get_summary: length");
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_summary: buf is NULL");
   return peak::capi::copy_out(session->session->summary(), "summary", buf, capacity, length);
+}
+
+peak_status peak_session_get_summary_error(const peak_session* session, char* buf, size_t capacity, size_t* length) {
+  PEAK_CHECK_ARG(session, "peak_session_get_summary_error: session");
+  PEAK_CHECK_ARG(length, "peak_session_get_summary_error: length");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_summary_error: buf is NULL");
+  return peak::capi::copy_out(session->session->last_summary_error(), "summary error", buf, capacity, length);
 }
 
 peak_status peak_session_save(peak_session* session, const char* path, int include_kv) {

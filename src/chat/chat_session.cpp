@@ -351,8 +351,10 @@ void ChatSession::maybe_start_summary() {
     };
   }
   summarizer_->start(summary_text_, dropped_text_, settings_.background_summary, std::move(rebuild));
+  job_dropped_text_ = std::move(dropped_text_);  // now in the job
+  job_dropped_tokens_ = stats_.dropped_since_summary;
   dropped_text_.clear();
-  stats_.dropped_since_summary = 0;  // now in the job
+  stats_.dropped_since_summary = 0;
 }
 
 void ChatSession::cancel_summary() {
@@ -371,13 +373,29 @@ bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   if (!summarizer_ || !summarizer_->has_job() || (summarizer_->running() && !wait)) return false;
   // The worker is done with the job (or take() waits for it) and its rebuild.
   const std::unique_ptr<CacheRebuild> rebuild = std::move(rebuild_);
-  const SummaryResult r = summarizer_->take();
+  SummaryResult r;
+  try {
+    r = summarizer_->take();
+  } catch (const std::exception& e) {
+    // A failed summary must not fail the user's turn nor lose what it was to
+    // summarize: the old summary stays, and the job's dropped text goes back
+    // in front of what was dropped since, for the next job.
+    dropped_text_ = job_dropped_text_ + dropped_text_;
+    stats_.dropped_since_summary += job_dropped_tokens_;
+    ++stats_.summary_failures;
+    last_summary_error_ = e.what();
+    return false;
+  }
   stats_.summary_seconds += r.seconds;
   if (rebuild) stats_.worker_rebuild_seconds += rebuild->seconds();
-  if (rebuild && rebuild->ready()) {
+  if (!r.work_error.empty()) {
+    ++stats_.summary_failures;
+    last_summary_error_ = "rebuilding the cache: " + r.work_error + " (the summary was put in place by a shift)";
+  }
+  if (rebuild && rebuild->ready() && r.work_error.empty()) {
     swap_in_rebuilt_cache(*rebuild, r.text, times);
   } else {
-    put_summary_in_place(r.text);
+    put_summary_in_place(r.text);  // a shift, unless the strategy is reprefill
   }
   return true;
 }

@@ -100,6 +100,7 @@ struct SessionStats {
   double last_rebuild_seconds = 0;
   double window_shift_seconds = 0;    // total time moving Recent after drops
   double worker_rebuild_seconds = 0;  // total, prefilling rebuilt caches on the summary worker
+  int64_t summary_failures = 0;       // jobs whose summary or rebuild failed (last_summary_error())
   int64_t turns = 0;
   size_t kv_bytes = 0;                // main + summary contexts
   size_t staging_kv_bytes = 0;        // a cache being rebuilt on the worker, while one exists
@@ -158,6 +159,10 @@ class ChatSession {
   // The times of the last turn that succeeded (zero before the first).
   const TurnTimes& last_turn_times() const { return last_turn_times_; }
   const std::string& summary() const { return summary_text_; }
+  // Why the last failed summary job failed ("" before any failed). A failed
+  // summary keeps the old one and its dropped text waits for the next job; a
+  // failed background rebuild puts the new summary in place by a shift.
+  const std::string& last_summary_error() const { return last_summary_error_; }
   // Dropped messages not yet handed to the summarizer, as it will read them.
   const std::string& dropped_text() const { return dropped_text_; }
   const SessionSettings& settings() const { return settings_; }
@@ -259,6 +264,9 @@ class ChatSession {
   std::vector<int32_t> summary_tokens_;  // the Summary segment's cells
   std::deque<Message> recent_;           // the Recent segment, oldest first
   std::string dropped_text_;             // not yet handed to the summarizer
+  std::string job_dropped_text_;         // handed to the running (or last) job: back to dropped_text_ if it fails
+  int64_t job_dropped_tokens_ = 0;
+  std::string last_summary_error_;
   std::vector<LoggedMessage> log_;
   SessionStats stats_;
   TurnTimes last_turn_times_;

@@ -118,11 +118,23 @@ void Summarizer::run(std::string content) {
     result_.input_tokens = input_tokens;
     result_.kept_tokens = static_cast<int64_t>(prompt.size());
     result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (after_ && cancel_.load() == 0) after_(result_.text, cancel_);
   } catch (...) {
     error_ = std::current_exception();
+    done_ = true;
+    return;
   }
+  if (after_ && cancel_.load() == 0) run_work([this](const std::atomic<int>& cancel) { after_(result_.text, cancel); });
   done_ = true;
+}
+
+void Summarizer::run_work(const Work& work) {
+  try {
+    work(cancel_);
+  } catch (const std::exception& e) {
+    result_.work_error = e.what();
+  } catch (...) {
+    result_.work_error = "unknown error";
+  }
 }
 
 void Summarizer::start(const std::string& old_summary, const std::string& dropped_text, bool background,
@@ -147,14 +159,10 @@ void Summarizer::start(const std::string& old_summary, const std::string& droppe
 bool Summarizer::continue_job(Work work) {
   if (!has_job_) throw std::logic_error("no summary job to continue");
   if (worker_.joinable()) worker_.join();
-  if (error_ || cancel_.load() != 0) return false;
+  if (error_ || !result_.work_error.empty() || cancel_.load() != 0) return false;
   done_ = false;
   auto task = [this, work = std::move(work)] {
-    try {
-      work(cancel_);
-    } catch (...) {
-      error_ = std::current_exception();
-    }
+    run_work(work);
     done_ = true;
   };
   if (background_) {

@@ -33,6 +33,9 @@ struct SummaryResult {
   int64_t input_tokens = 0;  // old summary + dropped text, before thinning
   int64_t kept_tokens = 0;   // after the sparse sampler
   double seconds = 0;        // prompt + generation
+  // What the work after the summary (AfterSummary, continue_job) threw, when
+  // it did; the summary itself is good.
+  std::string work_error;
 };
 
 class Summarizer {
@@ -45,8 +48,8 @@ class Summarizer {
 
   // What the job does after writing the summary, given its text and the job's
   // cancel flag (rebuilding the main cache around it). It runs where the
-  // summary ran, so the job runs until it returns; what it throws is the job's
-  // error, as the summary's own.
+  // summary ran, so the job runs until it returns; what it throws ends up in
+  // SummaryResult::work_error.
   using AfterSummary = std::function<void(const std::string& summary, const std::atomic<int>& cancel)>;
 
   // Starts a job; with `background` on a worker thread, else before returning.
@@ -54,16 +57,17 @@ class Summarizer {
   void start(const std::string& old_summary, const std::string& dropped_text, bool background,
              AfterSummary after = nullptr);
   // More work of the same job, given its cancel flag: it runs where the summary
-  // ran, after it, and take() waits for it and rethrows what it threw. Waits
-  // for the job's earlier work first, so call it when that has ended or is
-  // ending. Returns false, running nothing, when the job failed or was
-  // cancelled; throws std::logic_error without a job.
+  // ran, after it, take() waits for it, and what it throws ends up in
+  // SummaryResult::work_error. Waits for the job's earlier work first, so call
+  // it when that has ended or is ending. Returns false, running nothing, when
+  // the job or its work failed or was cancelled; throws std::logic_error
+  // without a job.
   using Work = std::function<void(const std::atomic<int>& cancel)>;
   bool continue_job(Work work);
   // Whether the worker is busy with the job (its summary or what follows it).
   bool running() const { return worker_.joinable() && !done_.load(); }
   bool has_job() const { return has_job_; }
-  // Waits for the job and returns its result; rethrows what the job threw.
+  // Waits for the job and returns its result; rethrows what writing the summary threw.
   SummaryResult take();
   // Asks a running job to stop, waits for the worker and forgets the job.
   void cancel();
@@ -75,6 +79,7 @@ class Summarizer {
 
  private:
   void run(std::string content);
+  void run_work(const Work& work);
   std::string clip(const std::string& text) const;
 
   const model::Model& model_;

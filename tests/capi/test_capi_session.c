@@ -74,6 +74,7 @@ int main(void) {
   CHECK(st.worker_rebuild_seconds > 0 && st.summary_running == 0);
   CHECK(st.prefix_tokens + st.summary_tokens + st.recent_tokens <= st.n_ctx);
   CHECK(st.summary_tokens <= 48 && st.kv_bytes > 0);
+  CHECK(st.summary_failures == 0);
 
   /* The last turn's times: it evaluated a message and generated an answer. */
   peak_session_turn_stats ts;
@@ -165,6 +166,27 @@ int main(void) {
   CHECK_ERROR(peak_session_reset(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_session_wait_summary(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   peak_session_free(NULL);
+
+  /* Summary jobs that fail (a summary context too small for the request) fail
+     no turn; the session counts them and tells why. */
+  peak_session_params failing = small_params();
+  failing.summary_n_ctx = 64;
+  failing.summary_max_new_tokens = 16;
+  peak_session* f = NULL;
+  CHECK(peak_session_create(m, &failing, &f) == PEAK_OK);
+  CHECK(peak_session_get_summary_error(f, buf, sizeof buf, &len) == PEAK_OK && len == 0 && buf[0] == '\0');
+  for (int i = 0; i < 20; ++i) {
+    const char* line = "Sue and Max played until the sky was dark.";
+    CHECK(peak_session_chat(f, line, strlen(line), &gp, &r) == PEAK_OK);
+  }
+  CHECK(peak_session_wait_summary(f) == PEAK_OK);
+  st.struct_size = sizeof st;
+  CHECK(peak_session_get_stats(f, &st) == PEAK_OK && st.summary_failures >= 1 && st.summaries == 0);
+  CHECK(st.dropped_since_summary == st.dropped_total && st.dropped_total > 0);
+  CHECK(peak_session_get_summary_error(f, buf, sizeof buf, &len) == PEAK_OK && strstr(buf, "too small") != NULL);
+  CHECK_ERROR(peak_session_get_summary_error(f, buf, 1, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary error needs");
+  CHECK_ERROR(peak_session_get_summary_error(NULL, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  peak_session_free(f);
 
   peak_session_free(n);
   peak_session_free(t);

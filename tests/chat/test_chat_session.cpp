@@ -414,5 +414,33 @@ TEST(ChatSession, ResetCancelsARunningBackgroundSummary) {
   EXPECT_FALSE(session.apply_pending_summary(true));
 }
 
+// A summary job that fails (here every one: the summary context is too small
+// for the summary request itself) fails no turn and loses no text: the old
+// summary stays, the dropped text waits for the next job, and the error is told.
+TEST(ChatSession, AFailedSummaryFailsNoTurnAndLosesNoText) {
+  for (const bool background : {false, true}) {
+    SCOPED_TRACE(background ? "on the worker" : "before the turn returns");
+    SessionSettings settings = small_settings(MemoryMode::Ssskv);
+    settings.background_summary = background;
+    settings.wait_for_summary = true;
+    settings.summarizer.n_ctx = 64;
+    settings.summarizer.max_new_tokens = 16;
+    ChatSession session(stories(), settings);
+    for (int turn = 0; turn < 30; ++turn) {
+      ASSERT_NO_THROW(session.chat(kLines[turn % 5], max_tokens(12))) << "turn " << turn;
+    }
+    session.wait_for_summary();
+    const SessionStats s = session.stats();
+    EXPECT_GE(s.summary_failures, 2);
+    EXPECT_EQ(s.summaries, 0);
+    EXPECT_TRUE(session.summary().empty());
+    EXPECT_NE(session.last_summary_error().find("too small for its own prompt"), std::string::npos)
+        << session.last_summary_error();
+    EXPECT_GT(s.dropped_total, settings.trigger_discard);
+    EXPECT_EQ(s.dropped_since_summary, s.dropped_total);
+    EXPECT_EQ(session.dropped_text().rfind(std::string("User: ") + kLines[0], 0), 0u) << session.dropped_text();
+  }
+}
+
 }  // namespace
 }  // namespace peak::chat

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "core/thread_pool.h"
 #include "runtime/generator.h"
 #include "runtime/kv_cache.h"
 #include "chat/model_chat_template.h"
@@ -150,7 +151,13 @@ void Summarizer::start(const std::string& old_summary, const std::string& droppe
   has_job_ = true;
   background_ = background;
   if (background) {
-    worker_ = std::thread(&Summarizer::run, this, std::move(content));
+    // The turns the user sends meanwhile come first: the worker, its summary
+    // context's threads and the contexts it creates (a cache rebuild) take
+    // only the time those leave.
+    worker_ = std::thread([this, content = std::move(content)]() mutable {
+      ctx_.lower_thread_priority();
+      run(std::move(content));
+    });
   } else {
     run(std::move(content));
   }
@@ -166,7 +173,10 @@ bool Summarizer::continue_job(Work work) {
     done_ = true;
   };
   if (background_) {
-    worker_ = std::thread(std::move(task));
+    worker_ = std::thread([task = std::move(task)] {
+      core::lower_current_thread_priority();
+      task();
+    });
   } else {
     task();
   }

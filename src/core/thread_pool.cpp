@@ -102,6 +102,10 @@ void ThreadPool::run(int n_threads, Task task, void* context) {
   }
 }
 
+void ThreadPool::lower_priority() {
+  run(max_threads(), [](void*, int, int) { lower_current_thread_priority(); }, nullptr);
+}
+
 void ThreadPool::barrier() {
   const auto n = static_cast<uint32_t>(n_threads_);
   if (n == 1) return;

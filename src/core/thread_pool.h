@@ -44,6 +44,11 @@ class ThreadPool {
   // `task` must not throw.
   void run(int n_threads, Task task, void* context);
 
+  // Gives the calling thread and every worker the lowest scheduling priority
+  // (lower_current_thread_priority), for a pool that serves only background
+  // work; call it from the thread that runs the pool's jobs, between runs.
+  void lower_priority();
+
   // Inside a task: returns once all n_threads threads of the current run reached it;
   // what each wrote before is then visible to all.
   void barrier();

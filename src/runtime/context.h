@@ -75,6 +75,11 @@ class Context {
 
   size_t compute_bytes() const { return allocator_.planned_bytes(); }
 
+  // For a context that serves background work (a summary): gives its threads,
+  // the calling one included, the lowest scheduling priority, so they only use
+  // time the foreground's forward passes leave (core::lower_current_thread_priority).
+  void lower_thread_priority() { pool_.lower_priority(); }
+
   // Per-op wall time of every forward pass while enabled (a clock read per node).
   void set_profiling(bool enabled) { profiling_ = enabled; }
   const core::OpTimes& op_times() const { return op_times_; }

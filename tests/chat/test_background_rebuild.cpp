@@ -14,6 +14,16 @@
 #include <thread>
 #include <vector>
 
+#if defined(__linux__)
+#include <dirent.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#endif
+
 #include "chat/chat_session.h"
 #include "model/model.h"
 #include "fresh_prefill.h"
@@ -276,6 +286,49 @@ TEST(BackgroundRebuild, AFailedTurnKeepsTheSwappedInCache) {
     EXPECT_EQ(testing::answer(live, kLines[turn % 5], 16), testing::answer(control, kLines[turn % 5], 16)) << "turn " << turn;
   }
 }
+
+#if defined(__linux__)
+// The nice values of this process's threads (field 19 of /proc/self/task/*/stat).
+std::vector<int> thread_nice_values() {
+  std::vector<int> values;
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return values;
+  while (const dirent* entry = readdir(tasks)) {
+    if (entry->d_name[0] == '.') continue;
+    std::ifstream in(std::string("/proc/self/task/") + entry->d_name + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const size_t name_end = stat.rfind(')');
+    if (name_end == std::string::npos) continue;
+    std::istringstream fields(stat.substr(name_end + 2));  // from field 3, the state
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+      if (i == 19) values.push_back(std::stoi(field));
+    }
+  }
+  closedir(tasks);
+  return values;
+}
+
+int own_nice_value() { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); }
+
+// The worker (its summary context's threads and the staging context it
+// creates) runs at the lowest priority, so turns sent meanwhile come first;
+// the caller's thread keeps its own.
+TEST(BackgroundRebuild, TheWorkerTakesOnlyTheTimeTheTurnsLeave) {
+  const int caller_before = own_nice_value();
+  SessionSettings settings = slow_rebuild_settings();
+  settings.n_threads = 2;  // pools with a worker thread each
+  ChatSession session(stories(), settings);
+  run_until_rebuilding(session);
+  const std::vector<int> during = thread_nice_values();
+  session.chat(kLines[0], max_tokens(4));  // a turn while the worker runs, or the swap
+  session.wait_for_summary();
+  EXPECT_EQ(own_nice_value(), caller_before);
+  // The worker, its summary context's pool thread and the staging context's.
+  EXPECT_GE(std::count(during.begin(), during.end(), 19), 3);
+}
+#endif
 
 }  // namespace
 }  // namespace peak::chat

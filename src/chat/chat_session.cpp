@@ -321,6 +321,8 @@ void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string
   if (!send_rebuild_update(rebuild)) rebuild.drain(no_cancel);
   const std::vector<int32_t> segment = rebuild.summary_segment();
   ctx_ = rebuild.take();  // the old main cache is freed here
+  // Its threads were started on the low-priority worker: the turns need them at ours.
+  ctx_->restart_threads();
   summary_tokens_ = segment;
   summary_text_ = summary;
   times.catch_up = seconds_since(start);

@@ -58,16 +58,27 @@ ThreadPool::ThreadPool(int max_threads, std::chrono::microseconds spin_before_sl
   if (max_threads < 1 || max_threads >= (1 << kThreadCountBits)) {
     throw std::invalid_argument("ThreadPool: max_threads must be in [1, 255]");
   }
-  workers_.reserve(static_cast<size_t>(max_threads - 1));
+  start_workers(max_threads - 1);
+}
+
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::start_workers(int n_workers) {
+  workers_.reserve(static_cast<size_t>(n_workers));
+  const uint32_t current_job = job_.load();  // the workers wait for the next one
   try {
-    for (int i = 1; i < max_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+    for (int i = 1; i <= n_workers; ++i) workers_.emplace_back([this, i, current_job] { worker_loop(i, current_job); });
   } catch (...) {  // the system refused a thread: the ones started must not outlive the pool
     stop_workers();
     throw;
   }
 }
 
-ThreadPool::~ThreadPool() { stop_workers(); }
+void ThreadPool::restart_workers() {
+  const int n_workers = static_cast<int>(workers_.size());
+  stop_workers();
+  start_workers(n_workers);
+}
 
 void ThreadPool::stop_workers() {
   {
@@ -76,6 +87,7 @@ void ThreadPool::stop_workers() {
   }
   wake_.notify_all();
   for (std::thread& worker : workers_) worker.join();
+  workers_.clear();
 }
 
 void ThreadPool::run(int n_threads, Task task, void* context) {
@@ -133,9 +145,9 @@ uint32_t ThreadPool::wait_for_job(uint32_t seen) {
   return job_.load(std::memory_order_acquire);
 }
 
-void ThreadPool::worker_loop(int thread_index) {
+void ThreadPool::worker_loop(int thread_index, uint32_t seen_job) {
   const uint32_t thread_count_mask = (1u << kThreadCountBits) - 1;
-  for (uint32_t job = wait_for_job(0);; job = wait_for_job(job)) {
+  for (uint32_t job = wait_for_job(seen_job);; job = wait_for_job(job)) {
     const auto n_threads = static_cast<int>(job & thread_count_mask);
     if (n_threads == 0) return;
     if (thread_index < n_threads) {

@@ -48,13 +48,19 @@ class ThreadPool {
   // (lower_current_thread_priority), for a pool that serves only background
   // work; call it from the thread that runs the pool's jobs, between runs.
   void lower_priority();
+  // Joins the workers and starts them again from the calling thread: threads
+  // take their creator's priority, so a pool built on a low-priority thread
+  // runs at the caller's from then on. Between runs; throws as the constructor.
+  void restart_workers();
 
   // Inside a task: returns once all n_threads threads of the current run reached it;
   // what each wrote before is then visible to all.
   void barrier();
 
  private:
-  void worker_loop(int thread_index);
+  void start_workers(int n_workers);
+  // Runs the jobs that follow `seen_job` until told to exit.
+  void worker_loop(int thread_index, uint32_t seen_job);
   // Tells the workers to exit and joins them.
   void stop_workers();
   // Waits until job_ differs from `seen` and returns the new value.

@@ -79,6 +79,9 @@ class Context {
   // the calling one included, the lowest scheduling priority, so they only use
   // time the foreground's forward passes leave (core::lower_current_thread_priority).
   void lower_thread_priority() { pool_.lower_priority(); }
+  // For a context built on such a thread and handed to the foreground: starts
+  // its threads again from the calling thread, at its priority.
+  void restart_threads() { pool_.restart_workers(); }
 
   // Per-op wall time of every forward pass while enabled (a clock read per node).
   void set_profiling(bool enabled) { profiling_ = enabled; }

@@ -324,9 +324,13 @@ TEST(BackgroundRebuild, TheWorkerTakesOnlyTheTimeTheTurnsLeave) {
   const std::vector<int> during = thread_nice_values();
   session.chat(kLines[0], max_tokens(4));  // a turn while the worker runs, or the swap
   session.wait_for_summary();
+  const std::vector<int> after = thread_nice_values();
   EXPECT_EQ(own_nice_value(), caller_before);
   // The worker, its summary context's pool thread and the staging context's.
   EXPECT_GE(std::count(during.begin(), during.end(), 19), 3);
+  // Swapped in, the staging context's thread runs at the caller's priority:
+  // only the summary context's stays low.
+  EXPECT_EQ(std::count(after.begin(), after.end(), 19), 1);
 }
 #endif
 

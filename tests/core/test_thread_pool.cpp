@@ -4,7 +4,15 @@
 
 #include <atomic>
 #include <ctime>
+#include <memory>
+#include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #include "core/thread_pool.h"
 
@@ -83,6 +91,41 @@ TEST(CoreThreadPool, IdleWorkersSleep) {
   pool.run(4, count_thread, counts);
   for (auto& count : counts) EXPECT_EQ(count.load(), 2);
 }
+
+#if defined(__linux__)
+int own_nice_value() { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid))); }
+
+void record_nice_value(void* context, int thread_index, int) {
+  static_cast<int*>(context)[thread_index] = own_nice_value();
+}
+
+// A pool built on a low-priority thread has low-priority workers; restarted
+// from another thread, they take that one's priority and still run every job.
+TEST(CoreThreadPool, RestartedWorkersTakeTheirStartersPriority) {
+  std::unique_ptr<ThreadPool> pool;
+  std::thread background([&pool] {
+    lower_current_thread_priority();
+    pool = std::make_unique<ThreadPool>(3);
+  });
+  background.join();
+  int nice_values[3] = {};
+  pool->run(3, record_nice_value, nice_values);
+  const int ours = own_nice_value();
+  ASSERT_LT(ours, 19) << "this test needs a thread above the lowest priority";
+  EXPECT_EQ(nice_values[1], 19);
+  EXPECT_EQ(nice_values[2], 19);
+  pool->restart_workers();
+  pool->run(3, record_nice_value, nice_values);
+  for (const int value : nice_values) EXPECT_EQ(value, ours);
+  std::atomic<int> counts[3] = {};
+  pool->restart_workers();
+  pool->run(3, count_thread, counts);
+  pool->run(2, count_thread, counts);
+  EXPECT_EQ(counts[0].load(), 2);
+  EXPECT_EQ(counts[1].load(), 2);
+  EXPECT_EQ(counts[2].load(), 1);
+}
+#endif
 
 }  // namespace
 }  // namespace peak::core

@@ -99,6 +99,22 @@ struct AttentionCase {
                               << c.n_head << "/" << c.n_head_kv << " tokens " << c.n_tokens << " kv " << c.n_kv;
 }
 
+// Random queries in [-q_range, q_range), keys and values in [-1, 1) stored in
+// `type`, what the kernels read back from them, and the usual scale.
+struct RandomInputs {
+  Leaves leaves;
+  Tensor *q, *k, *v;
+  Dense dq, dk, dv;
+  float scale;
+
+  RandomInputs(GgmlType type, int64_t head_dim, int64_t n_head, int64_t n_head_kv, int64_t n_tokens, int64_t n_kv,
+               float q_range)
+      : q(leaves.random(GgmlType::F32, {head_dim, n_head, n_tokens}, -q_range, q_range)),
+        k(leaves.random(type, {head_dim, n_head_kv, n_kv})), v(leaves.random(type, {head_dim, n_head_kv, n_kv})),
+        dq(read_dense(*q)), dk(read_dense(*k)), dv(read_dense(*v)),
+        scale(1.0f / std::sqrt(static_cast<float>(head_dim))) {}
+};
+
 TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
   const AttentionCase cases[] = {
       {64, 4, 4, 1, 1}, {64, 8, 2, 1, 37}, {32, 6, 3, 5, 19}, {128, 4, 1, 3, 300},
@@ -141,15 +157,12 @@ TEST(CoreAttention, PrefillStaysWithinItsRoundingBound) {
   const AttentionCase c{128, 16, 8, 64, 300};
   for (GgmlType type : kCacheTypes) {
     SCOPED_TRACE(describe(type, c));
-    Leaves leaves;
-    Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens}, -2.0f, 2.0f);
-    Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
-    Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
-    const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-    const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v);
+    const RandomInputs in(type, c.head_dim, c.n_head, c.n_head_kv, c.n_tokens, c.n_kv, 2.0f);
+    const Dense &dq = in.dq, &dk = in.dk, &dv = in.dv;
+    const float scale = in.scale;
     const AttentionParams params = causal_params(scale);
     const Dense expected = reference_attention(dq, dk, dv, params);
-    const Dense actual = compute_once([&](Graph& g) { return g.attention(q, k, v, params); }, 2);
+    const Dense actual = compute_once([&](Graph& g) { return g.attention(in.q, in.k, in.v, params); }, 2);
     const bool integer_scores = kernels_for(type).dot_partner == GgmlType::Q8_0;
     double v_max = 0.0;
     for (double x : dv.values) v_max = std::max(v_max, std::fabs(x));
@@ -195,13 +208,11 @@ TEST(CoreAttention, SlidingWindowAndSoftcapOverEveryCacheType) {
   };
   for (GgmlType type : kCacheTypes) {
     for (const WindowCase& c : cases) {
-      Leaves leaves;
       // Queries in [-4, 4]: scores of about +-1.3, which a cap of 1 bends.
-      Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens}, -4.0f, 4.0f);
-      Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
-      Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
-      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-      const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v);
+      const RandomInputs in(type, c.head_dim, c.n_head, c.n_head_kv, c.n_tokens, c.n_kv, 4.0f);
+      Tensor *q = in.q, *k = in.k, *v = in.v;
+      const Dense &dq = in.dq, &dk = in.dk, &dv = in.dv;
+      const float scale = in.scale;
       const Dense uncapped = reference_attention(dq, dk, dv, causal_params(scale, c.window));
       for (float softcap : {0.0f, 1.0f}) {
         SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim

@@ -20,6 +20,8 @@
 //   than kStreamingRows rows (prefill) packs each block of V rows, and of F16
 //   or F32 K rows, to bf16 once and multiplies them with its bf16 softmax
 //   weights and queries, two products per fp32 lane: twice the fp32 rate.
+//   Such tiles hold up to 64 rows, not 32, halving the conversions per row,
+//   and ask for their K and V rows ahead (kBf16PrefetchRows).
 //   Q8_0/Q4_0 keys keep their integer scores. The rounding to bf16 (8-bit
 //   significand, relative error <= 2^-8 per operand) moves a score by at
 //   most 2^-7 * scale * sum_i |q_i k_i| and an output by at most 2^-7 of the
@@ -58,7 +60,17 @@ constexpr int64_t kMinKeysPerChunk = 64;
 constexpr int64_t kMaxKeyChunks = 64;
 constexpr int64_t kKeysPerBlock = 128;  // keys scored and summed per step
 constexpr int64_t kTileRows = 32;       // wanted query rows per tile
+// With bf16 products a block of K and V is converted and packed once per tile:
+// twice the rows halve that cost per row.
+constexpr int64_t kBf16TileRows = 64;
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
+
+// The bf16 kernels when this path has them and the head fits their 32-element
+// packing; null otherwise (fp32 attention).
+const Bf16Kernels* bf16_kernels(int64_t head_dim) {
+  const Bf16Kernels& k = float_kernels().bf16;
+  return k.gemm != nullptr && head_dim % 32 == 0 ? &k : nullptr;
+}
 
 struct AttentionShape {
   int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
@@ -69,7 +81,9 @@ struct AttentionShape {
   explicit AttentionShape(const Tensor& node)
       : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(node.src[0]->ne[2]),
         n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv),
-        window(node.params.i[1]), tile_tokens(std::max<int64_t>(1, std::min(n_tokens, kTileRows / group))),
+        window(node.params.i[1]),
+        tile_tokens(std::max<int64_t>(
+            1, std::min(n_tokens, (bf16_kernels(head_dim) != nullptr ? kBf16TileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
@@ -138,13 +152,6 @@ ScoreKernel score_kernel(const TypeKernels& k_kernels) {
 // K and V rows are dequantized and packed to bf16 this many at a time.
 constexpr int64_t kBf16Rows = 16;
 
-// The bf16 kernels when this path has them and the head fits their 32-element
-// packing; null otherwise (fp32 attention).
-const Bf16Kernels* bf16_kernels(const AttentionShape& s) {
-  const Bf16Kernels& k = float_kernels().bf16;
-  return k.gemm != nullptr && s.head_dim % 32 == 0 ? &k : nullptr;
-}
-
 AttentionWork attention_work(const Tensor& node, int n_threads) {
   const AttentionShape s(node);
   const GgmlType partner = score_kernel(kernels_for(node.src[1]->type)).query_type;
@@ -159,7 +166,7 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
   w.bf16_packed_offset = w.bf16_rows_offset;
   w.bf16_weights_offset = w.bf16_rows_offset;
   w.per_thread_bytes = w.bf16_rows_offset;
-  if (bf16_kernels(s) != nullptr) {
+  if (bf16_kernels(s.head_dim) != nullptr) {
     const auto halves = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(uint16_t)); };
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
     w.bf16_weights_offset = w.bf16_packed_offset + halves(kKeysPerBlock * s.head_dim);
@@ -254,12 +261,26 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
   }
 }
 
+// Asks for `bytes` contiguous bytes (head-major cache rows) ahead of their use.
+void prefetch_bytes(const char* first, size_t bytes) {
+  for (size_t offset = 0; offset < bytes; offset += kCacheLine) __builtin_prefetch(first + offset);
+}
+
+// A bf16 tile asks for each K or V row this many rows ahead of its
+// conversion: every tile streams its kv head's whole cache (2 MB per head at
+// depth 4096 with F16 rows), which no cache level keeps between tiles, and
+// the conversions stalled on those loads.
+constexpr int64_t kBf16PrefetchRows = 32;
+
 // Rows [first, first + count) of a block (row stride `stride` bytes) as
-// floats in sc.bf16_rows, then zero rows up to `padded`.
-void dequantize_rows(const char* rows, size_t stride, int64_t first, int64_t count, int64_t padded,
+// floats in sc.bf16_rows, then zero rows up to `padded`. `end` bounds the
+// rows worth asking for ahead (the tile's last key, relative to the block).
+void dequantize_rows(const char* rows, size_t stride, int64_t first, int64_t count, int64_t padded, int64_t end,
                      RowToFloatFn to_float, int64_t d, const Scratch& sc) {
   for (int64_t j = 0; j < count; ++j) {
-    to_float(rows + static_cast<size_t>(first + j) * stride, sc.bf16_rows + j * d, d);
+    const int64_t row = first + j;
+    if (row + kBf16PrefetchRows < end) prefetch_bytes(rows + static_cast<size_t>(row + kBf16PrefetchRows) * stride, stride);
+    to_float(rows + static_cast<size_t>(row) * stride, sc.bf16_rows + j * d, d);
   }
   std::memset(sc.bf16_rows + count * d, 0, static_cast<size_t>((padded - count) * d) * sizeof(float));
 }
@@ -267,11 +288,12 @@ void dequantize_rows(const char* rows, size_t stride, int64_t first, int64_t cou
 // Scores of a bf16 tile against F16 / F32 keys [0, n_keys) of a block: the
 // keys packed transposed (head_dim pairs x keys, zero keys up to a multiple of
 // 16), times the bf16 queries.
-void score_bf16(const Attention& a, const char* keys, int64_t n_keys, int64_t rows, const Scratch& sc) {
+void score_bf16(const Attention& a, const char* keys, int64_t n_keys, int64_t end, int64_t rows, const Scratch& sc) {
   const int64_t d = a.s.head_dim;
   const int64_t cols = (n_keys + 15) / 16 * 16;
   for (int64_t first = 0; first < cols; first += kBf16Rows) {
-    dequantize_rows(keys, a.k.nb[2], first, std::min(kBf16Rows, n_keys - first), kBf16Rows, a.key_to_float, d, sc);
+    dequantize_rows(keys, a.k.nb[2], first, std::min(kBf16Rows, n_keys - first), kBf16Rows, end, a.key_to_float, d,
+                    sc);
     a.bf16->pack_columns(sc.bf16_rows, static_cast<size_t>(d), kBf16Rows, d, sc.bf16_packed + 2 * first, cols);
   }
   a.bf16->gemm(d / 2, reinterpret_cast<const uint16_t*>(sc.queries), a.layout.query_row_bytes / sizeof(uint16_t),
@@ -281,14 +303,14 @@ void score_bf16(const Attention& a, const char* keys, int64_t n_keys, int64_t ro
 // outputs[r] += sum_j weights[r][j] * V[j] for the block's values [0, n_keys)
 // in bf16: V packed by key pairs, the weights rounded (an odd count padded
 // with a zero key).
-void sum_values_bf16(const Attention& a, const char* values, int64_t n_keys, int64_t rows, const Scratch& sc,
-                     const TileState& state) {
+void sum_values_bf16(const Attention& a, const char* values, int64_t n_keys, int64_t end, int64_t rows,
+                     const Scratch& sc, const TileState& state) {
   const int64_t d = a.s.head_dim;
   const int64_t even = (n_keys + 1) / 2 * 2;
   for (int64_t first = 0; first < n_keys; first += kBf16Rows) {
     const int64_t count = std::min(kBf16Rows, n_keys - first);
     const int64_t padded = (count + 1) / 2 * 2;
-    dequantize_rows(values, a.v.nb[2], first, count, padded, a.value_to_float, d, sc);
+    dequantize_rows(values, a.v.nb[2], first, count, padded, end, a.value_to_float, d, sc);
     a.bf16->pack_rows(sc.bf16_rows, static_cast<size_t>(d), padded, d, sc.bf16_packed + first * d);
   }
   for (int64_t r = 0; r < rows; ++r) {
@@ -349,11 +371,6 @@ constexpr int64_t kPrefetchKeys = 64;
 // the bf16 products when the path has them.
 bool bf16_tile(const Attention& a, int64_t rows) { return a.bf16 != nullptr && rows > kStreamingRows; }
 
-// Asks for `bytes` contiguous bytes (head-major cache rows) ahead of their use.
-void prefetch_bytes(const char* first, size_t bytes) {
-  for (size_t offset = 0; offset < bytes; offset += kCacheLine) __builtin_prefetch(first + offset);
-}
-
 // Scores keys [first_key, first_key + n_keys) of a few query rows into
 // sc.weights, prefetching as above; `end` bounds the keys the tile reads.
 void score_streaming(const Attention& a, const char* keys, const char* values, int64_t first_key, int64_t n_keys,
@@ -390,7 +407,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     const char* keys = a.k.row_ptr(kv_head, first_key);
     const char* values = a.v.row_ptr(kv_head, first_key);
     if (bf16 && a.bf16_scores) {
-      score_bf16(a, keys, n_keys, rows, sc);
+      score_bf16(a, keys, n_keys, end - first_key, rows, sc);
     } else if (rows > kStreamingRows) {
       a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
                    kKeysPerBlock);
@@ -409,7 +426,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     }
     // outputs[r] += sum_j weights[r][j] * V[first_key + j]
     if (bf16) {
-      sum_values_bf16(a, values, n_keys, rows, sc, state);
+      sum_values_bf16(a, values, n_keys, end - first_key, rows, sc, state);
     } else {
       a.value_sum(d, values, a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows, state.outputs,
                   static_cast<size_t>(d));
@@ -460,7 +477,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0], node.params.f[1],
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
-                    float_kernels().softcap, layout, bf16_kernels(s), scores.query_type == GgmlType::F32,
+                    float_kernels().softcap, layout, bf16_kernels(s.head_dim), scores.query_type == GgmlType::F32,
                     kernels_for(node.src[1]->type).to_float, kernels_for(node.src[2]->type).to_float};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);

@@ -67,6 +67,7 @@ CpuFeatures detect() {
   const bool avx512f = bit(l7.ebx, 16), avx512bw = bit(l7.ebx, 30), avx512vl = bit(l7.ebx, 31);
   const bool avx512vnni = bit(l7.ecx, 11);
   f.avx512 = f.avx2 && zmm_state && avx512f && avx512bw && avx512vl && avx512vnni;
+  f.avx512_bf16 = f.avx512 && bit(l7s1.eax, 5);  // CPUID.(7, 1):EAX.AVX512_BF16
   return f;
 }
 

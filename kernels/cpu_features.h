@@ -9,6 +9,7 @@ struct CpuFeatures {
   bool avx2 = false;      // with FMA and F16C, and the OS saving ymm state
   bool avx_vnni = false;  // VEX-encoded vpdpbusd
   bool avx512 = false;    // F, BW, VL and VNNI, and the OS saving zmm/mask state
+  bool avx512_bf16 = false;  // with avx512: vdpbf16ps, vcvtne2ps2bf16
   // arm64
   bool neon = false;
   bool dotprod = false;

@@ -12,9 +12,12 @@
 namespace peak {
 namespace {
 
-constexpr const char* kIsaNames[kIsaCount] = {"scalar", "avx2", "avxvnni", "avx512", "neon", "dotprod", "i8mm"};
+constexpr const char* kIsaNames[kIsaCount] = {"scalar", "avx2", "avxvnni", "avx512", "avx512bf16",
+                                                    "neon",   "dotprod", "i8mm"};
 
-bool is_x86_path(Isa isa) { return isa == Isa::Avx2 || isa == Isa::AvxVnni || isa == Isa::Avx512; }
+bool is_x86_path(Isa isa) {
+  return isa == Isa::Avx2 || isa == Isa::AvxVnni || isa == Isa::Avx512 || isa == Isa::Avx512Bf16;
+}
 bool is_arm_path(Isa isa) { return isa == Isa::Neon || isa == Isa::Dotprod || isa == Isa::I8mm; }
 
 // Same family and not above `target`: the paths whose kernels a table for
@@ -42,6 +45,9 @@ void install_path(Isa isa, KernelTable& table) {
     case Isa::Avx512:
       install_avx512_kernels(table);
       install_avx512_attention_kernels(table);
+      break;
+    case Isa::Avx512Bf16:
+      install_avx512bf16_attention_kernels(table);
       break;
 #endif
 #if defined(__aarch64__)
@@ -142,6 +148,7 @@ bool cpu_has_isa(Isa isa) {
     case Isa::Avx2: return f.avx2;
     case Isa::AvxVnni: return f.avx_vnni;
     case Isa::Avx512: return f.avx512;
+    case Isa::Avx512Bf16: return f.avx512_bf16;
 #endif
 #if defined(__aarch64__)
     case Isa::Neon: return f.neon;

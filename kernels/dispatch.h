@@ -1,6 +1,6 @@
 // Run-time choice of the kernel path. The path is picked once, on first use, from
 // the CPU's features (cpuid/xgetbv on x86, getauxval HWCAP bits on Linux/Android
-// arm64). PEAK_ISA=scalar|avx2|avxvnni|avx512|neon|dotprod|i8mm asks for a lower
+// arm64). PEAK_ISA=scalar|avx2|avxvnni|avx512|avx512bf16|neon|dotprod|i8mm asks for a lower
 // path; asking for one the CPU lacks (or an unknown name) prints a warning on
 // stderr and keeps the best available path.
 #pragma once
@@ -19,11 +19,12 @@ enum class Isa : uint8_t {
   Avx2,     // AVX2 + FMA + F16C
   AvxVnni,  // AVX2 + AVX-VNNI (256-bit vpdpbusd)
   Avx512,   // AVX-512 F, BW, VL and VNNI
+  Avx512Bf16,  // Avx512 + AVX512_BF16: attention's prefill products in bf16
   Neon,     // arm64 Advanced SIMD (always present on arm64)
   Dotprod,  // arm64 SDOT/UDOT
   I8mm,     // arm64 SMMLA
 };
-constexpr int kIsaCount = 7;
+constexpr int kIsaCount = 8;
 
 const char* isa_name(Isa isa);
 // Parses a PEAK_ISA value; false for unknown names.

@@ -33,6 +33,7 @@ void install_avx2_conversions(KernelTable& table);      // x86/convert_avx2.cpp
 void install_avxvnni_kernels(KernelTable& table);
 void install_avx512_kernels(KernelTable& table);
 void install_avx512_attention_kernels(KernelTable& table);  // x86/attention_avx512.cpp
+void install_avx512bf16_attention_kernels(KernelTable& table);  // x86/attention_bf16.cpp
 #endif
 #if defined(__aarch64__)
 void install_neon_kernels(KernelTable& table);

@@ -93,14 +93,52 @@ struct TypeKernels {
 // never null, but its members are null for types without kernels.
 const TypeKernels& kernels_for(GgmlType type);
 
+// Attention's bfloat16 products for tiles of many query rows (prefill): both
+// operands rounded to bf16 (round to nearest even, an 8-bit significand), the
+// products and sums in fp32, two terms per fp32 lane (AVX512_BF16's vdpbf16ps).
+// The B operand is packed by pairs along the summed index: element (k, c) of
+// B [K][N] sits at b[(k / 2) * 2 * n_cols + 2 * c + k % 2], so one 32-bit lane
+// holds the two terms a column needs from one pair of A's elements.
+//
+// Rounds n floats to bf16.
+using Bf16RoundFn = void (*)(const float* src, uint16_t* dst, int64_t n);
+// Packs `n_rows` (even) float rows of n elements (a multiple of 16; row stride
+// src_stride floats) as B with k = row, c = element: attention's values [keys]
+// [head_dim] for P x V. Row pair p goes to dst + p * 2 * n.
+using Bf16PackRowsFn = void (*)(const float* src, size_t src_stride, int64_t n_rows, int64_t n, uint16_t* dst);
+// Packs `n_rows` float rows of n elements (even; row stride src_stride floats)
+// as B with k = element, c = row: attention's keys [keys][head_dim] for Q x K^T.
+// Row j is column j of dst, whose pairs are dst_cols columns apart.
+using Bf16PackColumnsFn = void (*)(const float* src, size_t src_stride, int64_t n_rows, int64_t n,
+                                   uint16_t* dst, int64_t dst_cols);
+// c[r * c_stride + j] (+)= sum_k a[r * a_stride + k] * B[k][j] for r < n_rows,
+// j < n_cols (a multiple of 16), k < 2 * n_pairs; A in bf16, B packed as above
+// (pair p at b + p * 2 * n_cols); `add` adds to c, else overwrites it.
+using Bf16GemmFn = void (*)(int64_t n_pairs, const uint16_t* a, size_t a_stride, int64_t n_rows,
+                            const uint16_t* b, int64_t n_cols, float* c, size_t c_stride, bool add);
+
+struct Bf16Kernels {
+  Bf16RoundFn round = nullptr;
+  Bf16PackRowsFn pack_rows = nullptr;
+  Bf16PackColumnsFn pack_columns = nullptr;
+  Bf16GemmFn gemm = nullptr;
+};
+
 // Float kernels that belong to no weight type (attention's softmax, the
-// feed-forward gates, soft-capping); every member is set on every path.
+// feed-forward gates, soft-capping); every member is set on every path but
+// bf16, which only paths with bf16 dot products set (the others keep
+// attention in fp32).
 struct FloatKernels {
   ExpSumFn exp_sum = nullptr;
   SwiGluFn swiglu = nullptr;
   GeGluFn geglu = nullptr;
   SoftcapFn softcap = nullptr;
+  Bf16Kernels bf16;
 };
 const FloatKernels& float_kernels();
+
+// The scalar twins of the bf16 kernels, which no path's table holds (scalar
+// attention stays fp32): what tests compare the SIMD kernels against.
+const Bf16Kernels& scalar_bf16_kernels();
 
 }  // namespace peak

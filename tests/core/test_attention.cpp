@@ -8,6 +8,7 @@
 // outside every window that must never be read.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -72,6 +73,23 @@ Dense reference_attention(const Dense& q, const Dense& k, const Dense& v, const 
 
 constexpr GgmlType kCacheTypes[] = {GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0};
 
+// bf16 keeps an 8-bit significand: rounding moves a value by at most this
+// fraction of itself.
+constexpr double kBf16Rounding = 1.0 / 256;
+
+bool bf16_attention() { return float_kernels().bf16.gemm != nullptr; }
+
+// The normalised mean squared error allowed for attention over `type`'s cache.
+// Prefill tiles on a path with bf16 kernels round three operands of every
+// term (the scores through q and k, the softmax weights and the values), each
+// by at most kBf16Rounding of the term; independent roundings add in
+// quadrature, so the error's mean square stays within 3 of their squares of
+// the output's: 4 of them leave room for the scores' spread.
+double attention_bound(GgmlType type) {
+  const double bf16 = 4.0 * kBf16Rounding * kBf16Rounding;
+  return bf16_attention() ? std::max(partner_bound(type), bf16) : partner_bound(type);
+}
+
 struct AttentionCase {
   int64_t head_dim, n_head, n_head_kv, n_tokens, n_kv;
 };
@@ -80,6 +98,22 @@ struct AttentionCase {
   return ::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim << " heads "
                               << c.n_head << "/" << c.n_head_kv << " tokens " << c.n_tokens << " kv " << c.n_kv;
 }
+
+// Random queries in [-q_range, q_range), keys and values in [-1, 1) stored in
+// `type`, what the kernels read back from them, and the usual scale.
+struct RandomInputs {
+  Leaves leaves;
+  Tensor *q, *k, *v;
+  Dense dq, dk, dv;
+  float scale;
+
+  RandomInputs(GgmlType type, int64_t head_dim, int64_t n_head, int64_t n_head_kv, int64_t n_tokens, int64_t n_kv,
+               float q_range)
+      : q(leaves.random(GgmlType::F32, {head_dim, n_head, n_tokens}, -q_range, q_range)),
+        k(leaves.random(type, {head_dim, n_head_kv, n_kv})), v(leaves.random(type, {head_dim, n_head_kv, n_kv})),
+        dq(read_dense(*q)), dk(read_dense(*k)), dv(read_dense(*v)),
+        scale(1.0f / std::sqrt(static_cast<float>(head_dim))) {}
+};
 
 TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
   const AttentionCase cases[] = {
@@ -98,10 +132,60 @@ TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
       Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
       const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
       const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v);
-      const double bound = partner_bound(type);
+      const double bound = attention_bound(type);
       for (const AttentionParams& params : {full_params(scale), causal_params(scale)}) {
         expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); },
                              reference_attention(dq, dk, dv, params), bound);
+      }
+    }
+  }
+}
+
+// The worst case, element by element, of a prefill on the active path against
+// the double-precision reference. A score moves by at most
+//   delta = scale * sum_i |q_i k_i| * (2u + u^2)
+// with bf16 queries and keys (u = 2^-8), or by the Q8_0 queries' rounding,
+// scale * sum_i |k_i| * (block max |q| / 254), for Q8_0 / Q4_0 keys. Scores
+// that move by at most delta change the softmax weights by at most
+// e^(2 delta) - 1 in sum; rounding the weights and the values adds 2u + u^2 of
+// max |v|. On a path without bf16 kernels u is 0 (only fp32 sums remain: 1e-5).
+// Measured max |error| of this case (AVX512_BF16 on Zen 4): F32 and F16
+// caches 5.4e-4 and 5.1e-4 (fp32 path, PEAK_ISA=avx512: 1.2e-7, 1.4e-7);
+// Q8_0 6.3e-4 and Q4_0 6.7e-4 (fp32: 5.6e-4, 5.4e-4, the Q8_0 queries').
+TEST(CoreAttention, PrefillStaysWithinItsRoundingBound) {
+  const double u = bf16_attention() ? kBf16Rounding : 0.0;
+  const AttentionCase c{128, 16, 8, 64, 300};
+  for (GgmlType type : kCacheTypes) {
+    SCOPED_TRACE(describe(type, c));
+    const RandomInputs in(type, c.head_dim, c.n_head, c.n_head_kv, c.n_tokens, c.n_kv, 2.0f);
+    const Dense &dq = in.dq, &dk = in.dk, &dv = in.dv;
+    const float scale = in.scale;
+    const AttentionParams params = causal_params(scale);
+    const Dense expected = reference_attention(dq, dk, dv, params);
+    const Dense actual = compute_once([&](Graph& g) { return g.attention(in.q, in.k, in.v, params); }, 2);
+    const bool integer_scores = kernels_for(type).dot_partner == GgmlType::Q8_0;
+    double v_max = 0.0;
+    for (double x : dv.values) v_max = std::max(v_max, std::fabs(x));
+    for (int64_t t = 0; t < c.n_tokens; ++t) {
+      for (int64_t h = 0; h < c.n_head; ++h) {
+        double delta = 0.0;
+        for (int64_t j = 0; j < c.n_kv; ++j) {
+          double moved = 0.0;
+          for (int64_t block = 0; block < c.head_dim; block += 32) {
+            double q_max = 0.0;
+            for (int64_t i = block; i < block + 32; ++i) q_max = std::max(q_max, std::fabs(dq.at(i, h, t)));
+            for (int64_t i = block; i < block + 32; ++i) {
+              const double k_abs = std::fabs(dk.at(i, h / (c.n_head / c.n_head_kv), j));
+              moved += integer_scores ? k_abs * q_max / 254.0 : k_abs * std::fabs(dq.at(i, h, t)) * (2 * u + u * u);
+            }
+          }
+          delta = std::max(delta, scale * moved);
+        }
+        const double bound = v_max * (std::expm1(2.0 * delta) * (1.0 + u) + 2.0 * u + u * u) + 1e-5;
+        for (int64_t i = 0; i < c.head_dim; ++i) {
+          ASSERT_LE(std::fabs(actual.at(i, h, t) - expected.at(i, h, t)), bound)
+              << "token " << t << " head " << h << " element " << i;
+        }
       }
     }
   }
@@ -124,13 +208,11 @@ TEST(CoreAttention, SlidingWindowAndSoftcapOverEveryCacheType) {
   };
   for (GgmlType type : kCacheTypes) {
     for (const WindowCase& c : cases) {
-      Leaves leaves;
       // Queries in [-4, 4]: scores of about +-1.3, which a cap of 1 bends.
-      Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens}, -4.0f, 4.0f);
-      Tensor* k = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
-      Tensor* v = leaves.random(type, {c.head_dim, c.n_head_kv, c.n_kv});
-      const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-      const Dense dq = read_dense(*q), dk = read_dense(*k), dv = read_dense(*v);
+      const RandomInputs in(type, c.head_dim, c.n_head, c.n_head_kv, c.n_tokens, c.n_kv, 4.0f);
+      Tensor *q = in.q, *k = in.k, *v = in.v;
+      const Dense &dq = in.dq, &dk = in.dk, &dv = in.dv;
+      const float scale = in.scale;
       const Dense uncapped = reference_attention(dq, dk, dv, causal_params(scale, c.window));
       for (float softcap : {0.0f, 1.0f}) {
         SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " d " << c.head_dim
@@ -143,7 +225,7 @@ TEST(CoreAttention, SlidingWindowAndSoftcapOverEveryCacheType) {
           EXPECT_GT(nmse(uncapped, expected), 1e-3);
         }
         expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); }, expected,
-                             partner_bound(type));
+                             attention_bound(type));
       }
     }
   }
@@ -168,7 +250,7 @@ TEST(CoreAttention, MergesChunksOfWhichARowSeesNoKey) {
       const Dense actual = compute_once([&](Graph& g) { return g.attention(q, k, v, params); }, 8, pool);
       const double error = nmse(expected, actual);
       EXPECT_FALSE(std::isnan(error));
-      EXPECT_LE(error, partner_bound(type));
+      EXPECT_LE(error, attention_bound(type));
     }
   }
 }
@@ -200,7 +282,7 @@ TEST(CoreAttention, AWindowReadsNoCellOutsideIt) {
       ASSERT_TRUE(std::isnan(dk.at(0, 0, first_seen - 1)) && std::isnan(dv.at(63, 0, 0)));
       const AttentionParams params = causal_params(0.125f, c.window);
       expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); },
-                           reference_attention(read_dense(*q), dk, dv, params), partner_bound(type));
+                           reference_attention(read_dense(*q), dk, dv, params), attention_bound(type));
     }
   }
 }
@@ -258,7 +340,7 @@ TEST(CoreAttention, ReadsHeadMajorCacheViews) {
         Tensor* k = g.view(k_cache, {c.head_dim, c.n_head_kv, c.n_kv}, {k_cache->nb[2], k_cache->nb[1]}, 0);
         Tensor* v = g.view(v_cache, {c.head_dim, c.n_head_kv, c.n_kv}, {v_cache->nb[2], v_cache->nb[1]}, 0);
         return g.attention(q, k, v, params);
-      }, reference_attention(read_dense(*q), dk, dv, params), partner_bound(type));
+      }, reference_attention(read_dense(*q), dk, dv, params), attention_bound(type));
     }
   }
 }

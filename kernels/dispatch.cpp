@@ -119,6 +119,7 @@ void install_scalar_kernels(KernelTable& table) {
   scalar::install_k_quants(table);
   scalar::install_iq4_quants(table);
   table.floats.exp_sum = scalar::exp_sum;
+  table.floats.scale_max = scalar::scale_max;
   table.floats.swiglu = scalar::swiglu;
   table.floats.geglu = scalar::geglu;
   table.floats.softcap = scalar::softcap;

@@ -44,6 +44,11 @@ using WeightedSumFn = void (*)(int64_t n, const void* rows, size_t row_stride, i
 // returns the sum of the results.
 using ExpSumFn = float (*)(float* x, int64_t n, float max);
 
+// Attention scores scaled in place, x[i] *= scale, for n values; returns the
+// largest result, passing over NaN (-inf when n is 0 or every value is NaN or
+// -inf): the row maximum ExpSumFn takes.
+using ScaleMaxFn = float (*)(float* x, int64_t n, float scale);
+
 // The SwiGLU gate: out[i] = silu(gate[i]) * up[i] = gate[i] / (1 + e^-gate[i]) * up[i]
 // for n finite values; out may be gate or up.
 using SwiGluFn = void (*)(const float* gate, const float* up, float* out, int64_t n);
@@ -130,6 +135,7 @@ struct Bf16Kernels {
 // attention in fp32).
 struct FloatKernels {
   ExpSumFn exp_sum = nullptr;
+  ScaleMaxFn scale_max = nullptr;
   SwiGluFn swiglu = nullptr;
   GeGluFn geglu = nullptr;
   SoftcapFn softcap = nullptr;

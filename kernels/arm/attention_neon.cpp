@@ -27,6 +27,8 @@ struct Vec128 {
   static Reg sub(Reg a, Reg b) { return vsubq_f32(a, b); }
   static Reg mul(Reg a, Reg b) { return vmulq_f32(a, b); }
   static Reg max(Reg a, Reg b) { return vmaxq_f32(a, b); }
+  // maxNum: the number when one operand is NaN (vmaxq_f32 would give NaN).
+  static Reg max_number(Reg x, Reg m) { return vmaxnmq_f32(x, m); }
   static Reg div(Reg a, Reg b) { return vdivq_f32(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return vfmaq_f32(acc, a, b); }
   static Reg load(const float* p) { return vld1q_f32(p); }
@@ -62,6 +64,7 @@ struct Vec128 {
 
 void install_neon_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec128>(table);
+  table.floats.scale_max = scale_max<Vec128>;
   table.floats.exp_sum = exp_sum<Vec128>;
   table.floats.swiglu = swiglu<Vec128>;
   table.floats.geglu = geglu<Vec128>;

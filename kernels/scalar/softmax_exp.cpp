@@ -1,5 +1,7 @@
-// Reference softmax numerators (ExpSumFn), SwiGLU and GeGLU gates (SwiGluFn,
+// Reference softmax numerators (ExpSumFn) and their row maximum (ScaleMaxFn), SwiGLU and GeGLU gates (SwiGluFn,
 // GeGluFn) and soft-capping (SoftcapFn), all on the polynomial of exp_poly.h.
+#include <limits>
+
 #include "kernels/exp_poly.h"
 #include "kernels/scalar/scalar_install.h"
 
@@ -13,6 +15,15 @@ float exp_sum(float* x, int64_t n, float max) {
     total += x[i];
   }
   return total;
+}
+
+float scale_max(float* x, int64_t n, float scale) {
+  float max = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] *= scale;
+    if (x[i] > max) max = x[i];  // false for NaN
+  }
+  return max;
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n) {

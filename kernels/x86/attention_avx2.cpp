@@ -25,6 +25,8 @@ struct Vec256 {
   static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm256_max_ps(a, b); }
+  // maxps returns its second operand when either is NaN.
+  static Reg max_number(Reg x, Reg m) { return _mm256_max_ps(x, m); }
   static Reg div(Reg a, Reg b) { return _mm256_div_ps(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return _mm256_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm256_loadu_ps(p); }
@@ -60,6 +62,7 @@ struct Vec256 {
 
 void install_avx2_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec256>(table);
+  table.floats.scale_max = scale_max<Vec256>;
   table.floats.exp_sum = exp_sum<Vec256>;
   table.floats.swiglu = swiglu<Vec256>;
   table.floats.geglu = geglu<Vec256>;

@@ -25,6 +25,8 @@ struct Vec512 {
   static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
   static Reg mul(Reg a, Reg b) { return _mm512_mul_ps(a, b); }
   static Reg max(Reg a, Reg b) { return _mm512_max_ps(a, b); }
+  // maxps returns its second operand when either is NaN.
+  static Reg max_number(Reg x, Reg m) { return _mm512_max_ps(x, m); }
   static Reg div(Reg a, Reg b) { return _mm512_div_ps(a, b); }
   static Reg fma(Reg a, Reg b, Reg acc) { return _mm512_fmadd_ps(a, b, acc); }
   static Reg load(const float* p) { return _mm512_loadu_ps(p); }
@@ -58,6 +60,7 @@ struct Vec512 {
 
 void install_avx512_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec512>(table);
+  table.floats.scale_max = scale_max<Vec512>;
   table.floats.exp_sum = exp_sum<Vec512>;
   table.floats.swiglu = swiglu<Vec512>;
   table.floats.geglu = geglu<Vec512>;

@@ -29,8 +29,9 @@
 //   asserts that bound); measured against the double-precision reference:
 //   see the same test. Decode tiles stay fp32.
 // - Softmax: per query row a running max and sum; a block rescales the row's
-//   accumulator once when its maximum grows; the exponentials (and the
-//   soft-cap's tanh) come from the kernels' vectorised float kernels.
+//   accumulator once when its maximum grows; the scaling and block maximum,
+//   the exponentials (and the soft-cap's tanh) come from the kernels'
+//   vectorised float kernels.
 // - Masks: a tile reads only the keys some row of it sees, from its first
 //   token's first visible key (0 without a window) to its last token's last;
 //   keys outside a row's own range inside those blocks get weight 0. With a
@@ -187,16 +188,6 @@ bool has_nan(const float* x, int64_t n) {
   return false;
 }
 
-// The largest of x[0, n), passing over NaN (-inf when there is nothing else).
-float max_of(const float* x, int64_t n) {
-  float m[4] = {kMinusInfinity, kMinusInfinity, kMinusInfinity, kMinusInfinity};
-  int64_t j = 0;
-  for (; j + 4 <= n; j += 4)
-    for (int k = 0; k < 4; ++k) m[k] = std::max(m[k], x[j + k]);
-  for (; j < n; ++j) m[0] = std::max(m[0], x[j]);
-  return std::max(std::max(m[0], m[1]), std::max(m[2], m[3]));
-}
-
 // The inputs of one attention node and the kernels that read them.
 struct Attention {
   const Tensor& q;
@@ -210,6 +201,7 @@ struct Attention {
   RowFromFloatFn query_to_partner;
   WeightedSumFn value_sum;
   ExpSumFn exp_sum;
+  ScaleMaxFn scale_max;
   SoftcapFn softcap_scores;
   const AttentionWork& layout;
   const Bf16Kernels* bf16;  // null: fp32 attention
@@ -331,16 +323,16 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   // The row sees the block's keys [from, to).
   const int64_t from = std::min(n_keys, std::max<int64_t>(0, a.first_visible(token) - first_key));
   const int64_t to = std::min(n_keys, std::max(from, a.visible(token) - first_key));
-  // Separate loops without a carried float dependency vectorize; the max keeps
-  // four independent partial results.
   for (int64_t j = 0; j < from; ++j) weights[j] = kMinusInfinity;
-  for (int64_t j = from; j < to; ++j) weights[j] *= a.scale;
-  if (a.softcap > 0.0f) a.softcap_scores(weights + from, weights + from, to - from, a.softcap);
   for (int64_t j = to; j < n_keys; ++j) weights[j] = kMinusInfinity;
-  // max_of passes over NaN scores, but exp_sum turns each into a NaN weight
+  // scale_max passes over NaN scores, but exp_sum turns each into a NaN weight
   // and sum, so a NaN score poisons the row's output instead of reading as a
   // masked key; only a block without any finite score needs a look for them.
-  const float block_max = max_of(weights, n_keys);
+  float block_max = a.scale_max(weights + from, to - from, a.scale);
+  if (a.softcap > 0.0f) {
+    a.softcap_scores(weights + from, weights + from, to - from, a.softcap);
+    block_max = a.scale_max(weights + from, to - from, 1.0f);
+  }
   if (block_max == kMinusInfinity) {  // every key of the block masked for this row, or NaN
     if (has_nan(weights + from, to - from)) {
       state.max[r] = std::numeric_limits<float>::quiet_NaN();
@@ -478,7 +470,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0], node.params.f[1],
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
-                    float_kernels().softcap, layout, bf16_kernels(s.head_dim), scores.query_type == GgmlType::F32,
+                    float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim), scores.query_type == GgmlType::F32,
                     kernels_for(node.src[1]->type).to_float, kernels_for(node.src[2]->type).to_float};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);

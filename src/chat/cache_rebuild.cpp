@@ -1,21 +1,15 @@
 #include "chat/cache_rebuild.h"
 
 #include <algorithm>
-#include <chrono>
+
+#include "runtime/stopwatch.h"
 
 namespace peak::chat {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
 
 CacheRebuild::CacheRebuild(const model::Model& model, Start start) : model_(model), start_(std::move(start)) {}
 
 void CacheRebuild::run(const std::vector<int32_t>& summary_segment, const std::atomic<int>& cancel) {
-  const auto began = std::chrono::steady_clock::now();
+  const runtime::Stopwatch stopwatch;
   staging_ = std::make_unique<runtime::Context>(model_, start_.params);
   staging_kv_bytes_ = staging_->kv().bytes();
   summary_segment_ = summary_segment;
@@ -33,7 +27,7 @@ void CacheRebuild::run(const std::vector<int32_t>& summary_segment, const std::a
     drop_staging();
     throw;
   }
-  seconds_ += seconds_since(began);
+  seconds_ += stopwatch.seconds();
   if (staging_) drain(cancel);
 }
 
@@ -48,7 +42,7 @@ bool CacheRebuild::update(uint64_t first_kept, std::vector<Message> added) {
 }
 
 void CacheRebuild::drain(const std::atomic<int>& cancel) {
-  const auto began = std::chrono::steady_clock::now();
+  const runtime::Stopwatch stopwatch;
   for (;;) {
     uint64_t first_kept = 0;
     std::vector<Message> added;
@@ -64,7 +58,7 @@ void CacheRebuild::drain(const std::atomic<int>& cancel) {
     }
     if (staging_ && !apply(first_kept, added, cancel)) drop_staging();
   }
-  seconds_ += seconds_since(began);
+  seconds_ += stopwatch.seconds();
 }
 
 bool CacheRebuild::apply(uint64_t first_kept, const std::vector<Message>& added, const std::atomic<int>& cancel) {

@@ -62,7 +62,7 @@ class CacheRebuild {
   // with serial `first_kept` (the next serial when it is empty) and `added`
   // joined it since the last update. Returns true when the worker will apply
   // it (it is still in run() or drain()); false when nothing will until the
-  // caller runs drain() (on the worker, Summarizer::continue_job, or itself).
+  // caller runs drain() (on the worker, through Summarizer::continue_job).
   bool update(uint64_t first_kept, std::vector<Message> added);
   // Applies the updates sent so far; stops when `cancel` is set and then
   // drops the staging cache.

@@ -1,10 +1,10 @@
 #include "chat/chat_session.h"
 
 #include <algorithm>
-#include <chrono>
 #include <stdexcept>
 
 #include "runtime/kv_cache.h"
+#include "runtime/stopwatch.h"
 #include "chat/model_chat_template.h"
 
 namespace peak::chat {
@@ -25,10 +25,6 @@ bool opens_reasoning_block(std::string prompt) {
   while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.pop_back();
   const std::string open = ReasoningMarkers{}.open;
   return prompt.size() >= open.size() && prompt.compare(prompt.size() - open.size(), open.size(), open) == 0;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 void validate(const SessionSettings& s) {
@@ -251,11 +247,11 @@ void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) 
   undo.kv_positions = ctx_->kv().positions();
   // Remove their cells and move the rest of Recent down, re-rotating its keys, so
   // positions stay compact (StreamingLLM with the Prefix as attention sink).
-  const auto start = std::chrono::steady_clock::now();
+  const runtime::Stopwatch stopwatch;
   const int64_t first = first_recent_cell();
   ctx_->kv().remove(first, dropped);
   ctx_->shift_positions(first, cells, -static_cast<int32_t>(dropped));
-  turn.times.window_shift = seconds_since(start);
+  turn.times.window_shift = stopwatch.seconds();
   stats_.window_shift_seconds += turn.times.window_shift;
 }
 
@@ -280,7 +276,7 @@ void ChatSession::prefill_all() {
 }
 
 void ChatSession::put_summary_in_place(const std::string& summary) {
-  const auto start = std::chrono::steady_clock::now();
+  const runtime::Stopwatch stopwatch;
   const std::vector<int32_t> segment = summary_cells(summary);
   if (settings_.rebuild == RebuildStrategy::Reprefill) {
     summary_tokens_ = segment;
@@ -299,7 +295,7 @@ void ChatSession::put_summary_in_place(const std::string& summary) {
     summary_tokens_ = segment;
   }
   summary_text_ = summary;
-  stats_.last_rebuild_seconds = seconds_since(start);
+  stats_.last_rebuild_seconds = stopwatch.seconds();
   stats_.rebuild_seconds += stats_.last_rebuild_seconds;
   ++stats_.summaries;
 }
@@ -314,18 +310,17 @@ bool ChatSession::send_rebuild_update(CacheRebuild& rebuild) {
 }
 
 void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times) {
-  const auto start = std::chrono::steady_clock::now();
-  // The worker applied every turn's update before it let the job end (take()
-  // waited for it); what it could not have seen is applied here.
-  std::atomic<int> no_cancel{0};
-  if (!send_rebuild_update(rebuild)) rebuild.drain(no_cancel);
+  const runtime::Stopwatch stopwatch;
+  // Nothing is left to apply: every turn since the job started sent its
+  // update as it ended (chat()), and the worker applied each before it let the
+  // job end (take() waited for it, and for a continuation the last one needed).
   const std::vector<int32_t> segment = rebuild.summary_segment();
   ctx_ = rebuild.take();  // the old main cache is freed here
   // Its threads were started on the low-priority worker: the turns need them at ours.
   ctx_->restart_threads();
   summary_tokens_ = segment;
   summary_text_ = summary;
-  times.catch_up = seconds_since(start);
+  times.catch_up = stopwatch.seconds();
   stats_.last_rebuild_seconds = times.catch_up;
   stats_.rebuild_seconds += times.catch_up;
   ++stats_.summaries;
@@ -445,9 +440,9 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
                              const std::function<bool(const std::string&)>& on_reasoning) {
   TurnResult turn;
   // A finished summary (or, when so set, a running one) goes in place first.
-  const auto rebuild_start = std::chrono::steady_clock::now();
+  const runtime::Stopwatch rebuild_stopwatch;
   turn.rebuilt = put_pending_summary_in_place(settings_.wait_for_summary, turn.times);
-  turn.times.rebuild = seconds_since(rebuild_start) - turn.times.catch_up;
+  turn.times.rebuild = rebuild_stopwatch.seconds() - turn.times.catch_up;
   std::vector<int32_t> segment = user_segment(user_text);
 
   // From here on the turn changes the session; if it throws, all of it goes back.
@@ -505,9 +500,9 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   turn.reasoning = splitter.reasoning();
   turn.times.prefill = turn.generation.prompt_seconds;
   turn.times.generation = turn.generation.generate_seconds;
-  const auto settle_start = std::chrono::steady_clock::now();
+  const runtime::Stopwatch settle_stopwatch;
   settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
-  turn.times.settle = seconds_since(settle_start);
+  turn.times.settle = settle_stopwatch.seconds();
   log_.push_back({"user", user_text});
   log_.push_back({"assistant", turn.answer});
   ++stats_.turns;

@@ -1,11 +1,11 @@
 #include "chat/summarizer.h"
 
-#include <chrono>
 #include <stdexcept>
 
 #include "core/thread_pool.h"
 #include "runtime/generator.h"
 #include "runtime/kv_cache.h"
+#include "runtime/stopwatch.h"
 #include "chat/model_chat_template.h"
 #include "chat/reasoning.h"
 #include "chat/sparse_sampler.h"
@@ -102,7 +102,7 @@ std::string Summarizer::clip(const std::string& text) const {
 
 void Summarizer::run(std::string content) {
   try {
-    const auto start = std::chrono::steady_clock::now();
+    const runtime::Stopwatch stopwatch;
     int64_t input_tokens = 0;
     const std::vector<int32_t> prompt = build_prompt(content, &input_tokens);
     ctx_.kv().clear();
@@ -118,7 +118,7 @@ void Summarizer::run(std::string content) {
     result_.text = clip(splitter.answer());
     result_.input_tokens = input_tokens;
     result_.kept_tokens = static_cast<int64_t>(prompt.size());
-    result_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    result_.seconds = stopwatch.seconds();
   } catch (...) {
     error_ = std::current_exception();
     done_ = true;

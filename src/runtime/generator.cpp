@@ -1,7 +1,6 @@
 #include "runtime/generator.h"
 
-#include <chrono>
-
+#include "runtime/stopwatch.h"
 #include "tokenizer/utf8.h"
 
 namespace peak::runtime {
@@ -12,10 +11,6 @@ bool stop_asked(const GenerateOptions& options) {
          (options.abort_flag && __atomic_load_n(options.abort_flag, __ATOMIC_RELAXED) != 0);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std::vector<int32_t>& prompt,
@@ -24,13 +19,13 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
   GenerateResult result;
   if (options.max_tokens > 0) result.tokens.reserve(static_cast<size_t>(options.max_tokens));
 
-  auto start = std::chrono::steady_clock::now();
+  Stopwatch stopwatch;
   ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
   for (int32_t t : prompt) sampler.accept(t);
   result.n_prompt = static_cast<int32_t>(prompt.size());
-  result.prompt_seconds = seconds_since(start);
+  result.prompt_seconds = stopwatch.seconds();
 
-  start = std::chrono::steady_clock::now();
+  stopwatch.restart();
   tokenizer::Utf8StreamDecoder utf8;
   auto emit = [&](const std::string& text) { return text.empty() || !options.on_text || options.on_text(text); };
   while (true) {
@@ -62,7 +57,7 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
   }
   // An unfinished character at the end comes out as U+FFFD, never dropped.
   if (result.reason != StopReason::Callback) emit(utf8.finish());
-  result.generate_seconds = seconds_since(start);
+  result.generate_seconds = stopwatch.seconds();
   return result;
 }
 

@@ -635,7 +635,7 @@ typedef struct peak_session_turn_stats {
   size_t struct_size;              /* set to sizeof(peak_session_turn_stats) before the call */
   double rebuild_seconds;          /* putting a new summary in place first, waiting for it included */
   double catch_up_seconds;         /* bringing a cache rebuilt on the worker up to date and swapping it in */
-  double window_shift_seconds;     /* dropping messages from Recent and moving the rest down */
+  double window_shift_seconds;     /* dropping messages from Recent, and after the answer moving the rest down */
   double prefill_seconds;          /* evaluating the user's message */
   double generation_seconds;       /* sampling and evaluating the answer */
   double settle_seconds;           /* evaluating the turn again as later prompts show it */

@@ -241,17 +241,30 @@ void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) 
   }
   const int64_t dropped = before - cells;
   if (dropped == 0) return;
-  // Moving cells and re-rotating keys cannot be undone exactly: a turn that
-  // fails later puts back this copy.
-  undo.kv_cells = ctx_->kv().snapshot();
-  undo.kv_positions = ctx_->kv().positions();
-  // Remove their cells and move the rest of Recent down, re-rotating its keys, so
-  // positions stay compact (StreamingLLM with the Prefix as attention sink).
+  // Remove their cells, keeping a copy to put back if the turn fails. The rest
+  // of Recent moves down in cells but keeps its positions for this turn: the
+  // turn's tokens follow it, and only relative positions matter within them.
+  // Re-rotating keys cannot be undone exactly, so it waits for finish_room(),
+  // after the answer, instead of a copy of the whole cache here.
   const runtime::Stopwatch stopwatch;
+  runtime::KvCache& kv = ctx_->kv();
   const int64_t first = first_recent_cell();
-  ctx_->kv().remove(first, dropped);
-  ctx_->shift_positions(first, cells, -static_cast<int32_t>(dropped));
+  undo.removed_cells = kv.snapshot_cells(first, dropped);
+  undo.removed_positions.assign(kv.positions().begin() + first, kv.positions().begin() + first + dropped);
+  undo.removed_at = first;
+  undo.shift = -static_cast<int32_t>(dropped);
+  kv.remove(first, dropped);
   turn.times.window_shift = stopwatch.seconds();
+}
+
+void ChatSession::finish_room(TurnResult& turn, const TurnUndo& undo) {
+  if (undo.shift == 0) return;
+  // Recent and this turn move down over the removed cells, so positions stay
+  // compact (StreamingLLM with the Prefix as attention sink). This throws
+  // only from its checks, before any key is rotated: the undo still holds.
+  const runtime::Stopwatch stopwatch;
+  ctx_->shift_positions(undo.removed_at, ctx_->kv().used() - undo.removed_at, undo.shift);
+  turn.times.window_shift += stopwatch.seconds();
   stats_.window_shift_seconds += turn.times.window_shift;
 }
 
@@ -503,6 +516,7 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   const runtime::Stopwatch settle_stopwatch;
   settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
   turn.times.settle = settle_stopwatch.seconds();
+  finish_room(turn, undo);
   log_.push_back({"user", user_text});
   log_.push_back({"assistant", turn.answer});
   ++stats_.turns;
@@ -510,11 +524,10 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
 
 void ChatSession::roll_back(TurnUndo& undo) {
   runtime::KvCache& kv = ctx_->kv();
-  if (!undo.kv_positions.empty()) {
-    kv.restore(undo.kv_cells, undo.kv_positions);
-  } else {
-    kv.drop_last(kv.used() - undo.kv_used);  // the turn only appended cells
-  }
+  // The turn's cells, then the cells making room removed (Recent kept its positions).
+  const auto removed = static_cast<int64_t>(undo.removed_positions.size());
+  kv.drop_last(kv.used() - (undo.kv_used - removed));
+  if (removed > 0) kv.put_back(undo.removed_at, undo.removed_cells, undo.removed_positions);
   recent_ = std::move(undo.recent);
   dropped_text_ = std::move(undo.dropped_text);
   stats_ = undo.stats;

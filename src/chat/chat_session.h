@@ -110,7 +110,7 @@ struct SessionStats {
 struct TurnTimes {
   double rebuild = 0;       // putting a new summary in place first (waiting for it included, catch_up not)
   double catch_up = 0;      // bringing a cache rebuilt on the worker up to date and swapping it in
-  double window_shift = 0;  // dropping messages from Recent and moving the rest down
+  double window_shift = 0;  // dropping messages from Recent, and after the answer moving the rest down
   double prefill = 0;       // evaluating the user's message
   double generation = 0;    // sampling and evaluating the answer
   double settle = 0;        // evaluating the turn again as later prompts show it
@@ -223,14 +223,19 @@ class ChatSession {
     sampling::SamplerChain sampler;
     size_t log_size;
     int64_t kv_used;
-    // When making room drops cells (and moves the later ones), all cells before it.
-    std::vector<uint8_t> kv_cells;
-    std::vector<int32_t> kv_positions;
+    // When making room removed cells [removed_at, +n): their bytes and
+    // positions, to be put back. Recent keeps its positions until the turn has
+    // succeeded; then it moves down by `shift` (negative) in finish_room().
+    int64_t removed_at = -1;
+    std::vector<uint8_t> removed_cells;
+    std::vector<int32_t> removed_positions;
+    int32_t shift = 0;
   };
   void run_turn(const std::string& user_text, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
   void roll_back(TurnUndo& undo);
   void make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
+  void finish_room(TurnResult& turn, const TurnUndo& undo);
   void drop_front();
   bool put_pending_summary_in_place(bool wait, TurnTimes& times);
   void put_summary_in_place(const std::string& summary);

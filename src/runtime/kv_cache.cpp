@@ -150,15 +150,16 @@ void KvCache::move_cells(int64_t from, int64_t to, int64_t n) {
   }
 }
 
-std::vector<uint8_t> KvCache::snapshot_first(int64_t n) const {
-  if (n < 0 || n > used()) {
-    throw std::out_of_range("KV snapshot of " + std::to_string(n) + " cells, " + std::to_string(used()) + " used");
+std::vector<uint8_t> KvCache::snapshot_cells(int64_t first, int64_t n) const {
+  if (first < 0 || n < 0 || first > used() - n) {
+    throw std::out_of_range("KV snapshot of cells [" + std::to_string(first) + ", +" + std::to_string(n) + "), " +
+                            std::to_string(used()) + " used");
   }
-  std::vector<uint8_t> out(static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size());
+  std::vector<uint8_t> out(snapshot_bytes(n));
   uint8_t* p = out.data();
   for (size_t l = 0; l < k_.size(); ++l) {
     for (const core::Tensor* t : {&k_[l], &v_[l]}) {
-      for (int64_t c = 0; c < n; ++c) {
+      for (int64_t c = first; c < first + n; ++c) {
         for (int64_t h = 0; h < t->ne[1]; ++h, p += t->nb[2]) std::memcpy(p, t->row_ptr(h, c), t->nb[2]);
       }
     }
@@ -166,22 +167,44 @@ std::vector<uint8_t> KvCache::snapshot_first(int64_t n) const {
   return out;
 }
 
-void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
-  const auto n = static_cast<int64_t>(positions.size());
-  const size_t expected = static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size();
-  if (n > n_ctx_ || bytes.size() != expected) {
-    throw std::invalid_argument("KV snapshot of " + std::to_string(bytes.size()) + " bytes for " + std::to_string(n) +
-                                " cells does not fit this cache (" + std::to_string(expected) + " bytes expected)");
-  }
-  const uint8_t* p = bytes.data();
+void KvCache::write_cells(int64_t first, int64_t n, const uint8_t* bytes) {
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {
-      for (int64_t c = 0; c < n; ++c) {
-        for (int64_t h = 0; h < t->ne[1]; ++h, p += t->nb[2]) std::memcpy(t->row_ptr(h, c), p, t->nb[2]);
+      for (int64_t c = first; c < first + n; ++c) {
+        for (int64_t h = 0; h < t->ne[1]; ++h, bytes += t->nb[2]) std::memcpy(t->row_ptr(h, c), bytes, t->nb[2]);
       }
     }
   }
+}
+
+void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
+  const auto n = static_cast<int64_t>(positions.size());
+  if (n > n_ctx_ || bytes.size() != snapshot_bytes(n)) {
+    throw std::invalid_argument("KV snapshot of " + std::to_string(bytes.size()) + " bytes for " + std::to_string(n) +
+                                " cells does not fit this cache (" + std::to_string(snapshot_bytes(n)) +
+                                " bytes expected)");
+  }
+  write_cells(0, n, bytes.data());
   positions_.assign(positions.begin(), positions.end());
+}
+
+void KvCache::put_back(int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
+  const auto n = static_cast<int64_t>(positions.size());
+  if (at < 0 || at > used()) throw std::out_of_range("KV cache put_back outside the used cells");
+  if (bytes.size() != snapshot_bytes(n)) {
+    throw std::invalid_argument("KV cells of " + std::to_string(bytes.size()) + " bytes put back as " +
+                                std::to_string(n) + " cells (" + std::to_string(snapshot_bytes(n)) + " bytes expected)");
+  }
+  for (int32_t position : positions) {
+    if (position < 0 || position > kMaxPosition) {
+      throw std::invalid_argument("KV cell put back at position " + std::to_string(position) + ", outside 0 .. " +
+                                  std::to_string(kMaxPosition));
+    }
+  }
+  require_free(n);
+  move_cells(at, at + n, used() - at);
+  positions_.insert(positions_.begin() + at, positions.begin(), positions.end());  // within the reserved capacity
+  write_cells(at, n, bytes.data());
 }
 
 void KvCache::copy_from(const KvCache& other) {

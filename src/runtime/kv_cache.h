@@ -102,14 +102,22 @@ class KvCache {
 
   // The used cells' K and V bytes, layer by layer (K then V), each cell-major
   // (cell 0's rows of heads 0, 1, ..., then cell 1's), for saving.
-  std::vector<uint8_t> snapshot() const { return snapshot_first(used()); }
+  std::vector<uint8_t> snapshot() const { return snapshot_cells(0, used()); }
   // The same for the first `n` used cells only, as restore() takes them (a kept
   // Prefix copied into another cache). Throws std::out_of_range past used().
-  std::vector<uint8_t> snapshot_first(int64_t n) const;
+  std::vector<uint8_t> snapshot_first(int64_t n) const { return snapshot_cells(0, n); }
+  // The same for used cells [first, first + n), as put_back() takes them.
+  std::vector<uint8_t> snapshot_cells(int64_t first, int64_t n) const;
   // Replaces the content with a snapshot of `positions.size()` cells taken from a
   // cache of the same shape and types. Throws std::invalid_argument (leaving the
   // cache as it was) when the sizes do not match.
   void restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
+  // Undoes remove(at, n) exactly, given snapshot_cells(at, n) and those cells'
+  // positions from before it: cells from `at` on move up and the removed ones
+  // come back with their bytes and positions. Throws (changing nothing)
+  // std::invalid_argument when the sizes do not match or a position is out of
+  // range, ContextFull when they do not fit.
+  void put_back(int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
 
   // Bytes of one cell of one layer's K (or V): a row per kv head.
   size_t cell_bytes_k() const { return k_[0].nb[2] * static_cast<size_t>(k_[0].ne[1]); }
@@ -119,6 +127,10 @@ class KvCache {
   // Moves cells [from, from + n) of every layer's K and V to start at cell `to`
   // (the ranges may overlap).
   void move_cells(int64_t from, int64_t to, int64_t n);
+  // Copies snapshot bytes of `n` cells (cell-major per layer, as snapshot_cells
+  // writes them) into cells [first, first + n).
+  void write_cells(int64_t first, int64_t n, const uint8_t* bytes);
+  size_t snapshot_bytes(int64_t n) const { return static_cast<size_t>(n) * (cell_bytes_k() + cell_bytes_v()) * k_.size(); }
 
   int64_t n_ctx_;
   std::vector<core::Tensor> k_;  // per layer

@@ -137,6 +137,43 @@ TEST_P(KvCacheLayout, RemoveAndInsertMoveEveryHeadsCells) {
   EXPECT_EQ(copy.snapshot(), kv.snapshot());
 }
 
+// A turn that drops messages removes their cells and puts them back if it
+// fails: snapshot_cells then put_back gives the same rows and positions, and
+// bad sizes, positions or places change nothing.
+TEST_P(KvCacheLayout, PutBackUndoesRemoveExactly) {
+  KvCache kv(small_hparams(), params());
+  kv.append(3, 0);
+  kv.append(4, 10);  // a gap in positions, as a dropped Summary or Recent leaves
+  write_cells(kv, {0, 1, 2, 3, 4, 5, 6});
+  const std::vector<uint8_t> before = kv.snapshot();
+  const std::vector<int32_t> positions_before = kv.positions();
+  const std::vector<uint8_t> cells = kv.snapshot_cells(2, 3);
+  ASSERT_EQ(cells.size(), before.size() / 7 * 3);
+  const std::vector<int32_t> removed_positions(positions_before.begin() + 2, positions_before.begin() + 5);
+  kv.remove(2, 3);
+  expect_cells(kv, {0, 1, 5, 6});
+  kv.append(1, 14);  // a turn's cell, then dropped again as a failed turn's
+  kv.drop_last(1);
+
+  std::vector<int32_t> wrong_positions = removed_positions;
+  wrong_positions.pop_back();
+  EXPECT_THROW(kv.put_back(2, cells, wrong_positions), std::invalid_argument);
+  wrong_positions = removed_positions;
+  wrong_positions[1] = -1;
+  EXPECT_THROW(kv.put_back(2, cells, wrong_positions), std::invalid_argument);
+  EXPECT_THROW(kv.put_back(5, cells, removed_positions), std::out_of_range);
+  EXPECT_THROW(kv.snapshot_cells(3, 2), std::out_of_range);
+  kv.append(kCells - 4, 20);  // full: no room for them
+  EXPECT_THROW(kv.put_back(2, cells, removed_positions), ContextFull);
+  kv.drop_last(kCells - 4);
+  expect_cells(kv, {0, 1, 5, 6});
+
+  kv.put_back(2, cells, removed_positions);
+  EXPECT_EQ(kv.snapshot(), before);
+  EXPECT_EQ(kv.positions(), positions_before);
+  expect_cells(kv, {0, 1, 2, 3, 4, 5, 6});
+}
+
 INSTANTIATE_TEST_SUITE_P(Types, KvCacheLayout,
                          ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0),
                          [](const ::testing::TestParamInfo<GgmlType>& type) {

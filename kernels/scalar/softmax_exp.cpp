@@ -1,5 +1,6 @@
-// Reference softmax numerators (ExpSumFn) and their row maximum (ScaleMaxFn), SwiGLU and GeGLU gates (SwiGluFn,
-// GeGluFn) and soft-capping (SoftcapFn), all on the polynomial of exp_poly.h.
+// Reference softmax numerators (ExpSumFn) and their row maximum (ScaleMaxFn),
+// SwiGLU and GeGLU gates (SwiGluFn, GeGluFn) and soft-capping (SoftcapFn), all
+// on the polynomial of exp_poly.h.
 #include <limits>
 
 #include "kernels/exp_poly.h"

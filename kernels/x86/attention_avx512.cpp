@@ -62,7 +62,6 @@ struct Vec512 {
   static float sum(Reg v) { return _mm512_reduce_add_ps(v); }
 };
 
-
 // The weighted sum of Q8_0 rows in integer products. The float kernel
 // converts every int8 value to float and multiplies it by its block scale
 // before the multiply-adds: for 32 values of two keys, 12 vector instructions
@@ -116,10 +115,15 @@ bool round_weights(const float* w, size_t w_stride, int64_t m, int nb, const flo
   for (int r = 0; r < R; ++r) {
     const float* row = w + static_cast<size_t>(r) * w_stride;
     for (int b = 0; b < nb; ++b) {
+      // Products of keys [j, j + 16), zero past m; computed again for the
+      // rounding rather than kept.
+      const auto products = [&](int64_t j) {
+        const __mmask16 valid = m - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (m - j)) - 1);
+        return _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, row + j), _mm512_loadu_ps(d[b] + j));
+      };
       __m512 largest = zero, poison = zero;
       for (int64_t j = 0; j < m; j += 16) {
-        const __mmask16 valid = m - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (m - j)) - 1);
-        const __m512 product = _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, row + j), _mm512_loadu_ps(d[b] + j));
+        const __m512 product = products(j);
         largest = _mm512_max_ps(largest, _mm512_abs_ps(product));
         poison = _mm512_add_ps(poison, _mm512_mul_ps(product, zero));  // NaN from any NaN or infinity
       }
@@ -128,9 +132,7 @@ bool round_weights(const float* w, size_t w_stride, int64_t m, int nb, const flo
       q.scale[r][b] = max / kInt16Max;
       const __m512 inverse = _mm512_set1_ps(max > 0.0f ? kInt16Max / max : 0.0f);
       for (int64_t j = 0; j < m; j += 16) {
-        const __mmask16 valid = m - j >= 16 ? __mmask16(0xffff) : static_cast<__mmask16>((1u << (m - j)) - 1);
-        const __m512 product = _mm512_mul_ps(_mm512_maskz_loadu_ps(valid, row + j), _mm512_loadu_ps(d[b] + j));
-        const __m512i rounded = _mm512_cvtps_epi32(_mm512_mul_ps(product, inverse));  // to nearest
+        const __m512i rounded = _mm512_cvtps_epi32(_mm512_mul_ps(products(j), inverse));  // to nearest
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(q.w[r][b] + j), _mm512_cvtsepi32_epi16(rounded));
       }
     }

@@ -252,18 +252,18 @@ void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) 
   undo.removed_cells = kv.snapshot_cells(first, dropped);
   undo.removed_positions.assign(kv.positions().begin() + first, kv.positions().begin() + first + dropped);
   undo.removed_at = first;
-  undo.shift = -static_cast<int32_t>(dropped);
   kv.remove(first, dropped);
   turn.times.window_shift = stopwatch.seconds();
 }
 
 void ChatSession::finish_room(TurnResult& turn, const TurnUndo& undo) {
-  if (undo.shift == 0) return;
+  const auto removed = static_cast<int32_t>(undo.removed_positions.size());
+  if (removed == 0) return;
   // Recent and this turn move down over the removed cells, so positions stay
   // compact (StreamingLLM with the Prefix as attention sink). This throws
   // only from its checks, before any key is rotated: the undo still holds.
   const runtime::Stopwatch stopwatch;
-  ctx_->shift_positions(undo.removed_at, ctx_->kv().used() - undo.removed_at, undo.shift);
+  ctx_->shift_positions(undo.removed_at, ctx_->kv().used() - undo.removed_at, -removed);
   turn.times.window_shift += stopwatch.seconds();
   stats_.window_shift_seconds += turn.times.window_shift;
 }

@@ -225,11 +225,10 @@ class ChatSession {
     int64_t kv_used;
     // When making room removed cells [removed_at, +n): their bytes and
     // positions, to be put back. Recent keeps its positions until the turn has
-    // succeeded; then it moves down by `shift` (negative) in finish_room().
+    // succeeded; then it moves down by n in finish_room().
     int64_t removed_at = -1;
     std::vector<uint8_t> removed_cells;
     std::vector<int32_t> removed_positions;
-    int32_t shift = 0;
   };
   void run_turn(const std::string& user_text, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);

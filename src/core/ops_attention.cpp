@@ -470,7 +470,8 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0], node.params.f[1],
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
-                    float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim), scores.query_type == GgmlType::F32,
+                    float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim),
+                    scores.query_type == GgmlType::F32,
                     kernels_for(node.src[1]->type).to_float, kernels_for(node.src[2]->type).to_float};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);

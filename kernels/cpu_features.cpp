@@ -51,7 +51,10 @@ bool bit(uint32_t reg, int n) { return (reg >> n) & 1u; }
 
 CpuFeatures detect() {
   CpuFeatures f;
-  const uint32_t max_leaf = cpuid(0, 0).eax;
+  const CpuidRegs l0 = cpuid(0, 0);
+  // The vendor string is EBX, EDX, ECX: "Auth" "enti" "cAMD".
+  f.amd = l0.ebx == 0x68747541u && l0.edx == 0x69746e65u && l0.ecx == 0x444d4163u;
+  const uint32_t max_leaf = l0.eax;
   if (max_leaf < 7) return f;
   const CpuidRegs l1 = cpuid(1, 0);
   const bool osxsave = bit(l1.ecx, 27);

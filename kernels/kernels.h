@@ -129,10 +129,33 @@ struct Bf16Kernels {
   Bf16GemmFn gemm = nullptr;
 };
 
+// Attention's fp32 products for tiles of many query rows on paths without
+// bf16 ones: the K and V rows of a block converted to float once per tile,
+// then a register-tiled product in which each loaded vector of B serves
+// several rows of A (the gemm of F16 rows converts each K row again for every
+// pair of query rows and reduces every dot product horizontally).
+//
+// Writes `n_rows` float rows of n elements (row stride src_stride floats)
+// transposed: element i of row j goes to dst[i * dst_cols + j]. Attention's
+// keys [keys][head_dim] become B [head_dim][keys] for Q x K^T.
+using F32TransposeFn = void (*)(const float* src, size_t src_stride, int64_t n_rows, int64_t n, float* dst,
+                                int64_t dst_cols);
+// c[r * c_stride + j] (+)= sum_k a[r * a_stride + k] * b[k * n_cols + j] for
+// r < n_rows, j < n_cols (a multiple of 16), k < n; `add` adds to c, else
+// overwrites it. B is row-major: the transposed keys, or the values
+// [keys][head_dim] as they are.
+using F32GemmFn = void (*)(int64_t n, const float* a, size_t a_stride, int64_t n_rows, const float* b,
+                           int64_t n_cols, float* c, size_t c_stride, bool add);
+
+struct F32TileKernels {
+  F32TransposeFn transpose = nullptr;
+  F32GemmFn gemm = nullptr;
+};
+
 // Float kernels that belong to no weight type (attention's softmax, the
 // feed-forward gates, soft-capping); every member is set on every path but
 // bf16, which only paths with bf16 dot products set (the others keep
-// attention in fp32).
+// attention in fp32), and f32_tiles, which the x86 vector paths set.
 struct FloatKernels {
   ExpSumFn exp_sum = nullptr;
   ScaleMaxFn scale_max = nullptr;
@@ -140,11 +163,15 @@ struct FloatKernels {
   GeGluFn geglu = nullptr;
   SoftcapFn softcap = nullptr;
   Bf16Kernels bf16;
+  F32TileKernels f32_tiles;  // null on the paths that keep the per-row kernels for every tile
 };
 const FloatKernels& float_kernels();
 
 // The scalar twins of the bf16 kernels, which no path's table holds (scalar
 // attention stays fp32): what tests compare the SIMD kernels against.
 const Bf16Kernels& scalar_bf16_kernels();
+
+// The scalar twins of the fp32 tile kernels: each sum in order of k.
+const F32TileKernels& scalar_f32_tile_kernels();
 
 }  // namespace peak

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/executor.h"
@@ -124,6 +125,35 @@ void attention_contexts(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->Apply(attention_contexts);
 BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->Apply(attention_contexts);
 BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->Apply(attention_contexts);
+
+// Swaps dimensions 1 and 2 of a contiguous [d, cells, heads] tensor in place.
+Tensor* head_major(Tensor* t) {
+  std::swap(t->ne[1], t->ne[2]);
+  std::swap(t->nb[1], t->nb[2]);
+  return t;
+}
+
+// Prefill at depth: 512 query tokens (16 heads over 8 kv heads, head_dim 128,
+// qwen3-0.6b's attention), causal, after `depth` cells already in the cache.
+// One thread: the tile products' cost alone; counter: multiply-adds of the
+// scores and the weighted sums per second.
+void BM_AttentionPrefill(benchmark::State& state, GgmlType kv_type) {
+  constexpr int64_t kTokens = 512;
+  const int64_t n_kv = state.range(0) + kTokens;
+  BenchTensors leaves;
+  Tensor* q = leaves.random(GgmlType::F32, {128, 16, kTokens});
+  // K and V head-major, as the KV cache holds them: [128, n_kv, 8] viewed as
+  // [128, 8, n_kv], so a head's rows are one stream.
+  Tensor* k = head_major(leaves.random(kv_type, {128, n_kv, 8}));
+  Tensor* v = head_major(leaves.random(kv_type, {128, n_kv, 8}));
+  time_graph(state, 1, [&](Graph& g) { return g.attention(q, k, v, {1.0f / std::sqrt(128.0f)}); });
+  const double seen = static_cast<double>(kTokens) * static_cast<double>(n_kv - kTokens) +
+                      static_cast<double>(kTokens) * static_cast<double>(kTokens + 1) / 2;
+  state.counters["GMAC/s"] = benchmark::Counter(2 * 16 * 128 * seen * static_cast<double>(state.iterations()) / 1e9,
+                                                benchmark::Counter::kIsRate);
+}
+BENCHMARK_CAPTURE(BM_AttentionPrefill, F16, GgmlType::F16)->ArgName("depth")->Arg(4096)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_AttentionPrefill, Q8_0, GgmlType::Q8_0)->ArgName("depth")->Arg(4096)->Unit(benchmark::kMillisecond);
 
 // Decode over a long F16 cache with a sliding window (gemma's local layers)
 // against the same cache without one: with the window only its cells are

@@ -12,6 +12,7 @@
 #include "kernels/glu.inc"
 #include "kernels/softcap.inc"
 #include "kernels/weighted_sum.inc"
+#include "kernels/f32_tiles.inc"
 
 namespace peak {
 namespace {
@@ -20,6 +21,8 @@ struct Vec256 {
   using Reg = __m256;
   static constexpr int kWidth = 8;
   static constexpr int kTileCols = 2;
+  static constexpr int kGemmRows = 6;
+  static constexpr int kGemmCols = 2;
   static Reg splat(float x) { return _mm256_set1_ps(x); }
   static Reg add(Reg a, Reg b) { return _mm256_add_ps(a, b); }
   static Reg sub(Reg a, Reg b) { return _mm256_sub_ps(a, b); }
@@ -56,6 +59,27 @@ struct Vec256 {
     const __m128 pair = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
     return _mm_cvtss_f32(_mm_add_ss(pair, _mm_movehdup_ps(pair)));
   }
+  // 8 rows of 8: unpacks pair the rows' elements, shuffles gather four rows
+  // per 128-bit lane, lane permutes put each column together.
+  static void transpose_block(const float* src, size_t src_stride, float* dst, int64_t dst_cols) {
+    __m256 r[8], a[8], b[8];
+    for (int k = 0; k < 8; ++k) r[k] = _mm256_loadu_ps(src + static_cast<size_t>(k) * src_stride);
+    for (int k = 0; k < 4; ++k) {
+      a[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+      a[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+    }
+    // b[4k + m], 128-bit lane L: column 4L + m of rows 4k .. 4k + 3.
+    for (int k = 0; k < 2; ++k) {
+      b[4 * k + 0] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0x44);
+      b[4 * k + 1] = _mm256_shuffle_ps(a[4 * k], a[4 * k + 2], 0xee);
+      b[4 * k + 2] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0x44);
+      b[4 * k + 3] = _mm256_shuffle_ps(a[4 * k + 1], a[4 * k + 3], 0xee);
+    }
+    for (int m = 0; m < 4; ++m) {
+      _mm256_storeu_ps(dst + m * dst_cols, _mm256_permute2f128_ps(b[m], b[4 + m], 0x20));
+      _mm256_storeu_ps(dst + (4 + m) * dst_cols, _mm256_permute2f128_ps(b[m], b[4 + m], 0x31));
+    }
+  }
 };
 
 }  // namespace
@@ -67,6 +91,7 @@ void install_avx2_attention_kernels(KernelTable& table) {
   table.floats.swiglu = swiglu<Vec256>;
   table.floats.geglu = geglu<Vec256>;
   table.floats.softcap = softcap<Vec256>;
+  table.floats.f32_tiles = {transpose_f32_tiles<Vec256>, gemm_f32_tiles<Vec256>};
 }
 
 }  // namespace peak

@@ -18,6 +18,8 @@
 #include "kernels/glu.inc"
 #include "kernels/softcap.inc"
 #include "kernels/weighted_sum.inc"
+#include "kernels/f32_tiles.inc"
+#include "kernels/x86/transpose16.inc"
 
 namespace peak {
 namespace {
@@ -26,6 +28,8 @@ struct Vec512 {
   using Reg = __m512;
   static constexpr int kWidth = 16;
   static constexpr int kTileCols = 4;
+  static constexpr int kGemmRows = 4;
+  static constexpr int kGemmCols = 4;
   static Reg splat(float x) { return _mm512_set1_ps(x); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }
   static Reg sub(Reg a, Reg b) { return _mm512_sub_ps(a, b); }
@@ -60,6 +64,12 @@ struct Vec512 {
     return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(limit), _CMP_NLT_UQ), v);
   }
   static float sum(Reg v) { return _mm512_reduce_add_ps(v); }
+  static void transpose_block(const float* src, size_t src_stride, float* dst, int64_t dst_cols) {
+    __m512i r[16];
+    for (int k = 0; k < 16; ++k) r[k] = _mm512_castps_si512(_mm512_loadu_ps(src + static_cast<size_t>(k) * src_stride));
+    transpose16(r);
+    for (int w = 0; w < 16; ++w) _mm512_storeu_ps(dst + w * dst_cols, _mm512_castsi512_ps(r[w]));
+  }
 };
 
 // The weighted sum of Q8_0 rows in integer products. The float kernel
@@ -248,6 +258,7 @@ void install_avx512_attention_kernels(KernelTable& table) {
   table.floats.swiglu = swiglu<Vec512>;
   table.floats.geglu = geglu<Vec512>;
   table.floats.softcap = softcap<Vec512>;
+  table.floats.f32_tiles = {transpose_f32_tiles<Vec512>, gemm_f32_tiles<Vec512>};
 }
 
 }  // namespace peak

@@ -10,6 +10,7 @@
 
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
+#include "kernels/x86/transpose16.inc"
 
 namespace peak {
 namespace {
@@ -37,33 +38,6 @@ void pack_rows_bf16(const float* src, size_t src_stride, int64_t n_rows, int64_t
       const __m512i words = _mm512_or_si512(widened_bf16(even + i), _mm512_slli_epi32(widened_bf16(odd + i), 16));
       _mm512_storeu_si512(pair + 2 * i, words);
     }
-  }
-}
-
-// Transposes 16 rows of 16 dwords: on return r[c] holds column c.
-void transpose16(__m512i r[16]) {
-  __m512i a[16], b[16];
-  for (int k = 0; k < 8; ++k) {
-    a[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
-    a[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
-  }
-  // b[4k + m], 128-bit lane L: column 4L + m of rows 4k .. 4k + 3.
-  for (int k = 0; k < 4; ++k) {
-    b[4 * k + 0] = _mm512_unpacklo_epi64(a[4 * k], a[4 * k + 2]);
-    b[4 * k + 1] = _mm512_unpackhi_epi64(a[4 * k], a[4 * k + 2]);
-    b[4 * k + 2] = _mm512_unpacklo_epi64(a[4 * k + 1], a[4 * k + 3]);
-    b[4 * k + 3] = _mm512_unpackhi_epi64(a[4 * k + 1], a[4 * k + 3]);
-  }
-  // Column 4L + m gathers lane L of b[m], b[4 + m], b[8 + m], b[12 + m].
-  for (int m = 0; m < 4; ++m) {
-    const __m512i c0 = _mm512_shuffle_i32x4(b[m], b[4 + m], 0x44);
-    const __m512i c1 = _mm512_shuffle_i32x4(b[m], b[4 + m], 0xee);
-    const __m512i c2 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], 0x44);
-    const __m512i c3 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], 0xee);
-    r[m] = _mm512_shuffle_i32x4(c0, c2, 0x88);
-    r[4 + m] = _mm512_shuffle_i32x4(c0, c2, 0xdd);
-    r[8 + m] = _mm512_shuffle_i32x4(c1, c3, 0x88);
-    r[12 + m] = _mm512_shuffle_i32x4(c1, c3, 0xdd);
   }
 }
 

@@ -28,6 +28,13 @@
 //   largest |v| plus the change of the weights (tests/core/test_attention.cpp
 //   asserts that bound); measured against the double-precision reference:
 //   see the same test. Decode tiles stay fp32.
+// - fp32 tiles (paths without bf16 products but with kernels' F32TileKernels,
+//   heads of whole vectors of 16): a prefill tile converts each block of F16 /
+//   F32 K rows to floats once and transposes it (head_dim x keys), and each
+//   block of V rows (any cache type) to float rows, then multiplies both in
+//   register tiles: no conversion per query row and no horizontal sums.
+//   Q8_0/Q4_0 keys keep their integer scores. Tiles hold up to 128 rows, as
+//   bf16 ones do.
 // - Softmax: per query row a running max and sum; a block rescales the row's
 //   accumulator once when its maximum grows; the scaling and block maximum,
 //   the exponentials (and the soft-cap's tanh) come from the kernels'
@@ -61,10 +68,10 @@ constexpr int64_t kMinKeysPerChunk = 64;
 constexpr int64_t kMaxKeyChunks = 64;
 constexpr int64_t kKeysPerBlock = 128;  // keys scored and summed per step
 constexpr int64_t kTileRows = 32;       // wanted query rows per tile
-// With bf16 products a block of K and V is converted and packed once per tile,
-// and every tile streams its kv head's cache: 4 times the rows quarter both
-// per row (measured faster than 64 rows at depth 4096).
-constexpr int64_t kBf16TileRows = 128;
+// With bf16 or fp32 tile products a block of K and V is converted and packed
+// once per tile, and every tile streams its kv head's cache: 4 times the rows
+// quarter both per row (measured faster than 64 rows at depth 4096).
+constexpr int64_t kPackedTileRows = 128;
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 // The bf16 kernels when this path has them and the head fits their 32-element
@@ -72,6 +79,19 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 const Bf16Kernels* bf16_kernels(int64_t head_dim) {
   const Bf16Kernels& k = float_kernels().bf16;
   return k.gemm != nullptr && head_dim % 32 == 0 ? &k : nullptr;
+}
+
+// The fp32 tile kernels when this path has them, has no bf16 ones for this
+// head and the head is whole vectors of 16; null otherwise (per-row kernels).
+const F32TileKernels* f32_tile_kernels(int64_t head_dim) {
+  const F32TileKernels& k = float_kernels().f32_tiles;
+  return k.gemm != nullptr && bf16_kernels(head_dim) == nullptr && head_dim % 16 == 0 ? &k : nullptr;
+}
+
+// Whether prefill tiles convert each block of K and V once and multiply it
+// with a packed product (bf16 or fp32).
+bool packed_tiles(int64_t head_dim) {
+  return bf16_kernels(head_dim) != nullptr || f32_tile_kernels(head_dim) != nullptr;
 }
 
 struct AttentionShape {
@@ -85,7 +105,7 @@ struct AttentionShape {
         n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv),
         window(node.params.i[1]),
         tile_tokens(std::max<int64_t>(
-            1, std::min(n_tokens, (bf16_kernels(head_dim) != nullptr ? kBf16TileRows : kTileRows) / group))),
+            1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
@@ -123,10 +143,10 @@ TileState tile_state_at(char* memory, const AttentionShape& s) {
 }
 
 // Work memory per thread: [queries in the score kernel's query type, R rows]
-// [P: R x block floats][row rescale factors][a tile state], and for bf16
-// tiles [kBf16Rows dequantized K or V rows][a packed block of K or V]
-// [P in bf16: R x block]; then, when keys are split, one tile state per
-// (unit, chunk) for the merge.
+// [P: R x block floats][row rescale factors][a tile state], and for packed
+// tiles [kBf16Rows dequantized K or V rows][a packed block of K or V], bf16
+// tiles then [P in bf16: R x block]; then, when keys are split, one tile
+// state per (unit, chunk) for the merge.
 struct AttentionWork {
   size_t query_row_bytes;
   size_t weights_offset;
@@ -173,6 +193,9 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
     w.bf16_weights_offset = w.bf16_packed_offset + halves(kKeysPerBlock * s.head_dim);
     w.per_thread_bytes = w.bf16_weights_offset + halves(s.tile_rows * kKeysPerBlock);
+  } else if (f32_tile_kernels(s.head_dim) != nullptr) {
+    w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
+    w.per_thread_bytes = w.bf16_packed_offset + floats(kKeysPerBlock * s.head_dim);
   }
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
   const int64_t chunks = s.key_chunks(n_threads);
@@ -205,7 +228,8 @@ struct Attention {
   SoftcapFn softcap_scores;
   const AttentionWork& layout;
   const Bf16Kernels* bf16;  // null: fp32 attention
-  bool bf16_scores;         // F16 / F32 keys: bf16 scores too (else K's integer gemm)
+  const F32TileKernels* f32_tiles;  // null: per-row kernels for every tile (or bf16)
+  bool float_keys;         // F16 / F32 keys: scores from float queries (else K's integer gemm)
   RowToFloatFn key_to_float;
   RowToFloatFn value_to_float;
 
@@ -223,6 +247,7 @@ struct Scratch {
   float* rescale;     // [R]
   float* bf16_rows;        // [kBf16Rows][head_dim]: K or V rows as floats
   uint16_t* bf16_packed;   // a block of K [head_dim / 2][keys][2] or V [keys / 2][head_dim][2]
+  float* f32_packed;       // the same place in fp32 tiles: K [head_dim][keys] or V [keys][head_dim]
   uint16_t* bf16_weights;  // [R][kKeysPerBlock]
 
   Scratch(char* base, const AttentionWork& w)
@@ -230,6 +255,7 @@ struct Scratch {
         rescale(reinterpret_cast<float*>(base + w.rescale_offset)),
         bf16_rows(reinterpret_cast<float*>(base + w.bf16_rows_offset)),
         bf16_packed(reinterpret_cast<uint16_t*>(base + w.bf16_packed_offset)),
+        f32_packed(reinterpret_cast<float*>(base + w.bf16_packed_offset)),
         bf16_weights(reinterpret_cast<uint16_t*>(base + w.bf16_weights_offset)) {}
 };
 
@@ -241,7 +267,7 @@ bool bf16_tile(const Attention& a, int64_t rows);
 // kv head `kv_head` to the score kernel's query type; row r is token
 // first_token + r / group, query head kv_head * group + r % group.
 void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, const Scratch& sc) {
-  const bool bf16 = bf16_tile(a, rows) && a.bf16_scores;
+  const bool bf16 = bf16_tile(a, rows) && a.float_keys;
   for (int64_t r = 0; r < rows; ++r) {
     const auto* query = reinterpret_cast<const float*>(
         a.q.row_ptr(kv_head * a.s.group + r % a.s.group, first_token + r / a.s.group));
@@ -266,16 +292,29 @@ void prefetch_bytes(const char* first, size_t bytes) {
 constexpr int64_t kBf16PrefetchRows = 32;
 
 // Rows [first, first + count) of a block (row stride `stride` bytes) as
-// floats in sc.bf16_rows, then zero rows up to `padded`. `end` bounds the
-// rows worth asking for ahead (the tile's last key, relative to the block).
+// floats in dst [padded][d], the rows past count zero. `end` bounds the rows
+// worth asking for ahead (the tile's last key, relative to the block).
 void dequantize_rows(const char* rows, size_t stride, int64_t first, int64_t count, int64_t padded, int64_t end,
-                     RowToFloatFn to_float, int64_t d, const Scratch& sc) {
+                     RowToFloatFn to_float, int64_t d, float* dst) {
   for (int64_t j = 0; j < count; ++j) {
     const int64_t row = first + j;
     if (row + kBf16PrefetchRows < end) prefetch_bytes(rows + static_cast<size_t>(row + kBf16PrefetchRows) * stride, stride);
-    to_float(rows + static_cast<size_t>(row) * stride, sc.bf16_rows + j * d, d);
+    to_float(rows + static_cast<size_t>(row) * stride, dst + j * d, d);
   }
-  std::memset(sc.bf16_rows + count * d, 0, static_cast<size_t>((padded - count) * d) * sizeof(float));
+  std::memset(dst + count * d, 0, static_cast<size_t>((padded - count) * d) * sizeof(float));
+}
+
+// Keys [0, n_keys) of a block as floats in sc.bf16_rows, kBf16Rows at a
+// time (zero keys up to cols, a multiple of 16), each group handed to
+// pack(first key of the group).
+template <class Pack>
+void convert_keys(const Attention& a, const char* keys, int64_t n_keys, int64_t cols, int64_t end, const Scratch& sc,
+                  Pack pack) {
+  for (int64_t first = 0; first < cols; first += kBf16Rows) {
+    dequantize_rows(keys, a.k.nb[2], first, std::min(kBf16Rows, n_keys - first), kBf16Rows, end, a.key_to_float,
+                    a.s.head_dim, sc.bf16_rows);
+    pack(first);
+  }
 }
 
 // Scores of a bf16 tile against F16 / F32 keys [0, n_keys) of a block: the
@@ -284,11 +323,9 @@ void dequantize_rows(const char* rows, size_t stride, int64_t first, int64_t cou
 void score_bf16(const Attention& a, const char* keys, int64_t n_keys, int64_t end, int64_t rows, const Scratch& sc) {
   const int64_t d = a.s.head_dim;
   const int64_t cols = (n_keys + 15) / 16 * 16;
-  for (int64_t first = 0; first < cols; first += kBf16Rows) {
-    dequantize_rows(keys, a.k.nb[2], first, std::min(kBf16Rows, n_keys - first), kBf16Rows, end, a.key_to_float, d,
-                    sc);
+  convert_keys(a, keys, n_keys, cols, end, sc, [&](int64_t first) {
     a.bf16->pack_columns(sc.bf16_rows, static_cast<size_t>(d), kBf16Rows, d, sc.bf16_packed + 2 * first, cols);
-  }
+  });
   a.bf16->gemm(d / 2, reinterpret_cast<const uint16_t*>(sc.queries), a.layout.query_row_bytes / sizeof(uint16_t),
                rows, sc.bf16_packed, cols, sc.weights, kKeysPerBlock, false);
 }
@@ -303,7 +340,7 @@ void sum_values_bf16(const Attention& a, const char* values, int64_t n_keys, int
   for (int64_t first = 0; first < n_keys; first += kBf16Rows) {
     const int64_t count = std::min(kBf16Rows, n_keys - first);
     const int64_t padded = (count + 1) / 2 * 2;
-    dequantize_rows(values, a.v.nb[2], first, count, padded, end, a.value_to_float, d, sc);
+    dequantize_rows(values, a.v.nb[2], first, count, padded, end, a.value_to_float, d, sc.bf16_rows);
     a.bf16->pack_rows(sc.bf16_rows, static_cast<size_t>(d), padded, d, sc.bf16_packed + first * d);
   }
   for (int64_t r = 0; r < rows; ++r) {
@@ -313,6 +350,29 @@ void sum_values_bf16(const Attention& a, const char* values, int64_t n_keys, int
   }
   a.bf16->gemm(even / 2, sc.bf16_weights, kKeysPerBlock, rows, sc.bf16_packed, d, state.outputs,
                static_cast<size_t>(d), true);
+}
+
+// Scores of an fp32 tile against F16 / F32 keys [0, n_keys) of a block: the
+// keys as floats transposed (head_dim x keys, zero keys up to a multiple of
+// 16), times the float queries.
+void score_f32(const Attention& a, const char* keys, int64_t n_keys, int64_t end, int64_t rows, const Scratch& sc) {
+  const int64_t d = a.s.head_dim;
+  const int64_t cols = (n_keys + 15) / 16 * 16;
+  convert_keys(a, keys, n_keys, cols, end, sc, [&](int64_t first) {
+    a.f32_tiles->transpose(sc.bf16_rows, static_cast<size_t>(d), kBf16Rows, d, sc.f32_packed + first, cols);
+  });
+  a.f32_tiles->gemm(d, reinterpret_cast<const float*>(sc.queries), a.layout.query_row_bytes / sizeof(float), rows,
+                    sc.f32_packed, cols, sc.weights, kKeysPerBlock, false);
+}
+
+// outputs[r] += sum_j weights[r][j] * V[j] for the block's values [0, n_keys)
+// in fp32: V as float rows [keys][head_dim].
+void sum_values_f32(const Attention& a, const char* values, int64_t n_keys, int64_t end, int64_t rows,
+                    const Scratch& sc, const TileState& state) {
+  const int64_t d = a.s.head_dim;
+  dequantize_rows(values, a.v.nb[2], 0, n_keys, n_keys, end, a.value_to_float, d, sc.f32_packed);
+  a.f32_tiles->gemm(n_keys, sc.weights, kKeysPerBlock, rows, sc.f32_packed, d, state.outputs, static_cast<size_t>(d),
+                    true);
 }
 
 // Turns row r's scores of keys [first_key, first_key + n_keys) into softmax
@@ -361,8 +421,9 @@ constexpr int64_t kScoreKeys = 16;
 constexpr int64_t kPrefetchKeys = 64;
 
 // Tiles of more rows than a decode step (prefill) are compute-bound: they take
-// the bf16 products when the path has them.
+// the bf16 products when the path has them, else its fp32 tile products.
 bool bf16_tile(const Attention& a, int64_t rows) { return a.bf16 != nullptr && rows > kStreamingRows; }
+bool f32_tile(const Attention& a, int64_t rows) { return a.f32_tiles != nullptr && rows > kStreamingRows; }
 
 // Scores keys [first_key, first_key + n_keys) of a few query rows into
 // sc.weights, prefetching as above; `end` bounds the keys the tile reads.
@@ -389,6 +450,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
   const AttentionShape& s = a.s;
   const int64_t d = s.head_dim;
   const bool bf16 = bf16_tile(a, rows);
+  const bool f32 = f32_tile(a, rows);
   for (int64_t r = 0; r < rows; ++r) {
     state.max[r] = kMinusInfinity;
     state.sum[r] = 0.0f;
@@ -399,8 +461,10 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     const int64_t n_keys = std::min(kKeysPerBlock, end - first_key);
     const char* keys = a.k.row_ptr(kv_head, first_key);
     const char* values = a.v.row_ptr(kv_head, first_key);
-    if (bf16 && a.bf16_scores) {
+    if (bf16 && a.float_keys) {
       score_bf16(a, keys, n_keys, end - first_key, rows, sc);
+    } else if (f32 && a.float_keys) {
+      score_f32(a, keys, n_keys, end - first_key, rows, sc);
     } else if (rows > kStreamingRows) {
       a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
                    kKeysPerBlock);
@@ -420,6 +484,8 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     // outputs[r] += sum_j weights[r][j] * V[first_key + j]
     if (bf16) {
       sum_values_bf16(a, values, n_keys, end - first_key, rows, sc, state);
+    } else if (f32) {
+      sum_values_f32(a, values, n_keys, end - first_key, rows, sc, state);
     } else {
       a.value_sum(d, values, a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows, state.outputs,
                   static_cast<size_t>(d));
@@ -471,7 +537,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
                     float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim),
-                    scores.query_type == GgmlType::F32,
+                    f32_tile_kernels(s.head_dim), scores.query_type == GgmlType::F32,
                     kernels_for(node.src[1]->type).to_float, kernels_for(node.src[2]->type).to_float};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);

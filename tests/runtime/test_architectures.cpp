@@ -108,12 +108,22 @@ TEST_P(Architecture, MatchesANaiveDoublePrecisionForwardPass) {
 // Q8_0 matrices take their activations in Q8_0 on both paths, but the batched
 // and the single-token products sum in different orders, so an activation on
 // a rounding boundary can land one step apart (seen: one token's logits 2e-3
-// apart, the others within 1e-7).
+// apart, the others within 1e-7; 5.5e-3 on gemma3 where attention sums in
+// another order too, see below). F16 matrices round their activations to
+// F16 the same way: where a prefill's attention sums in another order than
+// decoding (fp32 tile products, on paths that have them, for heads of whole
+// vectors of 16), an output that moves by an fp32 ulp can move an activation
+// by a whole F16 step, 2^-11 of it (seen: 3e-4).
+double f16_weights_tolerance(const model::Model& m) {
+  const bool reordered = float_kernels().f32_tiles.gemm != nullptr && m.hparams().head_dim % 16 == 0;
+  return reordered ? 1e-3 : 1e-4;
+}
+
 TEST_P(Architecture, BatchedPrefillEqualsTokenByTokenDecoding) {
   for (GgmlType type : {GgmlType::F16, GgmlType::Q8_0}) {
     const std::string path = write_tiny_model(GetParam(), type);
     const auto m = model::Model::load(path);
-    const double tolerance = prefill_tolerance(*m, type == GgmlType::Q8_0 ? 5e-3 : 1e-4);
+    const double tolerance = prefill_tolerance(*m, type == GgmlType::Q8_0 ? 1e-2 : f16_weights_tolerance(*m));
     runtime::ContextParams params;
     params.n_ctx = 64;
     params.n_batch = 5;  // batches of 5, each shorter than the sliding window

@@ -407,7 +407,8 @@ static void test_context_misuse(peak_model* m) {
   cp.type_k = 12;
   CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "Q4_K");
   cp.type_k = PEAK_TYPE_Q8_0; /* head size 8 cannot hold 32-element blocks */
-  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "multiple of 32");
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT,
+              "type_k Q8_0 needs a head size that is a multiple of 32");
   cp = peak_context_default_params();
   cp.struct_size = 1;
   CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "struct_size");

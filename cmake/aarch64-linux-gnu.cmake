@@ -3,7 +3,11 @@
 # the tests at build time):
 #
 #   cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DPEAK_BUILD_BENCH=OFF
-#   cmake --build build-arm64 -j2 && ctest --test-dir build-arm64
+#   cmake --build build-arm64 -j2
+#   qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu max build-arm64/peak run -p "Once upon a time"
+#
+# (-L: where qemu finds the arm64 loader and libraries). .ci/arm64.sh runs the
+# kernel and core test executables the same way.
 #
 # Packages: g++-aarch64-linux-gnu qemu-user. GoogleTest is built from
 # /usr/src/googletest by tests/CMakeLists.txt when cross-compiling.

@@ -113,12 +113,13 @@ int run_run(int argc, char** argv) {
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
   gp.on_text = print_text;
+  gp.parse_special = 0;  // the prompt is the user's text: it cannot spell control tokens
   std::string prompt = o.prompt;
   if (logits_file) {
     size_t n = 0;
-    peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, nullptr, 0, &n);
+    peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 0, nullptr, 0, &n);
     std::vector<int32_t> tokens(n);
-    check_status(peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, tokens.data(), n, &n));
+    check_status(peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 0, tokens.data(), n, &n));
     write_prompt_logits(m, tokens, logits_file, o.logits_out);
     gp.add_special = 0;
     prompt.clear();  // already in the context

@@ -426,8 +426,11 @@ typedef enum peak_stop_reason {
 typedef struct peak_generate_params {
   size_t struct_size;
   size_t max_tokens;          /* SIZE_MAX (or anything above INT32_MAX): no limit. Default 256 */
-  int add_special;            /* tokenize the prompt with BOS/EOS as the model asks. Default 1 */
-  int parse_special;          /* recognise control tokens in the prompt. Default 1 */
+  int add_special;            /* start the sequence with BOS (and EOS ...) as the model asks, when the
+                                 context holds no tokens yet; a continuation never gets them. Default 1 */
+  int parse_special;          /* recognise control tokens ("<|im_end|>") in the prompt, for text you
+                                 trust, e.g. from peak_chat_apply_template; set 0 for a user's text,
+                                 which then cannot forge a control token. Default 1 */
   peak_text_fn on_text;       /* may be NULL */
   /* When not NULL, receives every piece with its kind, instead of on_text. With
      on_text alone a session passes on only the answer. */
@@ -456,7 +459,15 @@ typedef struct peak_generate_result {
 PEAK_API peak_generate_params peak_generate_default_params(void);
 
 /* Tokenizes `prompt`, appends it to the context, then generates, streaming text to
-   on_text. `result` may be NULL. */
+   on_text. The prompt and the generated tokens stay in the context, so the next call
+   continues the sequence; the last generated token is not evaluated when generation
+   stopped with PEAK_STOP_EOG, _CALLBACK or _CONTEXT_FULL. BOS: with add_special, only a
+   context that holds no tokens (new, or after peak_context_kv_clear) starts with BOS
+   where the model adds one (tokenizer.ggml.add_bos_token); a prompt appended to
+   tokens already there never gets BOS. An empty prompt continues the context as it
+   is (from its last logits); on an empty context it is BOS alone (generation from
+   nothing, as llama.cpp does), or
+   PEAK_ERR_INVALID_ARGUMENT when no BOS is added. `result` may be NULL. */
 PEAK_API peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* prompt, size_t length,
                                    const peak_generate_params* params, peak_generate_result* result);
 

@@ -114,10 +114,15 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
   }
   return guarded([&] {
     const peak::tokenizer::Tokenizer& tok = ctx->model->model->tokenizer();
-    const std::vector<int32_t> tokens =
-        tok.encode(std::string_view(prompt ? prompt : "", length), p.add_special != 0, p.parse_special != 0);
-    if (tokens.empty() && ctx->context->kv().used() == 0) {
-      return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: empty prompt on an empty context (nothing to continue)");
+    // BOS (and whatever else the model adds) starts a sequence: only a context
+    // holding no tokens yet gets it, never a continuation.
+    const bool starts_sequence = ctx->context->kv().used() == 0;
+    const std::vector<int32_t> tokens = tok.encode(std::string_view(prompt ? prompt : "", length),
+                                                   starts_sequence && p.add_special != 0, p.parse_special != 0);
+    if (tokens.empty() && starts_sequence) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT,
+                  "peak_generate: the prompt is empty and the context holds no tokens, so there is nothing to "
+                  "continue (with add_special set, an empty prompt starts from BOS where the model adds one)");
     }
     const peak::runtime::GenerateOptions options = generate_options_from_c(p);
     result_to_c(peak::runtime::generate(*ctx->context, *sampler->chain, tokens, options), result);

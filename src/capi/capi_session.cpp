@@ -65,10 +65,14 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   }
   const int mode = raw_enum(p.mode), rebuild = raw_enum(p.rebuild);
   if (mode < PEAK_MEMORY_SSSKV || mode > PEAK_MEMORY_NONE) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode " + std::to_string(mode));
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "mode is " + std::to_string(mode) +
+                                               "; it must be PEAK_MEMORY_SSSKV (0), PEAK_MEMORY_WINDOW (1) or "
+                                               "PEAK_MEMORY_NONE (2)");
   }
   if (rebuild < PEAK_REBUILD_SHIFT || rebuild > PEAK_REBUILD_BACKGROUND) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy " + std::to_string(rebuild));
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "rebuild is " + std::to_string(rebuild) +
+                                               "; it must be PEAK_REBUILD_SHIFT (0), PEAK_REBUILD_REPREFILL (1) or "
+                                               "PEAK_REBUILD_BACKGROUND (2)");
   }
   if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v") ||
       !peak::capi::kv_type_ok(p.summary_type_kv, "summary_type_kv") || !session_counts_ok(p)) {

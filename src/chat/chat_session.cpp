@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kSummaryLead = "Summary of the earlier conversation: ";
 constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the turn's closing marker
+constexpr int64_t kMinSummaryText = 8;   // tokens of summary text, at least, besides its framing
 
 std::string trimmed(const std::string& text) {
   const size_t begin = text.find_first_not_of(" \t\n\r");
@@ -27,12 +28,24 @@ bool opens_reasoning_block(std::string prompt) {
   return prompt.size() >= open.size() && prompt.compare(prompt.size() - open.size(), open.size(), open) == 0;
 }
 
+// Refuses `value` of the field `name` (as peak_session_params spells it) below `min`.
+void require_at_least(const char* name, int64_t value, int64_t min) {
+  if (value < min) {
+    throw std::invalid_argument(std::string(name) + " is " + std::to_string(value) + "; it must be at least " +
+                                std::to_string(min));
+  }
+}
+
+// Checked before anything is allocated.
 void validate(const SessionSettings& s) {
-  if (s.headroom < kClosingReserve + 8) throw std::invalid_argument("headroom must be at least 24 tokens");
-  if (s.recent_max < 32) throw std::invalid_argument("recent_max must be at least 32 tokens");
-  if (s.summary_max < 16 && s.mode == MemoryMode::Ssskv) throw std::invalid_argument("summary_max must be at least 16");
-  if (s.trigger_discard < 1) throw std::invalid_argument("trigger_discard must be at least 1");
-  if (s.n_batch < 1) throw std::invalid_argument("n_batch must be at least 1");
+  require_at_least("headroom", s.headroom, kClosingReserve + 8);
+  require_at_least("recent_max", s.recent_max, 32);
+  require_at_least("trigger_discard", s.trigger_discard, 1);
+  require_at_least("n_batch", s.n_batch, 1);
+  if (s.mode == MemoryMode::Ssskv) {
+    require_at_least("summary_max", s.summary_max, 16);
+    validate_summarizer(s.summarizer);
+  }
 }
 
 }  // namespace
@@ -89,7 +102,12 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     // The summary text gets what the segment's own framing leaves of summary_max.
     const int64_t framing = static_cast<int64_t>(summary_segment("").size());
     ss.summary_max = settings_.summary_max - framing;
-    if (ss.summary_max < 8) throw std::invalid_argument("summary_max leaves no room for a summary after its framing");
+    if (ss.summary_max < kMinSummaryText) {
+      throw std::invalid_argument("summary_max is " + std::to_string(settings_.summary_max) +
+                                  "; with this chat template it must be at least " +
+                                  std::to_string(framing + kMinSummaryText) + " (the summary's framing takes " +
+                                  std::to_string(framing) + " tokens)");
+    }
     summarizer_ = std::make_unique<Summarizer>(model, chat_, ss);
   }
   stats_.n_ctx = cp.n_ctx;

@@ -17,7 +17,9 @@ constexpr const char* kInstruction =
     "Summarize the conversation below in a few sentences. Keep every name, number and decision, and the "
     "user's stated preferences and constraints. Write only the summary.";
 
+// Checked first: a context of n_ctx 0 would silently take the model's default size.
 runtime::ContextParams summary_context_params(const model::Model& model, const SummarizerSettings& s) {
+  validate_summarizer(s);
   runtime::ContextParams p;
   p.n_ctx = s.n_ctx;
   p.n_batch = s.n_batch;
@@ -38,21 +40,27 @@ bool ends_sentence(char c) { return c == '.' || c == '!' || c == '?' || c == '\n
 
 }  // namespace
 
+void validate_summarizer(const SummarizerSettings& settings) {
+  if (settings.max_new_tokens < 1) {
+    throw std::invalid_argument("summary_max_new_tokens is " + std::to_string(settings.max_new_tokens) +
+                                "; it must be at least 1");
+  }
+  // Room for the instruction and the (thinned) conversation besides the summary.
+  const int64_t min_n_ctx = 4 * static_cast<int64_t>(settings.max_new_tokens);
+  if (settings.n_ctx < min_n_ctx) {
+    throw std::invalid_argument("summary_n_ctx is " + std::to_string(settings.n_ctx) +
+                                "; it must be at least 4 x summary_max_new_tokens (" +
+                                std::to_string(settings.max_new_tokens) + "), " + std::to_string(min_n_ctx));
+  }
+  if (settings.summary_max < 1) throw std::invalid_argument("summary_max leaves no room for a summary");
+}
+
 Summarizer::Summarizer(const model::Model& model, const ChatTemplate& chat, const SummarizerSettings& settings)
     : model_(model),
       chat_(chat),
       settings_(settings),
       ctx_(model, summary_context_params(model, settings)),
-      sampler_(static_cast<int32_t>(model.hparams().n_vocab), greedy()) {
-  if (settings.max_new_tokens <= 0 || settings.summary_max <= 0) {
-    throw std::invalid_argument("summary lengths must be positive");
-  }
-  if (settings.n_ctx < 4 * settings.max_new_tokens) {
-    throw std::invalid_argument("the summary context (" + std::to_string(settings.n_ctx) +
-                                " tokens) must be at least 4x the summary length (" +
-                                std::to_string(settings.max_new_tokens) + ")");
-  }
-}
+      sampler_(static_cast<int32_t>(model.hparams().n_vocab), greedy()) {}
 
 Summarizer::~Summarizer() { cancel(); }
 
@@ -78,7 +86,12 @@ std::vector<int32_t> Summarizer::build_prompt(const std::string& content, int64_
   const std::vector<int32_t> end = tok.encode(tail, false, !settings_.raw);
   *input_tokens = static_cast<int64_t>(body.size());
   const int64_t budget = settings_.n_ctx - static_cast<int64_t>(prompt.size() + end.size()) - settings_.max_new_tokens;
-  if (budget <= 0) throw std::invalid_argument("the summary context is too small for its own prompt");
+  if (budget <= 0) {
+    throw std::invalid_argument("summary_n_ctx is " + std::to_string(settings_.n_ctx) + ", too small for the " +
+                                std::to_string(prompt.size() + end.size()) +
+                                " tokens of the summary instruction and summary_max_new_tokens (" +
+                                std::to_string(settings_.max_new_tokens) + ")");
+  }
   for (int64_t i : sparse_sample(static_cast<int64_t>(body.size()), budget)) prompt.push_back(body[static_cast<size_t>(i)]);
   prompt.insert(prompt.end(), end.begin(), end.end());
   return prompt;

@@ -38,9 +38,15 @@ struct SummaryResult {
   std::string work_error;
 };
 
+// Throws std::invalid_argument when the summary context cannot write a summary of
+// the asked length; the message names the session's fields (summary_n_ctx,
+// summary_max_new_tokens) as peak_session_params spells them.
+void validate_summarizer(const SummarizerSettings& settings);
+
 class Summarizer {
  public:
-  // `chat` renders the instruction prompt; ignored when settings.raw.
+  // `chat` renders the instruction prompt; ignored when settings.raw. Throws what
+  // validate_summarizer(settings) throws.
   Summarizer(const model::Model& model, const ChatTemplate& chat, const SummarizerSettings& settings);
   ~Summarizer();  // cancels and joins a running job
   Summarizer(const Summarizer&) = delete;

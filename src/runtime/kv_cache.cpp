@@ -3,6 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace peak::runtime {
 namespace {
@@ -46,15 +47,17 @@ size_t KvCache::bytes_needed(const model::HParams& hp, const KvCacheParams& para
 }
 
 KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_(params.n_ctx) {
-  if (n_ctx_ <= 0) throw std::invalid_argument("KV cache size must be positive");
-  for (const GgmlType t : {params.type_k, params.type_v}) {
+  if (n_ctx_ <= 0) throw std::invalid_argument("n_ctx is " + std::to_string(n_ctx_) + "; it must be at least 1");
+  const std::pair<const char*, GgmlType> types[] = {{"type_k", params.type_k}, {"type_v", params.type_v}};
+  for (const auto& [field, t] : types) {
     const auto id = static_cast<uint32_t>(t);
     if (!kv_type_supported(t)) {
-      throw std::invalid_argument(std::string("KV cache type ") + ggml_type_name(id) +
-                                  " is not supported (F32, F16, Q8_0, Q4_0)");
+      throw std::invalid_argument(std::string(field) + " " + ggml_type_name(id) +
+                                  " is not a KV cache type (F32, F16, Q8_0, Q4_0)");
     }
     if (hp.head_dim % core::type_block_elements(t) != 0) {
-      throw std::invalid_argument(std::string("KV cache type ") + ggml_type_name(id) + " needs a head size that is a multiple of " +
+      throw std::invalid_argument(std::string(field) + " " + ggml_type_name(id) +
+                                  " needs a head size that is a multiple of " +
                                   std::to_string(core::type_block_elements(t)) + "; this model's is " +
                                   std::to_string(hp.head_dim) + " (use F16)");
     }

@@ -284,6 +284,98 @@ static void test_context_and_sampling(peak_model* m) {
   peak_context_free(ctx);
 }
 
+/* The pieces of `ids` one after another, as on_text streams them. */
+static void pieces_of(peak_model* m, const int32_t* ids, size_t n, char* out, size_t capacity) {
+  size_t at = 0;
+  out[0] = '\0';
+  for (size_t i = 0; i < n; ++i) {
+    size_t len = 0;
+    CHECK(peak_token_to_piece(m, ids[i], 0, out + at, capacity - at, &len) == PEAK_OK);
+    at += len;
+  }
+}
+
+/* peak_generate starts only an empty context with BOS: a second call (with text,
+   or empty to go on generating) appends its tokens after the first call's,
+   without BOS. The reference is the sequence built here by hand: BOS, then each
+   text tokenized alone without specials, evaluated at once, greedy by argmax. */
+static void test_generate_continuation(peak_model* m) {
+  const int n_vocab = 512;
+  const int32_t bos = 1;
+  int32_t sequence[48];
+  size_t n_sequence = 0, n_first = 0, n_second = 0;
+  sequence[n_sequence++] = bos;
+  CHECK(peak_tokenize(m, "Once upon", 9, 0, 0, sequence + n_sequence, 16, &n_first) == PEAK_OK && n_first >= 2);
+  n_sequence += n_first;
+  CHECK(peak_tokenize(m, " a time", 7, 0, 0, sequence + n_sequence, 16, &n_second) == PEAK_OK && n_second >= 2);
+  n_sequence += n_second;
+
+  peak_context_params cp = peak_context_default_params();
+  cp.n_ctx = 64;
+  cp.n_threads = 1;
+  peak_context* ctx = NULL;
+  peak_context* reference = NULL;
+  CHECK(peak_context_create(m, &cp, &ctx) == PEAK_OK);
+  CHECK(peak_context_create(m, &cp, &reference) == PEAK_OK);
+  peak_sampler_params sp = peak_sampler_default_params();
+  sp.temperature = 0.0f;
+  peak_sampler* s = NULL;
+  CHECK(peak_sampler_create(m, &sp, &s) == PEAK_OK);
+  if (!ctx || !reference || !s) return;
+
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = 0;
+  peak_generate_result result;
+  memset(&result, 0, sizeof result);
+  result.struct_size = sizeof result;
+  CHECK(peak_generate(ctx, s, "Once upon", 9, &gp, &result) == PEAK_OK);
+  CHECK(result.n_prompt_tokens == 1 + n_first);
+  CHECK(peak_generate(ctx, s, " a time", 7, &gp, &result) == PEAK_OK);
+  CHECK(result.n_prompt_tokens == n_second);  /* no second BOS */
+  CHECK(peak_context_n_used(ctx) == n_sequence);
+
+  CHECK(peak_context_eval(reference, sequence, n_sequence) == PEAK_OK);
+  const float* logits = peak_context_get_logits(ctx);
+  const float* expected = peak_context_get_logits(reference);
+  float max_diff = 0.0f;
+  for (int i = 0; i < n_vocab; ++i) {
+    const float d = logits[i] > expected[i] ? logits[i] - expected[i] : expected[i] - logits[i];
+    if (d > max_diff) max_diff = d;
+  }
+  CHECK(max_diff < 1e-4f);
+  if (max_diff >= 1e-4f) fprintf(stderr, "  logits differ by up to %g\n", (double)max_diff);
+
+  /* An empty prompt goes on generating from the context as it is. */
+  collected_text text;
+  memset(&text, 0, sizeof text);
+  gp.max_tokens = 6;
+  gp.on_text = collect;
+  gp.user_data = &text;
+  CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
+  CHECK(result.n_prompt_tokens == 0 && result.n_generated_tokens == 6);
+  CHECK(result.stop_reason == PEAK_STOP_MAX_TOKENS);
+  CHECK(peak_context_n_used(ctx) == n_sequence + 6);
+  int32_t greedy[6];
+  for (int i = 0; i < 6; ++i) {
+    greedy[i] = argmax(peak_context_get_logits(reference), n_vocab);
+    CHECK(peak_context_eval(reference, &greedy[i], 1) == PEAK_OK);
+  }
+  char expected_text[256];
+  pieces_of(m, greedy, 6, expected_text, sizeof expected_text);
+  CHECK(strcmp(text.text, expected_text) == 0);
+  if (strcmp(text.text, expected_text) != 0) fprintf(stderr, "  '%s' != '%s'\n", text.text, expected_text);
+
+  /* A cleared context is empty again: the next prompt starts with BOS. */
+  CHECK(peak_context_kv_clear(ctx) == PEAK_OK);
+  gp.max_tokens = 0;
+  CHECK(peak_generate(ctx, s, " a time", 7, &gp, &result) == PEAK_OK);
+  CHECK(result.n_prompt_tokens == 1 + n_second && peak_context_n_used(ctx) == 1 + n_second);
+
+  peak_sampler_free(s);
+  peak_context_free(reference);
+  peak_context_free(ctx);
+}
+
 /* Per-op profile: one entry per op that ran, named by a string that outlives
    the context; a matrix multiplication runs in every layer. */
 static void test_profile(peak_model* m) {
@@ -315,7 +407,8 @@ static void test_context_misuse(peak_model* m) {
   cp.type_k = 12;
   CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "Q4_K");
   cp.type_k = PEAK_TYPE_Q8_0; /* head size 8 cannot hold 32-element blocks */
-  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "multiple of 32");
+  CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT,
+              "type_k Q8_0 needs a head size that is a multiple of 32");
   cp = peak_context_default_params();
   cp.struct_size = 1;
   CHECK_ERROR(peak_context_create(m, &cp, &ctx), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
@@ -372,7 +465,8 @@ static void test_context_misuse(peak_model* m) {
   CHECK_ERROR(peak_sampler_sample(s, ctx, &t), PEAK_ERR_INVALID_ARGUMENT, "no logits yet");
   peak_generate_params no_bos = peak_generate_default_params();
   no_bos.add_special = 0;
-  CHECK_ERROR(peak_generate(ctx, s, "", 0, &no_bos, NULL), PEAK_ERR_INVALID_ARGUMENT, "empty prompt");
+  CHECK_ERROR(peak_generate(ctx, s, "", 0, &no_bos, NULL), PEAK_ERR_INVALID_ARGUMENT,
+              "the prompt is empty and the context holds no tokens");
   peak_context_free(ctx);
   peak_sampler_free(s);
 }
@@ -489,6 +583,7 @@ int main(void) {
   test_tokens(m);
   test_text_buffers(m);
   test_context_and_sampling(m);
+  test_generate_continuation(m);
   test_profile(m);
   test_context_misuse(m);
   test_chat_templates(m);

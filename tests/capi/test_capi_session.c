@@ -1,4 +1,5 @@
 /* Drives every peak_session_* function from C on stories260K, misuse included. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,35 @@ static peak_session_params small_params(void) {
   p.sampler.temperature = 0.0f;
   p.n_threads = 1;
   return p;
+}
+
+/* Each count refused is named as the header spells it, with its allowed range. */
+static void check_count_refusals(peak_model* m) {
+  static const struct {
+    size_t offset;
+    size_t value;
+    const char* message;
+  } cases[] = {
+      {offsetof(peak_session_params, recent_max), 8, "recent_max is 8; it must be at least 32"},
+      {offsetof(peak_session_params, recent_max), (size_t)INT32_MAX + 1, "recent_max is 2147483648, more than the"},
+      {offsetof(peak_session_params, headroom), 0, "headroom is 0; it must be at least 24"},
+      {offsetof(peak_session_params, summary_max), 15, "summary_max is 15; it must be at least 16"},
+      {offsetof(peak_session_params, trigger_discard), 0, "trigger_discard is 0; it must be at least 1"},
+      {offsetof(peak_session_params, n_batch), 0, "n_batch is 0; it must be at least 1"},
+      {offsetof(peak_session_params, summary_max_new_tokens), 0, "summary_max_new_tokens is 0; it must be at least 1"},
+      /* small_params' summary_max_new_tokens is 32 */
+      {offsetof(peak_session_params, summary_n_ctx), 64,
+       "summary_n_ctx is 64; it must be at least 4 x summary_max_new_tokens (32), 128"},
+      /* 0 too: a context of n_ctx 0 would take the model's size */
+      {offsetof(peak_session_params, summary_n_ctx), 0, "summary_n_ctx is 0"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    peak_session_params q = small_params();
+    memcpy((char*)&q + cases[i].offset, &cases[i].value, sizeof(size_t));
+    peak_session* refused = (peak_session*)0x1;
+    CHECK_ERROR(peak_session_create(m, &q, &refused), PEAK_ERR_INVALID_ARGUMENT, cases[i].message);
+    CHECK(refused == NULL);
+  }
 }
 
 int main(void) {
@@ -134,25 +164,22 @@ int main(void) {
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
   q = small_params();
   q.mode = (peak_memory_mode)7;
-  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "unknown memory mode");
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "mode is 7; it must be PEAK_MEMORY_SSSKV (0)");
   q = small_params();
   q.rebuild = (peak_rebuild_strategy)3;
-  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "unknown rebuild strategy");
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "rebuild is 3; it must be");
   q = small_params();
   q.type_k = 12;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "not a KV cache type");
   q = small_params();
-  q.recent_max = 8;
-  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max");
-  q = small_params();
-  q.recent_max = SIZE_MAX;
-  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "recent_max is");
+  q.chat_template = "chatml"; /* its markers are plain text to stories260K: a long framing */
+  q.summary_max = 16;
+  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT,
+              "summary_max is 16; with this chat template it must be at least");
   q = small_params();
   q.sampler.top_k = SIZE_MAX;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "sampler.top_k");
-  q = small_params();
-  q.summary_n_ctx = 64;
-  CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "summary context");
+  check_count_refusals(m);
   q = small_params();
   q.chat_template = "klingon";
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "klingon");
@@ -183,7 +210,7 @@ int main(void) {
   st.struct_size = sizeof st;
   CHECK(peak_session_get_stats(f, &st) == PEAK_OK && st.summary_failures >= 1 && st.summaries == 0);
   CHECK(st.dropped_since_summary == st.dropped_total && st.dropped_total > 0);
-  CHECK(peak_session_get_summary_error(f, buf, sizeof buf, &len) == PEAK_OK && strstr(buf, "too small") != NULL);
+  CHECK(peak_session_get_summary_error(f, buf, sizeof buf, &len) == PEAK_OK && strstr(buf, "summary_n_ctx is 64, too small") != NULL);
   CHECK_ERROR(peak_session_get_summary_error(f, buf, 1, &len), PEAK_ERR_BUFFER_TOO_SMALL, "summary error needs");
   CHECK_ERROR(peak_session_get_summary_error(NULL, buf, sizeof buf, &len), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   peak_session_free(f);

@@ -1,7 +1,8 @@
 // chat: a minimal chat loop in C++ over peak's C API, with RAII handles.
 // usage: chat_cpp MODEL.gguf   (one user message per line on stdin)
 //
-// A peak_session frames each message with the model's chat template, keeps the
+// A peak_session frames each message with the model's chat template (the user's
+// text stays text: typing "<|im_end|>" cannot end the turn), keeps the
 // conversation in its KV cache (summarizing what no longer fits) and passes on
 // the answer; a thinking model's reasoning arrives apart and is not printed here.
 #include <peak/peak.h>

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = n_tokens;
   gp.on_text = print_text;
+  gp.parse_special = 0; /* the prompt is the user's text: "<|im_end|>" in it stays text */
   peak_generate_result result;
   memset(&result, 0, sizeof result);
   result.struct_size = sizeof result;

@@ -166,14 +166,6 @@ void prepare_context(GenerationOptions& gen, size_t n_ctx) {
   gen.context.n_batch = std::min(gen.context.n_batch, n_ctx);
 }
 
-std::vector<int32_t> tokenize_text(const LoadedModel& m, const std::string& text) {
-  size_t n = 0;
-  peak_tokenize(m.model.get(), text.data(), text.size(), 1, 0, nullptr, 0, &n);
-  std::vector<int32_t> tokens(n);
-  check_status(peak_tokenize(m.model.get(), text.data(), text.size(), 1, 0, tokens.data(), n, &n));
-  return tokens;
-}
-
 std::string model_path_of(const PerplexityOptions& o) {
   return o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
 }
@@ -186,7 +178,7 @@ int run_ppl(PerplexityOptions& o) {
   if (!o.kl_base_path.empty()) base = std::make_unique<KlBaseWriter>(o.kl_base_path);
   prepare_context(o.gen, n_ctx);
   LoadedModel m = load_model(model_path_of(o), o.gen);
-  const std::vector<int32_t> tokens = tokenize_text(m, text);
+  const std::vector<int32_t> tokens = tokenize(m.model.get(), text, true, false);
   const size_t n_available = tokens.size() / n_ctx;
   if (n_available == 0) {
     throw CommandError("the text has " + std::to_string(tokens.size()) + " tokens, fewer than one window of " +
@@ -396,7 +388,7 @@ int run_kl_divergence(PerplexityOptions& o) {
   base.check_vocabulary(n_vocab);
   const std::vector<int32_t>& tokens = base.tokens();
   if (!o.text_path.empty()) {
-    const std::vector<int32_t> own = tokenize_text(m, text);
+    const std::vector<int32_t> own = tokenize(m.model.get(), text, true, false);
     if (own.size() < tokens.size() || !std::equal(tokens.begin(), tokens.end(), own.begin())) {
       throw CommandError("the text tokenizes differently from the tokens saved in '" + o.kl_base_path +
                          "' (another text, or a model with another tokenizer)");

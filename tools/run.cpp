@@ -83,14 +83,6 @@ int print_text(const char* text, size_t length, void* ends_line) {
   return std::fwrite(text, 1, length, stdout) == length && std::fflush(stdout) == 0;
 }
 
-std::vector<int32_t> tokenize_prompt(const LoadedModel& m, const std::string& prompt) {
-  size_t n = 0;
-  peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, nullptr, 0, &n);
-  std::vector<int32_t> tokens(n);
-  check_status(peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 1, tokens.data(), n, &n));
-  return tokens;
-}
-
 // The prompt and at least one generated token must fit in the context.
 void check_prompt_fits(size_t n_prompt, size_t n_ctx) {
   if (n_prompt == 0) throw UsageError("the prompt is empty (nothing to continue)");
@@ -99,15 +91,6 @@ void check_prompt_fits(size_t n_prompt, size_t n_ctx) {
                      std::to_string(n_ctx) + ": nothing could be generated (use -c " + std::to_string(n_prompt + 1) +
                      " or more)");
   }
-}
-
-std::string piece_of(const LoadedModel& m, int32_t token) {
-  size_t length = 0;
-  peak_token_to_piece(m.model.get(), token, 0, nullptr, 0, &length);
-  std::string piece(length + 1, '\0');
-  check_status(peak_token_to_piece(m.model.get(), token, 0, piece.data(), piece.size(), &length));
-  piece.resize(length);
-  return piece;
 }
 
 std::string json_ids(const std::vector<int32_t>& ids) {
@@ -148,7 +131,7 @@ void generate_json(LoadedModel& m, const RunOptions& o, const std::vector<int32_
       stop = "eog";
       break;
     }
-    text += piece_of(m, token);
+    text += token_piece(m.model.get(), token, false);
     if (peak_context_n_used(m.context.get()) >= n_ctx) {
       stop = "context_full";
       break;
@@ -204,7 +187,7 @@ int run_run(int argc, char** argv) {
 
   // Tokenized as peak_generate tokenizes a prompt (BOS as the model asks,
   // control tokens recognised).
-  const std::vector<int32_t> tokens = tokenize_prompt(m, o.prompt);
+  const std::vector<int32_t> tokens = tokenize(m.model.get(), o.prompt, true, true);
   check_prompt_fits(tokens.size(), peak_context_n_ctx(m.context.get()));
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;

@@ -85,15 +85,6 @@ TokenizeOptions parse(int argc, char** argv, bool* help) {
   return o;
 }
 
-std::string piece_of(const peak_model* model, int32_t token) {
-  size_t length = 0;
-  peak_token_to_piece(model, token, 1, nullptr, 0, &length);
-  std::string piece(length + 1, '\0');
-  check_status(peak_token_to_piece(model, token, 1, piece.data(), piece.size(), &length));
-  piece.resize(length);
-  return piece;
-}
-
 }  // namespace
 
 int run_tokenize(int argc, char** argv) {
@@ -109,10 +100,7 @@ int run_tokenize(int argc, char** argv) {
   const std::unique_ptr<peak_model, ModelDeleter> model(loaded);
 
   const std::string text = o.escape ? process_escapes(o.text) : o.text;
-  size_t n = 0;
-  peak_tokenize(model.get(), text.data(), text.size(), o.add_special, o.parse_special, nullptr, 0, &n);
-  std::vector<int32_t> tokens(n);
-  check_status(peak_tokenize(model.get(), text.data(), text.size(), o.add_special, o.parse_special, tokens.data(), n, &n));
+  const std::vector<int32_t> tokens = tokenize(model.get(), text, o.add_special, o.parse_special);
 
   if (o.ids) {
     std::string line = "[";
@@ -120,7 +108,7 @@ int run_tokenize(int argc, char** argv) {
     std::printf("%s]\n", line.c_str());
   } else {
     for (const int32_t t : tokens) {
-      const std::string piece = piece_of(model.get(), t);
+      const std::string piece = token_piece(model.get(), t, true);
       std::printf("%6d -> '%s'\n", t, escape_for_terminal(piece, piece.size()).c_str());
     }
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -35,10 +36,16 @@ double ArgCursor::real(const char* name, double min, double max) {
   char* end = nullptr;
   const double v = std::strtod(text, &end);
   if (end == text || *end != '\0' || !(v >= min && v <= max)) {
-    throw UsageError(std::string("option ") + name + " needs a number between " + std::to_string(min) + " and " +
-                     std::to_string(max) + ", not '" + text + "'");
+    throw UsageError(std::string("option ") + name + " needs a number between " + format_number(min) + " and " +
+                     format_number(max) + ", not '" + text + "'");
   }
   return v;
+}
+
+std::string format_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
 }
 
 peak_type parse_cache_type(const char* option, const char* text) {
@@ -58,9 +65,8 @@ bool is(const char* arg, const char* a, const char* b = nullptr) {
 
 }  // namespace
 
-bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
+bool parse_model_option(ArgCursor& args, GenerationOptions& o) {
   const char* a = args.peek();
-  constexpr long long kMaxInt = std::numeric_limits<int32_t>::max();
   if (is(a, "-m", "--model")) {
     args.next();
     o.model_path = args.value(a);
@@ -79,7 +85,34 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
   } else if (is(a, "-ctv", "--cache-type-v")) {
     args.next();
     o.context.type_v = parse_cache_type(a, args.value(a));
-  } else if (is(a, "-n", "--n-predict")) {
+  } else if (is(a, "--no-mmap")) {
+    args.next();
+    o.model.use_mmap = 0;
+  } else if (is(a, "--mlock")) {
+    args.next();
+    o.model.use_mlock = 1;
+  } else if (is(a, "--no-repack")) {
+    args.next();
+    o.model.repack_weights = PEAK_REPACK_NONE;
+  } else if (is(a, "--repack-at-load")) {
+    args.next();
+    o.model.repack_weights = PEAK_REPACK_AT_LOAD;
+  } else if (is(a, "--check-tensors")) {
+    args.next();
+    o.model.check_tensors = 1;
+  } else if (is(a, "--no-memory-check")) {
+    args.next();
+    o.memory_check = false;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool parse_sampling_option(ArgCursor& args, GenerationOptions& o) {
+  const char* a = args.peek();
+  constexpr long long kMaxInt = std::numeric_limits<int32_t>::max();
+  if (is(a, "-n", "--n-predict")) {
     args.next();
     const long long n = args.integer(a, -1, kMaxInt);
     o.n_predict = n < 0 ? SIZE_MAX : static_cast<size_t>(n);
@@ -110,54 +143,55 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
   } else if (is(a, "-s", "--seed")) {
     args.next();
     o.sampler.seed = static_cast<uint64_t>(args.integer(a, 0, std::numeric_limits<long long>::max()));
-  } else if (is(a, "--no-mmap")) {
-    args.next();
-    o.model.use_mmap = 0;
-  } else if (is(a, "--mlock")) {
-    args.next();
-    o.model.use_mlock = 1;
-  } else if (is(a, "--no-repack")) {
-    args.next();
-    o.model.repack_weights = PEAK_REPACK_NONE;
-  } else if (is(a, "--repack-at-load")) {
-    args.next();
-    o.model.repack_weights = PEAK_REPACK_AT_LOAD;
-  } else if (is(a, "--check-tensors")) {
-    args.next();
-    o.model.check_tensors = 1;
-  } else if (is(a, "--no-memory-check")) {
-    args.next();
-    o.memory_check = false;
   } else {
     return false;
   }
   return true;
 }
 
+bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
+  return parse_model_option(args, o) || parse_sampling_option(args, o);
+}
+
+namespace {
+
+const char kModelHelpHead[] =
+    "model and context:\n"
+    "  -m, --model FILE          GGUF model\n";
+const char kContextSizeHelp[] = "  -c, --ctx-size N          context size in tokens (default 4096)\n";
+const char kModelHelpTail[] =
+    "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
+    "  -t, --threads N           threads (default: all hardware threads)\n"
+    "  -ctk, --cache-type-k T    K cache type: f32, f16 (default), q8_0, q4_0\n"
+    "  -ctv, --cache-type-v T    V cache type, likewise\n"
+    "  --no-mmap                 read the model into memory instead of mapping it\n"
+    "  --mlock                   keep the model in RAM\n"
+    "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
+    "  --repack-at-load          repack them before the first prompt, not in the background\n"
+    "  --check-tensors           refuse the model at the first NaN or Inf weight, naming the tensor\n"
+    "  --no-memory-check         create a context even when it needs more than the physical memory\n";
+const char kSamplingHelp[] =
+    "sampling:\n"
+    "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
+    "  --temp T                  temperature (default 0.8; 0 = greedy)\n"
+    "  --top-k N                 (default 40; 0 = off)\n"
+    "  --top-p P                 (default 0.95; 1 = off)\n"
+    "  --min-p P                 (default 0.05; 0 = off)\n"
+    "  --repeat-penalty X        (default 1.0 = off)\n"
+    "  --repeat-last-n N         tokens the penalties look back over (default 64)\n"
+    "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
+    "  -s, --seed N              random seed (default 0)\n";
+
+}  // namespace
+
 const char* generation_options_help() {
-  return "model and context:\n"
-         "  -m, --model FILE          GGUF model\n"
-         "  -c, --ctx-size N          context size in tokens (default 4096)\n"
-         "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
-         "  -t, --threads N           threads (default: all hardware threads)\n"
-         "  -ctk, --cache-type-k T    K cache type: f32, f16 (default), q8_0, q4_0\n"
-         "  -ctv, --cache-type-v T    V cache type, likewise\n"
-         "  --no-mmap                 read the model into memory instead of mapping it\n"
-         "  --mlock                   keep the model in RAM\n"
-         "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
-         "  --repack-at-load          repack them before the first prompt, not in the background\n"
-         "  --check-tensors           refuse the model at the first NaN or Inf weight, naming the tensor\n"
-         "  --no-memory-check         create a context even when it needs more than the physical memory\n"
-         "sampling:\n"
-         "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
-         "  --temp T                  temperature (default 0.8; 0 = greedy)\n"
-         "  --top-k N                 (default 40; 0 = off)\n"
-         "  --top-p P                 (default 0.95; 1 = off)\n"
-         "  --min-p P                 (default 0.05; 0 = off)\n"
-         "  --repeat-penalty X        (default 1.0 = off)\n"
-         "  --repeat-last-n N         tokens the penalties look back over (default 64)\n"
-         "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
-         "  -s, --seed N              random seed (default 0)\n";
+  static const std::string help = std::string(kModelHelpHead) + kContextSizeHelp + kModelHelpTail + kSamplingHelp;
+  return help.c_str();
+}
+
+const char* model_options_help() {
+  static const std::string help = std::string(kModelHelpHead) + kModelHelpTail;
+  return help.c_str();
 }
 
 std::string demo_model_path() {

@@ -44,9 +44,18 @@ struct GenerationOptions {
 // Consumes one model/context/sampling option at the cursor. Returns false
 // (consuming nothing) when the option is not one of them.
 bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
+// Likewise for the model and context options alone (-m, -c, -b, -t, cache
+// types, mapping and repacking): for commands that do not sample.
+bool parse_model_option(ArgCursor& args, GenerationOptions& options);
 
-// Help text for those options.
+// Help text for the model, context and sampling options.
 const char* generation_options_help();
+// Help text for the model and context options without -c, which a command that
+// gives the context size another meaning describes itself.
+const char* model_options_help();
+
+// A number as a message shows it: 0.5, 1, 100, 1e-06 (no "0.000000").
+std::string format_number(double v);
 
 // Consumes one long-conversation (SSSKV-lite) option at the cursor: --mode,
 // --recent-max, --summary-max, --trigger-discard, --headroom, --rebuild,

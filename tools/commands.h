@@ -10,5 +10,6 @@ int run_chat(int argc, char** argv);
 int run_quantize(int argc, char** argv);
 int run_synth(int argc, char** argv);
 int run_perplexity(int argc, char** argv);
+int run_tokenize(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_chat_bench(int argc, char** argv);  // peak bench --chat (argv[0] is "bench")

@@ -8,6 +8,23 @@ void check_status(peak_status status) {
   if (status != PEAK_OK) throw CommandError(peak_last_error());
 }
 
+std::vector<int32_t> tokenize(const peak_model* model, const std::string& text, bool add_special, bool parse_special) {
+  size_t n = 0;
+  peak_tokenize(model, text.data(), text.size(), add_special, parse_special, nullptr, 0, &n);
+  std::vector<int32_t> tokens(n);
+  check_status(peak_tokenize(model, text.data(), text.size(), add_special, parse_special, tokens.data(), n, &n));
+  return tokens;
+}
+
+std::string token_piece(const peak_model* model, int32_t token, bool render_special) {
+  size_t length = 0;
+  peak_token_to_piece(model, token, render_special, nullptr, 0, &length);
+  std::string piece(length + 1, '\0');
+  check_status(peak_token_to_piece(model, token, render_special, piece.data(), piece.size(), &length));
+  piece.resize(length);
+  return piece;
+}
+
 void check_context_fits(const peak_model* model, const peak_context_params& params, const GenerationOptions& options) {
   if (!options.memory_check) return;
   size_t needed = 0;

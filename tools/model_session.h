@@ -5,6 +5,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "cli_args.h"
 #include "peak/peak.h"
@@ -28,6 +29,12 @@ struct LoadedModel {
   std::unique_ptr<peak_sampler, SamplerDeleter> sampler;
   peak_model_info info{};
 };
+
+// The tokens of `text` (peak_tokenize: add_special adds BOS/EOS as the model
+// asks, parse_special reads control tokens written in the text).
+std::vector<int32_t> tokenize(const peak_model* model, const std::string& text, bool add_special, bool parse_special);
+// The bytes of one token (peak_token_to_piece).
+std::string token_piece(const peak_model* model, int32_t token, bool render_special);
 
 // Throws CommandError, saying what the context needs and what the machine has,
 // when a context with `params` needs more than the physical memory (unless

@@ -1,5 +1,8 @@
 // peak run: one-shot completion of a prompt, streamed to stdout.
 //
+// --json prints, once done, one document instead: the prompt and completion
+// with their token ids, why generation stopped and the timings.
+//
 // --logits-out FILE writes the logits of every prompt position, for comparing
 // engines. Layout (little-endian): "PKLG", u32 version 1, u32 n_tokens,
 // u32 n_vocab, i32 token ids [n_tokens], then f32 logits [n_tokens][n_vocab]
@@ -16,6 +19,7 @@
 #include "commands.h"
 #include "model_session.h"
 #include "text_file.h"
+#include "text_format.h"
 
 namespace {
 
@@ -25,6 +29,7 @@ struct RunOptions {
   bool prompt_given = false;
   std::string logits_out;
   bool echo = true;
+  bool json = false;
 };
 
 void print_help() {
@@ -33,8 +38,9 @@ void print_help() {
       "  Continues a prompt and streams the text to stdout (timings go to stderr).\n"
       "  Without -m it runs the bundled demo model (a tiny story model).\n"
       "  -p, --prompt TEXT         the prompt\n"
-      "  -f, --file FILE           read the prompt from a file\n"
+      "  -f, --file FILE           read the prompt from a file ('-': standard input)\n"
       "  --no-echo                 do not print the prompt before the completion\n"
+      "  --json                    print one JSON document (text, token ids, timings) when done\n"
       "  --logits-out FILE         write every prompt position's logits (f32; layout in tools/run.cpp)\n"
       "%s",
       generation_options_help());
@@ -60,6 +66,8 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.logits_out = args.value(a);
     } else if (!std::strcmp(a, "--no-echo")) {
       o.echo = false;
+    } else if (!std::strcmp(a, "--json")) {
+      o.json = true;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak run --help)");
     }
@@ -68,9 +76,76 @@ RunOptions parse(int argc, char** argv, bool* help) {
   return o;
 }
 
-// Stops generating once stdout cannot be written (main reports the error).
-int print_text(const char* text, size_t length, void*) {
+// Streams the completion to stdout, remembering whether it ended a line; stops
+// generating once stdout cannot be written (main reports the error).
+int print_text(const char* text, size_t length, void* ends_line) {
+  if (length > 0) *static_cast<bool*>(ends_line) = text[length - 1] == '\n';
   return std::fwrite(text, 1, length, stdout) == length && std::fflush(stdout) == 0;
+}
+
+// The prompt and at least one generated token must fit in the context.
+void check_prompt_fits(size_t n_prompt, size_t n_ctx) {
+  if (n_prompt == 0) throw UsageError("the prompt is empty (nothing to continue)");
+  if (n_prompt + 1 > n_ctx) {
+    throw UsageError("the prompt is " + std::to_string(n_prompt) + " tokens and the context (-c) holds " +
+                     std::to_string(n_ctx) + ": nothing could be generated (use -c " + std::to_string(n_prompt + 1) +
+                     " or more)");
+  }
+}
+
+std::string json_ids(const std::vector<int32_t>& ids) {
+  std::string out = "[";
+  for (size_t i = 0; i < ids.size(); ++i) out += (i ? ", " : "") + std::to_string(ids[i]);
+  return out + "]";
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double per_second(size_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+
+// --json: generates as peak_generate does (sample, accept, stop at the end of
+// generation, the token limit or a full context), keeping the token ids, and
+// prints one document. The prompt is already in the context when
+// `prompt_evaluated` (--logits-out evaluated it).
+void generate_json(LoadedModel& m, const RunOptions& o, const std::vector<int32_t>& prompt, bool prompt_evaluated,
+                   double load_seconds) {
+  const auto prompt_start = std::chrono::steady_clock::now();
+  if (!prompt_evaluated) {
+    check_status(peak_context_eval(m.context.get(), prompt.data(), prompt.size()));
+    for (const int32_t t : prompt) check_status(peak_sampler_accept(m.sampler.get(), t));
+  }
+  const double prompt_seconds = seconds_since(prompt_start);
+  const auto generate_start = std::chrono::steady_clock::now();
+  std::vector<int32_t> completion;
+  std::string text;
+  const char* stop = "max_tokens";
+  const size_t n_ctx = peak_context_n_ctx(m.context.get());
+  while (completion.size() < o.gen.n_predict) {
+    int32_t token = -1;
+    check_status(peak_sampler_sample(m.sampler.get(), m.context.get(), &token));
+    check_status(peak_sampler_accept(m.sampler.get(), token));
+    completion.push_back(token);
+    if (peak_token_is_eog(m.model.get(), token)) {
+      stop = "eog";
+      break;
+    }
+    text += token_piece(m.model.get(), token, false);
+    if (peak_context_n_used(m.context.get()) >= n_ctx) {
+      stop = "context_full";
+      break;
+    }
+    check_status(peak_context_eval(m.context.get(), &token, 1));
+  }
+  const double generate_seconds = seconds_since(generate_start);
+  std::printf("{\"prompt\": %s, \"prompt_tokens\": %s, \"completion\": %s, \"completion_tokens\": %s, "
+              "\"stop_reason\": \"%s\", \"timings\": {\"load_s\": %s, \"prompt_s\": %s, \"prompt_tokens_per_s\": %s, "
+              "\"generation_s\": %s, \"generation_tokens_per_s\": %s}}\n",
+              json_string(o.prompt).c_str(), json_ids(prompt).c_str(), json_string(text).c_str(),
+              json_ids(completion).c_str(), stop, json_number(load_seconds).c_str(), json_number(prompt_seconds).c_str(),
+              json_number(per_second(prompt.size(), prompt_seconds)).c_str(), json_number(generate_seconds).c_str(),
+              json_number(per_second(completion.size(), generate_seconds)).c_str());
 }
 
 // Evaluates the prompt with per-token logits and writes them; the context then
@@ -108,30 +183,47 @@ int run_run(int argc, char** argv) {
   const std::string path = o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
   const auto load_start = std::chrono::steady_clock::now();
   LoadedModel m = load_model(path, o.gen);
-  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  const double load_seconds = seconds_since(load_start);
 
+  // Tokenized as peak_generate tokenizes the prompt below (BOS as the model
+  // asks; the user's text cannot spell control tokens).
+  const std::vector<int32_t> tokens = tokenize(m.model.get(), o.prompt, true, false);
+  check_prompt_fits(tokens.size(), peak_context_n_ctx(m.context.get()));
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
-  gp.on_text = print_text;
   gp.parse_special = 0;  // the prompt is the user's text: it cannot spell control tokens
   std::string prompt = o.prompt;
   if (logits_file) {
-    size_t n = 0;
-    peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 0, nullptr, 0, &n);
-    std::vector<int32_t> tokens(n);
-    check_status(peak_tokenize(m.model.get(), prompt.data(), prompt.size(), 1, 0, tokens.data(), n, &n));
     write_prompt_logits(m, tokens, logits_file, o.logits_out);
     gp.add_special = 0;
     prompt.clear();  // already in the context
   }
-  if (o.echo) std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+  if (o.json) {
+    generate_json(m, o, tokens, logits_file != nullptr, load_seconds);
+    return 0;
+  }
+  bool ends_line = o.prompt.empty() || o.prompt.back() == '\n';
+  gp.on_text = print_text;
+  gp.user_data = &ends_line;
+  if (o.echo) {
+    std::fwrite(o.prompt.data(), 1, o.prompt.size(), stdout);
+  } else {
+    ends_line = true;
+  }
   peak_generate_result r{};
   r.struct_size = sizeof r;
   check_status(peak_generate(m.context.get(), m.sampler.get(), prompt.data(), prompt.size(), &gp, &r));
-  std::printf("\n");
-  const double n_prompt = static_cast<double>(r.n_prompt_tokens), n_generated = static_cast<double>(r.n_generated_tokens);
+  // The completion ends its line before the timings, also when stdout and
+  // stderr are one file.
+  if (!ends_line) std::printf("\n");
+  const bool flushed = std::fflush(stdout) == 0;
+  const int flush_error = errno;
+  if (r.stop_reason == PEAK_STOP_CONTEXT_FULL) {
+    std::fprintf(stderr, "stopped: the context of %zu tokens is full (-c)\n", peak_context_n_ctx(m.context.get()));
+  }
   std::fprintf(stderr, "load: %.3f s | prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s\n",
-               load_seconds, r.n_prompt_tokens, r.prompt_seconds > 0 ? n_prompt / r.prompt_seconds : 0.0, r.n_generated_tokens,
-               r.generate_seconds > 0 ? n_generated / r.generate_seconds : 0.0);
+               load_seconds, r.n_prompt_tokens, per_second(r.n_prompt_tokens, r.prompt_seconds), r.n_generated_tokens,
+               per_second(r.n_generated_tokens, r.generate_seconds));
+  if (!flushed) throw CommandError(std::string("cannot write to standard output: ") + std::strerror(flush_error));
   return 0;
 }

@@ -22,13 +22,20 @@ const char* kind_of(mode_t mode) {
 }  // namespace
 
 std::string read_text_file(const std::string& path, const std::string& what) {
-  const std::string named = what + " '" + path + "'";
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool from_stdin = path == "-";
+  const std::string named = what + (from_stdin ? std::string(" (standard input)") : " '" + path + "'");
+  const int fd = from_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw CommandError("cannot read " + named + ": " + std::strerror(errno));
+  // Standard input stays open for the rest of the process.
+  const auto close_file = [fd, from_stdin] {
+    if (!from_stdin) ::close(fd);
+  };
+  // Standard input is read whatever it is (a terminal, /dev/null): the size
+  // bound stops an endless one.
   struct stat st {};
-  const char* kind = ::fstat(fd, &st) == 0 ? kind_of(st.st_mode) : "unreadable";
+  const char* kind = from_stdin ? nullptr : ::fstat(fd, &st) == 0 ? kind_of(st.st_mode) : "unreadable";
   if (kind) {
-    ::close(fd);
+    close_file();
     throw CommandError("cannot read " + named + ": it is " + kind + ", not a text file");
   }
   std::string text;
@@ -38,16 +45,16 @@ std::string read_text_file(const std::string& path, const std::string& what) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      ::close(fd);
+      close_file();
       throw CommandError("cannot read " + named + ": " + std::strerror(err));
     }
     if (n == 0) break;
     if (text.size() + static_cast<size_t>(n) > kMaxTextFileBytes) {
-      ::close(fd);
+      close_file();
       throw CommandError(named + " is larger than the " + std::to_string(kMaxTextFileBytes >> 20) + " MiB a text file may hold");
     }
     text.append(buf, static_cast<size_t>(n));
   }
-  ::close(fd);
+  close_file();
   return text;
 }

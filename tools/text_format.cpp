@@ -1,6 +1,8 @@
 #include "text_format.h"
 
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 
 size_t utf8_sequence_length(std::string_view s, size_t i) {
   const auto b0 = static_cast<unsigned char>(s[i]);
@@ -91,6 +93,48 @@ std::string json_string(std::string_view s) {
   }
   out += '"';
   return out;
+}
+
+namespace {
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string process_escapes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\\' || i + 1 == s.size()) {
+      out += s[i];
+      continue;
+    }
+    const char c = s[i + 1];
+    const char* const kFrom = "nrt'\"\\";
+    const char* const kTo = "\n\r\t'\"\\";
+    if (const char* at = c != '\0' ? std::strchr(kFrom, c) : nullptr) {
+      out += kTo[at - kFrom];
+      ++i;
+    } else if (c == 'x' && i + 3 < s.size() && hex_digit(s[i + 2]) >= 0 && hex_digit(s[i + 3]) >= 0) {
+      out += static_cast<char>(hex_digit(s[i + 2]) * 16 + hex_digit(s[i + 3]));
+      i += 3;
+    } else {
+      out += '\\';
+    }
+  }
+  return out;
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
 }
 
 std::string human_bytes(uint64_t bytes) {

@@ -17,6 +17,13 @@ std::string escape_for_terminal(std::string_view s, size_t max_bytes);
 std::string shown(const char* file_text);
 // A JSON string literal with quotes; invalid UTF-8 becomes U+FFFD.
 std::string json_string(std::string_view s);
+// A JSON number with 10 significant digits; NaN and infinities, which JSON
+// cannot write, become null.
+std::string json_number(double v);
+// llama.cpp's escape sequences in text given on the command line, as its tools
+// read them: \n, \r, \t, \', \", \\ and \xHH become the character; any other
+// backslash stays as it is.
+std::string process_escapes(std::string_view s);
 // 1536 -> "1.50 KiB".
 std::string human_bytes(uint64_t bytes);
 // Length of the valid UTF-8 sequence starting at s[i], or 0 if it is invalid.

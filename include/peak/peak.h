@@ -317,6 +317,17 @@ PEAK_API peak_status peak_detokenize(const peak_model* model, const int32_t* tok
 /* 1 if the token ends a generation (EOS, end of turn ...), else 0. */
 PEAK_API int peak_token_is_eog(const peak_model* model, int32_t token);
 
+/* Opens only the tokenizer of a GGUF file: a vocabulary-only file (such as
+   llama.cpp's ggml-vocab-*.gguf, which has no tensors) or a whole model, whose
+   tensor data is then never read; the file is closed before this returns. The
+   handle serves the token functions above and peak_model_get_info (architecture
+   and name from general.*, n_vocab, bos_token and eos_token; everything else 0
+   or ""). peak_context_create, peak_context_memory_needed, peak_sampler_create,
+   peak_session_create and peak_chat_apply_template refuse it with
+   PEAK_ERR_INVALID_ARGUMENT. Free it with peak_model_free; it is immutable, like
+   a model. */
+PEAK_API peak_status peak_model_load_vocab(const char* path, peak_model** out);
+
 /* ---- contexts ------------------------------------------------------------------- */
 
 typedef struct peak_context peak_context;

@@ -66,6 +66,7 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
   PEAK_CHECK_ARG(out, "peak_context_create: out");
   *out = nullptr;
   PEAK_CHECK_ARG(model, "peak_context_create: model");
+  if (!has_weights(model, "peak_context_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak::runtime::ContextParams cp;
   if (const peak_status st = runtime_params(model, params, &cp); st != PEAK_OK) return st;
   return guarded([&] {
@@ -81,6 +82,7 @@ peak_status peak_context_memory_needed(const peak_model* model, const peak_conte
   PEAK_CHECK_ARG(bytes, "peak_context_memory_needed: bytes");
   *bytes = 0;
   PEAK_CHECK_ARG(model, "peak_context_memory_needed: model");
+  if (!has_weights(model, "peak_context_memory_needed")) return PEAK_ERR_INVALID_ARGUMENT;
   peak::runtime::ContextParams cp;
   if (const peak_status st = runtime_params(model, params, &cp); st != PEAK_OK) return st;
   return guarded([&] {

@@ -25,13 +25,24 @@ struct peak_gguf {
 };
 
 struct peak_model {
-  std::unique_ptr<peak::model::Model> model;
+  std::unique_ptr<peak::model::Model> model;  // NULL when opened by peak_model_load_vocab
+  std::unique_ptr<peak::tokenizer::Tokenizer> vocab_only;  // the tokenizer then, without the file
+  const peak::tokenizer::Tokenizer& tokenizer() const { return model ? model->tokenizer() : *vocab_only; }
   std::string architecture;   // NUL-terminated copies for peak_model_info
   std::string name;
   std::string chat_template;  // "jinja" or the built-in family's name
   std::string chat_template_source;
   std::string chat_template_warning;
 };
+
+// Whether `model` has weights; a tokenizer opened by peak_model_load_vocab has
+// none, and `function` refuses it with PEAK_ERR_INVALID_ARGUMENT.
+inline bool has_weights(const peak_model* model, const char* function) {
+  if (model->model) return true;
+  peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, std::string(function) +
+                                                  ": the model was opened by peak_model_load_vocab, a tokenizer without weights");
+  return false;
+}
 
 struct peak_context {
   const peak_model* model;

@@ -59,6 +59,27 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
   });
 }
 
+peak_status peak_model_load_vocab(const char* path, peak_model** out) {
+  PEAK_CHECK_ARG(out, "peak_model_load_vocab: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(path, "peak_model_load_vocab: path");
+  return guarded([&] {
+    // The mapping is read where the metadata lies; tensor pages are never
+    // touched, and the file is closed once the tokenizer holds its own copy.
+    const std::unique_ptr<peak::gguf::GgufFile> file = peak::gguf::GgufFile::open(path);
+    const auto text = [&file](const char* key) {
+      const auto v = file->find(key);
+      return v && v->type() == peak::gguf::ValueType::String ? std::string(v->str()) : std::string();
+    };
+    auto m = std::make_unique<peak_model>();
+    m->vocab_only = peak::tokenizer::Tokenizer::from_gguf(*file);
+    m->architecture = text("general.architecture");
+    m->name = text("general.name");
+    *out = m.release();
+    return PEAK_OK;
+  });
+}
+
 void peak_model_free(peak_model* model) { delete model; }
 
 peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) {
@@ -67,8 +88,20 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) 
   if (!peak::capi::struct_size_ok(info->struct_size, sizeof(peak_model_info), "peak_model_info")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  const peak::tokenizer::Tokenizer& tok = model->tokenizer();
+  if (!model->model) {  // a tokenizer alone (peak_model_load_vocab)
+    const size_t struct_size = info->struct_size;
+    *info = peak_model_info{};
+    info->struct_size = struct_size;
+    info->architecture = model->architecture.c_str();
+    info->name = model->name.c_str();
+    info->chat_template = info->chat_template_source = info->chat_template_warning = "";
+    info->n_vocab = static_cast<size_t>(tok.n_vocab());
+    info->bos_token = tok.bos();
+    info->eos_token = tok.eos();
+    return PEAK_OK;
+  }
   const peak::model::HParams& hp = model->model->hparams();
-  const peak::tokenizer::Tokenizer& tok = model->model->tokenizer();
   info->architecture = model->architecture.c_str();
   info->name = model->name.c_str();
   info->chat_template = model->chat_template.c_str();
@@ -103,7 +136,7 @@ peak_status peak_tokenize(const peak_model* model, const char* text, size_t leng
   if (!tokens && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_tokenize: tokens is NULL");
   return guarded([&] {
     const std::vector<int32_t> ids =
-        model->model->tokenizer().encode(std::string_view(text ? text : "", length), add_special != 0, parse_special != 0);
+        model->tokenizer().encode(std::string_view(text ? text : "", length), add_special != 0, parse_special != 0);
     *n_tokens = ids.size();
     if (ids.size() > capacity) {
       return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the text has " + std::to_string(ids.size()) +
@@ -121,7 +154,7 @@ peak_status peak_token_to_piece(const peak_model* model, int32_t token, int rend
   *length = 0;
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_token_to_piece: buf is NULL");
   return guarded([&] {
-    return peak::capi::copy_out(model->model->tokenizer().token_to_piece(token, render_special != 0), "piece", buf,
+    return peak::capi::copy_out(model->tokenizer().token_to_piece(token, render_special != 0), "piece", buf,
                                 capacity, length);
   });
 }
@@ -135,13 +168,13 @@ peak_status peak_detokenize(const peak_model* model, const int32_t* tokens, size
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_detokenize: buf is NULL");
   return guarded([&] {
     const std::vector<int32_t> ids(tokens, tokens + n_tokens);
-    return peak::capi::copy_out(model->model->tokenizer().detokenize(ids, remove_special != 0, render_special != 0),
+    return peak::capi::copy_out(model->tokenizer().detokenize(ids, remove_special != 0, render_special != 0),
                                 "text", buf, capacity, length);
   });
 }
 
 int peak_token_is_eog(const peak_model* model, int32_t token) {
-  return model && model->model->tokenizer().is_eog(token) ? 1 : 0;
+  return model && model->tokenizer().is_eog(token) ? 1 : 0;
 }
 
 }  // extern "C"

@@ -38,6 +38,7 @@ peak_status peak_sampler_create(const peak_model* model, const peak_sampler_para
   PEAK_CHECK_ARG(out, "peak_sampler_create: out");
   *out = nullptr;
   PEAK_CHECK_ARG(model, "peak_sampler_create: model");
+  if (!has_weights(model, "peak_sampler_create")) return PEAK_ERR_INVALID_ARGUMENT;
   const peak_sampler_params p = params ? *params : peak_sampler_default_params();
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_sampler_params), "peak_sampler_params") ||
       !sampler_counts_ok(p, "peak_sampler_params")) {
@@ -150,6 +151,7 @@ peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_te
   if (!model && !p.template_name && !p.template_source) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: give a model, a template name or a template source");
   }
+  if (model && !has_weights(model, "peak_chat_apply_template")) return PEAK_ERR_INVALID_ARGUMENT;
   if (p.enable_thinking < -1 || p.enable_thinking > 1) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: enable_thinking must be -1, 0 or 1");
   }

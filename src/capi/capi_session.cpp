@@ -58,6 +58,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   PEAK_CHECK_ARG(out, "peak_session_create: out");
   *out = nullptr;
   PEAK_CHECK_ARG(model, "peak_session_create: model");
+  if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
   const peak_session_params p = params ? *params : peak_session_default_params();
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_session_params), "peak_session_params") ||
       !peak::capi::struct_size_ok(p.sampler.struct_size, sizeof(peak_sampler_params), "peak_session_params.sampler")) {

@@ -1,0 +1,17 @@
+# `peak perplexity --help` lists -c once, as the window, and no sampling options.
+#   cmake -DPEAK=<exe> -P perplexity_help.cmake
+execute_process(COMMAND ${PEAK} perplexity --help RESULT_VARIABLE rc OUTPUT_VARIABLE help)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "peak perplexity --help failed (${rc})")
+endif()
+string(REGEX MATCHALL "--ctx-size" ctx_size "${help}")
+list(LENGTH ctx_size n)
+if(NOT n EQUAL 1 OR NOT help MATCHES "--ctx-size N +window length")
+  message(FATAL_ERROR "-c is listed ${n} times, expected once as the window:\n${help}")
+endif()
+foreach(sampling "--temp" "--top-k" "--top-p" "--min-p" "--seed" "--n-predict" "--repeat-penalty" "sampling")
+  string(FIND "${help}" "${sampling}" at)
+  if(NOT at EQUAL -1)
+    message(FATAL_ERROR "the help lists the sampling option ${sampling}:\n${help}")
+  endif()
+endforeach()

@@ -1,0 +1,42 @@
+# `peak tokenize --ids --no-bos --no-parse-special --no-escape` on a
+# vocabulary-only GGUF file must print llama.cpp's ids for the test strings
+# beside it (VOCAB.inp, separated by "\n__ggml_vocab_test__\n"; VOCAB.out, one
+# line of ids per string) in llama-tokenize's "[1, 2, 3]" form.
+#   cmake -DPEAK=<exe> -DVOCAB=<file.gguf> -DWORK=<dir> [-DMAX_CASES=<n>] -P tokenize_fixtures.cmake
+if(NOT DEFINED MAX_CASES)
+  set(MAX_CASES 1000)
+endif()
+file(READ ${VOCAB}.inp inp)
+file(READ ${VOCAB}.out out)
+set(separator "\n__ggml_vocab_test__\n")
+string(LENGTH "${separator}" separator_length)
+get_filename_component(name ${VOCAB} NAME_WE)
+set(text_file ${WORK}/${name}.case.txt)
+set(cases 0)
+while(NOT inp STREQUAL "" AND cases LESS MAX_CASES)
+  string(FIND "${inp}" "${separator}" at)
+  if(at EQUAL -1)
+    break()
+  endif()
+  string(SUBSTRING "${inp}" 0 ${at} text)
+  math(EXPR rest "${at} + ${separator_length}")
+  string(SUBSTRING "${inp}" ${rest} -1 inp)
+  string(FIND "${out}" "\n" line_end)
+  string(SUBSTRING "${out}" 0 ${line_end} ids)
+  math(EXPR rest "${line_end} + 1")
+  string(SUBSTRING "${out}" ${rest} -1 out)
+
+  string(STRIP "${ids}" ids)
+  string(REGEX REPLACE " +" ", " ids "${ids}")
+  file(WRITE ${text_file} "${text}")
+  execute_process(COMMAND ${PEAK} tokenize -m ${VOCAB} -f ${text_file} --ids --no-bos --no-parse-special --no-escape
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE printed ERROR_VARIABLE err TIMEOUT 60)
+  if(NOT rc EQUAL 0 OR NOT printed STREQUAL "[${ids}]\n")
+    message(FATAL_ERROR "${name} case ${cases} '${text}': exit ${rc}\nexpected [${ids}]\nprinted  ${printed}${err}")
+  endif()
+  math(EXPR cases "${cases} + 1")
+endwhile()
+if(cases LESS MAX_CASES AND cases LESS 10)
+  message(FATAL_ERROR "${name}: only ${cases} cases read")
+endif()
+message(STATUS "${name}: ${cases} cases as llama.cpp tokenizes them")

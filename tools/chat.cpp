@@ -76,9 +76,10 @@ void print_help() {
       "  --dump-prompt             print the text the model reads before each answer, control\n"
       "                            tokens written out, to stderr between [prompt] and [/prompt]\n"
       "  -c N                      sets --recent-max to N less the summary and headroom\n"
-      "%s%s"
-      "  (the KV cache types default to q8_0 here; f16 when the model's head size needs it)\n",
-      session_options_help(), generation_options_help());
+      "%s%s",
+      session_options_help(),
+      generation_options_help("q8_0; f16 when the model's\n"
+                              "                            head size is not a multiple of 32").c_str());
 }
 
 const char* mode_name(peak_memory_mode m) {
@@ -290,12 +291,71 @@ class Chat {
   size_t failures_told_ = 0;  // summary failures already reported
 };
 
+// The commands typed at the prompt. An argument is the rest of the line, so a
+// file name may hold spaces.
+struct ChatCommand {
+  const char* name;
+  const char* argument;       // as the list shows it; nullptr: takes none
+  const char* argument_what;  // what a missing argument is called
+  const char* help;
+};
+
+const ChatCommand kChatCommands[] = {
+    {"/reset", nullptr, nullptr, "start a new conversation"},
+    {"/stats", nullptr, nullptr, "memory, history and speed"},
+    {"/summary", nullptr, nullptr, "the summary of the dropped history"},
+    {"/save", "FILE", "a file name", "save the conversation"},
+    {"/load", "FILE", "a file name", "continue a saved conversation"},
+    {"/help", nullptr, nullptr, "this list"},
+    {"/quit", nullptr, nullptr, "leave (or Ctrl-D)"},
+};
+
 void print_commands() {
-  std::printf(
-      "/reset        start a new conversation\n/stats        memory, history and speed\n"
-      "/summary      the summary of the dropped history\n/save FILE    save the conversation\n"
-      "/load FILE    continue a saved conversation\n/help         this list\n/quit         leave (or Ctrl-D)\n"
-      "Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
+  for (const ChatCommand& c : kChatCommands) {
+    const std::string usage = std::string(c.name) + (c.argument ? std::string(" ") + c.argument : "");
+    std::printf("%-14s%s\n", usage.c_str(), c.help);
+  }
+  std::printf("Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
+}
+
+// Runs the command on a line that starts with '/'. Returns false for /quit.
+bool run_command(Chat& chat, const std::string& line) {
+  const size_t end = line.find_first_of(" \t\n");
+  const std::string name = line.substr(0, end);
+  const size_t arg_start = end == std::string::npos ? std::string::npos : line.find_first_not_of(" \t\n", end);
+  std::string arg = arg_start == std::string::npos ? std::string() : line.substr(arg_start);
+  arg.erase(arg.find_last_not_of(" \t\n") + 1);
+  const ChatCommand* command = nullptr;
+  for (const ChatCommand& c : kChatCommands) {
+    if (name == c.name || (name == "/exit" && std::strcmp(c.name, "/quit") == 0)) command = &c;
+  }
+  if (!command) {
+    std::printf("unknown command '%s'\n", name.c_str());
+    print_commands();
+    return true;
+  }
+  if (command->argument && arg.empty()) {
+    throw CommandError(std::string(command->name) + " needs " + command->argument_what + ": " + command->name + " " +
+                       command->argument);
+  }
+  if (!command->argument && !arg.empty()) throw CommandError(std::string(command->name) + " takes no argument");
+  const std::string c = command->name;
+  if (c == "/quit") return false;
+  if (c == "/reset") {
+    chat.reset();
+    std::printf("(new conversation)\n");
+  } else if (c == "/stats") {
+    chat.print_stats();
+  } else if (c == "/summary") {
+    chat.print_summary();
+  } else if (c == "/save") {
+    chat.save(arg);
+  } else if (c == "/load") {
+    chat.load(arg);
+  } else if (c == "/help") {
+    print_commands();
+  }
+  return true;
 }
 
 }  // namespace
@@ -340,24 +400,8 @@ int run_chat(int argc, char** argv) {
     try {
       if (line[0] != '/') {
         chat.answer(line);
-      } else if (line == "/quit" || line == "/exit") {
+      } else if (!run_command(chat, line)) {
         break;
-      } else if (line == "/reset") {
-        chat.reset();
-        std::printf("(new conversation)\n");
-      } else if (line == "/stats") {
-        chat.print_stats();
-      } else if (line == "/summary") {
-        chat.print_summary();
-      } else if (line.rfind("/save ", 0) == 0) {
-        chat.save(line.substr(6));
-      } else if (line.rfind("/load ", 0) == 0) {
-        chat.load(line.substr(6));
-      } else if (line == "/help") {
-        print_commands();
-      } else {
-        std::printf("unknown command '%s'\n", line.c_str());
-        print_commands();
       }
     } catch (const CommandError& e) {
       std::fprintf(stderr, "peak chat: %s\n", e.what());

@@ -134,13 +134,13 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
   return true;
 }
 
-const char* generation_options_help() {
-  return "model and context:\n"
+std::string generation_options_help(const char* kv_cache_default) {
+  return std::string("model and context:\n"
          "  -m, --model FILE          GGUF model\n"
          "  -c, --ctx-size N          context size in tokens (default 4096)\n"
          "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
          "  -t, --threads N           threads (default: all hardware threads)\n"
-         "  -ctk, --cache-type-k T    K cache type: f32, f16 (default), q8_0, q4_0\n"
+         "  -ctk, --cache-type-k T    K cache type: f32, f16, q8_0, q4_0 (default ") + kv_cache_default + ")\n"
          "  -ctv, --cache-type-v T    V cache type, likewise\n"
          "  --no-mmap                 read the model into memory instead of mapping it\n"
          "  --mlock                   keep the model in RAM\n"
@@ -158,6 +158,11 @@ const char* generation_options_help() {
          "  --repeat-last-n N         tokens the penalties look back over (default 64)\n"
          "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
          "  -s, --seed N              random seed (default 0)\n";
+}
+
+const char* generation_options_help() {
+  static const std::string text = generation_options_help("f16");
+  return text.c_str();
 }
 
 std::string demo_model_path() {

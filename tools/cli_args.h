@@ -45,7 +45,9 @@ struct GenerationOptions {
 // (consuming nothing) when the option is not one of them.
 bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
 
-// Help text for those options.
+// Help text for those options, with the -ctk/-ctv default the command uses
+// (the first form: a context's own, f16).
+std::string generation_options_help(const char* kv_cache_default);
 const char* generation_options_help();
 
 // Consumes one long-conversation (SSSKV-lite) option at the cursor: --mode,

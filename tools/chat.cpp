@@ -1,5 +1,6 @@
 // peak chat: an interactive conversation with a model, streamed as it is
-// generated. Lines come from the terminal, or from stdin when it is not one
+// generated. Messages come from the line editor at a terminal
+// (terminal_line_reader.h), or line by line from stdin when it is not one
 // (scriptable). Without -m it runs the bundled demo model.
 //
 // The conversation lives in a peak_session: a fixed-size KV cache holding the
@@ -17,17 +18,24 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "line_history.h"
+#include "line_render.h"
 #include "model_session.h"
+#include "terminal.h"
+#include "terminal_line_reader.h"
 #include "text_format.h"
 
 namespace {
 
-// Ctrl-C: the first stops the current answer, a second (or one at the prompt) exits.
+// Ctrl-C during an answer: the first stops it, a second exits. At the line
+// editor's prompt Ctrl-C is a key, not a signal (terminal_line_reader.h); a
+// SIGINT that comes anyway, or one at a plain prompt, exits.
 volatile int g_abort = 0;
 volatile int g_generating = 0;
 
 void on_sigint(int) {
   if (g_abort || !g_generating) {
+    restore_terminal_from_signal();
     const char nl = '\n';
     (void)!::write(STDOUT_FILENO, &nl, 1);
     ::_exit(130);
@@ -65,6 +73,11 @@ void print_help() {
       "usage: peak chat [-m MODEL] [--system TEXT] [options]\n"
       "  Chats with a model. Type a message and press Enter; /help lists the commands.\n"
       "  Without -m it runs the bundled demo model, a tiny story model (not an assistant).\n"
+      "  At a terminal the line is edited as in readline (arrows, Home/End, Ctrl-W, Ctrl-U ...),\n"
+      "  Up/Down recall earlier messages (kept in $XDG_STATE_HOME/peak/history, else\n"
+      "  ~/.local/state/peak/history), a line ending in \\ continues the message on the next line,\n"
+      "  and a paste is one message. Ctrl-C stops an answer or clears the line; Ctrl-C twice or\n"
+      "  Ctrl-D leaves.\n"
       "  When stdin is not a terminal, every line is a message (scriptable).\n"
       "  --system TEXT             system prompt (kept for the whole conversation)\n"
       "  --chat-template NAME      chatml, llama2, llama3, mistral-v7, gemma, phi3, zephyr, ...,\n"
@@ -310,16 +323,18 @@ const ChatCommand kChatCommands[] = {
     {"/quit", nullptr, nullptr, "leave (or Ctrl-D)"},
 };
 
-void print_commands() {
+void print_commands(bool line_editor) {
   for (const ChatCommand& c : kChatCommands) {
     const std::string usage = std::string(c.name) + (c.argument ? std::string(" ") + c.argument : "");
     std::printf("%-14s%s\n", usage.c_str(), c.help);
   }
-  std::printf("Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
+  std::printf(line_editor ? "Ctrl-C stops an answer or clears the line; Ctrl-C twice or Ctrl-D leaves.\n"
+                            "End a line with \\ to continue the message on the next; a paste is one message.\n"
+                          : "Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
 }
 
 // Runs the command on a line that starts with '/'. Returns false for /quit.
-bool run_command(Chat& chat, const std::string& line) {
+bool run_command(Chat& chat, const std::string& line, bool line_editor) {
   const size_t end = line.find_first_of(" \t\n");
   const std::string name = line.substr(0, end);
   const size_t arg_start = end == std::string::npos ? std::string::npos : line.find_first_not_of(" \t\n", end);
@@ -331,7 +346,7 @@ bool run_command(Chat& chat, const std::string& line) {
   }
   if (!command) {
     std::printf("unknown command '%s'\n", name.c_str());
-    print_commands();
+    print_commands(line_editor);
     return true;
   }
   if (command->argument && arg.empty()) {
@@ -353,7 +368,7 @@ bool run_command(Chat& chat, const std::string& line) {
   } else if (c == "/load") {
     chat.load(arg);
   } else if (c == "/help") {
-    print_commands();
+    print_commands(line_editor);
   }
   return true;
 }
@@ -388,25 +403,37 @@ int run_chat(int argc, char** argv) {
 
   Chat chat(m, o, tty_out);
   if (!o.load_path.empty()) chat.load(o.load_path);
+  const char* prompt = tty_out ? "\033[32m> \033[0m" : "> ";
+  std::unique_ptr<TerminalLineReader> editor;
+  if (line_editing_possible(STDIN_FILENO, STDOUT_FILENO)) {
+    editor = std::make_unique<TerminalLineReader>(
+        STDIN_FILENO, STDOUT_FILENO, Prompt(prompt), Prompt("\033[2m. \033[0m"),
+        HistoryFile(HistoryFile::default_path(),
+                    [](const std::string& why) { std::fprintf(stderr, "peak chat: %s\n", why.c_str()); }));
+  }
   if (tty_in) std::printf("%s: type a message, /help for commands\n", shown(m.info.name[0] ? m.info.name : path.c_str()).c_str());
   std::string line;
   while (true) {
-    if (tty_in) {
-      std::printf(tty_out ? "\033[32m> \033[0m" : "> ");
-      std::fflush(stdout);
+    if (editor) {
+      if (!editor->read_line(&line)) break;  // Ctrl-D, Ctrl-C twice: leave cleanly
+    } else {
+      if (tty_in) {
+        std::printf("%s", prompt);
+        std::fflush(stdout);
+      }
+      if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
     }
-    if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
     if (line.empty()) continue;
     try {
       if (line[0] != '/') {
         chat.answer(line);
-      } else if (!run_command(chat, line)) {
+      } else if (!run_command(chat, line, editor != nullptr)) {
         break;
       }
     } catch (const CommandError& e) {
       std::fprintf(stderr, "peak chat: %s\n", e.what());
     }
   }
-  if (tty_in) std::printf("\n");
+  if (tty_in && !editor) std::printf("\n");
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "terminal.h"
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <system_error>
@@ -13,10 +14,12 @@ namespace {
 constexpr char kPasteOn[] = "\033[?2004h";
 constexpr char kPasteOff[] = "\033[?2004l";
 
-// One terminal is raw at a time; the signal handlers read this state.
+// One terminal is raw at a time; the signal handlers read this state, on
+// whichever thread the signal lands on: g_raw is set after the rest.
 struct termios g_saved;
 int g_in = -1, g_out = -1;
-volatile sig_atomic_t g_raw = 0;
+std::atomic<bool> g_raw{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "used in signal handlers");
 
 constexpr int kEndingSignals[] = {SIGTERM, SIGHUP, SIGQUIT};
 struct sigaction g_previous[sizeof kEndingSignals / sizeof kEndingSignals[0]];
@@ -70,8 +73,7 @@ void install_handlers() {
 }  // namespace
 
 void restore_terminal_from_signal() {
-  if (!g_raw) return;
-  g_raw = 0;
+  if (!g_raw.exchange(false)) return;
   write_fully(g_out, kPasteOff, sizeof kPasteOff - 1);
   write_fully(g_out, "\r\n", 2);
   ::tcsetattr(g_in, TCSANOW, &g_saved);
@@ -96,11 +98,11 @@ void RawTerminal::enter() {
   raw.c_cflag |= CS8;
   raw.c_cc[VMIN] = 1;
   raw.c_cc[VTIME] = 0;
-  g_raw = 1;
+  g_raw.store(true);
   // TCSADRAIN, not TCSAFLUSH: what was typed ahead during an answer is kept.
   if (::tcsetattr(g_in, TCSADRAIN, &raw) != 0) {
     const int err = errno;
-    g_raw = 0;
+    g_raw.store(false);
     throw std::system_error(err, std::generic_category(), "tcsetattr");
   }
   write_fully(g_out, kPasteOn, sizeof kPasteOn - 1);
@@ -109,7 +111,7 @@ void RawTerminal::enter() {
 void RawTerminal::leave() {
   write_fully(g_out, kPasteOff, sizeof kPasteOff - 1);
   ::tcsetattr(g_in, TCSADRAIN, &g_saved);
-  g_raw = 0;
+  g_raw.store(false);
 }
 
 void RawTerminal::suspend_process() {

@@ -1,5 +1,6 @@
 // peak chat: an interactive conversation with a model, streamed as it is
-// generated. Lines come from the terminal, or from stdin when it is not one
+// generated. Messages come from the line editor at a terminal
+// (terminal_line_reader.h), or line by line from stdin when it is not one
 // (scriptable). Without -m it runs the bundled demo model.
 //
 // The conversation lives in a peak_session: a fixed-size KV cache holding the
@@ -17,17 +18,24 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "line_history.h"
+#include "line_render.h"
 #include "model_session.h"
+#include "terminal.h"
+#include "terminal_line_reader.h"
 #include "text_format.h"
 
 namespace {
 
-// Ctrl-C: the first stops the current answer, a second (or one at the prompt) exits.
+// Ctrl-C during an answer: the first stops it, a second exits. At the line
+// editor's prompt Ctrl-C is a key, not a signal (terminal_line_reader.h); a
+// SIGINT that comes anyway, or one at a plain prompt, exits.
 volatile int g_abort = 0;
 volatile int g_generating = 0;
 
 void on_sigint(int) {
   if (g_abort || !g_generating) {
+    restore_terminal_from_signal();
     const char nl = '\n';
     (void)!::write(STDOUT_FILENO, &nl, 1);
     ::_exit(130);
@@ -65,6 +73,11 @@ void print_help() {
       "usage: peak chat [-m MODEL] [--system TEXT] [options]\n"
       "  Chats with a model. Type a message and press Enter; /help lists the commands.\n"
       "  Without -m it runs the bundled demo model, a tiny story model (not an assistant).\n"
+      "  At a terminal the line is edited as in readline (arrows, Home/End, Ctrl-W, Ctrl-U ...),\n"
+      "  Up/Down recall earlier messages (kept in $XDG_STATE_HOME/peak/history, else\n"
+      "  ~/.local/state/peak/history), a line ending in \\ continues the message on the next line,\n"
+      "  and a paste is one message. Ctrl-C stops an answer or clears the line; Ctrl-C twice or\n"
+      "  Ctrl-D leaves.\n"
       "  When stdin is not a terminal, every line is a message (scriptable).\n"
       "  --system TEXT             system prompt (kept for the whole conversation)\n"
       "  --chat-template NAME      chatml, llama2, llama3, mistral-v7, gemma, phi3, zephyr, ...,\n"
@@ -75,10 +88,12 @@ void print_help() {
       "  --show-thinking           print the reasoning, dim (to stderr when stdout is not a terminal)\n"
       "  --dump-prompt             print the text the model reads before each answer, control\n"
       "                            tokens written out, to stderr between [prompt] and [/prompt]\n"
-      "  -c N                      sets --recent-max to N less the summary and headroom\n"
-      "%s%s"
-      "  (the KV cache types default to q8_0 here; f16 when the model's head size needs it)\n",
-      session_options_help(), generation_options_help());
+      "  -c, --ctx-size N          sets --recent-max to N less the summary and headroom\n"
+      "%s%s%s",
+      session_options_help(),
+      model_options_help("q8_0; f16 when the model's\n"
+                         "                            head size is not a multiple of 32").c_str(),
+      sampling_options_help());
 }
 
 const char* mode_name(peak_memory_mode m) {
@@ -290,12 +305,73 @@ class Chat {
   size_t failures_told_ = 0;  // summary failures already reported
 };
 
-void print_commands() {
-  std::printf(
-      "/reset        start a new conversation\n/stats        memory, history and speed\n"
-      "/summary      the summary of the dropped history\n/save FILE    save the conversation\n"
-      "/load FILE    continue a saved conversation\n/help         this list\n/quit         leave (or Ctrl-D)\n"
-      "Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
+// The commands typed at the prompt. An argument is the rest of the line, so a
+// file name may hold spaces.
+struct ChatCommand {
+  const char* name;
+  const char* argument;       // as the list shows it; nullptr: takes none
+  const char* argument_what;  // what a missing argument is called
+  const char* help;
+};
+
+const ChatCommand kChatCommands[] = {
+    {"/reset", nullptr, nullptr, "start a new conversation"},
+    {"/stats", nullptr, nullptr, "memory, history and speed"},
+    {"/summary", nullptr, nullptr, "the summary of the dropped history"},
+    {"/save", "FILE", "a file name", "save the conversation"},
+    {"/load", "FILE", "a file name", "continue a saved conversation"},
+    {"/help", nullptr, nullptr, "this list"},
+    {"/quit", nullptr, nullptr, "leave (or Ctrl-D)"},
+};
+
+void print_commands(bool line_editor) {
+  for (const ChatCommand& c : kChatCommands) {
+    const std::string usage = std::string(c.name) + (c.argument ? std::string(" ") + c.argument : "");
+    std::printf("%-14s%s\n", usage.c_str(), c.help);
+  }
+  std::printf(line_editor ? "Ctrl-C stops an answer or clears the line; Ctrl-C twice or Ctrl-D leaves.\n"
+                            "End a line with \\ to continue the message on the next; a paste is one message.\n"
+                          : "Ctrl-C stops an answer; a second Ctrl-C leaves.\n");
+}
+
+// Runs the command on a line that starts with '/'. Returns false for /quit.
+bool run_command(Chat& chat, const std::string& line, bool line_editor) {
+  const size_t end = line.find_first_of(" \t\n");
+  const std::string name = line.substr(0, end);
+  const size_t arg_start = end == std::string::npos ? std::string::npos : line.find_first_not_of(" \t\n", end);
+  std::string arg = arg_start == std::string::npos ? std::string() : line.substr(arg_start);
+  arg.erase(arg.find_last_not_of(" \t\n") + 1);
+  const ChatCommand* command = nullptr;
+  for (const ChatCommand& c : kChatCommands) {
+    if (name == c.name || (name == "/exit" && std::strcmp(c.name, "/quit") == 0)) command = &c;
+  }
+  if (!command) {
+    std::printf("unknown command '%s'\n", name.c_str());
+    print_commands(line_editor);
+    return true;
+  }
+  if (command->argument && arg.empty()) {
+    throw CommandError(std::string(command->name) + " needs " + command->argument_what + ": " + command->name + " " +
+                       command->argument);
+  }
+  if (!command->argument && !arg.empty()) throw CommandError(std::string(command->name) + " takes no argument");
+  const std::string c = command->name;
+  if (c == "/quit") return false;
+  if (c == "/reset") {
+    chat.reset();
+    std::printf("(new conversation)\n");
+  } else if (c == "/stats") {
+    chat.print_stats();
+  } else if (c == "/summary") {
+    chat.print_summary();
+  } else if (c == "/save") {
+    chat.save(arg);
+  } else if (c == "/load") {
+    chat.load(arg);
+  } else if (c == "/help") {
+    print_commands(line_editor);
+  }
+  return true;
 }
 
 }  // namespace
@@ -328,41 +404,37 @@ int run_chat(int argc, char** argv) {
 
   Chat chat(m, o, tty_out);
   if (!o.load_path.empty()) chat.load(o.load_path);
+  const char* prompt = tty_out ? "\033[32m> \033[0m" : "> ";
+  std::unique_ptr<TerminalLineReader> editor;
+  if (line_editing_possible(STDIN_FILENO, STDOUT_FILENO)) {
+    editor = std::make_unique<TerminalLineReader>(
+        STDIN_FILENO, STDOUT_FILENO, Prompt(prompt), Prompt("\033[2m. \033[0m"),
+        HistoryFile(HistoryFile::default_path(),
+                    [](const std::string& why) { std::fprintf(stderr, "peak chat: %s\n", why.c_str()); }));
+  }
   if (tty_in) std::printf("%s: type a message, /help for commands\n", shown(m.info.name[0] ? m.info.name : path.c_str()).c_str());
   std::string line;
   while (true) {
-    if (tty_in) {
-      std::printf(tty_out ? "\033[32m> \033[0m" : "> ");
-      std::fflush(stdout);
+    if (editor) {
+      if (!editor->read_line(&line)) break;  // Ctrl-D, Ctrl-C twice: leave cleanly
+    } else {
+      if (tty_in) {
+        std::printf("%s", prompt);
+        std::fflush(stdout);
+      }
+      if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
     }
-    if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
     if (line.empty()) continue;
     try {
       if (line[0] != '/') {
         chat.answer(line);
-      } else if (line == "/quit" || line == "/exit") {
+      } else if (!run_command(chat, line, editor != nullptr)) {
         break;
-      } else if (line == "/reset") {
-        chat.reset();
-        std::printf("(new conversation)\n");
-      } else if (line == "/stats") {
-        chat.print_stats();
-      } else if (line == "/summary") {
-        chat.print_summary();
-      } else if (line.rfind("/save ", 0) == 0) {
-        chat.save(line.substr(6));
-      } else if (line.rfind("/load ", 0) == 0) {
-        chat.load(line.substr(6));
-      } else if (line == "/help") {
-        print_commands();
-      } else {
-        std::printf("unknown command '%s'\n", line.c_str());
-        print_commands();
       }
     } catch (const CommandError& e) {
       std::fprintf(stderr, "peak chat: %s\n", e.what());
     }
   }
-  if (tty_in) std::printf("\n");
+  if (tty_in && !editor) std::printf("\n");
   return 0;
 }

@@ -159,17 +159,21 @@ const char kModelHelpHead[] =
     "model and context:\n"
     "  -m, --model FILE          GGUF model\n";
 const char kContextSizeHelp[] = "  -c, --ctx-size N          context size in tokens (default 4096)\n";
-const char kModelHelpTail[] =
-    "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
-    "  -t, --threads N           threads (default: all hardware threads)\n"
-    "  -ctk, --cache-type-k T    K cache type: f32, f16 (default), q8_0, q4_0\n"
-    "  -ctv, --cache-type-v T    V cache type, likewise\n"
-    "  --no-mmap                 read the model into memory instead of mapping it\n"
-    "  --mlock                   keep the model in RAM\n"
-    "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
-    "  --repack-at-load          repack them before the first prompt, not in the background\n"
-    "  --check-tensors           refuse the model at the first NaN or Inf weight, naming the tensor\n"
-    "  --no-memory-check         create a context even when it needs more than the physical memory\n";
+std::string model_help_tail(const char* kv_cache_default) {
+  return std::string(
+             "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
+             "  -t, --threads N           threads (default: all hardware threads)\n"
+             "  -ctk, --cache-type-k T    K cache type: f32, f16, q8_0, q4_0 (default ") +
+         kv_cache_default +
+         ")\n"
+         "  -ctv, --cache-type-v T    V cache type, likewise\n"
+         "  --no-mmap                 read the model into memory instead of mapping it\n"
+         "  --mlock                   keep the model in RAM\n"
+         "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
+         "  --repack-at-load          repack them before the first prompt, not in the background\n"
+         "  --check-tensors           refuse the model at the first NaN or Inf weight, naming the tensor\n"
+         "  --no-memory-check         create a context even when it needs more than the physical memory\n";
+}
 const char kSamplingHelp[] =
     "sampling:\n"
     "  -n, --n-predict N         tokens to generate (-1: until the end of text; default 256)\n"
@@ -184,15 +188,20 @@ const char kSamplingHelp[] =
 
 }  // namespace
 
+std::string generation_options_help(const char* kv_cache_default) {
+  return kModelHelpHead + std::string(kContextSizeHelp) + model_help_tail(kv_cache_default) + kSamplingHelp;
+}
+
 const char* generation_options_help() {
-  static const std::string help = std::string(kModelHelpHead) + kContextSizeHelp + kModelHelpTail + kSamplingHelp;
+  static const std::string help = generation_options_help("f16");
   return help.c_str();
 }
 
-const char* model_options_help() {
-  static const std::string help = std::string(kModelHelpHead) + kModelHelpTail;
-  return help.c_str();
+std::string model_options_help(const char* kv_cache_default) {
+  return kModelHelpHead + model_help_tail(kv_cache_default);
 }
+
+const char* sampling_options_help() { return kSamplingHelp; }
 
 std::string demo_model_path() {
   if (const char* env = std::getenv("PEAK_DEMO_MODEL")) return env;

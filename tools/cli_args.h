@@ -48,11 +48,15 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
 // types, mapping and repacking): for commands that do not sample.
 bool parse_model_option(ArgCursor& args, GenerationOptions& options);
 
-// Help text for the model, context and sampling options.
+// Help text for the model, context and sampling options, with the -ctk/-ctv
+// default the command uses (the second form: a context's own, f16).
+std::string generation_options_help(const char* kv_cache_default);
 const char* generation_options_help();
 // Help text for the model and context options without -c, which a command that
-// gives the context size another meaning describes itself.
-const char* model_options_help();
+// gives the context size another meaning describes itself, and for the
+// sampling options alone.
+std::string model_options_help(const char* kv_cache_default = "f16");
+const char* sampling_options_help();
 
 // A number as a message shows it: 0.5, 1, 100, 1e-06 (no "0.000000").
 std::string format_number(double v);

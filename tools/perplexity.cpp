@@ -54,7 +54,7 @@ void print_help() {
       "                            token, perplexity of both (the windows and text come from FILE)\n"
       "  --json                    print one JSON document (per-window and final values) instead\n"
       "%s",
-      model_options_help());
+      model_options_help().c_str());
 }
 
 PerplexityOptions parse(int argc, char** argv, bool* help) {

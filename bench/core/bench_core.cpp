@@ -102,13 +102,21 @@ void BM_MulMat(benchmark::State& state, GgmlType weight_type) {
 BENCHMARK_CAPTURE(BM_MulMat, Q8_0, GgmlType::Q8_0)->ArgName("tokens")->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_MulMat, Q4_0, GgmlType::Q4_0)->ArgName("tokens")->Arg(1)->Arg(32)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
-// Decode: 1 query token, 32 heads over 8 kv heads, head_dim 128, n_kv = context.
+// Swaps dimensions 1 and 2 of a contiguous [d, cells, heads] tensor in place.
+Tensor* head_major(Tensor* t) {
+  std::swap(t->ne[1], t->ne[2]);
+  std::swap(t->nb[1], t->nb[2]);
+  return t;
+}
+
+// Decode: 1 query token, 32 heads over 8 kv heads, head_dim 128, n_kv = context;
+// K and V head-major, as the KV cache holds them.
 void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   const int64_t n_kv = state.range(0);
   BenchTensors leaves;
   Tensor* q = leaves.random(GgmlType::F32, {128, 32, 1});
-  Tensor* k = leaves.random(kv_type, {128, 8, n_kv});
-  Tensor* v = leaves.random(kv_type, {128, 8, n_kv});
+  Tensor* k = head_major(leaves.random(kv_type, {128, n_kv, 8}));
+  Tensor* v = head_major(leaves.random(kv_type, {128, n_kv, 8}));
   time_graph(state, static_cast<int>(state.range(1)),
              [&](Graph& g) { return g.attention(q, k, v, {1.0f / std::sqrt(128.0f)}); });
   state.counters["kv_MB/s"] = benchmark::Counter(
@@ -125,13 +133,6 @@ void attention_contexts(benchmark::internal::Benchmark* b) {
 BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->Apply(attention_contexts);
 BENCHMARK_CAPTURE(BM_Attention, Q8_0, GgmlType::Q8_0)->Apply(attention_contexts);
 BENCHMARK_CAPTURE(BM_Attention, Q4_0, GgmlType::Q4_0)->Apply(attention_contexts);
-
-// Swaps dimensions 1 and 2 of a contiguous [d, cells, heads] tensor in place.
-Tensor* head_major(Tensor* t) {
-  std::swap(t->ne[1], t->ne[2]);
-  std::swap(t->nb[1], t->nb[2]);
-  return t;
-}
 
 // Prefill at depth: 512 query tokens (16 heads over 8 kv heads, head_dim 128,
 // qwen3-0.6b's attention), causal, after `depth` cells already in the cache.

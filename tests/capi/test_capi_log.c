@@ -104,6 +104,8 @@ static void test_default_is_stderr(void) {
 }
 
 int main(void) {
+  /* The kernel path is chosen (and a PEAK_ISA request warned about) first. */
+  CHECK(strlen(peak_system_info()) > 0);
   test_callback_and_levels();
   test_callback_may_call_back();
   test_default_is_stderr();

@@ -1,6 +1,7 @@
 # libpeak's layers, lowest first. A layer may include the headers of the layers
 # before it in this list and its own, nothing above it:
 #
+#   log       the library's messages (stderr, or a sink the program sets)
 #   kernels   block formats, scalar and SIMD kernels, run-time dispatch
 #   core      tensors, graph, allocator, thread pool, ops
 #   io        file mapping, memory in whole pages
@@ -17,7 +18,7 @@
 # build tree with a link to each layer it may see (its own and those below), so
 # including a higher layer's header is a compile error ("No such file"). The
 # objects of all layers make up the one libpeak.
-set(PEAK_LAYERS kernels core io jinja gguf tokenizer sampling model runtime chat capi)
+set(PEAK_LAYERS log kernels core io jinja gguf tokenizer sampling model runtime chat capi)
 
 # peak_layer_source_dir(<layer> <var>): the source folder of a layer, kernels/ at
 # the top, the others in src/. Also used by the layer checks in script mode

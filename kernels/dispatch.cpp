@@ -1,13 +1,14 @@
 // Builds one kernel table per path on first use and hands out the active one.
 #include "kernels/dispatch.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "kernels/cpu_features.h"
 #include "kernels/kernel_table.h"
 #include "kernels/scalar/scalar_install.h"
+#include "log/log.h"
 
 namespace peak {
 namespace {
@@ -172,11 +173,11 @@ Isa resolve_isa_request(const char* request) {
   if (request == nullptr || *request == '\0') return best;
   Isa wanted;
   if (!isa_from_name(request, &wanted)) {
-    std::fprintf(stderr, "peak: PEAK_ISA=%s is not a known path; using %s\n", request, isa_name(best));
+    log::warn(std::string("PEAK_ISA=") + request + " is not a known path; using " + isa_name(best));
     return best;
   }
   if (!cpu_has_isa(wanted)) {
-    std::fprintf(stderr, "peak: PEAK_ISA=%s is not supported by this CPU; using %s\n", request, isa_name(best));
+    log::warn(std::string("PEAK_ISA=") + request + " is not supported by this CPU; using " + isa_name(best));
     return best;
   }
   return wanted;

@@ -1,8 +1,8 @@
 // Run-time choice of the kernel path. The path is picked once, on first use, from
 // the CPU's features (cpuid/xgetbv on x86, getauxval HWCAP bits on Linux/Android
 // arm64). PEAK_ISA=scalar|avx2|avxvnni|avx512|avx512bf16|neon|dotprod|i8mm asks for a lower
-// path; asking for one the CPU lacks (or an unknown name) prints a warning on
-// stderr and keeps the best available path.
+// path; asking for one the CPU lacks (or an unknown name) logs a warning
+// (log/log.h: stderr by default) and keeps the best available path.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +37,8 @@ Isa best_cpu_isa();
 // The path in use: best_cpu_isa() lowered by PEAK_ISA (read once).
 Isa active_isa();
 // What a PEAK_ISA value selects on this CPU: null or empty gives the best path;
-// an unknown name or a path the CPU lacks gives the best path and a warning on
-// stderr.
+// an unknown name or a path the CPU lacks gives the best path and a warning
+// (log::warn).
 Isa resolve_isa_request(const char* request);
 
 // Kernels of a given path (tests and benchmarks compare paths); `isa` must

@@ -178,6 +178,10 @@ class Chat {
     g_generating = 0;
     end_reasoning();
     std::printf("\n");
+    if (status == PEAK_ERR_CANCELLED) {  // Ctrl-C before the answer began: the turn is undone
+      std::printf("(stopped while the message was read; it is not part of the conversation)\n");
+      return;
+    }
     if (status != PEAK_OK) {
       throw CommandError(std::string(peak_last_error()) +
                          (status == PEAK_ERR_CONTEXT_FULL ? " (type /reset to start a new conversation)" : ""));

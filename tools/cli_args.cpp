@@ -162,7 +162,7 @@ const char kContextSizeHelp[] = "  -c, --ctx-size N          context size in tok
 std::string model_help_tail(const char* kv_cache_default) {
   return std::string(
              "  -b, --batch-size N        prompt tokens per forward pass (default 512)\n"
-             "  -t, --threads N           threads (default: all hardware threads)\n"
+             "  -t, --threads N           threads (default: the fast cores this process may use)\n"
              "  -ctk, --cache-type-k T    K cache type: f32, f16, q8_0, q4_0 (default ") +
          kv_cache_default +
          ")\n"

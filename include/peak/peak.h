@@ -91,7 +91,7 @@ typedef enum peak_status {
   PEAK_ERR_OUT_OF_MEMORY = 7,
   PEAK_ERR_BUFFER_TOO_SMALL = 8, /* the result's count or length is in the output (text: plus its NUL) */
   PEAK_ERR_CONTEXT_FULL = 9,     /* the tokens do not fit in the context's KV cache */
-  PEAK_ERR_CANCELLED = 10,       /* a progress callback cancelled the operation */
+  PEAK_ERR_CANCELLED = 10,       /* a progress callback or an abort flag cancelled the operation */
   PEAK_ERR_TEMPLATE = 11,        /* a chat template cannot be read, or refused the conversation
                                     (the message is then the template's own, e.g. Gemma's
                                     "System role not supported") */
@@ -116,6 +116,51 @@ PEAK_API const char* peak_version(void);
    PEAK_ISA=scalar|avx2|avxvnni|avx512|neon|dotprod|i8mm in the environment forces
    a lower path. Valid for the program's lifetime. */
 PEAK_API const char* peak_system_info(void);
+
+/* The thread count a context uses when asked for 0: the fast cores this process
+   may run on. A forward pass waits for its slowest thread at every step, so a
+   phone's little cores would hold its big ones back. Rule (Linux and Android):
+   the CPUs of the process's affinity mask (sched_getaffinity), less the slowest
+   kind of core when a faster kind exists and the slowest reaches less than 80%
+   of the fastest. A core's speed is its
+   /sys/devices/system/cpu/cpuN/cpu_capacity or, where a CPU has none, its
+   cpufreq/cpuinfo_max_freq; a kind is the cores of equal speed. So 2 big + 6
+   little cores give 2, 1 prime + 3 big + 4 little give 4, uniform cores all of
+   them. Where no speed is readable for every allowed CPU (or on other systems):
+   every allowed CPU. Read anew at each call (the affinity may change). */
+PEAK_API size_t peak_default_threads(void);
+
+/* ---- logging ------------------------------------------------------------------ */
+
+/* The library's messages: warnings (a PEAK_ISA request this CPU cannot honour,
+   weights that use_mlock could not lock), information (what a model load did,
+   a session's summary job that failed) and detail (debug: a background
+   repacking's end). Errors of a call are never reported this way: it returns a
+   status and peak_last_error() says why. */
+typedef enum peak_log_level {
+  PEAK_LOG_ERROR = 0,
+  PEAK_LOG_WARN = 1,
+  PEAK_LOG_INFO = 2,
+  PEAK_LOG_DEBUG = 3
+} peak_log_level;
+
+/* Receives one message: NUL-terminated, without a trailing newline or a
+   "peak: " prefix, valid during the call. */
+typedef void (*peak_log_fn)(peak_log_level level, const char* message, void* user_data);
+
+/* Sends every message at the minimum level or above to `callback` instead of
+   stderr, where they go by default as "peak: <message>\n"; NULL restores that.
+   Process-wide. Messages come from whichever thread writes them: the caller's,
+   a session's summary worker, a model's background repacking thread; so the
+   callback may run on several threads at once and must be thread-safe. It is
+   called with no lock of peak's held, and may call peak_set_log_callback and
+   peak_set_log_level itself. A message being written while the callback is
+   replaced may still reach the old one after this returns: keep its user_data
+   valid, or replace it while no other peak call runs. Any thread, any time. */
+PEAK_API void peak_set_log_callback(peak_log_fn callback, void* user_data);
+/* Drops messages below `level` (more detailed than it); default PEAK_LOG_WARN.
+   Process-wide, any thread, any time. */
+PEAK_API peak_status peak_set_log_level(peak_log_level level);
 
 /* ---- tensor types ----------------------------------------------------------- */
 
@@ -262,6 +307,20 @@ PEAK_API peak_model_params peak_model_default_params(void);
    smollm3). An unknown architecture, a missing tensor or a wrong shape is
    refused with a message naming it. */
 PEAK_API peak_status peak_model_load(const char* path, const peak_model_params* params, peak_model** out);
+/* Loads the GGUF held in bytes [offset, offset + length) of an open file: a
+   model stored inside a larger file, such as an uncompressed asset of an
+   Android APK (AssetFileDescriptor's fd, start offset and length) or a content
+   URI's ParcelFileDescriptor (offset 0, its size). Every GGUF offset counts from
+   `offset`, and every size is checked against `length`. The file must be a
+   regular file holding the whole region: a pipe, socket or closed fd gives
+   PEAK_ERR_IO; a negative fd, length 0 or a region past the end of the file
+   PEAK_ERR_INVALID_ARGUMENT, naming the sizes. With use_mmap the region is mapped
+   where it lies, so `offset` must be a multiple of 4, as zipalign aligns
+   uncompressed entries (else PEAK_ERR_INVALID_ARGUMENT; use_mmap 0 reads it at
+   any offset). peak reads the fd with pread, so its file position is neither
+   used nor changed, and keeps no reference to it: close it when this returns. */
+PEAK_API peak_status peak_model_load_fd(int fd, uint64_t offset, uint64_t length, const peak_model_params* params,
+                                        peak_model** out);
 /* Frees a model. Every context created from it must be freed first. */
 PEAK_API void peak_model_free(peak_model* model);
 
@@ -327,6 +386,9 @@ PEAK_API int peak_token_is_eog(const peak_model* model, int32_t token);
    PEAK_ERR_INVALID_ARGUMENT. Free it with peak_model_free; it is immutable, like
    a model. */
 PEAK_API peak_status peak_model_load_vocab(const char* path, peak_model** out);
+/* The same from bytes [offset, offset + length) of an open file, as
+   peak_model_load_fd reads them (any offset: nothing stays mapped). */
+PEAK_API peak_status peak_model_load_vocab_fd(int fd, uint64_t offset, uint64_t length, peak_model** out);
 
 /* ---- contexts ------------------------------------------------------------------- */
 
@@ -336,7 +398,7 @@ typedef struct peak_context_params {
   size_t struct_size;
   size_t n_ctx;        /* KV cache cells, 1..INT32_MAX (default 4096) */
   size_t n_batch;      /* tokens per forward pass when prefilling (default 512) */
-  size_t n_threads;    /* 0 (default): one per hardware thread */
+  size_t n_threads;    /* 0 (default): peak_default_threads(), the fast cores */
   peak_type type_k;    /* KV cache types: PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
   peak_type type_v;
   int logits_all;      /* 1: allow peak_context_eval_all_logits (reserves n_batch x n_vocab floats) */
@@ -355,10 +417,48 @@ PEAK_API void peak_context_free(peak_context* ctx);
 PEAK_API peak_status peak_context_memory_needed(const peak_model* model, const peak_context_params* params,
                                                 size_t* bytes);
 
+/* What loading a model and creating a context on it would take, in bytes. */
+typedef struct peak_memory_estimate {
+  size_t struct_size;       /* set to sizeof(peak_memory_estimate) before the call */
+  /* The weights: the file's tensor bytes when mapped (pages the system may
+     drop and read again, counted in the process's resident size once read);
+     the whole file or region when use_mmap is 0 (heap memory). */
+  uint64_t weight_bytes;
+  /* New memory for matrices repacked to the kernels' layout (mapped, unlocked,
+     repack_weights not PEAK_REPACK_NONE; see peak_repack). Each matrix's file
+     pages are dropped once it is repacked, so a settled model holds about
+     weight_bytes in all; while it repacks, up to both. */
+  uint64_t repacked_bytes;
+  size_t kv_bytes;          /* the context's KV cache */
+  size_t compute_bytes;     /* its compute, work and logits buffers */
+  /* The sum: an upper bound on what the model and the context hold, but for
+     the tokenizer's tables (a few MB for a 150k-token vocabulary). */
+  uint64_t total_bytes;
+} peak_memory_estimate;
+
+/* Computes, before loading, what peak_model_load(path, model_params) and then
+   peak_context_create(model, context_params) would take, from the file's
+   metadata: the file is mapped and its header read, its tensor data never (it
+   is not checked either: a load may still refuse the model for its values).
+   Either params may be NULL for the defaults. Refuses what the load and
+   peak_context_memory_needed refuse for the metadata and the parameters. A
+   requested use_mlock is taken to succeed. So an app can refuse a model too
+   large for the device gracefully, e.g. when total_bytes exceeds what its
+   ActivityManager.MemoryInfo leaves. */
+PEAK_API peak_status peak_model_estimate_memory(const char* path, const peak_model_params* model_params,
+                                                const peak_context_params* context_params,
+                                                peak_memory_estimate* estimate);
+/* The same for a GGUF in bytes [offset, offset + length) of an open file, as
+   peak_model_load_fd reads it. */
+PEAK_API peak_status peak_model_estimate_memory_fd(int fd, uint64_t offset, uint64_t length,
+                                                   const peak_model_params* model_params,
+                                                   const peak_context_params* context_params,
+                                                   peak_memory_estimate* estimate);
+
 PEAK_API size_t peak_context_n_ctx(const peak_context* ctx);
 /* Tokens in the KV cache. */
 PEAK_API size_t peak_context_n_used(const peak_context* ctx);
-/* Threads for the next evaluations (0: one per hardware thread), at most as many
+/* Threads for the next evaluations (0: peak_default_threads()), at most as many
    as the context was created with. */
 PEAK_API peak_status peak_context_set_threads(peak_context* ctx, size_t n_threads);
 
@@ -447,9 +547,17 @@ typedef struct peak_generate_params {
      on_text alone a session passes on only the answer. */
   peak_kinded_text_fn on_kinded_text;
   void* user_data;
-  /* When not NULL, read before every token with an atomic load (relaxed);
-     generation stops with PEAK_STOP_ABORTED once it is non-zero (any non-zero
-     value). Another thread sets it with an atomic store on the int, e.g. C11
+  /* When not NULL, read with an atomic load (relaxed) while the prompt is
+     evaluated (before each batch of n_batch tokens and between the steps of
+     each: a stop takes effect within a small part of a batch) and before every
+     token generated. Once it is non-zero (any non-zero value): during the
+     prompt, the call fails with PEAK_ERR_CANCELLED and leaves the context and
+     the sampler as they were before it (peak_session_chat: the session, as for
+     any failed turn); after it, generation stops with PEAK_STOP_ABORTED and
+     PEAK_OK, keeping the prompt and what was generated. A flag already set
+     when the call starts cancels it before anything is evaluated (an empty
+     prompt, with nothing to evaluate, stops at PEAK_STOP_ABORTED). Another
+     thread sets it with an atomic store on the int, e.g. C11
      atomic_store_explicit((_Atomic int*)flag, 1, memory_order_relaxed) or GCC's
      __atomic_store_n(flag, 1, __ATOMIC_RELAXED): a plain store from another
      thread is a data race. A signal handler running on the generating thread

@@ -31,19 +31,21 @@ peak_context_params peak_context_default_params(void) {
 
 }  // extern "C"
 
-namespace {
+namespace peak::capi {
 
-// Checks the C parameters and converts them; a refusal sets the last error.
-peak_status runtime_params(const peak_model* model, const peak_context_params* params,
-                           peak::runtime::ContextParams* cp) {
+peak_status context_params_from_c(const peak_context_params* params, const peak_model* model,
+                                  peak::runtime::ContextParams* cp) {
   const peak_context_params p = params ? *params : peak_context_default_params();
   if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_context_params), "peak_context_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v")) return PEAK_ERR_INVALID_ARGUMENT;
   if (p.n_ctx == 0) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "n_ctx must be at least 1 (this model was trained with " +
-                                               std::to_string(model->model->hparams().n_ctx_train) + ")");
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                "n_ctx must be at least 1" +
+                    (model ? " (this model was trained with " +
+                                 std::to_string(model->model->hparams().n_ctx_train) + ")"
+                           : std::string()));
   }
   if (p.n_batch == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "n_batch must be at least 1");
   if (!at_most(p.n_ctx, kMaxTokenCount, "n_ctx") || !at_most(p.n_batch, kMaxTokenCount, "n_batch")) {
@@ -58,7 +60,7 @@ peak_status runtime_params(const peak_model* model, const peak_context_params* p
   return PEAK_OK;
 }
 
-}  // namespace
+}  // namespace peak::capi
 
 extern "C" {
 
@@ -68,7 +70,7 @@ peak_status peak_context_create(const peak_model* model, const peak_context_para
   PEAK_CHECK_ARG(model, "peak_context_create: model");
   if (!has_weights(model, "peak_context_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak::runtime::ContextParams cp;
-  if (const peak_status st = runtime_params(model, params, &cp); st != PEAK_OK) return st;
+  if (const peak_status st = peak::capi::context_params_from_c(params, model, &cp); st != PEAK_OK) return st;
   return guarded([&] {
     auto c = std::make_unique<peak_context>();
     c->model = model;
@@ -84,9 +86,9 @@ peak_status peak_context_memory_needed(const peak_model* model, const peak_conte
   PEAK_CHECK_ARG(model, "peak_context_memory_needed: model");
   if (!has_weights(model, "peak_context_memory_needed")) return PEAK_ERR_INVALID_ARGUMENT;
   peak::runtime::ContextParams cp;
-  if (const peak_status st = runtime_params(model, params, &cp); st != PEAK_OK) return st;
+  if (const peak_status st = peak::capi::context_params_from_c(params, model, &cp); st != PEAK_OK) return st;
   return guarded([&] {
-    *bytes = peak::runtime::Context::memory_needed(*model->model, cp);
+    *bytes = peak::runtime::Context::memory_needed(*model->model, cp).total();
     return PEAK_OK;
   });
 }

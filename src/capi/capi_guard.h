@@ -42,6 +42,8 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_UNSUPPORTED, e.what());
   } catch (const model::LoadCancelled& e) {
     return fail(PEAK_ERR_CANCELLED, e.what());
+  } catch (const runtime::Cancelled& e) {
+    return fail(PEAK_ERR_CANCELLED, e.what());
   } catch (const tokenizer::TokenizerError& e) {
     return fail(PEAK_ERR_UNSUPPORTED, e.what());
   } catch (const jinja::TemplateError& e) {

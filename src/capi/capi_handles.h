@@ -49,6 +49,16 @@ struct peak_context {
   std::unique_ptr<peak::runtime::Context> context;
 };
 
+namespace peak::capi {
+
+// Checks the C context parameters (NULL: the defaults) and converts them; a
+// refusal sets the last error. `model` (may be NULL) only adds its training
+// context to the message for n_ctx 0. (capi_context.cpp)
+peak_status context_params_from_c(const peak_context_params* params, const peak_model* model,
+                                  peak::runtime::ContextParams* cp);
+
+}  // namespace peak::capi
+
 struct peak_sampler {
   const peak_model* model;
   std::unique_ptr<peak::sampling::SamplerChain> chain;

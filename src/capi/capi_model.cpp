@@ -6,11 +6,101 @@
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
 #include "chat/model_chat_template.h"
+#include "runtime/memory_estimate.h"
 
 namespace {
 
 using peak::capi::fail;
 using peak::capi::guarded;
+
+// Checks the C model parameters (NULL: the defaults) and converts them; a
+// refusal sets the last error naming `function`.
+peak_status load_options(const peak_model_params* params, const char* function, peak::model::LoadOptions* options) {
+  const peak_model_params p = params ? *params : peak_model_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_model_params), "peak_model_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (p.repack_weights < PEAK_REPACK_NONE || p.repack_weights > PEAK_REPACK_AT_LOAD) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                std::string(function) + ": repack_weights must be a peak_repack value (0, 1 or 2)");
+  }
+  options->use_mmap = p.use_mmap != 0;
+  options->use_mlock = p.use_mlock != 0;
+  options->repack_weights = p.repack_weights != PEAK_REPACK_NONE;
+  options->repack_in_background = p.repack_weights == PEAK_REPACK_BACKGROUND;
+  options->check_tensors = p.check_tensors != 0;
+  if (p.progress) {
+    const peak_progress_fn progress = p.progress;
+    void* const user_data = p.progress_user_data;
+    options->progress = [progress, user_data](float fraction) { return progress(fraction, user_data) != 0; };
+  }
+  return PEAK_OK;
+}
+
+// A file descriptor's region as the engine's source; a negative fd is refused
+// here, naming `function`, and the rest when the file is opened.
+peak_status fd_source(int fd, uint64_t offset, uint64_t length, const char* function, peak::io::FileSource* source) {
+  if (fd < 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                std::string(function) + ": fd is " + std::to_string(fd) + ", not an open file descriptor");
+  }
+  *source = peak::io::FileSource::region(fd, offset, length);
+  return PEAK_OK;
+}
+
+peak_status load_model(const peak::io::FileSource& source, const peak_model_params* params, const char* function,
+                       peak_model** out) {
+  peak::model::LoadOptions options;
+  if (const peak_status st = load_options(params, function, &options); st != PEAK_OK) return st;
+  return guarded([&] {
+    auto m = std::make_unique<peak_model>();
+    m->model = peak::model::Model::load(source, options);
+    m->architecture = peak::model::arch_name(m->model->hparams().arch);
+    m->name = m->model->name();
+    const peak::chat::DetectedChatTemplate chat = peak::chat::chat_template_for(*m->model, "");
+    m->chat_template = std::string(chat.chat_template.name());
+    m->chat_template_source = peak::chat::template_source_name(chat.source);
+    m->chat_template_warning = chat.warning;
+    *out = m.release();
+    return PEAK_OK;
+  });
+}
+
+peak_status load_vocab(const peak::io::FileSource& source, peak_model** out) {
+  return guarded([&] {
+    // The mapping is read where the metadata lies; tensor pages are never
+    // touched, and the file is closed once the tokenizer holds its own copy.
+    const std::unique_ptr<peak::gguf::GgufFile> file = peak::gguf::GgufFile::open(source);
+    const auto text = [&file](const char* key) {
+      const auto v = file->find(key);
+      return v && v->type() == peak::gguf::ValueType::String ? std::string(v->str()) : std::string();
+    };
+    auto m = std::make_unique<peak_model>();
+    m->vocab_only = peak::tokenizer::Tokenizer::from_gguf(*file);
+    m->architecture = text("general.architecture");
+    m->name = text("general.name");
+    *out = m.release();
+    return PEAK_OK;
+  });
+}
+
+// Fills a C estimate from the engine's, checking its struct_size first.
+peak_status estimate(const peak::io::FileSource& source, const peak_model_params* model_params,
+                     const peak_context_params* context_params, const char* function, peak_memory_estimate* out) {
+  peak::model::LoadOptions options;
+  if (const peak_status st = load_options(model_params, function, &options); st != PEAK_OK) return st;
+  peak::runtime::ContextParams cp;
+  if (const peak_status st = peak::capi::context_params_from_c(context_params, nullptr, &cp); st != PEAK_OK) return st;
+  return guarded([&] {
+    const peak::runtime::MemoryEstimate e = peak::runtime::estimate_memory(source, options, cp);
+    out->weight_bytes = e.weight_bytes;
+    out->repacked_bytes = e.repacked_bytes;
+    out->kv_bytes = e.context.kv_bytes;
+    out->compute_bytes = e.context.compute_bytes;
+    out->total_bytes = e.total();
+    return PEAK_OK;
+  });
+}
 
 }  // namespace
 
@@ -28,56 +118,58 @@ peak_status peak_model_load(const char* path, const peak_model_params* params, p
   PEAK_CHECK_ARG(out, "peak_model_load: out");
   *out = nullptr;
   PEAK_CHECK_ARG(path, "peak_model_load: path");
-  const peak_model_params p = params ? *params : peak_model_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_model_params), "peak_model_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
-  if (p.repack_weights < PEAK_REPACK_NONE || p.repack_weights > PEAK_REPACK_AT_LOAD) {
-    return peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT,
-                            "peak_model_load: repack_weights must be a peak_repack value (0, 1 or 2)");
-  }
-  return guarded([&] {
-    peak::model::LoadOptions options;
-    options.use_mmap = p.use_mmap != 0;
-    options.use_mlock = p.use_mlock != 0;
-    options.repack_weights = p.repack_weights != PEAK_REPACK_NONE;
-    options.repack_in_background = p.repack_weights == PEAK_REPACK_BACKGROUND;
-    options.check_tensors = p.check_tensors != 0;
-    if (p.progress) {
-      options.progress = [&p](float fraction) { return p.progress(fraction, p.progress_user_data) != 0; };
-    }
-    auto m = std::make_unique<peak_model>();
-    m->model = peak::model::Model::load(path, options);
-    m->architecture = peak::model::arch_name(m->model->hparams().arch);
-    m->name = m->model->name();
-    const peak::chat::DetectedChatTemplate chat = peak::chat::chat_template_for(*m->model, "");
-    m->chat_template = std::string(chat.chat_template.name());
-    m->chat_template_source = peak::chat::template_source_name(chat.source);
-    m->chat_template_warning = chat.warning;
-    *out = m.release();
-    return PEAK_OK;
-  });
+  return load_model(peak::io::FileSource::path(path), params, "peak_model_load", out);
+}
+
+peak_status peak_model_load_fd(int fd, uint64_t offset, uint64_t length, const peak_model_params* params,
+                               peak_model** out) {
+  PEAK_CHECK_ARG(out, "peak_model_load_fd: out");
+  *out = nullptr;
+  peak::io::FileSource source;
+  if (const peak_status st = fd_source(fd, offset, length, "peak_model_load_fd", &source); st != PEAK_OK) return st;
+  return load_model(source, params, "peak_model_load_fd", out);
 }
 
 peak_status peak_model_load_vocab(const char* path, peak_model** out) {
   PEAK_CHECK_ARG(out, "peak_model_load_vocab: out");
   *out = nullptr;
   PEAK_CHECK_ARG(path, "peak_model_load_vocab: path");
-  return guarded([&] {
-    // The mapping is read where the metadata lies; tensor pages are never
-    // touched, and the file is closed once the tokenizer holds its own copy.
-    const std::unique_ptr<peak::gguf::GgufFile> file = peak::gguf::GgufFile::open(path);
-    const auto text = [&file](const char* key) {
-      const auto v = file->find(key);
-      return v && v->type() == peak::gguf::ValueType::String ? std::string(v->str()) : std::string();
-    };
-    auto m = std::make_unique<peak_model>();
-    m->vocab_only = peak::tokenizer::Tokenizer::from_gguf(*file);
-    m->architecture = text("general.architecture");
-    m->name = text("general.name");
-    *out = m.release();
-    return PEAK_OK;
-  });
+  return load_vocab(peak::io::FileSource::path(path), out);
+}
+
+peak_status peak_model_load_vocab_fd(int fd, uint64_t offset, uint64_t length, peak_model** out) {
+  PEAK_CHECK_ARG(out, "peak_model_load_vocab_fd: out");
+  *out = nullptr;
+  peak::io::FileSource source;
+  if (const peak_status st = fd_source(fd, offset, length, "peak_model_load_vocab_fd", &source); st != PEAK_OK) {
+    return st;
+  }
+  return load_vocab(source, out);
+}
+
+peak_status peak_model_estimate_memory(const char* path, const peak_model_params* model_params,
+                                       const peak_context_params* context_params, peak_memory_estimate* estimate) {
+  PEAK_CHECK_ARG(estimate, "peak_model_estimate_memory: estimate");
+  if (!peak::capi::struct_size_ok(estimate->struct_size, sizeof(peak_memory_estimate), "peak_memory_estimate")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  PEAK_CHECK_ARG(path, "peak_model_estimate_memory: path");
+  return ::estimate(peak::io::FileSource::path(path), model_params, context_params, "peak_model_estimate_memory",
+                    estimate);
+}
+
+peak_status peak_model_estimate_memory_fd(int fd, uint64_t offset, uint64_t length,
+                                          const peak_model_params* model_params,
+                                          const peak_context_params* context_params, peak_memory_estimate* estimate) {
+  PEAK_CHECK_ARG(estimate, "peak_model_estimate_memory_fd: estimate");
+  if (!peak::capi::struct_size_ok(estimate->struct_size, sizeof(peak_memory_estimate), "peak_memory_estimate")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  peak::io::FileSource source;
+  if (const peak_status st = fd_source(fd, offset, length, "peak_model_estimate_memory_fd", &source); st != PEAK_OK) {
+    return st;
+  }
+  return ::estimate(source, model_params, context_params, "peak_model_estimate_memory_fd", estimate);
 }
 
 void peak_model_free(peak_model* model) { delete model; }

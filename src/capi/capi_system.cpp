@@ -1,7 +1,9 @@
-// peak_system_info: the CPU paths peak found and the one each type uses.
+// peak_system_info: the CPU paths peak found and the one each type uses;
+// peak_default_threads: the fast cores a context uses by default.
 #include <string>
 
 #include "capi/capi_guard.h"
+#include "core/cpu_topology.h"
 #include "kernels/dispatch.h"
 
 namespace {
@@ -34,3 +36,5 @@ extern "C" const char* peak_system_info(void) {
   static const std::string info = describe_system();
   return info.c_str();
 }
+
+extern "C" size_t peak_default_threads(void) { return static_cast<size_t>(peak::core::default_threads()); }

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "core/thread_pool.h"
+#include "log/log.h"
 #include "runtime/generator.h"
 #include "runtime/kv_cache.h"
 #include "runtime/stopwatch.h"
@@ -132,7 +133,13 @@ void Summarizer::run(std::string content) {
     result_.input_tokens = input_tokens;
     result_.kept_tokens = static_cast<int64_t>(prompt.size());
     result_.seconds = stopwatch.seconds();
+  } catch (const std::exception& e) {
+    log_failure("summary", e.what());
+    error_ = std::current_exception();
+    done_ = true;
+    return;
   } catch (...) {
+    log_failure("summary", "unknown error");
     error_ = std::current_exception();
     done_ = true;
     return;
@@ -149,6 +156,13 @@ void Summarizer::run_work(const Work& work) {
   } catch (...) {
     result_.work_error = "unknown error";
   }
+  if (!result_.work_error.empty()) log_failure("cache rebuild", result_.work_error);
+}
+
+void Summarizer::log_failure(const char* job, const std::string& why) const {
+  // A job stopped by cancel() is not a failure; the session reports real ones
+  // (last_summary_error), so this is only information.
+  if (cancel_.load() == 0) log::info(std::string("the ") + job + " job failed on the summary worker: " + why);
 }
 
 void Summarizer::start(const std::string& old_summary, const std::string& dropped_text, bool background,

@@ -86,6 +86,8 @@ class Summarizer {
  private:
   void run(std::string content);
   void run_work(const Work& work);
+  // Tells the log (info) that a job failed, unless it was cancelled.
+  void log_failure(const char* job, const std::string& why) const;
   std::string clip(const std::string& text) const;
 
   const model::Model& model_;

@@ -1,6 +1,8 @@
 #include "core/executor.h"
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <stdexcept>
 
 #include "core/ops.h"
@@ -9,11 +11,20 @@ namespace peak::core {
 
 namespace {
 
+constexpr uint32_t kNoStop = UINT32_MAX;
+
 struct GraphRun {
   const Graph* graph;
   ThreadPool* pool;
   const WorkBuffer* work;
   OpTimes* times;  // null unless profiling
+  const Cancellation* cancel;  // null: compute every node
+  // The barrier (counted from 0) after which every thread stops. Thread 0 sets
+  // it before arriving at that barrier, when it finds the cancellation
+  // requested; a thread reads it only right after a barrier, so all of them
+  // see the same value at the same barrier (one still before that barrier may
+  // already read a later index, which does not stop it).
+  std::atomic<uint32_t> stop_after{kNoStop};
 };
 
 // Thread 0's clock for profiling: a node's time runs from its start to the
@@ -104,7 +115,7 @@ class UnsyncedNodes {
 };
 
 void run_nodes(void* context, int thread_index, int n_threads) {
-  const auto& run = *static_cast<const GraphRun*>(context);
+  auto& run = *static_cast<GraphRun*>(context);
   const ComputeParams params{thread_index, n_threads, run.work->data, run.work->size, run.pool};
   const ComputeParams solo_params{0, 1, run.work->data, run.work->size, run.pool};
   const std::vector<Tensor*>& nodes = run.graph->nodes();
@@ -112,6 +123,7 @@ void run_nodes(void* context, int thread_index, int n_threads) {
   NodeClock clock(run.times);
   bool pending_barrier = false;
   bool previous_solo = false;
+  uint32_t barriers = 0;  // passed so far, the same count on every thread
   UnsyncedNodes unsynced;  // since the last barrier; profiling keeps one barrier per node
   for (Tensor* node : nodes) {
     if (node->op == Op::View) continue;  // shares its source's memory: nothing to do
@@ -120,7 +132,17 @@ void run_nodes(void* context, int thread_index, int n_threads) {
     if (run.times || !unsynced.may_join(*node)) {
       if (pending_barrier) {
         // Thread 0 ran the previous solo node itself: nothing to wait for.
-        if (!(solo && previous_solo)) params.barrier();
+        if (!(solo && previous_solo)) {
+          if (run.cancel && thread_index == 0 && run.cancel->requested()) {
+            run.stop_after.store(barriers, std::memory_order_relaxed);
+          }
+          params.barrier();
+          if (run.cancel && run.stop_after.load(std::memory_order_relaxed) <= barriers) {
+            if (timing) clock.stop();
+            return;
+          }
+          ++barriers;
+        }
         if (timing) clock.stop();
       }
       unsynced.clear();
@@ -141,12 +163,14 @@ void run_nodes(void* context, int thread_index, int n_threads) {
 
 }  // namespace
 
-void compute_graph(const Graph& graph, ThreadPool& pool, int n_threads, const WorkBuffer& work, OpTimes* times) {
+bool compute_graph(const Graph& graph, ThreadPool& pool, int n_threads, const WorkBuffer& work, OpTimes* times,
+                   const Cancellation* cancel) {
   if (n_threads < 1 || n_threads > pool.max_threads() || n_threads > work.max_threads) {
     throw std::invalid_argument("compute_graph: n_threads exceeds the pool or the work buffer");
   }
-  GraphRun run{&graph, &pool, &work, times};
+  GraphRun run{&graph, &pool, &work, times, cancel};
   pool.run(n_threads, run_nodes, &run);
+  return run.stop_after.load(std::memory_order_relaxed) == kNoStop;
 }
 
 }  // namespace peak::core

@@ -414,7 +414,11 @@ std::unique_ptr<GgufFile> GgufFile::parse(const uint8_t* data, size_t size) {
 }
 
 std::unique_ptr<GgufFile> GgufFile::open(const std::string& path, const io::MapOptions& options) {
-  std::unique_ptr<io::MappedFile> mapping = io::MappedFile::open(path, options);
+  return open(io::FileSource::path(path), options);
+}
+
+std::unique_ptr<GgufFile> GgufFile::open(const io::FileSource& source, const io::MapOptions& options) {
+  std::unique_ptr<io::MappedFile> mapping = io::MappedFile::open(source, options);
   std::unique_ptr<GgufFile> file(new GgufFile());
   file->data_ = mapping->data();
   file->size_ = mapping->size();
@@ -422,7 +426,7 @@ std::unique_ptr<GgufFile> GgufFile::open(const std::string& path, const io::MapO
   try {
     Parser(*file).run();
   } catch (const GgufError& e) {
-    throw GgufError(path + ": " + e.what());
+    throw GgufError(source.name() + ": " + e.what());
   }
   return file;
 }

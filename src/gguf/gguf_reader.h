@@ -121,6 +121,9 @@ class GgufFile {
   // Maps (or reads) and parses a file. Throws GgufError for format problems and
   // io::IoError for I/O problems, each naming the cause.
   static std::unique_ptr<GgufFile> open(const std::string& path, const io::MapOptions& options = {});
+  // The same for a region of an open file (io::FileSource): every offset and
+  // size is checked against the region, and counts from its start.
+  static std::unique_ptr<GgufFile> open(const io::FileSource& source, const io::MapOptions& options = {});
   // Parses bytes the caller keeps alive for the lifetime of the result.
   static std::unique_ptr<GgufFile> parse(const uint8_t* data, size_t size);
 

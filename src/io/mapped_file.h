@@ -1,7 +1,7 @@
-// Read-only view of a whole file: memory-mapped on POSIX, or read into a buffer
-// when mapping is unavailable or disabled. Tensor data pointers point straight
-// into this view: weights are not copied (except matrices repacked for the
-// kernels, whose pages here are then released).
+// Read-only view of a whole file, or of a region of one: memory-mapped on
+// POSIX, or read into a buffer when mapping is unavailable or disabled. Tensor
+// data pointers point straight into this view: weights are not copied (except
+// matrices repacked for the kernels, whose pages here are then released).
 #pragma once
 
 #include <cstddef>
@@ -18,6 +18,30 @@ class IoError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Where a view's bytes come from: a whole file named by its path, or the region
+// [offset, offset + length) of a file the caller has open (a GGUF stored inside
+// a larger file, such as an uncompressed entry of an Android APK). Offsets in
+// the view count from the region's start.
+struct FileSource {
+  static FileSource path(std::string path);
+  // Throws std::invalid_argument for a negative fd; open() checks the rest.
+  static FileSource region(int fd, uint64_t offset, uint64_t length);
+
+  bool is_region() const { return fd_ >= 0; }
+  const std::string& file_path() const { return path_; }
+  int fd() const { return fd_; }
+  uint64_t offset() const { return offset_; }
+  uint64_t length() const { return length_; }
+  // How messages name it: the path, or "fd 7 [4096, +1234)".
+  std::string name() const;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  uint64_t offset_ = 0;
+  uint64_t length_ = 0;
+};
+
 struct MapOptions {
   bool use_mmap = true;   // false: read the file into memory (buffered-read fallback)
   bool populate = false;  // pre-fault all pages (MAP_POPULATE / madvise WILLNEED)
@@ -28,6 +52,13 @@ class MappedFile {
  public:
   // Throws IoError naming the path and the system error.
   static std::unique_ptr<MappedFile> open(const std::string& path, const MapOptions& options = {});
+  // The same for any source. A region's file must be a regular file that
+  // holds the whole region, and the region must not be empty: otherwise
+  // IoError (a pipe, a socket, a closed fd) or std::invalid_argument (the
+  // region), naming the fd and the sizes. The fd is read with pread and mapped
+  // from the page that holds `offset`: its file position is not used nor
+  // changed, and the view does not need it once open returns.
+  static std::unique_ptr<MappedFile> open(const FileSource& source, const MapOptions& options = {});
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -51,8 +82,10 @@ class MappedFile {
 
  private:
   MappedFile() = default;
-  const uint8_t* data_ = nullptr;
+  const uint8_t* data_ = nullptr;  // the view's first byte: inside the mapping when mapped
   size_t size_ = 0;
+  uint8_t* map_base_ = nullptr;  // the mapping, from the page that holds data_
+  size_t map_size_ = 0;
   bool mapped_ = false;
   bool locked_ = false;
   std::unique_ptr<uint8_t[]> buffer_;  // owns the bytes when not mapped

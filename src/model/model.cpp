@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "core/thread_pool.h"
+#include "log/log.h"
 #include "model/model_error.h"
 #include "model/tensor_check.h"
 #include "model/weight_repack.h"
@@ -11,16 +12,32 @@
 namespace peak::model {
 
 std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& options) {
+  return load(io::FileSource::path(path), options);
+}
+
+void Model::check_source(const io::FileSource& source, const LoadOptions& options) {
   if (options.n_threads < 0 || options.n_threads > kMaxLoadThreads) {
     throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxLoadThreads));
   }
+  if (source.is_region() && options.use_mmap && source.offset() % kMappedRegionAlignment != 0) {
+    throw std::invalid_argument(source.name() + ": a mapped model must start at a multiple of " +
+                                std::to_string(kMappedRegionAlignment) +
+                                " bytes, so that its tensors stay aligned (align the file that embeds it, as "
+                                "zipalign does, or read it into memory instead of mapping it)");
+  }
+}
+
+std::unique_ptr<Model> Model::load(const io::FileSource& source, const LoadOptions& options) {
+  check_source(source, options);
   io::MapOptions map;
   map.use_mmap = options.use_mmap;
   map.lock = options.use_mlock;
   std::unique_ptr<Model> m(new Model());
-  m->file_ = gguf::GgufFile::open(path, map);
-  m->hparams_ = read_hparams(*m->file_);
-  m->weights_ = bind_weights(*m->file_, m->hparams_);
+  m->read_layout(source, map, /*check_values=*/true);
+  if (options.use_mlock && !m->file_->mapping()->is_locked()) {
+    log::warn(source.name() + ": the weights could not be locked in RAM (RLIMIT_MEMLOCK is too low?); they stay "
+              "unlocked and may be paged out");
+  }
   if (options.check_tensors) require_all_finite(*m->file_);
   m->tokenizer_ = tokenizer::Tokenizer::from_gguf(*m->file_);
   if (m->tokenizer_->n_vocab() != m->hparams_.n_vocab) {
@@ -36,8 +53,7 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   const gguf::GgufFile& f = *m->file_;
   if (options.repack_weights) m->repacker_ = std::make_unique<WeightRepacker>(m->weights_, f);
   WeightRepacker* repacker = options.repack_in_background ? nullptr : m->repacker_.get();
-  uint64_t total = 0;
-  for (size_t i = 0; i < f.n_tensors(); ++i) total += f.tensor(i).n_bytes;
+  const uint64_t total = m->weight_bytes_;
   const auto fraction = [total](uint64_t done) {
     return total ? static_cast<float>(done) / static_cast<float>(total) : 1.0f;
   };
@@ -45,7 +61,6 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   if (options.progress && !options.progress(0.0f)) throw LoadCancelled();
   for (size_t i = 0; i < f.n_tensors(); ++i) {
     const gguf::TensorInfo& t = f.tensor(i);
-    m->n_params_ += static_cast<uint64_t>(t.n_elements());
     if (repacker && repacker->chosen(t)) continue;
     if (f.mapping()) {
       f.mapping()->prefetch(static_cast<size_t>(f.data_offset() + t.offset), static_cast<size_t>(t.n_bytes));
@@ -63,9 +78,38 @@ std::unique_ptr<Model> Model::load(const std::string& path, const LoadOptions& o
   } else if (m->repacker_) {
     m->repacker_->start();
   }
-  m->weight_bytes_ = total;
+  if (log::enabled(log::Level::Info)) {
+    log::info(source.name() + ": " + arch_name(m->hparams_.arch) + ", " + std::to_string(f.n_tensors()) +
+              " tensors, " + std::to_string(total) + " bytes " + (f.mapping()->is_mapped() ? "mapped" : "read") +
+              (m->repacked_bytes() > 0 ? ", " + std::to_string(m->repacked_bytes()) + " bytes of matrices " +
+                                             (repacker ? "repacked" : "being repacked in the background")
+                                       : ""));
+  }
   return m;
 }
+
+std::unique_ptr<Model> Model::load_layout(const io::FileSource& source) {
+  std::unique_ptr<Model> m(new Model());
+  m->read_layout(source, io::MapOptions{}, /*check_values=*/false);  // mapped: only the metadata's pages are read
+  return m;
+}
+
+void Model::read_layout(const io::FileSource& source, const io::MapOptions& map, bool check_values) {
+  file_ = gguf::GgufFile::open(source, map);
+  hparams_ = read_hparams(*file_);
+  weights_ = bind_weights(*file_, hparams_, check_values);
+  for (size_t i = 0; i < file_->n_tensors(); ++i) {
+    n_params_ += static_cast<uint64_t>(file_->tensor(i).n_elements());
+    weight_bytes_ += file_->tensor(i).n_bytes;
+  }
+}
+
+const tokenizer::Tokenizer& Model::tokenizer() const {
+  if (!tokenizer_) throw std::logic_error("a model's layout (Model::load_layout) has no tokenizer");
+  return *tokenizer_;
+}
+
+uint64_t Model::repacked_bytes() const { return repacker_ ? repacker_->bytes() : 0; }
 
 Model::~Model() = default;
 

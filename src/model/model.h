@@ -48,24 +48,47 @@ class LoadCancelled : public std::runtime_error {
   LoadCancelled() : std::runtime_error("cancelled by the progress callback") {}
 };
 
+// A region of a larger file (io::FileSource) is mapped where it lies, so its
+// offset must keep every tensor aligned for its element type as a file of its
+// own would (4 bytes: F32 values, the float scales of K-quant blocks). 4 is
+// also what zipalign gives an uncompressed entry of an Android APK.
+constexpr uint64_t kMappedRegionAlignment = 4;
+
 class Model {
  public:
   // Throws io::IoError, gguf::GgufError or std::runtime_error naming the problem
   // (std::invalid_argument for options out of range).
   static std::unique_ptr<Model> load(const std::string& path, const LoadOptions& options = {});
+  // The same from any source; a region mapped with use_mmap must start at a
+  // multiple of kMappedRegionAlignment (std::invalid_argument otherwise:
+  // check_source).
+  static std::unique_ptr<Model> load(const io::FileSource& source, const LoadOptions& options = {});
+  // Throws std::invalid_argument, naming the problem, for options a load
+  // refuses before it opens the file.
+  static void check_source(const io::FileSource& source, const LoadOptions& options);
+  // A model's layout: its hyper-parameters and weight descriptors, for the
+  // memory a load and its contexts would take (runtime::estimate_memory). The
+  // file is mapped and its metadata read; no tensor data is read (no values
+  // checked, nothing prefetched or repacked), and there is no tokenizer. Only
+  // for sizing: nothing may evaluate it. Throws as load() does for the
+  // metadata's problems.
+  static std::unique_ptr<Model> load_layout(const io::FileSource& source);
   // Stops a background repacking (after its current pieces) first.
   ~Model();
 
   const gguf::GgufFile& file() const { return *file_; }
   const HParams& hparams() const { return hparams_; }
   const ModelWeights& weights() const { return weights_; }
-  const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
+  // Throws std::logic_error for a layout (load_layout), which has none.
+  const tokenizer::Tokenizer& tokenizer() const;
   // general.name, or "" when absent.
   std::string name() const;
   // tokenizer.chat_template, or "" when absent.
   std::string chat_template() const;
   uint64_t n_params() const { return n_params_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // The memory holding matrices repacked to the kernels' layout (0 when none is).
+  uint64_t repacked_bytes() const;
 
   // Whether every matrix to repack is in its repacked layout (always true after
   // a load that repacked, or chose none, before returning).
@@ -90,6 +113,9 @@ class Model {
 
  private:
   Model() = default;
+  // Maps (or reads) the file, reads its hyper-parameters, binds the weights and
+  // counts them: what a load and a layout share.
+  void read_layout(const io::FileSource& source, const io::MapOptions& map, bool check_values);
   std::unique_ptr<gguf::GgufFile> file_;
   HParams hparams_;
   ModelWeights weights_;

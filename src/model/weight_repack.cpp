@@ -7,6 +7,7 @@
 
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
+#include "log/log.h"
 
 namespace peak::model {
 
@@ -27,6 +28,27 @@ bool repackable(const core::Tensor* t) {
   return t != nullptr && kernels_for(t->type).repack != nullptr && t->ne[1] % kRepackRows == 0 && t->ne[2] == 1 &&
          t->ne[3] == 1 && t->is_contiguous();
 }
+
+// The matrices of `w` to repack, in file order (of data addresses), each once.
+std::vector<core::Tensor*> matrices_to_repack(const ModelWeights& w) {
+  std::vector<core::Tensor*> chosen;
+  const auto choose = [&](core::Tensor* t) {
+    if (repackable(t)) chosen.push_back(t);
+  };
+  for (const LayerWeights& l : w.layers) {
+    for (core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) choose(t);
+  }
+  if (!w.tied_output) choose(w.output);
+  std::sort(chosen.begin(), chosen.end(),
+            [](const core::Tensor* a, const core::Tensor* b) { return std::less<const void*>()(a->data, b->data); });
+  chosen.erase(std::unique(chosen.begin(), chosen.end(),
+                           [](const core::Tensor* a, const core::Tensor* b) { return a->data == b->data; }),
+               chosen.end());
+  return chosen;
+}
+
+// A repacked matrix's room in the repacker's memory.
+size_t slot_bytes(const core::Tensor& t) { return (t.byte_size() + kAlignment - 1) / kAlignment * kAlignment; }
 
 }  // namespace
 
@@ -54,26 +76,21 @@ struct WeightRepacker::Job {
   std::exception_ptr error;
 };
 
+uint64_t WeightRepacker::bytes_needed(const ModelWeights& w) {
+  uint64_t total = 0;
+  for (const core::Tensor* t : matrices_to_repack(w)) total += slot_bytes(*t);
+  return total;
+}
+
 WeightRepacker::WeightRepacker(ModelWeights& w, const gguf::GgufFile& file) : file_(file) {
   const io::MappedFile* mapping = file.mapping();
   if (mapping == nullptr || !mapping->is_mapped() || mapping->is_locked()) return;
-  const auto choose = [&](core::Tensor* t) {
-    if (repackable(t)) slots_.push_back(Slot{t, 0});
-  };
-  for (const LayerWeights& l : w.layers) {
-    for (core::Tensor* t : {l.wq, l.wk, l.wv, l.wqkv, l.wo, l.ffn_gate, l.ffn_up, l.ffn_down}) choose(t);
-  }
-  if (!w.tied_output) choose(w.output);
-  // In file order, each matrix once.
-  std::sort(slots_.begin(), slots_.end(), [](const Slot& a, const Slot& b) { return data_before(a, b.tensor->data); });
-  slots_.erase(std::unique(slots_.begin(), slots_.end(),
-                           [](const Slot& a, const Slot& b) { return a.tensor->data == b.tensor->data; }),
-               slots_.end());
+  for (core::Tensor* t : matrices_to_repack(w)) slots_.push_back(Slot{t, 0});
   published_ = std::make_unique<std::atomic<const void*>[]>(slots_.size());
   size_t total = 0;
   for (size_t i = 0; i < slots_.size(); ++i) {
     slots_[i].offset = total;
-    total += (slots_[i].tensor->byte_size() + kAlignment - 1) / kAlignment * kAlignment;
+    total += slot_bytes(*slots_[i].tensor);
     published_[i].store(nullptr, std::memory_order_relaxed);
     slots_[i].tensor->repacked_data = &published_[i];
   }
@@ -104,8 +121,14 @@ void WeightRepacker::wait() const {
 
 void WeightRepacker::background() {
   core::lower_current_thread_priority();
+  const auto start = std::chrono::steady_clock::now();
   const std::function<bool(uint64_t)> no_progress;
   if (!repack_all(1, no_progress, /*yield_to_passes=*/true)) return;
+  if (log::enabled(log::Level::Debug)) {
+    log::debug("repacked " + std::to_string(slots_.size()) + " matrices (" + std::to_string(bytes()) +
+               " bytes) in the background in " +
+               std::to_string(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()) + " s");
+  }
   // Passes that began before the last publication may still read the stored
   // pages: the release waits until none is running (reads_ reaches 0 with
   // kReleasePending set, here or in end_reads).

@@ -52,6 +52,12 @@ class WeightRepacker {
   WeightRepacker(const WeightRepacker&) = delete;
   WeightRepacker& operator=(const WeightRepacker&) = delete;
 
+  // The memory a repacker of `w` allocates when its file is mapped and not
+  // locked (none otherwise), computed without allocating it.
+  static uint64_t bytes_needed(const ModelWeights& w);
+  // The memory this one allocated for the repacked matrices.
+  size_t bytes() const { return memory_ ? memory_->size() : 0; }
+
   // Whether `info` holds one of the chosen tensors.
   bool chosen(const gguf::TensorInfo& info) const;
 

@@ -19,8 +19,8 @@ std::string shape_text(const int64_t* ne, size_t n) {
 
 class Binder {
  public:
-  Binder(const gguf::GgufFile& file, const HParams& hp, core::TensorArena& arena)
-      : file_(file), hp_(hp), arena_(arena) {}
+  Binder(const gguf::GgufFile& file, const HParams& hp, core::TensorArena& arena, bool check_values)
+      : file_(file), hp_(hp), arena_(arena), check_values_(check_values) {}
 
   Tensor* require(const std::string& name, std::initializer_list<int64_t> shape) {
     Tensor* t = optional(name, shape);
@@ -46,7 +46,7 @@ class Binder {
                                ", which peak cannot compute with");
     }
     // Vectors (norm weights, biases) are small enough to read at every load.
-    if (shape.size() == 1) require_finite(*info);
+    if (check_values_ && shape.size() == 1) require_finite(*info);
     Tensor* t = arena_.new_tensor(info->type, expected);
     t->data = const_cast<uint8_t*>(info->data);  // weights are read-only; the mapping is PROT_READ
     t->set_name("%s", name.c_str());
@@ -59,6 +59,7 @@ class Binder {
     Tensor* t = optional(name, {hp_.rope.n_dims / 2});
     if (!t) return nullptr;
     if (t->type != GgmlType::F32) throw InvalidModel("tensor '" + name + "' must be F32");
+    if (!check_values_) return t;
     const auto* factors = static_cast<const float*>(t->data);
     for (int64_t i = 0; i < t->ne[0]; ++i) {
       if (!(factors[i] > 0.0f) || !std::isfinite(factors[i])) {
@@ -73,14 +74,15 @@ class Binder {
   const gguf::GgufFile& file_;
   const HParams& hp_;
   core::TensorArena& arena_;
+  bool check_values_;
 };
 
 }  // namespace
 
-ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp) {
+ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp, bool check_values) {
   ModelWeights w;
   w.descriptors = std::make_unique<core::TensorArena>(file.n_tensors() + 1);
-  Binder b(file, hp, *w.descriptors);
+  Binder b(file, hp, *w.descriptors, check_values);
   const int64_t e = hp.n_embd, q = hp.n_embd_q(), kv = hp.n_embd_kv(), d = hp.head_dim, ff = hp.n_ff;
 
   w.token_embd = b.require("token_embd.weight", {e, hp.n_vocab});

@@ -51,8 +51,10 @@ struct ModelWeights {
 
 // Binds every tensor the architecture needs, with data pointing into `file`
 // (which must outlive the result). Throws std::runtime_error naming a missing
-// tensor, a wrong shape or a type no kernel can read.
-ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp);
+// tensor, a wrong shape or a type no kernel can read. With `check_values`, also
+// a vector (norm weights, biases) that holds a non-finite value and frequency
+// factors that are not positive: the only tensor data binding reads.
+ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp, bool check_values = true);
 
 // The per-pair rope frequency divisors a context of n_ctx cells uses: Llama 3's
 // rope_freqs, or LongRoPE's long factors when n_ctx exceeds the original

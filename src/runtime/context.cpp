@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/cpu_topology.h"
 #include "model/decoder.h"
 
 namespace peak::runtime {
@@ -28,7 +29,7 @@ int resolve_threads(int requested) {
   if (requested < 0 || requested > kMaxThreads) {
     throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
   }
-  return requested > 0 ? requested : std::min(core::hardware_threads(), kMaxThreads);
+  return requested > 0 ? requested : std::min(core::default_threads(), kMaxThreads);
 }
 
 // Throws NonFiniteLogits when a logit of `row` (n_vocab values) is NaN or
@@ -59,13 +60,22 @@ Context::Context(const model::Model& model, const ContextParams& params)
   reserve();
 }
 
-size_t Context::memory_needed(const model::Model& model, const ContextParams& params) {
+ContextMemory Context::memory_needed(const model::Model& model, const ContextParams& params) {
   const KvCacheParams cache = cache_params(model, params);
   ContextParams one_batch = params;
   one_batch.n_ctx = std::min(cache.n_ctx, std::max<int64_t>(params.n_batch, 1));
   const Context probe(model, one_batch);
-  return KvCache::bytes_needed(model.hparams(), cache) + probe.compute_bytes() +
-         probe.allocator_.work_buffer().size + probe.logits_.size() * sizeof(float);
+  ContextMemory m;
+  m.kv_bytes = KvCache::bytes_needed(model.hparams(), cache);
+  m.compute_bytes = probe.memory().compute_bytes;
+  return m;
+}
+
+ContextMemory Context::memory() const {
+  ContextMemory m;
+  m.kv_bytes = kv_.bytes() + kv_.positions().capacity() * sizeof(int32_t);  // as KvCache::bytes_needed counts it
+  m.compute_bytes = compute_bytes() + allocator_.work_buffer().size + logits_.size() * sizeof(float);
+  return m;
 }
 
 void Context::reserve() {
@@ -103,7 +113,7 @@ void Context::check_tokens(const int32_t* tokens, int64_t n) const {
   }
 }
 
-void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
+void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const core::Cancellation* cancel) {
   if (all_logits && !logits_all_) {
     throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
   }
@@ -111,31 +121,42 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits) {
   const int64_t n_vocab = model_.hparams().n_vocab;
   kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
   const int64_t used_before = kv_.used();
+  const core::Tensor* out = nullptr;
   try {
     for (int64_t done = 0; done < n; done += n_batch_) {
+      if (cancel && cancel->requested()) throw Cancelled();
       const int64_t count = std::min(n_batch_, n - done);
       const int64_t first = kv_.append(count, kv_.next_position());
-      run_batch(tokens + done, count, first, all_logits ? all_logits + done * n_vocab : nullptr);
+      out = run_batch(tokens + done, count, first, all_logits != nullptr, cancel);
+      if (!out) throw Cancelled();
+      if (all_logits) {
+        for (int64_t r = 0; r < count; ++r) {
+          std::memcpy(all_logits + (done + r) * n_vocab, out->row_ptr(r), static_cast<size_t>(n_vocab) * sizeof(float));
+        }
+      }
     }
   } catch (...) {
     kv_.drop_last(kv_.used() - used_before);
     throw;
   }
+  // Only now, so that a failed or cancelled call leaves the last logits as they were.
+  if (out) std::memcpy(logits_.data(), out->row_ptr(out->ne[1] - 1), logits_.size() * sizeof(float));
 }
 
 void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
   check_tokens(tokens, n);
   if (first < 0 || first + n > kv_.used()) throw std::out_of_range("eval_into: cells outside the used part of the cache");
   for (int64_t done = 0; done < n; done += n_batch_) {
-    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, nullptr);
+    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, false, nullptr);
   }
 }
 
-void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, float* all_logits) {
+const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, bool all_logits,
+                                       const core::Cancellation* cancel) {
   model::Batch batch;
   batch.n_tokens = n_tokens;
   batch.first_cell = first_cell;
-  batch.all_logits = all_logits != nullptr;
+  batch.all_logits = all_logits;
 
   graph_.reset();
   model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch, rope_factors_);
@@ -148,19 +169,16 @@ void Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_c
               static_cast<size_t>(n_tokens) * sizeof(int32_t));
   {
     const model::Model::ForwardPass pass(model_);
-    core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer(), profiling_ ? &op_times_ : nullptr);
+    if (!core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer(), profiling_ ? &op_times_ : nullptr,
+                             cancel)) {
+      return nullptr;
+    }
   }
-
-  // out: [n_vocab, rows], rows = n_tokens with all_logits, else 1.
-  const size_t row_bytes = static_cast<size_t>(out->ne[0]) * sizeof(float);
   const int64_t rows = out->ne[1];
   for (int64_t r = all_logits ? 0 : rows - 1; r < rows; ++r) {
     require_finite_logits(reinterpret_cast<const float*>(out->row_ptr(r)), out->ne[0]);
   }
-  std::memcpy(logits_.data(), out->row_ptr(rows - 1), row_bytes);
-  if (all_logits) {
-    for (int64_t r = 0; r < rows; ++r) std::memcpy(all_logits + r * out->ne[0], out->row_ptr(r), row_bytes);
-  }
+  return out;
 }
 
 // Per layer that rotates: K rows of cells [first, first + n), dequantized ->

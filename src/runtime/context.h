@@ -26,15 +26,29 @@ class NonFiniteLogits : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Context::eval stopped because its cancellation was requested; it left the
+// cache as it was before the call.
+class Cancelled : public std::runtime_error {
+ public:
+  Cancelled() : std::runtime_error("cancelled while the prompt was evaluated; the context is as before it") {}
+};
+
 struct ContextParams {
   int64_t n_ctx = 0;       // cells of the KV cache; 0: the model's training context, at most 4096
   int64_t n_batch = 512;   // tokens per forward pass when prefilling
-  int n_threads = 0;       // 0: one per hardware thread
+  int n_threads = 0;       // 0: the fast cores the process may use (core::default_threads)
   GgmlType type_k = GgmlType::F16;
   GgmlType type_v = GgmlType::F16;
   // Reserve room for the logits of every token of a batch (n_batch × n_vocab
   // floats of compute memory), needed to pass `all_logits` to eval().
   bool logits_all = false;
+};
+
+// The memory a context holds, in bytes.
+struct ContextMemory {
+  size_t kv_bytes = 0;       // the KV cache
+  size_t compute_bytes = 0;  // the compute, work and logits buffers
+  size_t total() const { return kv_bytes + compute_bytes; }
 };
 
 class Context {
@@ -44,8 +58,11 @@ class Context {
   // The memory a context with `params` would hold: its KV cache (computed, not
   // allocated) plus its compute, work and logits buffers, measured on a context
   // of one batch of cells (they depend on the batch, not on the cache length).
-  // So a caller can refuse a context that cannot fit before allocating it.
-  static size_t memory_needed(const model::Model& model, const ContextParams& params);
+  // So a caller can refuse a context that cannot fit before allocating it. The
+  // model may be a layout (model::Model::load_layout).
+  static ContextMemory memory_needed(const model::Model& model, const ContextParams& params);
+  // The memory this context holds.
+  ContextMemory memory() const;
 
   const model::Model& model() const { return model_; }
   int64_t n_ctx() const { return kv_.size(); }
@@ -58,13 +75,17 @@ class Context {
   // Appends `n` tokens to the sequence (positions continue from the cache) and
   // runs them through the model in batches of n_batch. Afterwards logits() holds
   // the last token's logits; when `all_logits` is given (n × n_vocab floats) it
-  // receives every token's logits, row by row. On failure the cache is left as
-  // it was. Throws std::invalid_argument for bad ids (or all_logits without
-  // ContextParams::logits_all), ContextFull when the tokens do not fit,
-  // NonFiniteLogits when a logit it hands out is NaN or infinite.
-  void eval(const int32_t* tokens, int64_t n, float* all_logits = nullptr);
+  // receives every token's logits, row by row. On failure the cache and
+  // logits() are left as they were. Throws std::invalid_argument for bad ids
+  // (or all_logits without ContextParams::logits_all), ContextFull when the
+  // tokens do not fit, NonFiniteLogits when a logit it hands out is NaN or
+  // infinite, Cancelled when `cancel` was requested before the last batch
+  // ended (polled before each batch and between the nodes of each).
+  void eval(const int32_t* tokens, int64_t n, float* all_logits = nullptr,
+            const core::Cancellation* cancel = nullptr);
   // Evaluates `n` tokens into cells [first, first + n) that KvCache::insert
   // opened: they attend to the cells before them only, never to later ones.
+  // logits() stays as it was.
   void eval_into(int64_t first, const int32_t* tokens, int64_t n);
   const float* logits() const { return logits_.data(); }
   int64_t n_vocab() const { return model_.hparams().n_vocab; }
@@ -93,8 +114,12 @@ class Context {
     core::Tensor* rows;    // I32 [n_head_kv * n]: the K rows to re-rotate, cell by cell
     core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
   };
-  // Runs one batch into cells [first_cell, first_cell + n_tokens), already claimed.
-  void run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, float* all_logits);
+  // Runs one batch into cells [first_cell, first_cell + n_tokens), already
+  // claimed, and returns its output: [n_vocab, rows] logits, rows = n_tokens
+  // with all_logits, else 1, the ones handed out checked finite; valid until
+  // the next graph runs. Null when `cancel` stopped it.
+  const core::Tensor* run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, bool all_logits,
+                                const core::Cancellation* cancel);
   void check_tokens(const int32_t* tokens, int64_t n) const;
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);

@@ -11,6 +11,8 @@ bool stop_asked(const GenerateOptions& options) {
          (options.abort_flag && __atomic_load_n(options.abort_flag, __ATOMIC_RELAXED) != 0);
 }
 
+bool stop_asked_of(const void* options) { return stop_asked(*static_cast<const GenerateOptions*>(options)); }
+
 }  // namespace
 
 GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std::vector<int32_t>& prompt,
@@ -20,7 +22,9 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
   if (options.max_tokens > 0) result.tokens.reserve(static_cast<size_t>(options.max_tokens));
 
   Stopwatch stopwatch;
-  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  const core::Cancellation cancel(stop_asked_of, &options);
+  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()), nullptr,
+           options.cancel || options.abort_flag ? &cancel : nullptr);
   for (int32_t t : prompt) sampler.accept(t);
   result.n_prompt = static_cast<int32_t>(prompt.size());
   result.prompt_seconds = stopwatch.seconds();

@@ -30,6 +30,9 @@ struct GenerateOptions {
   // May be empty.
   std::function<bool(const std::string& text)> on_text;
   // Both checked before each token; generation stops once either is non-zero.
+  // While the prompt is evaluated they are also checked between its batches
+  // and between the nodes of each: the prompt's evaluation then throws
+  // Cancelled, leaving the context as it was (see generate()).
   // `cancel` is for callers inside the library (another thread stores to it).
   const std::atomic<int>* cancel = nullptr;
   // The C API's flag (peak_generate_params::abort_flag): read with an atomic
@@ -50,7 +53,10 @@ struct GenerateResult {
 
 // Appends `prompt` to the context (accepting it into the sampler's penalty
 // window, as llama.cpp does) and generates after it. Throws what Context::eval
-// throws when the prompt itself does not fit or holds bad ids.
+// throws when the prompt itself does not fit or holds bad ids, and Cancelled
+// when a stop was asked before the prompt's last batch was evaluated: the
+// context and the sampler are then as before the call. A stop asked later
+// ends the generation with StopReason::Aborted.
 GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std::vector<int32_t>& prompt,
                         const GenerateOptions& options);
 

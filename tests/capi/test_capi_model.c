@@ -234,10 +234,15 @@ static void test_context_and_sampling(peak_model* m) {
   CHECK(peak_generate(ctx, s, " The", 4, &gp, &result) == PEAK_OK);
   CHECK(result.stop_reason == PEAK_STOP_CALLBACK);
 
+  /* Set before the call: the prompt is not evaluated (test_capi_cancel.c);
+     an empty one continues, and generation stops before its first token. */
   volatile int abort_now = 1;
   gp.on_text = NULL;
   gp.abort_flag = &abort_now;
-  CHECK(peak_generate(ctx, s, " and", 4, &gp, &result) == PEAK_OK);
+  const size_t used = peak_context_n_used(ctx);
+  CHECK_ERROR(peak_generate(ctx, s, " and", 4, &gp, &result), PEAK_ERR_CANCELLED, "cancelled");
+  CHECK(peak_context_n_used(ctx) == used);
+  CHECK(peak_generate(ctx, s, "", 0, &gp, &result) == PEAK_OK);
   CHECK(result.stop_reason == PEAK_STOP_ABORTED && result.n_generated_tokens == 0);
 
   /* A prompt longer than the context. */

@@ -1,6 +1,7 @@
 // The file view under every GGUF read: mapped and read-into-memory views hold the
-// file's bytes, errors name the path and the cause, releasing a range drops
-// only the whole pages inside it, and dropping leaves them readable.
+// file's bytes (or a region's, from an fd), errors name the path (or the fd)
+// and the cause, releasing a range drops only the whole pages inside it, and
+// dropping leaves them readable.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -131,6 +133,128 @@ TEST(MappedFile, RefusesAFifoWithoutWaitingForAWriter) {
   }
   EXPECT_NE(opened.get().find("not a regular file"), std::string::npos);
   ::unlink(path.c_str());
+}
+
+// An open descriptor of a file, closed at the end of the scope.
+class OpenFile {
+ public:
+  explicit OpenFile(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
+    EXPECT_GE(fd_, 0) << path;
+  }
+  ~OpenFile() { close(); }
+  int fd() const { return fd_; }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+MapOptions read_into_memory() {
+  MapOptions o;
+  o.use_mmap = false;
+  return o;
+}
+
+// Regions at and off page boundaries, mapped and read: each view holds exactly
+// the region's bytes, reading leaves the fd's file position alone, and the view
+// outlives the descriptor.
+TEST(MappedFileRegion, ViewsHoldTheRegionsBytesAndDoNotNeedTheFdAfterwards) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const std::vector<uint8_t> bytes = pattern(5 * page + 333);
+  const std::string path = write_temp("region", bytes);
+  struct Region {
+    uint64_t offset, length;
+  };
+  for (const Region r : {Region{0, bytes.size()}, Region{1, 100}, Region{page - 1, page + 2}, Region{page, 2 * page},
+                         Region{3 * page + 7, bytes.size() - 3 * page - 7}, Region{bytes.size() - 1, 1}}) {
+    for (const bool use_mmap : {true, false}) {
+      OpenFile file(path);
+      ASSERT_EQ(::lseek(file.fd(), 17, SEEK_SET), 17);
+      const auto view =
+          MappedFile::open(FileSource::region(file.fd(), r.offset, r.length), use_mmap ? MapOptions{} : read_into_memory());
+      EXPECT_EQ(::lseek(file.fd(), 0, SEEK_CUR), 17);
+      file.close();
+      EXPECT_EQ(view->is_mapped(), use_mmap);
+      ASSERT_EQ(view->size(), r.length);
+      const std::vector<uint8_t> expected(bytes.begin() + static_cast<std::ptrdiff_t>(r.offset),
+                                          bytes.begin() + static_cast<std::ptrdiff_t>(r.offset + r.length));
+      EXPECT_EQ(std::vector<uint8_t>(view->data(), view->data() + view->size()), expected)
+          << "offset " << r.offset << ", length " << r.length << (use_mmap ? ", mapped" : ", read");
+    }
+  }
+}
+
+std::string region_error(int fd, uint64_t offset, uint64_t length, const MapOptions& options = {}) {
+  try {
+    MappedFile::open(FileSource::region(fd, offset, length), options);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MappedFileRegion, RefusesRegionsOutsideTheFileNamingTheSizes) {
+  const std::string path = write_temp("region_bounds", pattern(1000));
+  OpenFile file(path);
+  const int fd = file.fd();
+  const std::string name = "fd " + std::to_string(fd);
+  for (const MapOptions& options : {MapOptions{}, read_into_memory()}) {
+    EXPECT_EQ(region_error(fd, 0, 0, options), name + " [0, +0): the region is empty (length 0)");
+    EXPECT_EQ(region_error(fd, 999, 2, options),
+              name + " [999, +2): the region ends at byte 1001, beyond the end of the file (1000 bytes)");
+    EXPECT_EQ(region_error(fd, 1001, 1, options),
+              name + " [1001, +1): the region ends at byte 1002, beyond the end of the file (1000 bytes)");
+    EXPECT_EQ(region_error(fd, 10, UINT64_MAX, options),
+              name + " [10, +18446744073709551615): the region ends at byte 2^64 or later, beyond the end of the "
+                     "file (1000 bytes)");
+    EXPECT_EQ(region_error(fd, UINT64_MAX, 1, options),
+              name + " [18446744073709551615, +1): the region ends at byte 2^64 or later, beyond the end of the "
+                     "file (1000 bytes)");
+    EXPECT_EQ(region_error(fd, 1000, 0, options), name + " [1000, +0): the region is empty (length 0)");
+  }
+  EXPECT_THROW(MappedFile::open(FileSource::region(fd, 0, 0)), std::invalid_argument);
+  EXPECT_NO_THROW(MappedFile::open(FileSource::region(fd, 0, 1000)));
+}
+
+TEST(MappedFileRegion, RefusesDescriptorsThatAreNotOpenRegularFiles) {
+  EXPECT_THROW(FileSource::region(-1, 0, 10), std::invalid_argument);
+  int pipe_fds[2];
+  ASSERT_EQ(::pipe(pipe_fds), 0);
+  ASSERT_EQ(::write(pipe_fds[1], "GGUF", 4), 4);
+  EXPECT_EQ(region_error(pipe_fds[0], 0, 4), "not a regular file: 'fd " + std::to_string(pipe_fds[0]) +
+                                                 " [0, +4)' (a pipe, socket or device cannot be mapped or read at "
+                                                 "an offset)");
+  const int closed = pipe_fds[0];
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  EXPECT_EQ(region_error(closed, 0, 4), "cannot stat 'fd " + std::to_string(closed) + " [0, +4)': Bad file descriptor");
+  const int directory = ::open(::testing::TempDir().c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(directory, 0);
+  EXPECT_NE(region_error(directory, 0, 4).find("not a regular file"), std::string::npos);
+  ::close(directory);
+}
+
+// A region that starts inside a page: its view starts inside the mapping's
+// first page, and releasing counts whole pages of memory, not of the region.
+TEST(MappedFileRegion, ReleaseInARegionDropsOnlyTheWholePagesInsideTheRange) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  const std::vector<uint8_t> bytes = pattern(6 * page);
+  const std::string path = write_temp("region_release", bytes);
+  OpenFile file(path);
+  const size_t offset = page / 2 + 12;  // region byte i is file byte offset + i
+  const auto view = MappedFile::open(FileSource::region(file.fd(), offset, bytes.size() - offset));
+  ASSERT_TRUE(view->is_mapped());
+  // Region bytes [page, 3 page + 10) hold the whole memory pages of file bytes
+  // [2 page, 3 page) only, after the first page the mapping holds.
+  view->prefetch(0, 100 * page);
+  view->release(page, 2 * page + 10);
+  for (const size_t i : {size_t{0}, page - 1, page, 2 * page - offset - 1, 3 * page - offset, 3 * page + 9,
+                         bytes.size() - offset - 1}) {
+    EXPECT_EQ(view->data()[i], bytes[offset + i]) << "region byte " << i;
+  }
 }
 
 }  // namespace

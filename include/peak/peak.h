@@ -665,7 +665,11 @@ PEAK_API void peak_remove_temporary_files(void);
    messages, at most recent_max tokens, dropped from the left at message
    boundaries). Once trigger_discard tokens were dropped, a separate small
    summary context on the same model writes a new summary on a background worker
-   between turns. A session is used by one thread at a time. */
+   between turns. The session keeps the text of every message, dropped or not
+   (peak_session_get_message). A session is used by one thread at a time: no
+   two calls on one session may overlap, and the functions taking a const
+   peak_session* never wait for the summary worker (it reads none of what they
+   return). */
 typedef struct peak_session peak_session;
 
 typedef enum peak_memory_mode {
@@ -720,9 +724,83 @@ PEAK_API void peak_session_free(peak_session* session);
 /* One user turn: streams the answer through params->on_text (max_tokens is capped
    by the headroom; add_special and parse_special are ignored: the session frames
    the message itself and never parses control tokens in the user's text). A
-   turn that fails (an error status) leaves the session as it was before it. */
+   turn that fails (an error status) leaves the session as it was before it.
+   PEAK_ERR_INVALID_ARGUMENT while the conversation ends with a user message
+   appended without an answer (answer it with peak_session_regenerate). */
 PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
                                        const peak_generate_params* params, peak_generate_result* result);
+
+/* Who wrote a message. */
+typedef enum peak_role {
+  PEAK_ROLE_SYSTEM = 0,    /* the system prompt (a session parameter) */
+  PEAK_ROLE_USER = 1,
+  PEAK_ROLE_ASSISTANT = 2
+} peak_role;
+
+/* Where a message is for the model. */
+typedef enum peak_message_state {
+  PEAK_MESSAGE_IN_CONTEXT = 0,  /* the model reads it: the system prompt, or a message in Recent
+                                   (one cut to fit the window keeps its end there) */
+  PEAK_MESSAGE_SUMMARIZED = 1,  /* dropped from Recent; the summary in place covers it */
+  PEAK_MESSAGE_DROPPED = 2      /* dropped from Recent and in no summary: waiting for the next
+                                   summary job (PEAK_MEMORY_SSSKV), or forgotten (PEAK_MEMORY_WINDOW) */
+} peak_message_state;
+
+typedef struct peak_session_message {
+  size_t struct_size;        /* set to sizeof(peak_session_message) before the call */
+  peak_role role;
+  peak_message_state state;
+  /* The message's text, NUL-terminated at text[length] (it may hold NUL bytes
+     of its own). Owned by the session: valid until the next call that takes a
+     non-const peak_session* (chat, append, regenerate, edit, set_sampler, reset,
+     wait_summary, save, restore, free); copy it to keep it. */
+  const char* text;
+  size_t length;
+} peak_session_message;
+
+/* The conversation as an app shows it: the system prompt (when the session has
+   one) as message 0, then every user and assistant message in order, those
+   dropped into the summary included. 0 for NULL. */
+PEAK_API size_t peak_session_n_messages(const peak_session* session);
+/* Message `index` (0 .. peak_session_n_messages - 1). */
+PEAK_API peak_status peak_session_get_message(const peak_session* session, size_t index,
+                                              peak_session_message* message);
+/* Adds a message without generating, e.g. a history imported from elsewhere:
+   `role` PEAK_ROLE_USER or PEAK_ROLE_ASSISTANT, alternating from a user's
+   message (a user message is rendered with the header that opens its answer,
+   and some templates refuse other orders): anything else is
+   PEAK_ERR_INVALID_ARGUMENT, changing nothing. The message is evaluated into
+   the KV cache now and makes room as a turn does (older messages dropped, and
+   summarized, as usual); an assistant message completes the user message before
+   it as a turn would have, had the model written that answer (one longer than
+   the headroom drops more first; one longer than recent_max + headroom keeps
+   its end). A user message left without an answer is answered by
+   peak_session_regenerate, or given one by appending it. An error status leaves
+   the session as it was. */
+PEAK_API peak_status peak_session_append(peak_session* session, peak_role role, const char* text, size_t length);
+/* Answers the last user message again (also one appended without an answer),
+   with the sampling set now: its answer and everything that turn did are taken
+   back, then the turn runs again as peak_session_chat runs it. Right after the
+   turn the cache comes back exactly as it was before it: its cells, the
+   messages it dropped, the penalty window (the random sequence goes on, so a
+   sampled answer differs while a greedy one is the same); a summary job not yet
+   in place is cancelled, its text waiting for the next one. Once a summary job
+   was taken since (peak_session_wait_summary, or save while one ran) or the
+   session changed otherwise (an append, a restore), the messages the turn
+   dropped stay dropped and only its own messages are taken back.
+   PEAK_ERR_INVALID_ARGUMENT without a user message, or when the last one is no
+   longer in Recent. An error status leaves the session as it was. */
+PEAK_API peak_status peak_session_regenerate(peak_session* session, const peak_generate_params* params,
+                                             peak_generate_result* result);
+/* As peak_session_regenerate, with `user_text` in place of the last user message. */
+PEAK_API peak_status peak_session_edit_last(peak_session* session, const char* user_text, size_t length,
+                                            const peak_generate_params* params, peak_generate_result* result);
+/* Sampling from the next answer on (regenerate and edit included): the session's
+   `sampler` parameters are replaced. The penalty window keeps what it holds when
+   penalty_last_n stays the same, else holds Recent's tokens; the random sequence
+   restarts from params->seed. Not saved with the session. Invalid parameters
+   give PEAK_ERR_INVALID_ARGUMENT, changing nothing. */
+PEAK_API peak_status peak_session_set_sampler(peak_session* session, const peak_sampler_params* params);
 /* The text the model would read if `user_text` were the next message, as things
    stand (before the turn makes room): the context's cells (Prefix, Summary,
    Recent) and the message framed by the chat template with the generation
@@ -781,13 +859,30 @@ PEAK_API peak_status peak_session_get_summary(const peak_session* session, char*
 PEAK_API peak_status peak_session_get_summary_error(const peak_session* session, char* buf, size_t capacity,
                                                     size_t* length);
 /* Saves settings, segments and messages (and the KV cache when include_kv) to a
-   versioned file with a checksum. */
+   versioned file with a checksum. A running summary is waited for and put in
+   place first. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
-/* Restores a saved session into one created with the same model and settings. A
-   truncated, corrupted or inconsistent file (positions, sizes, roles, statistics,
+/* Restores a saved session (this version's files and the previous format's)
+   into one created with the same model, fitting it to this session's settings:
+   - recent_max + headroom smaller than what the saved Recent holds: its oldest
+     messages are dropped as a turn drops them (into the summary path in
+     PEAK_MEMORY_SSSKV; a session of PEAK_MEMORY_NONE refuses it with
+     PEAK_ERR_UNSUPPORTED naming recent_max); larger: everything is kept;
+   - summary_max smaller than the saved summary needs: it is cut at its last
+     sentence end that fits (the next summary job writes the next one);
+   - another system prompt, chat template or enable_thinking: every message is
+     rendered again;
+   - the saved KV cache is used when its cells are still those the session
+     needs (same segments and KV types), else the cells are prefilled.
+   Refused with PEAK_ERR_UNSUPPORTED, the message naming the setting and both
+   values: another model (architecture, parameters, vocabulary size, layers,
+   weight bytes), or a memory mode that cannot continue the file's
+   (PEAK_MEMORY_SSSKV into WINDOW or NONE, which keep no summary; WINDOW into
+   NONE, which promises every message in context). A truncated, corrupted or
+   inconsistent file (positions, sizes, roles and their order, statistics,
    non-finite KV values; checked even when its checksum is right) gives
-   PEAK_ERR_FORMAT naming what is wrong and leaves the session as it was, a
-   running or finished summary included. */
+   PEAK_ERR_FORMAT naming what is wrong. Either way the session is left as it
+   was, a running or finished summary included. */
 PEAK_API peak_status peak_session_restore(peak_session* session, const char* path);
 
 /* ---- chat templates --------------------------------------------------------------- */

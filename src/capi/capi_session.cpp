@@ -29,6 +29,30 @@ bool session_counts_ok(const peak_session_params& p) {
          at_most(p.n_batch, kMaxTokenCount, "n_batch") && sampler_counts_ok(p.sampler, "peak_session_params.sampler");
 }
 
+// A turn's generation parameters and result, checked; `turn` runs it with
+// the generator's options and the reasoning callback.
+template <typename Turn>
+peak_status run_turn(const peak_generate_params* params, peak_generate_result* result, Turn&& turn) {
+  const peak_generate_params p = params ? *params : peak_generate_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_generate_params), "peak_generate_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (result && !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    const peak::runtime::GenerateOptions o = generate_options_from_c(p);
+    std::function<bool(const std::string&)> on_reasoning;
+    if (p.on_kinded_text) {
+      on_reasoning = [&p](const std::string& piece) {
+        return p.on_kinded_text(piece.c_str(), piece.size(), PEAK_TEXT_REASONING, p.user_data) != 0;
+      };
+    }
+    result_to_c(turn(o, on_reasoning).generation, result);
+    return PEAK_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -116,23 +140,76 @@ peak_status peak_session_chat(peak_session* session, const char* user_text, size
                               const peak_generate_params* params, peak_generate_result* result) {
   PEAK_CHECK_ARG(session, "peak_session_chat: session");
   if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_chat: user_text is NULL");
-  const peak_generate_params p = params ? *params : peak_generate_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_generate_params), "peak_generate_params")) {
+  return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
+    return session->session->chat(std::string(user_text ? user_text : "", length), o, on_reasoning);
+  });
+}
+
+size_t peak_session_n_messages(const peak_session* session) { return session ? session->session->n_messages() : 0; }
+
+peak_status peak_session_get_message(const peak_session* session, size_t index, peak_session_message* message) {
+  PEAK_CHECK_ARG(session, "peak_session_get_message: session");
+  PEAK_CHECK_ARG(message, "peak_session_get_message: message");
+  if (!peak::capi::struct_size_ok(message->struct_size, sizeof(peak_session_message), "peak_session_message")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
-  if (result && !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
+  const size_t n = session->session->n_messages();
+  if (index >= n) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_message: index " + std::to_string(index) +
+                                               " of a conversation of " + std::to_string(n) + " messages");
+  }
+  const peak::chat::MessageView m = session->session->message(index);
+  message->role = m.role == "system" ? PEAK_ROLE_SYSTEM : m.role == "user" ? PEAK_ROLE_USER : PEAK_ROLE_ASSISTANT;
+  message->state = m.state == peak::chat::MessageState::InContext    ? PEAK_MESSAGE_IN_CONTEXT
+                   : m.state == peak::chat::MessageState::Summarized ? PEAK_MESSAGE_SUMMARIZED
+                                                                     : PEAK_MESSAGE_DROPPED;
+  message->text = m.text.c_str();
+  message->length = m.text.size();
+  return PEAK_OK;
+}
+
+peak_status peak_session_append(peak_session* session, peak_role role, const char* text, size_t length) {
+  PEAK_CHECK_ARG(session, "peak_session_append: session");
+  if (!text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_append: text is NULL");
+  const int raw = raw_enum(role);
+  if (raw != PEAK_ROLE_USER && raw != PEAK_ROLE_ASSISTANT) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                "peak_session_append: role is " + std::to_string(raw) +
+                    "; it must be PEAK_ROLE_USER (1) or PEAK_ROLE_ASSISTANT (2) (the system prompt is a "
+                    "peak_session_params field)");
+  }
+  return guarded([&] {
+    session->session->append(raw == PEAK_ROLE_USER ? "user" : "assistant", std::string(text ? text : "", length));
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_regenerate(peak_session* session, const peak_generate_params* params,
+                                    peak_generate_result* result) {
+  PEAK_CHECK_ARG(session, "peak_session_regenerate: session");
+  return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
+    return session->session->regenerate(o, on_reasoning);
+  });
+}
+
+peak_status peak_session_edit_last(peak_session* session, const char* user_text, size_t length,
+                                   const peak_generate_params* params, peak_generate_result* result) {
+  PEAK_CHECK_ARG(session, "peak_session_edit_last: session");
+  if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_edit_last: user_text is NULL");
+  return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
+    return session->session->edit_last(std::string(user_text ? user_text : "", length), o, on_reasoning);
+  });
+}
+
+peak_status peak_session_set_sampler(peak_session* session, const peak_sampler_params* params) {
+  PEAK_CHECK_ARG(session, "peak_session_set_sampler: session");
+  PEAK_CHECK_ARG(params, "peak_session_set_sampler: params");
+  if (!peak::capi::struct_size_ok(params->struct_size, sizeof(peak_sampler_params), "peak_sampler_params") ||
+      !sampler_counts_ok(*params, "peak_sampler_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    const peak::runtime::GenerateOptions o = generate_options_from_c(p);
-    std::function<bool(const std::string&)> on_reasoning;
-    if (p.on_kinded_text) {
-      on_reasoning = [&p](const std::string& piece) {
-        return p.on_kinded_text(piece.c_str(), piece.size(), PEAK_TEXT_REASONING, p.user_data) != 0;
-      };
-    }
-    result_to_c(session->session->chat(std::string(user_text ? user_text : "", length), o, on_reasoning).generation,
-                result);
+    session->session->set_sampler(sampler_params_from_c(*params));
     return PEAK_OK;
   });
 }
@@ -241,8 +318,10 @@ peak_status peak_session_restore(peak_session* session, const char* path) {
       session->session->restore(path);
     } catch (const peak::io::IoError&) {
       throw;
+    } catch (const peak::chat::SessionMismatch& e) {
+      return fail(PEAK_ERR_UNSUPPORTED, e.what());  // another model, or a mode that cannot continue it
     } catch (const std::runtime_error& e) {
-      return fail(PEAK_ERR_FORMAT, e.what());  // a bad or mismatched file
+      return fail(PEAK_ERR_FORMAT, e.what());  // a bad file
     }
     return PEAK_OK;
   });

@@ -31,10 +31,18 @@ void CacheRebuild::run(const std::vector<int32_t>& summary_segment, const std::a
   if (staging_) drain(cancel);
 }
 
-bool CacheRebuild::update(uint64_t first_kept, std::vector<Message> added) {
+bool CacheRebuild::update(uint64_t first_kept, uint64_t taken_back_from, std::vector<Message> added) {
   std::lock_guard<std::mutex> lock(mutex_);
   has_pending_ = true;
   pending_first_kept_ = first_kept;
+  if (taken_back_from != kNoneTakenBack) {
+    // Messages added since the last apply and taken back already never reach
+    // the cache; those applied leave it in apply().
+    pending_added_.erase(std::remove_if(pending_added_.begin(), pending_added_.end(),
+                                        [taken_back_from](const Message& m) { return m.serial >= taken_back_from; }),
+                         pending_added_.end());
+    pending_taken_back_from_ = std::min(pending_taken_back_from_, taken_back_from);
+  }
   for (Message& m : added) pending_added_.push_back(std::move(m));
   if (worker_active_) return true;
   worker_active_ = true;  // the caller's drain() will take it
@@ -44,7 +52,7 @@ bool CacheRebuild::update(uint64_t first_kept, std::vector<Message> added) {
 void CacheRebuild::drain(const std::atomic<int>& cancel) {
   const runtime::Stopwatch stopwatch;
   for (;;) {
-    uint64_t first_kept = 0;
+    uint64_t first_kept = 0, taken_back_from = kNoneTakenBack;
     std::vector<Message> added;
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -54,14 +62,25 @@ void CacheRebuild::drain(const std::atomic<int>& cancel) {
       }
       has_pending_ = false;
       first_kept = pending_first_kept_;
+      taken_back_from = pending_taken_back_from_;
+      pending_taken_back_from_ = kNoneTakenBack;
       added.swap(pending_added_);
     }
-    if (staging_ && !apply(first_kept, added, cancel)) drop_staging();
+    if (staging_ && !apply(first_kept, taken_back_from, added, cancel)) drop_staging();
   }
   seconds_ += stopwatch.seconds();
 }
 
-bool CacheRebuild::apply(uint64_t first_kept, const std::vector<Message>& added, const std::atomic<int>& cancel) {
+bool CacheRebuild::apply(uint64_t first_kept, uint64_t taken_back_from, const std::vector<Message>& added,
+                         const std::atomic<int>& cancel) {
+  // Messages taken back are the last ones (serials grow along staged_): their
+  // cells are the last cells.
+  int64_t taken_back = 0;
+  while (!staged_.empty() && staged_.back().first >= taken_back_from) {
+    taken_back += staged_.back().second;
+    staged_.pop_back();
+  }
+  staging_->kv().drop_last(taken_back);
   // Recent drops whole messages from its front, so the removed ones lead staged_.
   size_t n_removed = 0;
   int64_t removed = 0, kept = 0;

@@ -13,11 +13,13 @@
 // session swaps it in (chat_session.cpp).
 //
 // Turns go on meanwhile. After each one the session sends an update (Recent
-// now starts at this message; these messages joined it), and the worker
-// applies it to the staging cache: messages dropped from Recent's front are
-// removed and the later cells shifted down (that part is as exact as `shift`:
-// the kept cells were computed attending to the removed ones); added messages
-// are evaluated, exactly. So the cache is up to date by the time the user
+// now starts at this message; the messages from that one on were taken back
+// from its end; these messages joined it), and the worker applies it to the
+// staging cache: messages taken back (a regenerated or edited turn, a user
+// message given its answer by append) leave the end, exactly; messages dropped
+// from Recent's front are removed and the later cells shifted down (that part
+// is as exact as `shift`: the kept cells were computed attending to the
+// removed ones); added messages are evaluated, exactly. So the cache is up to date by the time the user
 // sends again, and the swap itself normally has nothing left to do.
 #pragma once
 
@@ -58,12 +60,17 @@ class CacheRebuild {
   // at the next batch and keeps nothing.
   void run(const std::vector<int32_t>& summary_segment, const std::atomic<int>& cancel);
 
+  // No message was taken back (update's `taken_back_from`).
+  static constexpr uint64_t kNoneTakenBack = UINT64_MAX;
+
   // On the caller's thread, after a turn: Recent now starts at the message
-  // with serial `first_kept` (the next serial when it is empty) and `added`
-  // joined it since the last update. Returns true when the worker will apply
-  // it (it is still in run() or drain()); false when nothing will until the
-  // caller runs drain() (on the worker, through Summarizer::continue_job).
-  bool update(uint64_t first_kept, std::vector<Message> added);
+  // with serial `first_kept` (the next serial when it is empty), the messages
+  // of serials `taken_back_from` and later left its end (kNoneTakenBack: none),
+  // and then `added` joined it, all since the last update. Returns true when
+  // the worker will apply it (it is still in run() or drain()); false when
+  // nothing will until the caller runs drain() (on the worker, through
+  // Summarizer::continue_job).
+  bool update(uint64_t first_kept, uint64_t taken_back_from, std::vector<Message> added);
   // Applies the updates sent so far; stops when `cancel` is set and then
   // drops the staging cache.
   void drain(const std::atomic<int>& cancel);
@@ -80,9 +87,10 @@ class CacheRebuild {
   size_t staging_kv_bytes() const { return staging_kv_bytes_.load(); }
 
  private:
-  // Removes messages older than `first_kept` and evaluates `added`; false
-  // when cancelled half-way.
-  bool apply(uint64_t first_kept, const std::vector<Message>& added, const std::atomic<int>& cancel);
+  // Removes the messages taken back and those older than `first_kept`, then
+  // evaluates `added`; false when cancelled half-way.
+  bool apply(uint64_t first_kept, uint64_t taken_back_from, const std::vector<Message>& added,
+             const std::atomic<int>& cancel);
   // Evaluates `tokens` into the staging cache in batches; false when cancelled.
   bool evaluate(const std::vector<int32_t>& tokens, const std::atomic<int>& cancel);
   void drop_staging();
@@ -100,6 +108,7 @@ class CacheRebuild {
   bool worker_active_ = true;  // run() or drain() will look at the pending update again
   bool has_pending_ = false;
   uint64_t pending_first_kept_ = 0;
+  uint64_t pending_taken_back_from_ = kNoneTakenBack;
   std::vector<Message> pending_added_;
 };
 

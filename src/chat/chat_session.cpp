@@ -14,6 +14,12 @@ constexpr const char* kSummaryLead = "Summary of the earlier conversation: ";
 constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the turn's closing marker
 constexpr int64_t kMinSummaryText = 8;   // tokens of summary text, at least, besides its framing
 
+size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+
 std::string trimmed(const std::string& text) {
   const size_t begin = text.find_first_not_of(" \t\n\r");
   if (begin == std::string::npos) return std::string();
@@ -230,9 +236,21 @@ int64_t ChatSession::recent_cells() const {
   return n;
 }
 
+std::string ChatSession::dropped_message_line(const std::string& role, const std::string& text) {
+  return (role == "user" ? "User: " : "Assistant: ") + text + "\n";
+}
+
+std::string ChatSession::cut_message_line(const std::string& role, const std::string& text) {
+  // About its first half, cut before a UTF-8 character rather than inside one.
+  size_t n = text.size() / 2;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return (role == "user" ? "User" : "Assistant") + std::string(" (start of a long message): ") + text.substr(0, n) +
+         "\n";
+}
+
 void ChatSession::drop_front() {
   const Message& m = recent_.front();
-  dropped_text_ += (m.role == "user" ? "User: " : "Assistant: ") + m.text + "\n";
+  dropped_text_ += dropped_message_line(m.role, m.text);
   const auto n = static_cast<int64_t>(m.tokens.size());
   stats_.dropped_since_summary += n;
   stats_.dropped_total += n;
@@ -275,13 +293,17 @@ void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) 
 }
 
 void ChatSession::finish_room(TurnResult& turn, const TurnUndo& undo) {
-  const auto removed = static_cast<int32_t>(undo.removed_positions.size());
-  if (removed == 0) return;
+  const runtime::KvCache& kv = ctx_->kv();
+  if (undo.removed_positions.empty() || undo.removed_at >= kv.used()) return;
   // Recent and this turn move down over the removed cells, so positions stay
-  // compact (StreamingLLM with the Prefix as attention sink). This throws
-  // only from its checks, before any key is rotated: the undo still holds.
+  // compact (StreamingLLM with the Prefix as attention sink). When all of
+  // Recent left, the turn's tokens followed the Summary directly: no gap. This
+  // throws only from its checks, before any key is rotated: the undo still holds.
+  const int32_t follows = undo.removed_at == 0 ? 0 : kv.positions()[static_cast<size_t>(undo.removed_at - 1)] + 1;
+  const int32_t gap = kv.positions()[static_cast<size_t>(undo.removed_at)] - follows;
+  if (gap == 0) return;
   const runtime::Stopwatch stopwatch;
-  ctx_->shift_positions(undo.removed_at, ctx_->kv().used() - undo.removed_at, -removed);
+  ctx_->shift_positions(undo.removed_at, kv.used() - undo.removed_at, -gap);
   turn.times.window_shift += stopwatch.seconds();
   stats_.window_shift_seconds += turn.times.window_shift;
 }
@@ -337,7 +359,9 @@ bool ChatSession::send_rebuild_update(CacheRebuild& rebuild) {
     if (m.serial >= rebuild_next_serial_) added.push_back({m.serial, m.tokens});
   }
   rebuild_next_serial_ = next_serial_;
-  return rebuild.update(recent_.empty() ? next_serial_ : recent_.front().serial, std::move(added));
+  const uint64_t taken_back_from = rebuild_taken_back_from_;
+  rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
+  return rebuild.update(recent_.empty() ? next_serial_ : recent_.front().serial, taken_back_from, std::move(added));
 }
 
 void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times) {
@@ -373,6 +397,7 @@ void ChatSession::maybe_start_summary() {
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + p);
     for (const Message& m : recent_) start.recent.push_back({m.serial, m.tokens});
     rebuild_next_serial_ = next_serial_;
+    rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
     rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
     rebuild = [this, job = rebuild_.get()](const std::string& summary, const std::atomic<int>& cancel) {
       job->run(summary_cells(summary), cancel);
@@ -381,6 +406,7 @@ void ChatSession::maybe_start_summary() {
   summarizer_->start(summary_text_, dropped_text_, settings_.background_summary, std::move(rebuild));
   job_dropped_text_ = std::move(dropped_text_);  // now in the job
   job_dropped_tokens_ = stats_.dropped_since_summary;
+  job_messages_ = log_.size() - recent_.size();
   dropped_text_.clear();
   stats_.dropped_since_summary = 0;
 }
@@ -388,6 +414,13 @@ void ChatSession::maybe_start_summary() {
 void ChatSession::cancel_summary() {
   if (summarizer_) summarizer_->cancel();
   rebuild_.reset();
+}
+
+void ChatSession::cancel_summary_keeping_text() {
+  if (!summarizer_ || !summarizer_->has_job()) return;
+  cancel_summary();
+  dropped_text_ = job_dropped_text_ + dropped_text_;
+  stats_.dropped_since_summary += job_dropped_tokens_;
 }
 
 void ChatSession::wait_for_summary() { apply_pending_summary(/*wait=*/true); }
@@ -401,6 +434,9 @@ bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   if (!summarizer_ || !summarizer_->has_job() || (summarizer_->running() && !wait)) return false;
   // The worker is done with the job (or take() waits for it) and its rebuild.
   const std::unique_ptr<CacheRebuild> rebuild = std::move(rebuild_);
+  // Whatever the job brings, the last turn's undo no longer holds its dropped
+  // text (or, once the summary is in place, its cells).
+  last_turn_.reset();
   SummaryResult r;
   try {
     r = summarizer_->take();
@@ -425,6 +461,7 @@ bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   } else {
     put_summary_in_place(r.text);  // a shift, unless the strategy is reprefill
   }
+  summarized_messages_ = job_messages_;
   return true;
 }
 
@@ -465,15 +502,45 @@ ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
       stats(s.stats_),
       sampler(s.sampler_),
       log_size(s.log_.size()),
-      kv_used(s.ctx_->kv().used()) {}
+      kv_used(s.ctx_->kv().used()),
+      rebuild_taken_back_from(s.rebuild_taken_back_from_) {}
 
-TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options,
-                             const std::function<bool(const std::string&)>& on_reasoning) {
-  TurnResult turn;
+void ChatSession::start_turn(TurnResult& turn) {
   // A finished summary (or, when so set, a running one) goes in place first.
   const runtime::Stopwatch rebuild_stopwatch;
   turn.rebuilt = put_pending_summary_in_place(settings_.wait_for_summary, turn.times);
   turn.times.rebuild = rebuild_stopwatch.seconds() - turn.times.catch_up;
+}
+
+void ChatSession::finish_turn(TurnResult& turn, TurnUndo undo, bool generated) {
+  if (rebuild_ && !send_rebuild_update(*rebuild_)) {
+    // The worker is done: it applies this turn while the user reads.
+    summarizer_->continue_job([job = rebuild_.get()](const std::atomic<int>& cancel) { job->drain(cancel); });
+  }
+  if (settings_.mode == MemoryMode::Ssskv) {
+    const bool had_job = summarizer_->has_job();
+    maybe_start_summary();
+    turn.summary_started = !had_job && summarizer_->has_job();
+  }
+  if (generated) {
+    undo.started_job = turn.summary_started;
+    last_turn_ = std::move(undo);
+    last_turn_times_ = turn.times;
+  } else {
+    // An appended message is answered again by taking it back as it stands.
+    last_turn_.reset();
+  }
+}
+
+TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options,
+                             const std::function<bool(const std::string&)>& on_reasoning) {
+  if (awaiting_answer()) {
+    throw std::invalid_argument(
+        "the conversation ends with a user message that has no answer yet (appended): regenerate answers it, "
+        "append adds its answer");
+  }
+  TurnResult turn;
+  start_turn(turn);
   std::vector<int32_t> segment = user_segment(user_text);
 
   // From here on the turn changes the session; if it throws, all of it goes back.
@@ -484,34 +551,34 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
     roll_back(undo);
     throw;
   }
-  if (rebuild_ && !send_rebuild_update(*rebuild_)) {
-    // The worker is done: it applies this turn while the user reads.
-    summarizer_->continue_job([job = rebuild_.get()](const std::atomic<int>& cancel) { job->drain(cancel); });
-  }
-  if (settings_.mode == MemoryMode::Ssskv) {
-    const bool had_job = summarizer_->has_job();
-    maybe_start_summary();
-    turn.summary_started = !had_job && summarizer_->has_job();
-  }
-  last_turn_times_ = turn.times;
+  finish_turn(turn, std::move(undo), /*generated=*/true);
   return turn;
+}
+
+size_t ChatSession::cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
+                                     size_t user_part, const std::string& answer) {
+  if (static_cast<int64_t>(segment.size()) <= limit) return 0;
+  const size_t cut = segment.size() - static_cast<size_t>(limit);
+  if (cut < user_part) {
+    dropped_text_ += cut_message_line("user", user_text);
+  } else {
+    dropped_text_ += dropped_message_line("user", user_text);
+    if (cut > user_part) dropped_text_ += cut_message_line("assistant", answer);
+  }
+  stats_.dropped_since_summary += static_cast<int64_t>(cut);
+  stats_.dropped_total += static_cast<int64_t>(cut);
+  segment.erase(segment.begin(), segment.begin() + static_cast<std::ptrdiff_t>(cut));
+  return cut;
 }
 
 void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> segment,
                            const runtime::GenerateOptions& options,
                            const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn,
                            TurnUndo& undo) {
-  const int64_t window = settings_.recent_max;
-  size_t user_cut = 0;
-  if (settings_.mode != MemoryMode::None && static_cast<int64_t>(segment.size()) > window) {
-    // One message alone exceeds the window: only then is a message cut, keeping its end.
-    const int64_t cut = static_cast<int64_t>(segment.size()) - window;
-    user_cut = static_cast<size_t>(cut);
-    dropped_text_ += "User (start of a long message): " + user_text.substr(0, user_text.size() / 2) + "\n";
-    stats_.dropped_since_summary += cut;
-    stats_.dropped_total += cut;
-    segment.erase(segment.begin(), segment.begin() + cut);
-  }
+  // One message alone exceeds the window: only then is a message cut, keeping its end.
+  const size_t user_cut = settings_.mode == MemoryMode::None
+                              ? 0
+                              : cut_long_segment(segment, settings_.recent_max, user_text, segment.size(), "");
   make_room(static_cast<int64_t>(segment.size()), turn, undo);
 
   runtime::GenerateOptions o = options;
@@ -540,18 +607,269 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   ++stats_.turns;
 }
 
+void ChatSession::append(const std::string& role, const std::string& text) {
+  if (role != "user" && role != "assistant") {
+    throw std::invalid_argument("a message's role is '" + role +
+                                "'; append takes user or assistant (the system prompt is the session's setting)");
+  }
+  const bool user = role == "user";
+  if (user && awaiting_answer()) {
+    throw std::invalid_argument(
+        "the conversation already ends with a user message: roles alternate (a user message is rendered with "
+        "the header that opens its answer), so append its answer first");
+  }
+  if (!user && !awaiting_answer()) {
+    throw std::invalid_argument(log_.empty() ? "an assistant message cannot open the conversation: roles alternate "
+                                               "from a user's message"
+                                             : "the conversation already ends with an assistant message: roles "
+                                               "alternate, so append a user message first");
+  }
+  if (!user && (recent_.empty() || recent_.back().role != "user")) {
+    throw std::invalid_argument("the user message this answers is no longer in the context");
+  }
+  // Rendered before anything changes: a template that refuses the text leaves
+  // the session as it was.
+  std::vector<int32_t> segment = user ? user_segment(text) : std::vector<int32_t>();
+  TurnResult turn;
+  start_turn(turn);
+  TurnUndo undo(*this);
+  try {
+    if (user) {
+      append_user(text, std::move(segment), turn, undo);
+    } else {
+      append_answer(text, turn, undo);
+    }
+  } catch (...) {
+    roll_back(undo);
+    throw;
+  }
+  finish_turn(turn, std::move(undo), /*generated=*/false);
+}
+
+void ChatSession::append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn,
+                              TurnUndo& undo) {
+  // As run_turn() before it generates: the cells then hold the message and
+  // the header that opens its answer.
+  if (settings_.mode != MemoryMode::None) cut_long_segment(segment, settings_.recent_max, text, segment.size(), "");
+  make_room(static_cast<int64_t>(segment.size()), turn, undo);
+  ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
+  for (const int32_t t : segment) sampler_.accept(t);
+  push_recent("user", text, std::move(segment));
+  log_.push_back({"user", text});
+  finish_room(turn, undo);  // last: moving Recent down cannot be undone exactly
+}
+
+void ChatSession::append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo) {
+  runtime::KvCache& kv = ctx_->kv();
+  const Message user = recent_.back();
+  // The user message's cells are its segment less what a cut took from its
+  // start (already counted as dropped); the pair as later prompts show it
+  // loses the same.
+  const std::vector<int32_t> segment = user_segment(user.text);
+  const bool cut_tail = user.tokens.size() <= segment.size() &&
+                        std::equal(user.tokens.begin(), user.tokens.end(), segment.end() - static_cast<std::ptrdiff_t>(user.tokens.size()));
+  const size_t user_cut = cut_tail ? segment.size() - user.tokens.size() : 0;
+  const std::vector<int32_t> whole = history_tokens(user.text, answer);
+  const size_t user_part = std::min(segment.size(), common_prefix(segment, whole));
+  std::vector<int32_t> pair(whole.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, whole.size())), whole.end());
+  const size_t pair_user_part = user_part > user_cut ? user_part - user_cut : 0;
+
+  // As settle_turn() leaves a turn: the user's cells that agree with the pair
+  // stay, the rest of the pair follows them.
+  const size_t same = common_prefix(user.tokens, pair);
+  const auto replaced = static_cast<int64_t>(user.tokens.size() - same);
+  const auto added = static_cast<int64_t>(pair.size() - same);
+  const bool fits = settings_.mode == MemoryMode::None
+                        ? added <= kv.free_cells() + replaced
+                        : recent_cells() - replaced + added <= settings_.recent_max + settings_.headroom;
+  // Either way the user message leaves Recent and joins it again: a rebuild on
+  // the worker may hold its cells as they were.
+  if (rebuild_) rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, user.serial);
+  recent_.pop_back();
+  if (cut_tail && fits) {
+    take_back_tail_cells(replaced, undo);
+    ctx_->eval(pair.data() + same, added);
+    for (size_t i = same; i < pair.size(); ++i) sampler_.accept(pair[i]);
+    const auto split = pair.begin() + static_cast<std::ptrdiff_t>(same);
+    push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
+    push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
+    log_.push_back({"assistant", answer});
+    ++stats_.turns;
+    return;
+  }
+  // An answer longer than the headroom: the user message leaves the cache and
+  // comes back with its answer after room was made for both (the pair cut
+  // further when it exceeds recent_max + headroom, as a long message is).
+  take_back_tail_cells(static_cast<int64_t>(user.tokens.size()), undo);
+  const size_t cut = settings_.mode == MemoryMode::None
+                         ? 0
+                         : cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text, pair_user_part,
+                                            answer);
+  make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
+  ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
+  const size_t kept_user = pair_user_part > cut ? pair_user_part - cut : 0;
+  for (size_t i = kept_user; i < pair.size(); ++i) sampler_.accept(pair[i]);
+  const auto split = pair.begin() + static_cast<std::ptrdiff_t>(kept_user);
+  if (kept_user > 0) push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
+  push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
+  log_.push_back({"assistant", answer});
+  ++stats_.turns;
+  finish_room(turn, undo);  // last: moving Recent down cannot be undone exactly
+}
+
+void ChatSession::take_back_tail_cells(int64_t n, TurnUndo& undo) {
+  // Once per operation: a snapshot is laid out layer by layer, so two do not add up to one.
+  if (!undo.tail_positions.empty()) throw std::logic_error("the cells at the end were taken back already");
+  runtime::KvCache& kv = ctx_->kv();
+  const int64_t first = kv.used() - n;
+  undo.tail_cells = kv.snapshot_cells(first, n);
+  undo.tail_positions.assign(kv.positions().begin() + first, kv.positions().end());
+  kv.drop_last(n);
+}
+
+TurnResult ChatSession::regenerate(const runtime::GenerateOptions& options,
+                                   const std::function<bool(const std::string&)>& on_reasoning) {
+  return answer_again(nullptr, options, on_reasoning);
+}
+
+TurnResult ChatSession::edit_last(const std::string& user_text, const runtime::GenerateOptions& options,
+                                  const std::function<bool(const std::string&)>& on_reasoning) {
+  return answer_again(&user_text, options, on_reasoning);
+}
+
+TurnResult ChatSession::answer_again(const std::string* user_text, const runtime::GenerateOptions& options,
+                                     const std::function<bool(const std::string&)>& on_reasoning) {
+  // Roles alternate: the last user message is the last message, or the one before it.
+  if (log_.empty()) throw std::invalid_argument("the conversation has no user message to answer again");
+  const size_t taken = awaiting_answer() ? 1 : 2;
+  if (recent_.size() < taken) {
+    throw std::invalid_argument(
+        "the last user message is no longer in the context (dropped to make room), so it cannot be answered again");
+  }
+  const std::string text = user_text ? *user_text : log_[log_.size() - taken].content;
+  std::vector<int32_t> segment = user_segment(text);  // a template that refuses it changes nothing
+
+  TurnResult turn;
+  std::optional<TurnUndo> record = std::move(last_turn_);
+  last_turn_.reset();
+  if (record) {
+    // The job (started by that turn, or running since an earlier one) has seen
+    // the turn: cancelled, its text waits for the next job, and that is what
+    // the turn's undo must give back too.
+    if (summarizer_ && summarizer_->has_job() && !record->started_job) {
+      record->dropped_text = job_dropped_text_ + record->dropped_text;
+      record->stats.dropped_since_summary += job_dropped_tokens_;
+    }
+    cancel_summary_keeping_text();
+  } else {
+    start_turn(turn);
+  }
+  // Failing, the new turn goes back, then the turn taken back comes back.
+  TurnUndo taken_back(*this);
+  try {
+    if (record) {
+      take_back_exactly(*record, taken_back);
+    } else {
+      take_back_messages(taken, taken_back);
+    }
+  } catch (...) {
+    roll_back(taken_back);
+    last_turn_ = std::move(record);
+    throw;
+  }
+  TurnUndo undo(*this);
+  try {
+    run_turn(text, std::move(segment), options, on_reasoning, turn, undo);
+  } catch (...) {
+    roll_back(undo);
+    roll_back(taken_back);
+    last_turn_ = std::move(record);
+    throw;
+  }
+  finish_turn(turn, std::move(undo), /*generated=*/true);
+  return turn;
+}
+
+void ChatSession::take_back_exactly(const TurnUndo& record, TurnUndo& undo) {
+  runtime::KvCache& kv = ctx_->kv();
+  // The turn's cells follow Recent as making room left it: [removed_at,
+  // kept_end) moved down by `removed` positions after the answer.
+  const auto removed = static_cast<int64_t>(record.removed_positions.size());
+  const int64_t kept_end = record.kv_used - removed;
+  take_back_tail_cells(kv.used() - kept_end, undo);
+  if (removed > 0) {
+    ctx_->shift_positions(record.removed_at, kept_end - record.removed_at, static_cast<int32_t>(removed));
+    kv.put_back(record.removed_at, record.removed_cells, record.removed_positions);
+    undo.put_back_at = record.removed_at;
+    undo.put_back = removed;
+  }
+  undo.log_tail.assign(log_.begin() + static_cast<std::ptrdiff_t>(record.log_size), log_.end());
+  log_.resize(record.log_size);
+  recent_ = record.recent;
+  dropped_text_ = record.dropped_text;
+  stats_ = record.stats;
+  restore_penalty_window(&record.sampler);
+}
+
+void ChatSession::take_back_messages(size_t n, TurnUndo& undo) {
+  int64_t cells = 0;
+  for (size_t i = recent_.size() - n; i < recent_.size(); ++i) cells += static_cast<int64_t>(recent_[i].tokens.size());
+  take_back_tail_cells(cells, undo);
+  if (rebuild_) rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, recent_[recent_.size() - n].serial);
+  recent_.resize(recent_.size() - n);
+  undo.log_tail.assign(log_.end() - static_cast<std::ptrdiff_t>(n), log_.end());
+  log_.resize(log_.size() - n);
+  if (n == 2) --stats_.turns;  // it was answered
+  restore_penalty_window(nullptr);
+}
+
+void ChatSession::restore_penalty_window(const sampling::SamplerChain* earlier) {
+  if (earlier && earlier->params().penalty_last_n == sampler_.params().penalty_last_n) {
+    sampler_.take_penalty_window(*earlier);
+    return;
+  }
+  sampling::SamplerChain window(sampler_.n_vocab(), sampler_.params());
+  for (const Message& m : recent_) {
+    for (const int32_t t : m.tokens) window.accept(t);
+  }
+  sampler_.take_penalty_window(window);
+}
+
+void ChatSession::set_sampler(const sampling::SamplerParams& params) {
+  sampling::SamplerChain chain(sampler_.n_vocab(), params);  // checks params
+  if (params.penalty_last_n == sampler_.params().penalty_last_n) {
+    chain.take_penalty_window(sampler_);
+  } else {
+    for (const Message& m : recent_) {
+      for (const int32_t t : m.tokens) chain.accept(t);
+    }
+  }
+  sampler_ = std::move(chain);
+  settings_.sampler = params;
+}
+
 void ChatSession::roll_back(TurnUndo& undo) {
   runtime::KvCache& kv = ctx_->kv();
-  // The turn's cells, then the cells making room removed (Recent kept its positions).
+  // Backwards through what the operation did: the cells it added, those
+  // making room removed (Recent kept its positions), those it put back, those
+  // it took off the end.
   const auto removed = static_cast<int64_t>(undo.removed_positions.size());
-  kv.drop_last(kv.used() - (undo.kv_used - removed));
+  const auto tail = static_cast<int64_t>(undo.tail_positions.size());
+  kv.drop_last(kv.used() - (undo.kv_used - tail + undo.put_back - removed));
   if (removed > 0) kv.put_back(undo.removed_at, undo.removed_cells, undo.removed_positions);
+  if (undo.put_back > 0) {
+    kv.remove(undo.put_back_at, undo.put_back);
+    ctx_->shift_positions(undo.put_back_at, kv.used() - undo.put_back_at, -static_cast<int32_t>(undo.put_back));
+  }
+  if (tail > 0) kv.put_back(kv.used(), undo.tail_cells, undo.tail_positions);
   recent_ = std::move(undo.recent);
   dropped_text_ = std::move(undo.dropped_text);
   stats_ = undo.stats;
   // Copy-assigned: the chain's buffer keeps its storage, so what points into it stays valid.
   sampler_ = undo.sampler;
-  log_.resize(undo.log_size);
+  log_.resize(undo.log_size - undo.log_tail.size());
+  log_.insert(log_.end(), undo.log_tail.begin(), undo.log_tail.end());
+  rebuild_taken_back_from_ = undo.rebuild_taken_back_from;
 }
 
 void ChatSession::reset() {
@@ -561,6 +879,8 @@ void ChatSession::reset() {
   recent_.clear();
   dropped_text_.clear();
   log_.clear();
+  summarized_messages_ = 0;
+  last_turn_.reset();
   const int64_t n_ctx = stats_.n_ctx;
   stats_ = SessionStats{};
   stats_.n_ctx = n_ctx;
@@ -580,6 +900,25 @@ SessionStats ChatSession::stats() const {
   s.kv_bytes = ctx_->kv().bytes() + (summarizer_ ? summarizer_->kv_bytes() : 0);
   s.staging_kv_bytes = rebuild_ ? rebuild_->staging_kv_bytes() : 0;
   return s;
+}
+
+size_t ChatSession::n_messages() const { return (settings_.system_prompt.empty() ? 0 : 1) + log_.size(); }
+
+MessageView ChatSession::message(size_t index) const {
+  static const std::string kSystem = "system";
+  if (index >= n_messages()) {
+    throw std::out_of_range("message " + std::to_string(index) + " of a conversation of " +
+                            std::to_string(n_messages()));
+  }
+  if (!settings_.system_prompt.empty()) {
+    if (index == 0) return {kSystem, settings_.system_prompt, MessageState::InContext};
+    --index;
+  }
+  const LoggedMessage& m = log_[index];
+  const MessageState state = index >= log_.size() - recent_.size() ? MessageState::InContext
+                             : index < summarized_messages_         ? MessageState::Summarized
+                                                                    : MessageState::Dropped;
+  return {m.role, m.content, state};
 }
 
 }  // namespace peak::chat

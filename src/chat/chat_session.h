@@ -36,7 +36,23 @@
 //
 // Modes: `ssskv` (the above), `window` (drop without summarizing: StreamingLLM
 // with the Prefix as attention sink) and `none` (never drop; a clear error when
-// the context is full). A session is used by one thread at a time.
+// the context is full).
+//
+// The conversation is kept as text, every message, dropped or not (messages()):
+// what an app shows, while the model reads the Prefix, the Summary and Recent.
+// It alternates user and assistant messages, a user's first. Besides a turn,
+// append() adds a message without generating (an imported history), and
+// regenerate() / edit_last() take the last turn back and answer again: right
+// after that turn, exactly as the cache was before it (its cells, the messages
+// it dropped put back, the sampler's penalty window; a summary job that turn
+// or an earlier one started, not yet in place, is cancelled and its text waits
+// for the next job); once a summary was put in place since, the messages the
+// turn dropped stay dropped and only its own messages are taken back.
+//
+// A session is used by one thread at a time. Its summary worker reads none of
+// the session's members (it works on copies and on what construction set), so
+// reading the messages, the summary or the statistics while a summary is being
+// written needs no waiting.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +60,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -61,6 +78,27 @@ namespace peak::chat {
 
 enum class MemoryMode { Ssskv, Window, None };
 enum class RebuildStrategy { Shift, Reprefill, Background };
+
+// A session file refused because it was saved with another model or in a
+// memory mode this session cannot continue; the message names the setting and
+// both values. Other refused files throw std::runtime_error.
+class SessionMismatch : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Where a message of the conversation is, for the model.
+enum class MessageState {
+  InContext,   // the model reads it: the system prompt, or a message in Recent
+  Summarized,  // dropped from Recent; the summary in place covers it
+  Dropped,     // dropped from Recent and in no summary: waiting for the next job (ssskv), or forgotten (window)
+};
+
+struct MessageView {
+  const std::string& role;  // "system", "user" or "assistant"
+  const std::string& text;
+  MessageState state;
+};
 
 struct SessionSettings {
   MemoryMode mode = MemoryMode::Ssskv;
@@ -101,7 +139,7 @@ struct SessionStats {
   double window_shift_seconds = 0;    // total time moving Recent after drops
   double worker_rebuild_seconds = 0;  // total, prefilling rebuilt caches on the summary worker
   int64_t summary_failures = 0;       // jobs whose summary or rebuild failed (last_summary_error())
-  int64_t turns = 0;
+  int64_t turns = 0;                  // answers in the conversation (generated or appended)
   size_t kv_bytes = 0;                // main + summary contexts
   size_t staging_kv_bytes = 0;        // a cache being rebuilt on the worker, while one exists
 };
@@ -141,8 +179,41 @@ class ChatSession {
   // failed evaluation or sampling) leaves the session as it was before the turn:
   // its cells, segments, statistics and sampler; only a finished summary it put
   // in place first stays, as wait_for_summary() would have put it.
+  // Throws std::invalid_argument, changing nothing, while the conversation
+  // ends with a user message without an answer (append()).
   TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options,
                   const std::function<bool(const std::string&)>& on_reasoning = nullptr);
+  // Adds a message without generating: `role` "user" or "assistant", roles
+  // alternating from a user's first (a user message is rendered with the
+  // header that opens its answer, and templates such as Gemma's refuse other
+  // orders), else std::invalid_argument changing nothing. Evaluated into the
+  // cache now, making room as a turn does: a user message as a turn's message
+  // before its answer; an assistant message completes the user message before
+  // it, as a turn would have left it had the model written that answer (an
+  // answer longer than the headroom first drops more, and one longer than
+  // recent_max + headroom loses its start, as a long message does). The
+  // answer is evaluated once Recent has moved down, where a turn evaluates it
+  // before: after a drop its values differ from a turn's by what moving
+  // Recent changes (the `shift` approximation), its tokens do not. A user
+  // message without an answer yet is answered by regenerate(), or given one by
+  // append(); chat() refuses it. Failing, it leaves the session as it was.
+  void append(const std::string& role, const std::string& text);
+  // Answers the last user message again: takes its turn back (see the top of
+  // this file), then runs it as chat() would, with the sampling set now (a
+  // sampled answer draws new numbers; greedy gives the same answer from the
+  // same cache). Also answers a user message appended without one. Throws
+  // std::invalid_argument without a user message, or when it is no longer in
+  // Recent. Failing, it leaves the session as it was.
+  TurnResult regenerate(const runtime::GenerateOptions& options,
+                        const std::function<bool(const std::string&)>& on_reasoning = nullptr);
+  // The same with `user_text` in place of the last user message.
+  TurnResult edit_last(const std::string& user_text, const runtime::GenerateOptions& options,
+                       const std::function<bool(const std::string&)>& on_reasoning = nullptr);
+  // Sampling from the next answer on (regenerate() included). The penalty
+  // window keeps the tokens accepted so far when penalty_last_n is unchanged,
+  // else sees Recent's tokens again; the random sequence restarts from
+  // params.seed. Throws std::invalid_argument for invalid params, changing nothing.
+  void set_sampler(const sampling::SamplerParams& params);
   // Forgets the conversation (keeps the Prefix); cancels a running summary or rebuild.
   void reset();
   // Blocks until a running summary (and its rebuild) is done and puts it in
@@ -174,6 +245,13 @@ class ChatSession {
     std::string content;
   };
   const std::vector<LoggedMessage>& log() const { return log_; }
+  // The conversation as an app shows it: the system prompt when there is one,
+  // then every message of log() in order, with where it is for the model. The
+  // references stay valid until a non-const call.
+  size_t n_messages() const;
+  MessageView message(size_t index) const;  // std::out_of_range past n_messages()
+  // Whether the conversation ends with a user message that has no answer yet.
+  bool awaiting_answer() const { return !log_.empty() && log_.back().role == "user"; }
   // The tokens of the main context's cells, in order: Prefix, Summary, Recent.
   std::vector<int32_t> cached_tokens() const;
   // What the model would read if `user_text` came next, as things stand (before
@@ -182,9 +260,23 @@ class ChatSession {
   std::string preview_prompt(const std::string& user_text) const;
 
   // Save / restore: settings, segments and messages, and optionally the KV
-  // cache, in a versioned file with a checksum. Saving first waits for a running
-  // summary (and its rebuild) and puts it in place; restoring cancels one.
-  // Restoring a bad file throws and leaves the session as it was. (session_file.cpp)
+  // cache, in a versioned file with a checksum (format 2; format 1 files are
+  // read too). Saving first waits for a running summary (and its rebuild) and
+  // puts it in place; restoring cancels one. (session_file.cpp)
+  //
+  // Restoring re-fits the saved conversation to this session's settings: only
+  // another model (SessionMismatch naming what differs: architecture,
+  // parameters, vocabulary, layers, weight bytes) or a mode that cannot
+  // continue it (SessionMismatch: ssskv into window or none, whose cache has no
+  // Summary; window into none, which promises every message in context) is
+  // refused. Recent holding more than recent_max + headroom drops its oldest
+  // messages as a turn would (to the summary path in ssskv; mode none refuses,
+  // naming recent_max); a summary longer than summary_max allows is cut at a
+  // sentence end; another system prompt, template or thinking setting renders
+  // every message again. The saved KV cache is used when the cells it holds are
+  // still the ones the session needs (same segments and KV types), else the
+  // segments are prefilled. Restoring a bad file throws std::runtime_error and
+  // leaves the session as it was.
   void save(const std::string& path, bool include_kv);
   void restore(const std::string& path);
 
@@ -214,7 +306,9 @@ class ChatSession {
   std::vector<int32_t> summary_cells(const std::string& summary) const;
   int64_t recent_cells() const;
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
-  // What a turn changes, kept until it has succeeded (see chat()).
+  // What an operation changes, kept until it has succeeded (see chat()). The
+  // last turn's is kept after it (last_turn_): how regenerate() and
+  // edit_last() take that turn back exactly.
   struct TurnUndo {
     explicit TurnUndo(const ChatSession& s);
     std::deque<Message> recent;
@@ -223,16 +317,64 @@ class ChatSession {
     sampling::SamplerChain sampler;
     size_t log_size;
     int64_t kv_used;
+    uint64_t rebuild_taken_back_from;
     // When making room removed cells [removed_at, +n): their bytes and
     // positions, to be put back. Recent keeps its positions until the turn has
     // succeeded; then it moves down by n in finish_room().
     int64_t removed_at = -1;
     std::vector<uint8_t> removed_cells;
     std::vector<int32_t> removed_positions;
+    // When the operation took cells off the end (a turn taken back, a user
+    // message given its answer): their bytes and positions, and the messages
+    // it took off the log.
+    std::vector<uint8_t> tail_cells;
+    std::vector<int32_t> tail_positions;
+    std::vector<LoggedMessage> log_tail;
+    // When it put cells back at put_back_at (a turn taken back exactly): how
+    // many; the cells after them moved up by as many positions.
+    int64_t put_back_at = -1;
+    int64_t put_back = 0;
+    bool started_job = false;  // the turn started the summary job that followed it
   };
   void run_turn(const std::string& user_text, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
+  // Undoes what `undo` recorded: the cells the operation added, then those
+  // making room removed, then those it put back, then those it took off the
+  // end, and the session's state.
   void roll_back(TurnUndo& undo);
+  // What every turn (and append) starts and ends with: a finished summary put
+  // in place first; the rebuild told, a summary job started when due, and the
+  // turn kept as the last one, after it.
+  void start_turn(TurnResult& turn);
+  void finish_turn(TurnResult& turn, TurnUndo undo, bool generated);
+  // regenerate() and edit_last(): the last turn taken back, `user_text` answered.
+  TurnResult answer_again(const std::string* user_text, const runtime::GenerateOptions& options,
+                          const std::function<bool(const std::string&)>& on_reasoning);
+  // Takes the last turn back exactly, as `record` (its TurnUndo) says, filling
+  // `undo` so that roll_back(undo) puts it back.
+  void take_back_exactly(const TurnUndo& record, TurnUndo& undo);
+  // Takes the last `n` messages (the last user message and its answer) off
+  // Recent, the log and the cache's end.
+  void take_back_messages(size_t n, TurnUndo& undo);
+  void take_back_tail_cells(int64_t n, TurnUndo& undo);
+  // Cuts `segment` (the tokens of a message, or of a user message and its
+  // answer) to its last `limit` tokens when longer, counting the cut as dropped
+  // with the start of the message in the dropped text; returns how many
+  // tokens were cut.
+  size_t cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
+                          size_t user_part, const std::string& answer);
+  void append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
+  void append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo);
+  // The sampler's penalty window as `earlier`'s when there is one of the same
+  // length, else as Recent's tokens give it; the random sequence goes on.
+  void restore_penalty_window(const sampling::SamplerChain* earlier);
+  // The job's dropped text back in front of what was dropped since, as after
+  // a failed job (regenerate() cancels a job that saw the turn it takes back).
+  void cancel_summary_keeping_text();
+  // The lines the dropped text gets for a message dropped whole, and for one
+  // whose start was cut (about its first half).
+  static std::string dropped_message_line(const std::string& role, const std::string& text);
+  static std::string cut_message_line(const std::string& role, const std::string& text);
   void make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
   void finish_room(TurnResult& turn, const TurnUndo& undo);
   void drop_front();
@@ -261,6 +403,8 @@ class ChatSession {
   // this thread reads it only once the job is taken or cancelled.
   std::unique_ptr<CacheRebuild> rebuild_;
   uint64_t rebuild_next_serial_ = 0;  // messages from this serial on were not yet sent to it
+  // Messages from this serial on were taken back from Recent's end since the last update.
+  uint64_t rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
   uint64_t next_serial_ = 1;
 
   std::vector<int32_t> prefix_;          // BOS + system prompt segment
@@ -271,7 +415,14 @@ class ChatSession {
   std::string job_dropped_text_;         // handed to the running (or last) job: back to dropped_text_ if it fails
   int64_t job_dropped_tokens_ = 0;
   std::string last_summary_error_;
+  // The whole conversation. Recent's messages are always its last ones (a
+  // message leaves Recent only from the front, or with the turn taken back).
   std::vector<LoggedMessage> log_;
+  size_t summarized_messages_ = 0;  // the first ones of log_, which the summary in place covers
+  size_t job_messages_ = 0;         // what the running (or last) job's summary will cover
+  // The last turn's undo while it can still be taken back exactly: until
+  // anything but a turn changes the session, or a summary job is taken.
+  std::optional<TurnUndo> last_turn_;
   SessionStats stats_;
   TurnTimes last_turn_times_;
 };

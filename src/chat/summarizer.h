@@ -82,13 +82,17 @@ class Summarizer {
   std::vector<int32_t> build_prompt(const std::string& content, int64_t* input_tokens) const;
   const runtime::Context& context() const { return ctx_; }
   size_t kv_bytes() const { return ctx_.kv().bytes(); }
+  // `text` trimmed and cut to summary_max tokens, backing off to its last
+  // sentence end in the second half (what a job does to its summary; a
+  // restored summary written for a larger summary_max gets the same). Reads
+  // only what construction set: any thread.
+  std::string clip(const std::string& text) const;
 
  private:
   void run(std::string content);
   void run_work(const Work& work);
   // Tells the log (info) that a job failed, unless it was cancelled.
   void log_failure(const char* job, const std::string& why) const;
-  std::string clip(const std::string& text) const;
 
   const model::Model& model_;
   ChatTemplate chat_;

@@ -63,6 +63,15 @@ void SamplerChain::run_stage(SamplerStage stage) {
 
 void SamplerChain::accept(int32_t token) { penalty_window_.accept(token); }
 
+void SamplerChain::take_penalty_window(const SamplerChain& other) {
+  if (other.n_vocab_ != n_vocab_ || other.params_.penalty_last_n != params_.penalty_last_n) {
+    throw std::invalid_argument("sampling: a penalty window of another vocabulary or length (" +
+                                std::to_string(other.params_.penalty_last_n) + " tokens, this chain's " +
+                                std::to_string(params_.penalty_last_n) + ")");
+  }
+  penalty_window_ = other.penalty_window_;  // buffers of the same sizes: copied in place
+}
+
 void SamplerChain::reset() {
   penalty_window_.reset();
   rng_ = Pcg32(params_.seed);

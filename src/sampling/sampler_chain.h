@@ -40,6 +40,12 @@ class SamplerChain {
   void accept(int32_t token);
   // Forgets the accepted tokens and restarts the random sequence from the seed.
   void reset();
+  // Takes the accepted tokens of `other` (a chain of the same n_vocab and
+  // penalty_last_n: e.g. a copy of this one from before a turn that is taken
+  // back), keeping this chain's random sequence where it is, so that a sampled
+  // answer written again draws new numbers. Throws std::invalid_argument for
+  // another shape; never allocates.
+  void take_penalty_window(const SamplerChain& other);
 
   int32_t n_vocab() const { return n_vocab_; }
   const SamplerParams& params() const { return params_; }

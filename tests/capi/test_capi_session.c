@@ -15,6 +15,30 @@ static int count_text(const char* text, size_t length, void* user) {
   return 1;
 }
 
+/* Appends streamed text to a buffer (struct text_buf). */
+struct text_buf {
+  char text[4096];
+  size_t length;
+};
+
+static int collect_text(const char* text, size_t length, void* user) {
+  struct text_buf* b = (struct text_buf*)user;
+  if (b->length + length < sizeof b->text) {
+    memcpy(b->text + b->length, text, length);
+    b->length += length;
+    b->text[b->length] = '\0';
+  }
+  return 1;
+}
+
+static peak_session_message message_at(const peak_session* s, size_t index) {
+  peak_session_message m;
+  memset(&m, 0, sizeof m);
+  m.struct_size = sizeof m;
+  CHECK(peak_session_get_message(s, index, &m) == PEAK_OK);
+  return m;
+}
+
 static peak_session_params small_params(void) {
   peak_session_params p = peak_session_default_params();
   p.chat_template = "raw";
@@ -58,6 +82,85 @@ static void check_count_refusals(peak_model* m) {
     CHECK_ERROR(peak_session_create(m, &q, &refused), PEAK_ERR_INVALID_ARGUMENT, cases[i].message);
     CHECK(refused == NULL);
   }
+}
+
+/* An imported history, answered again, edited, with other sampling. */
+static void check_editing(peak_model* m) {
+  peak_session_params p = small_params();
+  p.mode = PEAK_MEMORY_WINDOW;
+  peak_session* s = NULL;
+  CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
+  const char* question = "Once upon a time there was a dog named Max.";
+  const char* answer = "Max ran to the park.";
+  CHECK_ERROR(peak_session_append(s, PEAK_ROLE_ASSISTANT, answer, strlen(answer)), PEAK_ERR_INVALID_ARGUMENT,
+              "cannot open the conversation");
+  CHECK_ERROR(peak_session_append(s, PEAK_ROLE_SYSTEM, "x", 1), PEAK_ERR_INVALID_ARGUMENT,
+              "role is 0; it must be PEAK_ROLE_USER (1) or PEAK_ROLE_ASSISTANT (2)");
+  CHECK_ERROR(peak_session_append(s, (peak_role)9, "x", 1), PEAK_ERR_INVALID_ARGUMENT, "role is 9");
+  CHECK_ERROR(peak_session_append(s, PEAK_ROLE_USER, NULL, 3), PEAK_ERR_INVALID_ARGUMENT, "text is NULL");
+  CHECK_ERROR(peak_session_append(NULL, PEAK_ROLE_USER, "x", 1), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_regenerate(s, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "no user message to answer again");
+  CHECK(peak_session_append(s, PEAK_ROLE_USER, question, strlen(question)) == PEAK_OK);
+  CHECK_ERROR(peak_session_append(s, PEAK_ROLE_USER, question, strlen(question)), PEAK_ERR_INVALID_ARGUMENT,
+              "already ends with a user message");
+  CHECK_ERROR(peak_session_chat(s, "Hi.", 3, NULL, NULL), PEAK_ERR_INVALID_ARGUMENT, "has no answer yet");
+  CHECK(peak_session_append(s, PEAK_ROLE_ASSISTANT, answer, strlen(answer)) == PEAK_OK);
+  CHECK(peak_session_n_messages(s) == 3);
+  CHECK(strcmp(message_at(s, 2).text, answer) == 0 && message_at(s, 2).state == PEAK_MESSAGE_IN_CONTEXT);
+
+  /* Greedy: answering again gives the same answer. */
+  struct text_buf first, again;
+  memset(&first, 0, sizeof first);
+  memset(&again, 0, sizeof again);
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = 16;
+  gp.on_text = collect_text;
+  gp.user_data = &first;
+  const char* next = "Max found a red ball.";
+  CHECK(peak_session_chat(s, next, strlen(next), &gp, NULL) == PEAK_OK);
+  gp.user_data = &again;
+  CHECK(peak_session_regenerate(s, &gp, NULL) == PEAK_OK);
+  CHECK(first.length > 0 && strcmp(first.text, again.text) == 0);
+  CHECK(peak_session_n_messages(s) == 5 && strcmp(message_at(s, 4).text, first.text) == 0);
+
+  /* Another temperature takes effect; a sampled answer written again differs. */
+  peak_sampler_params hot = peak_sampler_default_params();
+  hot.temperature = 1.5f;
+  hot.top_k = 0;
+  hot.top_p = 1.0f;
+  hot.min_p = 0.0f;
+  hot.seed = 7;
+  CHECK(peak_session_set_sampler(s, &hot) == PEAK_OK);
+  struct text_buf sampled, resampled;
+  memset(&sampled, 0, sizeof sampled);
+  memset(&resampled, 0, sizeof resampled);
+  gp.user_data = &sampled;
+  CHECK(peak_session_regenerate(s, &gp, NULL) == PEAK_OK);
+  gp.user_data = &resampled;
+  CHECK(peak_session_regenerate(s, &gp, NULL) == PEAK_OK);
+  CHECK(strcmp(sampled.text, first.text) != 0 && strcmp(resampled.text, sampled.text) != 0);
+  hot.temperature = -1.0f;
+  CHECK_ERROR(peak_session_set_sampler(s, &hot), PEAK_ERR_INVALID_ARGUMENT, "temperature");
+  hot.struct_size = 4;
+  CHECK_ERROR(peak_session_set_sampler(s, &hot), PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_params.struct_size");
+  CHECK_ERROR(peak_session_set_sampler(s, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+
+  /* Editing the last user message replaces it and its answer. */
+  peak_sampler_params greedy = peak_sampler_default_params();
+  greedy.temperature = 0.0f;
+  CHECK(peak_session_set_sampler(s, &greedy) == PEAK_OK);
+  const char* edited = "Max found a blue kite.";
+  gp.user_data = &again;
+  again.length = 0;
+  CHECK(peak_session_edit_last(s, edited, strlen(edited), &gp, NULL) == PEAK_OK);
+  CHECK(peak_session_n_messages(s) == 5 && strcmp(message_at(s, 3).text, edited) == 0);
+  CHECK(strcmp(message_at(s, 4).text, again.text) == 0);
+  CHECK_ERROR(peak_session_edit_last(s, NULL, 2, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "user_text is NULL");
+  CHECK_ERROR(peak_session_edit_last(NULL, edited, 2, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_regenerate(NULL, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  gp.struct_size = 2;
+  CHECK_ERROR(peak_session_regenerate(s, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "peak_generate_params.struct_size");
+  peak_session_free(s);
 }
 
 int main(void) {
@@ -129,6 +232,28 @@ int main(void) {
   CHECK(peak_session_get_summary(s, buf, summary_length + 1, &len) == PEAK_OK && len == summary_length);
   CHECK(buf[len] == '\0');
 
+  /* The conversation as an app shows it: the system prompt, then 20 turns;
+     the oldest summarized, Recent's in context. */
+  const size_t n_messages = peak_session_n_messages(s);
+  CHECK(n_messages == 41);
+  peak_session_message msg = message_at(s, 0);
+  CHECK(msg.role == PEAK_ROLE_SYSTEM && msg.state == PEAK_MESSAGE_IN_CONTEXT);
+  CHECK(msg.length == strlen(p.system_prompt) && strcmp(msg.text, p.system_prompt) == 0);
+  size_t summarized = 0, in_context = 0;
+  for (size_t i = 1; i < n_messages; ++i) {
+    msg = message_at(s, i);
+    CHECK(msg.role == (i % 2 == 1 ? PEAK_ROLE_USER : PEAK_ROLE_ASSISTANT));
+    CHECK(msg.text[msg.length] == '\0');
+    if (msg.role == PEAK_ROLE_USER) CHECK(strcmp(msg.text, "Once upon a time there was a dog named Max.") == 0);
+    if (msg.state == PEAK_MESSAGE_SUMMARIZED) {
+      CHECK(in_context == 0);
+      ++summarized;
+    }
+    if (msg.state == PEAK_MESSAGE_IN_CONTEXT) ++in_context;
+  }
+  CHECK(summarized > 0 && in_context == st.recent_messages);
+  CHECK(message_at(s, n_messages - 1).state == PEAK_MESSAGE_IN_CONTEXT);
+
   const char* path = "capi_session_test.pkss";
   CHECK(peak_session_save(s, path, 1) == PEAK_OK);
   peak_session* t = NULL;
@@ -138,6 +263,37 @@ int main(void) {
   memset(&st2, 0, sizeof st2);
   st2.struct_size = sizeof st2;
   CHECK(peak_session_get_stats(t, &st2) == PEAK_OK && st2.turns == 20 && st2.recent_tokens == st.recent_tokens);
+  /* Restored, every message reads back the same: role, state and text. */
+  CHECK(peak_session_n_messages(t) == n_messages);
+  for (size_t i = 0; i < n_messages; ++i) {
+    const peak_session_message a = message_at(s, i), b = message_at(t, i);
+    CHECK(a.role == b.role && a.state == b.state && a.length == b.length);
+    CHECK(a.length == 0 || memcmp(a.text, b.text, a.length) == 0);
+  }
+  /* Into a session of a smaller window: re-fitted, its oldest Recent messages dropped. */
+  peak_session_params narrow = p;
+  narrow.recent_max = 40;
+  peak_session* refit = NULL;
+  CHECK(peak_session_create(m, &narrow, &refit) == PEAK_OK);
+  CHECK(peak_session_restore(refit, path) == PEAK_OK);
+  CHECK(peak_session_n_messages(refit) == n_messages);
+  CHECK(peak_session_get_stats(refit, &st2) == PEAK_OK && st2.recent_tokens <= 40 + 32 && st2.recent_tokens < st.recent_tokens);
+  peak_session_free(refit);
+  /* Into a window session: a summary has no place there. */
+  peak_session_params window = p;
+  window.mode = PEAK_MEMORY_WINDOW;
+  peak_session* w = NULL;
+  CHECK(peak_session_create(m, &window, &w) == PEAK_OK);
+  CHECK_ERROR(peak_session_restore(w, path), PEAK_ERR_UNSUPPORTED,
+              "memory mode: it was saved in mode ssskv, this session's is window");
+  CHECK(peak_session_n_messages(w) == 1);
+  peak_session_free(w);
+  CHECK_ERROR(peak_session_get_message(s, n_messages, &msg), PEAK_ERR_INVALID_ARGUMENT, "index 41 of a conversation of 41");
+  CHECK_ERROR(peak_session_get_message(NULL, 0, &msg), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  CHECK_ERROR(peak_session_get_message(s, 0, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
+  msg.struct_size = 8;
+  CHECK_ERROR(peak_session_get_message(s, 0, &msg), PEAK_ERR_INVALID_ARGUMENT, "peak_session_message.struct_size");
+  CHECK(peak_session_n_messages(NULL) == 0);
   CHECK_ERROR(peak_session_restore(t, PEAK_SHARED_DIR "/models/stories260K.gguf"), PEAK_ERR_FORMAT, "not a peak session");
   CHECK_ERROR(peak_session_restore(t, "/nonexistent/s.pkss"), PEAK_ERR_IO, "cannot open");
   CHECK(peak_session_reset(t) == PEAK_OK);
@@ -193,6 +349,8 @@ int main(void) {
   CHECK_ERROR(peak_session_reset(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_session_wait_summary(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   peak_session_free(NULL);
+
+  check_editing(m);
 
   /* Summary jobs that fail (a summary context too small for the request) fail
      no turn; the session counts them and tells why. */

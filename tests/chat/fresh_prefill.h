@@ -32,11 +32,10 @@ inline double max_abs_diff(const std::vector<float>& a, const float* b) {
   return d;
 }
 
-// The largest |logit| difference after `probe` (the next message's tokens)
-// between a copy of the session's KV cache and a fresh `fresh_type` prefill of
-// cached_tokens() + probe.
-inline double deviation_from_fresh_prefill(const model::Model& m, const ChatSession& session,
-                                           const std::vector<int32_t>& probe, GgmlType fresh_type) {
+// The logits after `probe` (the next message's tokens) evaluated on a copy of
+// the session's KV cache.
+inline std::vector<float> logits_after(const model::Model& m, const ChatSession& session,
+                                       const std::vector<int32_t>& probe) {
   const runtime::Context& live = session.context();
   runtime::ContextParams p;
   p.n_ctx = live.n_ctx();
@@ -46,9 +45,16 @@ inline double deviation_from_fresh_prefill(const model::Model& m, const ChatSess
   runtime::Context copy(m, p);
   copy.kv().copy_from(live.kv());
   copy.eval(probe.data(), static_cast<int64_t>(probe.size()));
+  return std::vector<float>(copy.logits(), copy.logits() + copy.n_vocab());
+}
+
+// The largest |logit| difference after `probe` between a copy of the
+// session's KV cache and a fresh `fresh_type` prefill of cached_tokens() + probe.
+inline double deviation_from_fresh_prefill(const model::Model& m, const ChatSession& session,
+                                           const std::vector<int32_t>& probe, GgmlType fresh_type) {
   std::vector<int32_t> tokens = session.cached_tokens();
   tokens.insert(tokens.end(), probe.begin(), probe.end());
-  return max_abs_diff(fresh_prefill_logits(m, session, tokens, fresh_type), copy.logits());
+  return max_abs_diff(fresh_prefill_logits(m, session, tokens, fresh_type), logits_after(m, session, probe).data());
 }
 
 }  // namespace peak::chat::testing

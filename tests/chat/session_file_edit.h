@@ -1,6 +1,7 @@
-// Test helper: a session file (the layout of src/chat/session_file.cpp) read into
-// its fields, changed, and written back with its payload size and checksum
-// recomputed, so that a test or a fuzzer reaches the checks behind the checksum.
+// Test helper: a session file (the layout of src/chat/session_file.cpp, format 1
+// or 2) read into its fields, changed, and written back in its format with its
+// payload size and checksum recomputed, so that a test or a fuzzer reaches the
+// checks behind the checksum.
 //   "PKSS" | u32 version | u64 payload bytes | payload | u64 FNV-1a of payload
 #pragma once
 
@@ -20,9 +21,11 @@ inline uint64_t session_fnv1a(const uint8_t* p, size_t n) {
   return h;
 }
 
-// Frames a payload as a file of format version 1.
-inline std::vector<uint8_t> frame_session_payload(const std::vector<uint8_t>& payload) {
-  std::vector<uint8_t> out = {'P', 'K', 'S', 'S', 1, 0, 0, 0};
+// Frames a payload as a file of format `version` (2, the current one: the
+// message log is followed by the count of summarized messages; 1 lacks it).
+inline std::vector<uint8_t> frame_session_payload(const std::vector<uint8_t>& payload, uint32_t version = 2) {
+  std::vector<uint8_t> out = {'P', 'K', 'S', 'S'};
+  out.insert(out.end(), reinterpret_cast<const uint8_t*>(&version), reinterpret_cast<const uint8_t*>(&version) + 4);
   const uint64_t size = payload.size();
   const uint64_t sum = session_fnv1a(payload.data(), payload.size());
   out.insert(out.end(), reinterpret_cast<const uint8_t*>(&size), reinterpret_cast<const uint8_t*>(&size) + 8);
@@ -39,6 +42,7 @@ struct EditableSessionFile {
   struct Logged {
     std::string role, content;
   };
+  uint32_t version = 2;
   std::string fingerprint;
   uint32_t mode = 0;
   int64_t recent_max = 0, summary_max = 0, headroom = 0;
@@ -49,6 +53,7 @@ struct EditableSessionFile {
   std::vector<Message> recent;
   std::string dropped;
   std::vector<Logged> log;
+  uint64_t summarized_messages = 0;  // format 2
   int64_t dropped_since_summary = 0, dropped_total = 0, summaries = 0, turns = 0;
   double summary_seconds = 0, rebuild_seconds = 0, window_shift_seconds = 0;
   uint8_t has_kv = 0;
@@ -61,6 +66,7 @@ struct EditableSessionFile {
     if (file.size() < 24 || std::memcmp(file.data(), "PKSS", 4) != 0) throw std::runtime_error("not a session file");
     In in{file.data() + 16, file.size() - 24};
     EditableSessionFile f;
+    std::memcpy(&f.version, file.data() + 4, 4);
     f.fingerprint = in.str();
     f.mode = in.get<uint32_t>();
     f.recent_max = in.get<int64_t>();
@@ -85,6 +91,7 @@ struct EditableSessionFile {
       m.content = in.str();
       f.log.push_back(m);
     }
+    if (f.version >= 2) f.summarized_messages = in.get<uint64_t>();
     f.dropped_since_summary = in.get<int64_t>();
     f.dropped_total = in.get<int64_t>();
     f.summaries = in.get<int64_t>();
@@ -128,6 +135,7 @@ struct EditableSessionFile {
       out.str(m.role);
       out.str(m.content);
     }
+    if (version >= 2) out.put(summarized_messages);
     for (const int64_t v : {dropped_since_summary, dropped_total, summaries, turns}) out.put(v);
     for (const double v : {summary_seconds, rebuild_seconds, window_shift_seconds}) out.put(v);
     out.put(has_kv);
@@ -137,7 +145,7 @@ struct EditableSessionFile {
       out.ints(positions);
       out.str(std::string(kv.begin(), kv.end()));
     }
-    return frame_session_payload(out.bytes);
+    return frame_session_payload(out.bytes, version);
   }
 
  private:

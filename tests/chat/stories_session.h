@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "chat/chat_session.h"
+#include "model/model.h"
 
 namespace peak::chat::testing {
 
@@ -30,9 +31,26 @@ inline SessionSettings small_stories_settings(MemoryMode mode = MemoryMode::Sssk
   return s;
 }
 
+// The model, loaded once per test program.
+inline const model::Model& stories_model() {
+  static const auto m = model::Model::load(kStoriesPath);
+  return *m;
+}
+
+inline runtime::GenerateOptions max_tokens(int n) {
+  runtime::GenerateOptions o;
+  o.max_tokens = n;
+  return o;
+}
+
 inline const char* const kStoryLines[5] = {
     "Once upon a time there was a dog named Max.", "Max liked to run in the sun.", "One day Max found a big red ball.",
     "He took the ball to his friend Sue.", "Sue and Max played until the sky was dark."};
+
+// Sends `turns` story lines (kStoryLines in turn), answers of `answer_tokens`.
+inline void chat_story_turns(ChatSession& session, int turns, int answer_tokens = 12) {
+  for (int turn = 0; turn < turns; ++turn) session.chat(kStoryLines[turn % 5], max_tokens(answer_tokens));
+}
 
 // Sends the same lines (kStoryLines in turn, answers of 12 tokens) to two
 // sessions until a turn of `live` starts a summary; returns the turns sent, or

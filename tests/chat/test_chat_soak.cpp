@@ -1,7 +1,8 @@
 // Soak: one session on stories260K through thousands of random actions (turns,
-// cancelled and failed turns, saves, restores of good and of bad files, resets)
-// with 2 compute threads and background summaries, from a fixed seed. After
-// every action the cells match the segments; at the end the session is saved,
+// turns answered again or edited, appended messages, cancelled and failed
+// turns, saves, restores of good and of bad files, resets) with 2 compute
+// threads and background summaries, from a fixed seed. After every action the
+// cells match the segments and the messages read back; at the end it is saved,
 // and the session itself, the session restored from that file and a fresh
 // session restored from it all continue with the same greedy text.
 #include <gtest/gtest.h>
@@ -49,10 +50,18 @@ std::string greedy_answer(ChatSession& session, const std::string& text) {
   return out;
 }
 
+// The cells match the segments at positions 0, 1, ...; the conversation reads
+// back whole, Recent's messages (its last ones) in context.
 void expect_cells_match_segments(const ChatSession& session, int step) {
   const runtime::KvCache& kv = session.context().kv();
   ASSERT_EQ(kv.used(), static_cast<int64_t>(session.cached_tokens().size())) << "step " << step;
   for (size_t i = 0; i < kv.positions().size(); ++i) ASSERT_EQ(kv.positions()[i], static_cast<int32_t>(i));
+  ASSERT_EQ(session.n_messages(), session.log().size() + 1) << "step " << step;
+  const auto recent = static_cast<size_t>(session.stats().recent_messages);
+  for (size_t i = 1; i < session.n_messages(); ++i) {
+    ASSERT_EQ(session.message(i).state == MessageState::InContext, i + recent >= session.n_messages())
+        << "step " << step << ", message " << i;
+  }
 }
 
 TEST(ChatSessionSoak, ThousandsOfRandomActionsThenSaveRestoreAndContinueIdentically) {
@@ -62,17 +71,41 @@ TEST(ChatSessionSoak, ThousandsOfRandomActionsThenSaveRestoreAndContinueIdentica
   ChatSession session(stories(), settings);
   std::mt19937 rng(18);
   auto pick = [&rng](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  // The last user message is in Recent: it can be answered again.
+  auto can_answer_again = [&session] {
+    return !session.log().empty() && session.stats().recent_messages >= (session.awaiting_answer() ? 1 : 2);
+  };
   bool have_good = false;
   int turns = 0, cancelled = 0, failed = 0, saves = 0, restores = 0, refused = 0, resets = 0;
+  int regenerated = 0, appended = 0;
   constexpr int kSteps = 2000;
   for (int step = 0; step < kSteps; ++step) {
     const int action = pick(100);
     const std::string line = kLines[pick(6)];
-    if (action < 62) {
+    if (action < 50) {
       runtime::GenerateOptions o;
       o.max_tokens = 2 + pick(30);
-      session.chat(line, o);
+      if (session.awaiting_answer()) {
+        session.regenerate(o);
+      } else {
+        session.chat(line, o);
+      }
       ++turns;
+    } else if (action < 62) {  // the last turn answered again, or edited, or a turn appended
+      runtime::GenerateOptions o;
+      o.max_tokens = 2 + pick(30);
+      const int kind = pick(3);
+      if (kind == 0 && can_answer_again()) {
+        session.regenerate(o);
+        ++regenerated;
+      } else if (kind == 1 && can_answer_again()) {
+        session.edit_last(line, o);
+        ++regenerated;
+      } else if (!session.awaiting_answer()) {
+        session.append("user", line);
+        if (pick(2) == 0) session.append("assistant", kLines[pick(6)]);
+        ++appended;
+      }
     } else if (action < 72) {  // cancelled: the abort flag, set while the answer streams
       volatile int abort_flag = 0;
       const int after = 1 + pick(6);
@@ -83,7 +116,11 @@ TEST(ChatSessionSoak, ThousandsOfRandomActionsThenSaveRestoreAndContinueIdentica
         if (++pieces == after) __atomic_store_n(&abort_flag, 1, __ATOMIC_RELAXED);
         return true;
       };
-      session.chat(line, o);
+      if (session.awaiting_answer()) {
+        session.regenerate(o);
+      } else {
+        session.chat(line, o);
+      }
       ++cancelled;
     } else if (action < 78) {  // failed: the callback throws
       const std::vector<int32_t> before = session.cached_tokens();
@@ -96,7 +133,11 @@ TEST(ChatSessionSoak, ThousandsOfRandomActionsThenSaveRestoreAndContinueIdentica
         return true;
       };
       try {
-        session.chat(line, o);
+        if (session.awaiting_answer() || (pick(3) == 0 && can_answer_again())) {
+          session.regenerate(o);
+        } else {
+          session.chat(line, o);
+        }
       } catch (const std::runtime_error&) {
         ++failed;
         // A finished summary may have gone in place first; nothing else changed.
@@ -140,12 +181,14 @@ TEST(ChatSessionSoak, ThousandsOfRandomActionsThenSaveRestoreAndContinueIdentica
     }
     expect_cells_match_segments(session, step);
   }
-  std::printf("soak: %d turns, %d cancelled, %d failed, %d saves, %d restores, %d bad files refused, %d resets, "
-              "%lld summaries\n",
-              turns, cancelled, failed, saves, restores, refused, resets,
+  std::printf("soak: %d turns, %d answered again or edited, %d appended, %d cancelled, %d failed, %d saves, "
+              "%d restores, %d bad files refused, %d resets, %lld summaries\n",
+              turns, regenerated, appended, cancelled, failed, saves, restores, refused, resets,
               static_cast<long long>(session.stats().summaries));
   EXPECT_GT(failed, 0);
   EXPECT_GT(refused, 0);
+  EXPECT_GT(regenerated, 0);
+  EXPECT_GT(appended, 0);
 
   // The control: the same final file restored into the soaked session and into a
   // fresh one. All three continue from the same cells and segments.

@@ -3,7 +3,7 @@
 // checksum, so inputs get past the checksum to the checks of what the file says.
 // Every input must be refused with std::runtime_error, leaving the session as it
 // was, or accepted, after which the cells match the segments, positions run 0,
-// 1, ... and a turn runs. Anything else (a crash, a sanitizer report, another
+// 1, ..., the messages read back and a turn runs. Anything else (a crash, a sanitizer report, another
 // exception) is a bug. At exit it prints how many files were tried, refused and
 // accepted.
 #include <unistd.h>
@@ -51,13 +51,15 @@ ChatSession& session() {
 
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int) {
   // Mutate the payload (what lies between the 16-byte header and the 8-byte
-  // checksum), then frame it again.
+  // checksum), then frame it again in the same format version.
   if (size < 24 || max_size < 24) return LLVMFuzzerMutate(data, size, max_size);
+  uint32_t version;
+  std::memcpy(&version, data + 4, 4);
   std::vector<uint8_t> payload(data + 16, data + size - 8);
   payload.resize(max_size - 24);
   const size_t n = LLVMFuzzerMutate(payload.data(), size - 24, max_size - 24);
   payload.resize(n);
-  const std::vector<uint8_t> file = peak::chat::testing::frame_session_payload(payload);
+  const std::vector<uint8_t> file = peak::chat::testing::frame_session_payload(payload, version);
   std::memcpy(data, file.data(), file.size());
   return file.size();
 }
@@ -81,9 +83,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (size_t i = 0; i < kv.positions().size(); ++i) {
     if (kv.positions()[i] != static_cast<int32_t>(i)) bug("accepted: positions are not 0, 1, ...");
   }
+  // Every message reads back, the system prompt and then the log, those in
+  // Recent in context.
+  if (s.n_messages() != s.log().size() + 1) bug("accepted: the messages are not the system prompt and the log");
+  for (size_t i = 0; i < s.n_messages(); ++i) {
+    const peak::chat::MessageView m = s.message(i);
+    const bool in_context = i == 0 || i > s.log().size() - static_cast<size_t>(s.stats().recent_messages);
+    if (in_context != (m.state == peak::chat::MessageState::InContext)) bug("accepted: a message's state is wrong");
+  }
   peak::runtime::GenerateOptions o;
   o.max_tokens = 2;
-  s.chat("And then?", o);
+  if (s.awaiting_answer()) {
+    s.regenerate(o);
+  } else {
+    s.chat("And then?", o);
+  }
   s.reset();
   return 0;
 }

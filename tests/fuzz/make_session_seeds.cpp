@@ -1,10 +1,12 @@
 // Writes the seed corpus of fuzz_session: real sessions on stories260K saved
 // after a few turns and after enough turns for a summary, with and without the
-// KV cache.
+// KV cache; a window session; a conversation ending with a user message
+// appended without an answer; and the format 1 file of tests/data.
 #include <cstdio>
 #include <exception>
 #include <string>
 
+#include "../chat/session_file_edit.h"
 #include "../chat/stories_session.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +15,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   using namespace peak::chat;
+  const std::string dir = argv[1];
   try {
     const auto model = peak::model::Model::load(testing::kStoriesPath);
     ChatSession session(*model, testing::small_stories_settings());
@@ -24,10 +27,18 @@ int main(int argc, char** argv) {
       session.chat(lines[turn % 3], o);
       if (turn == 1 || turn == 11) {
         for (const bool kv : {true, false}) {
-          session.save(std::string(argv[1]) + "/turn" + std::to_string(turn + 1) + (kv ? "_kv" : "") + ".pkss", kv);
+          session.save(dir + "/turn" + std::to_string(turn + 1) + (kv ? "_kv" : "") + ".pkss", kv);
         }
       }
     }
+    session.append("user", "And then the rain came.");
+    session.save(dir + "/unanswered_kv.pkss", true);
+
+    ChatSession window(*model, testing::small_stories_settings(MemoryMode::Window));
+    testing::chat_story_turns(window, 10, 10);
+    window.save(dir + "/window_kv.pkss", true);
+
+    testing::write_bytes(dir + "/format1_kv.pkss", testing::read_bytes(PEAK_SESSION_FORMAT1));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_session_seeds: %s\n", e.what());
     return 1;

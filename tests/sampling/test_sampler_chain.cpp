@@ -139,6 +139,35 @@ TEST(SamplerChain, DifferentSeedsDiverge) {
   EXPECT_LT(same, 10);  // 50 draws from 100 equally likely tokens: about 0.5 expected
 }
 
+// A turn taken back: the penalty window returns to what it was before the
+// turn, while the random sequence goes on, so the next draw is the one after
+// those the turn made (not a repeat of them).
+TEST(SamplerChain, TakingAPenaltyWindowKeepsTheRandomSequence) {
+  SamplerParams params = plain(1.0f);
+  params.seed = 5;
+  params.repeat_penalty = 1e6f;  // an accepted token is never drawn again (its logit becomes about 0)
+  const std::vector<float> logits(20, 10.0f);
+  SamplerChain live(20, params), reference(20, params);
+  live.accept(3);
+  reference.accept(3);
+  const SamplerChain before = live;
+  for (int i = 0; i < 6; ++i) live.accept(live.sample(logits.data()));
+  live.take_penalty_window(before);
+  // The reference skips the same six draws without accepting them: both chains
+  // are at the same point of the random sequence with the same window.
+  for (int i = 0; i < 6; ++i) reference.sample(logits.data());
+  for (int i = 0; i < 10; ++i) {
+    const int32_t token = live.sample(logits.data());
+    ASSERT_EQ(token, reference.sample(logits.data())) << "draw " << i;
+    ASSERT_NE(token, 3) << "the window taken back still holds token 3";
+    live.accept(token);
+    reference.accept(token);
+  }
+  params.penalty_last_n = 8;
+  EXPECT_THROW(live.take_penalty_window(SamplerChain(20, params)), std::invalid_argument);
+  EXPECT_THROW(live.take_penalty_window(SamplerChain(21, plain(1.0f))), std::invalid_argument);
+}
+
 TEST(SamplerChain, StageOrderIsHonoured) {
   // Logits {0, -1}, min-p 0.5 (threshold: max - ln 2 = -0.69) and temperature 2.
   // Min-p first removes token 1; temperature first halves its distance to -0.5,

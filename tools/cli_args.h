@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "peak/peak.h"
 
@@ -32,6 +33,12 @@ class ArgCursor {
   int index_ = 1;  // argv[0] is the sub-command's name
 };
 
+// --lora FILE[:SCALE] / --control-vector FILE[:STRENGTH], in the order given.
+struct AdapterOption {
+  std::string path;
+  float scale = 1.0f;
+};
+
 struct GenerationOptions {
   std::string model_path;  // empty: the command's default
   peak_model_params model = peak_model_default_params();
@@ -39,6 +46,9 @@ struct GenerationOptions {
   peak_sampler_params sampler = peak_sampler_default_params();
   size_t n_predict = 256;  // tokens per answer; SIZE_MAX: no limit
   bool memory_check = true;  // refuse a context larger than physical memory (--no-memory-check)
+  std::vector<AdapterOption> adapters;  // LoRA adapters and control vectors (the file says which)
+  size_t control_first_layer = 0;       // --control-vector-layers A-B
+  size_t control_last_layer = SIZE_MAX;
 };
 
 // Consumes one model/context/sampling option at the cursor. Returns false

@@ -82,6 +82,9 @@ class Summarizer {
   std::vector<int32_t> build_prompt(const std::string& content, int64_t* input_tokens) const;
   const runtime::Context& context() const { return ctx_; }
   size_t kv_bytes() const { return ctx_.kv().bytes(); }
+  // The adapters summaries are written with (runtime::Context::set_adapters);
+  // only while no job runs.
+  void set_adapters(const runtime::Adapters& adapters) { ctx_.set_adapters(adapters); }
 
  private:
   void run(std::string content);

@@ -136,9 +136,8 @@ BenchOptions parse(int argc, char** argv, bool* help) {
       o.probe = false;
     } else if (!std::strcmp(a, "--no-repack")) {
       o.gen.model.repack_weights = PEAK_REPACK_NONE;
-    } else if (!std::strcmp(a, "--lora") || !std::strcmp(a, "--control-vector") ||
-               !std::strcmp(a, "--control-vector-layers")) {
-      parse_model_option(args, o.gen);
+    } else if (parse_adapter_option(a, args, o.gen)) {
+      continue;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak bench --help)");
     }

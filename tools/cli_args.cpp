@@ -93,15 +93,25 @@ void parse_layer_range(const char* option, const char* text, GenerationOptions& 
 
 }  // namespace
 
+bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions& o) {
+  if (is(option, "--lora", "--control-vector")) {
+    o.adapters.push_back(parse_adapter(args.value(option)));
+    if (!std::isfinite(o.adapters.back().scale)) {
+      throw UsageError(std::string("option ") + option + ": the scale must be finite");
+    }
+  } else if (is(option, "--control-vector-layers")) {
+    parse_layer_range(option, args.value(option), o);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool parse_model_option(ArgCursor& args, GenerationOptions& o) {
   const char* a = args.peek();
-  if (is(a, "--lora", "--control-vector")) {
+  if (is(a, "--lora", "--control-vector") || is(a, "--control-vector-layers")) {
     args.next();
-    o.adapters.push_back(parse_adapter(args.value(a)));
-    if (!std::isfinite(o.adapters.back().scale)) throw UsageError(std::string("option ") + a + ": the scale must be finite");
-  } else if (is(a, "--control-vector-layers")) {
-    args.next();
-    parse_layer_range(a, args.value(a), o);
+    parse_adapter_option(a, args, o);
   } else if (is(a, "-m", "--model")) {
     args.next();
     o.model_path = args.value(a);

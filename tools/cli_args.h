@@ -57,6 +57,9 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
 // Likewise for the model and context options alone (-m, -c, -b, -t, cache
 // types, mapping and repacking): for commands that do not sample.
 bool parse_model_option(ArgCursor& args, GenerationOptions& options);
+// --lora, --control-vector or --control-vector-layers, `option` being the one
+// just read: reads its value. Returns false for any other option.
+bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions& options);
 
 // Help text for the model, context and sampling options, with the -ctk/-ctv
 // default the command uses (the second form: a context's own, f16).

@@ -23,8 +23,8 @@ Tensor* DecoderBuilder::matmul(Tensor* weight, Tensor* x, int64_t layer, Project
   for (const ScaledLora& lora : adapters_->loras) {
     const LoraPair* pair = lora.adapter->pair(layer, p);
     if (!pair) continue;
-    Tensor* ax = g.scale(g.mul_mat(pair->a, x), lora.scale * pair->alpha_scale);  // [rank, n_tokens]
-    y = g.add(y, g.mul_mat(pair->b, ax));
+    Tensor* ax = g.mul_mat(pair->a, x, lora.scale * pair->alpha_scale, nullptr);  // [rank, n_tokens]
+    y = g.mul_mat(pair->b, ax, 1.0f, y);
   }
   return y;
 }

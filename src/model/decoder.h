@@ -92,7 +92,8 @@ class DecoderBuilder {
   Tensor* project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads, int64_t layer, Projection p);
   // w · x, w being layer `layer`'s projection p, plus scale·B·(A·x) of every
   // adapter with a pair for it: x [n_in, n_tokens] -> [n_out, n_tokens]. The
-  // scale goes on A·x, the narrowest product ([rank, n_tokens]).
+  // scale goes on A·x, the narrowest product ([rank, n_tokens]), and B's product
+  // adds itself to y: two nodes per adapter.
   Tensor* matmul(Tensor* w, Tensor* x, int64_t layer, Projection p);
   // Rows [first, first + count) of every column of y [rows, n_tokens] as heads [d, count / d, n_tokens].
   Tensor* head_rows(Tensor* y, int64_t first, int64_t count);

@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <limits>
 #include <tuple>
 #include <string>
@@ -351,8 +351,12 @@ class MalformedAdapter : public ::testing::Test {
   }
   // The file at `path` with the second dimension of its first tensor set to 0.
   static std::string with_zero_rank(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::string bytes;
+    if (std::FILE* in = std::fopen(path.c_str(), "rb")) {
+      char chunk[4096];
+      for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, in)) > 0;) bytes.append(chunk, n);
+      std::fclose(in);
+    }
     const std::string name = "blk.0.attn_q.weight.lora_a";
     const size_t at = bytes.find(name);
     EXPECT_NE(at, std::string::npos);

@@ -69,6 +69,9 @@ void print_help() {
       "  --no-probe   skip the memory bandwidth probe\n"
       "  --no-repack  keep weights in the file's layout (see peak run --help)\n"
       "  -ctk/-ctv T  KV cache types (default f16)\n"
+      "  --lora FILE[:SCALE], --control-vector FILE[:STRENGTH], --control-vector-layers A-B\n"
+      "               run the model with adapters (see peak run --help); tg's bytes count the\n"
+      "               adapters' matrices too\n"
       "\n"
       "usage: peak bench --chat -m MODEL [--turns 300] [--user-tokens 60] [--answer-tokens 60]\n"
       "                  [--modes ssskv,window,none] [--think-time 15] [-t T] [--csv FILE]\n"
@@ -133,6 +136,8 @@ BenchOptions parse(int argc, char** argv, bool* help) {
       o.probe = false;
     } else if (!std::strcmp(a, "--no-repack")) {
       o.gen.model.repack_weights = PEAK_REPACK_NONE;
+    } else if (parse_adapter_option(a, args, o.gen)) {
+      continue;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak bench --help)");
     }
@@ -222,13 +227,15 @@ double kv_row_bytes(peak_type type, size_t head_dim) {
 
 // Bytes one generated token reads: the weights, then K and V of every layer
 // over the cells it attends to, on average over n_gen tokens generated after
-// n_depth (the i-th sees n_depth + i + 1 cells). A sliding-window layer is
-// counted over all of them, though it reads only its window.
-double decode_bytes_at_depth(const peak_model_info& info, const GenerationOptions& g, int n_depth, int n_gen) {
+// n_depth (the i-th sees n_depth + i + 1 cells), and the LoRA adapters'
+// matrices. A sliding-window layer is counted over all of them, though it
+// reads only its window.
+double decode_bytes_at_depth(const LoadedModel& m, const GenerationOptions& g, int n_depth, int n_gen) {
+  const peak_model_info& info = m.info;
   const double cells = n_depth + (n_gen + 1) / 2.0;
   const double cell_bytes = static_cast<double>(info.n_layer * info.n_head_kv) *
                             (kv_row_bytes(g.context.type_k, info.head_dim) + kv_row_bytes(g.context.type_v, info.head_dim));
-  return static_cast<double>(info.decode_bytes_per_token) + cells * cell_bytes;
+  return static_cast<double>(info.decode_bytes_per_token + m.adapter_bytes) + cells * cell_bytes;
 }
 
 std::string model_label(const std::string& path) {
@@ -321,7 +328,7 @@ int run_bench(int argc, char** argv) {
                  n_depth};
         mean_sd(rates, &r.mean, &r.sd);
         if (n_gen > 0) {
-          const double bytes = decode_bytes_at_depth(m.info, g, n_depth, n_gen);
+          const double bytes = decode_bytes_at_depth(m, g, n_depth, n_gen);
           r.gbps = bytes * r.mean / 1e9;
           for (size_t i = 0; i < probes.size(); ++i) {
             r.probe += probes[i] / static_cast<double>(probes.size());

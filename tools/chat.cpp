@@ -157,6 +157,7 @@ class Chat {
     peak_session* s = nullptr;
     check_status(peak_session_create(m.model.get(), &p, &s));
     session_.reset(s);
+    if (!m.adapter_uses.empty()) check_status(peak_session_set_adapters(s, &m.adapter_set));
   }
 
   void answer(const std::string& text) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,11 +64,55 @@ bool is(const char* arg, const char* a, const char* b = nullptr) {
   return std::strcmp(arg, a) == 0 || (b && std::strcmp(arg, b) == 0);
 }
 
+// "FILE[:SCALE]": a trailing ":number" is the scale, anything else is the path.
+AdapterOption parse_adapter(const char* text) {
+  AdapterOption a{text, 1.0f};
+  const char* colon = std::strrchr(text, ':');
+  if (colon && colon != text) {
+    char* end = nullptr;
+    const float v = std::strtof(colon + 1, &end);
+    if (end != colon + 1 && *end == '\0') {
+      a.path.assign(text, static_cast<size_t>(colon - text));
+      a.scale = v;
+    }
+  }
+  return a;
+}
+
+// "A-B" -> layers A and B (0-based, inclusive).
+void parse_layer_range(const char* option, const char* text, GenerationOptions& o) {
+  unsigned long long first = 0, last = 0;
+  int consumed = 0;
+  if (std::sscanf(text, "%llu-%llu%n", &first, &last, &consumed) != 2 || text[consumed] != '\0' || first > last ||
+      text[0] == '-' || text[0] == '+') {
+    throw UsageError(std::string("option ") + option + " needs a layer range A-B with A <= B, not '" + text + "'");
+  }
+  o.control_first_layer = static_cast<size_t>(first);
+  o.control_last_layer = static_cast<size_t>(last);
+}
+
 }  // namespace
+
+bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions& o) {
+  if (is(option, "--lora", "--control-vector")) {
+    o.adapters.push_back(parse_adapter(args.value(option)));
+    if (!std::isfinite(o.adapters.back().scale)) {
+      throw UsageError(std::string("option ") + option + ": the scale must be finite");
+    }
+  } else if (is(option, "--control-vector-layers")) {
+    parse_layer_range(option, args.value(option), o);
+  } else {
+    return false;
+  }
+  return true;
+}
 
 bool parse_model_option(ArgCursor& args, GenerationOptions& o) {
   const char* a = args.peek();
-  if (is(a, "-m", "--model")) {
+  if (is(a, "--lora", "--control-vector") || is(a, "--control-vector-layers")) {
+    args.next();
+    parse_adapter_option(a, args, o);
+  } else if (is(a, "-m", "--model")) {
     args.next();
     o.model_path = args.value(a);
   } else if (is(a, "-c", "--ctx-size")) {
@@ -172,7 +217,10 @@ std::string model_help_tail(const char* kv_cache_default) {
          "  --no-repack               keep weights in the file's layout (slower Q4_0, and Q8_0 on arm64)\n"
          "  --repack-at-load          repack them before the first prompt, not in the background\n"
          "  --check-tensors           refuse the model at the first NaN or Inf weight, naming the tensor\n"
-         "  --no-memory-check         create a context even when it needs more than the physical memory\n";
+         "  --no-memory-check         create a context even when it needs more than the physical memory\n"
+         "  --lora FILE[:SCALE]       apply a LoRA adapter (GGUF) at run time, times SCALE (default 1); repeatable\n"
+         "  --control-vector FILE[:STRENGTH]  add a control vector (GGUF) to the residual stream; repeatable\n"
+         "  --control-vector-layers A-B  layers the control vectors act after (default: all)\n";
 }
 const char kSamplingHelp[] =
     "sampling:\n"

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "peak/peak.h"
 
@@ -32,6 +33,12 @@ class ArgCursor {
   int index_ = 1;  // argv[0] is the sub-command's name
 };
 
+// --lora FILE[:SCALE] / --control-vector FILE[:STRENGTH], in the order given.
+struct AdapterOption {
+  std::string path;
+  float scale = 1.0f;
+};
+
 struct GenerationOptions {
   std::string model_path;  // empty: the command's default
   peak_model_params model = peak_model_default_params();
@@ -39,6 +46,9 @@ struct GenerationOptions {
   peak_sampler_params sampler = peak_sampler_default_params();
   size_t n_predict = 256;  // tokens per answer; SIZE_MAX: no limit
   bool memory_check = true;  // refuse a context larger than physical memory (--no-memory-check)
+  std::vector<AdapterOption> adapters;  // LoRA adapters and control vectors (the file says which)
+  size_t control_first_layer = 0;       // --control-vector-layers A-B
+  size_t control_last_layer = SIZE_MAX;
 };
 
 // Consumes one model/context/sampling option at the cursor. Returns false
@@ -47,6 +57,9 @@ bool parse_generation_option(ArgCursor& args, GenerationOptions& options);
 // Likewise for the model and context options alone (-m, -c, -b, -t, cache
 // types, mapping and repacking): for commands that do not sample.
 bool parse_model_option(ArgCursor& args, GenerationOptions& options);
+// --lora, --control-vector or --control-vector-layers, `option` being the one
+// just read: reads its value. Returns false for any other option.
+bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions& options);
 
 // Help text for the model, context and sampling options, with the -ctk/-ctv
 // default the command uses (the second form: a context's own, f16).

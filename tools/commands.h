@@ -9,6 +9,7 @@ int run_run(int argc, char** argv);
 int run_chat(int argc, char** argv);
 int run_quantize(int argc, char** argv);
 int run_synth(int argc, char** argv);
+int run_lora(int argc, char** argv);
 int run_perplexity(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
 int run_bench(int argc, char** argv);

@@ -1,6 +1,7 @@
 // peak inspect FILE: header, metadata (long arrays abbreviated), tensors and totals
 // of a GGUF file, as text or JSON. A bad file gives exit status 1 and one line on
 // stderr naming the problem.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -31,7 +32,8 @@ void print_help() {
       "usage: peak inspect FILE [--json] [--full] [--no-mmap]\n"
       "       peak inspect --cpu\n"
       "  Shows a GGUF file's header, metadata, tensors and totals, or with --cpu the\n"
-      "  CPU paths peak found and the kernel path each tensor type uses.\n"
+      "  CPU paths peak found and the kernel path each tensor type uses. For a LoRA\n"
+      "  adapter also the matrices it adapts and their ranks; for a control vector its layers.\n"
       "  --json      machine-readable output\n"
       "  --full      do not abbreviate long arrays and strings\n"
       "  --no-mmap   read the file instead of mapping it\n");
@@ -117,6 +119,59 @@ struct TypeTotals {
   uint64_t tensors = 0, params = 0, bytes = 0;
 };
 
+// The string value of `key`, or "" when absent or not a string.
+std::string string_value(const peak_gguf* g, const char* key) {
+  size_t index = 0;
+  const char* data = nullptr;
+  size_t length = 0;
+  if (peak_gguf_lookup_key(g, key, &index) != PEAK_OK || peak_gguf_get_string(g, index, &data, &length) != PEAK_OK) {
+    return "";
+  }
+  return std::string(data, length);
+}
+
+// A LoRA adapter: what it adapts, at which rank, with which alpha; a control
+// vector: its layers. As the file says (peak_adapter_load checks it against a model).
+void print_adapter_summary(const peak_gguf* g) {
+  const size_t n_tensors = peak_gguf_n_tensors(g);
+  if (string_value(g, "general.type") == "adapter" && string_value(g, "adapter.type") == "lora") {
+    size_t index = 0;
+    double alpha = 0;
+    const bool has_alpha = peak_gguf_lookup_key(g, "adapter.lora.alpha", &index) == PEAK_OK &&
+                           peak_gguf_get_float(g, index, &alpha) == PEAK_OK;
+    std::map<std::string, std::string> targets;  // adapted matrix -> "rank R, A/B types"
+    int64_t min_rank = 0, max_rank = 0;
+    for (size_t i = 0; i < n_tensors; ++i) {
+      peak_gguf_tensor_info t;
+      check(peak_gguf_get_tensor(g, i, &t));
+      const std::string name = t.name;
+      if (name.size() <= 7 || name.compare(name.size() - 7, 7, ".lora_a") != 0) continue;
+      const int64_t rank = t.ne[1];
+      min_rank = targets.empty() ? rank : std::min(min_rank, rank);
+      max_rank = std::max(max_rank, rank);
+      targets[name.substr(0, name.size() - 7)] = "rank " + std::to_string(rank) + ", A " + peak_type_name(t.type);
+    }
+    std::printf("\nLoRA adapter for %s: %zu matrices, rank %s, alpha %s\n",
+                escape_for_terminal(string_value(g, "general.architecture").c_str(), 64).c_str(), targets.size(),
+                min_rank == max_rank ? std::to_string(max_rank).c_str()
+                                     : (std::to_string(min_rank) + "-" + std::to_string(max_rank)).c_str(),
+                has_alpha ? shortest_float(alpha, true).c_str() : "none (scales apply as given)");
+    for (const auto& [target, what] : targets) {
+      std::printf("  %-40s %s\n", escape_for_terminal(target.c_str(), 64).c_str(), what.c_str());
+    }
+  } else if (string_value(g, "general.architecture") == "controlvector") {
+    std::string layers;
+    for (size_t i = 0; i < n_tensors; ++i) {
+      peak_gguf_tensor_info t;
+      check(peak_gguf_get_tensor(g, i, &t));
+      if (std::strncmp(t.name, "direction.", 10) == 0) layers += (layers.empty() ? "" : " ") + std::string(t.name + 10);
+    }
+    const std::string hint = string_value(g, "controlvector.model_hint");
+    std::printf("\ncontrol vector%s%s: directions after layers %s\n", hint.empty() ? "" : " for ",
+                escape_for_terminal(hint.c_str(), 64).c_str(), escape_for_terminal(layers.c_str(), 400).c_str());
+  }
+}
+
 int print_text(const peak_gguf* g, const InspectOptions& opt) {
   std::printf("file:        %s\n", opt.path);
   std::printf("format:      GGUF version %u, alignment %u, %" PRIu64 " bytes (%s)\n", peak_gguf_version(g),
@@ -166,6 +221,7 @@ int print_text(const peak_gguf* g, const InspectOptions& opt) {
     std::printf("  %-7s %5" PRIu64 " tensors %14" PRIu64 " parameters %14" PRIu64 " bytes\n", name.c_str(),
                 tt.tensors, tt.params, tt.bytes);
   }
+  print_adapter_summary(g);
   return 0;
 }
 

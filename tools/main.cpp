@@ -25,6 +25,7 @@ const Command kCommands[] = {
     {"tokenize", run_tokenize, "the tokens of a text (a vocabulary-only GGUF file is enough)"},
     {"quantize", run_quantize, "quantize an F32/F16/BF16 model (Q4_0, Q8_0, Q4_K_M ...)"},
     {"synth", run_synth, "write a random-weight model with a real model's shapes"},
+    {"lora", run_lora, "merge a LoRA adapter into its model, or write a random one"},
     {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors, or the CPU paths"},
 };
 

@@ -45,11 +45,26 @@ LoadedModel load_model(const std::string& path, const GenerationOptions& options
   m.model.reset(model);
   m.info.struct_size = sizeof m.info;
   check_status(peak_model_get_info(model, &m.info));
+  for (const AdapterOption& a : options.adapters) {
+    peak_adapter* adapter = nullptr;
+    check_status(peak_adapter_load(model, a.path.c_str(), nullptr, &adapter));
+    m.adapters.emplace_back(adapter);
+    m.adapter_uses.push_back({adapter, a.scale});
+    peak_adapter_info info{};
+    info.struct_size = sizeof info;
+    check_status(peak_adapter_get_info(adapter, &info));
+    m.adapter_bytes += info.tensor_bytes;
+  }
+  m.adapter_set.adapters = m.adapter_uses.data();
+  m.adapter_set.n_adapters = m.adapter_uses.size();
+  m.adapter_set.control_first_layer = options.control_first_layer;
+  m.adapter_set.control_last_layer = options.control_last_layer;
   if (!with_context) return m;
   check_context_fits(model, options.context, options);
   peak_context* context = nullptr;
   check_status(peak_context_create(model, &options.context, &context));
   m.context.reset(context);
+  if (!m.adapter_uses.empty()) check_status(peak_context_set_adapters(context, &m.adapter_set));
   peak_sampler* sampler = nullptr;
   check_status(peak_sampler_create(model, &options.sampler, &sampler));
   m.sampler.reset(sampler);

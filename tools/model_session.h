@@ -22,12 +22,18 @@ void check_status(peak_status status);
 struct ModelDeleter { void operator()(peak_model* m) const { peak_model_free(m); } };
 struct ContextDeleter { void operator()(peak_context* c) const { peak_context_free(c); } };
 struct SamplerDeleter { void operator()(peak_sampler* s) const { peak_sampler_free(s); } };
+struct AdapterDeleter { void operator()(peak_adapter* a) const { peak_adapter_free(a); } };
 
 struct LoadedModel {
+  // Declared first, so freed last: the adapters after the context, the model after them.
   std::unique_ptr<peak_model, ModelDeleter> model;
+  std::vector<std::unique_ptr<peak_adapter, AdapterDeleter>> adapters;  // as options.adapters
   std::unique_ptr<peak_context, ContextDeleter> context;
   std::unique_ptr<peak_sampler, SamplerDeleter> sampler;
   peak_model_info info{};
+  std::vector<peak_adapter_use> adapter_uses;  // the adapters with their scales
+  peak_adapter_set_params adapter_set = peak_adapter_set_default_params();  // points into adapter_uses
+  uint64_t adapter_bytes = 0;  // LoRA matrices read per token besides the model's
 };
 
 // The tokens of `text` (peak_tokenize: add_special adds BOS/EOS as the model
@@ -41,6 +47,7 @@ std::string token_piece(const peak_model* model, int32_t token, bool render_spec
 // options.memory_check is off).
 void check_context_fits(const peak_model* model, const peak_context_params& params, const GenerationOptions& options);
 
-// Loads the model and, unless `with_context` is false (the caller makes its own,
-// e.g. a chat session), a context and a sampler from the options.
+// Loads the model and its adapters (--lora, --control-vector) and, unless
+// `with_context` is false (the caller makes its own, e.g. a chat session, and
+// gives it m.adapter_set), a context running them and a sampler.
 LoadedModel load_model(const std::string& path, const GenerationOptions& options, bool with_context = true);

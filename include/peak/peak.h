@@ -920,6 +920,121 @@ PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const pea
                                               const peak_chat_message* messages, size_t n_messages, char* buf,
                                               size_t capacity, size_t* length);
 
+/* ---- adapters: LoRA and control vectors ----------------------------------------- */
+
+/* A LoRA adapter (a GGUF with general.type "adapter", as llama.cpp's
+   convert_lora_to_gguf.py writes it) or a control vector (general.architecture
+   "controlvector", as llama.cpp's cvector-generator writes it), loaded for one
+   model and applied at run time without changing the model: a projection W
+   with an adapter computes W·x + s·B·(A·x), s = scale·alpha/rank (scale alone
+   when the file's adapter.lora.alpha is 0 or absent); a control vector adds
+   strength·direction[l] to the residual stream after each layer l of the
+   chosen range. An adapter is immutable: contexts and sessions on any threads
+   may share it. */
+typedef struct peak_adapter peak_adapter;
+
+typedef enum peak_adapter_kind {
+  PEAK_ADAPTER_LORA = 0,
+  PEAK_ADAPTER_CONTROL_VECTOR = 1
+} peak_adapter_kind;
+
+typedef struct peak_adapter_params {
+  size_t struct_size;
+  int use_mmap;  /* LoRA: 1 (default) maps the file, 0 reads it into memory */
+} peak_adapter_params;
+
+PEAK_API peak_adapter_params peak_adapter_default_params(void);
+
+/* Loads the adapter or control vector at `path` for `model` (which one, the
+   file says). It is checked against the model: architecture, every tensor's
+   name, shape and type, finite values, alpha; a refusal (PEAK_ERR_FORMAT, or
+   PEAK_ERR_UNSUPPORTED for a target peak does not adapt) names the key or
+   tensor and leaves the model as it was. */
+PEAK_API peak_status peak_adapter_load(const peak_model* model, const char* path, const peak_adapter_params* params,
+                                       peak_adapter** out);
+/* Releases the handle. Contexts and sessions using the adapter keep it until
+   they stop using it (peak_*_set_adapters without it, or their own free), so
+   freeing an adapter in use is safe; free adapters before their model. */
+PEAK_API void peak_adapter_free(peak_adapter* adapter);
+
+typedef struct peak_adapter_info {
+  size_t struct_size;        /* set to sizeof(peak_adapter_info) before the call */
+  peak_adapter_kind kind;
+  size_t n_targets;          /* LoRA: matrices adapted; control vector: layers with a direction */
+  size_t min_rank, max_rank; /* LoRA only */
+  float alpha;               /* LoRA: adapter.lora.alpha (0: scales apply as given) */
+  size_t first_layer, last_layer; /* control vector: its first and last layer with a direction */
+  uint64_t tensor_bytes;     /* LoRA: bytes of its matrices, read once per token besides the model's */
+} peak_adapter_info;
+
+PEAK_API peak_status peak_adapter_get_info(const peak_adapter* adapter, peak_adapter_info* info);
+
+/* One adapter in use: its scale (LoRA) or strength (control vector). A scale
+   of 0 leaves the model's results exactly as without the adapter. */
+typedef struct peak_adapter_use {
+  const peak_adapter* adapter;
+  float scale;
+} peak_adapter_use;
+
+typedef struct peak_adapter_set_params {
+  size_t struct_size;
+  const peak_adapter_use* adapters;  /* n_adapters of them, LoRA and control vectors mixed, any order */
+  size_t n_adapters;                 /* 0: none (the model as it is) */
+  /* Control vectors act after layers first..last (0-based, inclusive, as
+     llama.cpp's --control-vector-layer-range); a last layer past the model's is
+     its last. Default 0 and SIZE_MAX: every layer with a direction. */
+  size_t control_first_layer;
+  size_t control_last_layer;
+} peak_adapter_set_params;
+
+PEAK_API peak_adapter_set_params peak_adapter_set_default_params(void);
+
+/* Runs the context's model with these adapters from its next evaluation on
+   (what the cache holds stays as computed). Between evaluations: it plans the
+   compute buffers again, so evaluating still allocates nothing. Several LoRA
+   adapters add their deltas; several control vectors add up. On failure
+   (an adapter loaded for another model, a scale that is not finite, an empty
+   layer range) the context keeps its adapters. */
+PEAK_API peak_status peak_context_set_adapters(peak_context* ctx, const peak_adapter_set_params* params);
+/* The same for every context of a session (the conversation's, the summary's
+   and a rebuild's): waits for a running summary and puts it in place, then
+   evaluates the cached conversation again with the new adapters, so its cache
+   is what they compute. Between turns. */
+PEAK_API peak_status peak_session_set_adapters(peak_session* session, const peak_adapter_set_params* params);
+
+typedef struct peak_lora_merge_params {
+  size_t struct_size;
+  float scale;                /* default 1 */
+  const char* type;           /* the merged matrices' type ("F16", "Q8_0" ...); NULL (default): each keeps its own */
+  size_t n_threads;           /* 0: one per hardware thread */
+  peak_progress_fn progress;  /* may be NULL; return 0 to cancel */
+  void* progress_user_data;
+} peak_lora_merge_params;
+
+PEAK_API peak_lora_merge_params peak_lora_merge_default_params(void);
+/* Writes base + scale·adapter as one plain model: every adapted matrix becomes
+   W + s·B·A (dequantized, merged, quantized again to `type`); the other tensors
+   and the metadata are copied. Refuses to write over either input; writes
+   through a temporary file (see peak_remove_temporary_files). */
+PEAK_API peak_status peak_lora_merge(const char* base_path, const char* adapter_path, const char* output_path,
+                                     const peak_lora_merge_params* params);
+
+typedef struct peak_lora_synth_params {
+  size_t struct_size;
+  size_t rank;                /* default 16 */
+  float alpha;                /* adapter.lora.alpha; default 0 */
+  peak_type type;             /* A and B: PEAK_TYPE_F16 (default), _F32 or _Q8_0 (rank a multiple of 32) */
+  const char* targets;        /* comma-separated projections ("attn_q,ffn_down"); NULL (default): all */
+  uint64_t seed;
+} peak_lora_synth_params;
+
+PEAK_API peak_lora_synth_params peak_lora_synth_default_params(void);
+/* Writes a random adapter for the model at base_path: for each adapted
+   W [n_in, n_out], A ~ N(0, 1/n_in) and B ~ N(0, 0.02^2). For tests and for
+   measuring what an adapter costs. */
+PEAK_API peak_status peak_lora_synth(const char* base_path, const char* output_path,
+                                     const peak_lora_synth_params* params);
+
 #ifdef __cplusplus
 }
 #endif

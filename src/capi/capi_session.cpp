@@ -3,11 +3,13 @@
 #include <memory>
 #include <string>
 
+#include "capi/capi_adapter.h"
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
 #include "chat/chat_session.h"
 
 struct peak_session {
+  const peak_model* model;
   std::unique_ptr<peak::chat::ChatSession> session;
 };
 
@@ -128,6 +130,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.summarizer.n_batch = static_cast<int64_t>(p.n_batch);
     s.sampler = sampler_params_from_c(p.sampler);
     auto session = std::make_unique<peak_session>();
+    session->model = model;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);
     *out = session.release();
     return PEAK_OK;
@@ -231,6 +234,16 @@ peak_status peak_session_reset(peak_session* session) {
   PEAK_CHECK_ARG(session, "peak_session_reset: session");
   return guarded([&] {
     session->session->reset();
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_set_adapters(peak_session* session, const peak_adapter_set_params* params) {
+  PEAK_CHECK_ARG(session, "peak_session_set_adapters: session");
+  peak::runtime::Adapters adapters;
+  if (const peak_status st = peak::capi::adapters_from_c(session->model, params, &adapters); st != PEAK_OK) return st;
+  return guarded([&] {
+    session->session->set_adapters(adapters);
     return PEAK_OK;
   });
 }

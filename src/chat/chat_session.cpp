@@ -392,6 +392,7 @@ void ChatSession::maybe_start_summary() {
     start.params.n_threads = ctx_->n_threads();
     start.params.type_k = kv.type_k();
     start.params.type_v = kv.type_v();
+    start.params.adapters = ctx_->adapters();
     const auto p = static_cast<int64_t>(prefix_.size());
     start.prefix_cells = kv.snapshot_first(p);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + p);
@@ -888,6 +889,22 @@ void ChatSession::reset() {
   sampler_.reset();
   ctx_->kv().clear();
   ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
+}
+
+void ChatSession::set_adapters(const runtime::Adapters& adapters) {
+  wait_for_summary();  // the worker is idle from here on
+  const runtime::Adapters previous = ctx_->adapters();
+  const auto apply = [this](const runtime::Adapters& a) {
+    ctx_->set_adapters(a);
+    if (summarizer_) summarizer_->set_adapters(a);
+    prefill_all();
+  };
+  try {
+    apply(adapters);
+  } catch (...) {
+    apply(previous);
+    throw;
+  }
 }
 
 SessionStats ChatSession::stats() const {

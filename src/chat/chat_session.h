@@ -216,6 +216,12 @@ class ChatSession {
   void set_sampler(const sampling::SamplerParams& params);
   // Forgets the conversation (keeps the Prefix); cancels a running summary or rebuild.
   void reset();
+  // Runs every context of the session with `adapters` (runtime/adapters.h):
+  // puts a running summary in place first, then evaluates the cached
+  // conversation again, so the cache is what the new adapters compute. Throws
+  // std::invalid_argument for adapters the context refuses, and whatever the
+  // evaluation throws, leaving the session with its old adapters.
+  void set_adapters(const runtime::Adapters& adapters);
   // Blocks until a running summary (and its rebuild) is done and puts it in
   // place: what an app does between turns so the next one starts with nothing
   // left to rebuild.

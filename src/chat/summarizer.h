@@ -87,6 +87,9 @@ class Summarizer {
   // restored summary written for a larger summary_max gets the same). Reads
   // only what construction set: any thread.
   std::string clip(const std::string& text) const;
+  // The adapters summaries are written with (runtime::Context::set_adapters);
+  // only while no job runs.
+  void set_adapters(const runtime::Adapters& adapters) { ctx_.set_adapters(adapters); }
 
  private:
   void run(std::string content);

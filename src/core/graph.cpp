@@ -201,6 +201,16 @@ Tensor* Graph::mul_mat(Tensor* w, Tensor* x) {
   return new_node(Op::MulMat, GgmlType::F32, {w->ne[1], x->ne[1], x->ne[2], x->ne[3]}, {w, x});
 }
 
+Tensor* Graph::mul_mat(Tensor* w, Tensor* x, float scale, Tensor* addend) {
+  Tensor* t = mul_mat(w, x);
+  require(addend == nullptr || (is_f32(addend) && addend->same_shape(*t) && addend->nb[0] == sizeof(float)),
+          "mul_mat: the addend must be F32 of the result's shape with dense rows");
+  t->src[2] = addend;
+  t->params.i[0] = 1;
+  t->params.f[0] = scale;
+  return t;
+}
+
 Tensor* Graph::element_wise(Op op, Tensor* a, Tensor* b) {
   require(is_f32(a) && (b == nullptr || is_f32(b)), "element-wise ops take F32 tensors");
   return new_node(op, GgmlType::F32, a->ne, {a, b});

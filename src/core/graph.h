@@ -95,6 +95,10 @@ class Graph {
   // w [k, n, b2, b3] (any type), x F32 [k, m, c2, c3] with c2 % b2 == 0 and
   // c3 % b3 == 0 -> [n, m, c2, c3]: out = w · x per column.
   Tensor* mul_mat(Tensor* w, Tensor* x);
+  // scale · (w · x) + addend (null: none; else F32 of the result's shape, dense
+  // rows) in one node: each thread scales and adds its own rows, so a low-rank
+  // product (LoRA's) costs no nodes of its own for either.
+  Tensor* mul_mat(Tensor* w, Tensor* x, float scale, Tensor* addend);
   Tensor* add(Tensor* a, Tensor* b);  // b is repeated to a's shape
   Tensor* scale(Tensor* a, float s);
   // With `weight` (F32 [a->ne[0]], contiguous) each normalised row is also

@@ -96,6 +96,7 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
 
   // Read once: the repacking may finish during the call (core::Tensor).
   const char* repacked = static_cast<const char*>(w.repacked_bytes());
+  const bool scaled_sum = node.params.i[0] != 0;  // Graph::mul_mat's scale and addend
   const int64_t repeat2 = x.ne[2] / w.ne[2];
   const int64_t repeat3 = x.ne[3] / w.ne[3];
   const Range weight_rows = thread_share(w.ne[1], params, kWeightRowGranule);
@@ -112,18 +113,26 @@ void compute_mul_mat(const ComputeParams& params, Tensor& node) {
       if (repacked != nullptr) {  // 2-D; rows start at multiples of 16 (kWeightRowGranule)
         kernels.gemm_repacked(k, repacked + static_cast<size_t>(weight_rows.begin) * w.nb[1], w.nb[1],
                               weight_rows.end - weight_rows.begin, y_rows, y_stride, m, out, out_stride);
-        continue;
-      }
-      if (kernels.gemm != nullptr) {
+      } else if (kernels.gemm != nullptr) {
         kernels.gemm(k, w_rows, w.nb[1], weight_rows.end - weight_rows.begin, y_rows, y_stride, m,
                      out, out_stride);
-        continue;
+      } else {
+        for (int64_t row = 0; row < weight_rows.end - weight_rows.begin; ++row) {
+          const char* w_row = w_rows + static_cast<size_t>(row) * w.nb[1];
+          for (int64_t col = 0; col < m; ++col) {
+            kernels.vec_dot(k, out + static_cast<size_t>(col) * out_stride + row, w_row,
+                            y_rows + static_cast<size_t>(col) * y_stride);
+          }
+        }
       }
-      for (int64_t row = 0; row < weight_rows.end - weight_rows.begin; ++row) {
-        const char* w_row = w_rows + static_cast<size_t>(row) * w.nb[1];
+      if (scaled_sum) {
+        // This thread's rows of every column: out = scale * out + addend.
+        const float scale = node.params.f[0];
+        const Tensor* addend = node.src[2];
         for (int64_t col = 0; col < m; ++col) {
-          kernels.vec_dot(k, out + static_cast<size_t>(col) * out_stride + row, w_row,
-                          y_rows + static_cast<size_t>(col) * y_stride);
+          float* o = out + static_cast<size_t>(col) * out_stride;
+          const float* c = addend ? f32_row(*addend, {col, i2, i3}) + weight_rows.begin : nullptr;
+          for (int64_t r = 0; r < weight_rows.end - weight_rows.begin; ++r) o[r] = o[r] * scale + (c ? c[r] : 0.0f);
         }
       }
     }

@@ -3,8 +3,9 @@
 namespace peak::model {
 
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
-                               const std::vector<LayerKv>& kv, const Batch& batch, Tensor* rope_factors)
-    : g(graph), hp(h), w(weights), kv_(kv), batch_(batch), rope_factors_(rope_factors) {
+                               const std::vector<LayerKv>& kv, const Batch& batch, Tensor* rope_factors,
+                               const DecoderAdapters* adapters)
+    : g(graph), hp(h), w(weights), kv_(kv), batch_(batch), rope_factors_(rope_factors), adapters_(adapters) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
 }
@@ -16,8 +17,21 @@ Tensor* DecoderBuilder::embed() {
 
 Tensor* DecoderBuilder::norm(Tensor* x, Tensor* weight) { return g.rms_norm(x, hp.rms_eps, weight); }
 
-Tensor* DecoderBuilder::project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads) {
-  Tensor* y = g.mul_mat(weight, x);  // [n_heads * d, n_tokens]
+Tensor* DecoderBuilder::matmul(Tensor* weight, Tensor* x, int64_t layer, Projection p) {
+  Tensor* y = g.mul_mat(weight, x);
+  if (!adapters_) return y;
+  for (const ScaledLora& lora : adapters_->loras) {
+    const LoraPair* pair = lora.adapter->pair(layer, p);
+    if (!pair) continue;
+    Tensor* ax = g.mul_mat(pair->a, x, lora.scale * pair->alpha_scale, nullptr);  // [rank, n_tokens]
+    y = g.mul_mat(pair->b, ax, 1.0f, y);
+  }
+  return y;
+}
+
+Tensor* DecoderBuilder::project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads, int64_t layer,
+                                Projection p) {
+  Tensor* y = matmul(weight, x, layer, p);  // [n_heads * d, n_tokens]
   if (bias) y = g.add(y, bias);
   return g.reshape(y, {hp.head_dim, n_heads, batch_.n_tokens});
 }
@@ -28,17 +42,18 @@ Tensor* DecoderBuilder::head_rows(Tensor* y, int64_t first, int64_t count) {
                 static_cast<size_t>(first) * y->nb[0]);
 }
 
-DecoderBuilder::Heads DecoderBuilder::project_heads(const LayerWeights& l, Tensor* x) {
+DecoderBuilder::Heads DecoderBuilder::project_heads(int64_t layer, Tensor* x) {
+  const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
   Heads h{};
   if (l.wqkv) {
-    Tensor* qkv = g.mul_mat(l.wqkv, x);  // [q + 2kv, n_tokens]: Q rows, then K, then V
+    Tensor* qkv = matmul(l.wqkv, x, layer, Projection::Qkv);  // [q + 2kv, n_tokens]: Q rows, then K, then V
     h.q = head_rows(qkv, 0, hp.n_embd_q());
     h.k = head_rows(qkv, hp.n_embd_q(), hp.n_embd_kv());
     h.v = head_rows(qkv, hp.n_embd_q() + hp.n_embd_kv(), hp.n_embd_kv());
   } else {
-    h.q = project(x, l.wq, l.bq, hp.n_head);
-    h.k = project(x, l.wk, l.bk, hp.n_head_kv);
-    h.v = project(x, l.wv, l.bv, hp.n_head_kv);
+    h.q = project(x, l.wq, l.bq, hp.n_head, layer, Projection::Q);
+    h.k = project(x, l.wk, l.bk, hp.n_head_kv, layer, Projection::K);
+    h.v = project(x, l.wv, l.bv, hp.n_head_kv, layer, Projection::V);
   }
   if (l.q_norm) h.q = norm(h.q, l.q_norm);
   if (l.k_norm) h.k = norm(h.k, l.k_norm);
@@ -56,8 +71,7 @@ Tensor* DecoderBuilder::cache_cells(Tensor* cache, int64_t first, int64_t count)
 }
 
 Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
-  const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
-  const Heads h = project_heads(l, x);
+  const Heads h = project_heads(layer, x);
   Tensor* q = rope(h.q, layer);  // [d, n_head, n_tokens]
   Tensor* k = rope(h.k, layer);  // [d, n_head_kv, n_tokens]
 
@@ -75,23 +89,31 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   attention.softcap = hp.attn_softcap;
   Tensor* out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv),
                             attention);  // causal, [d, n_head, n_tokens]
-  return g.mul_mat(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}));
+  const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
+  return matmul(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}), layer, Projection::AttnOutput);
 }
 
-Tensor* DecoderBuilder::feed_forward(const LayerWeights& l, Tensor* x) {
+Tensor* DecoderBuilder::feed_forward(int64_t layer, Tensor* x) {
+  const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
   Tensor* gate;
   Tensor* up;
   if (l.ffn_gate) {
-    gate = g.mul_mat(l.ffn_gate, x);
-    up = g.mul_mat(l.ffn_up, x);
+    gate = matmul(l.ffn_gate, x, layer, Projection::FfnGate);
+    up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
   } else {
     // One product for the fused matrix: [2 n_ff, n_tokens], gate rows first.
-    Tensor* gate_up = g.mul_mat(l.ffn_up, x);
+    Tensor* gate_up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
     gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
     up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
   }
   Tensor* gated = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);
-  return g.mul_mat(l.ffn_down, gated);
+  return matmul(l.ffn_down, gated, layer, Projection::FfnDown);
+}
+
+Tensor* DecoderBuilder::steer(Tensor* x, int64_t il) {
+  if (!adapters_ || adapters_->layer_offsets.empty()) return x;
+  Tensor* offset = adapters_->layer_offsets[static_cast<size_t>(il)];
+  return offset ? g.add(x, offset) : x;
 }
 
 Tensor* DecoderBuilder::logits(Tensor* x) {
@@ -113,9 +135,9 @@ Tensor* build_forward(DecoderBuilder& b) {
     Tensor* attention = b.self_attention(il, b.norm(x, l.attn_norm));
     if (l.attn_post_norm) attention = b.norm(attention, l.attn_post_norm);
     x = g.add(x, attention);
-    Tensor* ffn = b.feed_forward(l, b.norm(x, l.ffn_norm));
+    Tensor* ffn = b.feed_forward(il, b.norm(x, l.ffn_norm));
     if (l.ffn_post_norm) ffn = b.norm(ffn, l.ffn_post_norm);
-    x = g.add(x, ffn);
+    x = b.steer(g.add(x, ffn), il);
   }
   return b.logits(x);
 }

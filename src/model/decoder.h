@@ -12,6 +12,7 @@
 
 #include "core/graph.h"
 #include "model/hparams.h"
+#include "model/lora_adapter.h"
 #include "model/weights.h"
 
 namespace peak::model {
@@ -41,12 +42,25 @@ struct ForwardInputs {
   Tensor* positions = nullptr;  // I32 [n_tokens]
 };
 
+// What adapters add to the forward pass (runtime::Context builds it from the
+// adapters in use): LoRA products on the projections each adapter has, and
+// control vectors' sum added to the residual stream after a layer.
+struct ScaledLora {
+  const LoraAdapter* adapter = nullptr;
+  float scale = 1.0f;  // the user's; never 0 (an adapter at 0 is left out)
+};
+
+struct DecoderAdapters {
+  std::vector<ScaledLora> loras;
+  std::vector<Tensor*> layer_offsets;  // empty, or per layer: F32 [n_embd] added to its output, or null
+};
+
 class DecoderBuilder {
  public:
   // kv: one entry per layer. rope_factors: the per-pair rope divisors the
-  // context uses (rope_factors_for_context), or null.
+  // context uses (rope_factors_for_context), or null. adapters: may be null.
   DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, const std::vector<LayerKv>& kv,
-                 const Batch& batch, Tensor* rope_factors);
+                 const Batch& batch, Tensor* rope_factors, const DecoderAdapters* adapters = nullptr);
 
   Graph& g;
   const HParams& hp;
@@ -58,10 +72,12 @@ class DecoderBuilder {
   // Self-attention of one layer: x [n_embd, n_tokens] (normed) -> [n_embd, n_tokens].
   Tensor* self_attention(int64_t layer, Tensor* x);
   // w_down · (act(gate · x) * (up · x)), act silu or gelu_tanh (HParams::ffn_activation).
-  Tensor* feed_forward(const LayerWeights& l, Tensor* x);
+  Tensor* feed_forward(int64_t layer, Tensor* x);
   // Final norm and output projection (soft-capped when the model says so):
   // [n_vocab, n_tokens] or [n_vocab, 1].
   Tensor* logits(Tensor* x);
+  // x [n_embd, n_tokens] plus the control vectors' offset for layer il, if any.
+  Tensor* steer(Tensor* x, int64_t il);
 
  private:
   struct Heads {
@@ -71,9 +87,14 @@ class DecoderBuilder {
   };
   // Q, K and V of x: one matrix product per projection, or one for a fused
   // QKV matrix whose result is split by views; then the per-head norms.
-  Heads project_heads(const LayerWeights& l, Tensor* x);
+  Heads project_heads(int64_t layer, Tensor* x);
   // w · x (+ bias) as heads [d, n_heads, n_tokens].
-  Tensor* project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads);
+  Tensor* project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads, int64_t layer, Projection p);
+  // w · x, w being layer `layer`'s projection p, plus scale·B·(A·x) of every
+  // adapter with a pair for it: x [n_in, n_tokens] -> [n_out, n_tokens]. The
+  // scale goes on A·x, the narrowest product ([rank, n_tokens]), and B's product
+  // adds itself to y: two nodes per adapter.
+  Tensor* matmul(Tensor* w, Tensor* x, int64_t layer, Projection p);
   // Rows [first, first + count) of every column of y [rows, n_tokens] as heads [d, count / d, n_tokens].
   Tensor* head_rows(Tensor* y, int64_t first, int64_t count);
   Tensor* rope(Tensor* x, int64_t layer);           // at the batch's positions, with the layer's settings
@@ -81,6 +102,7 @@ class DecoderBuilder {
   const std::vector<LayerKv>& kv_;
   Batch batch_;
   Tensor* rope_factors_;
+  const DecoderAdapters* adapters_;
   ForwardInputs inputs_;
 };
 

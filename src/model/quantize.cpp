@@ -20,11 +20,6 @@
 namespace peak::model {
 namespace {
 
-bool same_file(const std::string& a, const std::string& b) {
-  struct stat sa {}, sb {};
-  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }
 
 // Converts rows [begin, end) of `src` into `dst_type` rows at `dst`. Returns
@@ -60,13 +55,19 @@ bool convert_rows(const gguf::TensorInfo& src, GgmlType dst_type, uint8_t* dst, 
 
 }  // namespace
 
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return a == b ||
+         (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
 void quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options) {
   const FileType file_type = parse_file_type(options.type);
   if (file_type.llama_ftype == 0 && file_type.base != GgmlType::F32 && !options.pure) {
     throw std::invalid_argument("'" + options.type + "' is a tensor type, not a file type: use it with --pure, or "
                                 "pick a file type such as Q4_K_M");
   }
-  if (input_path == output_path || same_file(input_path, output_path)) {
+  if (same_file(input_path, output_path)) {
     throw std::invalid_argument("refusing to overwrite the input '" + input_path + "'");
   }
   const auto input = gguf::GgufFile::open(input_path);

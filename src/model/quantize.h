@@ -21,4 +21,8 @@ struct QuantizeOptions {
 // tensor for a NaN or Inf in one it converts), io::IoError for I/O.
 void quantize_model(const std::string& input_path, const std::string& output_path, const QuantizeOptions& options);
 
+// Whether two paths name one file (the same path, or the same device and
+// inode): a writer refuses to overwrite its input.
+bool same_file(const std::string& a, const std::string& b);
+
 }  // namespace peak::model

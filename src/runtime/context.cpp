@@ -54,6 +54,8 @@ Context::Context(const model::Model& model, const ContextParams& params)
       logits_all_(params.logits_all),
       pool_(n_threads_),
       rope_factors_(model::rope_factors_for_context(model.weights(), model.hparams(), kv_.size())),
+      adapters_(params.adapters),
+      bound_adapters_(std::make_unique<BoundAdapters>(model, params.adapters)),
       logits_(static_cast<size_t>(model.hparams().n_vocab)) {
   if (n_batch_ <= 0) throw std::invalid_argument("n_batch must be positive");
   n_batch_ = std::min(n_batch_, kv_.size());
@@ -85,12 +87,27 @@ void Context::reserve() {
   worst.first_cell = kv_.size() - n_batch_;
   worst.all_logits = logits_all_;
   graph_.reset();
-  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst, rope_factors_);
+  allocator_ = core::GraphAllocator();  // plans for other adapters are void
+  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst, rope_factors_,
+                                bound_adapters_->decoder());
   model::build_forward(builder);
   allocator_.reserve(graph_, n_threads_);
   // ... and the largest KV shift (n_batch cells), which needs its own scratch.
   build_shift_graph(0, n_batch_);
   allocator_.reserve(graph_, n_threads_);
+}
+
+void Context::set_adapters(const Adapters& adapters) {
+  auto bound = std::make_unique<BoundAdapters>(model_, adapters);  // checked before anything changes
+  std::swap(bound_adapters_, bound);
+  try {
+    reserve();
+  } catch (...) {
+    std::swap(bound_adapters_, bound);
+    reserve();
+    throw;
+  }
+  adapters_ = adapters;
 }
 
 void Context::set_threads(int n_threads) {
@@ -159,7 +176,8 @@ const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, 
   batch.all_logits = all_logits;
 
   graph_.reset();
-  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch, rope_factors_);
+  model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch, rope_factors_,
+                                bound_adapters_->decoder());
   core::Tensor* out = model::build_forward(builder);
   allocator_.allocate(graph_);
 

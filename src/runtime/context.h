@@ -14,6 +14,7 @@
 #include "core/graph_allocator.h"
 #include "core/thread_pool.h"
 #include "model/model.h"
+#include "runtime/adapters.h"
 #include "runtime/kv_cache.h"
 
 namespace peak::runtime {
@@ -42,6 +43,8 @@ struct ContextParams {
   // Reserve room for the logits of every token of a batch (n_batch × n_vocab
   // floats of compute memory), needed to pass `all_logits` to eval().
   bool logits_all = false;
+  // LoRA adapters and control vectors to run the model with (set_adapters changes them).
+  Adapters adapters;
 };
 
 // The memory a context holds, in bytes.
@@ -71,6 +74,14 @@ class Context {
   void set_threads(int n_threads);
   KvCache& kv() { return kv_; }
   const KvCache& kv() const { return kv_; }
+
+  // Runs the model with other adapters from the next evaluation on (the cache
+  // keeps what earlier ones computed). Between evaluations only: it plans the
+  // worst-case graph again and reallocates the compute buffers for it, so
+  // evaluating still allocates nothing. Throws std::invalid_argument (see
+  // BoundAdapters) and leaves the adapters as they were on any failure.
+  void set_adapters(const Adapters& adapters);
+  const Adapters& adapters() const { return adapters_; }
 
   // Appends `n` tokens to the sequence (positions continue from the cache) and
   // runs them through the model in batches of n_batch. Afterwards logits() holds
@@ -135,6 +146,8 @@ class Context {
   // The rope frequency factors for this context's size (LongRoPE's long or
   // short ones, Llama 3's), or null: model::rope_factors_for_context.
   core::Tensor* rope_factors_;
+  Adapters adapters_;
+  std::unique_ptr<BoundAdapters> bound_adapters_;
   std::vector<float> logits_;  // n_vocab
   bool profiling_ = false;
   core::OpTimes op_times_;

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/kernels.h"
+
 namespace peak::test {
 namespace {
 
@@ -53,12 +55,17 @@ std::vector<double> ReferenceForward::vec(const std::string& name) const {
 std::vector<double> ReferenceForward::matvec(const std::string& name, const std::vector<double>& x) const {
   const gguf::TensorInfo* t = file_.find_tensor(name);
   if (!t || t->type != GgmlType::F32) throw std::runtime_error("reference needs F32 tensor " + name);
+  const auto replaced = matrices_.find(name);
   const auto* w = reinterpret_cast<const float*>(t->data);
   const size_t n_in = static_cast<size_t>(t->ne[0]), n_out = static_cast<size_t>(t->ne[1]);
   std::vector<double> y(n_out);
   for (size_t j = 0; j < n_out; ++j) {
     double s = 0;
-    for (size_t i = 0; i < n_in; ++i) s += static_cast<double>(w[j * n_in + i]) * x[i];
+    if (replaced != matrices_.end()) {
+      for (size_t i = 0; i < n_in; ++i) s += replaced->second[j * n_in + i] * x[i];
+    } else {
+      for (size_t i = 0; i < n_in; ++i) s += static_cast<double>(w[j * n_in + i]) * x[i];
+    }
     y[j] = s;
   }
   return y;
@@ -172,12 +179,28 @@ std::vector<double> ReferenceForward::step(int32_t token) {
     std::vector<double> down = matvec(p + "ffn_down.weight", gate);
     if (has(p + "post_ffw_norm.weight")) rms_norm(down, 0, e, vec(p + "post_ffw_norm.weight"), eps);
     for (size_t i = 0; i < e; ++i) x[i] += down[i];
+    const auto offset = layer_offsets_.find(il);
+    if (offset != layer_offsets_.end() && !offset->second.empty()) {
+      for (size_t i = 0; i < e; ++i) x[i] += offset->second[i];
+    }
   }
   rms_norm(x, 0, e, vec("output_norm.weight"), eps);
   ++pos_;
   std::vector<double> logits = matvec(has("output.weight") ? "output.weight" : "token_embd.weight", x);
   for (double& l : logits) l = soft_cap(l, hp_.final_softcap);
   return logits;
+}
+
+void ReferenceDeviation::add(const std::vector<double>& expected, const float* logits) {
+  for (size_t v = 0; v < expected.size(); ++v) {
+    max_diff = std::max(max_diff, std::abs(expected[v] - static_cast<double>(logits[v])));
+    max_ref = std::max(max_ref, std::abs(expected[v]));
+  }
+}
+
+double prefill_tolerance(const model::Model& m, double fp32_tolerance) {
+  const bool bf16 = float_kernels().bf16.gemm != nullptr && m.hparams().head_dim % 32 == 0;
+  return bf16 ? std::max(fp32_tolerance, 4.0 / 256) : fp32_tolerance;
 }
 
 }  // namespace peak::test

@@ -6,10 +6,13 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "model/hparams.h"
+#include "model/model.h"
 
 namespace peak::test {
 
@@ -20,6 +23,12 @@ class ReferenceForward {
   ReferenceForward(const gguf::GgufFile& file, const model::HParams& hp, int64_t n_ctx);
   // Feeds one token at the next position; returns its logits.
   std::vector<double> step(int32_t token);
+  // From the next step on, the matrix `name` is `w` (ggml [n_in, n_out]: row j
+  // holds output j's n_in weights) instead of the file's: a merged adapter.
+  void set_matrix(const std::string& name, std::vector<double> w) { matrices_[name] = std::move(w); }
+  // From the next step on, `offset` (n_embd) is added to the residual stream
+  // after layer il (a control vector); empty removes it.
+  void set_layer_offset(int64_t il, std::vector<double> offset) { layer_offsets_[il] = std::move(offset); }
 
  private:
   std::vector<double> matvec(const std::string& name, const std::vector<double>& x) const;
@@ -35,6 +44,25 @@ class ReferenceForward {
   std::vector<double> rope_factors_;  // per-pair divisors, empty for none
   int32_t pos_ = 0;
   std::vector<std::vector<double>> k_cache_, v_cache_;  // per layer, [pos][n_embd_kv]
+  std::map<std::string, std::vector<double>> matrices_;
+  std::map<int64_t, std::vector<double>> layer_offsets_;
 };
+
+// How far an engine's logits are from the reference's.
+struct ReferenceDeviation {
+  double max_diff = 0;  // largest |engine - reference| over every logit
+  double max_ref = 0;   // largest |reference| logit
+
+  void add(const std::vector<double>& expected, const float* logits);
+};
+
+// Logit tolerance where a prefill takes attention's bf16 products (the qwen3
+// tiny model: heads of 32; a path with bf16 kernels). bf16 keeps an 8-bit
+// significand (u = 2^-8): rounding the scores' operands, the weights and the
+// values moves an attention output by up to about 2u of its values' scale;
+// the tiny models' logits are of order 1 and their 2 layers add two such
+// moves, so 4u. ctest runs the architecture tests again with PEAK_ISA=avx512,
+// where the fp32 products keep 1e-4.
+double prefill_tolerance(const model::Model& m, double fp32_tolerance);
 
 }  // namespace peak::test

@@ -23,6 +23,8 @@
 namespace peak {
 namespace {
 
+using test::prefill_tolerance;
+using test::ReferenceDeviation;
 using test::tiny_spec;
 using test::write_tiny_model;
 
@@ -38,18 +40,6 @@ const model::Arch kAllArchs[] = {model::Arch::Llama,  model::Arch::Qwen2, model:
                                  model::Arch::Gemma3, model::Arch::Phi3,  model::Arch::SmolLM3};
 
 class Architecture : public ::testing::TestWithParam<model::Arch> {};
-
-struct ReferenceDeviation {
-  double max_diff = 0;  // largest |engine - reference| over every logit
-  double max_ref = 0;   // largest |reference| logit
-
-  void add(const std::vector<double>& expected, const float* logits) {
-    for (size_t v = 0; v < expected.size(); ++v) {
-      max_diff = std::max(max_diff, std::abs(expected[v] - static_cast<double>(logits[v])));
-      max_ref = std::max(max_ref, std::abs(expected[v]));
-    }
-  }
-};
 
 runtime::ContextParams f32_cache(int64_t n_ctx) {
   runtime::ContextParams params;
@@ -78,18 +68,6 @@ ReferenceDeviation deviation_from_reference(const model::Model& m, const std::ve
     d.add(ref.step(prompt[i]), prefill ? all.data() + i * static_cast<size_t>(n_vocab) : ctx.logits());
   }
   return d;
-}
-
-// Logit tolerance where a prefill takes attention's bf16 products (the qwen3
-// tiny model: heads of 32; a path with bf16 kernels). bf16 keeps an 8-bit
-// significand (u = 2^-8): rounding the scores' operands, the weights and the
-// values moves an attention output by up to about 2u of its values' scale;
-// the tiny models' logits are of order 1 and their 2 layers add two such
-// moves, so 4u. ctest runs these tests again with PEAK_ISA=avx512, where the
-// fp32 products keep 1e-4.
-double prefill_tolerance(const model::Model& m, double fp32_tolerance) {
-  const bool bf16 = float_kernels().bf16.gemm != nullptr && m.hparams().head_dim % 32 == 0;
-  return bf16 ? std::max(fp32_tolerance, 4.0 / 256) : fp32_tolerance;
 }
 
 TEST_P(Architecture, MatchesANaiveDoublePrecisionForwardPass) {

@@ -1,7 +1,7 @@
 // Once a context exists, evaluating tokens touches no heap memory, for every
 // architecture: per-layer rope settings and windows, fused-matrix views, soft-
-// caps and the LongRoPE factors all live in the graph arena and the reserved
-// buffers. This binary replaces the global operator new to count allocations.
+// caps, the LongRoPE factors and adapters all live in the graph arena and the
+// reserved buffers. This binary replaces the global operator new to count allocations.
 #include <gtest/gtest.h>
 
 #include <new>
@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "alloc_counter.h"
+#include "model/lora_adapter.h"
 #include "model/model.h"
+#include "model/synth_lora.h"
 #include "runtime/context.h"
 #include "tiny_models.h"
 
@@ -43,6 +45,32 @@ TEST_P(RuntimeNoAlloc, PrefillAndDecodeAllocateNothing) {
   test::AllocationScope scope;
   ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
   for (int32_t token = 20; token < 40; ++token) ctx.eval(&token, 1);  // past the tiny gemmas' window of 8
+  EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
+}
+
+// With two LoRA adapters (F16 and Q8_0), set after the context was made:
+// their products live in the reserved buffers too.
+TEST_P(RuntimeNoAlloc, AdaptersAllocateNothing) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+  runtime::Adapters adapters;
+  for (const GgmlType type : {GgmlType::F16, GgmlType::Q8_0}) {
+    model::SynthLoraSpec spec;
+    spec.rank = 32;
+    spec.type = type;
+    const std::string path = test::test_temp_path(std::string("lora_") + ggml_type_name(static_cast<uint32_t>(type)));
+    model::write_synth_lora(m->file(), spec, path);
+    adapters.loras.push_back({model::LoraAdapter::load(*m, path), 0.5f});
+  }
+  runtime::ContextParams params;
+  params.n_ctx = 64;
+  params.n_batch = 8;
+  params.n_threads = 2;
+  runtime::Context ctx(*m, params);
+  ctx.set_adapters(adapters);
+  const std::vector<int32_t> prompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200};  // two batches
+  test::AllocationScope scope;
+  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  for (int32_t token = 20; token < 40; ++token) ctx.eval(&token, 1);
   EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
 }
 

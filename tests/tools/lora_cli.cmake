@@ -1,0 +1,50 @@
+# peak lora on stories260K with an adapter made here: the merged model's
+# greedy tokens equal base + adapter at run time (and differ from the base's);
+# peak inspect shows the adapter; bad uses are refused.
+#   cmake -DPEAK=<exe> -DMODEL=<stories260K.gguf> -DWORK=<dir> -P lora_cli.cmake
+function(peak_ok)
+  execute_process(COMMAND ${PEAK} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "peak ${ARGN} failed (${rc}):\n${err}")
+  endif()
+  set(out "${out}" PARENT_SCOPE)
+endfunction()
+
+function(peak_refused expected)
+  execute_process(COMMAND ${PEAK} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+  if(rc EQUAL 0 OR NOT err MATCHES "${expected}")
+    message(FATAL_ERROR "peak ${ARGN}: exit ${rc}, expected a refusal matching '${expected}':\n${err}")
+  endif()
+endfunction()
+
+set(adapter ${WORK}/lora_cli_adapter.gguf)
+set(merged ${WORK}/lora_cli_merged.gguf)
+file(REMOVE ${adapter} ${merged})
+peak_ok(lora synth ${MODEL} ${adapter} --rank 8 --alpha 16 --seed 3)
+peak_ok(inspect ${adapter})
+if(NOT out MATCHES "LoRA adapter for llama: 35 matrices, rank 8, alpha 16"
+   OR NOT out MATCHES "blk.4.ffn_down.weight +rank 8")
+  message(FATAL_ERROR "peak inspect does not describe the adapter:\n${out}")
+endif()
+
+set(run run -p "Once upon a time" -n 64 --temp 0 -t 1)
+peak_ok(${run} -m ${MODEL})
+set(base "${out}")
+peak_ok(${run} -m ${MODEL} --lora ${adapter}:0.5)
+set(adapted "${out}")
+peak_ok(lora merge ${MODEL} ${adapter} ${merged} --scale 0.5)
+peak_ok(${run} -m ${merged})
+if(NOT out STREQUAL adapted)
+  message(FATAL_ERROR "the merged model's tokens differ from base + adapter:\nmerged:  ${out}\nadapter: ${adapted}")
+endif()
+if(out STREQUAL base)
+  message(FATAL_ERROR "the adapter does not change the greedy tokens:\n${out}")
+endif()
+peak_ok(${run} -m ${MODEL} --lora ${adapter}:0)
+if(NOT out STREQUAL base)
+  message(FATAL_ERROR "scale 0 changed the greedy tokens:\n${out}\n${base}")
+endif()
+
+peak_refused("refusing to overwrite" lora merge ${merged} ${adapter} ${merged})
+peak_refused("general.type is missing" ${run} -m ${MODEL} --lora ${merged})
+peak_refused("layer range" ${run} -m ${MODEL} --control-vector-layers 3-1)

@@ -11,31 +11,19 @@
 
 namespace {
 
-// How much processor time refusing a hostile template may take (processor
-// time, not wall time: a loaded machine must not fail the test); sanitizer
-// builds run every step several times slower.
-#if defined(__SANITIZE_THREAD__)
-constexpr double kMaxSeconds = 5.0;
-#elif defined(__SANITIZE_ADDRESS__)
-constexpr double kMaxSeconds = 2.0;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-constexpr double kMaxSeconds = 5.0;
-#elif __has_feature(address_sanitizer)
-constexpr double kMaxSeconds = 2.0;
-#else
+// How much processor time refusing a hostile template may take: a hang guard
+// (processor time, not wall time: a loaded machine must not fail the test).
+// Sanitizer builds run every step many times slower, by a factor that depends
+// on the machine's load and caches, so there only the refusal is checked.
 constexpr double kMaxSeconds = 0.5;
-#endif
-#else
-constexpr double kMaxSeconds = 0.5;
-#endif
+constexpr bool kCheckTime = PEAK_TEST_SANITIZED == 0;
 
 using peak::jinja::Template;
 using peak::jinja::TemplateError;
 using peak::jinja::Value;
 
 // The error's message; fails the test unless parsing or rendering threw
-// TemplateError within kMaxSeconds of processor time.
+// TemplateError (within kMaxSeconds of processor time where that is checked).
 std::string refused(const std::string& source, const Value& context = Value::dict()) {
   const std::clock_t start = std::clock();
   std::string message;
@@ -46,7 +34,9 @@ std::string refused(const std::string& source, const Value& context = Value::dic
     message = e.message();
   }
   const double seconds = static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC;
-  EXPECT_LT(seconds, kMaxSeconds) << source.substr(0, 80);
+  if (kCheckTime) {
+    EXPECT_LT(seconds, kMaxSeconds) << source.substr(0, 80);
+  }
   return message;
 }
 

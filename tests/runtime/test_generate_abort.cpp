@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -19,7 +20,10 @@ const model::Model& stories() {
   return *m;
 }
 
-GenerateResult generate_until_stopped(const GenerateOptions& stop, std::thread& stopper) {
+// Generates from stories260K until stopped; `stop` runs on another thread 30 ms
+// after the first token is out (a store before then, while the prompt is
+// evaluated, would cancel the call instead: test_prefill_cancel.cpp).
+GenerateResult generate_until_stopped(GenerateOptions o, const std::function<void()>& stop) {
   ContextParams p;
   p.n_ctx = 512;
   p.n_threads = 1;
@@ -27,41 +31,47 @@ GenerateResult generate_until_stopped(const GenerateOptions& stop, std::thread& 
   sampling::SamplerParams sp;
   sp.temperature = 0.0f;
   sampling::SamplerChain sampler(static_cast<int32_t>(stories().hparams().n_vocab), sp);
-  GenerateOptions o = stop;
   o.max_tokens = -1;
   o.stop_at_eog = false;
+  std::atomic<bool> generating{false};
   // Slow enough that the other thread's store lands while tokens are generated.
-  o.on_text = [](const std::string&) {
+  o.on_text = [&generating](const std::string&) {
+    generating = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     return true;
   };
-  const GenerateResult r = generate(ctx, sampler, {1}, o);
+  std::thread stopper([&generating, &stop] {
+    while (!generating) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    stop();
+  });
+  GenerateResult r;
+  try {
+    r = generate(ctx, sampler, {1}, o);
+  } catch (...) {
+    generating = true;
+    stopper.join();
+    throw;
+  }
   stopper.join();
   return r;
 }
 
 TEST(Generate, TheCApiAbortFlagStoredFromAnotherThreadStopsIt) {
   volatile int flag = 0;  // the C API's type
-  std::thread stopper([&flag] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    __atomic_store_n(&flag, 1, __ATOMIC_RELAXED);  // the store peak.h documents
-  });
   GenerateOptions o;
   o.abort_flag = &flag;
-  const GenerateResult r = generate_until_stopped(o, stopper);
+  // The store peak.h documents.
+  const GenerateResult r = generate_until_stopped(o, [&flag] { __atomic_store_n(&flag, 1, __ATOMIC_RELAXED); });
   EXPECT_EQ(r.reason, StopReason::Aborted);
   EXPECT_LT(r.n_generated, 500);
 }
 
 TEST(Generate, AnAtomicCancelStoredFromAnotherThreadStopsIt) {
   std::atomic<int> cancel{0};
-  std::thread stopper([&cancel] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
-    cancel = 1;
-  });
   GenerateOptions o;
   o.cancel = &cancel;
-  const GenerateResult r = generate_until_stopped(o, stopper);
+  const GenerateResult r = generate_until_stopped(o, [&cancel] { cancel = 1; });
   EXPECT_EQ(r.reason, StopReason::Aborted);
   EXPECT_LT(r.n_generated, 500);
 }

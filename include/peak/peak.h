@@ -710,7 +710,7 @@ typedef struct peak_session_params {
   peak_rebuild_strategy rebuild;   /* default PEAK_REBUILD_BACKGROUND */
   int wait_for_summary;            /* 1: a turn arriving during a summary (or its rebuild) waits; 0 (default): uses the old one */
   int background_summary;          /* 1 (default): summarize on a worker thread; 0: before the turn returns */
-  size_t n_threads;                /* 0: one per hardware thread */
+  size_t n_threads;                /* 0: peak_default_threads(), the fast cores */
   size_t n_batch;                  /* default 512 */
   peak_sampler_params sampler;     /* the answers' sampling */
 } peak_session_params;

@@ -14,7 +14,7 @@ namespace {
 // kInt fields hold C enums of int's size (peak_type, peak_repack's int, ...).
 static_assert(sizeof(peak_type) == sizeof(int) && sizeof(peak_memory_mode) == sizeof(int) &&
                   sizeof(peak_rebuild_strategy) == sizeof(int) && sizeof(peak_stop_reason) == sizeof(int) &&
-                  sizeof(int32_t) == sizeof(int),
+                  sizeof(peak_adapter_kind) == sizeof(int) && sizeof(int32_t) == sizeof(int),
               "kInt fields are int-sized");
 
 const char* signature(const Field& f) {
@@ -283,12 +283,24 @@ StructFields session_stats_fields("peak/SessionStats", {
     PEAK_FIELD(peak_session_stats, "summaryFailures", summary_failures, kSize),
 });
 
+StructFields adapter_info_fields("peak/AdapterInfo", {
+    PEAK_FIELD(peak_adapter_info, "kind", kind, kInt),
+    PEAK_FIELD(peak_adapter_info, "nTargets", n_targets, kSize),
+    PEAK_FIELD(peak_adapter_info, "minRank", min_rank, kSize),
+    PEAK_FIELD(peak_adapter_info, "maxRank", max_rank, kSize),
+    PEAK_FIELD(peak_adapter_info, "alpha", alpha, kFloat),
+    PEAK_FIELD(peak_adapter_info, "firstLayer", first_layer, kSize),
+    PEAK_FIELD(peak_adapter_info, "lastLayer", last_layer, kSize),
+    PEAK_FIELD(peak_adapter_info, "tensorBytes", tensor_bytes, kU64),
+});
+
 #undef PEAK_FIELD
 
 bool bind_struct_fields(JNIEnv* env) {
   for (StructFields* table : {&model_params_fields, &context_params_fields, &sampler_params_fields,
                               &generate_options_fields, &session_params_fields, &generate_result_fields,
-                              &model_info_fields, &memory_estimate_fields, &session_stats_fields}) {
+                              &model_info_fields, &memory_estimate_fields, &session_stats_fields,
+                              &adapter_info_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

@@ -74,6 +74,7 @@ extern StructFields generate_result_fields;   // peak.GenerateResult: peak_gener
 extern StructFields model_info_fields;        // peak.ModelInfo: peak_model_info
 extern StructFields memory_estimate_fields;   // peak.MemoryEstimate: peak_memory_estimate
 extern StructFields session_stats_fields;     // peak.SessionStats: peak_session_stats
+extern StructFields adapter_info_fields;      // peak.AdapterInfo: peak_adapter_info
 
 bool bind_struct_fields(JNIEnv* env);
 

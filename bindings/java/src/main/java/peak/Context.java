@@ -1,5 +1,8 @@
 package peak;
 
+import java.util.Arrays;
+import java.util.List;
+
 /**
  * A model running on one sequence: its KV cache and buffers, all allocated when it is created, so
  * evaluating allocates nothing. Used by one thread at a time.
@@ -52,6 +55,21 @@ public final class Context extends NativeHandle {
   /** Forgets the sequence. */
   public void clear() {
     Native.contextKvClear(handle());
+  }
+
+  /**
+   * Runs the model with these adapters from the next evaluation on (none: the model as it is);
+   * what the cache holds stays as computed. Several LoRA adapters add their deltas, several control
+   * vectors add up, over every layer.
+   */
+  public void setAdapters(Adapter.Use... uses) {
+    setAdapters(Arrays.asList(uses), 0, Long.MAX_VALUE);
+  }
+
+  /** As {@link #setAdapters(Adapter.Use...)}, control vectors acting after layers first..last (0-based). */
+  public void setAdapters(List<Adapter.Use> uses, long controlFirstLayer, long controlLastLayer) {
+    Native.contextSetAdapters(handle(), Adapter.handles(uses), Adapter.scales(uses), controlFirstLayer,
+        controlLastLayer);
   }
 
   /** {@link #generate(Sampler, String, GenerateOptions, TextCallback)} with the default options. */

@@ -52,6 +52,11 @@ final class Native {
   static native String detokenize(long model, int[] tokens, boolean removeSpecial, boolean renderSpecial);
   static native boolean tokenIsEog(long model, int token);
 
+  // ---- adapters
+  static native long adapterLoad(long model, String path, boolean useMmap);
+  static native void adapterFree(long adapter);
+  static native AdapterInfo adapterInfo(long adapter);
+
   // ---- contexts
   static native long contextCreate(long model, ContextParams params);
   static native void contextFree(long context);
@@ -62,6 +67,9 @@ final class Native {
   static native void contextEval(long context, int[] tokens);
   static native float[] contextLogits(long context, long nVocab);
   static native void contextKvClear(long context);
+  /** Adapters and scales pairwise; control vectors act after layers controlFirstLayer..controlLastLayer. */
+  static native void contextSetAdapters(long context, long[] adapters, float[] scales, long controlFirstLayer,
+                                        long controlLastLayer);
   static native GenerateResult generate(long context, long sampler, String prompt, GenerateOptions options,
                                         TextCallback onText);
 
@@ -91,4 +99,6 @@ final class Native {
   static native String sessionSummary(long session);
   static native String sessionSummaryError(long session);
   static native String sessionPreviewPrompt(long session, String text);
+  static native void sessionSetAdapters(long session, long[] adapters, float[] scales, long controlFirstLayer,
+                                        long controlLastLayer);
 }

@@ -1,6 +1,7 @@
 package peak;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /**
@@ -90,6 +91,20 @@ public final class Session extends NativeHandle {
    */
   public void restore(String path) {
     Native.sessionRestore(handle(), path);
+  }
+
+  /**
+   * Sets the adapters of every context of the session (see {@link Context#setAdapters}): waits for
+   * a running summary, then evaluates the cached conversation again, so its cache is what they
+   * compute. Between turns.
+   */
+  public void setAdapters(Adapter.Use... uses) {
+    setAdapters(Arrays.asList(uses), 0, Long.MAX_VALUE);
+  }
+
+  public void setAdapters(List<Adapter.Use> uses, long controlFirstLayer, long controlLastLayer) {
+    Native.sessionSetAdapters(handle(), Adapter.handles(uses), Adapter.scales(uses), controlFirstLayer,
+        controlLastLayer);
   }
 
   /** Forgets the conversation (keeps the system prompt). */

@@ -1,7 +1,9 @@
 package peak.tests;
 
+import java.io.ByteArrayOutputStream;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -74,6 +76,33 @@ public final class GenerationTests {
       // peak run ends the completion's line with a newline of its own.
       String expected = streamed.isEmpty() || streamed.endsWith("\n") ? streamed : streamed + "\n";
       Check.equal(stdout, expected, "peak run --temp 0 against the Java stream");
+    }
+  }
+
+  @Test
+  public void greedyFromBosMatchesTheReferenceIds() throws Exception {
+    // ../shared/models/stories260K.greedy-ids.txt: the 300 ids a float64 reference implementation
+    // decodes greedily after BOS (SOURCES.md); an empty prompt on an empty context is BOS alone.
+    String[] fields = new String(Files.readAllBytes(
+        new File(new File(Fixtures.stories()).getParentFile(), "stories260K.greedy-ids.txt").toPath()),
+        StandardCharsets.UTF_8).trim().split("\\s+");
+    Check.equal(300, fields.length, "reference ids");
+    try (Model model = Model.load(Fixtures.stories());
+         Context context = new Context(model, new ContextParams().nCtx(512));
+         Sampler sampler = new Sampler(model, SamplerParams.greedy())) {
+      ByteArrayOutputStream expected = new ByteArrayOutputStream();
+      for (String field : fields) {
+        byte[] piece = model.tokenPiece(Integer.parseInt(field), false);
+        expected.write(piece, 0, piece.length);
+      }
+      StringBuilder streamed = new StringBuilder();
+      GenerateResult r = context.generate(sampler, "", new GenerateOptions().maxTokens(300), streamed::append);
+      Check.equal(300, r.nGeneratedTokens(), "tokens generated");
+      Check.equal(new String(expected.toByteArray(), StandardCharsets.UTF_8), streamed.toString(),
+          "the greedy text against the reference ids'");
+      // The stream begins with the first piece's SentencePiece space.
+      Check.isTrue(streamed.toString().startsWith(" Once upon a time, there was a little girl named Lily."),
+          "llama2.c's documented sample: " + streamed);
     }
   }
 

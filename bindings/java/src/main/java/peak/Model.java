@@ -26,18 +26,21 @@ public final class Model extends NativeHandle {
 
   /**
    * Loads the GGUF held in bytes [offset, offset + length) of an open file, such as an uncompressed
-   * asset of an APK: {@code AssetFileDescriptor}'s {@code getFileDescriptor()}, {@code
+   * asset of an APK: {@code AssetFileDescriptor}'s {@code getParcelFileDescriptor().getFd()}, {@code
    * getStartOffset()} and {@code getLength()}. Every size in the file is checked against {@code
    * length}. Mapped (the default), {@code offset} must be a multiple of 4, as zipalign aligns
    * uncompressed entries. peak keeps no reference to the descriptor: close it when this returns.
    */
-  public static Model load(FileDescriptor fd, long offset, long length, ModelParams params) {
-    return load(Native.fdOf(fd), offset, length, params);
-  }
-
-  /** As {@link #load(FileDescriptor, long, long, ModelParams)}, with a descriptor's number (ParcelFileDescriptor.getFd()). */
   public static Model load(int fd, long offset, long length, ModelParams params) {
     return new Model(Native.modelLoadFd(fd, offset, length, params));
+  }
+
+  /**
+   * As {@link #load(int, long, long, ModelParams)}, with a FileDescriptor (a RandomAccessFile's
+   * getFD()). Its number is a private field of FileDescriptor: on Android, prefer the int form.
+   */
+  public static Model load(FileDescriptor fd, long offset, long length, ModelParams params) {
+    return load(Native.fdOf(fd), offset, length, params);
   }
 
   /**

@@ -1,8 +1,8 @@
 package peak;
 
 /**
- * Library-wide settings and facts. Loading any class of this package loads libpeak_jni
- * ({@code System.loadLibrary("peak_jni")}).
+ * Library-wide settings and facts. The first class of this package that calls into peak loads
+ * libpeak_jni ({@code System.loadLibrary("peak_jni")}).
  *
  * <p>Thread safety, as in peak.h: a {@link Model} is immutable once loaded and may be used by any
  * number of threads, and shared by any number of contexts and sessions. A {@link Context}, {@link

@@ -182,7 +182,7 @@ public final class SessionParams {
     return backgroundSummary;
   }
 
-  /** 0 (default): automatic. */
+  /** 0 (default): {@link Peak#defaultThreads()}, the fast cores, as for a context. */
   public SessionParams nThreads(long value) {
     nThreads = value;
     return this;

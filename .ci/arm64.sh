@@ -9,6 +9,12 @@
 #      llama.cpp's files (test_model ReferenceQuant.*) once
 #   3. compile every kernels header and arm/ fragment on its own with the cross
 #      compiler (the layer check's header test; x86 builds cannot compile them)
+#   4. the libraries an Android app ships, linked as the NDK build links them:
+#      libpeak_jni.so (the JNI glue with libpeak inside; jni.h from the host
+#      JDK) and, in a second tree, the release libpeak.so, both with 16 KB
+#      segment alignment (PEAK_MAX_PAGE_SIZE, the Android default); checked with
+#      readelf (every LOAD segment aligned to 0x4000) and nm (libpeak.so exports
+#      the C API alone, libpeak_jni.so the Java_* methods and JNI_OnLoad)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOBS=${JOBS:-2}
@@ -20,6 +26,7 @@ command -v aarch64-linux-gnu-g++ >/dev/null || missing+=(g++-aarch64-linux-gnu)
 command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
 command -v cmake >/dev/null || missing+=(cmake)
 test -f /usr/src/googletest/CMakeLists.txt || missing+=(googletest)
+command -v javac >/dev/null || missing+=(default-jdk-headless)
 if ((${#missing[@]})); then
   if [[ "${CI:-}" == true && $(id -u) == 0 ]]; then
     echo "installing: ${missing[*]}"
@@ -34,7 +41,7 @@ fi
 werror=OFF
 [[ "${CI:-}" == true ]] && werror=ON
 cmake -S . -B "$BUILD" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
-  -DPEAK_BUILD_BENCH=OFF -DPEAK_WERROR=$werror
+  -DPEAK_BUILD_BENCH=OFF -DPEAK_WERROR=$werror -DPEAK_BUILD_JAVA=ON -DPEAK_MAX_PAGE_SIZE=16384
 targets=()
 for t in $(cmake --build "$BUILD" --target help | sed -n 's/^\.\.\. \(test_\(kernels\|core\)[^ ]*\).*/\1/p'); do
   targets+=("$t")
@@ -56,4 +63,32 @@ run "PEAK_ISA=dotprod" '*' PEAK_ISA=dotprod
 run "PEAK_ISA=neon" '*' PEAK_ISA=neon
 echo "--- test_model [ReferenceQuant]"
 qemu-aarch64 -L "$SYSROOT" -cpu max "$BUILD/tests/model/test_model" --gtest_brief=1 --gtest_filter='*ReferenceQuant*'
+
+# 4. What an Android app ships. The shared libpeak comes from a tree of the
+# library alone (its objects are those of the static build, compiled again).
+cmake --build "$BUILD" -j"$JOBS" --target peak_jni
+cmake -S . -B "$BUILD-shared" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DCMAKE_BUILD_TYPE=Release \
+  -DPEAK_BUILD_SHARED=ON -DPEAK_BUILD_CLI=OFF -DPEAK_BUILD_TESTS=OFF -DPEAK_BUILD_BENCH=OFF -DPEAK_BUILD_JAVA=OFF \
+  -DPEAK_WERROR=$werror -DPEAK_MAX_PAGE_SIZE=16384 >/dev/null
+cmake --build "$BUILD-shared" -j"$JOBS" --target peak
+libpeak=$(readlink -f "$BUILD-shared/src/libpeak.so")
+libpeak_jni=$BUILD/bindings/java/libpeak_jni.so
+check_16k_segments() {
+  local lib=$1 aligns
+  aligns=$(readelf -lW "$lib" | awk '$1 == "LOAD" { print $NF }')
+  [[ -n $aligns ]] || { echo "$lib: no LOAD segment" >&2; exit 1; }
+  for align in $aligns; do
+    if [[ $align != 0x4000 ]]; then
+      echo "$lib: a LOAD segment is aligned to $align, not 0x4000 (16 KB pages)" >&2
+      readelf -lW "$lib" >&2
+      exit 1
+    fi
+  done
+  echo "$lib: $(wc -w <<<"$aligns") LOAD segments, each aligned to 0x4000"
+}
+check_16k_segments "$libpeak"
+check_16k_segments "$libpeak_jni"
+cmake -DLIBRARY="$libpeak" -DHEADER=include/peak/peak.h -DNM=aarch64-linux-gnu-nm -P cmake/PeakCheckExports.cmake
+cmake -DLIBRARY="$libpeak_jni" -DJNI_HEADER="$BUILD/bindings/java/native-headers/peak_Native.h" \
+  -DNM=aarch64-linux-gnu-nm -P cmake/PeakCheckExports.cmake
 echo "arm64: all tests passed"

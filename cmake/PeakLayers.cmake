@@ -31,6 +31,15 @@ function(peak_layer_include_dir layer out)
   set(${out} ${PEAK_LAYER_VIEWS}/${layer} PARENT_SCOPE)
 endfunction()
 
+# peak_layer_objects(<var>): the objects of every layer, which make up libpeak.
+function(peak_layer_objects out)
+  set(objects)
+  foreach(layer ${PEAK_LAYERS})
+    list(APPEND objects $<TARGET_OBJECTS:peak_${layer}>)
+  endforeach()
+  set(${out} ${objects} PARENT_SCOPE)
+endfunction()
+
 # peak_add_layer(<layer> <sources...>): the object library peak_<layer>.
 function(peak_add_layer layer)
   peak_layer_include_dir(${layer} include_dir)

@@ -1,0 +1,179 @@
+// Chat sessions (peak.Session).
+#include <jni.h>
+
+#include <deque>
+#include <string>
+
+#include <peak/peak.h>
+
+#include "generation.h"
+#include "jni_exports.h"
+#include "jni_support.h"
+#include "struct_fields.h"
+
+using namespace peak_jni;
+
+namespace {
+
+peak_session* session_of(jlong handle) { return from_handle<peak_session>(handle); }
+
+// A turn: chat (`text` given), regenerate (no text) or edit_last (`text`, editing).
+template <class Turn>
+jobject run_turn(JNIEnv* env, jstring text, bool has_text, jobject options, jobject on_text, Turn turn) {
+  std::string c_text;
+  Generation generation(env, on_text);
+  peak_generate_params gp;
+  if ((has_text && !utf8_from_java(env, text, "text", &c_text)) || !generation.params(options, &gp)) return nullptr;
+  peak_generate_result result{};
+  result.struct_size = sizeof result;
+  const peak_status status = turn(c_text, gp, result);
+  return generation.finish(status, result);
+}
+
+}  // namespace
+
+extern "C" {
+
+JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlong model, jobject params) {
+  return guarded(env, jlong{0}, [&]() -> jlong {
+    peak_session_params sp = peak_session_default_params();
+    std::deque<std::string> strings;  // system_prompt, chat_template
+    if (!session_params_fields.read(env, params, "params", &sp, &strings)) return 0;
+    peak_session* session = nullptr;
+    if (!check(env, peak_session_create(from_handle<peak_model>(model), &sp, &session))) return 0;
+    return to_handle(session);
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionFree(JNIEnv*, jclass, jlong session) {
+  peak_session_free(session_of(session));
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_sessionChat(JNIEnv* env, jclass, jlong session, jstring text,
+                                                        jobject options, jobject on_text) {
+  return guarded(env, jobject{}, [&] {
+    return run_turn(env, text, true, options, on_text, [&](const std::string& t, const peak_generate_params& gp,
+                                                           peak_generate_result& result) {
+      return peak_session_chat(session_of(session), t.data(), t.size(), &gp, &result);
+    });
+  });
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_sessionRegenerate(JNIEnv* env, jclass, jlong session, jobject options,
+                                                              jobject on_text) {
+  return guarded(env, jobject{}, [&] {
+    return run_turn(env, nullptr, false, options, on_text, [&](const std::string&, const peak_generate_params& gp,
+                                                               peak_generate_result& result) {
+      return peak_session_regenerate(session_of(session), &gp, &result);
+    });
+  });
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_sessionEditLast(JNIEnv* env, jclass, jlong session, jstring text,
+                                                            jobject options, jobject on_text) {
+  return guarded(env, jobject{}, [&] {
+    return run_turn(env, text, true, options, on_text, [&](const std::string& t, const peak_generate_params& gp,
+                                                           peak_generate_result& result) {
+      return peak_session_edit_last(session_of(session), t.data(), t.size(), &gp, &result);
+    });
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionAppend(JNIEnv* env, jclass, jlong session, jint role, jstring text) {
+  guarded_void(env, [&] {
+    std::string c_text;
+    if (!utf8_from_java(env, text, "text", &c_text)) return;
+    check(env, peak_session_append(session_of(session), static_cast<peak_role>(role), c_text.data(), c_text.size()));
+  });
+}
+
+JNIEXPORT jlong JNICALL Java_peak_Native_sessionNMessages(JNIEnv*, jclass, jlong session) {
+  return java_size(peak_session_n_messages(session_of(session)));
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_sessionMessage(JNIEnv* env, jclass, jlong session, jlong index) {
+  return guarded(env, jobject{}, [&]() -> jobject {
+    size_t c_index = 0;
+    if (!size_from_java(env, index, "index", &c_index)) return nullptr;
+    peak_session_message message{};
+    message.struct_size = sizeof message;
+    if (!check(env, peak_session_get_message(session_of(session), c_index, &message))) return nullptr;
+    jstring text = java_string(env, message.text, message.length);
+    if (!text) return nullptr;
+    jobject out = env->NewObject(refs.message, refs.message_init, static_cast<jint>(message.role),
+                                 static_cast<jint>(message.state), text);
+    env->DeleteLocalRef(text);
+    return out;
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionSetSampler(JNIEnv* env, jclass, jlong session, jobject params) {
+  guarded_void(env, [&] {
+    peak_sampler_params sp = peak_sampler_default_params();
+    if (sampler_params_fields.read(env, params, "params", &sp, nullptr)) {
+      check(env, peak_session_set_sampler(session_of(session), &sp));
+    }
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionSave(JNIEnv* env, jclass, jlong session, jstring path,
+                                                     jboolean include_kv) {
+  guarded_void(env, [&] {
+    std::string c_path;
+    if (c_string_from_java(env, path, "path", &c_path)) {
+      check(env, peak_session_save(session_of(session), c_path.c_str(), include_kv ? 1 : 0));
+    }
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionRestore(JNIEnv* env, jclass, jlong session, jstring path) {
+  guarded_void(env, [&] {
+    std::string c_path;
+    if (c_string_from_java(env, path, "path", &c_path)) check(env, peak_session_restore(session_of(session), c_path.c_str()));
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionReset(JNIEnv* env, jclass, jlong session) {
+  guarded_void(env, [&] { check(env, peak_session_reset(session_of(session))); });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionWaitSummary(JNIEnv* env, jclass, jlong session) {
+  guarded_void(env, [&] { check(env, peak_session_wait_summary(session_of(session))); });
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_sessionStats(JNIEnv* env, jclass, jlong session) {
+  return guarded(env, jobject{}, [&]() -> jobject {
+    peak_session_stats stats{};
+    stats.struct_size = sizeof stats;
+    if (!check(env, peak_session_get_stats(session_of(session), &stats))) return nullptr;
+    return session_stats_fields.make(env, &stats);
+  });
+}
+
+JNIEXPORT jstring JNICALL Java_peak_Native_sessionSummary(JNIEnv* env, jclass, jlong session) {
+  return guarded(env, jstring{}, [&] {
+    return fetch_text(env, [&](char* buf, size_t capacity, size_t* length) {
+      return peak_session_get_summary(session_of(session), buf, capacity, length);
+    });
+  });
+}
+
+JNIEXPORT jstring JNICALL Java_peak_Native_sessionSummaryError(JNIEnv* env, jclass, jlong session) {
+  return guarded(env, jstring{}, [&] {
+    return fetch_text(env, [&](char* buf, size_t capacity, size_t* length) {
+      return peak_session_get_summary_error(session_of(session), buf, capacity, length);
+    });
+  });
+}
+
+JNIEXPORT jstring JNICALL Java_peak_Native_sessionPreviewPrompt(JNIEnv* env, jclass, jlong session, jstring text) {
+  return guarded(env, jstring{}, [&]() -> jstring {
+    std::string c_text;
+    if (!utf8_from_java(env, text, "text", &c_text)) return nullptr;
+    return fetch_text(env, [&](char* buf, size_t capacity, size_t* length) {
+      return peak_session_preview_prompt(session_of(session), c_text.data(), c_text.size(), buf, capacity, length);
+    });
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,76 @@
+package peak;
+
+/**
+ * One generation's or chat turn's options (peak_generate_params); starts from peak's defaults. The
+ * text itself goes to the {@link TextCallback} given with the call.
+ */
+public final class GenerateOptions {
+  /** {@link #maxTokens(long)}: no limit. */
+  public static final long UNLIMITED = Long.MAX_VALUE;
+
+  long maxTokens;
+  boolean addSpecial;
+  boolean parseSpecial;
+  CancellationToken cancellation;
+  TextCallback onReasoning;
+
+  public GenerateOptions() {
+    Native.fillDefaults(this);
+  }
+
+  /** Tokens to generate at most (default 256; {@link #UNLIMITED}). A session caps it by its headroom. */
+  public GenerateOptions maxTokens(long value) {
+    maxTokens = value;
+    return this;
+  }
+
+  public long maxTokens() {
+    return maxTokens;
+  }
+
+  /** Start an empty context with BOS as the model asks (default true). Sessions ignore it. */
+  public GenerateOptions addSpecial(boolean value) {
+    addSpecial = value;
+    return this;
+  }
+
+  public boolean addSpecial() {
+    return addSpecial;
+  }
+
+  /**
+   * Recognise control tokens ("&lt;|im_end|&gt;") written in the prompt (default true, for text you
+   * render yourself); set false for a user's text. Sessions never parse them in a message.
+   */
+  public GenerateOptions parseSpecial(boolean value) {
+    parseSpecial = value;
+    return this;
+  }
+
+  public boolean parseSpecial() {
+    return parseSpecial;
+  }
+
+  /** The token that can stop this call; null (default): none. */
+  public GenerateOptions cancellation(CancellationToken token) {
+    cancellation = token;
+    return this;
+  }
+
+  public CancellationToken cancellation() {
+    return cancellation;
+  }
+
+  /**
+   * Receives a thinking model's reasoning (sessions with thinking on), apart from the answer; null
+   * (default): the reasoning is not passed on.
+   */
+  public GenerateOptions onReasoning(TextCallback callback) {
+    onReasoning = callback;
+    return this;
+  }
+
+  public TextCallback onReasoning() {
+    return onReasoning;
+  }
+}

@@ -1,0 +1,104 @@
+package peak;
+
+import java.io.FileDescriptor;
+import java.nio.ByteBuffer;
+
+/**
+ * Every native method of the binding, implemented by libpeak_jni (bindings/java/jni). Handles are
+ * the C API's pointers as longs; 0 is none. A failing call throws {@link PeakException} with peak's
+ * status and message. Text crosses as Java strings, converted to and from UTF-8 by the glue (never
+ * as modified UTF-8). The public classes check that a handle is open before passing it here.
+ */
+final class Native {
+  static {
+    System.loadLibrary("peak_jni");
+  }
+
+  private Native() {}
+
+  /** Loads the library (this class's initialisation) before another class's first call. */
+  static void load() {}
+
+  // ---- library
+  static native String version();
+  static native String systemInfo();
+  static native String statusName(int status);
+  static native long defaultThreads();
+  static native void setLogLevel(int level);
+  /** true: messages go to {@link Peak#dispatchLog}; false: the default (stderr, logcat on Android). */
+  static native void useJavaLogger(boolean enabled);
+
+  /** Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions or SessionParams. */
+  static native void fillDefaults(Object params);
+
+  // ---- abort flags: a direct buffer of one int, stored and loaded atomically
+  static native void flagStore(ByteBuffer flag, int value);
+  static native int flagLoad(ByteBuffer flag);
+
+  // ---- models
+  static native long modelLoad(String path, ModelParams params);
+  static native long modelLoadFd(int fd, long offset, long length, ModelParams params);
+  static native long modelLoadVocab(String path);
+  static native long modelLoadVocabFd(int fd, long offset, long length);
+  static native void modelFree(long model);
+  static native ModelInfo modelInfo(long model);
+  static native MemoryEstimate estimateMemory(String path, ModelParams model, ContextParams context);
+  static native MemoryEstimate estimateMemoryFd(int fd, long offset, long length, ModelParams model,
+                                                ContextParams context);
+  /** The descriptor's number (-1 when it is not valid). */
+  static native int fdOf(FileDescriptor fd);
+  static native int[] tokenize(long model, String text, boolean addSpecial, boolean parseSpecial);
+  static native byte[] tokenPiece(long model, int token, boolean renderSpecial);
+  static native String detokenize(long model, int[] tokens, boolean removeSpecial, boolean renderSpecial);
+  static native boolean tokenIsEog(long model, int token);
+
+  // ---- adapters
+  static native long adapterLoad(long model, String path, boolean useMmap);
+  static native void adapterFree(long adapter);
+  static native AdapterInfo adapterInfo(long adapter);
+
+  // ---- contexts
+  static native long contextCreate(long model, ContextParams params);
+  static native void contextFree(long context);
+  static native long contextMemoryNeeded(long model, ContextParams params);
+  static native long contextNCtx(long context);
+  static native long contextNUsed(long context);
+  static native void contextSetThreads(long context, long nThreads);
+  static native void contextEval(long context, int[] tokens);
+  static native float[] contextLogits(long context, long nVocab);
+  static native void contextKvClear(long context);
+  /** Adapters and scales pairwise; control vectors act after layers controlFirstLayer..controlLastLayer. */
+  static native void contextSetAdapters(long context, long[] adapters, float[] scales, long controlFirstLayer,
+                                        long controlLastLayer);
+  static native GenerateResult generate(long context, long sampler, String prompt, GenerateOptions options,
+                                        TextCallback onText);
+
+  // ---- samplers
+  static native long samplerCreate(long model, SamplerParams params);
+  static native void samplerFree(long sampler);
+  static native int samplerSample(long sampler, long context);
+  static native void samplerAccept(long sampler, int token);
+  static native void samplerReset(long sampler);
+
+  // ---- sessions
+  static native long sessionCreate(long model, SessionParams params);
+  static native void sessionFree(long session);
+  static native GenerateResult sessionChat(long session, String text, GenerateOptions options, TextCallback onText);
+  static native GenerateResult sessionRegenerate(long session, GenerateOptions options, TextCallback onText);
+  static native GenerateResult sessionEditLast(long session, String text, GenerateOptions options,
+                                               TextCallback onText);
+  static native void sessionAppend(long session, int role, String text);
+  static native long sessionNMessages(long session);
+  static native Message sessionMessage(long session, long index);
+  static native void sessionSetSampler(long session, SamplerParams params);
+  static native void sessionSave(long session, String path, boolean includeKv);
+  static native void sessionRestore(long session, String path);
+  static native void sessionReset(long session);
+  static native void sessionWaitSummary(long session);
+  static native SessionStats sessionStats(long session);
+  static native String sessionSummary(long session);
+  static native String sessionSummaryError(long session);
+  static native String sessionPreviewPrompt(long session, String text);
+  static native void sessionSetAdapters(long session, long[] adapters, float[] scales, long controlFirstLayer,
+                                        long controlLastLayer);
+}

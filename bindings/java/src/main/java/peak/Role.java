@@ -1,0 +1,8 @@
+package peak;
+
+/** Who wrote a message (peak_role). */
+public enum Role {
+  SYSTEM,
+  USER,
+  ASSISTANT
+}

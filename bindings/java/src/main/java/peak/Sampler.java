@@ -1,0 +1,28 @@
+package peak;
+
+/** The sampler chain with its penalty window and random sequence. Used by one thread at a time. */
+public final class Sampler extends NativeHandle {
+  public Sampler(Model model, SamplerParams params) {
+    super("Sampler", model, model.createDependent(m -> Native.samplerCreate(m, params)));
+  }
+
+  /** Picks a token from the context's last logits (does not accept it). */
+  public int sample(Context context) {
+    return Native.samplerSample(handle(), context.handle());
+  }
+
+  /** Records a token as said (for the penalties). */
+  public void accept(int token) {
+    Native.samplerAccept(handle(), token);
+  }
+
+  /** Forgets accepted tokens and restarts the random sequence from the seed. */
+  public void reset() {
+    Native.samplerReset(handle());
+  }
+
+  @Override
+  void free(long handle) {
+    Native.samplerFree(handle);
+  }
+}

@@ -1,0 +1,146 @@
+package peak;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * A conversation in a fixed-size KV cache (SSSKV-lite): Prefix (the system prompt) + Summary (of
+ * dropped history, written by a background worker) + Recent (the latest messages). It keeps the
+ * text of every message, dropped or not. Used by one thread at a time: no two calls on one session
+ * may overlap. A call that fails (throws) leaves the session as it was before it.
+ */
+public final class Session extends NativeHandle {
+  public Session(Model model) {
+    this(model, new SessionParams());
+  }
+
+  public Session(Model model, SessionParams params) {
+    super("Session", model, model.createDependent(m -> Native.sessionCreate(m, params)));
+  }
+
+  /** {@link #chat(String, GenerateOptions, TextCallback)} with the default options. */
+  public GenerateResult chat(String userText, TextCallback onText) {
+    return chat(userText, new GenerateOptions(), onText);
+  }
+
+  /**
+   * One user turn: streams the answer to {@code onText} (may be null). The message is the user's
+   * text: control tokens in it stay text. {@link Status#INVALID_ARGUMENT} while the conversation ends
+   * with a user message appended without an answer (answer it with {@link #regenerate}).
+   */
+  public GenerateResult chat(String userText, GenerateOptions options, TextCallback onText) {
+    return Native.sessionChat(handle(), userText, options, onText);
+  }
+
+  /**
+   * Answers the last user message again with the sampling set now, taking back its previous answer
+   * (see peak_session_regenerate).
+   */
+  public GenerateResult regenerate(GenerateOptions options, TextCallback onText) {
+    return Native.sessionRegenerate(handle(), options, onText);
+  }
+
+  /** As {@link #regenerate}, with {@code userText} in place of the last user message. */
+  public GenerateResult editLast(String userText, GenerateOptions options, TextCallback onText) {
+    return Native.sessionEditLast(handle(), userText, options, onText);
+  }
+
+  /**
+   * Adds a message without generating, e.g. a history imported from elsewhere: {@link Role#USER} or
+   * {@link Role#ASSISTANT}, alternating from a user's message.
+   */
+  public void append(Role role, String text) {
+    Native.sessionAppend(handle(), role.ordinal(), text);
+  }
+
+  /** The number of messages: the system prompt (when there is one) and every user and assistant message. */
+  public int messageCount() {
+    return (int) Native.sessionNMessages(handle());
+  }
+
+  public Message message(int index) {
+    return Native.sessionMessage(handle(), index);
+  }
+
+  /** The conversation as an app shows it, those dropped into the summary included. */
+  public List<Message> messages() {
+    long h = handle();
+    int n = (int) Native.sessionNMessages(h);
+    List<Message> all = new ArrayList<>(n);
+    for (int i = 0; i < n; ++i) all.add(Native.sessionMessage(h, i));
+    return all;
+  }
+
+  /** Sampling from the next answer on (regenerate and edit included). Not saved with the session. */
+  public void setSampler(SamplerParams params) {
+    Native.sessionSetSampler(handle(), params);
+  }
+
+  /**
+   * Saves settings, segments and messages (and the KV cache when {@code includeKv}) to a versioned
+   * file with a checksum, written through a temporary file beside it.
+   */
+  public void save(String path, boolean includeKv) {
+    Native.sessionSave(handle(), path, includeKv);
+  }
+
+  /**
+   * Restores a saved session into this one (made with the same model), fitted to this session's
+   * settings; a file of another model, or a damaged one, is refused and leaves the session as it was.
+   */
+  public void restore(String path) {
+    Native.sessionRestore(handle(), path);
+  }
+
+  /**
+   * Sets the adapters of every context of the session (see {@link Context#setAdapters}): waits for
+   * a running summary, then evaluates the cached conversation again, so its cache is what they
+   * compute. Between turns.
+   */
+  public void setAdapters(Adapter.Use... uses) {
+    setAdapters(Arrays.asList(uses), 0, Long.MAX_VALUE);
+  }
+
+  public void setAdapters(List<Adapter.Use> uses, long controlFirstLayer, long controlLastLayer) {
+    Native.sessionSetAdapters(handle(), Adapter.handles(uses), Adapter.scales(uses), controlFirstLayer,
+        controlLastLayer);
+  }
+
+  /** Forgets the conversation (keeps the system prompt). */
+  public void reset() {
+    Native.sessionReset(handle());
+  }
+
+  /**
+   * Blocks until a running summary and its rebuild are done and puts them in place: call it while
+   * waiting for the user, so the next turn has nothing to rebuild.
+   */
+  public void waitSummary() {
+    Native.sessionWaitSummary(handle());
+  }
+
+  public SessionStats stats() {
+    return Native.sessionStats(handle());
+  }
+
+  /** The current summary ("" before the first). */
+  public String summary() {
+    return Native.sessionSummary(handle());
+  }
+
+  /** Why the last failed summary job failed ("" before any failed). */
+  public String summaryError() {
+    return Native.sessionSummaryError(handle());
+  }
+
+  /** The text the model would read if {@code userText} were the next message, control tokens written out. */
+  public String previewPrompt(String userText) {
+    return Native.sessionPreviewPrompt(handle(), userText);
+  }
+
+  @Override
+  void free(long handle) {
+    Native.sessionFree(handle);
+  }
+}

@@ -1,0 +1,215 @@
+package peak;
+
+/**
+ * A chat session's settings (peak_session_params): the cache's segments, the summary context, the
+ * threads and the answers' sampling. Starts from peak's defaults; peak.h documents each value.
+ */
+public final class SessionParams {
+  int mode;
+  String systemPrompt;
+  String chatTemplate;
+  boolean enableThinking;
+  long recentMax;
+  long summaryMax;
+  long triggerDiscard;
+  long headroom;
+  int typeK;
+  int typeV;
+  int summaryTypeKv;
+  long summaryNCtx;
+  long summaryMaxNewTokens;
+  int rebuild;
+  boolean waitForSummary;
+  boolean backgroundSummary;
+  long nThreads;
+  long nBatch;
+  SamplerParams sampler = new SamplerParams();
+
+  public SessionParams() {
+    Native.fillDefaults(this);
+  }
+
+  public SessionParams mode(MemoryMode value) {
+    mode = value.ordinal();
+    return this;
+  }
+
+  public MemoryMode mode() {
+    return MemoryMode.values()[mode];
+  }
+
+  /** null (default): none. */
+  public SessionParams systemPrompt(String value) {
+    systemPrompt = value;
+    return this;
+  }
+
+  public String systemPrompt() {
+    return systemPrompt;
+  }
+
+  /** null (default): the model's; a built-in family ("chatml" ...); or "raw" (no template). */
+  public SessionParams chatTemplate(String value) {
+    chatTemplate = value;
+    return this;
+  }
+
+  public String chatTemplate() {
+    return chatTemplate;
+  }
+
+  /** Let a thinking model reason before it answers (default false). */
+  public SessionParams enableThinking(boolean value) {
+    enableThinking = value;
+    return this;
+  }
+
+  public boolean enableThinking() {
+    return enableThinking;
+  }
+
+  /** Tokens of the latest messages kept (default 4096). */
+  public SessionParams recentMax(long value) {
+    recentMax = value;
+    return this;
+  }
+
+  public long recentMax() {
+    return recentMax;
+  }
+
+  /** Tokens of the summary at most (default 256). */
+  public SessionParams summaryMax(long value) {
+    summaryMax = value;
+    return this;
+  }
+
+  public long summaryMax() {
+    return summaryMax;
+  }
+
+  /** Dropped tokens that start a summary job (default 2048). */
+  public SessionParams triggerDiscard(long value) {
+    triggerDiscard = value;
+    return this;
+  }
+
+  public long triggerDiscard() {
+    return triggerDiscard;
+  }
+
+  /** Room for the answer, its length limit (default 512). */
+  public SessionParams headroom(long value) {
+    headroom = value;
+    return this;
+  }
+
+  public long headroom() {
+    return headroom;
+  }
+
+  /** The main KV cache's types (default Q8_0; F16 when the head size is not a multiple of 32). */
+  public SessionParams cacheType(CacheType k, CacheType v) {
+    typeK = k.ggmlType;
+    typeV = v.ggmlType;
+    return this;
+  }
+
+  public CacheType typeK() {
+    return CacheType.of(typeK);
+  }
+
+  public CacheType typeV() {
+    return CacheType.of(typeV);
+  }
+
+  /** The summary context's KV cache type (default Q4_0; likewise). */
+  public SessionParams summaryCacheType(CacheType value) {
+    summaryTypeKv = value.ggmlType;
+    return this;
+  }
+
+  public CacheType summaryCacheType() {
+    return CacheType.of(summaryTypeKv);
+  }
+
+  /** The summary context's size (default 2048). */
+  public SessionParams summaryNCtx(long value) {
+    summaryNCtx = value;
+    return this;
+  }
+
+  public long summaryNCtx() {
+    return summaryNCtx;
+  }
+
+  /** A summary's generation length (default 256). */
+  public SessionParams summaryMaxNewTokens(long value) {
+    summaryMaxNewTokens = value;
+    return this;
+  }
+
+  public long summaryMaxNewTokens() {
+    return summaryMaxNewTokens;
+  }
+
+  public SessionParams rebuild(RebuildStrategy value) {
+    rebuild = value.ordinal();
+    return this;
+  }
+
+  public RebuildStrategy rebuild() {
+    return RebuildStrategy.values()[rebuild];
+  }
+
+  /** true: a turn arriving during a summary waits for it; false (default): uses the old one. */
+  public SessionParams waitForSummary(boolean value) {
+    waitForSummary = value;
+    return this;
+  }
+
+  public boolean waitForSummary() {
+    return waitForSummary;
+  }
+
+  /** true (default): summarize on a worker thread; false: before the turn returns. */
+  public SessionParams backgroundSummary(boolean value) {
+    backgroundSummary = value;
+    return this;
+  }
+
+  public boolean backgroundSummary() {
+    return backgroundSummary;
+  }
+
+  /** 0 (default): {@link Peak#defaultThreads()}, the fast cores, as for a context. */
+  public SessionParams nThreads(long value) {
+    nThreads = value;
+    return this;
+  }
+
+  public long nThreads() {
+    return nThreads;
+  }
+
+  /** Tokens per forward pass when prefilling (default 512). */
+  public SessionParams nBatch(long value) {
+    nBatch = value;
+    return this;
+  }
+
+  public long nBatch() {
+    return nBatch;
+  }
+
+  /** The answers' sampling. */
+  public SessionParams sampler(SamplerParams value) {
+    if (value == null) throw new NullPointerException("sampler");
+    sampler = value;
+    return this;
+  }
+
+  public SamplerParams sampler() {
+    return sampler;
+  }
+}

@@ -1,0 +1,31 @@
+package peak.tests;
+
+import java.io.File;
+
+/** Where the tests find their files (system properties the CMake test command sets). */
+final class Fixtures {
+  private Fixtures() {}
+
+  /** ../shared/models/stories260K.gguf: a real tiny Llama (F32, 512-token SentencePiece vocabulary). */
+  static String stories() {
+    return new File(property("peak.shared"), "models/stories260K.gguf").getPath();
+  }
+
+  /** A fresh directory for one test class's files, in the build tree. */
+  static File scratch(String name) {
+    File dir = new File(property("peak.tmp"), "java-" + name);
+    if (!dir.isDirectory() && !dir.mkdirs()) throw new IllegalStateException("cannot create " + dir);
+    return dir;
+  }
+
+  /** The built `peak` tool, or null when the build has none. */
+  static String cli() {
+    return System.getProperty("peak.cli");
+  }
+
+  private static String property(String name) {
+    String value = System.getProperty(name);
+    if (value == null) throw new IllegalStateException("-D" + name + " is not set");
+    return value;
+  }
+}

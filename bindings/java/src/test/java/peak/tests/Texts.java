@@ -1,0 +1,54 @@
+package peak.tests;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import peak.Context;
+import peak.Model;
+
+/** Helpers the test classes share. */
+final class Texts {
+  private Texts() {}
+
+  /** About 400 tokens of stories260K's vocabulary: a prompt whose evaluation takes a while. */
+  static String longPrompt() {
+    StringBuilder sb = new StringBuilder();
+    while (sb.length() < 1000) sb.append(" Lily saw a big red ball in the park and ran to get it.");
+    return sb.toString();
+  }
+
+  /** The index of the largest value (the first of equal ones). */
+  static int argmax(float[] values) {
+    int best = 0;
+    for (int i = 1; i < values.length; ++i) {
+      if (values[i] > values[best]) best = i;
+    }
+    return best;
+  }
+
+  /**
+   * Greedy decoding done here rather than by peak's sampler: the prompt evaluated, then the largest
+   * logit taken and evaluated until an end-of-generation token or {@code maxTokens}; the text is
+   * the tokens' bytes (token_to_piece) decoded once at the end.
+   */
+  static String greedyByArgmax(Model model, Context context, String prompt, int maxTokens) {
+    context.eval(model.tokenize(prompt, true, false));
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    for (int i = 0; i < maxTokens; ++i) {
+      int token = argmax(context.logits());
+      if (model.isEndOfGeneration(token)) break;
+      byte[] piece = model.tokenPiece(token, false);
+      bytes.write(piece, 0, piece.length);
+      context.eval(new int[] {token});
+    }
+    return new String(bytes.toByteArray(), StandardCharsets.UTF_8);
+  }
+
+  static byte[] readAll(InputStream in) throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    byte[] buf = new byte[8192];
+    for (int n; (n = in.read(buf)) > 0; ) out.write(buf, 0, n);
+    return out.toByteArray();
+  }
+}

@@ -3,7 +3,7 @@
 #      cmake -DLIBRARY=<libpeak.so> -DHEADER=<peak/peak.h> [-DNM=nm] -P cmake/PeakCheckExports.cmake
 #  - libpeak_jni: every native method javac declared (javac -h) and JNI_OnLoad
 #      cmake -DLIBRARY=<libpeak_jni.so> -DJNI_HEADER=<peak_Native.h> [-DNM=nm] -P cmake/PeakCheckExports.cmake
-# Tests of a shared build (tests/capi) and of the Java binding (bindings/java),
+# Tests of a shared build (tests/capi) and of the Java binding (tools/bindings/java),
 # and CI steps on the installed and the cross-built libraries.
 cmake_minimum_required(VERSION 3.20)
 if(NOT LIBRARY OR (NOT HEADER AND NOT JNI_HEADER))

@@ -1,4 +1,4 @@
-# Finds what the Java binding (bindings/java) needs and sets PEAK_BUILD_JAVA's
+# Finds what the Java binding (tools/bindings/java) needs and sets PEAK_BUILD_JAVA's
 # default: ON where jni.h and javac are found, OFF (saying why) elsewhere.
 #  - jni.h: the NDK's sysroot has it; elsewhere the include directories of the
 #    JDK whose javac was found, else FindJNI's (JAVA_INCLUDE_PATH: jni.h,
@@ -7,7 +7,7 @@
 #    libjvm is never linked: the JVM that loads the library provides it.
 #  - javac (FindJava): compiles the classes and writes the native methods'
 #    header. An NDK build without it builds libpeak_jni alone (the app compiles
-#    bindings/java/src/main/java itself).
+#    tools/bindings/java/src/main/java itself).
 # Sets PEAK_JNI_INCLUDE_DIRS and _peak_java_default.
 find_package(Java 1.8 COMPONENTS Development QUIET)
 set(PEAK_JNI_INCLUDE_DIRS "")

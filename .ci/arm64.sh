@@ -4,9 +4,10 @@
 #
 #   1. cross-build with cmake/aarch64-linux-gnu.cmake (no benchmarks)
 #   2. run every test_kernels* and test_core* executable under
-#      qemu-aarch64 -cpu max (best path: i8mm), then again with PEAK_ISA=dotprod
-#      and PEAK_ISA=neon (the baseline NEON kernels), and the quantizers' byte checks against
-#      llama.cpp's files (test_model ReferenceQuant.*) once
+#      qemu-aarch64 -cpu max (best path: i8mm), again with PEAK_ISA=dotprod
+#      and with PEAK_ISA=neon (the baseline NEON kernels), and the quantizers' byte
+#      checks against llama.cpp's files (test_model ReferenceQuant.*) once; two
+#      passes at a time
 #   3. compile every kernels header and arm/ fragment on its own with the cross
 #      compiler (the layer check's header test; x86 builds cannot compile them)
 #   4. the libraries an Android app ships, linked as the NDK build links them:
@@ -58,11 +59,23 @@ run() {
     env "$@" qemu-aarch64 -L "$SYSROOT" -cpu max "$exe" --gtest_brief=1 --gtest_filter="$filter"
   done
 }
-run "cpu max" '*'
-run "PEAK_ISA=dotprod" '*' PEAK_ISA=dotprod
-run "PEAK_ISA=neon" '*' PEAK_ISA=neon
-echo "--- test_model [ReferenceQuant]"
-qemu-aarch64 -L "$SYSROOT" -cpu max "$BUILD/tests/model/test_model" --gtest_brief=1 --gtest_filter='*ReferenceQuant*'
+reference_quant() {
+  echo "--- test_model [ReferenceQuant]"
+  qemu-aarch64 -L "$SYSROOT" -cpu max "$BUILD/tests/model/test_model" --gtest_brief=1 --gtest_filter='*ReferenceQuant*'
+}
+# The passes run in two lanes side by side (most tests are single-threaded),
+# each lane into its own log, printed when both are done.
+logs=$BUILD/qemu-logs
+mkdir -p "$logs"
+( run "cpu max" '*' && run "PEAK_ISA=neon" '*' PEAK_ISA=neon ) >"$logs/lane1.log" 2>&1 &
+lane1=$!
+( run "PEAK_ISA=dotprod" '*' PEAK_ISA=dotprod && reference_quant ) >"$logs/lane2.log" 2>&1 &
+lane2=$!
+failed=0
+wait "$lane1" || failed=1
+wait "$lane2" || failed=1
+cat "$logs/lane1.log" "$logs/lane2.log"
+((failed == 0)) || { echo "arm64: a test under qemu failed (above)" >&2; exit 1; }
 
 # 4. What an Android app ships. The shared libpeak comes from a tree of the
 # library alone (its objects are those of the static build, compiled again).
@@ -72,7 +85,7 @@ cmake -S . -B "$BUILD-shared" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cma
   -DPEAK_WERROR=$werror -DPEAK_MAX_PAGE_SIZE=16384 >/dev/null
 cmake --build "$BUILD-shared" -j"$JOBS" --target peak
 libpeak=$(readlink -f "$BUILD-shared/src/libpeak.so")
-libpeak_jni=$BUILD/bindings/java/libpeak_jni.so
+libpeak_jni=$BUILD/tools/bindings/java/libpeak_jni.so
 check_16k_segments() {
   local lib=$1 aligns
   aligns=$(readelf -lW "$lib" | awk '$1 == "LOAD" { print $NF }')
@@ -89,6 +102,6 @@ check_16k_segments() {
 check_16k_segments "$libpeak"
 check_16k_segments "$libpeak_jni"
 cmake -DLIBRARY="$libpeak" -DHEADER=include/peak/peak.h -DNM=aarch64-linux-gnu-nm -P cmake/PeakCheckExports.cmake
-cmake -DLIBRARY="$libpeak_jni" -DJNI_HEADER="$BUILD/bindings/java/native-headers/peak_Native.h" \
+cmake -DLIBRARY="$libpeak_jni" -DJNI_HEADER="$BUILD/tools/bindings/java/native-headers/peak_Native.h" \
   -DNM=aarch64-linux-gnu-nm -P cmake/PeakCheckExports.cmake
 echo "arm64: all tests passed"

@@ -113,16 +113,20 @@ bool HttpRequestParser::fail(int status, std::string message) {
   return false;
 }
 
-// The next CRLF-terminated line, without its CRLF. A bare LF is refused (RFC
+// The next CRLF-terminated line, without its CRLF, if it takes no more than
+// max_bytes (with its line end): too_long as soon as more than that has
+// arrived without one, whether or not it has arrived whole, so that a request
+// fails the same way however its bytes are split. A bare LF is refused (RFC
 // 9112 2.2 lets a recipient accept it; two parties disagreeing about line ends
 // is how requests are smuggled); a bare CR stays in the line, where the
 // checks on its characters refuse it.
-HttpRequestParser::Line HttpRequestParser::take_line(std::string_view* line) {
+HttpRequestParser::Line HttpRequestParser::take_line(size_t max_bytes, std::string_view* line) {
   const size_t lf = buffer_.find('\n', scan_);
   if (lf == std::string::npos) {
     scan_ = buffer_.size();
-    return Line::incomplete;
+    return buffer_.size() - pos_ > max_bytes ? Line::too_long : Line::incomplete;
   }
+  if (lf + 1 - pos_ > max_bytes) return Line::too_long;
   if (lf == pos_ || buffer_[lf - 1] != '\r') {
     fail(400, "a line of the request ends with a bare LF instead of CRLF");
     return Line::bad;
@@ -136,15 +140,11 @@ HttpRequestParser::Line HttpRequestParser::take_line(std::string_view* line) {
 void HttpRequestParser::parse_head() {
   std::string_view line;
   const size_t start = pos_;
-  const Line result = take_line(&line);
-  const size_t line_bytes = result == Line::found ? pos_ - start : buffer_.size() - start;
-  if (result == Line::bad) return;
-  if (head_bytes_ + line_bytes > max_header_bytes_) {
+  const Line result = take_line(max_header_bytes_ - head_bytes_, &line);
+  if (result == Line::too_long)
     fail(431, "the request line and header fields are larger than " + std::to_string(max_header_bytes_) + " bytes");
-    return;
-  }
-  if (result == Line::incomplete) return;
-  head_bytes_ += line_bytes;
+  if (result != Line::found) return;
+  head_bytes_ += pos_ - start;
   if (!have_request_line_) {
     // RFC 9112 2.2: empty lines before the request line are ignored.
     if (!line.empty() && parse_request_line(line)) have_request_line_ = true;
@@ -288,13 +288,9 @@ void HttpRequestParser::parse_body() {
 void HttpRequestParser::parse_chunk_size() {
   // chunk-size [ chunk-ext ] CRLF; extensions are ignored (RFC 9112 7.1.1).
   std::string_view line;
-  const size_t start = pos_;
-  const Line result = take_line(&line);
-  if (result == Line::bad) return;
-  if (result == Line::incomplete) {
-    if (buffer_.size() - start > max_header_bytes_) fail(400, "a chunk size line is too long");
-    return;
-  }
+  const Line result = take_line(max_header_bytes_, &line);
+  if (result == Line::too_long) fail(400, "a chunk size line is too long");
+  if (result != Line::found) return;
   size_t size = 0;
   size_t digits = 0;
   for (; digits < line.size(); ++digits) {
@@ -344,15 +340,11 @@ void HttpRequestParser::parse_trailers() {
   // header field must not sneak in after the head.
   std::string_view line;
   const size_t start = pos_;
-  const Line result = take_line(&line);
-  if (result == Line::bad) return;
-  const size_t line_bytes = result == Line::found ? pos_ - start : buffer_.size() - start;
-  if (trailer_bytes_ + line_bytes > max_header_bytes_) {
+  const Line result = take_line(max_header_bytes_ - trailer_bytes_, &line);
+  if (result == Line::too_long)
     fail(431, "the trailer fields are larger than " + std::to_string(max_header_bytes_) + " bytes");
-    return;
-  }
-  if (result == Line::incomplete) return;
-  trailer_bytes_ += line_bytes;
+  if (result != Line::found) return;
+  trailer_bytes_ += pos_ - start;
   if (line.empty()) {
     phase_ = Phase::complete;
     return;

@@ -52,9 +52,9 @@ class HttpRequestParser {
 
  private:
   enum class Phase { head, body, chunk_size, chunk_data, chunk_data_end, trailers, complete, failed };
-  enum class Line { found, incomplete, bad };
+  enum class Line { found, incomplete, too_long, bad };
 
-  Line take_line(std::string_view* line);
+  Line take_line(size_t max_bytes, std::string_view* line);
   void parse_head();
   bool parse_request_line(std::string_view line);
   bool parse_header_line(std::string_view line);

@@ -406,6 +406,29 @@ TEST_F(HttpServerTest, SlowLorisGets408WithinTheHeaderTimeout) {
   EXPECT_LT(Clock::now() - started, milliseconds(kPatienceMs));
 }
 
+TEST_F(HttpServerTest, BodyNotArrivingIs408) {
+  HttpLimits limits;
+  limits.body_timeout_ms = 300;
+  start(echo, limits);
+  Client client(port());
+  const auto started = Clock::now();
+  ASSERT_TRUE(client.send("POST /b HTTP/1.1\r\nHost: h\r\nContent-Length: 10\r\n\r\nhalf"));
+  const Response r = client.read_response();
+  EXPECT_EQ(r.status, 408);
+  EXPECT_NE(r.body.find("the request body did not arrive in time"), std::string::npos);
+  EXPECT_GE(Clock::now() - started, milliseconds(300));
+  EXPECT_TRUE(client.closed_by_server());
+}
+
+TEST_F(HttpServerTest, ChunkedRequestBodyReachesTheHandlerWhole) {
+  start(echo);
+  Client client(port());
+  ASSERT_TRUE(client.send("POST /c HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc"));
+  std::this_thread::sleep_for(milliseconds(20));
+  ASSERT_TRUE(client.send("\r\n2;x=y\r\nde\r\n0\r\nX-Trailer: 1\r\n\r\n"));
+  EXPECT_EQ(client.read_response().body, "POST /c? abcde");
+}
+
 TEST_F(HttpServerTest, IdleKeepAliveConnectionClosesSilently) {
   HttpLimits limits;
   limits.idle_timeout_ms = 200;

@@ -266,8 +266,9 @@ bool HttpRequestParser::finish_head() {
   }
   if (length > max_body_bytes_)
     return fail(413, "the request body is larger than " + std::to_string(max_body_bytes_) + " bytes");
+  // No reserve(length): a client announcing the largest body and sending
+  // none would hold that much memory on every connection.
   remaining_ = length;
-  request_.body.reserve(length);
   phase_ = length > 0 ? Phase::body : Phase::complete;
   return true;
 }

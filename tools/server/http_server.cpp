@@ -122,8 +122,9 @@ std::string http_date() {
   return text;
 }
 
+// Rounded up, so that a poll() for it does not return before the deadline.
 int milliseconds_until(Clock::time_point deadline) {
-  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
   return left <= 0 ? 0 : static_cast<int>(std::min<long long>(left, 1 << 30));
 }
 
@@ -142,7 +143,7 @@ Wait wait_for(int fd, short events, int stop_fd, Clock::time_point deadline) {
     }
     if (fds[1].revents != 0) return Wait::stopped;
     if (fds[0].revents != 0) return Wait::ready;
-    if (r == 0 || Clock::now() >= deadline) return Wait::timeout;
+    if (Clock::now() >= deadline) return Wait::timeout;
   }
 }
 
@@ -284,23 +285,20 @@ class ConnectionResponder final : public HttpResponder {
   bool answered() const { return answered_; }
 
   // The handler answered wrongly or threw: a 500 while nothing is sent yet.
-  bool fail_with_500(std::string_view message) {
+  void fail_with_500(std::string_view message) {
     if (started_) {
       broken_ = true;  // a response is half sent: only closing ends it
-      return false;
+      return;
     }
     keep_alive_ = false;
     respond(500, "application/json", error_json(message, "server_error"), {});
-    return false;
   }
 
  private:
   bool valid_answer(int status, std::string_view content_type, const std::vector<HttpHeader>& extra_headers) {
     bool valid = status >= 200 && status <= 599 && is_field_value(content_type);
     for (const HttpHeader& h : extra_headers) valid = valid && is_token(h.name) && is_field_value(h.value);
-    if (!valid) {
-      fail_with_500("the request handler produced an invalid response");
-    }
+    if (!valid) fail_with_500("the request handler produced an invalid response");
     return valid;
   }
 
@@ -419,7 +417,10 @@ void PosixHttpServer::serve(const HttpHandler& handler) {
     }
     const int timeout = lingering.empty() ? -1 : milliseconds_until(next_deadline);
     const int r = poll(fds.data(), fds.size(), timeout);
-    if (r < 0 && errno != EINTR) break;
+    if (r < 0 && errno != EINTR) {
+      request_stop();  // cannot wait for connections any more: end the running ones too
+      break;
+    }
     if (r < 0) continue;
     // Refused connections: drained until they close or their time is up.
     const Clock::time_point now = Clock::now();

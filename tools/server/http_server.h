@@ -15,9 +15,9 @@ struct HttpLimits {
   size_t max_header_bytes = 16 * 1024;        // request line + headers; more: 431
   size_t max_body_bytes = 8 * 1024 * 1024;    // more: 413
   size_t max_connections = 64;                // more are answered 503 and closed
-  int header_timeout_ms = 10000;              // the whole head must arrive within this: 408
-  int body_timeout_ms = 30000;                // the whole body must arrive within this: 408
-  int idle_timeout_ms = 30000;                // keep-alive wait for the next request
+  int header_timeout_ms = 10000;              // the whole head must arrive within this (from its first byte): 408
+  int body_timeout_ms = 30000;                // the whole body must arrive within this (after the head): 408
+  int idle_timeout_ms = 30000;                // wait for a request's first byte (also the first request's)
   int write_timeout_ms = 30000;               // a client not reading for this long is dropped
 };
 

@@ -84,7 +84,8 @@ TEST(ServerRequest, ErrorsNameTheField) {
   EXPECT_EQ(param_of(R"({"messages": [1]})"), "messages[0]");
   EXPECT_EQ(param_of(R"({"messages": [{"role": 1, "content": "x"}]})"), "messages[0].role");
   EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": 5}]})"), "messages[0].content");
-  EXPECT_EQ(param_of(R"({"messages": [{"role": "assistant", "content": "x"}]})"), "messages[0].role");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "assistant", "content": "x"}, )" + user + "]}"), "messages[0].role");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "assistant", "content": "x"}]})"), "messages");
 }
 
 std::string run_filter(const std::vector<std::string>& stops, const std::vector<std::string>& pieces, bool* stopped,

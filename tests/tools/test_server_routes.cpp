@@ -127,6 +127,7 @@ SlotSettings settings() {
   s.session.summary_n_ctx = 256;
   s.session.summary_max_new_tokens = 32;
   s.context.n_threads = 1;
+  s.context.type_k = s.context.type_v = PEAK_TYPE_Q8_0;  // as peak serve asks (stories260K's head size then gets F16)
   return s;
 }
 
@@ -250,7 +251,7 @@ TEST(ServerRoutes, RequestErrors) {
   expect_error(post(chat_body({{"user", "Hi"}, {"user", "Again"}})), 400, "must alternate", "messages[1].role");
   expect_error(post(chat_body({{"user", "Hi"}, {"system", "Late"}, {"user", "x"}})), 400, "may only come first",
                "messages[1].role");
-  expect_error(post(chat_body({{"tool", "Hi"}})), 400, "unsupported role 'tool'", "messages[0].role");
+  expect_error(post(chat_body({{"tool", "Hi"}, {"user", "x"}})), 400, "unsupported role 'tool'", "messages[0].role");
   expect_error(post("{\"messages\": [{\"role\": \"user\"}]}"), 400, "'messages[0].content' is required",
                "messages[0].content");
   expect_error(post("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}"), 400,

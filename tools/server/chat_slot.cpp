@@ -144,6 +144,15 @@ size_t ChatSlot::prepare_completion(const std::vector<int32_t>& tokens) {
   if (!context_) {
     peak_context_params p = settings_.context;
     p.n_ctx = n_ctx_;
+    // As the session does: quantized cache types need a head size that is a
+    // multiple of 32; others keep F16.
+    peak_model_info info{};
+    info.struct_size = sizeof info;
+    check(peak_model_get_info(settings_.model, &info));
+    if (info.head_dim % 32 != 0) {
+      if (p.type_k == PEAK_TYPE_Q8_0 || p.type_k == PEAK_TYPE_Q4_0) p.type_k = PEAK_TYPE_F16;
+      if (p.type_v == PEAK_TYPE_Q8_0 || p.type_v == PEAK_TYPE_Q4_0) p.type_v = PEAK_TYPE_F16;
+    }
     check(peak_context_create(settings_.model, &p, &context_));
     if (settings_.adapters && settings_.adapters->n_adapters > 0) check(peak_context_set_adapters(context_, settings_.adapters));
   }

@@ -140,6 +140,10 @@ ChatRequest parse_chat_request(const Value& body) {
   if (!messages) throw RequestError("'messages' is required", "messages");
   if (!messages->is_array()) wrong_type("messages", "an array", *messages);
   if (messages->items().empty()) throw RequestError("'messages' must not be empty", "messages");
+  const Value* last_role = messages->items().back().find("role");
+  if (last_role && last_role->is_string() && last_role->as_string() != "user") {
+    throw RequestError("the last message must be a user message", "messages");
+  }
   for (size_t i = 0; i < messages->items().size(); ++i) {
     const std::string field = "messages[" + std::to_string(i) + "]";
     const Value& m = messages->items()[i];

@@ -601,4 +601,108 @@ TEST(ServerRoutes, ConversationsKeepTheirSessions) {
   }
 }
 
+// A thinking model (the scripted Qwen3 of tests/chat, which reasons "Reason"
+// and answers "Blue."): the reasoning is reasoning_content, never content.
+TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
+  const std::string path = PEAK_SCRIPTED_QWEN3;
+  peak_model* qwen = nullptr;
+  if (path.empty() || peak_model_load(path.c_str(), nullptr, &qwen) != PEAK_OK) {
+    GTEST_SKIP() << "the scripted Qwen3 model is not built (" << path << ")";
+  }
+  {
+    SlotSettings s;
+    s.model = qwen;
+    s.session.enable_thinking = 1;
+    s.session.n_threads = 1;
+    s.session.recent_max = 256;
+    s.session.summary_n_ctx = 256;
+    s.session.summary_max_new_tokens = 32;
+    s.session.headroom = 64;
+    Server server(s, options());
+    const std::string body = chat_body({{"user", "Name a colour."}}, "\"max_tokens\": 32");
+    const Value v = call(server, request("POST", "/v1/chat/completions", body)).json();
+    const Value& message = *v.find("choices")->items()[0].find("message");
+    EXPECT_EQ(message.find("content")->as_string(), "Blue.");
+    ASSERT_NE(message.find("reasoning_content"), nullptr) << peak_server::json::write(v);
+    EXPECT_EQ(message.find("reasoning_content")->as_string(), "Reason");
+    // Streamed: reasoning deltas first, then content deltas; neither holds the other.
+    const FakeResponder out = call(server, request("POST", "/v1/chat/completions",
+                                                   chat_body({{"user", "Name a colour."}}, "\"max_tokens\": 32, \"stream\": true")));
+    std::string content, reasoning;
+    for (const std::string& e : out.events()) {
+      if (e == "[DONE]") continue;
+      Value chunk;
+      ASSERT_TRUE(peak_server::json::parse(e, &chunk, nullptr));
+      const Value& delta = *chunk.find("choices")->items()[0].find("delta");
+      if (const Value* c = delta.find("content")) content += c->as_string();
+      if (const Value* r = delta.find("reasoning_content")) {
+        EXPECT_TRUE(content.empty()) << "reasoning after the answer began";
+        reasoning += r->as_string();
+      }
+    }
+    EXPECT_EQ(content, "Blue.");
+    EXPECT_EQ(reasoning, "Reason");
+  }
+  peak_model_free(qwen);
+}
+
+TEST(ServerRoutes, CompletionsStream) {
+  Server server(settings(), options());
+  const std::string body = "{\"prompt\": \"Once upon a time\", \"max_tokens\": 12, \"temperature\": 0";
+  const Value whole = call(server, request("POST", "/v1/completions", body + "}")).json();
+  const FakeResponder out = call(server, request("POST", "/v1/completions",
+                                                 body + ", \"stream\": true, \"stream_options\": {\"include_usage\": true}}"));
+  EXPECT_EQ(out.content_type, "text/event-stream");
+  const std::vector<std::string> events = out.events();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string text, finish;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    Value chunk;
+    ASSERT_TRUE(peak_server::json::parse(events[i], &chunk, nullptr));
+    EXPECT_EQ(chunk.find("object")->as_string(), "text_completion");
+    const Value& choice = chunk.find("choices")->items()[0];
+    text += choice.find("text")->as_string();
+    if (choice.find("finish_reason")->is_string()) {
+      finish = choice.find("finish_reason")->as_string();
+      EXPECT_EQ(chunk.find("usage")->find("completion_tokens")->as_int(), 12);
+    }
+  }
+  EXPECT_EQ(text, whole.find("choices")->items()[0].find("text")->as_string());
+  EXPECT_EQ(finish, "length");
+}
+
+TEST(ServerRoutes, APerRequestTimeLimitEndsTheAnswer) {
+  ServerOptions o = options();
+  o.request_timeout_ms = 1;
+  Server server(settings(), o);
+  const std::string body = chat_body({{"user", "Once upon a time"}}, "\"max_tokens\": 60");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const Value v = call(server, request("POST", "/v1/chat/completions", body)).json();
+  // The prompt alone takes longer than 1 ms: the first piece of text finds the time up.
+  EXPECT_EQ(v.find("choices")->items()[0].find("finish_reason")->as_string(), "length");
+  EXPECT_LE(v.find("usage")->find("completion_tokens")->as_int(), 1);
+}
+
+// At most max_conversations are kept: the least recently used one that is not
+// in a slot is forgotten, so its next request starts afresh.
+TEST(ServerRoutes, ConversationsAreBounded) {
+  ServerOptions o = options(1);
+  o.max_conversations = 2;
+  Server server(settings(), o);
+  const auto send = [&](const std::string& id) {
+    const FakeResponder out = call(server, request("POST", "/v1/chat/completions",
+                                                   chat_body({{"user", "Lily went to the park."}},
+                                                             "\"max_tokens\": 4, \"conversation\": \"" + id + "\"")));
+    EXPECT_EQ(out.status, 200) << out.body;
+    return out.json().find("usage")->find("prompt_tokens")->as_int();
+  };
+  const int64_t first_turn = send("a");
+  EXPECT_GT(send("a"), first_turn);  // a second turn reads the first
+  send("b");                         // a is saved away
+  send("c");                         // a, the oldest not in a slot, is forgotten
+  EXPECT_EQ(send("a"), first_turn);  // so it starts again
+  EXPECT_GT(send("c"), first_turn);  // c, restored, still reads its first turn
+}
+
 }  // namespace

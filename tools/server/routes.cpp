@@ -61,11 +61,14 @@ void send_error(HttpResponder& out, int status, const std::string& message, cons
   out.respond(status, "application/json", error_body(status, message, param), headers);
 }
 
-// Compares in time that depends on the lengths only, not on where they differ.
-bool same_secret(std::string_view a, std::string_view b) {
-  unsigned diff = a.size() == b.size() ? 0u : 1u;
-  for (size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i % (b.empty() ? 1 : b.size())]);
-  return diff == 0 && !b.empty();
+// Whether `given` is `expected` (not empty), in a time that depends on the
+// length of `given` only, not on where the two differ.
+bool same_secret(std::string_view given, std::string_view expected) {
+  unsigned diff = given.size() == expected.size() ? 0u : 1u;
+  for (size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
+  }
+  return diff == 0;
 }
 
 bool parse_body(const HttpRequest& request, HttpResponder& out, Value* body) {

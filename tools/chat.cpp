@@ -56,14 +56,9 @@ std::string fetch_text(Call call) {
   return std::string(text.data(), n);
 }
 
-struct ChatOptions {
-  GenerationOptions gen;
-  peak_session_params session = peak_session_default_params();
+struct ChatOptions : ChatSessionOptions {
   std::string system;
-  std::string template_name;  // empty: the model's; "raw": no template
   std::string load_path;
-  bool context_given = false;
-  bool think = false;          // --think on: let a thinking model reason first
   bool show_thinking = false;  // --show-thinking: print its reasoning (dim)
   bool dump_prompt = false;    // --dump-prompt: print what the model reads before each answer
 };
@@ -102,30 +97,18 @@ const char* mode_name(peak_memory_mode m) {
 
 ChatOptions parse(int argc, char** argv, bool* help) {
   ChatOptions o;
-  o.gen.context.type_k = o.gen.context.type_v = PEAK_TYPE_Q8_0;
   ArgCursor args(argc, argv);
   while (!args.done()) {
     const char* a = args.peek();
-    const bool is_ctx = !std::strcmp(a, "-c") || !std::strcmp(a, "--ctx-size");
-    if (parse_generation_option(args, o.gen)) {
-      o.context_given = o.context_given || is_ctx;
-      continue;
-    }
-    if (parse_session_option(args, o.session)) continue;
+    if (parse_chat_session_option(args, o)) continue;
     args.next();
     if (!std::strcmp(a, "-h") || !std::strcmp(a, "--help")) {
       *help = true;
       return o;
     } else if (!std::strcmp(a, "--system") || !std::strcmp(a, "-sys")) {
       o.system = args.value(a);
-    } else if (!std::strcmp(a, "--chat-template")) {
-      o.template_name = args.value(a);
     } else if (!std::strcmp(a, "--load")) {
       o.load_path = args.value(a);
-    } else if (!std::strcmp(a, "--think")) {
-      const std::string v = args.value(a);
-      if (v != "on" && v != "off") throw UsageError("--think needs on or off, not '" + v + "'");
-      o.think = v == "on";
     } else if (!std::strcmp(a, "--show-thinking")) {
       o.show_thinking = true;
     } else if (!std::strcmp(a, "--dump-prompt")) {
@@ -140,20 +123,8 @@ ChatOptions parse(int argc, char** argv, bool* help) {
 class Chat {
  public:
   Chat(LoadedModel& m, const ChatOptions& o, bool tty) : m_(m), o_(o), tty_(tty) {
-    peak_session_params p = o.session;
+    peak_session_params p = chat_session_params(o);
     p.system_prompt = o.system.empty() ? nullptr : o.system.c_str();
-    p.chat_template = o.template_name.empty() ? nullptr : o.template_name.c_str();
-    p.enable_thinking = o.think ? 1 : 0;
-    p.type_k = o.gen.context.type_k;
-    p.type_v = o.gen.context.type_v;
-    p.n_threads = o.gen.context.n_threads;
-    p.n_batch = o.gen.context.n_batch;
-    p.sampler = o.gen.sampler;
-    if (o.context_given) {
-      const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);
-      if (rest < 32) throw UsageError("-c is too small for the summary and headroom (see --help)");
-      p.recent_max = static_cast<size_t>(rest);
-    }
     peak_session* s = nullptr;
     check_status(peak_session_create(m.model.get(), &p, &s));
     session_.reset(s);

@@ -306,6 +306,45 @@ bool parse_session_option(ArgCursor& args, peak_session_params& p) {
   return true;
 }
 
+bool parse_chat_session_option(ArgCursor& args, ChatSessionOptions& o) {
+  const char* a = args.peek();
+  const bool is_ctx = !std::strcmp(a, "-c") || !std::strcmp(a, "--ctx-size");
+  if (parse_generation_option(args, o.gen)) {
+    o.context_given = o.context_given || is_ctx;
+    return true;
+  }
+  if (parse_session_option(args, o.session)) return true;
+  if (!std::strcmp(a, "--chat-template")) {
+    args.next();
+    o.template_name = args.value(a);
+  } else if (!std::strcmp(a, "--think")) {
+    args.next();
+    const std::string v = args.value(a);
+    if (v != "on" && v != "off") throw UsageError("--think needs on or off, not '" + v + "'");
+    o.think = v == "on";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+peak_session_params chat_session_params(const ChatSessionOptions& o) {
+  peak_session_params p = o.session;
+  p.chat_template = o.template_name.empty() ? nullptr : o.template_name.c_str();
+  p.enable_thinking = o.think ? 1 : 0;
+  p.type_k = o.gen.context.type_k;
+  p.type_v = o.gen.context.type_v;
+  p.n_threads = o.gen.context.n_threads;
+  p.n_batch = o.gen.context.n_batch;
+  p.sampler = o.gen.sampler;
+  if (o.context_given) {
+    const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);
+    if (rest < 32) throw UsageError("-c is too small for the summary and headroom (see --help)");
+    p.recent_max = static_cast<size_t>(rest);
+  }
+  return p;
+}
+
 const char* session_options_help() {
   return "long conversations (SSSKV-lite: Prefix + Summary + Recent in a fixed KV cache):\n"
          "  --mode M                  ssskv (default), window (sliding window only) or none (grow, then stop)\n"

@@ -80,6 +80,25 @@ std::string format_number(double v);
 bool parse_session_option(ArgCursor& args, peak_session_params& session);
 const char* session_options_help();
 
+// The options of the commands that hold chat sessions (peak chat, peak serve):
+// the model, context, sampling and long-conversation options, -c as the
+// session's size, --chat-template and --think.
+struct ChatSessionOptions {
+  ChatSessionOptions() { gen.context.type_k = gen.context.type_v = PEAK_TYPE_Q8_0; }
+  GenerationOptions gen;
+  peak_session_params session = peak_session_default_params();
+  bool context_given = false;  // -c: the recent messages get what it leaves after the summary and headroom
+  std::string template_name;   // empty: the model's; "raw": no template
+  bool think = false;          // --think on: let a thinking model reason first
+};
+
+// Consumes one of those options at the cursor; false when it is not one.
+bool parse_chat_session_option(ArgCursor& args, ChatSessionOptions& options);
+// The session parameters the options give (chat_template points into them;
+// no system prompt). UsageError when -c leaves under 32 tokens for the
+// recent messages.
+peak_session_params chat_session_params(const ChatSessionOptions& options);
+
 // "f16" -> PEAK_TYPE_F16 (f32, f16, q8_0, q4_0); UsageError otherwise.
 peak_type parse_cache_type(const char* option, const char* text);
 

@@ -20,6 +20,7 @@ struct Command {
 const Command kCommands[] = {
     {"chat", run_chat, "chat with a model (the bundled demo model when none is given)"},
     {"run", run_run, "continue a prompt and print the completion"},
+    {"serve", run_serve, "an OpenAI-compatible HTTP server, with a chat page"},
     {"bench", run_bench, "prompt and generation speed (llama-bench style), with a bandwidth probe"},
     {"perplexity", run_perplexity, "perplexity of a model over a text file, or its KL divergence from another"},
     {"tokenize", run_tokenize, "the tokens of a text (a vocabulary-only GGUF file is enough)"},

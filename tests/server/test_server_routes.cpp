@@ -1,0 +1,708 @@
+// The routes of `peak serve` driven without sockets: requests handed to
+// Server::handle with a fake HttpResponder, on the real stories260K model.
+// Greedy answers are checked against a reference computed here through the C
+// API alone (peak_chat_apply_template + peak_generate at temperature 0).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "json.h"
+#include "routes.h"
+#include "web_page.h"
+
+namespace {
+
+using peak_server::HttpHeader;
+using peak_server::HttpRequest;
+using peak_server::HttpResponder;
+using peak_server::Server;
+using peak_server::ServerOptions;
+using peak_server::SlotSettings;
+using peak_server::json::Value;
+
+const std::string kStories = std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf";
+
+const peak_model* stories() {
+  static peak_model* model = [] {
+    peak_model* m = nullptr;
+    EXPECT_EQ(peak_model_load(kStories.c_str(), nullptr, &m), PEAK_OK) << peak_last_error();
+    return m;
+  }();
+  return model;
+}
+
+// Records what a handler answers; can fail writes, report the client gone,
+// or hold a write until released.
+class FakeResponder : public HttpResponder {
+ public:
+  bool respond(int s, std::string_view type, std::string_view b, const std::vector<HttpHeader>& extra) override {
+    EXPECT_EQ(status, 0) << "answered twice";
+    status = s;
+    content_type = type;
+    body = b;
+    headers = extra;
+    return true;
+  }
+  bool start_stream(int s, std::string_view type, const std::vector<HttpHeader>& extra) override {
+    EXPECT_EQ(status, 0) << "answered twice";
+    status = s;
+    content_type = type;
+    headers = extra;
+    streamed = true;
+    return true;
+  }
+  bool write(std::string_view bytes) override {
+    if (before_write) before_write();
+    if (writes >= fail_after_writes) return false;
+    ++writes;
+    body += bytes;
+    return true;
+  }
+  bool client_gone() override { return writes >= fail_after_writes || gone->load(); }
+
+  const std::string* header(const std::string& name) const {
+    for (const HttpHeader& h : headers)
+      if (h.name == name) return &h.value;
+    return nullptr;
+  }
+  Value json() const {
+    Value v;
+    std::string error;
+    EXPECT_TRUE(peak_server::json::parse(body, &v, &error)) << error << ": " << body;
+    return v;
+  }
+  // The data of each server-sent event, "[DONE]" included.
+  std::vector<std::string> events() const {
+    std::vector<std::string> out;
+    size_t pos = 0;
+    while (pos < body.size()) {
+      const size_t end = body.find("\n\n", pos);
+      EXPECT_NE(end, std::string::npos) << "an unterminated event";
+      if (end == std::string::npos) break;
+      const std::string event = body.substr(pos, end - pos);
+      EXPECT_EQ(event.rfind("data: ", 0), 0u) << event;
+      out.push_back(event.substr(6));
+      pos = end + 2;
+    }
+    return out;
+  }
+
+  int status = 0;
+  std::string content_type, body;
+  std::vector<HttpHeader> headers;
+  bool streamed = false;
+  size_t writes = 0;
+  size_t fail_after_writes = SIZE_MAX;
+  std::shared_ptr<std::atomic<bool>> gone = std::make_shared<std::atomic<bool>>(false);  // set by another thread
+  std::function<void()> before_write;
+};
+
+HttpRequest request(const std::string& method, const std::string& path, const std::string& body = "",
+                    std::vector<HttpHeader> headers = {}) {
+  HttpRequest r;
+  r.method = method;
+  r.path = path;
+  r.body = body;
+  r.headers = std::move(headers);
+  r.peer = "127.0.0.1:1";
+  return r;
+}
+
+SlotSettings settings() {
+  SlotSettings s;
+  s.model = stories();
+  s.session.chat_template = "chatml";
+  s.session.n_threads = 1;
+  s.session.recent_max = 2048;
+  s.session.summary_max = 64;
+  s.session.headroom = 64;
+  s.session.summary_n_ctx = 256;
+  s.session.summary_max_new_tokens = 32;
+  s.context.n_threads = 1;
+  s.context.type_k = s.context.type_v = PEAK_TYPE_Q8_0;  // as peak serve asks (stories260K's head size then gets F16)
+  return s;
+}
+
+ServerOptions options(size_t parallel = 1, size_t queue = 4) {
+  ServerOptions o;
+  o.model_id = "stories260K.gguf";
+  o.parallel = parallel;
+  o.max_queue = queue;
+  o.default_max_tokens = 16;
+  return o;
+}
+
+struct Msg {
+  const char* role;
+  std::string content;
+};
+
+std::string chat_body(const std::vector<Msg>& messages, const std::string& extra = "") {
+  Value list = Value::array();
+  for (const Msg& m : messages) list.push(Value::object().set("role", m.role).set("content", m.content));
+  Value body = Value::object().set("model", "x").set("messages", list).set("temperature", 0);
+  std::string text = peak_server::json::write(body);
+  if (!extra.empty()) text.insert(text.size() - 1, "," + extra);
+  return text;
+}
+
+FakeResponder call(Server& server, const HttpRequest& r) {
+  FakeResponder out;
+  server.handle(r, out);
+  return out;
+}
+
+// A conversation as the ChatML template renders it (peak_chat_apply_template).
+std::string rendered(const std::vector<Msg>& messages, bool generation_prompt) {
+  std::vector<peak_chat_message> list;
+  for (const Msg& m : messages) list.push_back({m.role, m.content.c_str()});
+  peak_chat_template_params tp = peak_chat_template_default_params();
+  tp.template_name = "chatml";
+  tp.add_generation_prompt = generation_prompt;
+  size_t n = 0;
+  peak_chat_apply_template(stories(), &tp, list.data(), list.size(), nullptr, 0, &n);
+  std::string text(n + 1, '\0');
+  EXPECT_EQ(peak_chat_apply_template(stories(), &tp, list.data(), list.size(), text.data(), text.size(), &n), PEAK_OK);
+  text.resize(n);
+  return text;
+}
+
+// `prompt` continued greedily in a fresh context (peak_generate).
+std::string greedy_continuation(const std::string& prompt, size_t max_tokens) {
+  peak_context_params cp = peak_context_default_params();
+  cp.n_threads = 1;
+  peak_context* ctx = nullptr;
+  EXPECT_EQ(peak_context_create(stories(), &cp, &ctx), PEAK_OK);
+  peak_sampler_params sp = peak_sampler_default_params();
+  sp.temperature = 0;
+  peak_sampler* sampler = nullptr;
+  EXPECT_EQ(peak_sampler_create(stories(), &sp, &sampler), PEAK_OK);
+  std::string out;
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = max_tokens;
+  gp.user_data = &out;
+  gp.on_text = [](const char* t, size_t len, void* self) {
+    static_cast<std::string*>(self)->append(t, len);
+    return 1;
+  };
+  EXPECT_EQ(peak_generate(ctx, sampler, prompt.data(), prompt.size(), &gp, nullptr), PEAK_OK) << peak_last_error();
+  peak_sampler_free(sampler);
+  peak_context_free(ctx);
+  return out;
+}
+
+// The reference answer: the conversation rendered with the generation prompt, continued greedily.
+std::string reference_answer(const std::vector<Msg>& messages, size_t max_tokens) {
+  return greedy_continuation(rendered(messages, true), max_tokens);
+}
+
+size_t count_tokens(const std::string& text) {
+  size_t n = 0;
+  peak_tokenize(stories(), text.data(), text.size(), 1, 1, nullptr, 0, &n);
+  return n;
+}
+
+void expect_error(const FakeResponder& out, int status, const std::string& message_part, const std::string& param = "") {
+  EXPECT_EQ(out.status, status) << out.body;
+  EXPECT_EQ(out.content_type, "application/json");
+  const Value v = out.json();
+  const Value* e = v.find("error");
+  ASSERT_NE(e, nullptr) << out.body;
+  ASSERT_TRUE(e->find("message") && e->find("message")->is_string());
+  EXPECT_NE(e->find("message")->as_string().find(message_part), std::string::npos) << e->find("message")->as_string();
+  ASSERT_NE(e->find("type"), nullptr);
+  ASSERT_NE(e->find("code"), nullptr);
+  EXPECT_EQ(e->find("code")->as_int(), status);
+  if (!param.empty()) {
+    ASSERT_TRUE(e->find("param") && e->find("param")->is_string()) << out.body;
+    EXPECT_EQ(e->find("param")->as_string(), param);
+  }
+}
+
+const std::string& content_of(const Value& response) {
+  return response.find("choices")->items()[0].find("message")->find("content")->as_string();
+}
+
+TEST(ServerRoutes, RequestErrors) {
+  Server server(settings(), options());
+  const auto post = [&](const std::string& body) { return call(server, request("POST", "/v1/chat/completions", body)); };
+  expect_error(post("{\"messages\": ["), 400, "not valid JSON: at byte 14");
+  expect_error(post("[1]"), 400, "must be a JSON object");
+  expect_error(post("{}"), 400, "'messages' is required", "messages");
+  expect_error(post("{\"messages\": \"hi\"}"), 400, "'messages' must be an array, not a string", "messages");
+  expect_error(post("{\"messages\": []}"), 400, "must not be empty", "messages");
+  expect_error(post(chat_body({{"user", "Hi"}}, "\"temperature\": \"hot\"")), 400, "'temperature' must be a number",
+               "temperature");
+  expect_error(post(chat_body({{"user", "Hi"}}, "\"max_tokens\": 1.5")), 400, "'max_tokens' must be an integer",
+               "max_tokens");
+  expect_error(post(chat_body({{"user", "Hi"}}, "\"top_p\": 2")), 400, "'top_p' must be between 0 and 1", "top_p");
+  expect_error(post(chat_body({{"user", "Hi"}}, "\"stop\": [1]")), 400, "'stop[0]' must be a string", "stop[0]");
+  expect_error(post(chat_body({{"user", "Hi"}}, "\"n\": 2")), 400, "'n' must be between 1 and 1", "n");
+  expect_error(post(chat_body({{"user", "Hi"}, {"assistant", "Hello"}})), 400, "the last message must be a user message",
+               "messages");
+  expect_error(post(chat_body({{"user", "Hi"}, {"user", "Again"}})), 400, "must alternate", "messages[1].role");
+  expect_error(post(chat_body({{"user", "Hi"}, {"system", "Late"}, {"user", "x"}})), 400, "may only come first",
+               "messages[1].role");
+  expect_error(post(chat_body({{"tool", "Hi"}, {"user", "x"}})), 400, "unsupported role 'tool'", "messages[0].role");
+  expect_error(post("{\"messages\": [{\"role\": \"user\"}]}"), 400, "'messages[0].content' is required",
+               "messages[0].content");
+  expect_error(post("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}"), 400,
+               "only text parts", "messages[0].content[0].type");
+  expect_error(call(server, request("GET", "/v1/nothing")), 404, "no route GET /v1/nothing");
+  expect_error(call(server, request("GET", "/v1/chat/completions")), 405, "use POST");
+  expect_error(call(server, request("POST", "/v1/completions", "{\"prompt\": 5}")), 400, "'prompt' must be a string",
+               "prompt");
+  expect_error(call(server, request("POST", "/detokenize", "{\"tokens\": [1, 100000]}")), 400,
+               "'tokens[1]' is 100000, not a token id (0 to 511)", "tokens[1]");
+  // Nothing of this reached a slot.
+  EXPECT_EQ(server.counters().prompt_tokens_evaluated, 0u);
+}
+
+TEST(ServerRoutes, ApiKey) {
+  ServerOptions o = options();
+  o.api_key = "s3cret";
+  Server server(settings(), o);
+  expect_error(call(server, request("GET", "/v1/models")), 401, "an API key is needed");
+  const FakeResponder wrong = call(server, request("GET", "/v1/models", "", {{"authorization", "Bearer nope"}}));
+  expect_error(wrong, 401, "invalid API key");
+  ASSERT_NE(wrong.header("WWW-Authenticate"), nullptr);
+  expect_error(call(server, request("GET", "/v1/models", "", {{"authorization", "Bearer s3cret2"}})), 401, "invalid");
+  expect_error(call(server, request("GET", "/nowhere")), 401, "an API key is needed");  // no route probing without it
+  EXPECT_EQ(call(server, request("GET", "/v1/models", "", {{"authorization", "Bearer s3cret"}})).status, 200);
+  EXPECT_EQ(call(server, request("GET", "/health")).status, 200);
+  EXPECT_EQ(call(server, request("GET", "/")).status, 200);
+}
+
+TEST(ServerRoutes, ModelsHealthPageTokens) {
+  Server server(settings(), options(2));
+  const Value models = call(server, request("GET", "/v1/models")).json();
+  EXPECT_EQ(models.find("object")->as_string(), "list");
+  ASSERT_EQ(models.find("data")->items().size(), 1u);
+  EXPECT_EQ(models.find("data")->items()[0].find("id")->as_string(), "stories260K.gguf");
+  EXPECT_EQ(models.find("data")->items()[0].find("object")->as_string(), "model");
+
+  const Value health = call(server, request("GET", "/health")).json();
+  EXPECT_EQ(health.find("status")->as_string(), "ok");
+  EXPECT_EQ(health.find("slots_idle")->as_int(), 2);
+  EXPECT_EQ(health.find("slots_processing")->as_int(), 0);
+
+  const FakeResponder page = call(server, request("GET", "/"));
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(page.body, std::string(peak_server::web_page_html()));
+
+  // /tokenize against peak_tokenize (BOS only with add_special), /detokenize back.
+  const std::string text = "Once upon a time";
+  std::vector<int32_t> ids(32);
+  size_t n = 0;
+  ASSERT_EQ(peak_tokenize(stories(), text.data(), text.size(), 0, 1, ids.data(), ids.size(), &n), PEAK_OK);
+  ids.resize(n);
+  const Value tokens = call(server, request("POST", "/tokenize", "{\"content\": \"Once upon a time\"}")).json();
+  ASSERT_EQ(tokens.find("tokens")->items().size(), ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) EXPECT_EQ(tokens.find("tokens")->items()[i].as_int(), ids[i]);
+  const Value with_bos =
+      call(server, request("POST", "/tokenize", "{\"content\": \"Once upon a time\", \"add_special\": true}")).json();
+  EXPECT_EQ(with_bos.find("tokens")->items().size(), ids.size() + 1);
+  const Value pieces =
+      call(server, request("POST", "/tokenize", "{\"content\": \"Once\", \"with_pieces\": true}")).json();
+  EXPECT_EQ(pieces.find("tokens")->items()[0].find("piece")->as_string(), " Once");
+  std::string ids_json = "{\"tokens\": [";
+  for (size_t i = 0; i < ids.size(); ++i) ids_json += (i ? "," : "") + std::to_string(ids[i]);
+  ids_json += "]}";
+  const Value back = call(server, request("POST", "/detokenize", ids_json)).json();
+  // As llama.cpp detokenizes SentencePiece: the space the tokenizer put before the first word is dropped.
+  EXPECT_EQ(back.find("content")->as_string(), "Once upon a time");
+}
+
+TEST(ServerRoutes, GreedyChatEqualsTheReference) {
+  Server server(settings(), options());
+  const std::vector<Msg> messages = {{"system", "You tell stories."}, {"user", "Once upon a time"}};
+  const FakeResponder out = call(server, request("POST", "/v1/chat/completions", chat_body(messages, "\"max_tokens\": 24")));
+  ASSERT_EQ(out.status, 200) << out.body;
+  const Value v = out.json();
+  const std::string expected = reference_answer(messages, 24);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(content_of(v), expected);
+  EXPECT_EQ(v.find("object")->as_string(), "chat.completion");
+  EXPECT_EQ(v.find("model")->as_string(), "stories260K.gguf");
+  EXPECT_EQ(v.find("choices")->items()[0].find("message")->find("role")->as_string(), "assistant");
+  const Value* usage = v.find("usage");
+  ASSERT_NE(usage, nullptr);
+  EXPECT_LE(usage->find("completion_tokens")->as_int(), 24);
+  EXPECT_EQ(usage->find("prompt_tokens")->as_int(), static_cast<int64_t>(count_tokens(rendered(messages, true))));
+  EXPECT_EQ(usage->find("total_tokens")->as_int(),
+            usage->find("prompt_tokens")->as_int() + usage->find("completion_tokens")->as_int());
+  const Value* peak = v.find("peak");
+  ASSERT_NE(peak, nullptr);
+  EXPECT_EQ(peak->find("slot")->as_int(), 0);
+  EXPECT_EQ(peak->find("summarized_messages")->as_int(), 0);
+}
+
+TEST(ServerRoutes, StreamingFollowsOpenAi) {
+  Server server(settings(), options());
+  const std::vector<Msg> messages = {{"user", "Once upon a time"}};
+  FakeResponder out = call(server, request("POST", "/v1/chat/completions",
+                                           chat_body(messages, "\"max_tokens\": 20, \"stream\": true, "
+                                                               "\"stream_options\": {\"include_usage\": true}")));
+  ASSERT_EQ(out.status, 200);
+  EXPECT_TRUE(out.streamed);
+  EXPECT_EQ(out.content_type, "text/event-stream");
+  const std::vector<std::string> events = out.events();
+  ASSERT_GE(events.size(), 4u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string content;
+  std::string id;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    Value chunk;
+    ASSERT_TRUE(peak_server::json::parse(events[i], &chunk, nullptr)) << events[i];
+    EXPECT_EQ(chunk.find("object")->as_string(), "chat.completion.chunk");
+    if (id.empty()) id = chunk.find("id")->as_string();
+    EXPECT_EQ(chunk.find("id")->as_string(), id);
+    const auto& choices = chunk.find("choices")->items();
+    if (i + 2 == events.size()) {  // the usage chunk: no choices
+      EXPECT_TRUE(choices.empty());
+      EXPECT_GT(chunk.find("usage")->find("completion_tokens")->as_int(), 0);
+      continue;
+    }
+    ASSERT_EQ(choices.size(), 1u);
+    const Value& delta = *choices[0].find("delta");
+    if (i == 0) {
+      EXPECT_EQ(delta.find("role")->as_string(), "assistant");
+    }
+    if (const Value* c = delta.find("content")) content += c->as_string();
+    EXPECT_EQ(delta.find("reasoning_content"), nullptr);
+    const Value& finish = *choices[0].find("finish_reason");
+    if (i + 3 == events.size()) {
+      EXPECT_TRUE(finish.is_string());
+    } else {
+      EXPECT_TRUE(finish.is_null());
+    }
+  }
+  EXPECT_EQ(content, reference_answer(messages, 20));
+}
+
+TEST(ServerRoutes, StopStringsCutTheAnswer) {
+  const std::vector<Msg> messages = {{"user", "Once upon a time"}};
+  const std::string full = reference_answer(messages, 32);
+  ASSERT_GT(full.size(), 12u);
+  // A stop string from the middle of the answer: what comes before it, and
+  // finish_reason "stop", whether streamed or not.
+  const std::string stop = full.substr(full.size() / 2, 3);
+  const std::string expected = full.substr(0, full.find(stop));
+  Value stops = Value::array().push("never appears here").push(stop);
+  const std::string extra = "\"max_tokens\": 32, \"stop\": " + peak_server::json::write(stops);
+  for (const bool stream : {false, true}) {
+    Server server(settings(), options());
+    FakeResponder out = call(server, request("POST", "/v1/chat/completions",
+                                             chat_body(messages, extra + (stream ? ", \"stream\": true" : ""))));
+    ASSERT_EQ(out.status, 200);
+    std::string content, finish;
+    if (!stream) {
+      const Value v = out.json();
+      content = content_of(v);
+      finish = v.find("choices")->items()[0].find("finish_reason")->as_string();
+    } else {
+      for (const std::string& e : out.events()) {
+        if (e == "[DONE]") continue;
+        Value chunk;
+        ASSERT_TRUE(peak_server::json::parse(e, &chunk, nullptr));
+        const Value& choice = chunk.find("choices")->items()[0];
+        if (const Value* c = choice.find("delta")->find("content")) content += c->as_string();
+        if (choice.find("finish_reason")->is_string()) finish = choice.find("finish_reason")->as_string();
+      }
+    }
+    EXPECT_EQ(content, expected) << "stream " << stream;
+    EXPECT_EQ(finish, "stop");
+  }
+}
+
+// A front-end sends the whole history every turn: each turn must prefill only
+// what is new (the new user message as the template frames it).
+TEST(ServerRoutes, TwentyTurnReplayPrefillsOnlyTheNewMessages) {
+  Server server(settings(), options());
+  std::vector<Msg> history = {{"system", "You tell stories."}};
+  const char* lines[] = {"Lily went to the park.", "She saw a big dog.", "The dog was happy.", "They played ball.",
+                         "Then it rained."};
+  size_t evaluated = 0, new_tokens = 0, full_prefill = 0;
+  for (int turn = 0; turn < 20; ++turn) {
+    const std::vector<Msg> before = history;
+    history.push_back({"user", lines[turn % 5]});
+    const FakeResponder out =
+        call(server, request("POST", "/v1/chat/completions", chat_body(history, "\"max_tokens\": 8")));
+    ASSERT_EQ(out.status, 200) << out.body;
+    const Value v = out.json();
+    evaluated += static_cast<size_t>(v.find("peak")->find("prompt_tokens_evaluated")->as_int());
+    // Independently: the tokens the new message adds to the rendered conversation.
+    const size_t with = count_tokens(rendered(history, true));
+    const size_t without = turn == 0 ? count_tokens(rendered({history[0]}, false)) : count_tokens(rendered(before, false));
+    new_tokens += with - without + (turn == 0 ? without : 0);
+    full_prefill += with;
+    history.push_back({"assistant", content_of(v)});
+  }
+  std::printf("20-turn replay: %zu tokens prefilled, new messages %zu tokens, full history each turn %zu tokens\n",
+              evaluated, new_tokens, full_prefill);
+  EXPECT_LE(static_cast<double>(evaluated), 1.2 * static_cast<double>(new_tokens));
+  EXPECT_EQ(server.counters().prompt_tokens_evaluated, evaluated);
+}
+
+TEST(ServerRoutes, ALongConversationIsSummarizedNotRefused) {
+  SlotSettings s = settings();
+  s.session.recent_max = 128;
+  s.session.summary_max = 64;
+  s.session.trigger_discard = 40;
+  s.session.headroom = 32;
+  s.session.background_summary = 0;
+  Server server(s, options());
+  std::vector<Msg> history;
+  int64_t summarized = 0, summary_tokens = 0;
+  for (int turn = 0; turn < 12; ++turn) {
+    history.push_back({"user", "Once upon a time there was a dog named Max. He liked to run in the sun."});
+    const FakeResponder out =
+        call(server, request("POST", "/v1/chat/completions", chat_body(history, "\"max_tokens\": 12")));
+    ASSERT_EQ(out.status, 200) << "turn " << turn << ": " << out.body;
+    const Value v = out.json();
+    summarized = v.find("peak")->find("summarized_messages")->as_int();
+    summary_tokens = v.find("peak")->find("summary_tokens")->as_int();
+    history.push_back({"assistant", content_of(v)});
+  }
+  EXPECT_GT(summarized, 0);
+  EXPECT_GT(summary_tokens, 0);
+  // A fresh server given the whole long history at once fits it as well.
+  Server fresh(s, options());
+  history.push_back({"user", "What happened?"});
+  const FakeResponder out = call(fresh, request("POST", "/v1/chat/completions", chat_body(history, "\"max_tokens\": 8")));
+  ASSERT_EQ(out.status, 200) << out.body;
+  EXPECT_GT(out.json().find("peak")->find("summarized_messages")->as_int(), 0);
+}
+
+TEST(ServerRoutes, ADisconnectMidStreamFreesTheSlot) {
+  Server server(settings(), options());
+  FakeResponder out;
+  out.fail_after_writes = 3;  // the role chunk and two pieces, then the client is gone
+  server.handle(request("POST", "/v1/chat/completions",
+                        chat_body({{"user", "Once upon a time"}}, "\"max_tokens\": 60, \"stream\": true")),
+                out);
+  EXPECT_EQ(out.writes, 3u);
+  EXPECT_EQ(server.busy_slots(), 0u);
+  EXPECT_EQ(server.counters().cancelled, 1u);
+  EXPECT_LE(server.counters().completion_tokens, 4u);  // stopped at the next token
+  // The slot serves the next request.
+  EXPECT_EQ(call(server, request("POST", "/v1/chat/completions", chat_body({{"user", "Hi"}}))).status, 200);
+}
+
+// One slot, a queue of one: a request that holds the slot (its stream blocked
+// in a write), one waiting, and the next answered 503 with Retry-After; a
+// waiting client that leaves takes its place back.
+TEST(ServerRoutes, AFullQueueAnswers503) {
+  Server server(settings(), options(1, 1));
+  std::mutex m;
+  std::condition_variable cv;
+  bool open = false;
+  FakeResponder holder;
+  holder.before_write = [&] {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return open; });
+  };
+  const std::string body = chat_body({{"user", "Once upon a time"}}, "\"max_tokens\": 4, \"stream\": true");
+  std::thread a([&] { server.handle(request("POST", "/v1/chat/completions", body), holder); });
+  const auto wait_until = [](const std::function<bool()>& f) {
+    for (int i = 0; i < 2000 && !f(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    return f();
+  };
+  ASSERT_TRUE(wait_until([&] { return server.busy_slots() == 1; }));
+  FakeResponder waiting;
+  std::thread b([&] { server.handle(request("POST", "/v1/chat/completions", chat_body({{"user", "Hi"}})), waiting); });
+  ASSERT_TRUE(wait_until([&] { return server.queued() == 1; }));
+
+  const FakeResponder busy = call(server, request("POST", "/v1/chat/completions", chat_body({{"user", "Hi"}})));
+  expect_error(busy, 503, "queue is full");
+  ASSERT_NE(busy.header("Retry-After"), nullptr);
+  EXPECT_EQ(server.counters().rejected_busy, 1u);
+
+  // A queued client that leaves gives its place back: the next one queues.
+  *waiting.gone = true;
+  ASSERT_TRUE(wait_until([&] { return server.queued() == 0; }));
+  b.join();
+  EXPECT_EQ(waiting.status, 0);  // nothing is answered to a client that left
+  FakeResponder next;
+  std::thread c([&] { server.handle(request("POST", "/v1/chat/completions", chat_body({{"user", "Hi"}})), next); });
+  ASSERT_TRUE(wait_until([&] { return server.queued() == 1; }));
+  {
+    std::lock_guard<std::mutex> lock(m);
+    open = true;
+  }
+  cv.notify_all();
+  a.join();
+  c.join();
+  EXPECT_EQ(holder.status, 200);
+  EXPECT_EQ(holder.events().back(), "[DONE]");
+  EXPECT_EQ(next.status, 200);
+  EXPECT_EQ(server.busy_slots(), 0u);
+  EXPECT_EQ(server.queued(), 0u);
+}
+
+TEST(ServerRoutes, CompletionsReuseTheCommonPrefix) {
+  Server server(settings(), options());
+  const std::string prompt = "Once upon a time, there was a little girl named Lily.";
+  const std::string body = "{\"prompt\": " + peak_server::json::write(Value(prompt)) + ", \"max_tokens\": 16, \"temperature\": 0}";
+  const FakeResponder first = call(server, request("POST", "/v1/completions", body));
+  ASSERT_EQ(first.status, 200) << first.body;
+  const Value v = first.json();
+  EXPECT_EQ(v.find("object")->as_string(), "text_completion");
+  // Reference: the prompt continued greedily in a fresh context (no chat template).
+  const std::string expected = greedy_continuation(prompt, 16);
+  EXPECT_EQ(v.find("choices")->items()[0].find("text")->as_string(), expected);
+  const size_t prompt_tokens = count_tokens(prompt);
+  EXPECT_EQ(v.find("usage")->find("prompt_tokens")->as_int(), static_cast<int64_t>(prompt_tokens));
+  EXPECT_EQ(v.find("peak")->find("prompt_tokens_evaluated")->as_int(), static_cast<int64_t>(prompt_tokens));
+
+  // The same prompt and a longer one: only the new tokens (and the last one again) evaluate.
+  const FakeResponder again = call(server, request("POST", "/v1/completions", body));
+  EXPECT_EQ(again.json().find("peak")->find("prompt_tokens_evaluated")->as_int(), 1);
+  EXPECT_EQ(again.json().find("choices")->items()[0].find("text")->as_string(), expected);
+  const std::string longer = prompt + " She liked to play.";
+  const FakeResponder more = call(server, request("POST", "/v1/completions",
+                                                  "{\"prompt\": " + peak_server::json::write(Value(longer)) +
+                                                      ", \"max_tokens\": 4, \"temperature\": 0}"));
+  EXPECT_EQ(more.json().find("peak")->find("prompt_tokens_evaluated")->as_int(),
+            static_cast<int64_t>(count_tokens(longer) - prompt_tokens));
+}
+
+// The `conversation` extension: only the new message each turn; with one slot
+// shared by two conversations, each is saved away and restored in turn, and
+// the answers are those of the whole history sent each time.
+TEST(ServerRoutes, ConversationsKeepTheirSessions) {
+  Server server(settings(), options(1));
+  Server replay(settings(), options(1));
+  const char* lines[] = {"Lily went to the park.", "She saw a big dog.", "They played ball."};
+  std::vector<Msg> history[2];
+  for (int turn = 0; turn < 3; ++turn) {
+    for (int c = 0; c < 2; ++c) {
+      const std::string id = c == 0 ? "alpha" : "beta";
+      const FakeResponder out = call(
+          server, request("POST", "/v1/chat/completions",
+                          chat_body({{"user", lines[turn]}}, "\"max_tokens\": 8, \"conversation\": \"" + id + "\"")));
+      ASSERT_EQ(out.status, 200) << out.body;
+      history[c].push_back({"user", lines[turn]});
+      const FakeResponder full =
+          call(replay, request("POST", "/v1/chat/completions", chat_body(history[c], "\"max_tokens\": 8")));
+      const std::string answer = content_of(out.json());
+      EXPECT_EQ(answer, content_of(full.json())) << id << " turn " << turn;
+      EXPECT_EQ(out.json().find("peak")->find("conversation")->as_string(), id);
+      history[c].push_back({"assistant", content_of(full.json())});
+    }
+  }
+}
+
+// A thinking model (the scripted Qwen3 of tests/chat, which reasons "Reason"
+// and answers "Blue."): the reasoning is reasoning_content, never content.
+TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
+  const std::string path = PEAK_SCRIPTED_QWEN3;
+  peak_model* qwen = nullptr;
+  if (path.empty() || peak_model_load(path.c_str(), nullptr, &qwen) != PEAK_OK) {
+    GTEST_SKIP() << "the scripted Qwen3 model is not built (" << path << ")";
+  }
+  {
+    SlotSettings s;
+    s.model = qwen;
+    s.session.enable_thinking = 1;
+    s.session.n_threads = 1;
+    s.session.recent_max = 256;
+    s.session.summary_n_ctx = 256;
+    s.session.summary_max_new_tokens = 32;
+    s.session.headroom = 64;
+    Server server(s, options());
+    const std::string body = chat_body({{"user", "Name a colour."}}, "\"max_tokens\": 32");
+    const Value v = call(server, request("POST", "/v1/chat/completions", body)).json();
+    const Value& message = *v.find("choices")->items()[0].find("message");
+    EXPECT_EQ(message.find("content")->as_string(), "Blue.");
+    ASSERT_NE(message.find("reasoning_content"), nullptr) << peak_server::json::write(v);
+    EXPECT_EQ(message.find("reasoning_content")->as_string(), "Reason");
+    // Streamed: reasoning deltas first, then content deltas; neither holds the other.
+    const FakeResponder out = call(server, request("POST", "/v1/chat/completions",
+                                                   chat_body({{"user", "Name a colour."}}, "\"max_tokens\": 32, \"stream\": true")));
+    std::string content, reasoning;
+    for (const std::string& e : out.events()) {
+      if (e == "[DONE]") continue;
+      Value chunk;
+      ASSERT_TRUE(peak_server::json::parse(e, &chunk, nullptr));
+      const Value& delta = *chunk.find("choices")->items()[0].find("delta");
+      if (const Value* c = delta.find("content")) content += c->as_string();
+      if (const Value* r = delta.find("reasoning_content")) {
+        EXPECT_TRUE(content.empty()) << "reasoning after the answer began";
+        reasoning += r->as_string();
+      }
+    }
+    EXPECT_EQ(content, "Blue.");
+    EXPECT_EQ(reasoning, "Reason");
+  }
+  peak_model_free(qwen);
+}
+
+TEST(ServerRoutes, CompletionsStream) {
+  Server server(settings(), options());
+  const std::string body = "{\"prompt\": \"Once upon a time\", \"max_tokens\": 12, \"temperature\": 0";
+  const Value whole = call(server, request("POST", "/v1/completions", body + "}")).json();
+  const FakeResponder out = call(server, request("POST", "/v1/completions",
+                                                 body + ", \"stream\": true, \"stream_options\": {\"include_usage\": true}}"));
+  EXPECT_EQ(out.content_type, "text/event-stream");
+  const std::vector<std::string> events = out.events();
+  ASSERT_GE(events.size(), 3u);
+  EXPECT_EQ(events.back(), "[DONE]");
+  std::string text, finish;
+  for (size_t i = 0; i + 1 < events.size(); ++i) {
+    Value chunk;
+    ASSERT_TRUE(peak_server::json::parse(events[i], &chunk, nullptr));
+    EXPECT_EQ(chunk.find("object")->as_string(), "text_completion");
+    const Value& choice = chunk.find("choices")->items()[0];
+    text += choice.find("text")->as_string();
+    if (choice.find("finish_reason")->is_string()) {
+      finish = choice.find("finish_reason")->as_string();
+      EXPECT_EQ(chunk.find("usage")->find("completion_tokens")->as_int(), 12);
+    }
+  }
+  EXPECT_EQ(text, whole.find("choices")->items()[0].find("text")->as_string());
+  EXPECT_EQ(finish, "length");
+}
+
+TEST(ServerRoutes, APerRequestTimeLimitEndsTheAnswer) {
+  ServerOptions o = options();
+  o.request_timeout_ms = 1;
+  Server server(settings(), o);
+  const std::string body = chat_body({{"user", "Once upon a time"}}, "\"max_tokens\": 60");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const Value v = call(server, request("POST", "/v1/chat/completions", body)).json();
+  // The prompt alone takes longer than 1 ms: the first piece of text finds the time up.
+  EXPECT_EQ(v.find("choices")->items()[0].find("finish_reason")->as_string(), "length");
+  EXPECT_LE(v.find("usage")->find("completion_tokens")->as_int(), 1);
+}
+
+// At most max_conversations are kept: the least recently used one that is not
+// in a slot is forgotten, so its next request starts afresh.
+TEST(ServerRoutes, ConversationsAreBounded) {
+  ServerOptions o = options(1);
+  o.max_conversations = 2;
+  Server server(settings(), o);
+  const auto send = [&](const std::string& id) {
+    const FakeResponder out = call(server, request("POST", "/v1/chat/completions",
+                                                   chat_body({{"user", "Lily went to the park."}},
+                                                             "\"max_tokens\": 4, \"conversation\": \"" + id + "\"")));
+    EXPECT_EQ(out.status, 200) << out.body;
+    return out.json().find("usage")->find("prompt_tokens")->as_int();
+  };
+  const int64_t first_turn = send("a");
+  EXPECT_GT(send("a"), first_turn);  // a second turn reads the first
+  send("b");                         // a is saved away
+  send("c");                         // a, the oldest not in a slot, is forgotten
+  EXPECT_EQ(send("a"), first_turn);  // so it starts again
+  EXPECT_GT(send("c"), first_turn);  // c, restored, still reads its first turn
+}
+
+}  // namespace

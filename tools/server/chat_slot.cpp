@@ -1,0 +1,179 @@
+#include "chat_slot.h"
+
+#include <algorithm>
+
+namespace peak_server {
+
+void check(peak_status status) {
+  if (status != PEAK_OK) throw PeakError(status, peak_last_error());
+}
+
+namespace {
+
+size_t session_tokens(const peak_session* session) {
+  peak_session_stats s{};
+  s.struct_size = sizeof s;
+  check(peak_session_get_stats(session, &s));
+  return s.prefix_tokens + s.summary_tokens + s.recent_tokens;
+}
+
+}  // namespace
+
+ChatSlot::ChatSlot(const SlotSettings& settings) : settings_(settings) {
+  create_session(std::nullopt);
+  peak_session_stats s{};
+  s.struct_size = sizeof s;
+  check(peak_session_get_stats(session_, &s));
+  n_ctx_ = s.n_ctx;
+}
+
+ChatSlot::~ChatSlot() {
+  peak_session_free(session_);
+  peak_context_free(context_);
+}
+
+void ChatSlot::create_session(const std::optional<std::string>& system) {
+  peak_session_params p = settings_.session;
+  p.system_prompt = system ? system->c_str() : nullptr;
+  peak_session* s = nullptr;
+  check(peak_session_create(settings_.model, &p, &s));
+  if (settings_.adapters && settings_.adapters->n_adapters > 0) {
+    const peak_status status = peak_session_set_adapters(s, settings_.adapters);
+    if (status != PEAK_OK) {
+      const std::string message = peak_last_error();
+      peak_session_free(s);
+      throw PeakError(status, message);
+    }
+  }
+  peak_session_free(session_);
+  session_ = s;
+  system_ = system;
+}
+
+long long ChatSlot::chat_reuse(const std::optional<std::string>& system, const std::vector<ChatMessage>& history) const {
+  if (system != system_) return -1;
+  const size_t n = peak_session_n_messages(session_);
+  const size_t first = system_ ? 1 : 0;  // message 0 is the system prompt when there is one
+  if (n - first > history.size()) return -1;
+  for (size_t i = first; i < n; ++i) {
+    peak_session_message m{};
+    m.struct_size = sizeof m;
+    if (peak_session_get_message(session_, i, &m) != PEAK_OK) return -1;
+    const ChatMessage& want = history[i - first];
+    if (m.role != want.role || std::string_view(m.text, m.length) != want.content) return -1;
+  }
+  return static_cast<long long>(n);
+}
+
+size_t ChatSlot::prepare_chat(const std::optional<std::string>& system, const std::vector<ChatMessage>& history) {
+  size_t evaluated = 0;
+  long long held = chat_reuse(system, history);
+  if (held < 0) {
+    if (system != system_) {
+      create_session(system);
+      evaluated += session_tokens(session_);  // the system prompt
+    } else {
+      check(peak_session_reset(session_));
+    }
+    held = system_ ? 1 : 0;
+  }
+  const size_t first = system_ ? 1 : 0;
+  return evaluated + append(history, static_cast<size_t>(held) - first);
+}
+
+size_t ChatSlot::append(const std::vector<ChatMessage>& messages, size_t from) {
+  size_t evaluated = 0;
+  for (size_t i = from; i < messages.size(); ++i) {
+    const size_t before = session_tokens(session_);
+    const ChatMessage& m = messages[i];
+    check(peak_session_append(session_, m.role, m.content.data(), m.content.size()));
+    // What the message added to the cache; when making room for it dropped
+    // older messages, at least its own text's tokens.
+    const size_t after = session_tokens(session_);
+    size_t own = 0;
+    peak_tokenize(settings_.model, m.content.data(), m.content.size(), 0, 0, nullptr, 0, &own);
+    evaluated += std::max(after > before ? after - before : 0, own);
+  }
+  return evaluated;
+}
+
+size_t ChatSlot::cached_tokens() const { return session_tokens(session_); }
+
+size_t ChatSlot::summarized_messages() const {
+  size_t n = 0;
+  const size_t total = peak_session_n_messages(session_);
+  for (size_t i = 0; i < total; ++i) {
+    peak_session_message m{};
+    m.struct_size = sizeof m;
+    if (peak_session_get_message(session_, i, &m) == PEAK_OK && m.state != PEAK_MESSAGE_IN_CONTEXT) ++n;
+  }
+  return n;
+}
+
+size_t ChatSlot::summary_tokens() const {
+  peak_session_stats s{};
+  s.struct_size = sizeof s;
+  check(peak_session_get_stats(session_, &s));
+  return s.summary_tokens;
+}
+
+void ChatSlot::save(const std::string& path) { check(peak_session_save(session_, path.c_str(), 1)); }
+
+void ChatSlot::restore(const std::string& path, const std::optional<std::string>& system) {
+  if (system != system_) create_session(system);
+  check(peak_session_restore(session_, path.c_str()));
+}
+
+void ChatSlot::clear() {
+  if (system_) {
+    create_session(std::nullopt);
+  } else {
+    check(peak_session_reset(session_));
+  }
+  conversation_.clear();
+}
+
+size_t ChatSlot::completion_reuse(const std::vector<int32_t>& tokens) const {
+  const size_t n = std::min(tokens.size(), context_tokens_.size());
+  size_t common = 0;
+  while (common < n && tokens[common] == context_tokens_[common]) ++common;
+  return common;
+}
+
+size_t ChatSlot::prepare_completion(const std::vector<int32_t>& tokens) {
+  if (!context_) {
+    peak_context_params p = settings_.context;
+    p.n_ctx = n_ctx_;
+    // As the session does: quantized cache types need a head size that is a
+    // multiple of 32; others keep F16.
+    peak_model_info info{};
+    info.struct_size = sizeof info;
+    check(peak_model_get_info(settings_.model, &info));
+    if (info.head_dim % 32 != 0) {
+      if (p.type_k == PEAK_TYPE_Q8_0 || p.type_k == PEAK_TYPE_Q4_0) p.type_k = PEAK_TYPE_F16;
+      if (p.type_v == PEAK_TYPE_Q8_0 || p.type_v == PEAK_TYPE_Q4_0) p.type_v = PEAK_TYPE_F16;
+    }
+    check(peak_context_create(settings_.model, &p, &context_));
+    if (settings_.adapters && settings_.adapters->n_adapters > 0) check(peak_context_set_adapters(context_, settings_.adapters));
+  }
+  // Keep the common prefix, but evaluate at least the last token again: its
+  // logits are where generation starts.
+  size_t keep = completion_reuse(tokens);
+  if (keep == tokens.size()) --keep;
+  const size_t used = peak_context_n_used(context_);
+  context_tokens_.resize(std::min(context_tokens_.size(), keep));
+  if (used > keep) check(peak_context_kv_remove(context_, keep, used - keep));
+  check(peak_context_eval(context_, tokens.data() + keep, tokens.size() - keep));
+  context_tokens_ = tokens;
+  return tokens.size() - keep;
+}
+
+void ChatSlot::trim_to_prompt() {
+  if (!context_) return;
+  const size_t used = peak_context_n_used(context_);
+  if (used > context_tokens_.size()) {
+    check(peak_context_kv_remove(context_, context_tokens_.size(), used - context_tokens_.size()));
+  }
+}
+
+}  // namespace peak_server

@@ -1,0 +1,101 @@
+// One slot of `peak serve`: a chat session (peak_session, SSSKV-lite) and,
+// made on the first /v1/completions request it runs, a plain context, both on
+// the one shared model. A slot keeps what its last request left in them, so
+// that the next request sharing a prefix with it evaluates only the rest:
+//  - chat: the session's messages (system prompt, user, assistant) against the
+//    request's; a front-end resending the whole history each turn finds the
+//    slot holding all of it but the new message;
+//  - completions: the longest common token prefix of the prompts
+//    (llama.cpp's cache_prompt).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "openai_request.h"
+#include "peak/peak.h"
+
+namespace peak_server {
+
+// A C API call that failed: its status and message.
+class PeakError : public std::runtime_error {
+ public:
+  PeakError(peak_status code, const std::string& message) : std::runtime_error(message), status(code) {}
+  peak_status status;
+};
+
+// Throws PeakError with peak_last_error() when `status` is not PEAK_OK.
+void check(peak_status status);
+
+struct SlotSettings {
+  const peak_model* model = nullptr;
+  peak_session_params session = peak_session_default_params();  // system_prompt is per slot
+  peak_context_params context = peak_context_default_params();  // n_ctx: the session's
+  const peak_adapter_set_params* adapters = nullptr;             // LoRA / control vectors, or nullptr
+};
+
+class ChatSlot {
+ public:
+  explicit ChatSlot(const SlotSettings& settings);
+  ~ChatSlot();
+  ChatSlot(const ChatSlot&) = delete;
+  ChatSlot& operator=(const ChatSlot&) = delete;
+
+  // How many messages of system + history (the request's messages before the
+  // one to answer) the session holds already, when everything it holds is a
+  // prefix of them; -1 when it holds something else (it would be reset).
+  long long chat_reuse(const std::optional<std::string>& system, const std::vector<ChatMessage>& history) const;
+  // Makes the session hold exactly system + history: keeps what it holds when
+  // chat_reuse allows, else resets it (another system prompt: creates it anew),
+  // then appends the missing messages. Returns the tokens that evaluated.
+  size_t prepare_chat(const std::optional<std::string>& system, const std::vector<ChatMessage>& history);
+  // Appends messages[from..] to the session (peak_session_append). Returns the
+  // tokens that evaluated.
+  size_t append(const std::vector<ChatMessage>& messages, size_t from = 0);
+  // The session for the turn (valid until the next prepare_chat or restore).
+  peak_session* session() { return session_; }
+  // Tokens the session's cache holds (Prefix + Summary + Recent).
+  size_t cached_tokens() const;
+  // Messages no longer in the cache (summarized, or dropped waiting for a summary).
+  size_t summarized_messages() const;
+  size_t summary_tokens() const;
+
+  // Conversations (the `conversation` extension): a slot holds at most one.
+  const std::string& conversation() const { return conversation_; }
+  void set_conversation(std::string id) { conversation_ = std::move(id); }
+  void save(const std::string& path);
+  // Restores a saved conversation (system prompt included) into this slot.
+  void restore(const std::string& path, const std::optional<std::string>& system);
+  // Forgets everything (a fresh session without a system prompt).
+  void clear();
+
+  // Completions: the length of the common prefix of `tokens` and what the
+  // context holds.
+  size_t completion_reuse(const std::vector<int32_t>& tokens) const;
+  // Makes the plain context hold `tokens` (at least one) and their last logits,
+  // evaluating only what differs from what it held. Returns the tokens evaluated.
+  size_t prepare_completion(const std::vector<int32_t>& tokens);
+  // Drops what a generation appended after the prompt, so that the context
+  // holds the prompt alone again (what the next request may share).
+  void trim_to_prompt();
+  peak_context* context() { return context_; }
+  size_t n_ctx() const { return n_ctx_; }
+
+ private:
+  void create_session(const std::optional<std::string>& system);
+
+  SlotSettings settings_;
+  peak_session* session_ = nullptr;
+  std::optional<std::string> system_;  // the session's system prompt
+  std::string conversation_;
+  size_t n_ctx_ = 0;
+  peak_context* context_ = nullptr;
+  std::vector<int32_t> context_tokens_;  // what context_ holds
+};
+
+}  // namespace peak_server

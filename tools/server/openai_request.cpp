@@ -1,0 +1,242 @@
+#include "openai_request.h"
+
+#include <cmath>
+
+namespace peak_server {
+
+namespace {
+
+using json::Type;
+using json::Value;
+
+const Value& require_object(const Value& body) {
+  if (!body.is_object()) throw RequestError(std::string("the body must be a JSON object, not ") + json::type_name(body.type()), "");
+  return body;
+}
+
+[[noreturn]] void wrong_type(const std::string& field, const char* wanted, const Value& v) {
+  throw RequestError("'" + field + "' must be " + wanted + ", not " + json::type_name(v.type()), field);
+}
+
+// A member that is absent or null counts as not given (OpenAI's clients send null for unset fields).
+const Value* member(const Value& body, const char* name) {
+  const Value* v = body.find(name);
+  return v && !v->is_null() ? v : nullptr;
+}
+
+std::optional<double> number(const Value& body, const char* name, double min, double max) {
+  const Value* v = member(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_number()) wrong_type(name, "a number", *v);
+  const double d = v->as_double();
+  if (!(d >= min && d <= max)) {
+    throw RequestError("'" + std::string(name) + "' must be between " + json::write(Value(min)) + " and " +
+                           json::write(Value(max)) + ", not " + json::write(*v),
+                       name);
+  }
+  return d;
+}
+
+std::optional<int64_t> integer(const Value& body, const char* name, int64_t min, int64_t max) {
+  const Value* v = member(body, name);
+  if (!v) return std::nullopt;
+  if (!v->is_integer()) wrong_type(name, "an integer", *v);
+  if (v->as_int() < min || v->as_int() > max) {
+    throw RequestError("'" + std::string(name) + "' must be between " + std::to_string(min) + " and " +
+                           std::to_string(max) + ", not " + std::to_string(v->as_int()),
+                       name);
+  }
+  return v->as_int();
+}
+
+bool boolean(const Value& body, const char* name, bool fallback) {
+  const Value* v = member(body, name);
+  if (!v) return fallback;
+  if (!v->is_bool()) wrong_type(name, "a boolean", *v);
+  return v->as_bool();
+}
+
+void parse_generation(const Value& body, GenerationRequest& r) {
+  r.temperature = number(body, "temperature", 0, 100);
+  r.top_p = number(body, "top_p", 0, 1);
+  if (r.top_p && *r.top_p <= 0) throw RequestError("'top_p' must be above 0 (1 turns it off)", "top_p");
+  r.min_p = number(body, "min_p", 0, 1);
+  r.presence_penalty = number(body, "presence_penalty", -2, 2);
+  r.frequency_penalty = number(body, "frequency_penalty", -2, 2);
+  r.repeat_penalty = number(body, "repeat_penalty", 0, 100);
+  r.top_k = integer(body, "top_k", 0, INT32_MAX);
+  r.seed = integer(body, "seed", INT64_MIN, INT64_MAX);
+  r.max_tokens = integer(body, "max_tokens", 1, INT32_MAX);
+  if (const auto m = integer(body, "max_completion_tokens", 1, INT32_MAX)) r.max_tokens = m;
+  integer(body, "n", 1, 1);  // one choice per request
+  if (const Value* stop = member(body, "stop")) {
+    if (stop->is_string()) {
+      r.stop.push_back(stop->as_string());
+    } else if (stop->is_array()) {
+      if (stop->items().size() > kMaxStops) {
+        throw RequestError("'stop' holds at most " + std::to_string(kMaxStops) + " strings", "stop");
+      }
+      for (size_t i = 0; i < stop->items().size(); ++i) {
+        const Value& s = stop->items()[i];
+        if (!s.is_string()) wrong_type("stop[" + std::to_string(i) + "]", "a string", s);
+        r.stop.push_back(s.as_string());
+      }
+    } else {
+      wrong_type("stop", "a string or an array of strings", *stop);
+    }
+    for (const std::string& s : r.stop)
+      if (s.empty()) throw RequestError("'stop' strings must not be empty", "stop");
+  }
+  r.stream = boolean(body, "stream", false);
+  if (const Value* options = member(body, "stream_options")) {
+    if (!options->is_object()) wrong_type("stream_options", "an object", *options);
+    r.include_usage = boolean(*options, "include_usage", false);
+  }
+}
+
+// A message's text: a string, or an array of {"type": "text", "text": ...} parts
+// (joined), or null (an assistant message that only called tools).
+std::string content_text(const Value& v, const std::string& field) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.as_string();
+  if (!v.is_array()) wrong_type(field, "a string or an array of text parts", v);
+  std::string text;
+  for (size_t i = 0; i < v.items().size(); ++i) {
+    const std::string part_field = field + "[" + std::to_string(i) + "]";
+    const Value& part = v.items()[i];
+    if (!part.is_object()) wrong_type(part_field, "an object", part);
+    const Value* type = part.find("type");
+    if (!type || !type->is_string() || type->as_string() != "text") {
+      throw RequestError("only text parts are supported ('" + part_field + ".type' must be \"text\")",
+                         part_field + ".type");
+    }
+    const Value* t = part.find("text");
+    if (!t || !t->is_string()) throw RequestError("'" + part_field + ".text' must be a string", part_field + ".text");
+    text += t->as_string();
+  }
+  return text;
+}
+
+}  // namespace
+
+peak_sampler_params GenerationRequest::sampler(const peak_sampler_params& defaults) const {
+  peak_sampler_params p = defaults;
+  if (temperature) p.temperature = static_cast<float>(*temperature);
+  if (top_p) p.top_p = static_cast<float>(*top_p);
+  if (min_p) p.min_p = static_cast<float>(*min_p);
+  if (top_k) p.top_k = static_cast<size_t>(*top_k);
+  if (presence_penalty) p.presence_penalty = static_cast<float>(*presence_penalty);
+  if (frequency_penalty) p.frequency_penalty = static_cast<float>(*frequency_penalty);
+  if (repeat_penalty) p.repeat_penalty = static_cast<float>(*repeat_penalty);
+  if (seed) p.seed = static_cast<uint64_t>(*seed);
+  return p;
+}
+
+ChatRequest parse_chat_request(const Value& body) {
+  require_object(body);
+  ChatRequest r;
+  parse_generation(body, r);
+  const Value* messages = body.find("messages");
+  if (!messages) throw RequestError("'messages' is required", "messages");
+  if (!messages->is_array()) wrong_type("messages", "an array", *messages);
+  if (messages->items().empty()) throw RequestError("'messages' must not be empty", "messages");
+  const Value* last_role = messages->items().back().find("role");
+  if (last_role && last_role->is_string() && last_role->as_string() != "user") {
+    throw RequestError("the last message must be a user message", "messages");
+  }
+  for (size_t i = 0; i < messages->items().size(); ++i) {
+    const std::string field = "messages[" + std::to_string(i) + "]";
+    const Value& m = messages->items()[i];
+    if (!m.is_object()) wrong_type(field, "an object", m);
+    const Value* role = m.find("role");
+    if (!role) throw RequestError("'" + field + ".role' is required", field + ".role");
+    if (!role->is_string()) wrong_type(field + ".role", "a string", *role);
+    const Value* content = m.find("content");
+    if (!content) throw RequestError("'" + field + ".content' is required", field + ".content");
+    const std::string text = content_text(*content, field + ".content");
+    const std::string& name = role->as_string();
+    if (name == "system" || name == "developer") {
+      if (i != 0) throw RequestError("a system message may only come first", field + ".role");
+      r.system = text;
+      continue;
+    }
+    ChatMessage message;
+    if (name == "user") {
+      message.role = PEAK_ROLE_USER;
+    } else if (name == "assistant") {
+      message.role = PEAK_ROLE_ASSISTANT;
+    } else {
+      throw RequestError("unsupported role '" + name + "' (system, user and assistant are)", field + ".role");
+    }
+    const peak_role expected = r.messages.empty() || r.messages.back().role == PEAK_ROLE_ASSISTANT ? PEAK_ROLE_USER
+                                                                                                   : PEAK_ROLE_ASSISTANT;
+    if (message.role != expected) {
+      throw RequestError("user and assistant messages must alternate, starting with a user message", field + ".role");
+    }
+    message.content = text;
+    r.messages.push_back(std::move(message));
+  }
+  if (r.messages.empty() || r.messages.back().role != PEAK_ROLE_USER) {
+    throw RequestError("the last message must be a user message", "messages");
+  }
+  if (const Value* c = member(body, "conversation")) {
+    if (!c->is_string()) wrong_type("conversation", "a string", *c);
+    if (c->as_string().empty() || c->as_string().size() > kMaxConversationIdBytes) {
+      throw RequestError("'conversation' must be 1 to " + std::to_string(kMaxConversationIdBytes) + " bytes",
+                         "conversation");
+    }
+    r.conversation = c->as_string();
+  }
+  return r;
+}
+
+CompletionRequest parse_completion_request(const Value& body) {
+  require_object(body);
+  CompletionRequest r;
+  parse_generation(body, r);
+  const Value* prompt = body.find("prompt");
+  if (!prompt) throw RequestError("'prompt' is required", "prompt");
+  if (prompt->is_array() && prompt->items().size() == 1 && prompt->items()[0].is_string()) {
+    r.prompt = prompt->items()[0].as_string();  // a batch of one
+  } else if (prompt->is_string()) {
+    r.prompt = prompt->as_string();
+  } else {
+    wrong_type("prompt", "a string (or an array of one string)", *prompt);
+  }
+  return r;
+}
+
+TokenizeRequest parse_tokenize_request(const Value& body) {
+  require_object(body);
+  TokenizeRequest r;
+  const Value* content = body.find("content");
+  if (!content) throw RequestError("'content' is required", "content");
+  if (!content->is_string()) wrong_type("content", "a string", *content);
+  r.content = content->as_string();
+  r.add_special = boolean(body, "add_special", false);
+  r.with_pieces = boolean(body, "with_pieces", false);
+  return r;
+}
+
+std::vector<int32_t> parse_detokenize_request(const Value& body, size_t n_vocab) {
+  require_object(body);
+  const Value* tokens = body.find("tokens");
+  if (!tokens) throw RequestError("'tokens' is required", "tokens");
+  if (!tokens->is_array()) wrong_type("tokens", "an array", *tokens);
+  std::vector<int32_t> ids;
+  ids.reserve(tokens->items().size());
+  for (size_t i = 0; i < tokens->items().size(); ++i) {
+    const Value& t = tokens->items()[i];
+    const std::string field = "tokens[" + std::to_string(i) + "]";
+    if (!t.is_integer()) wrong_type(field, "an integer", t);
+    if (t.as_int() < 0 || static_cast<uint64_t>(t.as_int()) >= n_vocab) {
+      throw RequestError("'" + field + "' is " + std::to_string(t.as_int()) + ", not a token id (0 to " +
+                             std::to_string(n_vocab - 1) + ")",
+                         field);
+    }
+    ids.push_back(static_cast<int32_t>(t.as_int()));
+  }
+  return ids;
+}
+
+}  // namespace peak_server

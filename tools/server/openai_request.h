@@ -1,0 +1,70 @@
+// The bodies of OpenAI's chat and completion requests (and llama.cpp's
+// /tokenize and /detokenize), read from JSON into checked structs. A field of
+// the wrong type or out of range is a RequestError naming it, which the routes
+// answer with 400 and OpenAI's error object ("param": the field). Fields this
+// server does not use (logprobs, tools, user ...) are ignored, as llama.cpp's
+// server ignores them, so that clients sending them still work.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "json.h"
+#include "peak/peak.h"
+
+namespace peak_server {
+
+class RequestError : public std::runtime_error {
+ public:
+  RequestError(const std::string& message, std::string field) : std::runtime_error(message), param(std::move(field)) {}
+  std::string param;  // the field, e.g. "messages[2].role"; "" for the body itself
+};
+
+struct ChatMessage {
+  peak_role role = PEAK_ROLE_USER;  // user or assistant ("system" is ChatRequest::system)
+  std::string content;
+};
+
+// Sampling and length settings common to both kinds of request; unset fields
+// keep the server's defaults (its command-line options).
+struct GenerationRequest {
+  std::optional<double> temperature, top_p, min_p, presence_penalty, frequency_penalty, repeat_penalty;
+  std::optional<int64_t> top_k, seed, max_tokens;
+  std::vector<std::string> stop;  // at most kMaxStops, none empty
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+
+  // The server's sampler settings with this request's changes.
+  peak_sampler_params sampler(const peak_sampler_params& defaults) const;
+};
+
+struct ChatRequest : GenerationRequest {
+  std::optional<std::string> system;  // a leading "system" (or "developer") message
+  std::vector<ChatMessage> messages;  // user and assistant, alternating, ending with a user message
+  std::string conversation;           // the `conversation` extension; "" when not given
+};
+
+struct CompletionRequest : GenerationRequest {
+  std::string prompt;
+};
+
+struct TokenizeRequest {
+  std::string content;
+  bool add_special = false;
+  bool with_pieces = false;
+};
+
+constexpr size_t kMaxStops = 16;
+constexpr size_t kMaxConversationIdBytes = 128;
+
+// Each throws RequestError on a body that is not what the route takes.
+ChatRequest parse_chat_request(const json::Value& body);
+CompletionRequest parse_completion_request(const json::Value& body);
+TokenizeRequest parse_tokenize_request(const json::Value& body);
+std::vector<int32_t> parse_detokenize_request(const json::Value& body, size_t n_vocab);
+
+}  // namespace peak_server

@@ -1,0 +1,718 @@
+#include "routes.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <random>
+
+#include <unistd.h>
+
+#include "stop_filter.h"
+#include "web_page.h"
+
+namespace peak_server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using json::Value;
+
+const char* error_type(int status) {
+  switch (status) {
+    case 400: return "invalid_request_error";
+    case 401: return "authentication_error";
+    case 404: return "not_found_error";
+    case 405: return "invalid_request_error";
+    case 503: return "unavailable_error";
+    default: return "server_error";
+  }
+}
+
+// Records the status a handler answered with, for the log line.
+class StatusRecorder : public HttpResponder {
+ public:
+  explicit StatusRecorder(HttpResponder& inner) : inner_(inner) {}
+  bool respond(int status, std::string_view content_type, std::string_view body,
+               const std::vector<HttpHeader>& extra_headers) override {
+    status_ = status;
+    return inner_.respond(status, content_type, body, extra_headers);
+  }
+  bool start_stream(int status, std::string_view content_type, const std::vector<HttpHeader>& extra_headers) override {
+    status_ = status;
+    return inner_.start_stream(status, content_type, extra_headers);
+  }
+  bool write(std::string_view bytes) override { return inner_.write(bytes); }
+  bool client_gone() override { return inner_.client_gone(); }
+  int status() const { return status_; }
+
+ private:
+  HttpResponder& inner_;
+  int status_ = 0;  // 0: nothing sent (the client left first)
+};
+
+void send_json(HttpResponder& out, int status, const Value& body, const std::vector<HttpHeader>& headers = {}) {
+  out.respond(status, "application/json", json::write(body), headers);
+}
+
+void send_error(HttpResponder& out, int status, const std::string& message, const std::string& param = "",
+                const std::vector<HttpHeader>& headers = {}) {
+  out.respond(status, "application/json", error_body(status, message, param), headers);
+}
+
+// Whether `given` is `expected` (not empty), in a time that depends on the
+// length of `given` only, not on where the two differ.
+bool same_secret(std::string_view given, std::string_view expected) {
+  unsigned diff = given.size() == expected.size() ? 0u : 1u;
+  for (size_t i = 0; i < given.size(); ++i) {
+    diff |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
+  }
+  return diff == 0;
+}
+
+bool parse_body(const HttpRequest& request, HttpResponder& out, Value* body) {
+  std::string error;
+  if (!json::parse(request.body, body, &error)) {
+    send_error(out, 400, "the body is not valid JSON: " + error);
+    return false;
+  }
+  return true;
+}
+
+int64_t unix_time() { return static_cast<int64_t>(std::time(nullptr)); }
+
+const char* finish_reason(peak_stop_reason reason, bool stop_string) {
+  if (stop_string) return "stop";
+  return reason == PEAK_STOP_EOG || reason == PEAK_STOP_CALLBACK || reason == PEAK_STOP_ABORTED ? "stop" : "length";
+}
+
+int status_for(peak_status status) {
+  switch (status) {
+    case PEAK_ERR_INVALID_ARGUMENT:
+    case PEAK_ERR_TEMPLATE:
+    case PEAK_ERR_CONTEXT_FULL: return 400;
+    default: return 500;
+  }
+}
+
+std::string sse(const Value& v) { return "data: " + json::write(v) + "\n\n"; }
+
+// A generation that failed: the error as the answer, or as the stream's last
+// event when the stream had begun.
+void send_failure(HttpResponder& out, bool streamed, peak_status status, const std::string& message) {
+  if (!streamed) return send_error(out, status_for(status), message);
+  out.write("data: " + error_body(status_for(status), message) + "\n\n");
+  out.write("data: [DONE]\n\n");
+}
+
+}  // namespace
+
+// The text a generation produces, as the route passes it on: through the stop
+// strings, streamed or gathered, cut short when the client leaves or the time
+// is up. peak's callbacks get a pointer to it.
+struct Generation {
+  // Builds one streamed event from new answer text and new reasoning text.
+  using Chunk = std::string (*)(const Generation&, const std::string& content, const std::string& reasoning);
+
+  Generation(HttpResponder& responder, const GenerationRequest& request, int timeout_ms, Chunk make_chunk,
+             const Value* base)
+      : out(responder),
+        stream(request.stream),
+        filter(request.stop),
+        deadline(Clock::now() + std::chrono::milliseconds(timeout_ms)),
+        has_deadline(timeout_ms > 0),
+        chunk(make_chunk),
+        chunk_base(base) {}
+
+  HttpResponder& out;
+  bool stream;
+  StopFilter filter;
+  Clock::time_point deadline;
+  bool has_deadline;
+  Chunk chunk;
+  const Value* chunk_base;  // id, object, created, model
+
+  std::string content, reasoning;
+  bool stop_string = false, gone = false, timed_out = false;
+
+  int take(const char* text, size_t n, peak_text_kind kind) {
+    if (has_deadline && Clock::now() >= deadline) {
+      timed_out = true;
+      return 0;
+    }
+    if (out.client_gone()) {
+      gone = true;
+      return 0;
+    }
+    std::string new_content, new_reasoning;
+    if (kind == PEAK_TEXT_REASONING) {
+      new_reasoning.assign(text, n);
+    } else {
+      stop_string = filter.feed(std::string_view(text, n), &new_content);
+    }
+    send(new_content, new_reasoning);
+    return gone || stop_string ? 0 : 1;
+  }
+
+  void send(const std::string& new_content, const std::string& new_reasoning) {
+    content += new_content;
+    reasoning += new_reasoning;
+    if (stream && (!new_content.empty() || !new_reasoning.empty()) && !gone) {
+      if (!out.write(chunk(*this, new_content, new_reasoning))) gone = true;
+    }
+  }
+
+  void finish() {
+    if (stop_string) return;
+    std::string rest;
+    filter.flush(&rest);
+    send(rest, "");
+  }
+
+  // Generation parameters sending the text here.
+  peak_generate_params params(size_t max_tokens) {
+    peak_generate_params p = peak_generate_default_params();
+    p.max_tokens = max_tokens;
+    p.on_kinded_text = [](const char* text, size_t n, peak_text_kind kind, void* self) {
+      return static_cast<Generation*>(self)->take(text, n, kind);
+    };
+    p.user_data = this;
+    return p;
+  }
+};
+
+namespace {
+
+std::string chat_chunk(const Generation& g, const std::string& content, const std::string& reasoning) {
+  Value delta = Value::object();
+  if (!content.empty()) delta.set("content", content);
+  if (!reasoning.empty()) delta.set("reasoning_content", reasoning);
+  Value v = *g.chunk_base;
+  v.set("choices", Value::array().push(
+                       Value::object().set("index", 0).set("delta", delta).set("finish_reason", nullptr)));
+  return sse(v);
+}
+
+std::string completion_chunk(const Generation& g, const std::string& content, const std::string&) {
+  Value v = *g.chunk_base;
+  v.set("choices", Value::array().push(Value::object()
+                                           .set("text", content)
+                                           .set("index", 0)
+                                           .set("logprobs", nullptr)
+                                           .set("finish_reason", nullptr)));
+  return sse(v);
+}
+
+Value usage_object(size_t prompt, size_t completion) {
+  return Value::object()
+      .set("prompt_tokens", prompt)
+      .set("completion_tokens", completion)
+      .set("total_tokens", prompt + completion);
+}
+
+}  // namespace
+
+std::string error_body(int status, const std::string& message, const std::string& param) {
+  return json::write(Value::object().set(
+      "error", Value::object()
+                   .set("message", message)
+                   .set("type", error_type(status))
+                   .set("param", param.empty() ? Value() : Value(param))
+                   .set("code", status)));
+}
+
+// A slot held by one request, released when it goes out of scope.
+class Server::Lease {
+ public:
+  Lease(SlotPool& pool, size_t slot) : pool_(pool), slot_(slot) {}
+  ~Lease() { pool_.release(slot_); }
+  Lease(const Lease&) = delete;
+  Lease& operator=(const Lease&) = delete;
+
+ private:
+  SlotPool& pool_;
+  size_t slot_;
+};
+
+Server::Server(const SlotSettings& settings, const ServerOptions& options)
+    : model_(settings.model),
+      options_(options),
+      headroom_(settings.session.headroom),
+      pool_(options.parallel, options.max_queue),
+      slot_conversation_(options.parallel),
+      seed_state_(std::random_device{}()) {
+  for (size_t i = 0; i < options.parallel; ++i) slots_.push_back(std::make_unique<ChatSlot>(settings));
+  conversation_dir_ = options.conversation_dir;
+}
+
+Server::~Server() {
+  for (const auto& [id, c] : conversations_)
+    if (!c.file.empty()) ::unlink(c.file.c_str());
+  if (owns_conversation_dir_) ::rmdir(conversation_dir_.c_str());
+}
+
+void Server::stop() { pool_.stop(); }
+
+ServerCounters Server::counters() const {
+  ServerCounters c;
+  c.requests = requests_.load();
+  c.prompt_tokens = prompt_tokens_.load();
+  c.prompt_tokens_evaluated = prompt_evaluated_.load();
+  c.completion_tokens = completion_tokens_.load();
+  c.rejected_busy = rejected_busy_.load();
+  c.cancelled = cancelled_.load();
+  return c;
+}
+
+uint64_t Server::next_seed() {
+  if (!options_.random_seed) return options_.sampler.seed;
+  // splitmix64 over a counter seeded at start: distinct seeds without a lock.
+  uint64_t z = seed_state_.fetch_add(0x9E3779B97F4A7C15ull) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+std::string Server::new_id(const char* prefix) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%s-%016llx", prefix, static_cast<unsigned long long>(next_seed()));
+  return buf;
+}
+
+void Server::handle(const HttpRequest& request, HttpResponder& out) {
+  const Clock::time_point start = Clock::now();
+  StatusRecorder recorder(out);
+  requests_.fetch_add(1);
+  try {
+    route(request, recorder);
+  } catch (const RequestError& e) {
+    send_error(recorder, 400, e.what(), e.param);
+  } catch (const PeakError& e) {
+    send_error(recorder, status_for(e.status), e.what());
+  } catch (const std::exception& e) {
+    send_error(recorder, 500, std::string("internal error: ") + e.what());
+  }
+  if (options_.log_requests) {
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    // 499 (nginx's "client closed request"): the client left before an answer.
+    std::fprintf(stderr, "%s %s %d %.0f ms\n", request.method.c_str(), request.path.c_str(),
+                 recorder.status() ? recorder.status() : 499, ms);
+  }
+}
+
+void Server::route(const HttpRequest& request, HttpResponder& out) {
+  std::string_view path = request.path;
+  const bool get = request.method == "GET" || request.method == "HEAD";
+  const bool post = request.method == "POST";
+  if (path == "/" || path == "/index.html") {
+    if (!get) return send_error(out, 405, "use GET for " + request.path);
+    out.respond(200, "text/html; charset=utf-8", web_page_html());
+    return;
+  }
+  if (path == "/health") {
+    if (!get) return send_error(out, 405, "use GET for " + request.path);
+    return health(out);
+  }
+  if (!options_.api_key.empty()) {
+    const std::string* auth = request.header("authorization");
+    const std::string expected = "Bearer " + options_.api_key;
+    if (!auth || !same_secret(*auth, expected)) {
+      return send_error(out, 401, auth ? "invalid API key" : "an API key is needed (Authorization: Bearer KEY)", "",
+                        {{"WWW-Authenticate", "Bearer"}});
+    }
+  }
+  if (path.rfind("/v1/", 0) == 0) path.remove_prefix(3);
+  struct Route {
+    const char* path;
+    bool post;
+    void (Server::*post_handler)(const HttpRequest&, HttpResponder&);
+    void (Server::*get_handler)(HttpResponder&);
+  };
+  static const Route kRoutes[] = {
+      {"/chat/completions", true, &Server::chat, nullptr},
+      {"/completions", true, &Server::completion, nullptr},
+      {"/tokenize", true, &Server::tokenize, nullptr},
+      {"/detokenize", true, &Server::detokenize, nullptr},
+      {"/models", false, nullptr, &Server::models},
+      {"/metrics", false, nullptr, &Server::metrics},
+  };
+  for (const Route& r : kRoutes) {
+    if (path != r.path) continue;
+    if (r.post != post || (!r.post && !get)) {
+      return send_error(out, 405, std::string("use ") + (r.post ? "POST" : "GET") + " for " + request.path);
+    }
+    if (r.post) return (this->*r.post_handler)(request, out);
+    return (this->*r.get_handler)(out);
+  }
+  send_error(out, 404, "no route " + request.method + " " + request.path);
+}
+
+void Server::health(HttpResponder& out) {
+  const size_t busy = pool_.busy();
+  send_json(out, 200,
+            Value::object()
+                .set("status", "ok")
+                .set("slots_idle", slots_.size() - busy)
+                .set("slots_processing", busy)
+                .set("queued", pool_.queued()));
+}
+
+void Server::metrics(HttpResponder& out) {
+  const ServerCounters c = counters();
+  send_json(out, 200,
+            Value::object()
+                .set("requests", c.requests)
+                .set("prompt_tokens", c.prompt_tokens)
+                .set("prompt_tokens_evaluated", c.prompt_tokens_evaluated)
+                .set("completion_tokens", c.completion_tokens)
+                .set("rejected_busy", c.rejected_busy)
+                .set("cancelled", c.cancelled)
+                .set("slots", slots_.size())
+                .set("slots_processing", pool_.busy())
+                .set("queued", pool_.queued()));
+}
+
+void Server::models(HttpResponder& out) {
+  send_json(out, 200,
+            Value::object()
+                .set("object", "list")
+                .set("data", Value::array().push(Value::object()
+                                                     .set("id", options_.model_id)
+                                                     .set("object", "model")
+                                                     .set("created", unix_time())
+                                                     .set("owned_by", "peak"))));
+}
+
+bool Server::conclude(Generation& g, size_t prompt_tokens, size_t evaluated, size_t generated) {
+  g.finish();
+  prompt_tokens_.fetch_add(prompt_tokens);
+  prompt_evaluated_.fetch_add(evaluated);
+  completion_tokens_.fetch_add(generated);
+  if (g.gone) cancelled_.fetch_add(1);
+  return !g.gone;
+}
+
+bool Server::acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot) {
+  switch (pool_.acquire(score, [&out] { return out.client_gone(); }, slot)) {
+    case SlotPool::Outcome::Acquired: return true;
+    case SlotPool::Outcome::QueueFull:
+      rejected_busy_.fetch_add(1);
+      send_error(out, 503, "every slot is busy and the queue is full; try again shortly", "", {{"Retry-After", "1"}});
+      return false;
+    case SlotPool::Outcome::Gone: cancelled_.fetch_add(1); return false;
+    case SlotPool::Outcome::Stopping: send_error(out, 503, "the server is shutting down"); return false;
+  }
+  return false;
+}
+
+void Server::evict_conversation(size_t s) {
+  ChatSlot& slot = *slots_[s];
+  if (slot.conversation().empty()) return;
+  const std::string id = slot.conversation();
+  std::string file;
+  {
+    std::lock_guard<std::mutex> lock(conversations_mutex_);
+    auto it = conversations_.find(id);
+    if (it != conversations_.end()) {
+      if (it->second.file.empty()) {
+        if (conversation_dir_.empty()) {
+          std::string tmpl = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
+          tmpl += "/peak-serve-XXXXXX";
+          if (::mkdtemp(tmpl.data()) == nullptr) throw PeakError(PEAK_ERR_IO, "cannot create a directory for conversations");
+          conversation_dir_ = tmpl;
+          owns_conversation_dir_ = true;
+        }
+        it->second.file = conversation_dir_ + "/" + new_id("conversation") + ".pkss";
+      }
+      file = it->second.file;
+      it->second.slot = -1;
+    }
+    slot_conversation_[s].clear();
+  }
+  if (!file.empty()) slot.save(file);
+  slot.set_conversation("");
+}
+
+bool Server::load_conversation(size_t s, const std::string& id, const std::optional<std::string>& system) {
+  ChatSlot& slot = *slots_[s];
+  std::optional<std::string> saved_system;
+  std::string file, dropped_file;
+  bool known = false;
+  {
+    std::lock_guard<std::mutex> lock(conversations_mutex_);
+    auto it = conversations_.find(id);
+    known = it != conversations_.end();
+    if (!known) {
+      // Bounded: forget the least recently used conversation no slot holds.
+      if (conversations_.size() >= options_.max_conversations) {
+        auto oldest = conversations_.end();
+        for (auto c = conversations_.begin(); c != conversations_.end(); ++c)
+          if (c->second.slot < 0 && (oldest == conversations_.end() || c->second.last_used < oldest->second.last_used))
+            oldest = c;
+        if (oldest != conversations_.end()) {
+          dropped_file = oldest->second.file;
+          conversations_.erase(oldest);
+        }
+      }
+      it = conversations_.emplace(id, Conversation{system, "", -1, 0}).first;
+    }
+    saved_system = it->second.system;
+    file = it->second.file;
+    it->second.slot = static_cast<long>(s);
+    it->second.last_used = ++clock_;
+    slot_conversation_[s] = id;
+  }
+  if (!dropped_file.empty()) ::unlink(dropped_file.c_str());
+  if (known && !file.empty()) {
+    slot.restore(file, saved_system);
+  } else {
+    slot.prepare_chat(saved_system, {});
+  }
+  slot.set_conversation(id);
+  return !known;
+}
+
+void Server::chat(const HttpRequest& request, HttpResponder& out) {
+  Value body;
+  if (!parse_body(request, out, &body)) return;
+  ChatRequest r = parse_chat_request(body);
+  const std::string user = std::move(r.messages.back().content);
+  r.messages.pop_back();
+  const std::string& conversation = r.conversation;
+
+  // Scores: a slot holding the conversation wins (and only it may run it
+  // while it holds it); else the longest held prefix of the history, a slot
+  // holding some conversation last (it would be saved away first).
+  const SlotPool::Score score = [&](size_t s) -> long long {
+    std::lock_guard<std::mutex> lock(conversations_mutex_);
+    if (!conversation.empty()) {
+      if (slot_conversation_[s] == conversation) return 1LL << 40;
+      const auto it = conversations_.find(conversation);
+      if (it != conversations_.end() && it->second.slot >= 0) return -1;  // held by a busy slot: wait for it
+      return slot_conversation_[s].empty() ? 1 : 0;
+    }
+    if (!slot_conversation_[s].empty()) return 0;
+    return 1 + std::max(0LL, slots_[s]->chat_reuse(r.system, r.messages));
+  };
+  size_t s = 0;
+  if (!acquire(score, out, &s)) return;
+  Lease lease(pool_, s);
+  ChatSlot& slot = *slots_[s];
+
+  size_t evaluated = 0;
+  if (!conversation.empty()) {
+    if (slot.conversation() != conversation) {
+      evict_conversation(s);
+      load_conversation(s, conversation, r.system);
+    }
+    evaluated += slot.append(r.messages);
+  } else {
+    evict_conversation(s);
+    evaluated += slot.prepare_chat(r.system, r.messages);
+  }
+
+  const size_t history_tokens = slot.cached_tokens();
+  peak_sampler_params sp = r.sampler(options_.sampler);
+  if (!r.seed) sp.seed = next_seed();
+  check(peak_session_set_sampler(slot.session(), &sp));
+
+  const std::string id = new_id("chatcmpl");
+  const Value base = Value::object()
+                         .set("id", id)
+                         .set("object", "chat.completion.chunk")
+                         .set("created", unix_time())
+                         .set("model", options_.model_id);
+  Generation g(out, r, options_.request_timeout_ms, chat_chunk, &base);
+  if (r.stream) {
+    if (!out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) return;
+    Value first = base;
+    first.set("choices", Value::array().push(Value::object()
+                                                 .set("index", 0)
+                                                 .set("delta", Value::object().set("role", "assistant").set("content", ""))
+                                                 .set("finish_reason", nullptr)));
+    if (!out.write(sse(first))) return;
+  }
+
+  // max_tokens beyond the session's headroom (the room kept for an answer) is clamped to it.
+  const peak_generate_params gp =
+      g.params(std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_));
+  peak_generate_result result{};
+  result.struct_size = sizeof result;
+  const peak_status status = peak_session_chat(slot.session(), user.data(), user.size(), &gp, &result);
+  if (status != PEAK_OK) return send_failure(out, r.stream, status, peak_last_error());
+  evaluated += result.n_prompt_tokens;
+  // What the model read before answering: the history held, then the new message.
+  const size_t prompt_tokens = history_tokens + result.n_prompt_tokens;
+  if (!conclude(g, prompt_tokens, evaluated, result.n_generated_tokens)) return;
+  const char* reason = g.timed_out ? "length" : finish_reason(result.stop_reason, g.stop_string);
+  const Value usage = usage_object(prompt_tokens, result.n_generated_tokens);
+  Value extension = Value::object()
+                        .set("slot", s)
+                        .set("prompt_tokens_evaluated", evaluated)
+                        .set("summarized_messages", slot.summarized_messages())
+                        .set("summary_tokens", slot.summary_tokens());
+  if (!conversation.empty()) extension.set("conversation", conversation);
+  if (r.stream) {
+    Value last = base;
+    last.set("choices", Value::array().push(
+                            Value::object().set("index", 0).set("delta", Value::object()).set("finish_reason", reason)));
+    last.set("peak", extension);
+    if (!out.write(sse(last))) return;
+    if (r.include_usage) {
+      Value u = base;
+      u.set("choices", Value::array()).set("usage", usage);
+      if (!out.write(sse(u))) return;
+    }
+    out.write("data: [DONE]\n\n");
+    return;
+  }
+  Value message = Value::object().set("role", "assistant").set("content", g.content);
+  if (!g.reasoning.empty()) message.set("reasoning_content", g.reasoning);
+  send_json(out, 200,
+            Value::object()
+                .set("id", id)
+                .set("object", "chat.completion")
+                .set("created", base.find("created")->as_int())
+                .set("model", options_.model_id)
+                .set("choices", Value::array().push(
+                                    Value::object().set("index", 0).set("message", message).set("finish_reason", reason)))
+                .set("usage", usage)
+                .set("peak", extension));
+}
+
+void Server::completion(const HttpRequest& request, HttpResponder& out) {
+  Value body;
+  if (!parse_body(request, out, &body)) return;
+  const CompletionRequest r = parse_completion_request(body);
+  std::vector<int32_t> tokens;
+  size_t n = 0;
+  peak_tokenize(model_, r.prompt.data(), r.prompt.size(), 1, 1, nullptr, 0, &n);
+  tokens.resize(n);
+  check(peak_tokenize(model_, r.prompt.data(), r.prompt.size(), 1, 1, tokens.data(), tokens.size(), &n));
+  if (tokens.empty()) throw RequestError("'prompt' is empty and the model adds no BOS token to start from", "prompt");
+  const size_t n_ctx = slots_[0]->n_ctx();
+  if (tokens.size() >= n_ctx) {
+    throw RequestError("the prompt is " + std::to_string(tokens.size()) + " tokens; the context holds " +
+                           std::to_string(n_ctx) + " (with room for at least one generated token)",
+                       "prompt");
+  }
+
+  const SlotPool::Score score = [&](size_t s) -> long long {
+    return static_cast<long long>(slots_[s]->completion_reuse(tokens));
+  };
+  size_t s = 0;
+  if (!acquire(score, out, &s)) return;
+  Lease lease(pool_, s);
+  ChatSlot& slot = *slots_[s];
+  const size_t evaluated = slot.prepare_completion(tokens);
+
+  peak_sampler_params sp = r.sampler(options_.sampler);
+  if (!r.seed) sp.seed = next_seed();
+  peak_sampler* sampler = nullptr;
+  check(peak_sampler_create(model_, &sp, &sampler));
+  std::unique_ptr<peak_sampler, void (*)(peak_sampler*)> sampler_owner(sampler, peak_sampler_free);
+  // The penalties look back over the prompt too, as llama.cpp's do.
+  for (const int32_t t : tokens) check(peak_sampler_accept(sampler, t));
+
+  const std::string id = new_id("cmpl");
+  const Value base = Value::object()
+                         .set("id", id)
+                         .set("object", "text_completion")
+                         .set("created", unix_time())
+                         .set("model", options_.model_id);
+  Generation g(out, r, options_.request_timeout_ms, completion_chunk, &base);
+  if (r.stream && !out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) {
+    slot.trim_to_prompt();
+    return;
+  }
+  // max_tokens beyond the room the context has left is clamped to it.
+  peak_generate_params gp = g.params(std::min<size_t>(
+      r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, n_ctx - tokens.size()));
+  gp.add_special = 0;
+  peak_generate_result result{};
+  result.struct_size = sizeof result;
+  const peak_status status = peak_generate(slot.context(), sampler, "", 0, &gp, &result);
+  const std::string message = status == PEAK_OK ? "" : peak_last_error();
+  slot.trim_to_prompt();
+  if (status != PEAK_OK) return send_failure(out, r.stream, status, message);
+  if (!conclude(g, tokens.size(), evaluated, result.n_generated_tokens)) return;
+  const char* reason = g.timed_out ? "length" : finish_reason(result.stop_reason, g.stop_string);
+  const Value usage = usage_object(tokens.size(), result.n_generated_tokens);
+  const Value extension = Value::object().set("slot", s).set("prompt_tokens_evaluated", evaluated);
+  if (r.stream) {
+    Value last = base;
+    last.set("choices", Value::array().push(Value::object()
+                                                .set("text", "")
+                                                .set("index", 0)
+                                                .set("logprobs", nullptr)
+                                                .set("finish_reason", reason)));
+    last.set("peak", extension);
+    if (r.include_usage) last.set("usage", usage);
+    if (!out.write(sse(last))) return;
+    out.write("data: [DONE]\n\n");
+    return;
+  }
+  send_json(out, 200,
+            Value::object()
+                .set("id", id)
+                .set("object", "text_completion")
+                .set("created", base.find("created")->as_int())
+                .set("model", options_.model_id)
+                .set("choices", Value::array().push(Value::object()
+                                                        .set("text", g.content)
+                                                        .set("index", 0)
+                                                        .set("logprobs", nullptr)
+                                                        .set("finish_reason", reason)))
+                .set("usage", usage)
+                .set("peak", extension));
+}
+
+void Server::tokenize(const HttpRequest& request, HttpResponder& out) {
+  Value body;
+  if (!parse_body(request, out, &body)) return;
+  const TokenizeRequest r = parse_tokenize_request(body);
+  size_t n = 0;
+  peak_tokenize(model_, r.content.data(), r.content.size(), r.add_special, 1, nullptr, 0, &n);
+  std::vector<int32_t> tokens(n);
+  check(peak_tokenize(model_, r.content.data(), r.content.size(), r.add_special, 1, tokens.data(), n, &n));
+  Value list = Value::array();
+  for (const int32_t t : tokens) {
+    if (!r.with_pieces) {
+      list.push(t);
+      continue;
+    }
+    size_t length = 0;
+    peak_token_to_piece(model_, t, 1, nullptr, 0, &length);
+    std::string piece(length + 1, '\0');
+    check(peak_token_to_piece(model_, t, 1, piece.data(), piece.size(), &length));
+    piece.resize(length);
+    // llama.cpp's shape: the piece as text when it is valid UTF-8, else its bytes.
+    Value p;
+    if (json::valid_utf8(piece)) {
+      p = Value(piece);
+    } else {
+      p = Value::array();
+      for (const char c : piece) p.push(static_cast<int>(static_cast<unsigned char>(c)));
+    }
+    list.push(Value::object().set("id", t).set("piece", p));
+  }
+  send_json(out, 200, Value::object().set("tokens", list));
+}
+
+void Server::detokenize(const HttpRequest& request, HttpResponder& out) {
+  Value body;
+  if (!parse_body(request, out, &body)) return;
+  peak_model_info info{};
+  info.struct_size = sizeof info;
+  check(peak_model_get_info(model_, &info));
+  const std::vector<int32_t> tokens = parse_detokenize_request(body, info.n_vocab);
+  size_t length = 0;
+  peak_detokenize(model_, tokens.data(), tokens.size(), 0, 0, nullptr, 0, &length);
+  std::string text(length + 1, '\0');
+  check(peak_detokenize(model_, tokens.data(), tokens.size(), 0, 0, text.data(), text.size(), &length));
+  text.resize(length);
+  send_json(out, 200, Value::object().set("content", text));
+}
+
+}  // namespace peak_server

@@ -1,0 +1,127 @@
+// The request handlers of `peak serve`, OpenAI's dialect (as llama.cpp's
+// server speaks it):
+//   GET  /                     the chat page
+//   GET  /health               {"status":"ok", slots, queue}            (no key needed)
+//   GET  /metrics              request and token totals, prompt reuse
+//   GET  /v1/models            the model, in OpenAI's list shape
+//   POST /v1/chat/completions  chat, streamed as server-sent events or whole
+//   POST /v1/completions       a raw prompt continued
+//   POST /tokenize, /detokenize  llama.cpp's shapes
+// (the /v1 routes also answer without the prefix). Errors are OpenAI's error
+// object: 400 a bad body or field, 401 a missing or wrong API key, 404 an
+// unknown route, 405 a known route with another method, 503 every slot busy
+// and the queue full (Retry-After) or the server stopping, 500 only for bugs.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "chat_slot.h"
+#include "http_message.h"
+#include "json.h"
+#include "slot_pool.h"
+
+namespace peak_server {
+
+struct Generation;  // a generation's text on its way to the client (routes.cpp)
+
+struct ServerOptions {
+  std::string model_id;          // what /v1/models lists and responses name: the model file's name
+  std::string api_key;           // "": no key needed
+  size_t parallel = 1;           // slots
+  size_t max_queue = 16;         // requests waiting for a slot; more: 503
+  size_t default_max_tokens = 256;  // a request without max_tokens
+  int request_timeout_ms = 600000;  // a generation running longer ends with finish_reason "length"; 0: no limit
+  size_t max_conversations = 64;    // `conversation` sessions kept; more evict the least recently used
+  std::string conversation_dir;     // where evicted conversations are saved; "": a private temporary directory
+  peak_sampler_params sampler = peak_sampler_default_params();  // requests change it per field
+  bool random_seed = true;          // a request without "seed" draws one (else sampler.seed)
+  bool log_requests = false;        // one line per request on stderr
+};
+
+// Totals since the start (GET /metrics).
+struct ServerCounters {
+  uint64_t requests = 0;
+  uint64_t prompt_tokens = 0;            // the prompts' sizes, as `usage` reports them
+  uint64_t prompt_tokens_evaluated = 0;  // what was actually prefilled (the rest was reused)
+  uint64_t completion_tokens = 0;
+  uint64_t rejected_busy = 0;            // 503s for a full queue
+  uint64_t cancelled = 0;                // clients gone before the end
+};
+
+class Server {
+ public:
+  // Creates the slots (throws PeakError when a session cannot be created).
+  Server(const SlotSettings& settings, const ServerOptions& options);
+  ~Server();  // removes the saved conversations and their directory
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // The HttpHandler: any thread, several at once.
+  void handle(const HttpRequest& request, HttpResponder& out);
+  // Waiting requests get 503 from now on; running ones finish (the transport
+  // makes client_gone() true to cut streams short).
+  void stop();
+
+  ServerCounters counters() const;
+  size_t busy_slots() const { return pool_.busy(); }
+  size_t queued() const { return pool_.queued(); }
+
+ private:
+  struct Conversation {
+    std::optional<std::string> system;
+    std::string file;     // its saved session; "" while never saved
+    long slot = -1;       // the slot holding it, or -1
+    uint64_t last_used = 0;
+  };
+  class Lease;
+
+  void route(const HttpRequest& request, HttpResponder& out);
+  void chat(const HttpRequest& request, HttpResponder& out);
+  void completion(const HttpRequest& request, HttpResponder& out);
+  void tokenize(const HttpRequest& request, HttpResponder& out);
+  void detokenize(const HttpRequest& request, HttpResponder& out);
+  void health(HttpResponder& out);
+  void metrics(HttpResponder& out);
+  void models(HttpResponder& out);
+
+  // After a generation that succeeded: sends what the stop strings held back,
+  // counts the tokens; false when the client is gone (nothing more to send).
+  bool conclude(Generation& g, size_t prompt_tokens, size_t evaluated, size_t generated);
+  // Waits for a slot; answers 503 itself when none can be had. false: no slot.
+  bool acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot);
+  // Saves and unpins the conversation slot `s` holds, if any (caller owns the slot).
+  void evict_conversation(size_t s);
+  // Puts conversation `id` into slot `s` (restored, or new with `system`); true when it is new.
+  bool load_conversation(size_t s, const std::string& id, const std::optional<std::string>& system);
+  uint64_t next_seed();
+  std::string new_id(const char* prefix);
+
+  const peak_model* model_;
+  ServerOptions options_;
+  size_t headroom_;
+  std::vector<std::unique_ptr<ChatSlot>> slots_;
+  SlotPool pool_;
+
+  std::mutex conversations_mutex_;  // taken inside the pool's lock (Score), never the other way round
+  std::map<std::string, Conversation> conversations_;
+  std::vector<std::string> slot_conversation_;  // per slot: the conversation it holds ("" none)
+  std::string conversation_dir_;
+  bool owns_conversation_dir_ = false;
+
+  std::atomic<uint64_t> clock_{0};
+  std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, prompt_evaluated_{0}, completion_tokens_{0};
+  std::atomic<uint64_t> rejected_busy_{0}, cancelled_{0};
+  std::atomic<uint64_t> seed_state_;
+};
+
+// OpenAI's error object: {"error":{"message","type","param","code"}}.
+std::string error_body(int status, const std::string& message, const std::string& param = "");
+
+}  // namespace peak_server

@@ -7,6 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -599,6 +602,65 @@ TEST(ServerRoutes, ConversationsKeepTheirSessions) {
       history[c].push_back({"assistant", content_of(full.json())});
     }
   }
+}
+
+// A conversation whose saved file no longer restores is refused (never 200),
+// each time, and the slot that failed to restore it does not pass for it: its
+// file is not overwritten with what the slot held (the other conversation's
+// turns), the other conversation goes on as if nothing happened, and a later
+// request for it is refused again, not left waiting for that slot.
+TEST(ServerRoutes, AConversationThatCannotBeRestoredIsRefusedAndTakesNothingElse) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "peak_serve_conversations";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved_tmpdir = old_tmpdir ? old_tmpdir : "";
+  ::setenv("TMPDIR", dir.c_str(), 1);
+  {
+    Server server(settings(), options(1));
+    Server replay(settings(), options(1));
+    const auto send = [&](const std::string& id, const char* line) {
+      return call(server, request("POST", "/v1/chat/completions",
+                                  chat_body({{"user", line}}, "\"max_tokens\": 8, \"conversation\": \"" + id + "\"")));
+    };
+    ASSERT_EQ(send("alpha", "Lily went to the park.").status, 200);
+    const FakeResponder beta_first = send("beta", "Tom had a red ball.");  // alpha is saved away
+    ASSERT_EQ(beta_first.status, 200) << beta_first.body;
+
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(dir))
+      if (entry.path().extension() == ".pkss") files.push_back(entry.path());
+    ASSERT_EQ(files.size(), 1u) << "alpha's saved session";
+    const std::string garbage = "not a session file";
+    std::ofstream(files[0], std::ios::binary | std::ios::trunc) << garbage;
+
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const FakeResponder refused = send("alpha", "She saw a big dog.");
+      EXPECT_GE(refused.status, 400) << "attempt " << attempt << ": " << refused.body;
+      std::string bytes(static_cast<size_t>(fs::file_size(files[0])), '\0');
+      std::ifstream(files[0], std::ios::binary).read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+      EXPECT_EQ(bytes, garbage) << "attempt " << attempt << ": alpha's file was overwritten";
+    }
+
+    const FakeResponder beta = send("beta", "They played ball.");
+    ASSERT_EQ(beta.status, 200) << beta.body;
+    const FakeResponder full = call(
+        replay, request("POST", "/v1/chat/completions",
+                        chat_body({{"user", "Tom had a red ball."}, {"assistant", content_of(beta_first.json())},
+                                   {"user", "They played ball."}},
+                                  "\"max_tokens\": 8")));
+    EXPECT_EQ(content_of(beta.json()), content_of(full.json()));
+    // And alpha, asked again once beta holds the slot, is refused again rather
+    // than left waiting for a slot that no longer holds it.
+    EXPECT_GE(send("alpha", "She saw a big dog.").status, 400);
+  }
+  if (old_tmpdir) {
+    ::setenv("TMPDIR", saved_tmpdir.c_str(), 1);
+  } else {
+    ::unsetenv("TMPDIR");
+  }
+  fs::remove_all(dir);
 }
 
 // A thinking model (the scripted Qwen3 of tests/chat, which reasons "Reason"

@@ -41,15 +41,18 @@ class StatusRecorder : public HttpResponder {
   }
   bool start_stream(int status, std::string_view content_type, const std::vector<HttpHeader>& extra_headers) override {
     status_ = status;
+    streaming_ = true;
     return inner_.start_stream(status, content_type, extra_headers);
   }
   bool write(std::string_view bytes) override { return inner_.write(bytes); }
   bool client_gone() override { return inner_.client_gone(); }
   int status() const { return status_; }
+  bool streaming() const { return streaming_; }
 
  private:
   HttpResponder& inner_;
   int status_ = 0;  // 0: nothing sent (the client left first)
+  bool streaming_ = false;
 };
 
 void send_json(HttpResponder& out, int status, const Value& body, const std::vector<HttpHeader>& headers = {}) {
@@ -98,12 +101,18 @@ int status_for(peak_status status) {
 
 std::string sse(const Value& v) { return "data: " + json::write(v) + "\n\n"; }
 
-// A generation that failed: the error as the answer, or as the stream's last
-// event when the stream had begun.
-void send_failure(HttpResponder& out, bool streamed, peak_status status, const std::string& message) {
-  if (!streamed) return send_error(out, status_for(status), message);
-  out.write("data: " + error_body(status_for(status), message) + "\n\n");
+// The error as the answer, or as the stream's last event when the stream had
+// begun (no status can follow then).
+void send_error_or_event(HttpResponder& out, bool streamed, int http_status, const std::string& message,
+                         const std::string& param = "") {
+  if (!streamed) return send_error(out, http_status, message, param);
+  out.write("data: " + error_body(http_status, message, param) + "\n\n");
   out.write("data: [DONE]\n\n");
+}
+
+// A generation that failed.
+void send_failure(HttpResponder& out, bool streamed, peak_status status, const std::string& message) {
+  send_error_or_event(out, streamed, status_for(status), message);
 }
 
 }  // namespace
@@ -287,11 +296,11 @@ void Server::handle(const HttpRequest& request, HttpResponder& out) {
   try {
     route(request, recorder);
   } catch (const RequestError& e) {
-    send_error(recorder, 400, e.what(), e.param);
+    send_error_or_event(recorder, recorder.streaming(), 400, e.what(), e.param);
   } catch (const PeakError& e) {
-    send_error(recorder, status_for(e.status), e.what());
+    send_error_or_event(recorder, recorder.streaming(), status_for(e.status), e.what());
   } catch (const std::exception& e) {
-    send_error(recorder, 500, std::string("internal error: ") + e.what());
+    send_error_or_event(recorder, recorder.streaming(), 500, std::string("internal error: ") + e.what());
   }
   if (options_.log_requests) {
     const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -464,10 +473,23 @@ bool Server::load_conversation(size_t s, const std::string& id, const std::optio
     slot_conversation_[s] = id;
   }
   if (!dropped_file.empty()) ::unlink(dropped_file.c_str());
-  if (known && !file.empty()) {
-    slot.restore(file, saved_system);
-  } else {
-    slot.prepare_chat(saved_system, {});
+  try {
+    if (known && !file.empty()) {
+      slot.restore(file, saved_system);
+    } else {
+      slot.prepare_chat(saved_system, {});
+    }
+  } catch (...) {
+    // The slot must not pass for this conversation's: the next eviction would
+    // save what it holds (another conversation's turns) over the saved file.
+    {
+      std::lock_guard<std::mutex> lock(conversations_mutex_);
+      slot_conversation_[s].clear();
+      auto it = conversations_.find(id);
+      if (it != conversations_.end()) it->second.slot = -1;
+    }
+    slot.clear();
+    throw;
   }
   slot.set_conversation(id);
   return !known;

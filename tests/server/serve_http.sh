@@ -15,20 +15,7 @@ mkdir -p "$work"
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 
-# start_server NAME ARGS...: starts peak serve on a free port; sets pid and base.
-start_server() {
-  local name=$1
-  shift
-  "$peak" serve -m "$model" --port 0 -t 1 "$@" 2>"$work/$name.log" &
-  pid=$!
-  for _ in $(seq 100); do
-    port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/$name.log" | grep -o '[0-9]*$')
-    [[ -n $port ]] && break
-    sleep 0.1
-  done
-  [[ -n ${port:-} ]] || { cat "$work/$name.log"; echo "FAIL: the server did not start"; exit 1; }
-  base=http://127.0.0.1:$port
-}
+source "$(dirname "$0")/serve_start.sh"
 
 stop_server() {
   kill -TERM "$pid"

@@ -18,16 +18,9 @@ fi
 mkdir -p "$work"
 rm -f "$work"/load-*.codes
 
-"$peak" serve -m "$model" --port 0 -t 1 --parallel 2 --queue 4 -c 1024 2>"$work/load.log" &
-pid=$!
+source "$(dirname "$0")/serve_start.sh"
+start_server load --parallel 2 --queue 4 -c 1024
 trap 'kill -TERM $pid 2>/dev/null' EXIT
-for _ in $(seq 100); do
-  port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/load.log" | grep -o '[0-9]*$')
-  [[ -n $port ]] && break
-  sleep 0.1
-done
-[[ -n ${port:-} ]] || { cat "$work/load.log"; echo "FAIL: the server did not start"; exit 1; }
-base=http://127.0.0.1:$port
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$pid/status"; }
 

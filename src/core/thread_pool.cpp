@@ -1,8 +1,10 @@
 #include "core/thread_pool.h"
 
+#include <climits>
 #include <stdexcept>
 
 #if defined(__linux__)
+#include <linux/futex.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -20,20 +22,52 @@ inline void cpu_relax() {
 #endif
 }
 
-// Spins on `done`, pausing the core; after a few microseconds yields the time
-// slice instead, so that on an oversubscribed machine (more runnable threads than
-// cores) the thread we wait for gets to run. On an idle machine yield returns at
-// once and costs little more than a pause. Spinning much longer before yielding
-// made barriers on a loaded machine about ten times slower.
-constexpr int kSpinRoundsBeforeYield = 128;
+// How long a thread that waits (at a barrier, or the caller for the workers
+// to finish) spins before it sleeps on the futex: longer than most waits
+// between threads that all have a core, short enough that a thread whose
+// partner lost its core gives its own away soon.
+//
+// Sleeping, not yielding: a yield hands the core to any runnable thread for
+// a whole slice, a nice-19 one included, and then cost the barriers that
+// outlast the spin (a few microseconds of imbalance between threads are
+// common) milliseconds each, so decode beside a low-priority process (a
+// build, or the session's own summary worker) slowed several times over. A
+// sleeper is woken by the thread that ends the wait and takes its core back
+// from a lower-priority one at once.
+constexpr std::chrono::microseconds kSpinBeforeSleep{10};
 
-template <typename Condition>
-inline void spin_until(Condition done) {
-  for (int round = 0; !done(); ++round) {
-    if (round < kSpinRoundsBeforeYield) {
-      cpu_relax();
-    } else {
-      std::this_thread::yield();
+// Sleeps until woken if `word` still holds `value` (futex); elsewhere yields.
+void sleep_while_equal(const std::atomic<uint32_t>& word, uint32_t value) {
+#if defined(__linux__)
+  ::syscall(SYS_futex, reinterpret_cast<const uint32_t*>(&word), FUTEX_WAIT_PRIVATE, value, nullptr, nullptr, 0);
+#else
+  (void)word;
+  (void)value;
+  std::this_thread::yield();
+#endif
+}
+
+void wake_sleepers(std::atomic<uint32_t>& word) {
+#if defined(__linux__)
+  ::syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+#else
+  (void)word;
+#endif
+}
+
+// Returns once `word` no longer holds `value`: spins first, then sleeps on it,
+// counted in `sleepers` so that whoever changes it knows to wake them.
+void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t value, std::atomic<int>& sleepers) {
+  if (word.load(std::memory_order_acquire) != value) return;
+  const auto sleep_after = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+  for (int round = 0; word.load(std::memory_order_acquire) == value; ++round) {
+    cpu_relax();
+    if (round % 16 == 15 && std::chrono::steady_clock::now() > sleep_after) {
+      // seq_cst pairs with the writer's: either it sees us counted or we see its value.
+      sleepers.fetch_add(1);
+      while (word.load() == value) sleep_while_equal(word, value);
+      sleepers.fetch_sub(1);
+      return;
     }
   }
 }
@@ -98,7 +132,7 @@ void ThreadPool::run(int n_threads, Task task, void* context) {
   context_ = context;
   n_threads_ = n_threads;
   if (n_threads > 1) {
-    busy_workers_.store(n_threads - 1, std::memory_order_relaxed);
+    busy_workers_.store(static_cast<uint32_t>(n_threads - 1), std::memory_order_relaxed);
     // seq_cst pairs with the sleepers_ increment in wait_for_job: either the
     // worker sees the new job or we see it asleep and wake it.
     const uint32_t counter = (job_.load(std::memory_order_relaxed) >> kThreadCountBits) + 1;
@@ -110,7 +144,10 @@ void ThreadPool::run(int n_threads, Task task, void* context) {
   }
   task(context, 0, n_threads);
   if (n_threads > 1) {
-    spin_until([this] { return busy_workers_.load(std::memory_order_acquire) == 0; });
+    for (uint32_t busy = busy_workers_.load(std::memory_order_acquire); busy != 0;
+         busy = busy_workers_.load(std::memory_order_acquire)) {
+      wait_while_equal(busy_workers_, busy, done_sleepers_);
+    }
   }
 }
 
@@ -124,10 +161,11 @@ void ThreadPool::barrier() {
   const uint32_t generation = barrier_generation_.load(std::memory_order_acquire);
   if (barrier_arrived_.fetch_add(1, std::memory_order_acq_rel) == n - 1) {
     barrier_arrived_.store(0, std::memory_order_relaxed);
-    barrier_generation_.fetch_add(1, std::memory_order_release);
+    barrier_generation_.fetch_add(1);
+    if (barrier_sleepers_.load() > 0) wake_sleepers(barrier_generation_);
     return;
   }
-  spin_until([&] { return barrier_generation_.load(std::memory_order_acquire) != generation; });
+  wait_while_equal(barrier_generation_, generation, barrier_sleepers_);
 }
 
 uint32_t ThreadPool::wait_for_job(uint32_t seen) {
@@ -152,7 +190,7 @@ void ThreadPool::worker_loop(int thread_index, uint32_t seen_job) {
     if (n_threads == 0) return;
     if (thread_index < n_threads) {
       task_(context_, thread_index, n_threads);
-      busy_workers_.fetch_sub(1, std::memory_order_release);
+      if (busy_workers_.fetch_sub(1) == 1 && done_sleepers_.load() > 0) wake_sleepers(busy_workers_);
     }
   }
 }

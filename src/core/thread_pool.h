@@ -1,5 +1,8 @@
 // A pool of persistent worker threads for the executor: one wake-up per graph,
 // a cheap barrier between dependent nodes, no locks or allocation while running.
+// A thread that waits inside a run (at a barrier, or the caller for the
+// workers) spins for a few microseconds, then sleeps on a futex (Linux and
+// Android; a yield loop elsewhere) until the thread that ends the wait wakes it.
 //
 // Idle workers spin for a short while after each job (the next token's graph
 // usually follows quickly), then sleep on a condition variable so an idle
@@ -81,10 +84,12 @@ class ThreadPool {
   // A thread count of 0 tells the workers to exit.
   static constexpr uint32_t kThreadCountBits = 8;
   std::atomic<uint32_t> job_{0};
-  std::atomic<int> busy_workers_{0};
+  std::atomic<uint32_t> busy_workers_{0};
+  std::atomic<int> done_sleepers_{0};  // the caller, asleep until busy_workers_ is 0
 
   alignas(64) std::atomic<uint32_t> barrier_arrived_{0};
   alignas(64) std::atomic<uint32_t> barrier_generation_{0};
+  std::atomic<int> barrier_sleepers_{0};
 
   std::atomic<int> sleepers_{0};
   std::mutex sleep_mutex_;

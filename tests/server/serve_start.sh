@@ -5,6 +5,11 @@
 start_server() {
   local name=$1
   shift
+  # Emptied here, not by the redirection below: that runs in the child, which
+  # may start after the first look at the log, and a log left by an earlier
+  # run would then give its port.
+  : >"$work/$name.log"
+  port=
   "$peak" serve -m "$model" --port 0 -t 1 "$@" 2>"$work/$name.log" &
   pid=$!
   for _ in $(seq 100); do

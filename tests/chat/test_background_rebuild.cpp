@@ -317,6 +317,9 @@ int own_nice_value() { return getpriority(PRIO_PROCESS, static_cast<id_t>(syscal
 // the caller's thread keeps its own.
 TEST(BackgroundRebuild, TheWorkerTakesOnlyTheTimeTheTurnsLeave) {
   const int caller_before = own_nice_value();
+  // At nice 19 already (a build at the lowest priority) every thread is
+  // there, so the difference this test looks for cannot be seen.
+  if (caller_before >= 19) GTEST_SKIP() << "the test process already runs at the lowest priority";
   SessionSettings settings = slow_rebuild_settings();
   settings.n_threads = 2;  // pools with a worker thread each
   ChatSession session(stories(), settings);

@@ -102,6 +102,10 @@ void record_nice_value(void* context, int thread_index, int) {
 // A pool built on a low-priority thread has low-priority workers; restarted
 // from another thread, they take that one's priority and still run every job.
 TEST(CoreThreadPool, RestartedWorkersTakeTheirStartersPriority) {
+  const int ours = own_nice_value();
+  // Run at nice 19 (a build at the lowest priority), no thread can be lowered
+  // further, so the change this test looks for cannot be seen.
+  if (ours >= 19) GTEST_SKIP() << "the test process already runs at the lowest priority";
   std::unique_ptr<ThreadPool> pool;
   std::thread background([&pool] {
     lower_current_thread_priority();
@@ -110,8 +114,6 @@ TEST(CoreThreadPool, RestartedWorkersTakeTheirStartersPriority) {
   background.join();
   int nice_values[3] = {};
   pool->run(3, record_nice_value, nice_values);
-  const int ours = own_nice_value();
-  ASSERT_LT(ours, 19) << "this test needs a thread above the lowest priority";
   EXPECT_EQ(nice_values[1], 19);
   EXPECT_EQ(nice_values[2], 19);
   pool->restart_workers();

@@ -54,16 +54,19 @@ cmake --build "$BUILD" -j"$JOBS" --target "${targets[@]}" test_model
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -R '^layering_headers_kernels$'
 
 # run LABEL TEST_KERNELS_FILTER EXE_PATTERN [VAR=VALUE...]: the matching test_kernels*
-# and test_core* executables under qemu, test_kernels* with the given gtest filter.
+# and test_core* executables under qemu, test_kernels* with the given gtest filter;
+# fails if any of them failed (set -e does not apply where a lane calls it in a
+# && list, so each status is kept here).
 run() {
-  local label=$1 kernels_filter=$2 pattern=$3 filter
+  local label=$1 kernels_filter=$2 pattern=$3 filter status=0
   shift 3
   for exe in $(find "$BUILD/tests" -type f -perm -u+x -name "$pattern" \( -name 'test_kernels*' -o -name 'test_core*' \) | sort); do
     filter='*'
     [[ $(basename "$exe") == test_kernels* ]] && filter=$kernels_filter
     echo "--- $(basename "$exe") [$label]"
-    env "$@" qemu-aarch64 -L "$SYSROOT" -cpu max "$exe" --gtest_brief=1 --gtest_filter="$filter"
+    env "$@" qemu-aarch64 -L "$SYSROOT" -cpu max "$exe" --gtest_brief=1 --gtest_filter="$filter" || status=1
   done
+  return "$status"
 }
 reference_quant() {
   echo "--- test_model [ReferenceQuant]"

@@ -28,7 +28,8 @@ struct Vec512 {
   using Reg = __m512;
   static constexpr int kWidth = 16;
   static constexpr int kTileCols = 4;
-  static constexpr int kGemmRows = 4;
+  // fp32 tiles: 6 x 4 accumulators, 4 vectors of B and a broadcast: 29 of the 32 zmm.
+  static constexpr int kGemmRows = 6;
   static constexpr int kGemmCols = 4;
   static Reg splat(float x) { return _mm512_set1_ps(x); }
   static Reg add(Reg a, Reg b) { return _mm512_add_ps(a, b); }

@@ -92,6 +92,12 @@ struct TypeKernels {
   // Null on paths that read the type as stored.
   RepackFn repack = nullptr;
   GemmFn gemm_repacked = nullptr;
+  // Q8_0 only: gemm against rows in the key lane layout (kernels/repack.h), as
+  // the KV cache keeps its Q8_0 keys on paths that have it: x at a group
+  // start, x_stride the bytes of one row, any n_rows_x (the lanes past it in
+  // the last group are read but not stored). Null on the other paths, whose
+  // caches keep Q8_0 keys as rows.
+  GemmFn gemm_key_lanes = nullptr;
 };
 
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);

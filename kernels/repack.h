@@ -53,6 +53,30 @@ void repack_q4_0_lanes(const void* src, void* dst, int64_t n, int64_t n_rows);
 void gemm_q4_0_lanes_scalar(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, const void* y,
                             size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride);
 
+// ---- Q8_0 key lanes (the KV cache's Q8_0 keys, runtime/kv_cache.h)
+//
+// Keys stored so that the x86 lane gemm reads sixteen of them as whole vectors
+// at every decode step instead of transposing them (which took as long as the
+// rest of a decode step's attention at depth). Sixteen consecutive rows (cells)
+// form a group; a group with nb blocks per row is nb records of 544 bytes, the
+// bytes of its 16 rows as stored, so row r (a multiple of 16) still starts at
+// r * row bytes; record b at 544 * b:
+//
+//   codes:  512 bytes: dword k (0..7) of lane l at 64 * k + 4 * l holds
+//           qs[4k .. 4k+3] of row l's block b
+//   scales: 32 bytes at 512: the fp16 d of row l's block b at 2 * l
+//
+// Unlike the weights' lanes, lane l holds row l: a cache writes and reads one
+// row at a time, and scores of a group come out in key order.
+constexpr int kQ8_0KeyLaneRows = 16;
+constexpr size_t kQ8_0KeyLaneCodeBytes = 512;
+constexpr size_t kQ8_0KeyLaneRecordBytes = kQ8_0KeyLaneCodeBytes + 2 * kQ8_0KeyLaneRows;
+
+// Writes one row of nb Q8_0 blocks (src) into lane `lane` of the group at
+// `group`, and reads it back (dst).
+void put_q8_0_key_lane(void* group, int lane, const void* src, int64_t nb);
+void get_q8_0_key_lane(const void* group, int lane, void* dst, int64_t nb);
+
 // ---- Row quads (arm64: the NEON, dotprod and i8mm paths), Q4_0 and Q8_0
 //
 // Built for 128-bit registers. With c code bytes per row and block (Q4_0 16,

@@ -16,6 +16,7 @@
 #include "core/graph_allocator.h"
 #include "core/thread_pool.h"
 #include "kernels/kernels.h"
+#include "kernels/repack.h"
 
 namespace peak::core {
 namespace {
@@ -109,13 +110,31 @@ Tensor* head_major(Tensor* t) {
   return t;
 }
 
+// Head-major keys as the KV cache keeps them: Q8_0 ones in lanes (cells a
+// multiple of 16) on paths that score them there.
+Tensor* cache_keys(BenchTensors& leaves, GgmlType type, int64_t cells) {
+  Tensor* k = head_major(leaves.random(type, {128, cells, 8}));
+  if (type != GgmlType::Q8_0 || kernels_for(type).gemm_key_lanes == nullptr) return k;
+  const size_t row = k->nb[2];
+  const auto* data = static_cast<const char*>(k->data);
+  const std::vector<char> rows(data, data + row * static_cast<size_t>(cells * 8));
+  for (int64_t h = 0; h < 8; ++h) {
+    for (int64_t c = 0; c < cells; ++c) {
+      put_q8_0_key_lane(k->row_ptr(h, c - c % kQ8_0KeyLaneRows), static_cast<int>(c % kQ8_0KeyLaneRows),
+                        rows.data() + static_cast<size_t>(h * cells + c) * row, 128 / 32);
+    }
+  }
+  k->key_lanes = true;
+  return k;
+}
+
 // Decode: 1 query token, 32 heads over 8 kv heads, head_dim 128, n_kv = context;
 // K and V head-major, as the KV cache holds them.
 void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   const int64_t n_kv = state.range(0);
   BenchTensors leaves;
   Tensor* q = leaves.random(GgmlType::F32, {128, 32, 1});
-  Tensor* k = head_major(leaves.random(kv_type, {128, n_kv, 8}));
+  Tensor* k = cache_keys(leaves, kv_type, n_kv);
   Tensor* v = head_major(leaves.random(kv_type, {128, n_kv, 8}));
   time_graph(state, static_cast<int>(state.range(1)),
              [&](Graph& g) { return g.attention(q, k, v, {1.0f / std::sqrt(128.0f)}); });
@@ -145,7 +164,7 @@ void BM_AttentionPrefill(benchmark::State& state, GgmlType kv_type) {
   Tensor* q = leaves.random(GgmlType::F32, {128, 16, kTokens});
   // K and V head-major, as the KV cache holds them: [128, n_kv, 8] viewed as
   // [128, 8, n_kv], so a head's rows are one stream.
-  Tensor* k = head_major(leaves.random(kv_type, {128, n_kv, 8}));
+  Tensor* k = cache_keys(leaves, kv_type, n_kv);
   Tensor* v = head_major(leaves.random(kv_type, {128, n_kv, 8}));
   time_graph(state, 1, [&](Graph& g) { return g.attention(q, k, v, {1.0f / std::sqrt(128.0f)}); });
   const double seen = static_cast<double>(kTokens) * static_cast<double>(n_kv - kTokens) +

@@ -1,5 +1,5 @@
-// The repacked layouts (kernels/repack.h), Q4_0 lanes and Q4_0 / Q8_0 quads:
-// the repacking itself and the scalar gemm that reads each.
+// The repacked layouts (kernels/repack.h), Q4_0 lanes, Q4_0 / Q8_0 quads and
+// Q8_0 key lanes: the repacking itself and the scalar gemm that reads each.
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
@@ -185,6 +185,26 @@ void gemm_q8_0_quads_scalar(int64_t n, const void* x, size_t x_stride, int64_t n
                             size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride) {
   gemm_scalar(n, x, x_stride, n_rows_x, y, y_stride, n_rows_y, out, out_stride,
               [](const uint8_t* group, int64_t, int64_t b, int r) { return quad_block<BlockQ8_0>(group, b, r, 0); });
+}
+
+void put_q8_0_key_lane(void* group, int lane, const void* src, int64_t nb) {
+  auto* g = static_cast<uint8_t*>(group);
+  const auto* blocks = static_cast<const BlockQ8_0*>(src);
+  for (int64_t b = 0; b < nb; ++b) {
+    uint8_t* record = g + static_cast<size_t>(b) * kQ8_0KeyLaneRecordBytes;
+    for (int k = 0; k < kQK / 4; ++k) std::memcpy(record + 64 * k + 4 * lane, blocks[b].qs + 4 * k, 4);
+    std::memcpy(record + kQ8_0KeyLaneCodeBytes + 2 * lane, &blocks[b].d, 2);
+  }
+}
+
+void get_q8_0_key_lane(const void* group, int lane, void* dst, int64_t nb) {
+  const auto* g = static_cast<const uint8_t*>(group);
+  auto* blocks = static_cast<BlockQ8_0*>(dst);
+  for (int64_t b = 0; b < nb; ++b) {
+    const uint8_t* record = g + static_cast<size_t>(b) * kQ8_0KeyLaneRecordBytes;
+    for (int k = 0; k < kQK / 4; ++k) std::memcpy(blocks[b].qs + 4 * k, record + 64 * k + 4 * lane, 4);
+    std::memcpy(&blocks[b].d, record + kQ8_0KeyLaneCodeBytes + 2 * lane, 2);
+  }
 }
 
 }  // namespace peak

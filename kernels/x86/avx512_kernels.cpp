@@ -4,7 +4,8 @@
 // (x86/lane_gemm.inc) and for Q4_K, Q5_K and Q6_K (x86/lane_gemm_k.inc, with
 // the decode GEMVs of x86/avx512_gemv_k.inc), on x86/avx512_lanes.inc, and
 // the zmm-wide float, Q4_K and Q6_K kernels (x86/avx512_wide.inc). Q4_0
-// matrices may be repacked at load time into the lanes (kernels/repack.h).
+// matrices may be repacked at load time into the lanes, and the KV cache keeps
+// Q8_0 keys in lanes (kernels/repack.h).
 #include "kernels/repack.h"
 #include "kernels/x86/avx2_kernels.inc"
 #include "kernels/x86/avx512_gemv_k.inc"
@@ -28,6 +29,7 @@ void install_avx512_kernels(KernelTable& table) {
   table[GgmlType::Q4_0].repack = repack_q4_0_lanes;
   table[GgmlType::Q4_0].gemm_repacked = gemm_q4_0_repacked<Lanes512>;
   table.set_dot(GgmlType::Q8_0, Isa::Avx512, vec_dot_blocks<KernelQ8_0>, gemm_lanes<Lanes512, LaneQ8_0>);
+  table[GgmlType::Q8_0].gemm_key_lanes = gemm_q8_0_key_lanes<Lanes512>;
   table.set_dot(GgmlType::IQ4_NL, Isa::Avx512, vec_dot_blocks<KernelIQ4_NL>, gemm_lanes<Lanes512, LaneIQ4_NL>);
 }
 

@@ -110,6 +110,7 @@ Tensor* Graph::new_view(Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (
   Tensor* t = new_tensor(a->type, ne);
   for (int d = 0; d < kMaxDims; ++d) t->nb[d] = nb[d];
   t->op = Op::View;
+  t->key_lanes = a->key_lanes;
   t->src[0] = a;
   t->view_src = a->view_src != nullptr ? a->view_src : a;
   t->view_offset = (a->view_src != nullptr ? a->view_offset : 0) + offset;
@@ -172,6 +173,10 @@ Tensor* Graph::new_node(Op op, GgmlType type, const int64_t (&ne)[kMaxDims],
     // Repacked weights (kernels.h, TypeKernels::repack) have no readable rows.
     require(source == nullptr || source->repacked_data == nullptr || (op == Op::MulMat && s == 0),
             "a repacked weight can only be the first source of mul_mat");
+    // Keys in lanes (Tensor::key_lanes) have no rows as stored.
+    require(source == nullptr || !source->key_lanes || (op == Op::GetRows && s == 0) ||
+                (op == Op::Attention && s == 1),
+            "keys in lanes can only be read by get_rows and attention");
     t->src[s++] = source;
   }
   t->set_name("%s", op_name(op));
@@ -315,6 +320,8 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams&
   // stored fits params.i whenever n_kv does.
   const int64_t window = params.window < n_kv ? params.window : 0;
   require(window <= std::numeric_limits<int32_t>::max(), "attention: window too large");
+  require(!k->key_lanes || (k->type == GgmlType::Q8_0 && kernels_for(GgmlType::Q8_0).gemm_key_lanes != nullptr),
+          "attention: keys in lanes need Q8_0 and a path that scores them");
   Tensor* t = new_node(Op::Attention, GgmlType::F32, {head_dim, n_head, n_tokens, 1}, {q, k, v});
   t->params.f[0] = params.scale;
   t->params.f[1] = params.softcap;

@@ -46,7 +46,10 @@
 //   and a prefill costs O(n_tokens x window).
 // Memory: the KV cache is head-major (runtime/kv_cache.h), so a tile's K and
 // V rows are each one contiguous stream (nb[2] = one row); a decode tile asks
-// for them ahead in small steps (score_streaming).
+// for them ahead in small steps (score_streaming). Q8_0 keys sit in the key
+// lane layout (Tensor::key_lanes, kernels/repack.h): groups of 16 keys whose
+// codes the score gemm reads as whole vectors; blocks of keys and chunks
+// (below) therefore end at multiples of 16 keys.
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
 // the causal triangle (later tiles see more keys). When there are fewer tasks
 // than threads (decode with few kv heads) each tile's key range is split into
@@ -59,6 +62,7 @@
 
 #include "core/ops.h"
 #include "kernels/kernels.h"
+#include "kernels/repack.h"
 
 namespace peak::core {
 
@@ -155,6 +159,7 @@ struct AttentionWork {
   size_t bf16_rows_offset;
   size_t bf16_packed_offset;
   size_t bf16_weights_offset;
+  size_t lane_scores_offset;  // keys in lanes: scores from a group's first key [R][kLaneScoreStride]
   size_t per_thread_bytes;
   size_t partials_offset;
   size_t total_bytes;
@@ -173,6 +178,12 @@ ScoreKernel score_kernel(const TypeKernels& k_kernels) {
 
 // K and V rows are dequantized and packed to bf16 this many at a time.
 constexpr int64_t kBf16Rows = 16;
+
+// Keys in lanes (Tensor::key_lanes) are scored a group of 16 at a time; a
+// block whose first key is not a group's first is scored from that group's
+// first into scratch rows of this stride.
+constexpr int64_t kLaneGroup = kQ8_0KeyLaneRows;
+constexpr int64_t kLaneScoreStride = kKeysPerBlock + kLaneGroup;
 
 AttentionWork attention_work(const Tensor& node, int n_threads) {
   const AttentionShape s(node);
@@ -197,6 +208,8 @@ AttentionWork attention_work(const Tensor& node, int n_threads) {
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
     w.per_thread_bytes = w.bf16_packed_offset + floats(kKeysPerBlock * s.head_dim);
   }
+  w.lane_scores_offset = w.per_thread_bytes;
+  if (node.src[1]->key_lanes) w.per_thread_bytes += floats(s.tile_rows * kLaneScoreStride);
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
   const int64_t chunks = s.key_chunks(n_threads);
   const size_t partials = chunks > 1 ? static_cast<size_t>(s.units() * chunks) * tile_state_bytes(s) : 0;
@@ -230,6 +243,7 @@ struct Attention {
   const Bf16Kernels* bf16;  // null: fp32 attention
   const F32TileKernels* f32_tiles;  // null: per-row kernels for every tile (or bf16)
   bool float_keys;         // F16 / F32 keys: scores from float queries (else K's integer gemm)
+  GemmFn key_lanes_gemm;   // Q8_0 keys in lanes (Tensor::key_lanes): their gemm; else null
   RowToFloatFn key_to_float;
   RowToFloatFn value_to_float;
 
@@ -249,6 +263,7 @@ struct Scratch {
   uint16_t* bf16_packed;   // a block of K [head_dim / 2][keys][2] or V [keys / 2][head_dim][2]
   float* f32_packed;       // the same place in fp32 tiles: K [head_dim][keys] or V [keys][head_dim]
   uint16_t* bf16_weights;  // [R][kKeysPerBlock]
+  float* lane_scores;      // [R][kLaneScoreStride]
 
   Scratch(char* base, const AttentionWork& w)
       : queries(base), weights(reinterpret_cast<float*>(base + w.weights_offset)),
@@ -256,7 +271,8 @@ struct Scratch {
         bf16_rows(reinterpret_cast<float*>(base + w.bf16_rows_offset)),
         bf16_packed(reinterpret_cast<uint16_t*>(base + w.bf16_packed_offset)),
         f32_packed(reinterpret_cast<float*>(base + w.bf16_packed_offset)),
-        bf16_weights(reinterpret_cast<uint16_t*>(base + w.bf16_weights_offset)) {}
+        bf16_weights(reinterpret_cast<uint16_t*>(base + w.bf16_weights_offset)),
+        lane_scores(reinterpret_cast<float*>(base + w.lane_scores_offset)) {}
 };
 
 // Whether a tile of this many rows takes the bf16 products (defined with
@@ -276,6 +292,32 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
       a.bf16->round(query, reinterpret_cast<uint16_t*>(dst), a.s.head_dim);
     } else {
       a.query_to_partner(query, dst, a.s.head_dim);
+    }
+  }
+}
+
+// Scores of the tile's `rows` query rows against keys [first_key, first_key +
+// n_keys) of kv head `kv_head` (n_keys <= kKeysPerBlock) into out
+// [rows][kKeysPerBlock], with K's integer gemm.
+void score_keys(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, int64_t rows, float* out,
+                const Scratch& sc) {
+  const int64_t d = a.s.head_dim;
+  const size_t row_bytes = a.k.nb[2];
+  const char* keys = a.k.row_ptr(kv_head, first_key);
+  if (a.key_lanes_gemm == nullptr) {
+    a.score_gemm(d, keys, row_bytes, n_keys, sc.queries, a.layout.query_row_bytes, rows, out, kKeysPerBlock);
+    return;
+  }
+  const KeyLane at = key_lane_at(a.k, keys);
+  if (at.lane == 0) {
+    a.key_lanes_gemm(d, at.group, row_bytes, n_keys, sc.queries, a.layout.query_row_bytes, rows, out, kKeysPerBlock);
+  } else {
+    // From the group's first key; the keys before first_key are dropped.
+    a.key_lanes_gemm(d, at.group, row_bytes, at.lane + n_keys, sc.queries, a.layout.query_row_bytes, rows,
+                     sc.lane_scores, kLaneScoreStride);
+    for (int64_t r = 0; r < rows; ++r) {
+      std::memcpy(out + r * kKeysPerBlock, sc.lane_scores + r * kLaneScoreStride + at.lane,
+                  static_cast<size_t>(n_keys) * sizeof(float));
     }
   }
 }
@@ -425,21 +467,23 @@ constexpr int64_t kPrefetchKeys = 64;
 bool bf16_tile(const Attention& a, int64_t rows) { return a.bf16 != nullptr && rows > kStreamingRows; }
 bool f32_tile(const Attention& a, int64_t rows) { return a.f32_tiles != nullptr && rows > kStreamingRows; }
 
-// Scores keys [first_key, first_key + n_keys) of a few query rows into
-// sc.weights, prefetching as above; `end` bounds the keys the tile reads.
-void score_streaming(const Attention& a, const char* keys, const char* values, int64_t first_key, int64_t n_keys,
-                     int64_t end, int64_t rows, const Scratch& sc) {
+// Scores keys [first_key, first_key + n_keys) of kv head `kv_head` for a few
+// query rows into sc.weights, prefetching as above; `end` bounds the keys the
+// tile reads. Steps end at multiples of kScoreKeys: a group of keys in lanes.
+static_assert(kScoreKeys == kLaneGroup, "a decode step scores one group of keys in lanes");
+void score_streaming(const Attention& a, int64_t kv_head, const char* keys, const char* values, int64_t first_key,
+                     int64_t n_keys, int64_t end, int64_t rows, const Scratch& sc) {
   const size_t k_row = a.k.nb[2];
   const size_t v_row = a.v.nb[2];
-  for (int64_t key = 0; key < n_keys; key += kScoreKeys) {
-    const int64_t step = std::min(kScoreKeys, n_keys - key);
+  for (int64_t key = 0; key < n_keys;) {
+    const int64_t step = std::min(kScoreKeys - (first_key + key) % kScoreKeys, n_keys - key);
     const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
     if (ahead > 0) {
       prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
     }
     prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
-    a.score_gemm(a.s.head_dim, keys + static_cast<size_t>(key) * k_row, k_row, step, sc.queries,
-                 a.layout.query_row_bytes, rows, sc.weights + key, kKeysPerBlock);
+    score_keys(a, kv_head, first_key + key, step, rows, sc.weights + key, sc);
+    key += step;
   }
 }
 
@@ -457,8 +501,9 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
   }
   std::memset(state.outputs, 0, static_cast<size_t>(rows * d) * sizeof(float));
 
-  for (int64_t first_key = begin; first_key < end; first_key += kKeysPerBlock) {
-    const int64_t n_keys = std::min(kKeysPerBlock, end - first_key);
+  // Blocks end at multiples of kKeysPerBlock (whole groups of keys in lanes).
+  for (int64_t first_key = begin, n_keys = 0; first_key < end; first_key += n_keys) {
+    n_keys = std::min(kKeysPerBlock - first_key % kKeysPerBlock, end - first_key);
     const char* keys = a.k.row_ptr(kv_head, first_key);
     const char* values = a.v.row_ptr(kv_head, first_key);
     if (bf16 && a.float_keys) {
@@ -466,10 +511,9 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     } else if (f32 && a.float_keys) {
       score_f32(a, keys, n_keys, end - first_key, rows, sc);
     } else if (rows > kStreamingRows) {
-      a.score_gemm(d, keys, a.k.nb[2], n_keys, sc.queries, a.layout.query_row_bytes, rows, sc.weights,
-                   kKeysPerBlock);
+      score_keys(a, kv_head, first_key, n_keys, rows, sc.weights, sc);
     } else {
-      score_streaming(a, keys, values, first_key, n_keys, end, rows, sc);
+      score_streaming(a, kv_head, keys, values, first_key, n_keys, end, rows, sc);
     }
     for (int64_t r = 0; r < rows; ++r) {
       softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,
@@ -538,7 +582,9 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
                     float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim),
                     f32_tile_kernels(s.head_dim), scores.query_type == GgmlType::F32,
-                    kernels_for(node.src[1]->type).to_float, kernels_for(node.src[2]->type).to_float};
+                    node.src[1]->key_lanes ? kernels_for(GgmlType::Q8_0).gemm_key_lanes : nullptr,
+                    kernels_for(node.src[1]->type).to_float,
+                    kernels_for(node.src[2]->type).to_float};
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   const Scratch sc(own, layout);
@@ -557,9 +603,13 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
     // last token's last; the chunks share them out.
     const int64_t tile_begin = a.first_visible(first_token);
     const int64_t tile_end = a.visible(first_token + tokens - 1);
-    const int64_t keys_per_chunk = (tile_end - tile_begin + chunks - 1) / chunks;
-    const int64_t begin = std::min(tile_end, tile_begin + chunk * keys_per_chunk);
-    const int64_t end = std::min(tile_end, begin + keys_per_chunk);
+    // Chunks but the first start at multiples of kLaneGroup (whole groups of
+    // keys in lanes), counted from the group of the first key.
+    const int64_t aligned_begin = tile_begin - tile_begin % kLaneGroup;
+    const int64_t keys_per_chunk =
+        ((tile_end - aligned_begin + chunks - 1) / chunks + kLaneGroup - 1) / kLaneGroup * kLaneGroup;
+    const int64_t begin = std::min(tile_end, std::max(tile_begin, aligned_begin + chunk * keys_per_chunk));
+    const int64_t end = std::min(tile_end, aligned_begin + (chunk + 1) * keys_per_chunk);
 
     load_queries(a, first_token, rows, kv_head, sc);
     const TileState state = chunks == 1

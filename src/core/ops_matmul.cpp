@@ -3,15 +3,19 @@
 #include <cstring>
 
 #include "core/ops.h"
+#include "kernels/blocks.h"
 #include "kernels/kernels.h"
+#include "kernels/repack.h"
 
 namespace peak::core {
 
-// node F32 [n, k]; src0 table [n, rows] of any type; src1 I32 ids [k].
+// node F32 [n, k]; src0 table [n, rows] of any type, or keys in lanes
+// (Tensor::key_lanes, read out of their lanes first); src1 I32 ids [k].
 void compute_get_rows(const ComputeParams& params, Tensor& node) {
   const Tensor& table = *node.src[0];
   const auto* ids = static_cast<const int32_t*>(node.src[1]->data);
   const RowToFloatFn to_float = kernels_for(table.type).to_float;
+  BlockQ8_0 lane_row[kMaxKeyLaneBlocks];
   const Range rows = thread_share(node.ne[1], params);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     float* out = f32_row(node, {r, 0, 0});
@@ -22,7 +26,13 @@ void compute_get_rows(const ComputeParams& params, Tensor& node) {
       std::memset(out, 0, static_cast<size_t>(node.ne[0]) * sizeof(float));
       continue;
     }
-    to_float(table.row_ptr(id), out, node.ne[0]);
+    if (table.key_lanes) {
+      const KeyLane at = key_lane_at(table, table.row_ptr(id));
+      get_q8_0_key_lane(at.group, at.lane, lane_row, node.ne[0] / kQK);
+      to_float(lane_row, out, node.ne[0]);
+    } else {
+      to_float(table.row_ptr(id), out, node.ne[0]);
+    }
   }
 }
 

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/repack.h"
+
 namespace peak::core {
 
 const char* op_name(Op op) {
@@ -55,6 +57,16 @@ size_t Tensor::byte_size() const {
                      : row_bytes();
   for (int d = 1; d < kMaxDims; ++d) bytes += static_cast<size_t>(ne[d] - 1) * nb[d];
   return bytes;
+}
+
+KeyLane key_lane_at(const Tensor& t, const char* row) {
+  const Tensor& owner = t.view_src != nullptr ? *t.view_src : t;
+  const auto offset = static_cast<size_t>(row - static_cast<const char*>(owner.data));
+  const size_t head = offset / owner.nb[1];
+  const size_t cell = offset % owner.nb[1] / owner.nb[2];
+  const size_t first = cell - cell % kQ8_0KeyLaneRows;
+  return {static_cast<char*>(owner.data) + head * owner.nb[1] + first * owner.nb[2],
+          static_cast<int>(cell - first)};
 }
 
 bool Tensor::has_dense_rows() const {

@@ -71,6 +71,12 @@ struct Tensor {
   // call: the repacking may finish while contexts run, and both layouts give
   // bit-identical results.
   const std::atomic<const void*>* repacked_data = nullptr;
+  // Q8_0 rows along dimension 2 stored sixteen to a group in the key lane
+  // layout (kernels/repack.h): the KV cache's Q8_0 keys, and views of them with
+  // the same strides. row_ptr gives where a row would start in rows as
+  // stored, which lies in its group; key_lane_at finds the group and the lane.
+  // Only copy (into it), get_rows and attention read or write such a tensor.
+  bool key_lanes = false;
   int32_t arena_index = -1;  // slot in a graph's tensor arena; -1 for tensors outside graphs
 
   char name[kMaxNameLength] = {};
@@ -103,6 +109,19 @@ struct Tensor {
 #endif
       ;
 };
+
+// Where row `row` (a row_ptr of t, or of a view of the same memory) of a
+// tensor with key_lanes lies: the start of its group of 16 rows and its lane.
+// The row's cell is its offset from the start of its head (nb[1] of the
+// memory's owner) over the row bytes (nb[2]).
+struct KeyLane {
+  char* group;
+  int lane;
+};
+KeyLane key_lane_at(const Tensor& t, const char* row);
+// Rows of keys in lanes have at most this many Q8_0 blocks (heads of up to
+// 512 values); the ops that read them keep one row on the stack.
+constexpr int64_t kMaxKeyLaneBlocks = 16;
 
 // Sets `t.type`, `t.ne` and dense strides `t.nb` for that shape. Throws
 // std::invalid_argument when ne[0] is not a multiple of the type's block size.

@@ -5,6 +5,10 @@
 #include <string>
 #include <utility>
 
+#include "kernels/blocks.h"
+#include "kernels/kernels.h"
+#include "kernels/repack.h"
+
 namespace peak::runtime {
 namespace {
 
@@ -22,13 +26,45 @@ void require_positions(int32_t first_position, int64_t n) {
   }
 }
 
+// Whether keys of this type and head size are kept in lanes (kernels/repack.h):
+// Q8_0 on the paths whose kernels score them there.
+bool keys_in_lanes(GgmlType type, int64_t head_dim) {
+  return type == GgmlType::Q8_0 && head_dim / kQK <= core::kMaxKeyLaneBlocks &&
+         kernels_for(GgmlType::Q8_0).gemm_key_lanes != nullptr;
+}
+
 // Dense [head_dim, n_head_kv, n_ctx] bytes laid out head-major: row (head h,
-// cell c) at h * nb[1] + c * nb[2].
-void set_head_major_layout(core::Tensor& t, GgmlType type, const int64_t (&shape)[core::kMaxDims]) {
+// cell c) at h * nb[1] + c * nb[2]. Keys in lanes round each head's cells up to
+// whole groups.
+void set_head_major_layout(core::Tensor& t, GgmlType type, const int64_t (&shape)[core::kMaxDims], bool lanes) {
   core::set_dense_layout(t, type, shape);
   const size_t row = t.nb[1];
+  const int64_t cells = lanes ? (shape[2] + kQ8_0KeyLaneRows - 1) / kQ8_0KeyLaneRows * kQ8_0KeyLaneRows : shape[2];
   t.nb[2] = row;
-  t.nb[1] = row * static_cast<size_t>(shape[2]);
+  t.nb[1] = row * static_cast<size_t>(cells);
+  t.key_lanes = lanes;
+}
+
+// Bytes the tensor's memory spans: every head's cells, the padding of keys in
+// lanes included.
+size_t head_major_bytes(const core::Tensor& t) { return t.nb[1] * static_cast<size_t>(t.ne[1]); }
+
+// Row (head h, cell c) of t as stored rows (dst), and back (src).
+void read_row(const core::Tensor& t, int64_t h, int64_t c, uint8_t* dst) {
+  if (t.key_lanes) {
+    const core::KeyLane at = core::key_lane_at(t, t.row_ptr(h, c));
+    get_q8_0_key_lane(at.group, at.lane, dst, t.ne[0] / kQK);
+  } else {
+    std::memcpy(dst, t.row_ptr(h, c), t.nb[2]);
+  }
+}
+void write_row(core::Tensor& t, int64_t h, int64_t c, const uint8_t* src) {
+  if (t.key_lanes) {
+    const core::KeyLane at = core::key_lane_at(t, t.row_ptr(h, c));
+    put_q8_0_key_lane(at.group, at.lane, src, t.ne[0] / kQK);
+  } else {
+    std::memcpy(t.row_ptr(h, c), src, t.nb[2]);
+  }
 }
 
 }  // namespace
@@ -40,9 +76,9 @@ GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
 size_t KvCache::bytes_needed(const model::HParams& hp, const KvCacheParams& params) {
   const int64_t shape[core::kMaxDims] = {hp.head_dim, hp.n_head_kv, params.n_ctx, 1};
   core::Tensor k, v;
-  core::set_dense_layout(k, params.type_k, shape);
-  core::set_dense_layout(v, params.type_v, shape);
-  return static_cast<size_t>(hp.n_layer) * (k.byte_size() + v.byte_size()) +
+  set_head_major_layout(k, params.type_k, shape, keys_in_lanes(params.type_k, hp.head_dim));
+  set_head_major_layout(v, params.type_v, shape, false);
+  return static_cast<size_t>(hp.n_layer) * (head_major_bytes(k) + head_major_bytes(v)) +
          static_cast<size_t>(params.n_ctx) * sizeof(int32_t);
 }
 
@@ -67,9 +103,9 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_
   v_.resize(static_cast<size_t>(hp.n_layer));
   size_t total = 0;
   for (size_t l = 0; l < k_.size(); ++l) {
-    set_head_major_layout(k_[l], params.type_k, shape);
-    set_head_major_layout(v_[l], params.type_v, shape);
-    total += k_[l].byte_size() + v_[l].byte_size();
+    set_head_major_layout(k_[l], params.type_k, shape, keys_in_lanes(params.type_k, hp.head_dim));
+    set_head_major_layout(v_[l], params.type_v, shape, false);
+    total += head_major_bytes(k_[l]) + head_major_bytes(v_[l]);
   }
   buffer_.resize(total);
   std::memset(buffer_.data(), 0, total);
@@ -77,10 +113,10 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_
   for (size_t l = 0; l < k_.size(); ++l) {
     k_[l].data = p;
     k_[l].set_name("k_cache.%zu", l);
-    p += k_[l].byte_size();
+    p += head_major_bytes(k_[l]);
     v_[l].data = p;
     v_[l].set_name("v_cache.%zu", l);
-    p += v_[l].byte_size();
+    p += head_major_bytes(v_[l]);
     layers_.push_back({&k_[l], &v_[l]});
   }
   positions_.reserve(static_cast<size_t>(n_ctx_));
@@ -144,10 +180,20 @@ void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
 }
 
 void KvCache::move_cells(int64_t from, int64_t to, int64_t n) {
+  uint8_t row[core::kMaxKeyLaneBlocks * sizeof(BlockQ8_0)];
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {
       for (int64_t h = 0; h < t->ne[1]; ++h) {
-        std::memmove(t->row_ptr(h, to), t->row_ptr(h, from), static_cast<size_t>(n) * t->nb[2]);
+        if (!t->key_lanes) {
+          std::memmove(t->row_ptr(h, to), t->row_ptr(h, from), static_cast<size_t>(n) * t->nb[2]);
+          continue;
+        }
+        // Row by row, in the order that reads each row before it is overwritten.
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t j = to < from ? i : n - 1 - i;
+          read_row(*t, h, from + j, row);
+          write_row(*t, h, to + j, row);
+        }
       }
     }
   }
@@ -163,7 +209,7 @@ std::vector<uint8_t> KvCache::snapshot_cells(int64_t first, int64_t n) const {
   for (size_t l = 0; l < k_.size(); ++l) {
     for (const core::Tensor* t : {&k_[l], &v_[l]}) {
       for (int64_t c = first; c < first + n; ++c) {
-        for (int64_t h = 0; h < t->ne[1]; ++h, p += t->nb[2]) std::memcpy(p, t->row_ptr(h, c), t->nb[2]);
+        for (int64_t h = 0; h < t->ne[1]; ++h, p += t->nb[2]) read_row(*t, h, c, p);
       }
     }
   }
@@ -174,7 +220,7 @@ void KvCache::write_cells(int64_t first, int64_t n, const uint8_t* bytes) {
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {
       for (int64_t c = first; c < first + n; ++c) {
-        for (int64_t h = 0; h < t->ne[1]; ++h, bytes += t->nb[2]) std::memcpy(t->row_ptr(h, c), bytes, t->nb[2]);
+        for (int64_t h = 0; h < t->ne[1]; ++h, bytes += t->nb[2]) write_row(*t, h, c, bytes);
       }
     }
   }

@@ -7,6 +7,10 @@
 // one contiguous run of rows instead of short rows n_head_kv rows apart.
 // Graphs see the usual [head_dim, n_head_kv, cells] views through the strides;
 // snapshots keep the cell-major byte order (all heads of a cell together).
+// Q8_0 keys are kept in lanes (core::Tensor::key_lanes, kernels/repack.h) on
+// the paths whose kernels score them there (TypeKernels::gemm_key_lanes):
+// groups of 16 cells whose codes attention's score gemm reads as whole vectors,
+// each head's cells rounded up to whole groups. Snapshots hold them as rows.
 //
 // Cells are kept contiguous: cell i holds the i-th token of the cached sequence,
 // cells [0, used) are filled, and positions increase with the cell index.

@@ -3,7 +3,7 @@
 // windows in prefill (more tokens than the window) and in decode (a cache far
 // longer than the window), soft-capped scores, 1..4 threads (decode with one
 // kv head splits the keys into chunks across threads), strided cache views
-// and the KV cache's head-major ones;
+// and the KV cache's head-major ones, Q8_0 keys in lanes among them;
 // then a merge of chunks some of which no key of a row falls in, and cells
 // outside every window that must never be read.
 #include <gtest/gtest.h>
@@ -15,6 +15,7 @@
 
 #include "core_test_support.h"
 #include "kernels/kernels.h"
+#include "kernels/repack.h"
 
 namespace peak::core::testing {
 namespace {
@@ -309,6 +310,15 @@ TEST(CoreAttention, ReadsStridedCacheViews) {
   }, expected, kQ8Partner);
 }
 
+// Cells [0, n_kv) of a cache leaf [d, n_ctx, n_head_kv] as [d, n_head_kv, n_kv].
+Dense first_cells(const Dense& cache, int64_t n_kv) {
+  Dense cells({cache.ne[0], cache.ne[2], n_kv, 1});
+  for (int64_t j = 0; j < n_kv; ++j)
+    for (int64_t h = 0; h < cache.ne[2]; ++h)
+      for (int64_t i = 0; i < cache.ne[0]; ++i) cells.at(i, h, j) = cache.at(i, j, h);
+  return cells;
+}
+
 // The KV cache's head-major memory: leaves of [d, n_ctx, n_head_kv] (one
 // head's cells contiguous) seen as [d, n_head_kv, n_kv] views, as the decoder
 // builds them, for every cache type. Decode and prefill steps over key counts
@@ -326,14 +336,7 @@ TEST(CoreAttention, ReadsHeadMajorCacheViews) {
       Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens});
       Tensor* k_cache = leaves.random(type, {c.head_dim, n_ctx, c.n_head_kv});
       Tensor* v_cache = leaves.random(type, {c.head_dim, n_ctx, c.n_head_kv});
-      const Dense cache_k = read_dense(*k_cache), cache_v = read_dense(*v_cache);
-      Dense dk({c.head_dim, c.n_head_kv, c.n_kv, 1}), dv({c.head_dim, c.n_head_kv, c.n_kv, 1});
-      for (int64_t j = 0; j < c.n_kv; ++j)
-        for (int64_t h = 0; h < c.n_head_kv; ++h)
-          for (int64_t i = 0; i < c.head_dim; ++i) {
-            dk.at(i, h, j) = cache_k.at(i, j, h);
-            dv.at(i, h, j) = cache_v.at(i, j, h);
-          }
+      const Dense dk = first_cells(read_dense(*k_cache), c.n_kv), dv = first_cells(read_dense(*v_cache), c.n_kv);
       const float scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
       const AttentionParams params = causal_params(scale);
       expect_graph_matches([&](Graph& g) {
@@ -342,6 +345,50 @@ TEST(CoreAttention, ReadsHeadMajorCacheViews) {
         return g.attention(q, k, v, params);
       }, reference_attention(read_dense(*q), dk, dv, params), attention_bound(type));
     }
+  }
+}
+
+// Q8_0 keys in lanes (Tensor::key_lanes), as the KV cache keeps them on paths
+// that score them there: the cache's own memory order ([d, n_head_kv, n_ctx]
+// with a head's cells contiguous), views of its first n_kv cells. Key counts
+// and windows start and end blocks and key chunks inside groups of 16 cells;
+// one token with one query head per kv head takes the GEMV.
+TEST(CoreAttention, ReadsKeysInLanes) {
+  if (kernels_for(GgmlType::Q8_0).gemm_key_lanes == nullptr) GTEST_SKIP() << "this path keeps Q8_0 keys as rows";
+  const WindowCase cases[] = {
+      {64, 8, 2, 1, 300, 0},    {128, 2, 1, 1, 1000, 0}, {64, 2, 2, 1, 77, 0},  {64, 4, 1, 40, 259, 0},
+      {32, 6, 3, 7, 130, 0},    {64, 4, 1, 1, 1000, 203}, {64, 4, 2, 45, 400, 37}, {128, 16, 8, 70, 333, 0},
+  };
+  const int64_t n_ctx = 1008;  // 63 groups of 16 cells
+  for (const WindowCase& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "d " << c.head_dim << " heads " << c.n_head << "/" << c.n_head_kv
+                                      << " tokens " << c.n_tokens << " kv " << c.n_kv << " window " << c.window);
+    Leaves leaves;
+    Tensor* q = leaves.random(GgmlType::F32, {c.head_dim, c.n_head, c.n_tokens});
+    // [d, n_ctx, n_head_kv] rows, then the same memory seen as [d, n_head_kv, n_ctx].
+    Tensor* k_cache = leaves.random(GgmlType::Q8_0, {c.head_dim, n_ctx, c.n_head_kv});
+    Tensor* v_cache = leaves.random(GgmlType::Q8_0, {c.head_dim, n_ctx, c.n_head_kv});
+    const Dense dk = first_cells(read_dense(*k_cache), c.n_kv), dv = first_cells(read_dense(*v_cache), c.n_kv);
+    for (Tensor* t : {k_cache, v_cache}) {
+      std::swap(t->ne[1], t->ne[2]);
+      std::swap(t->nb[1], t->nb[2]);
+    }
+    const size_t row = k_cache->nb[2];
+    const std::vector<char> rows(static_cast<const char*>(k_cache->data),
+                                 static_cast<const char*>(k_cache->data) + row * static_cast<size_t>(n_ctx * c.n_head_kv));
+    for (int64_t h = 0; h < c.n_head_kv; ++h) {
+      for (int64_t cell = 0; cell < n_ctx; ++cell) {
+        put_q8_0_key_lane(k_cache->row_ptr(h, cell - cell % 16), static_cast<int>(cell % 16),
+                          rows.data() + static_cast<size_t>(h * n_ctx + cell) * row, c.head_dim / 32);
+      }
+    }
+    k_cache->key_lanes = true;
+    const AttentionParams params = causal_params(1.0f / std::sqrt(static_cast<float>(c.head_dim)), c.window);
+    expect_graph_matches([&](Graph& g) {
+      Tensor* k = g.view(k_cache, {c.head_dim, c.n_head_kv, c.n_kv}, {k_cache->nb[1], k_cache->nb[2]}, 0);
+      Tensor* v = g.view(v_cache, {c.head_dim, c.n_head_kv, c.n_kv}, {v_cache->nb[1], v_cache->nb[2]}, 0);
+      return g.attention(q, k, v, params);
+    }, reference_attention(read_dense(*q), dk, dv, params), attention_bound(GgmlType::Q8_0));
   }
 }
 

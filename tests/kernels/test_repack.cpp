@@ -2,16 +2,21 @@
 // (kernels/repack.h): each layout's repack keeps every byte where its
 // description puts it, its scalar gemm equals the scalar kernels of its type on
 // the rows as stored, bit for bit, and every path's gemm_repacked equals its
-// layout's reference bit for bit.
+// layout's reference bit for bit. Q8_0 key lanes: rows put into and read out of
+// a group land where the layout says, and every path's gemm_key_lanes equals
+// its gemm on the rows as stored (bit for bit where both take the lanes) and a
+// double-precision product.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "kernel_test_util.h"
 #include "kernels/blocks.h"
+#include "kernels/float16.h"
 #include "kernels/repack.h"
 
 namespace peak {
@@ -272,6 +277,104 @@ TEST(Repack, EveryPathEqualsItsLayoutsReference) {
     }
   }
   if (paths == 0) GTEST_SKIP() << "no path on this CPU repacks weights";
+}
+
+// Rows put into lanes land where kernels/repack.h says, the other lanes keep
+// their bytes, and each row reads back as it went in.
+TEST(Repack, KeyLanesPutEveryByteWhereTheLayoutSays) {
+  for (const int64_t blocks : {1, 4, 16}) {
+    SCOPED_TRACE("blocks " + std::to_string(blocks));
+    const int64_t n = 32 * blocks;
+    const std::vector<uint8_t> rows = quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * 16), 7), n, 16);
+    const size_t row = row_bytes(GgmlType::Q8_0, n);
+    std::vector<uint8_t> group(16 * row, 0xAA);
+    for (const int lane : {5, 0, 15}) put_q8_0_key_lane(group.data(), lane, rows.data() + lane * row, blocks);
+    for (int lane = 0; lane < 16; ++lane) {
+      const bool written = lane == 0 || lane == 5 || lane == 15;
+      for (int64_t b = 0; b < blocks; ++b) {
+        const uint8_t* stored = rows.data() + static_cast<size_t>(lane) * row + static_cast<size_t>(b) * 34;
+        const uint8_t* record = group.data() + static_cast<size_t>(b) * 544;
+        const uint8_t* scale = record + 512 + 2 * lane;
+        ASSERT_EQ(scale[0], written ? stored[0] : 0xAA) << "lane " << lane << ", block " << b;
+        ASSERT_EQ(scale[1], written ? stored[1] : 0xAA) << "lane " << lane << ", block " << b;
+        for (int j = 0; j < 32; ++j) {
+          ASSERT_EQ(record[64 * (j / 4) + 4 * lane + j % 4], written ? stored[2 + j] : 0xAA)
+              << "code " << j << " of lane " << lane << ", block " << b;
+        }
+      }
+      if (!written) continue;
+      std::vector<uint8_t> back(row);
+      get_q8_0_key_lane(group.data(), lane, back.data(), blocks);
+      ASSERT_EQ(std::memcmp(back.data(), rows.data() + static_cast<size_t>(lane) * row, row), 0) << "lane " << lane;
+    }
+  }
+}
+
+// Keys in lanes against 1 to 9 query rows, for key counts that end inside a
+// group (the lanes past them hold other bytes and are not stored): equal to the
+// path's gemm on the rows as stored bit for bit when both take the lane tiles
+// (several query rows), and to a double-precision product within float
+// rounding always.
+TEST(Repack, EveryPathsKeyLaneGemmEqualsItsGemmOnTheStoredRows) {
+  int paths = 0;
+  for (const Isa isa : available_isas()) {
+    const TypeKernels& k = kernels_for_isa(GgmlType::Q8_0, isa);
+    if (k.gemm_key_lanes == nullptr) continue;
+    ++paths;
+    for (const int64_t blocks : {1, 4, 16}) {
+      const int64_t n = 32 * blocks;
+      const size_t row = row_bytes(GgmlType::Q8_0, n);
+      constexpr int64_t kRows = 48, kQueries = 9;
+      const std::vector<uint8_t> stored =
+          quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * kRows), 40), n, kRows);
+      std::vector<uint8_t> lanes(stored.size(), 0x7F);
+      for (int64_t r = 0; r < kRows; ++r) {
+        put_q8_0_key_lane(lanes.data() + static_cast<size_t>(r / 16) * 16 * row, static_cast<int>(r % 16),
+                          stored.data() + static_cast<size_t>(r) * row, blocks);
+      }
+      const std::vector<uint8_t> y =
+          quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * kQueries), 41), n, kQueries);
+      for (const int64_t rows_x : {1, 15, 16, 17, 40, 48}) {
+        // Lanes past rows_x in its last group hold codes and scales no row wrote.
+        std::vector<uint8_t> x = lanes;
+        for (int64_t r = rows_x; r < (rows_x + 15) / 16 * 16; ++r) {
+          std::vector<uint8_t> other(row, static_cast<uint8_t>(0x3C + r));
+          put_q8_0_key_lane(x.data() + static_cast<size_t>(r / 16) * 16 * row, static_cast<int>(r % 16), other.data(),
+                            blocks);
+        }
+        for (const int64_t rows_y : {int64_t{1}, int64_t{2}, kQueries}) {
+          SCOPED_TRACE(std::string(isa_name(isa)) + ", blocks " + std::to_string(blocks) + ", rows_x " +
+                       std::to_string(rows_x) + ", rows_y " + std::to_string(rows_y));
+          const size_t out_stride = static_cast<size_t>(rows_x) + 3;
+          std::vector<float> got(static_cast<size_t>(rows_y) * out_stride, -7.0f), want = got;
+          k.gemm_key_lanes(n, x.data(), row, rows_x, y.data(), row, rows_y, got.data(), out_stride);
+          k.gemm(n, stored.data(), row, rows_x, y.data(), row, rows_y, want.data(), out_stride);
+          if (rows_y > 1) expect_same_bits(got, want, "gemm_key_lanes");
+          for (int64_t ry = 0; ry < rows_y; ++ry) {
+            for (int64_t rx = 0; rx < static_cast<int64_t>(out_stride); ++rx) {
+              const float value = got[static_cast<size_t>(ry) * out_stride + static_cast<size_t>(rx)];
+              if (rx >= rows_x) {
+                ASSERT_EQ(value, -7.0f) << "wrote past the keys, row " << ry << " column " << rx;
+                continue;
+              }
+              const auto* xb = reinterpret_cast<const BlockQ8_0*>(stored.data() + static_cast<size_t>(rx) * row);
+              const auto* yb = reinterpret_cast<const BlockQ8_0*>(y.data() + static_cast<size_t>(ry) * row);
+              double exact = 0.0, magnitude = 0.0;
+              for (int64_t b = 0; b < blocks; ++b) {
+                const double d = static_cast<double>(fp16_to_fp32(xb[b].d)) * fp16_to_fp32(yb[b].d);
+                for (int j = 0; j < 32; ++j) {
+                  exact += d * xb[b].qs[j] * yb[b].qs[j];
+                  magnitude += std::fabs(d * xb[b].qs[j] * yb[b].qs[j]);
+                }
+              }
+              ASSERT_NEAR(value, exact, 1e-6 * magnitude + 1e-30) << "row " << ry << ", key " << rx;
+            }
+          }
+        }
+      }
+    }
+  }
+  if (paths == 0) GTEST_SKIP() << "no path on this CPU scores keys in lanes";
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // of head h, cell c) holds what was written for that (head, cell) after
 // remove / insert / restore / copy_from, one head's cells are contiguous rows,
 // and snapshot() gives the cell-major byte order (a cell's rows of heads 0, 1,
-// ... together), built here from the written values alone.
+// ... together), built here from the written values alone. Q8_0 keys are read
+// and written here through the key lane layout as kernels/repack.h describes
+// it, with this file's own indexing.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -14,7 +16,9 @@
 namespace peak::runtime {
 namespace {
 
-constexpr int64_t kLayers = 2, kHeads = 3, kHeadDim = 32, kCells = 9;
+// Two groups of keys in lanes, the second partly padding.
+constexpr int64_t kLayers = 2, kHeads = 3, kHeadDim = 64, kCells = 21;
+constexpr int64_t kLaneCells = 16, kPaddedCells = 32;
 
 model::HParams small_hparams() {
   model::HParams hp;
@@ -41,8 +45,22 @@ std::vector<uint8_t> row_for(GgmlType type, int64_t layer, int which, int64_t he
 
 core::Tensor* tensor_of(KvCache& kv, int64_t layer, int which) { return which == 0 ? kv.k(layer) : kv.v(layer); }
 
-// Calls visit(row address, expected bytes, where) for every (layer, K or V,
-// head, cell c < tokens.size()), the expected bytes being token tokens[c]'s row.
+// Where byte i of row (h, c) of t lies: in the row as stored, or for keys in
+// lanes in its group of 16 cells (which starts where its first cell's row
+// would): block b's record at 544 b, code byte j of lane l at 64 (j / 4) +
+// 4 l + j % 4 after the block's 2-byte scale in the row, the scale at 512 + 2 l.
+uint8_t* byte_of_row(const core::Tensor* t, int64_t h, int64_t c, size_t i) {
+  if (!t->key_lanes) return reinterpret_cast<uint8_t*>(t->row_ptr(h, c)) + i;
+  auto* group = reinterpret_cast<uint8_t*>(t->row_ptr(h, c - c % kLaneCells));
+  const size_t lane = static_cast<size_t>(c % kLaneCells);
+  const size_t b = i / 34, j = i % 34;
+  uint8_t* record = group + 544 * b;
+  return j < 2 ? record + 512 + 2 * lane + j : record + 64 * ((j - 2) / 4) + 4 * lane + (j - 2) % 4;
+}
+
+// Calls visit(byte of the row, expected byte, where) for every byte of every
+// (layer, K or V, head, cell c < tokens.size()) row, the expected bytes being
+// token tokens[c]'s row.
 template <class Visit>
 void for_each_row(KvCache& kv, const std::vector<int64_t>& tokens, const Visit& visit) {
   for (int64_t l = 0; l < kLayers; ++l) {
@@ -50,8 +68,12 @@ void for_each_row(KvCache& kv, const std::vector<int64_t>& tokens, const Visit& 
       core::Tensor* t = tensor_of(kv, l, which);
       for (size_t c = 0; c < tokens.size(); ++c) {
         for (int64_t h = 0; h < kHeads; ++h) {
-          visit(t->row_ptr(h, static_cast<int64_t>(c)), row_for(t->type, l, which, h, tokens[c]),
-                ::testing::Message() << "layer " << l << (which == 0 ? " K" : " V") << " head " << h << " cell " << c);
+          const std::vector<uint8_t> row = row_for(t->type, l, which, h, tokens[c]);
+          for (size_t i = 0; i < row.size(); ++i) {
+            visit(byte_of_row(t, h, static_cast<int64_t>(c), i), row[i],
+                  ::testing::Message() << "layer " << l << (which == 0 ? " K" : " V") << " head " << h << " cell " << c
+                                       << " byte " << i);
+          }
         }
       }
     }
@@ -60,15 +82,13 @@ void for_each_row(KvCache& kv, const std::vector<int64_t>& tokens, const Visit& 
 
 // Writes token tokens[c]'s rows into cell c, for every cell listed.
 void write_cells(KvCache& kv, const std::vector<int64_t>& tokens) {
-  for_each_row(kv, tokens, [](char* at, const std::vector<uint8_t>& row, const ::testing::Message&) {
-    std::memcpy(at, row.data(), row.size());
-  });
+  for_each_row(kv, tokens, [](uint8_t* at, uint8_t byte, const ::testing::Message&) { *at = byte; });
 }
 
 // Every (head, cell) row of cells [0, tokens.size()) holds token tokens[c]'s row.
 void expect_cells(KvCache& kv, const std::vector<int64_t>& tokens) {
-  for_each_row(kv, tokens, [](const char* at, const std::vector<uint8_t>& row, const ::testing::Message& where) {
-    EXPECT_EQ(std::memcmp(at, row.data(), row.size()), 0) << where;
+  for_each_row(kv, tokens, [](const uint8_t* at, uint8_t byte, const ::testing::Message& where) {
+    ASSERT_EQ(*at, byte) << where;
   });
 }
 
@@ -77,11 +97,17 @@ class KvCacheLayout : public ::testing::TestWithParam<GgmlType> {
   KvCacheParams params() const { return {kCells, GetParam(), GgmlType::Q4_0}; }
 };
 
+// Keys in lanes: Q8_0 keys on paths that score them there, each head's cells
+// rounded up to whole groups.
 TEST_P(KvCacheLayout, OneHeadsCellsAreContiguousRows) {
   KvCache kv(small_hparams(), params());
+  EXPECT_EQ(kv.k(0)->key_lanes,
+            GetParam() == GgmlType::Q8_0 && kernels_for(GgmlType::Q8_0).gemm_key_lanes != nullptr);
+  EXPECT_FALSE(kv.v(1)->key_lanes);
   for (core::Tensor* t : {kv.k(0), kv.v(1)}) {
+    const int64_t cells = t->key_lanes ? kPaddedCells : kCells;
     EXPECT_EQ(t->row_ptr(1, 5) - t->row_ptr(1, 4), static_cast<std::ptrdiff_t>(t->row_bytes()));
-    EXPECT_EQ(t->row_ptr(1, 0) - t->row_ptr(0, kCells - 1), static_cast<std::ptrdiff_t>(t->row_bytes()));
+    EXPECT_EQ(t->row_ptr(1, 0) - t->row_ptr(0, cells - 1), static_cast<std::ptrdiff_t>(t->row_bytes()));
   }
   EXPECT_EQ(kv.cell_bytes_k(), static_cast<size_t>(kHeads) * kv.k(0)->row_bytes());
   EXPECT_EQ(kv.cell_bytes_v(), static_cast<size_t>(kHeads) * kv.v(0)->row_bytes());
@@ -123,7 +149,9 @@ TEST_P(KvCacheLayout, RemoveAndInsertMoveEveryHeadsCells) {
     const int64_t token = std::vector<int64_t>{0, 3, -1, -1, -1, 4, 5, 6}[static_cast<size_t>(c)];
     for (int64_t h = 0; h < kHeads; ++h) {
       const std::vector<uint8_t> row = row_for(kv.type_k(), 1, 0, h, token);
-      EXPECT_EQ(std::memcmp(kv.k(1)->row_ptr(h, c), row.data(), row.size()), 0) << "head " << h << " cell " << c;
+      for (size_t i = 0; i < row.size(); ++i) {
+        ASSERT_EQ(*byte_of_row(kv.k(1), h, c, i), row[i]) << "head " << h << " cell " << c << " byte " << i;
+      }
     }
   }
   kv.remove(7, 1);  // the last cell: nothing moves
@@ -135,6 +163,27 @@ TEST_P(KvCacheLayout, RemoveAndInsertMoveEveryHeadsCells) {
   KvCache copy(small_hparams(), params());
   copy.copy_from(kv);
   EXPECT_EQ(copy.snapshot(), kv.snapshot());
+}
+
+// Moves by counts that are not whole groups carry rows across groups of keys
+// in lanes, both ways.
+TEST_P(KvCacheLayout, RemoveAndInsertAcrossGroups) {
+  KvCache kv(small_hparams(), params());
+  std::vector<int64_t> tokens(20);
+  for (size_t c = 0; c < tokens.size(); ++c) tokens[c] = static_cast<int64_t>(c);
+  kv.append(20, 0);
+  write_cells(kv, tokens);
+  kv.remove(3, 5);  // cells 8..19 move down to 3..14
+  tokens.erase(tokens.begin() + 3, tokens.begin() + 8);
+  expect_cells(kv, tokens);
+  kv.insert(2, 5, 50);  // cells 2..14 move up to 7..19
+  tokens.insert(tokens.begin() + 2, 5, -1);
+  write_cells(kv, {0, 1, 40, 41, 42, 43, 44});
+  for (int64_t i = 0; i < 5; ++i) tokens[static_cast<size_t>(2 + i)] = 40 + i;
+  expect_cells(kv, tokens);
+  KvCache restored(small_hparams(), params());
+  restored.restore(kv.snapshot(), kv.positions());
+  expect_cells(restored, tokens);
 }
 
 // A turn that drops messages removes their cells and puts them back if it

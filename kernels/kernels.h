@@ -68,6 +68,11 @@ using SoftcapFn = void (*)(const float* x, float* out, int64_t n, float cap);
 // Each group of kRepackRows rows is written from its own rows alone, so the
 // groups of one matrix may be repacked separately (threads split it there).
 using RepackFn = void (*)(const void* src, void* dst, int64_t n, int64_t n_rows);
+// Moves rows [from, from + n) of Q8_0 keys in lanes (kernels/repack.h), rows of
+// nb blocks counted from the group at `groups`, to rows [to, to + n), as
+// memmove moves rows as stored: the ranges may overlap, and the other rows keep
+// their bytes.
+using KeyLaneMoveFn = void (*)(void* groups, int64_t from, int64_t to, int64_t n, int64_t nb);
 constexpr int64_t kRepackRows = 16;
 
 // Preconditions of every kernel: n is a multiple of the type's block size (the
@@ -98,6 +103,7 @@ struct TypeKernels {
   // the last group are read but not stored). Null on the other paths, whose
   // caches keep Q8_0 keys as rows.
   GemmFn gemm_key_lanes = nullptr;
+  KeyLaneMoveFn move_key_lanes = nullptr;  // set with gemm_key_lanes
 };
 
 // Kernels of the best path for `type` on this CPU (or the PEAK_ISA override);

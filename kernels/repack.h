@@ -71,11 +71,16 @@ void gemm_q4_0_lanes_scalar(int64_t n, const void* x, size_t x_stride, int64_t n
 constexpr int kQ8_0KeyLaneRows = 16;
 constexpr size_t kQ8_0KeyLaneCodeBytes = 512;
 constexpr size_t kQ8_0KeyLaneRecordBytes = kQ8_0KeyLaneCodeBytes + 2 * kQ8_0KeyLaneRows;
+// Rows of keys in lanes have at most this many blocks (heads of up to 512
+// values): whoever reads one out keeps it on the stack.
+constexpr int64_t kQ8_0KeyLaneMaxBlocks = 16;
 
 // Writes one row of nb Q8_0 blocks (src) into lane `lane` of the group at
 // `group`, and reads it back (dst).
 void put_q8_0_key_lane(void* group, int lane, const void* src, int64_t nb);
 void get_q8_0_key_lane(const void* group, int lane, void* dst, int64_t nb);
+// The scalar twin of TypeKernels::move_key_lanes: row by row, through the two above.
+void move_q8_0_key_lanes_scalar(void* groups, int64_t from, int64_t to, int64_t n, int64_t nb);
 
 // ---- Row quads (arm64: the NEON, dotprod and i8mm paths), Q4_0 and Q8_0
 //

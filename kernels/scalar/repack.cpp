@@ -197,6 +197,19 @@ void put_q8_0_key_lane(void* group, int lane, const void* src, int64_t nb) {
   }
 }
 
+void move_q8_0_key_lanes_scalar(void* groups, int64_t from, int64_t to, int64_t n, int64_t nb) {
+  auto* base = static_cast<uint8_t*>(groups);
+  const size_t group_bytes = static_cast<size_t>(nb) * kQ8_0KeyLaneRecordBytes;
+  const auto group_of = [&](int64_t row) { return base + static_cast<size_t>(row / kQ8_0KeyLaneRows) * group_bytes; };
+  BlockQ8_0 row[kQ8_0KeyLaneMaxBlocks];
+  // In the order that reads each row before it is overwritten.
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t j = to < from ? i : n - 1 - i;
+    get_q8_0_key_lane(group_of(from + j), static_cast<int>((from + j) % kQ8_0KeyLaneRows), row, nb);
+    put_q8_0_key_lane(group_of(to + j), static_cast<int>((to + j) % kQ8_0KeyLaneRows), row, nb);
+  }
+}
+
 void get_q8_0_key_lane(const void* group, int lane, void* dst, int64_t nb) {
   const auto* g = static_cast<const uint8_t*>(group);
   auto* blocks = static_cast<BlockQ8_0*>(dst);

@@ -30,6 +30,7 @@ void install_avx512_kernels(KernelTable& table) {
   table[GgmlType::Q4_0].gemm_repacked = gemm_q4_0_repacked<Lanes512>;
   table.set_dot(GgmlType::Q8_0, Isa::Avx512, vec_dot_blocks<KernelQ8_0>, gemm_lanes<Lanes512, LaneQ8_0>);
   table[GgmlType::Q8_0].gemm_key_lanes = gemm_q8_0_key_lanes<Lanes512>;
+  table[GgmlType::Q8_0].move_key_lanes = move_q8_0_key_lanes_avx512;
   table.set_dot(GgmlType::IQ4_NL, Isa::Avx512, vec_dot_blocks<KernelIQ4_NL>, gemm_lanes<Lanes512, LaneIQ4_NL>);
 }
 

@@ -16,7 +16,7 @@ void compute_copy(const ComputeParams& params, Tensor& node) {
   const RowFromFloatFn from_float = kernels_for(node.type).from_float;
   const int64_t n = node.ne[0];
   const int64_t nb = n / kQK;
-  BlockQ8_0 lane_row[kMaxKeyLaneBlocks];
+  BlockQ8_0 lane_row[kQ8_0KeyLaneMaxBlocks];
   const Range rows = thread_share(node.row_count(), params);
   for (int64_t row = rows.begin; row < rows.end; ++row) {
     const RowIndex from = unflatten_row(src, row);

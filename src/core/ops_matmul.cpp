@@ -15,7 +15,7 @@ void compute_get_rows(const ComputeParams& params, Tensor& node) {
   const Tensor& table = *node.src[0];
   const auto* ids = static_cast<const int32_t*>(node.src[1]->data);
   const RowToFloatFn to_float = kernels_for(table.type).to_float;
-  BlockQ8_0 lane_row[kMaxKeyLaneBlocks];
+  BlockQ8_0 lane_row[kQ8_0KeyLaneMaxBlocks];
   const Range rows = thread_share(node.ne[1], params);
   for (int64_t r = rows.begin; r < rows.end; ++r) {
     float* out = f32_row(node, {r, 0, 0});

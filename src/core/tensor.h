@@ -119,9 +119,6 @@ struct KeyLane {
   int lane;
 };
 KeyLane key_lane_at(const Tensor& t, const char* row);
-// Rows of keys in lanes have at most this many Q8_0 blocks (heads of up to
-// 512 values); the ops that read them keep one row on the stack.
-constexpr int64_t kMaxKeyLaneBlocks = 16;
 
 // Sets `t.type`, `t.ne` and dense strides `t.nb` for that shape. Throws
 // std::invalid_argument when ne[0] is not a multiple of the type's block size.

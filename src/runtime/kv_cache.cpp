@@ -29,7 +29,7 @@ void require_positions(int32_t first_position, int64_t n) {
 // Whether keys of this type and head size are kept in lanes (kernels/repack.h):
 // Q8_0 on the paths whose kernels score them there.
 bool keys_in_lanes(GgmlType type, int64_t head_dim) {
-  return type == GgmlType::Q8_0 && head_dim / kQK <= core::kMaxKeyLaneBlocks &&
+  return type == GgmlType::Q8_0 && head_dim / kQK <= kQ8_0KeyLaneMaxBlocks &&
          kernels_for(GgmlType::Q8_0).gemm_key_lanes != nullptr;
 }
 
@@ -180,19 +180,13 @@ void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
 }
 
 void KvCache::move_cells(int64_t from, int64_t to, int64_t n) {
-  uint8_t row[core::kMaxKeyLaneBlocks * sizeof(BlockQ8_0)];
   for (size_t l = 0; l < k_.size(); ++l) {
     for (core::Tensor* t : {&k_[l], &v_[l]}) {
       for (int64_t h = 0; h < t->ne[1]; ++h) {
-        if (!t->key_lanes) {
+        if (t->key_lanes) {
+          kernels_for(GgmlType::Q8_0).move_key_lanes(t->row_ptr(h, 0), from, to, n, t->ne[0] / kQK);
+        } else {
           std::memmove(t->row_ptr(h, to), t->row_ptr(h, from), static_cast<size_t>(n) * t->nb[2]);
-          continue;
-        }
-        // Row by row, in the order that reads each row before it is overwritten.
-        for (int64_t i = 0; i < n; ++i) {
-          const int64_t j = to < from ? i : n - 1 - i;
-          read_row(*t, h, from + j, row);
-          write_row(*t, h, to + j, row);
         }
       }
     }

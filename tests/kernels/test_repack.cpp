@@ -3,9 +3,9 @@
 // description puts it, its scalar gemm equals the scalar kernels of its type on
 // the rows as stored, bit for bit, and every path's gemm_repacked equals its
 // layout's reference bit for bit. Q8_0 key lanes: rows put into and read out of
-// a group land where the layout says, and every path's gemm_key_lanes equals
-// its gemm on the rows as stored (bit for bit where both take the lanes) and a
-// double-precision product.
+// a group land where the layout says, every path's gemm_key_lanes equals its
+// gemm on the rows as stored (bit for bit where both take the lanes) and a
+// double-precision product, and its moves equal the scalar twin's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -375,6 +375,61 @@ TEST(Repack, EveryPathsKeyLaneGemmEqualsItsGemmOnTheStoredRows) {
     }
   }
   if (paths == 0) GTEST_SKIP() << "no path on this CPU scores keys in lanes";
+}
+
+// Moves of keys in lanes by every path that has them equal the scalar twin's,
+// row by row through get/put, byte for byte, over a buffer of exactly the rows'
+// groups (so that a read of a group outside it shows under AddressSanitizer):
+// moves down and up, overlapping or not, by whole groups and by any count of
+// rows, starting and ending inside groups.
+TEST(Repack, EveryPathsKeyLaneMoveEqualsTheScalarTwin) {
+  int paths = 0;
+  for (const Isa isa : available_isas()) {
+    const TypeKernels& k = kernels_for_isa(GgmlType::Q8_0, isa);
+    ASSERT_EQ(k.move_key_lanes != nullptr, k.gemm_key_lanes != nullptr) << isa_name(isa);
+    if (k.move_key_lanes == nullptr) continue;
+    ++paths;
+    for (const int64_t blocks : {1, 4}) {
+      constexpr int64_t kRows = 80;  // 5 groups
+      const int64_t n = 32 * blocks;
+      const std::vector<uint8_t> start =
+          quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(n * kRows), 50), n, kRows);
+      struct Move {
+        int64_t from, to, n;
+      };
+      for (const Move m : {Move{20, 3, 50}, Move{3, 20, 50}, Move{16, 0, 64}, Move{0, 32, 48}, Move{5, 6, 70},
+                           Move{6, 5, 70}, Move{79, 0, 1}, Move{0, 79, 1}, Move{17, 49, 14}, Move{40, 1, 39},
+                           Move{1, 40, 39}, Move{0, 0, 80}, Move{10, 30, 0}}) {
+        SCOPED_TRACE(std::string(isa_name(isa)) + ", blocks " + std::to_string(blocks) + ": " + std::to_string(m.n) +
+                     " rows from " + std::to_string(m.from) + " to " + std::to_string(m.to));
+        std::vector<uint8_t> got = start, want = start;
+        k.move_key_lanes(got.data(), m.from, m.to, m.n, blocks);
+        move_q8_0_key_lanes_scalar(want.data(), m.from, m.to, m.n, blocks);
+        ASSERT_EQ(got, want);
+      }
+    }
+  }
+  if (paths == 0) GTEST_SKIP() << "no path on this CPU keeps keys in lanes";
+}
+
+// The scalar twin moves like memmove on rows as stored.
+TEST(Repack, KeyLaneMoveIsMemmoveOfTheRows) {
+  constexpr int64_t kRows = 48, kBlocks = 2, kN = 32 * kBlocks;
+  const size_t row = row_bytes(GgmlType::Q8_0, kN);
+  std::vector<uint8_t> rows = quantize_rows(GgmlType::Q8_0, random_floats(static_cast<size_t>(kN * kRows), 60), kN, kRows);
+  std::vector<uint8_t> lanes(rows.size());
+  for (int64_t r = 0; r < kRows; ++r) {
+    put_q8_0_key_lane(lanes.data() + static_cast<size_t>(r / 16) * 16 * row, static_cast<int>(r % 16),
+                      rows.data() + static_cast<size_t>(r) * row, kBlocks);
+  }
+  move_q8_0_key_lanes_scalar(lanes.data(), 7, 2, 30, kBlocks);
+  std::memmove(rows.data() + 2 * row, rows.data() + 7 * row, 30 * row);
+  for (int64_t r = 0; r < kRows; ++r) {
+    std::vector<uint8_t> back(row);
+    get_q8_0_key_lane(lanes.data() + static_cast<size_t>(r / 16) * 16 * row, static_cast<int>(r % 16), back.data(),
+                      kBlocks);
+    ASSERT_EQ(std::memcmp(back.data(), rows.data() + static_cast<size_t>(r) * row, row), 0) << "row " << r;
+  }
 }
 
 }  // namespace

@@ -125,7 +125,9 @@ void GraphAllocator::set_data_pointers(const Graph& graph, const std::vector<Pla
     if (owns_memory(node)) {
       node->data = base + placements[next++].offset;
     } else if (node->view_src != nullptr) {
-      node->data = static_cast<char*>(node->view_src->data) + node->view_offset;
+      // A view of a descriptor without memory (a plan of shapes alone) has none either.
+      char* owner = static_cast<char*>(node->view_src->data);
+      node->data = owner != nullptr ? owner + node->view_offset : nullptr;
     }
   }
 }

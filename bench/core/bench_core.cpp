@@ -128,12 +128,13 @@ Tensor* cache_keys(BenchTensors& leaves, GgmlType type, int64_t cells) {
   return k;
 }
 
-// Decode: 1 query token, 32 heads over 8 kv heads, head_dim 128, n_kv = context;
-// K and V head-major, as the KV cache holds them.
+// Decode: 1 query token, 32 heads (llama-3's group of 4) or 16 (qwen3's group
+// of 2) over 8 kv heads, head_dim 128, n_kv = context; K and V head-major, as
+// the KV cache holds them.
 void BM_Attention(benchmark::State& state, GgmlType kv_type) {
   const int64_t n_kv = state.range(0);
   BenchTensors leaves;
-  Tensor* q = leaves.random(GgmlType::F32, {128, 32, 1});
+  Tensor* q = leaves.random(GgmlType::F32, {128, state.range(2), 1});
   Tensor* k = cache_keys(leaves, kv_type, n_kv);
   Tensor* v = head_major(leaves.random(kv_type, {128, n_kv, 8}));
   time_graph(state, static_cast<int>(state.range(1)),
@@ -143,10 +144,14 @@ void BM_Attention(benchmark::State& state, GgmlType kv_type) {
       benchmark::Counter::kIsRate);
 }
 // 1 thread gives the kernels' cost alone; 2 threads the split over kv heads.
+// Up to 4096 cells the cache fits in L3 (9 MB for Q8_0); 32768 cells (71 MB)
+// stream it from memory, as a model's decode does (every layer's cache).
 void attention_contexts(benchmark::internal::Benchmark* b) {
-  b->ArgNames({"ctx", "threads"})->Unit(benchmark::kMicrosecond)->UseRealTime();
-  for (int64_t threads : {1, kThreads}) {
-    for (int64_t ctx : {512, 2048, 4096}) b->Args({ctx, threads});
+  b->ArgNames({"ctx", "threads", "q_heads"})->Unit(benchmark::kMicrosecond)->UseRealTime();
+  for (int64_t q_heads : {32, 16}) {
+    for (int64_t threads : {1, kThreads}) {
+      for (int64_t ctx : {512, 2048, 4096, 32768}) b->Args({ctx, threads, q_heads});
+    }
   }
 }
 BENCHMARK_CAPTURE(BM_Attention, F16, GgmlType::F16)->Apply(attention_contexts);

@@ -310,11 +310,11 @@ TEST(Repack, KeyLanesPutEveryByteWhereTheLayoutSays) {
   }
 }
 
-// Keys in lanes against 1 to 9 query rows, for key counts that end inside a
-// group (the lanes past them hold other bytes and are not stored): equal to the
-// path's gemm on the rows as stored bit for bit when both take the lane tiles
-// (several query rows), and to a double-precision product within float
-// rounding always.
+// Keys in lanes against 1 to 5 and 9 query rows (a decode step's 1 to 4 take
+// their own kernel), for key counts that end inside a group (the lanes past
+// them hold other bytes and are not stored): equal to the path's gemm on the
+// rows as stored bit for bit when both take the lane tiles (several query
+// rows), and to a double-precision product within float rounding always.
 TEST(Repack, EveryPathsKeyLaneGemmEqualsItsGemmOnTheStoredRows) {
   int paths = 0;
   for (const Isa isa : available_isas()) {
@@ -342,7 +342,7 @@ TEST(Repack, EveryPathsKeyLaneGemmEqualsItsGemmOnTheStoredRows) {
           put_q8_0_key_lane(x.data() + static_cast<size_t>(r / 16) * 16 * row, static_cast<int>(r % 16), other.data(),
                             blocks);
         }
-        for (const int64_t rows_y : {int64_t{1}, int64_t{2}, kQueries}) {
+        for (const int64_t rows_y : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}, int64_t{5}, kQueries}) {
           SCOPED_TRACE(std::string(isa_name(isa)) + ", blocks " + std::to_string(blocks) + ", rows_x " +
                        std::to_string(rows_x) + ", rows_y " + std::to_string(rows_y));
           const size_t out_stride = static_cast<size_t>(rows_x) + 3;

@@ -17,7 +17,7 @@ constexpr size_t kHeapAlignment = 64;
 
 }  // namespace
 
-PageMemory::PageMemory(size_t bytes) : size_(bytes) {
+PageMemory::PageMemory(size_t bytes, Pages pages) : size_(bytes) {
   if (bytes == 0) return;
 #if PEAK_HAVE_MMAP
   const size_t page = page_size();
@@ -26,9 +26,13 @@ PageMemory::PageMemory(size_t bytes) : size_(bytes) {
   void* addr = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (addr == MAP_FAILED) throw std::bad_alloc();
   data_ = static_cast<uint8_t*>(addr);
+#if defined(MADV_HUGEPAGE)
+  if (pages == Pages::Huge) ::madvise(addr, mapped_, MADV_HUGEPAGE);  // a hint: 4 KiB pages if refused
+#endif
 #else
   data_ = static_cast<uint8_t*>(::operator new(bytes, std::align_val_t{kHeapAlignment}));
 #endif
+  (void)pages;
 }
 
 PageMemory::~PageMemory() {

@@ -4,9 +4,13 @@
 // take a page fault per 4 KiB page. Repacking 550 MB of weights spent most of
 // its time in those faults.
 //
-// Not in transparent huge pages: on the development machine (a VM whose host
-// reclaims the guest's free 2 MiB blocks) huge pages came from reclaimed
-// memory and took 2.2 s to fill 550 MB, against 0.35 s in 4 KiB pages.
+// Pages: 4 KiB ones by default. On the development machine (a VM whose host
+// reclaims the guest's free 2 MiB blocks) transparent huge pages came from
+// reclaimed memory and took 2.2 s to fill 550 MB of weights, against 0.35 s
+// in 4 KiB pages. Memory that every decode step reads end to end, the KV
+// cache, asks for huge pages (Pages::Huge, MADV_HUGEPAGE on Linux): in 4 KiB
+// pages each 4 KiB of its K and V streams cost a TLB miss and a fresh start
+// of the hardware prefetcher, and decode at depth ran measurably slower.
 #pragma once
 
 #include <cstddef>
@@ -16,8 +20,11 @@ namespace peak::io {
 
 class PageMemory {
  public:
-  // Throws std::bad_alloc when the system has no room.
-  explicit PageMemory(size_t bytes);
+  enum class Pages { Small, Huge };
+
+  // Throws std::bad_alloc when the system has no room. Huge: transparent huge
+  // pages where the system has them (a hint; 4 KiB pages otherwise).
+  explicit PageMemory(size_t bytes, Pages pages = Pages::Small);
   ~PageMemory();
   PageMemory(const PageMemory&) = delete;
   PageMemory& operator=(const PageMemory&) = delete;

@@ -107,9 +107,9 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_
     set_head_major_layout(v_[l], params.type_v, shape, false);
     total += head_major_bytes(k_[l]) + head_major_bytes(v_[l]);
   }
-  buffer_.resize(total);
-  std::memset(buffer_.data(), 0, total);
-  char* p = static_cast<char*>(buffer_.data());
+  buffer_ = std::make_unique<io::PageMemory>(total, io::PageMemory::Pages::Huge);
+  std::memset(buffer_->data(), 0, total);
+  char* p = reinterpret_cast<char*>(buffer_->data());
   for (size_t l = 0; l < k_.size(); ++l) {
     k_[l].data = p;
     k_[l].set_name("k_cache.%zu", l);
@@ -255,7 +255,7 @@ void KvCache::copy_from(const KvCache& other) {
       other.type_v() != type_v() || other.bytes() != bytes()) {
     throw std::invalid_argument("KV cache copy needs caches of the same shape and types");
   }
-  std::memcpy(buffer_.data(), other.buffer_.data(), bytes());
+  if (buffer_ && other.buffer_) std::memcpy(buffer_->data(), other.buffer_->data(), bytes());
   positions_ = other.positions_;  // fits the reserved capacity: no allocation
 }
 

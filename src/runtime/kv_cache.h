@@ -19,12 +19,13 @@
 #pragma once
 
 #include <climits>
+#include <memory>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
 
-#include "core/graph_allocator.h"
 #include "core/tensor.h"
+#include "io/page_memory.h"
 #include "model/decoder.h"
 #include "model/hparams.h"
 
@@ -66,7 +67,7 @@ class KvCache {
   int64_t free_cells() const { return n_ctx_ - used(); }
   GgmlType type_k() const { return k_[0].type; }
   GgmlType type_v() const { return v_[0].type; }
-  size_t bytes() const { return buffer_.size(); }
+  size_t bytes() const { return buffer_ ? buffer_->size() : 0; }
 
   core::Tensor* k(int64_t layer) { return &k_[static_cast<size_t>(layer)]; }
   core::Tensor* v(int64_t layer) { return &v_[static_cast<size_t>(layer)]; }
@@ -141,7 +142,7 @@ class KvCache {
   std::vector<core::Tensor> v_;
   std::vector<model::LayerKv> layers_;  // &k_[l], &v_[l]
   std::vector<int32_t> positions_;  // capacity n_ctx, reserved once
-  core::AlignedBuffer buffer_;      // every layer's K and V
+  std::unique_ptr<io::PageMemory> buffer_;  // every layer's K and V, in huge pages where the system has them
 };
 
 }  // namespace peak::runtime

@@ -471,8 +471,10 @@ bool f32_tile(const Attention& a, int64_t rows) { return a.f32_tiles != nullptr 
 // query rows into sc.weights, prefetching as above; `end` bounds the keys the
 // tile reads. Steps end at multiples of kScoreKeys: a group of keys in lanes.
 static_assert(kScoreKeys == kLaneGroup, "a decode step scores one group of keys in lanes");
-void score_streaming(const Attention& a, int64_t kv_head, const char* keys, const char* values, int64_t first_key,
-                     int64_t n_keys, int64_t end, int64_t rows, const Scratch& sc) {
+void score_streaming(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, int64_t end, int64_t rows,
+                     const Scratch& sc) {
+  const char* keys = a.k.row_ptr(kv_head, first_key);
+  const char* values = a.v.row_ptr(kv_head, first_key);
   const size_t k_row = a.k.nb[2];
   const size_t v_row = a.v.nb[2];
   for (int64_t key = 0; key < n_keys;) {
@@ -513,7 +515,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     } else if (rows > kStreamingRows) {
       score_keys(a, kv_head, first_key, n_keys, rows, sc.weights, sc);
     } else {
-      score_streaming(a, kv_head, keys, values, first_key, n_keys, end, rows, sc);
+      score_streaming(a, kv_head, first_key, n_keys, end, rows, sc);
     }
     for (int64_t r = 0; r < rows; ++r) {
       softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,

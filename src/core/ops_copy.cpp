@@ -15,7 +15,6 @@ void compute_copy(const ComputeParams& params, Tensor& node) {
   const Tensor& src = *node.src[0];
   const RowFromFloatFn from_float = kernels_for(node.type).from_float;
   const int64_t n = node.ne[0];
-  const int64_t nb = n / kQK;
   BlockQ8_0 lane_row[kQ8_0KeyLaneMaxBlocks];
   const Range rows = thread_share(node.row_count(), params);
   for (int64_t row = rows.begin; row < rows.end; ++row) {
@@ -25,8 +24,7 @@ void compute_copy(const ComputeParams& params, Tensor& node) {
     char* out = node.row_ptr(to.i1, to.i2, to.i3);
     if (node.key_lanes) {
       from_float(in, lane_row, n);
-      const KeyLane at = key_lane_at(node, out);
-      put_q8_0_key_lane(at.group, at.lane, lane_row, nb);
+      put_key_lane_row(node, out, lane_row);
     } else {
       from_float(in, out, n);
     }

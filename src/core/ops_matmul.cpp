@@ -27,8 +27,7 @@ void compute_get_rows(const ComputeParams& params, Tensor& node) {
       continue;
     }
     if (table.key_lanes) {
-      const KeyLane at = key_lane_at(table, table.row_ptr(id));
-      get_q8_0_key_lane(at.group, at.lane, lane_row, node.ne[0] / kQK);
+      get_key_lane_row(table, table.row_ptr(id), lane_row);
       to_float(lane_row, out, node.ne[0]);
     } else {
       to_float(table.row_ptr(id), out, node.ne[0]);

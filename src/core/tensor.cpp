@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/blocks.h"
 #include "kernels/repack.h"
 
 namespace peak::core {
@@ -67,6 +68,16 @@ KeyLane key_lane_at(const Tensor& t, const char* row) {
   const size_t first = cell - cell % kQ8_0KeyLaneRows;
   return {static_cast<char*>(owner.data) + head * owner.nb[1] + first * owner.nb[2],
           static_cast<int>(cell - first)};
+}
+
+void get_key_lane_row(const Tensor& t, const char* row, void* dst) {
+  const KeyLane at = key_lane_at(t, row);
+  get_q8_0_key_lane(at.group, at.lane, dst, t.ne[0] / kQK);
+}
+
+void put_key_lane_row(const Tensor& t, char* row, const void* src) {
+  const KeyLane at = key_lane_at(t, row);
+  put_q8_0_key_lane(at.group, at.lane, src, t.ne[0] / kQK);
 }
 
 bool Tensor::has_dense_rows() const {

@@ -120,6 +120,12 @@ struct KeyLane {
 };
 KeyLane key_lane_at(const Tensor& t, const char* row);
 
+// The row at `row` (a row_ptr of t, which keeps keys in lanes) as stored
+// rows hold it (ne[0] / 32 Q8_0 blocks): read out of its lane into dst, or
+// written from src into its lane.
+void get_key_lane_row(const Tensor& t, const char* row, void* dst);
+void put_key_lane_row(const Tensor& t, char* row, const void* src);
+
 // Sets `t.type`, `t.ne` and dense strides `t.nb` for that shape. Throws
 // std::invalid_argument when ne[0] is not a multiple of the type's block size.
 void set_dense_layout(Tensor& t, GgmlType type, const int64_t (&ne)[kMaxDims]);

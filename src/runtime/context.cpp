@@ -216,12 +216,9 @@ Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
     core::RopeParams rotation = layer.rope_params;
     rotation.attn_factor = 1.0f;
     core::Tensor* k = kv_.k(il);
-    // The cache is head-major: every row is nb[2] bytes after the previous one,
-    // and head h's cells start at row h * cells_per_head (keys in lanes round
-    // the cells up to whole groups).
-    const int64_t cells_per_head = static_cast<int64_t>(k->nb[1] / k->nb[2]);
-    core::Tensor* rows =
-        graph_.view(k, {hp.head_dim, (hp.n_head_kv - 1) * cells_per_head + kv_.size()}, {k->nb[2]}, 0);
+    // Every row of the head-major cache, nb[2] bytes apart (KvCache::key_cells_per_head).
+    core::Tensor* rows = graph_.view(
+        k, {hp.head_dim, (hp.n_head_kv - 1) * kv_.key_cells_per_head() + kv_.size()}, {k->nb[2]}, 0);
     core::Tensor* cur = graph_.reshape(graph_.get_rows(rows, in.rows), {hp.head_dim, hp.n_head_kv, n});
     cur = graph_.rope(cur, in.deltas, rotation, rope_factors_);
     core::Tensor* dst = graph_.view(k, {hp.head_dim, hp.n_head_kv, n}, {k->nb[1], k->nb[2]},
@@ -243,8 +240,7 @@ void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
     const ShiftInputs in = build_shift_graph(first + done, count);
     allocator_.allocate(graph_);
     const int64_t n_head_kv = model_.hparams().n_head_kv;
-    const core::Tensor* k = kv_.k(0);
-    const auto cells_per_head = static_cast<int64_t>(k->nb[1] / k->nb[2]);
+    const int64_t cells_per_head = kv_.key_cells_per_head();
     for (int64_t i = 0; i < count; ++i) {
       // Row (head h, cell c) of the head-major cache is row h * cells_per_head + c.
       for (int64_t h = 0; h < n_head_kv; ++h) {

@@ -52,16 +52,14 @@ size_t head_major_bytes(const core::Tensor& t) { return t.nb[1] * static_cast<si
 // Row (head h, cell c) of t as stored rows (dst), and back (src).
 void read_row(const core::Tensor& t, int64_t h, int64_t c, uint8_t* dst) {
   if (t.key_lanes) {
-    const core::KeyLane at = core::key_lane_at(t, t.row_ptr(h, c));
-    get_q8_0_key_lane(at.group, at.lane, dst, t.ne[0] / kQK);
+    core::get_key_lane_row(t, t.row_ptr(h, c), dst);
   } else {
     std::memcpy(dst, t.row_ptr(h, c), t.nb[2]);
   }
 }
 void write_row(core::Tensor& t, int64_t h, int64_t c, const uint8_t* src) {
   if (t.key_lanes) {
-    const core::KeyLane at = core::key_lane_at(t, t.row_ptr(h, c));
-    put_q8_0_key_lane(at.group, at.lane, src, t.ne[0] / kQK);
+    core::put_key_lane_row(t, t.row_ptr(h, c), src);
   } else {
     std::memcpy(t.row_ptr(h, c), src, t.nb[2]);
   }

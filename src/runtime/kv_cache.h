@@ -70,6 +70,10 @@ class KvCache {
   size_t bytes() const { return buffer_ ? buffer_->size() : 0; }
 
   core::Tensor* k(int64_t layer) { return &k_[static_cast<size_t>(layer)]; }
+  // K is head-major, a row every nb[2] bytes: head h's cells start at row
+  // h * key_cells_per_head() (n_ctx, rounded up to whole groups when keys are
+  // in lanes; the same in every layer).
+  int64_t key_cells_per_head() const { return static_cast<int64_t>(k_[0].nb[1] / k_[0].nb[2]); }
   core::Tensor* v(int64_t layer) { return &v_[static_cast<size_t>(layer)]; }
   // Every layer's K and V, as the decoder graph takes them.
   const std::vector<model::LayerKv>& layers() const { return layers_; }

@@ -49,6 +49,43 @@ void set_head_major_layout(core::Tensor& t, GgmlType type, const int64_t (&shape
 // lanes included.
 size_t head_major_bytes(const core::Tensor& t) { return t.nb[1] * static_cast<size_t>(t.ne[1]); }
 
+// One layer's K and V layouts, [head_dim, n_head_kv, n_ctx] each (no data).
+void set_layer_layouts(core::Tensor& k, core::Tensor& v, const model::HParams& hp, const KvCacheParams& params) {
+  const int64_t shape[core::kMaxDims] = {hp.head_dim, hp.n_head_kv, params.n_ctx, 1};
+  set_head_major_layout(k, params.type_k, shape, keys_in_lanes(params.type_k, hp.head_dim));
+  set_head_major_layout(v, params.type_v, shape, false);
+}
+
+// Bytes of every layer's K and V.
+size_t layers_bytes(const model::HParams& hp, const KvCacheParams& params) {
+  core::Tensor k, v;
+  set_layer_layouts(k, v, hp, params);
+  return static_cast<size_t>(hp.n_layer) * (head_major_bytes(k) + head_major_bytes(v));
+}
+
+// Throws std::invalid_argument for a cache these parameters cannot describe;
+// else the bytes of its K and V.
+size_t checked_layers_bytes(const model::HParams& hp, const KvCacheParams& params) {
+  if (params.n_ctx <= 0) {
+    throw std::invalid_argument("n_ctx is " + std::to_string(params.n_ctx) + "; it must be at least 1");
+  }
+  const std::pair<const char*, GgmlType> types[] = {{"type_k", params.type_k}, {"type_v", params.type_v}};
+  for (const auto& [field, t] : types) {
+    const auto id = static_cast<uint32_t>(t);
+    if (!kv_type_supported(t)) {
+      throw std::invalid_argument(std::string(field) + " " + ggml_type_name(id) +
+                                  " is not a KV cache type (F32, F16, Q8_0, Q4_0)");
+    }
+    if (hp.head_dim % core::type_block_elements(t) != 0) {
+      throw std::invalid_argument(std::string(field) + " " + ggml_type_name(id) +
+                                  " needs a head size that is a multiple of " +
+                                  std::to_string(core::type_block_elements(t)) + "; this model's is " +
+                                  std::to_string(hp.head_dim) + " (use F16)");
+    }
+  }
+  return layers_bytes(hp, params);
+}
+
 // Row (head h, cell c) of t as stored rows (dst), and back (src).
 void read_row(const core::Tensor& t, int64_t h, int64_t c, uint8_t* dst) {
   if (t.key_lanes) {
@@ -72,43 +109,18 @@ GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
 }
 
 size_t KvCache::bytes_needed(const model::HParams& hp, const KvCacheParams& params) {
-  const int64_t shape[core::kMaxDims] = {hp.head_dim, hp.n_head_kv, params.n_ctx, 1};
-  core::Tensor k, v;
-  set_head_major_layout(k, params.type_k, shape, keys_in_lanes(params.type_k, hp.head_dim));
-  set_head_major_layout(v, params.type_v, shape, false);
-  return static_cast<size_t>(hp.n_layer) * (head_major_bytes(k) + head_major_bytes(v)) +
-         static_cast<size_t>(params.n_ctx) * sizeof(int32_t);
+  return layers_bytes(hp, params) + static_cast<size_t>(params.n_ctx) * sizeof(int32_t);
 }
 
-KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params) : n_ctx_(params.n_ctx) {
-  if (n_ctx_ <= 0) throw std::invalid_argument("n_ctx is " + std::to_string(n_ctx_) + "; it must be at least 1");
-  const std::pair<const char*, GgmlType> types[] = {{"type_k", params.type_k}, {"type_v", params.type_v}};
-  for (const auto& [field, t] : types) {
-    const auto id = static_cast<uint32_t>(t);
-    if (!kv_type_supported(t)) {
-      throw std::invalid_argument(std::string(field) + " " + ggml_type_name(id) +
-                                  " is not a KV cache type (F32, F16, Q8_0, Q4_0)");
-    }
-    if (hp.head_dim % core::type_block_elements(t) != 0) {
-      throw std::invalid_argument(std::string(field) + " " + ggml_type_name(id) +
-                                  " needs a head size that is a multiple of " +
-                                  std::to_string(core::type_block_elements(t)) + "; this model's is " +
-                                  std::to_string(hp.head_dim) + " (use F16)");
-    }
-  }
-  const int64_t shape[core::kMaxDims] = {hp.head_dim, hp.n_head_kv, n_ctx_, 1};
+KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params)
+    : n_ctx_(params.n_ctx),
+      buffer_(checked_layers_bytes(hp, params), io::PageMemory::Pages::Huge) {
   k_.resize(static_cast<size_t>(hp.n_layer));
   v_.resize(static_cast<size_t>(hp.n_layer));
-  size_t total = 0;
+  std::memset(buffer_.data(), 0, buffer_.size());  // heap memory where the system has no anonymous mappings
+  uint8_t* p = buffer_.data();
   for (size_t l = 0; l < k_.size(); ++l) {
-    set_head_major_layout(k_[l], params.type_k, shape, keys_in_lanes(params.type_k, hp.head_dim));
-    set_head_major_layout(v_[l], params.type_v, shape, false);
-    total += head_major_bytes(k_[l]) + head_major_bytes(v_[l]);
-  }
-  buffer_ = std::make_unique<io::PageMemory>(total, io::PageMemory::Pages::Huge);
-  std::memset(buffer_->data(), 0, total);
-  char* p = reinterpret_cast<char*>(buffer_->data());
-  for (size_t l = 0; l < k_.size(); ++l) {
+    set_layer_layouts(k_[l], v_[l], hp, params);
     k_[l].data = p;
     k_[l].set_name("k_cache.%zu", l);
     p += head_major_bytes(k_[l]);
@@ -253,7 +265,7 @@ void KvCache::copy_from(const KvCache& other) {
       other.type_v() != type_v() || other.bytes() != bytes()) {
     throw std::invalid_argument("KV cache copy needs caches of the same shape and types");
   }
-  if (buffer_ && other.buffer_) std::memcpy(buffer_->data(), other.buffer_->data(), bytes());
+  std::memcpy(buffer_.data(), other.buffer_.data(), bytes());
   positions_ = other.positions_;  // fits the reserved capacity: no allocation
 }
 

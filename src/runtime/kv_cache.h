@@ -19,7 +19,6 @@
 #pragma once
 
 #include <climits>
-#include <memory>
 #include <cstdint>
 #include <stdexcept>
 #include <vector>
@@ -67,7 +66,7 @@ class KvCache {
   int64_t free_cells() const { return n_ctx_ - used(); }
   GgmlType type_k() const { return k_[0].type; }
   GgmlType type_v() const { return v_[0].type; }
-  size_t bytes() const { return buffer_ ? buffer_->size() : 0; }
+  size_t bytes() const { return buffer_.size(); }
 
   core::Tensor* k(int64_t layer) { return &k_[static_cast<size_t>(layer)]; }
   // K is head-major, a row every nb[2] bytes: head h's cells start at row
@@ -146,7 +145,7 @@ class KvCache {
   std::vector<core::Tensor> v_;
   std::vector<model::LayerKv> layers_;  // &k_[l], &v_[l]
   std::vector<int32_t> positions_;  // capacity n_ctx, reserved once
-  std::unique_ptr<io::PageMemory> buffer_;  // every layer's K and V, in huge pages where the system has them
+  io::PageMemory buffer_;  // every layer's K and V, in huge pages where the system has them
 };
 
 }  // namespace peak::runtime

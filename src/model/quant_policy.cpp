@@ -1,5 +1,6 @@
 #include "model/quant_policy.h"
 
+#include <cctype>
 #include <stdexcept>
 
 namespace peak::model {
@@ -40,12 +41,15 @@ std::vector<std::string> file_type_names() {
 }
 
 FileType parse_file_type(const std::string& name) {
+  // Any case, as llama-quantize reads its type argument: "q4_k_m" is Q4_K_M.
+  std::string upper = name;
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (const FileType& f : kFileTypes) {
-    if (f.name == name) return f;
+    if (f.name == upper) return f;
   }
   // A plain type name quantizes everything to it (the caller asks for --pure).
   GgmlType t;
-  if (ggml_type_from_name(name.c_str(), &t)) return {name, t, 0};
+  if (ggml_type_from_name(upper.c_str(), &t)) return {upper, t, 0};
   std::string known;
   for (const std::string& n : file_type_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown quantization type '" + name + "' (known: " + known + ")");

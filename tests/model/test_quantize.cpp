@@ -122,6 +122,18 @@ TEST(QuantPolicy, KeepsVectorsInF32AndFallsBackForOddRows) {
   EXPECT_THROW(parse_file_type("Q7_X"), std::invalid_argument);
 }
 
+// llama-quantize takes its type in any case; general.file_type is
+// LLAMA_FTYPE_MOSTLY_Q4_K_M = 15 and MOSTLY_Q4_0 = 2 either way.
+TEST(QuantPolicy, ReadsTypeNamesInAnyCase) {
+  const FileType lower = parse_file_type("q4_k_m");
+  EXPECT_EQ(lower.name, "Q4_K_M");
+  EXPECT_EQ(lower.base, GgmlType::Q4_K);
+  EXPECT_EQ(lower.llama_ftype, 15u);
+  EXPECT_EQ(parse_file_type("q4_0").llama_ftype, 2u);
+  EXPECT_EQ(parse_file_type("Iq4_Nl").base, GgmlType::IQ4_NL);
+  EXPECT_THROW(parse_file_type("q7_x"), std::invalid_argument);
+}
+
 TEST(Quantize, RefusesToOverwriteItsInputAndAlreadyQuantizedInputs) {
   QuantizeOptions o;
   o.type = "Q8_0";

@@ -1,6 +1,7 @@
 // Attention's float kernels on 256-bit vectors (AVX2 + FMA + F16C): the
 // weighted sum of F32, F16, Q8_0 and Q4_0 value rows (a tile of 4 output rows
-// x 16 columns keeps 8 accumulators in registers), the softmax numerators,
+// x 16 columns keeps 8 accumulators in registers, one of 2 rows x 32 columns
+// too), the softmax numerators,
 // the SwiGLU and GeGLU gates and soft-capping.
 #include <immintrin.h>
 
@@ -21,6 +22,8 @@ struct Vec256 {
   using Reg = __m256;
   static constexpr int kWidth = 8;
   static constexpr int kTileCols = 2;
+  // 2 rows x 4 accumulators, 4 loaded vectors and a weight: 13 of the 16 ymm.
+  static constexpr int kPairTileCols = 4;
   static constexpr int kGemmRows = 6;
   static constexpr int kGemmCols = 2;
   static Reg splat(float x) { return _mm256_set1_ps(x); }

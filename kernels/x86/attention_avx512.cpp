@@ -1,6 +1,7 @@
 // Attention's float kernels on 512-bit vectors: the weighted sum of F32, F16,
 // Q8_0 and Q4_0 value rows (a tile of 4 output rows x 64 columns keeps 16
-// accumulators in registers; Q8_0 rows in integer products, below), the
+// accumulators in registers, one of 2 rows x 128 columns too; Q8_0 rows in
+// integer products, below), the
 // softmax numerators and their maximum, the SwiGLU and GeGLU gates and
 // soft-capping.
 #include <immintrin.h>
@@ -28,6 +29,8 @@ struct Vec512 {
   using Reg = __m512;
   static constexpr int kWidth = 16;
   static constexpr int kTileCols = 4;
+  // 2 rows x 8 accumulators and 8 loaded vectors: 24 of the 32 zmm.
+  static constexpr int kPairTileCols = 8;
   // fp32 tiles: 6 x 4 accumulators, 4 vectors of B and a broadcast: 29 of the 32 zmm.
   static constexpr int kGemmRows = 6;
   static constexpr int kGemmCols = 4;

@@ -30,7 +30,7 @@ struct Shape {
   int64_t n, n_rows, n_out;
 };
 constexpr Shape kFloatShapes[] = {{1, 1, 1},     {7, 3, 2},   {16, 5, 4},      {64, 37, 9},
-                                  {100, 8, 5}, {128, 128, 32}, {133, 17, 7}};
+                                  {100, 8, 5}, {128, 128, 32}, {133, 17, 7}, {256, 20, 3}};
 // n_out 2, 6 and 7 take the two-row tile (a decode step of a group of 2 heads).
 constexpr Shape kBlockShapes[] = {{32, 1, 1},    {32, 3, 5},   {96, 37, 9}, {128, 128, 32},
                                   {160, 17, 7},  {64, 131, 2}, {128, 9, 6}};

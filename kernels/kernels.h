@@ -176,6 +176,12 @@ struct FloatKernels {
   SoftcapFn softcap = nullptr;
   Bf16Kernels bf16;
   F32TileKernels f32_tiles;  // null on the paths that keep the per-row kernels for every tile
+  // Whether a decode step's attention asks for its K and V rows ahead in
+  // software. Not on AMD cores: there the requests hold L1 miss buffers that
+  // the L2's stream prefetcher, which keeps more misses in flight, would
+  // otherwise fill ahead, and a decode step at depth ran faster without them
+  // (Zen 4). Intel cores stalled on the K rows without them.
+  bool prefetch_decode_rows = true;
 };
 const FloatKernels& float_kernels();
 

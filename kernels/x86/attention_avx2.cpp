@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include "kernels/blocks.h"
+#include "kernels/cpu_features.h"
 #include "kernels/exp_poly.h"
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
@@ -94,6 +95,7 @@ void install_avx2_attention_kernels(KernelTable& table) {
   table.floats.swiglu = swiglu<Vec256>;
   table.floats.geglu = geglu<Vec256>;
   table.floats.softcap = softcap<Vec256>;
+  table.floats.prefetch_decode_rows = !cpu_features().amd;
   table.floats.f32_tiles = {transpose_f32_tiles<Vec256>, gemm_f32_tiles<Vec256>};
 }
 

@@ -46,10 +46,10 @@
 //   and a prefill costs O(n_tokens x window).
 // Memory: the KV cache is head-major (runtime/kv_cache.h), so a tile's K and
 // V rows are each one contiguous stream (nb[2] = one row); a decode tile asks
-// for them ahead in small steps (score_streaming). Q8_0 keys sit in the key
-// lane layout (Tensor::key_lanes, kernels/repack.h): groups of 16 keys whose
-// codes the score gemm reads as whole vectors; blocks of keys and chunks
-// (below) therefore end at multiples of 16 keys.
+// for them ahead in small steps where that helps (score_streaming). Q8_0 keys
+// sit in the key lane layout (Tensor::key_lanes, kernels/repack.h): groups of
+// 16 keys whose codes the score gemm reads as whole vectors; blocks of keys and
+// chunks (below) therefore end at multiples of 16 keys.
 // Threads: tasks are (tile, kv head) pairs dealt out round-robin, which balances
 // the causal triangle (later tiles see more keys). When there are fewer tasks
 // than threads (decode with few kv heads) each tile's key range is split into
@@ -246,6 +246,7 @@ struct Attention {
   const Bf16Kernels* bf16;  // null: fp32 attention
   const F32TileKernels* f32_tiles;  // null: per-row kernels for every tile (or bf16)
   bool float_keys;         // F16 / F32 keys: scores from float queries (else K's integer gemm)
+  bool prefetch_decode_rows;  // FloatKernels::prefetch_decode_rows
   GemmFn key_lanes_gemm;   // Q8_0 keys in lanes (Tensor::key_lanes): their gemm; else null
   RowToFloatFn key_to_float;
   RowToFloatFn value_to_float;
@@ -460,7 +461,9 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
 // tile scores a block in steps of kScoreKeys keys, each step first asking for
 // the K rows kPrefetchKeys ahead and for its own keys' V rows: requests spread
 // over the block, not one burst per block (which stalled on the requests
-// themselves). Larger tiles are compute-bound and score a block in one call.
+// themselves). Where the hardware prefetchers do better alone
+// (FloatKernels::prefetch_decode_rows), the steps ask for nothing. Larger
+// tiles are compute-bound and score a block in one call.
 constexpr int64_t kStreamingRows = 8;
 constexpr int64_t kScoreKeys = 16;
 constexpr int64_t kPrefetchKeys = 64;
@@ -482,11 +485,13 @@ void score_streaming(const Attention& a, int64_t kv_head, int64_t first_key, int
   const size_t v_row = a.v.nb[2];
   for (int64_t key = 0; key < n_keys;) {
     const int64_t step = std::min(kScoreKeys - (first_key + key) % kScoreKeys, n_keys - key);
-    const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
-    if (ahead > 0) {
-      prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
+    if (a.prefetch_decode_rows) {
+      const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
+      if (ahead > 0) {
+        prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
+      }
+      prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
     }
-    prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
     score_keys(a, kv_head, first_key + key, step, rows, sc.weights + key, sc);
     key += step;
   }
@@ -587,6 +592,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
                     float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim),
                     f32_tile_kernels(s.head_dim), scores.query_type == GgmlType::F32,
+                    float_kernels().prefetch_decode_rows,
                     node.src[1]->key_lanes ? kernels_for(GgmlType::Q8_0).gemm_key_lanes : nullptr,
                     kernels_for(node.src[1]->type).to_float,
                     kernels_for(node.src[2]->type).to_float};

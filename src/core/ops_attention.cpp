@@ -462,8 +462,9 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
 // the K rows kPrefetchKeys ahead and for its own keys' V rows: requests spread
 // over the block, not one burst per block (which stalled on the requests
 // themselves). Where the hardware prefetchers do better alone
-// (FloatKernels::prefetch_decode_rows), the steps ask for nothing. Larger
-// tiles are compute-bound and score a block in one call.
+// (FloatKernels::prefetch_decode_rows), a decode step scores its block in one
+// call, as larger tiles (compute-bound) always do: each call of the few-row
+// key kernel computes its query rows' block terms again.
 constexpr int64_t kStreamingRows = 8;
 constexpr int64_t kScoreKeys = 16;
 constexpr int64_t kPrefetchKeys = 64;
@@ -479,19 +480,21 @@ bool f32_tile(const Attention& a, int64_t rows) { return a.f32_tiles != nullptr 
 static_assert(kScoreKeys == kLaneGroup, "a decode step scores one group of keys in lanes");
 void score_streaming(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, int64_t end, int64_t rows,
                      const Scratch& sc) {
+  if (!a.prefetch_decode_rows) {
+    score_keys(a, kv_head, first_key, n_keys, rows, sc.weights, sc);
+    return;
+  }
   const char* keys = a.k.row_ptr(kv_head, first_key);
   const char* values = a.v.row_ptr(kv_head, first_key);
   const size_t k_row = a.k.nb[2];
   const size_t v_row = a.v.nb[2];
   for (int64_t key = 0; key < n_keys;) {
     const int64_t step = std::min(kScoreKeys - (first_key + key) % kScoreKeys, n_keys - key);
-    if (a.prefetch_decode_rows) {
-      const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
-      if (ahead > 0) {
-        prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
-      }
-      prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
+    const int64_t ahead = std::min(step, end - (first_key + key + kPrefetchKeys));
+    if (ahead > 0) {
+      prefetch_bytes(keys + static_cast<size_t>(key + kPrefetchKeys) * k_row, static_cast<size_t>(ahead) * k_row);
     }
+    prefetch_bytes(values + static_cast<size_t>(key) * v_row, static_cast<size_t>(step) * v_row);
     score_keys(a, kv_head, first_key + key, step, rows, sc.weights + key, sc);
     key += step;
   }

@@ -70,7 +70,20 @@ namespace {
 
 constexpr int64_t kMinKeysPerChunk = 64;
 constexpr int64_t kMaxKeyChunks = 64;
-constexpr int64_t kKeysPerBlock = 128;  // keys scored and summed per step
+// Keys scored and summed per step: 128 in a tile of more than kStreamingRows
+// rows (its scores, weights and packed block sit in L2 beside the tile's
+// state); 512 in a decode step that leaves its rows to the hardware
+// prefetchers (FloatKernels::prefetch_decode_rows), whose few rows need
+// little room. Measured faster than 128 and 256 at depth 4096 with 2 rows of
+// 128 values (qwen3-0.6b): a block's fixed costs and the switches between the
+// K and V streams come a quarter as often. A decode step that asks for its V
+// rows while scoring keeps 128: after a longer block's keys they would have
+// left L1. All end at multiples of 16 keys (whole groups of keys in lanes).
+constexpr int64_t kKeysPerBlock = 128;
+constexpr int64_t kStreamingKeysPerBlock = 512;
+// A tile of at most this many query rows (a decode step: one token's group of
+// query heads) reads its K and V rows as streams (score_streaming).
+constexpr int64_t kStreamingRows = 8;
 constexpr int64_t kTileRows = 32;       // wanted query rows per tile
 // With bf16 or fp32 tile products a block of K and V is converted and packed
 // once per tile, and every tile streams its kv head's cache: 8 times the rows
@@ -106,14 +119,20 @@ struct AttentionShape {
   int64_t window;       // > 0: sliding window (params.i[1])
   int64_t tile_tokens;  // query tokens per tile
   int64_t tile_rows;    // tile_tokens * group
+  int64_t keys_per_block;
 
-  explicit AttentionShape(const Tensor& node)
-      : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(node.src[0]->ne[2]),
+  explicit AttentionShape(const Tensor& node) : AttentionShape(node, node.src[0]->ne[2]) {}
+
+  // The node's attention for n_tokens query tokens.
+  AttentionShape(const Tensor& node, int64_t query_tokens)
+      : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(query_tokens),
         n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv),
         window(node.params.i[1]),
         tile_tokens(std::max<int64_t>(
             1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
-        tile_rows(tile_tokens * group) {}
+        tile_rows(tile_tokens * group),
+        keys_per_block(tile_rows <= kStreamingRows && !float_kernels().prefetch_decode_rows ? kStreamingKeysPerBlock
+                                                                                             : kKeysPerBlock) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
   int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs
@@ -162,7 +181,7 @@ struct AttentionWork {
   size_t bf16_rows_offset;
   size_t bf16_packed_offset;
   size_t bf16_weights_offset;
-  size_t lane_scores_offset;  // keys in lanes: scores from a group's first key [R][kLaneScoreStride]
+  size_t lane_scores_offset;  // keys in lanes: scores from a group's first key [R][lane_score_stride]
   size_t per_thread_bytes;
   size_t partials_offset;
   size_t total_bytes;
@@ -186,33 +205,33 @@ constexpr int64_t kBf16Rows = 16;
 // block whose first key is not a group's first is scored from that group's
 // first into scratch rows of this stride.
 constexpr int64_t kLaneGroup = kQ8_0KeyLaneRows;
-constexpr int64_t kLaneScoreStride = kKeysPerBlock + kLaneGroup;
+int64_t lane_score_stride(const AttentionShape& s) { return s.keys_per_block + kLaneGroup; }
 
-AttentionWork attention_work(const Tensor& node, int n_threads) {
-  const AttentionShape s(node);
+AttentionWork attention_work(const Tensor& node, const AttentionShape& s, int n_threads) {
   const GgmlType partner = score_kernel(kernels_for(node.src[1]->type)).query_type;
   const auto floats = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(float)); };
   AttentionWork w{};
   w.query_row_bytes = round_up_to_cache_line(
       static_cast<size_t>(s.head_dim / type_block_elements(partner)) * type_block_bytes(partner));
   w.weights_offset = w.query_row_bytes * static_cast<size_t>(s.tile_rows);
-  w.rescale_offset = w.weights_offset + floats(s.tile_rows * kKeysPerBlock);
+  w.rescale_offset = w.weights_offset + floats(s.tile_rows * s.keys_per_block);
   w.state_offset = w.rescale_offset + floats(s.tile_rows);
   w.bf16_rows_offset = w.state_offset + tile_state_bytes(s);
   w.bf16_packed_offset = w.bf16_rows_offset;
   w.bf16_weights_offset = w.bf16_rows_offset;
   w.per_thread_bytes = w.bf16_rows_offset;
-  if (bf16_kernels(s.head_dim) != nullptr) {
+  const bool packs = s.tile_rows > kStreamingRows;  // decode steps never pack
+  if (packs && bf16_kernels(s.head_dim) != nullptr) {
     const auto halves = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(uint16_t)); };
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
-    w.bf16_weights_offset = w.bf16_packed_offset + halves(kKeysPerBlock * s.head_dim);
-    w.per_thread_bytes = w.bf16_weights_offset + halves(s.tile_rows * kKeysPerBlock);
-  } else if (f32_tile_kernels(s.head_dim) != nullptr) {
+    w.bf16_weights_offset = w.bf16_packed_offset + halves(s.keys_per_block * s.head_dim);
+    w.per_thread_bytes = w.bf16_weights_offset + halves(s.tile_rows * s.keys_per_block);
+  } else if (packs && f32_tile_kernels(s.head_dim) != nullptr) {
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
-    w.per_thread_bytes = w.bf16_packed_offset + floats(kKeysPerBlock * s.head_dim);
+    w.per_thread_bytes = w.bf16_packed_offset + floats(s.keys_per_block * s.head_dim);
   }
   w.lane_scores_offset = w.per_thread_bytes;
-  if (node.src[1]->key_lanes) w.per_thread_bytes += floats(s.tile_rows * kLaneScoreStride);
+  if (node.src[1]->key_lanes) w.per_thread_bytes += floats(s.tile_rows * lane_score_stride(s));
   w.partials_offset = w.per_thread_bytes * static_cast<size_t>(n_threads);
   const int64_t chunks = s.key_chunks(n_threads);
   const size_t partials = chunks > 1 ? static_cast<size_t>(s.units() * chunks) * tile_state_bytes(s) : 0;
@@ -261,13 +280,13 @@ struct Attention {
 struct Scratch {
   char* queries;      // [R] rows in the score kernel's query type (bf16 in a bf16 tile with float keys),
                       // query_row_bytes apart
-  float* weights;     // [R][kKeysPerBlock]: scores, then softmax weights
+  float* weights;     // [R][keys_per_block]: scores, then softmax weights
   float* rescale;     // [R]
   float* bf16_rows;        // [kBf16Rows][head_dim]: K or V rows as floats
   uint16_t* bf16_packed;   // a block of K [head_dim / 2][keys][2] or V [keys / 2][head_dim][2]
   float* f32_packed;       // the same place in fp32 tiles: K [head_dim][keys] or V [keys][head_dim]
-  uint16_t* bf16_weights;  // [R][kKeysPerBlock]
-  float* lane_scores;      // [R][kLaneScoreStride]
+  uint16_t* bf16_weights;  // [R][keys_per_block]
+  float* lane_scores;      // [R][lane_score_stride]
 
   Scratch(char* base, const AttentionWork& w)
       : queries(base), weights(reinterpret_cast<float*>(base + w.weights_offset)),
@@ -279,8 +298,7 @@ struct Scratch {
         lane_scores(reinterpret_cast<float*>(base + w.lane_scores_offset)) {}
 };
 
-// Whether a tile of this many rows takes the bf16 products (defined with
-// kStreamingRows below).
+// Whether a tile of this many rows takes the bf16 products (defined below).
 bool bf16_tile(const Attention& a, int64_t rows);
 
 // Converts the query rows of tile [first_token, first_token + rows / group) and
@@ -301,26 +319,27 @@ void load_queries(const Attention& a, int64_t first_token, int64_t rows, int64_t
 }
 
 // Scores of the tile's `rows` query rows against keys [first_key, first_key +
-// n_keys) of kv head `kv_head` (n_keys <= kKeysPerBlock) into out
-// [rows][kKeysPerBlock], with K's integer gemm.
+// n_keys) of kv head `kv_head` (n_keys <= keys_per_block) into out
+// [rows][keys_per_block], with K's integer gemm.
 void score_keys(const Attention& a, int64_t kv_head, int64_t first_key, int64_t n_keys, int64_t rows, float* out,
                 const Scratch& sc) {
   const int64_t d = a.s.head_dim;
+  const int64_t block = a.s.keys_per_block;
   const size_t row_bytes = a.k.nb[2];
   const char* keys = a.k.row_ptr(kv_head, first_key);
   if (a.key_lanes_gemm == nullptr) {
-    a.score_gemm(d, keys, row_bytes, n_keys, sc.queries, a.layout.query_row_bytes, rows, out, kKeysPerBlock);
+    a.score_gemm(d, keys, row_bytes, n_keys, sc.queries, a.layout.query_row_bytes, rows, out, block);
     return;
   }
   const KeyLane at = key_lane_at(a.k, keys);
   if (at.lane == 0) {
-    a.key_lanes_gemm(d, at.group, row_bytes, n_keys, sc.queries, a.layout.query_row_bytes, rows, out, kKeysPerBlock);
+    a.key_lanes_gemm(d, at.group, row_bytes, n_keys, sc.queries, a.layout.query_row_bytes, rows, out, block);
   } else {
     // From the group's first key; the keys before first_key are dropped.
     a.key_lanes_gemm(d, at.group, row_bytes, at.lane + n_keys, sc.queries, a.layout.query_row_bytes, rows,
-                     sc.lane_scores, kLaneScoreStride);
+                     sc.lane_scores, lane_score_stride(a.s));
     for (int64_t r = 0; r < rows; ++r) {
-      std::memcpy(out + r * kKeysPerBlock, sc.lane_scores + r * kLaneScoreStride + at.lane,
+      std::memcpy(out + r * block, sc.lane_scores + r * lane_score_stride(a.s) + at.lane,
                   static_cast<size_t>(n_keys) * sizeof(float));
     }
   }
@@ -373,7 +392,7 @@ void score_bf16(const Attention& a, const char* keys, int64_t n_keys, int64_t en
     a.bf16->pack_columns(sc.bf16_rows, static_cast<size_t>(d), kBf16Rows, d, sc.bf16_packed + 2 * first, cols);
   });
   a.bf16->gemm(d / 2, reinterpret_cast<const uint16_t*>(sc.queries), a.layout.query_row_bytes / sizeof(uint16_t),
-               rows, sc.bf16_packed, cols, sc.weights, kKeysPerBlock, false);
+               rows, sc.bf16_packed, cols, sc.weights, a.s.keys_per_block, false);
 }
 
 // outputs[r] += sum_j weights[r][j] * V[j] for the block's values [0, n_keys)
@@ -390,11 +409,11 @@ void sum_values_bf16(const Attention& a, const char* values, int64_t n_keys, int
     a.bf16->pack_rows(sc.bf16_rows, static_cast<size_t>(d), padded, d, sc.bf16_packed + first * d);
   }
   for (int64_t r = 0; r < rows; ++r) {
-    uint16_t* w = sc.bf16_weights + r * kKeysPerBlock;
-    a.bf16->round(sc.weights + r * kKeysPerBlock, w, n_keys);
+    uint16_t* w = sc.bf16_weights + r * a.s.keys_per_block;
+    a.bf16->round(sc.weights + r * a.s.keys_per_block, w, n_keys);
     if (even > n_keys) w[n_keys] = 0;
   }
-  a.bf16->gemm(even / 2, sc.bf16_weights, kKeysPerBlock, rows, sc.bf16_packed, d, state.outputs,
+  a.bf16->gemm(even / 2, sc.bf16_weights, a.s.keys_per_block, rows, sc.bf16_packed, d, state.outputs,
                static_cast<size_t>(d), true);
 }
 
@@ -408,7 +427,7 @@ void score_f32(const Attention& a, const char* keys, int64_t n_keys, int64_t end
     a.f32_tiles->transpose(sc.bf16_rows, static_cast<size_t>(d), kBf16Rows, d, sc.f32_packed + first, cols);
   });
   a.f32_tiles->gemm(d, reinterpret_cast<const float*>(sc.queries), a.layout.query_row_bytes / sizeof(float), rows,
-                    sc.f32_packed, cols, sc.weights, kKeysPerBlock, false);
+                    sc.f32_packed, cols, sc.weights, a.s.keys_per_block, false);
 }
 
 // outputs[r] += sum_j weights[r][j] * V[j] for the block's values [0, n_keys)
@@ -417,7 +436,7 @@ void sum_values_f32(const Attention& a, const char* values, int64_t n_keys, int6
                     const Scratch& sc, const TileState& state) {
   const int64_t d = a.s.head_dim;
   dequantize_rows(values, a.v.nb[2], 0, n_keys, n_keys, end, a.value_to_float, d, sc.f32_packed);
-  a.f32_tiles->gemm(n_keys, sc.weights, kKeysPerBlock, rows, sc.f32_packed, d, state.outputs, static_cast<size_t>(d),
+  a.f32_tiles->gemm(n_keys, sc.weights, a.s.keys_per_block, rows, sc.f32_packed, d, state.outputs, static_cast<size_t>(d),
                     true);
 }
 
@@ -454,8 +473,7 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   state.max[r] = new_max;
 }
 
-// A tile of at most kStreamingRows query rows (a decode step: one token's
-// group of query heads) does too little arithmetic per K and V byte to hide
+// A tile of at most kStreamingRows query rows does too little arithmetic per K and V byte to hide
 // the loads, and the hardware prefetchers alone fall behind on the score
 // gemm's K rows (half of a decode step at depth 4096 stalled on them). Such a
 // tile scores a block in steps of kScoreKeys keys, each step first asking for
@@ -465,7 +483,6 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
 // (FloatKernels::prefetch_decode_rows), a decode step scores its block in one
 // call, as larger tiles (compute-bound) always do: each call of the few-row
 // key kernel computes its query rows' block terms again.
-constexpr int64_t kStreamingRows = 8;
 constexpr int64_t kScoreKeys = 16;
 constexpr int64_t kPrefetchKeys = 64;
 
@@ -514,9 +531,10 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
   }
   std::memset(state.outputs, 0, static_cast<size_t>(rows * d) * sizeof(float));
 
-  // Blocks end at multiples of kKeysPerBlock (whole groups of keys in lanes).
+  // Blocks end at multiples of keys_per_block (whole groups of keys in lanes).
+  const int64_t block = s.keys_per_block;
   for (int64_t first_key = begin, n_keys = 0; first_key < end; first_key += n_keys) {
-    n_keys = std::min(kKeysPerBlock - first_key % kKeysPerBlock, end - first_key);
+    n_keys = std::min(block - first_key % block, end - first_key);
     const char* keys = a.k.row_ptr(kv_head, first_key);
     const char* values = a.v.row_ptr(kv_head, first_key);
     if (bf16 && a.float_keys) {
@@ -529,7 +547,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
       score_streaming(a, kv_head, first_key, n_keys, end, rows, sc);
     }
     for (int64_t r = 0; r < rows; ++r) {
-      softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * kKeysPerBlock, state, r,
+      softmax_block(a, first_token + r / s.group, first_key, n_keys, sc.weights + r * block, state, r,
                     sc.rescale);
     }
     for (int64_t r = 0; r < rows; ++r) {
@@ -544,7 +562,7 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     } else if (f32) {
       sum_values_f32(a, values, n_keys, end - first_key, rows, sc, state);
     } else {
-      a.value_sum(d, values, a.v.nb[2], n_keys, sc.weights, kKeysPerBlock, rows, state.outputs,
+      a.value_sum(d, values, a.v.nb[2], n_keys, sc.weights, block, rows, state.outputs,
                   static_cast<size_t>(d));
     }
   }
@@ -579,8 +597,14 @@ float* output_row(const Tensor& node, const AttentionShape& s, int64_t first_tok
 
 }  // namespace
 
+// Covers the node's decode steps too: a graph reserved for a full batch also
+// runs them over the same cache, and their longer blocks of keys can need
+// more than the batch's tiles.
 size_t attention_work_size(const Tensor& node, int n_threads) {
-  return attention_work(node, n_threads).total_bytes;
+  const AttentionShape s(node);
+  const int64_t step_tokens = std::min(s.n_tokens, std::max<int64_t>(1, kStreamingRows / s.group));
+  return std::max(attention_work(node, s, n_threads).total_bytes,
+                  attention_work(node, AttentionShape(node, step_tokens), n_threads).total_bytes);
 }
 
 // node F32 [head_dim, n_head, n_tokens]; src0 Q F32 [head_dim, n_head, n_tokens];
@@ -588,7 +612,7 @@ size_t attention_work_size(const Tensor& node, int n_threads) {
 // (0: none), i[0]: causal, i[1]: window (0: none).
 void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
-  const AttentionWork layout = attention_work(node, params.n_threads);
+  const AttentionWork layout = attention_work(node, s, params.n_threads);
   const ScoreKernel scores = score_kernel(kernels_for(node.src[1]->type));
   const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0], node.params.f[1],
                     node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,

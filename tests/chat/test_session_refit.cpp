@@ -8,6 +8,8 @@
 // a session that chatted the same turns.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <stdexcept>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "chat/chat_session.h"
+#include "kernels/float16.h"
 #include "model/model.h"
 #include "fresh_prefill.h"
 #include "scripted_qwen3.h"
@@ -306,6 +309,32 @@ TEST(SessionRefit, ModeNoneRefusesAConversationLargerThanItsWindow) {
   std::remove(path.c_str());
 }
 
+// Two snapshots of F16 caches (stories260K's heads of 8 values take one) hold
+// the same cells: every value equal or apart by at most one F16 step at the
+// cache's largest magnitude, and no more than one in a hundred apart. The
+// file's cells were computed by an earlier build, whose attention summed the
+// softmax in other blocks of keys; that moves a few values by about the
+// rounding of the largest ones. A cell out of place would move most values,
+// and by far more.
+void expect_same_f16_cache(const std::vector<uint8_t>& restored, const std::vector<uint8_t>& live) {
+  ASSERT_EQ(restored.size(), live.size());
+  const auto value = [](const std::vector<uint8_t>& bytes, size_t i) {
+    return fp16_to_fp32(static_cast<uint16_t>(bytes[2 * i] | bytes[2 * i + 1] << 8));
+  };
+  const size_t n = live.size() / 2;
+  float largest = 0.0f;
+  for (size_t i = 0; i < n; ++i) largest = std::max(largest, std::fabs(value(live, i)));
+  const float step = largest / 1024.0f;  // at most one step of an F16 of that magnitude
+  size_t apart = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const float x = value(restored, i), y = value(live, i);
+    if (x == y) continue;
+    ++apart;
+    ASSERT_LE(std::fabs(x - y), step) << "value " << i << ": " << x << " against " << y;
+  }
+  EXPECT_LE(apart * 100, n) << apart << " of " << n << " values differ";
+}
+
 // tests/data/session_v1_stories260K.pkss: format 1, written by peak before
 // format 2 with the small stories settings after 15 turns of the story lines
 // (answers of 12 tokens), its summary in place and 39 dropped tokens waiting
@@ -320,7 +349,7 @@ TEST(SessionRefit, AFormat1FileReadsAsTheSessionThatWroteIt) {
   live.wait_for_summary();
   EXPECT_EQ(restored.stats().dropped_since_summary, 39);
   EXPECT_EQ(restored.cached_tokens(), live.cached_tokens());
-  EXPECT_EQ(restored.context().kv().snapshot(), live.context().kv().snapshot());
+  expect_same_f16_cache(restored.context().kv().snapshot(), live.context().kv().snapshot());
   EXPECT_EQ(restored.summary(), live.summary());
   EXPECT_EQ(restored.dropped_text(), live.dropped_text());
   // The message states format 1 did not save, worked out from its dropped text.

@@ -123,6 +123,8 @@ TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
       // Several tiles of query tokens (the last one partial) and key blocks.
       {64, 8, 1, 70, 300}, {32, 2, 2, 45, 200}, {128, 16, 8, 64, 64},
       {64, 4, 1, 10, 400},  // two tiles split into key chunks, merged
+      // Decode steps (up to 8 query rows) over several of their longer key blocks.
+      {128, 16, 8, 1, 1500}, {64, 8, 2, 2, 1300},
   };
   for (GgmlType type : kCacheTypes) {
     for (const AttentionCase& c : cases) {

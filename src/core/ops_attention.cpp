@@ -70,16 +70,19 @@ namespace {
 
 constexpr int64_t kMinKeysPerChunk = 64;
 constexpr int64_t kMaxKeyChunks = 64;
-// Keys scored and summed per step: 128 in a tile of more than kStreamingRows
-// rows (its scores, weights and packed block sit in L2 beside the tile's
-// state); 512 in a decode step that leaves its rows to the hardware
-// prefetchers (FloatKernels::prefetch_decode_rows), whose few rows need
-// little room. Measured faster than 128 and 256 at depth 4096 with 2 rows of
-// 128 values (qwen3-0.6b): a block's fixed costs and the switches between the
-// K and V streams come a quarter as often. A decode step that asks for its V
-// rows while scoring keeps 128: after a longer block's keys they would have
-// left L1. All end at multiples of 16 keys (whole groups of keys in lanes).
-constexpr int64_t kKeysPerBlock = 128;
+// Keys scored and summed per step: 256 in a tile of more than kStreamingRows
+// rows, whose scores, weights and packed block sit in L2 beside the tile's
+// state (kPackedTileRows); measured faster than 128 at depth 4096
+// (qwen3-0.6b), by a little with F16 caches and more with Q8_0.
+// 512 in a decode step that leaves its rows to the hardware prefetchers
+// (FloatKernels::prefetch_decode_rows), whose few rows need little room;
+// measured faster than 128 and 256 with 2 rows of 128 values: a block's fixed
+// costs and the switches between the K and V streams come a quarter as
+// often. A decode step that asks for its V rows while scoring takes 128:
+// after a longer block's keys they would have left L1. All end at multiples
+// of 16 keys (whole groups of keys in lanes).
+constexpr int64_t kKeysPerBlock = 256;
+constexpr int64_t kPrefetchingKeysPerBlock = 128;
 constexpr int64_t kStreamingKeysPerBlock = 512;
 // A tile of at most this many query rows (a decode step: one token's group of
 // query heads) reads its K and V rows as streams (score_streaming).
@@ -89,8 +92,9 @@ constexpr int64_t kTileRows = 32;       // wanted query rows per tile
 // once per tile, and every tile streams its kv head's cache: 8 times the rows
 // cut both to an eighth per row. Measured faster than 64 and than 128 rows at
 // depth 4096, where the two threads' tiles also share the last-level cache's
-// bandwidth. A tile's queries, scores, weights and state (about 420 KB per
-// thread at head_dim 128) still fit a 1 MB L2.
+// bandwidth. A tile's queries, scores, weights, packed block and state (about
+// 650 KB per thread at head_dim 128 with blocks of 256 keys) still fit a 1 MB
+// L2.
 constexpr int64_t kPackedTileRows = 256;
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
@@ -131,8 +135,9 @@ struct AttentionShape {
         tile_tokens(std::max<int64_t>(
             1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group),
-        keys_per_block(tile_rows <= kStreamingRows && !float_kernels().prefetch_decode_rows ? kStreamingKeysPerBlock
-                                                                                             : kKeysPerBlock) {}
+        keys_per_block(tile_rows > kStreamingRows                  ? kKeysPerBlock
+                       : float_kernels().prefetch_decode_rows ? kPrefetchingKeysPerBlock
+                                                              : kStreamingKeysPerBlock) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
   int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs

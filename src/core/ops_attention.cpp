@@ -78,9 +78,10 @@ constexpr int64_t kMaxKeyChunks = 64;
 // (FloatKernels::prefetch_decode_rows), whose few rows need little room;
 // measured faster than 128 and 256 with 2 rows of 128 values: a block's fixed
 // costs and the switches between the K and V streams come a quarter as
-// often. A decode step that asks for its V rows while scoring takes 128:
-// after a longer block's keys they would have left L1. All end at multiples
-// of 16 keys (whole groups of keys in lanes).
+// often. A decode step that asks for its V rows while scoring keeps 128
+// (longer blocks unmeasured there): after a longer block's keys those rows
+// would have left L1. All end at multiples of 16 keys (whole groups of keys
+// in lanes).
 constexpr int64_t kKeysPerBlock = 256;
 constexpr int64_t kPrefetchingKeysPerBlock = 128;
 constexpr int64_t kStreamingKeysPerBlock = 512;
@@ -135,9 +136,9 @@ struct AttentionShape {
         tile_tokens(std::max<int64_t>(
             1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group),
-        keys_per_block(tile_rows > kStreamingRows                  ? kKeysPerBlock
+        keys_per_block(tile_rows > kStreamingRows ? kKeysPerBlock
                        : float_kernels().prefetch_decode_rows ? kPrefetchingKeysPerBlock
-                                                              : kStreamingKeysPerBlock) {}
+                       : kStreamingKeysPerBlock) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
   int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs
@@ -441,8 +442,8 @@ void sum_values_f32(const Attention& a, const char* values, int64_t n_keys, int6
                     const Scratch& sc, const TileState& state) {
   const int64_t d = a.s.head_dim;
   dequantize_rows(values, a.v.nb[2], 0, n_keys, n_keys, end, a.value_to_float, d, sc.f32_packed);
-  a.f32_tiles->gemm(n_keys, sc.weights, a.s.keys_per_block, rows, sc.f32_packed, d, state.outputs, static_cast<size_t>(d),
-                    true);
+  a.f32_tiles->gemm(n_keys, sc.weights, a.s.keys_per_block, rows, sc.f32_packed, d, state.outputs,
+                    static_cast<size_t>(d), true);
 }
 
 // Turns row r's scores of keys [first_key, first_key + n_keys) into softmax
@@ -478,16 +479,16 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
   state.max[r] = new_max;
 }
 
-// A tile of at most kStreamingRows query rows does too little arithmetic per K and V byte to hide
-// the loads, and the hardware prefetchers alone fall behind on the score
-// gemm's K rows (half of a decode step at depth 4096 stalled on them). Such a
-// tile scores a block in steps of kScoreKeys keys, each step first asking for
-// the K rows kPrefetchKeys ahead and for its own keys' V rows: requests spread
-// over the block, not one burst per block (which stalled on the requests
-// themselves). Where the hardware prefetchers do better alone
-// (FloatKernels::prefetch_decode_rows), a decode step scores its block in one
-// call, as larger tiles (compute-bound) always do: each call of the few-row
-// key kernel computes its query rows' block terms again.
+// A tile of at most kStreamingRows query rows does too little arithmetic per
+// K and V byte to hide the loads, and the hardware prefetchers alone fall
+// behind on the score gemm's K rows (half of a decode step at depth 4096
+// stalled on them). Such a tile scores a block in steps of kScoreKeys keys,
+// each step first asking for the K rows kPrefetchKeys ahead and for its own
+// keys' V rows: requests spread over the block, not one burst per block
+// (which stalled on the requests themselves). Where the hardware prefetchers
+// do better alone (FloatKernels::prefetch_decode_rows), a decode step scores
+// its block in one call, as larger tiles (compute-bound) always do: each call
+// of the few-row key kernel computes its query rows' block terms again.
 constexpr int64_t kScoreKeys = 16;
 constexpr int64_t kPrefetchKeys = 64;
 

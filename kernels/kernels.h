@@ -177,10 +177,13 @@ struct FloatKernels {
   Bf16Kernels bf16;
   F32TileKernels f32_tiles;  // null on the paths that keep the per-row kernels for every tile
   // Whether a decode step's attention asks for its K and V rows ahead in
-  // software. Not on AMD cores: there the requests hold L1 miss buffers that
-  // the L2's stream prefetcher, which keeps more misses in flight, would
-  // otherwise fill ahead, and a decode step at depth ran faster without them
-  // (Zen 4). Intel cores stalled on the K rows without them.
+  // software. Not on AMD cores: there the requests (into L1, a step's rows at
+  // a time) hold L1 miss buffers that the L2's stream prefetcher, which keeps
+  // more misses in flight, would otherwise fill ahead, and a decode step at
+  // depth ran faster without them (Zen 4); instead the x86 decode kernels of
+  // Q8_0 rows ask for them into L2, farther ahead and spread over their reads
+  // (x86/stream_prefetch.inc, DecodeRowsPrefetch). Intel cores stalled on
+  // the K rows without them.
   bool prefetch_decode_rows = true;
 };
 const FloatKernels& float_kernels();

@@ -20,6 +20,7 @@
 #include "kernels/softcap.inc"
 #include "kernels/weighted_sum.inc"
 #include "kernels/f32_tiles.inc"
+#include "kernels/x86/stream_prefetch.inc"
 #include "kernels/x86/transpose16.inc"
 
 namespace peak {
@@ -103,10 +104,13 @@ struct Int16Weights {
 };
 
 // d[b][j]: the scale of block b of the chunk's row j, zero past the m rows up
-// to a multiple of 16. Scalar loads: vpgatherdd took most of this kernel's time.
+// to a multiple of 16. Scalar loads: vpgatherdd took most of this kernel's
+// time. These are each row's first loads, so they also ask for the rows
+// ahead (DecodeRowsPrefetch, `prefetch` steps a row at a time).
 void load_block_scales(const char* rows, size_t row_stride, int64_t m, int nb,
-                       float (&d)[kInt16MaxBlocks][kInt16Keys]) {
+                       float (&d)[kInt16MaxBlocks][kInt16Keys], DecodeRowsPrefetch& prefetch) {
   for (int64_t j = 0; j < m; ++j) {
+    prefetch.step(row_stride);
     const char* row = rows + static_cast<size_t>(j) * row_stride;
     for (int b = 0; b < nb; ++b) {
       uint16_t h;
@@ -234,10 +238,11 @@ void weighted_sum_q8_0_int16(int64_t n, const void* rows, size_t row_stride, int
   const char* bytes = static_cast<const char*>(rows);
   alignas(64) float d[kInt16MaxBlocks][kInt16Keys];
   Int16Weights q;
+  DecodeRowsPrefetch prefetch(rows, static_cast<size_t>(n_rows) * row_stride);
   for (int64_t j0 = 0; j0 < n_rows; j0 += kInt16Keys) {
     const int64_t m = std::min(kInt16Keys, n_rows - j0);
     const char* chunk = bytes + static_cast<size_t>(j0) * row_stride;
-    load_block_scales(chunk, row_stride, m, static_cast<int>(n / kQK), d);
+    load_block_scales(chunk, row_stride, m, static_cast<int>(n / kQK), d, prefetch);
     size_t o = 0;
     const auto weights = [&](size_t row) { return w + row * w_stride + static_cast<size_t>(j0); };
     for (; o + 4 <= static_cast<size_t>(n_out); o += 4) {

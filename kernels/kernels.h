@@ -180,9 +180,9 @@ struct FloatKernels {
   // software. Not on AMD cores: there the requests (into L1, a step's rows at
   // a time) hold L1 miss buffers that the L2's stream prefetcher, which keeps
   // more misses in flight, would otherwise fill ahead, and a decode step at
-  // depth ran faster without them (Zen 4); instead the x86 decode kernels of
-  // Q8_0 rows ask for them into L2, farther ahead and spread over their reads
-  // (x86/stream_prefetch.inc, DecodeRowsPrefetch). Intel cores stalled on
+  // depth ran faster without them (Zen 4); instead the AVX-512 kernels of a
+  // Q8_0 decode step ask for them into L2, farther ahead and spread over
+  // their reads (x86/stream_prefetch.inc, DecodeRowsPrefetch). Intel cores stalled on
   // the K rows without them.
   bool prefetch_decode_rows = true;
 };

@@ -1,5 +1,6 @@
 #include "core/thread_pool.h"
 
+#include <algorithm>
 #include <climits>
 #include <stdexcept>
 
@@ -23,9 +24,15 @@ inline void cpu_relax() {
 }
 
 // How long a thread that waits (at a barrier, or the caller for the workers
-// to finish) spins before it sleeps on the futex: longer than most waits
-// between threads that all have a core, short enough that a thread whose
-// partner lost its core gives its own away soon.
+// to finish) spins before it sleeps on the futex, per thread and adapted to
+// how its waits end: one that ends while spinning lengthens the next spin by
+// kSpinGrowth (up to kMaxSpin), one that outlasts it halves it (down to
+// kMinSpin). While both threads have a core, the imbalance at a decode
+// barrier often exceeds 10 us, and a sleeper's wake-up (an interrupt to
+// another core, through the hypervisor on a VM) costs more than the spin it
+// saves; when more threads than cores take turns, the partner is often
+// descheduled for a slice, and spinning then only keeps it off the core.
+// The budget climbs in the first case and stays near kMinSpin in the second.
 //
 // Sleeping, not yielding: a yield hands the core to any runnable thread for
 // a whole slice, a nice-19 one included, and then cost the barriers that
@@ -34,7 +41,9 @@ inline void cpu_relax() {
 // build, or the session's own summary worker) slowed several times over. A
 // sleeper is woken by the thread that ends the wait and takes its core back
 // from a lower-priority one at once.
-constexpr std::chrono::microseconds kSpinBeforeSleep{10};
+constexpr std::chrono::microseconds kMinSpin{10};
+constexpr std::chrono::microseconds kMaxSpin{50};
+constexpr std::chrono::microseconds kSpinGrowth{2};
 
 // Sleeps until woken if `word` still holds `value` (futex); elsewhere yields.
 void sleep_while_equal(const std::atomic<uint32_t>& word, uint32_t value) {
@@ -59,7 +68,8 @@ void wake_sleepers(std::atomic<uint32_t>& word) {
 // counted in `sleepers` so that whoever changes it knows to wake them.
 void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t value, std::atomic<int>& sleepers) {
   if (word.load(std::memory_order_acquire) != value) return;
-  const auto sleep_after = std::chrono::steady_clock::now() + kSpinBeforeSleep;
+  thread_local std::chrono::microseconds spin = kMinSpin;
+  const auto sleep_after = std::chrono::steady_clock::now() + spin;
   for (int round = 0; word.load(std::memory_order_acquire) == value; ++round) {
     cpu_relax();
     if (round % 16 == 15 && std::chrono::steady_clock::now() > sleep_after) {
@@ -67,9 +77,11 @@ void wait_while_equal(const std::atomic<uint32_t>& word, uint32_t value, std::at
       sleepers.fetch_add(1);
       while (word.load() == value) sleep_while_equal(word, value);
       sleepers.fetch_sub(1);
+      spin = std::max(kMinSpin, spin / 2);
       return;
     }
   }
+  spin = std::min(kMaxSpin, spin + kSpinGrowth);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // A pool of persistent worker threads for the executor: one wake-up per graph,
 // a cheap barrier between dependent nodes, no locks or allocation while running.
 // A thread that waits inside a run (at a barrier, or the caller for the
-// workers) spins for a few microseconds, then sleeps on a futex (Linux and
+// workers) spins for 10-50 microseconds (adapted per thread to how its waits
+// end, thread_pool.cpp), then sleeps on a futex (Linux and
 // Android; a yield loop elsewhere) until the thread that ends the wait wakes it.
 //
 // Idle workers spin for a short while after each job (the next token's graph

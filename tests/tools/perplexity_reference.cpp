@@ -188,8 +188,11 @@ int main(int argc, char** argv) {
   // in 16 bits: a few tokens of the 882 may differ.
   if (std::fabs(got_top - want_top) > 0.01) fail("same top p differs");
   // The Q8_0 model's batched matrix products (peak perplexity's) and its
-  // one-token ones (the reference's) round differently: 2e-4 apart here.
-  expect_near(json_value(kl, "ppl"), std::exp(nll_q / static_cast<double>(count)), 1e-3, "PPL(Q)");
+  // one-token ones (the reference's) sum in different orders, so an activation
+  // on a rounding boundary quantizes one step apart: PPL(Q) 2e-4 apart on
+  // AVX-512, 1.0e-3 on AVX2, equal on the scalar path. Windows one token off
+  // move it by 1e-2 (above).
+  expect_near(json_value(kl, "ppl"), std::exp(nll_q / static_cast<double>(count)), 3e-3, "PPL(Q)");
   expect_near(json_value(kl, "ppl_base"), want, 1e-3, "PPL(base) from the 16-bit base file");
   return 0;
 }

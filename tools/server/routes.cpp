@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <ctime>
 #include <random>
-
-#include <unistd.h>
 
 #include "stop_filter.h"
 #include "web_page.h"
@@ -249,16 +246,10 @@ Server::Server(const SlotSettings& settings, const ServerOptions& options)
       options_(options),
       headroom_(settings.session.headroom),
       pool_(options.parallel, options.max_queue),
-      slot_conversation_(options.parallel),
+      conversations_(options.parallel, options.max_conversations, options.conversation_dir,
+                     [this] { return new_id("conversation"); }),
       seed_state_(std::random_device{}()) {
   for (size_t i = 0; i < options.parallel; ++i) slots_.push_back(std::make_unique<ChatSlot>(settings));
-  conversation_dir_ = options.conversation_dir;
-}
-
-Server::~Server() {
-  for (const auto& [id, c] : conversations_)
-    if (!c.file.empty()) ::unlink(c.file.c_str());
-  if (owns_conversation_dir_) ::rmdir(conversation_dir_.c_str());
 }
 
 void Server::stop() { pool_.stop(); }
@@ -415,86 +406,6 @@ bool Server::acquire(const SlotPool::Score& score, HttpResponder& out, size_t* s
   return false;
 }
 
-void Server::evict_conversation(size_t s) {
-  ChatSlot& slot = *slots_[s];
-  if (slot.conversation().empty()) return;
-  const std::string id = slot.conversation();
-  std::string file;
-  {
-    std::lock_guard<std::mutex> lock(conversations_mutex_);
-    auto it = conversations_.find(id);
-    if (it != conversations_.end()) {
-      if (it->second.file.empty()) {
-        if (conversation_dir_.empty()) {
-          std::string tmpl = (std::getenv("TMPDIR") && *std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp");
-          tmpl += "/peak-serve-XXXXXX";
-          if (::mkdtemp(tmpl.data()) == nullptr) throw PeakError(PEAK_ERR_IO, "cannot create a directory for conversations");
-          conversation_dir_ = tmpl;
-          owns_conversation_dir_ = true;
-        }
-        it->second.file = conversation_dir_ + "/" + new_id("conversation") + ".pkss";
-      }
-      file = it->second.file;
-      it->second.slot = -1;
-    }
-    slot_conversation_[s].clear();
-  }
-  if (!file.empty()) slot.save(file);
-  slot.set_conversation("");
-}
-
-bool Server::load_conversation(size_t s, const std::string& id, const std::optional<std::string>& system) {
-  ChatSlot& slot = *slots_[s];
-  std::optional<std::string> saved_system;
-  std::string file, dropped_file;
-  bool known = false;
-  {
-    std::lock_guard<std::mutex> lock(conversations_mutex_);
-    auto it = conversations_.find(id);
-    known = it != conversations_.end();
-    if (!known) {
-      // Bounded: forget the least recently used conversation no slot holds.
-      if (conversations_.size() >= options_.max_conversations) {
-        auto oldest = conversations_.end();
-        for (auto c = conversations_.begin(); c != conversations_.end(); ++c)
-          if (c->second.slot < 0 && (oldest == conversations_.end() || c->second.last_used < oldest->second.last_used))
-            oldest = c;
-        if (oldest != conversations_.end()) {
-          dropped_file = oldest->second.file;
-          conversations_.erase(oldest);
-        }
-      }
-      it = conversations_.emplace(id, Conversation{system, "", -1, 0}).first;
-    }
-    saved_system = it->second.system;
-    file = it->second.file;
-    it->second.slot = static_cast<long>(s);
-    it->second.last_used = ++clock_;
-    slot_conversation_[s] = id;
-  }
-  if (!dropped_file.empty()) ::unlink(dropped_file.c_str());
-  try {
-    if (known && !file.empty()) {
-      slot.restore(file, saved_system);
-    } else {
-      slot.prepare_chat(saved_system, {});
-    }
-  } catch (...) {
-    // The slot must not pass for this conversation's: the next eviction would
-    // save what it holds (another conversation's turns) over the saved file.
-    {
-      std::lock_guard<std::mutex> lock(conversations_mutex_);
-      slot_conversation_[s].clear();
-      auto it = conversations_.find(id);
-      if (it != conversations_.end()) it->second.slot = -1;
-    }
-    slot.clear();
-    throw;
-  }
-  slot.set_conversation(id);
-  return !known;
-}
-
 void Server::chat(const HttpRequest& request, HttpResponder& out) {
   Value body;
   if (!parse_body(request, out, &body)) return;
@@ -507,15 +418,13 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   // while it holds it); else the longest held prefix of the history, a slot
   // holding some conversation last (it would be saved away first).
   const SlotPool::Score score = [&](size_t s) -> long long {
-    std::lock_guard<std::mutex> lock(conversations_mutex_);
-    if (!conversation.empty()) {
-      if (slot_conversation_[s] == conversation) return 1LL << 40;
-      const auto it = conversations_.find(conversation);
-      if (it != conversations_.end() && it->second.slot >= 0) return -1;  // held by a busy slot: wait for it
-      return slot_conversation_[s].empty() ? 1 : 0;
+    switch (conversations_.claim(s, conversation)) {
+      case ConversationStore::Claim::HoldsIt: return 1LL << 40;
+      case ConversationStore::Claim::HeldElsewhere: return -1;  // held by a busy slot: wait for it
+      case ConversationStore::Claim::HoldsAnother: return 0;
+      case ConversationStore::Claim::HoldsNothing: break;
     }
-    if (!slot_conversation_[s].empty()) return 0;
-    return 1 + std::max(0LL, slots_[s]->chat_reuse(r.system, r.messages));
+    return conversation.empty() ? 1 + std::max(0LL, slots_[s]->chat_reuse(r.system, r.messages)) : 1;
   };
   size_t s = 0;
   if (!acquire(score, out, &s)) return;
@@ -525,12 +434,12 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   size_t evaluated = 0;
   if (!conversation.empty()) {
     if (slot.conversation() != conversation) {
-      evict_conversation(s);
-      load_conversation(s, conversation, r.system);
+      conversations_.evict(s, slot);
+      conversations_.load(s, slot, conversation, r.system);
     }
     evaluated += slot.append(r.messages);
   } else {
-    evict_conversation(s);
+    conversations_.evict(s, slot);
     evaluated += slot.prepare_chat(r.system, r.messages);
   }
 

@@ -16,13 +16,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "chat_slot.h"
+#include "conversation_store.h"
 #include "http_message.h"
 #include "json.h"
 #include "slot_pool.h"
@@ -59,7 +58,6 @@ class Server {
  public:
   // Creates the slots (throws PeakError when a session cannot be created).
   Server(const SlotSettings& settings, const ServerOptions& options);
-  ~Server();  // removes the saved conversations and their directory
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -74,12 +72,6 @@ class Server {
   size_t queued() const { return pool_.queued(); }
 
  private:
-  struct Conversation {
-    std::optional<std::string> system;
-    std::string file;     // its saved session; "" while never saved
-    long slot = -1;       // the slot holding it, or -1
-    uint64_t last_used = 0;
-  };
   class Lease;
 
   void route(const HttpRequest& request, HttpResponder& out);
@@ -96,10 +88,6 @@ class Server {
   bool conclude(Generation& g, size_t prompt_tokens, size_t evaluated, size_t generated);
   // Waits for a slot; answers 503 itself when none can be had. false: no slot.
   bool acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot);
-  // Saves and unpins the conversation slot `s` holds, if any (caller owns the slot).
-  void evict_conversation(size_t s);
-  // Puts conversation `id` into slot `s` (restored, or new with `system`); true when it is new.
-  bool load_conversation(size_t s, const std::string& id, const std::optional<std::string>& system);
   uint64_t next_seed();
   std::string new_id(const char* prefix);
 
@@ -109,13 +97,8 @@ class Server {
   std::vector<std::unique_ptr<ChatSlot>> slots_;
   SlotPool pool_;
 
-  std::mutex conversations_mutex_;  // taken inside the pool's lock (Score), never the other way round
-  std::map<std::string, Conversation> conversations_;
-  std::vector<std::string> slot_conversation_;  // per slot: the conversation it holds ("" none)
-  std::string conversation_dir_;
-  bool owns_conversation_dir_ = false;
+  ConversationStore conversations_;  // its lock is taken inside the pool's (Score): conversation_store.h
 
-  std::atomic<uint64_t> clock_{0};
   std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, prompt_evaluated_{0}, completion_tokens_{0};
   std::atomic<uint64_t> rejected_busy_{0}, cancelled_{0};
   std::atomic<uint64_t> seed_state_;

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <random>
 
+#include "openai_response.h"
 #include "stop_filter.h"
 #include "web_page.h"
 
@@ -15,17 +16,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using json::Value;
-
-const char* error_type(int status) {
-  switch (status) {
-    case 400: return "invalid_request_error";
-    case 401: return "authentication_error";
-    case 404: return "not_found_error";
-    case 405: return "invalid_request_error";
-    case 503: return "unavailable_error";
-    default: return "server_error";
-  }
-}
 
 // Records the status a handler answered with, for the log line.
 class StatusRecorder : public HttpResponder {
@@ -82,11 +72,6 @@ bool parse_body(const HttpRequest& request, HttpResponder& out, Value* body) {
 
 int64_t unix_time() { return static_cast<int64_t>(std::time(nullptr)); }
 
-const char* finish_reason(peak_stop_reason reason, bool stop_string) {
-  if (stop_string) return "stop";
-  return reason == PEAK_STOP_EOG || reason == PEAK_STOP_CALLBACK || reason == PEAK_STOP_ABORTED ? "stop" : "length";
-}
-
 int status_for(peak_status status) {
   switch (status) {
     case PEAK_ERR_INVALID_ARGUMENT:
@@ -96,15 +81,13 @@ int status_for(peak_status status) {
   }
 }
 
-std::string sse(const Value& v) { return "data: " + json::write(v) + "\n\n"; }
-
 // The error as the answer, or as the stream's last event when the stream had
 // begun (no status can follow then).
 void send_error_or_event(HttpResponder& out, bool streamed, int http_status, const std::string& message,
                          const std::string& param = "") {
   if (!streamed) return send_error(out, http_status, message, param);
-  out.write("data: " + error_body(http_status, message, param) + "\n\n");
-  out.write("data: [DONE]\n\n");
+  out.write(error_event(http_status, message, param));
+  out.write(kDoneEvent);
 }
 
 // A generation that failed.
@@ -118,26 +101,22 @@ void send_failure(HttpResponder& out, bool streamed, peak_status status, const s
 // strings, streamed or gathered, cut short when the client leaves or the time
 // is up. peak's callbacks get a pointer to it.
 struct Generation {
-  // Builds one streamed event from new answer text and new reasoning text.
-  using Chunk = std::string (*)(const Generation&, const std::string& content, const std::string& reasoning);
-
-  Generation(HttpResponder& responder, const GenerationRequest& request, int timeout_ms, Chunk make_chunk,
-             const Value* base)
+  Generation(HttpResponder& responder, const GenerationRequest& request, int timeout_ms, ResponseHead response_head)
       : out(responder),
         stream(request.stream),
+        include_usage(request.include_usage),
         filter(request.stop),
         deadline(Clock::now() + std::chrono::milliseconds(timeout_ms)),
         has_deadline(timeout_ms > 0),
-        chunk(make_chunk),
-        chunk_base(base) {}
+        head(std::move(response_head)) {}
 
   HttpResponder& out;
   bool stream;
+  bool include_usage;
   StopFilter filter;
   Clock::time_point deadline;
   bool has_deadline;
-  Chunk chunk;
-  const Value* chunk_base;  // id, object, created, model
+  ResponseHead head;
 
   std::string content, reasoning;
   bool stop_string = false, gone = false, timed_out = false;
@@ -165,8 +144,21 @@ struct Generation {
     content += new_content;
     reasoning += new_reasoning;
     if (stream && (!new_content.empty() || !new_reasoning.empty()) && !gone) {
-      if (!out.write(chunk(*this, new_content, new_reasoning))) gone = true;
+      if (!out.write(text_event(head, new_content, new_reasoning))) gone = true;
     }
+  }
+
+  // Starts the stream, when the request asked for one; false when the client is gone.
+  bool open() {
+    if (!stream) return true;
+    return out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}}) &&
+           write_all(opening_events(head));
+  }
+
+  bool write_all(const std::vector<std::string>& events) {
+    for (const std::string& e : events)
+      if (!out.write(e)) return false;
+    return true;
   }
 
   void finish() {
@@ -187,46 +179,6 @@ struct Generation {
     return p;
   }
 };
-
-namespace {
-
-std::string chat_chunk(const Generation& g, const std::string& content, const std::string& reasoning) {
-  Value delta = Value::object();
-  if (!content.empty()) delta.set("content", content);
-  if (!reasoning.empty()) delta.set("reasoning_content", reasoning);
-  Value v = *g.chunk_base;
-  v.set("choices", Value::array().push(
-                       Value::object().set("index", 0).set("delta", delta).set("finish_reason", nullptr)));
-  return sse(v);
-}
-
-std::string completion_chunk(const Generation& g, const std::string& content, const std::string&) {
-  Value v = *g.chunk_base;
-  v.set("choices", Value::array().push(Value::object()
-                                           .set("text", content)
-                                           .set("index", 0)
-                                           .set("logprobs", nullptr)
-                                           .set("finish_reason", nullptr)));
-  return sse(v);
-}
-
-Value usage_object(size_t prompt, size_t completion) {
-  return Value::object()
-      .set("prompt_tokens", prompt)
-      .set("completion_tokens", completion)
-      .set("total_tokens", prompt + completion);
-}
-
-}  // namespace
-
-std::string error_body(int status, const std::string& message, const std::string& param) {
-  return json::write(Value::object().set(
-      "error", Value::object()
-                   .set("message", message)
-                   .set("type", error_type(status))
-                   .set("param", param.empty() ? Value() : Value(param))
-                   .set("code", status)));
-}
 
 // A slot held by one request, released when it goes out of scope.
 class Server::Lease {
@@ -384,13 +336,23 @@ void Server::models(HttpResponder& out) {
                                                      .set("owned_by", "peak"))));
 }
 
-bool Server::conclude(Generation& g, size_t prompt_tokens, size_t evaluated, size_t generated) {
+void Server::conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
+                      Value extension) {
   g.finish();
   prompt_tokens_.fetch_add(prompt_tokens);
   prompt_evaluated_.fetch_add(evaluated);
-  completion_tokens_.fetch_add(generated);
-  if (g.gone) cancelled_.fetch_add(1);
-  return !g.gone;
+  completion_tokens_.fetch_add(result.n_generated_tokens);
+  if (g.gone) {
+    cancelled_.fetch_add(1);
+    return;
+  }
+  const ResponseEnd end{g.timed_out ? "length" : finish_reason(result.stop_reason, g.stop_string), prompt_tokens,
+                        result.n_generated_tokens, std::move(extension)};
+  if (!g.stream) {
+    g.out.respond(200, "application/json", response_body(g.head, end, g.content, g.reasoning), {});
+    return;
+  }
+  if (g.write_all(closing_events(g.head, end, g.include_usage))) g.out.write(kDoneEvent);
 }
 
 bool Server::acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot) {
@@ -448,22 +410,8 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   if (!r.seed) sp.seed = next_seed();
   check(peak_session_set_sampler(slot.session(), &sp));
 
-  const std::string id = new_id("chatcmpl");
-  const Value base = Value::object()
-                         .set("id", id)
-                         .set("object", "chat.completion.chunk")
-                         .set("created", unix_time())
-                         .set("model", options_.model_id);
-  Generation g(out, r, options_.request_timeout_ms, chat_chunk, &base);
-  if (r.stream) {
-    if (!out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) return;
-    Value first = base;
-    first.set("choices", Value::array().push(Value::object()
-                                                 .set("index", 0)
-                                                 .set("delta", Value::object().set("role", "assistant").set("content", ""))
-                                                 .set("finish_reason", nullptr)));
-    if (!out.write(sse(first))) return;
-  }
+  Generation g(out, r, options_.request_timeout_ms, {Endpoint::Chat, new_id("chatcmpl"), unix_time(), options_.model_id});
+  if (!g.open()) return;
 
   // max_tokens beyond the session's headroom (the room kept for an answer) is clamped to it.
   const peak_generate_params gp =
@@ -475,41 +423,13 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   evaluated += result.n_prompt_tokens;
   // What the model read before answering: the history held, then the new message.
   const size_t prompt_tokens = history_tokens + result.n_prompt_tokens;
-  if (!conclude(g, prompt_tokens, evaluated, result.n_generated_tokens)) return;
-  const char* reason = g.timed_out ? "length" : finish_reason(result.stop_reason, g.stop_string);
-  const Value usage = usage_object(prompt_tokens, result.n_generated_tokens);
   Value extension = Value::object()
                         .set("slot", s)
                         .set("prompt_tokens_evaluated", evaluated)
                         .set("summarized_messages", slot.summarized_messages())
                         .set("summary_tokens", slot.summary_tokens());
   if (!conversation.empty()) extension.set("conversation", conversation);
-  if (r.stream) {
-    Value last = base;
-    last.set("choices", Value::array().push(
-                            Value::object().set("index", 0).set("delta", Value::object()).set("finish_reason", reason)));
-    last.set("peak", extension);
-    if (!out.write(sse(last))) return;
-    if (r.include_usage) {
-      Value u = base;
-      u.set("choices", Value::array()).set("usage", usage);
-      if (!out.write(sse(u))) return;
-    }
-    out.write("data: [DONE]\n\n");
-    return;
-  }
-  Value message = Value::object().set("role", "assistant").set("content", g.content);
-  if (!g.reasoning.empty()) message.set("reasoning_content", g.reasoning);
-  send_json(out, 200,
-            Value::object()
-                .set("id", id)
-                .set("object", "chat.completion")
-                .set("created", base.find("created")->as_int())
-                .set("model", options_.model_id)
-                .set("choices", Value::array().push(
-                                    Value::object().set("index", 0).set("message", message).set("finish_reason", reason)))
-                .set("usage", usage)
-                .set("peak", extension));
+  conclude(g, result, prompt_tokens, evaluated, std::move(extension));
 }
 
 void Server::completion(const HttpRequest& request, HttpResponder& out) {
@@ -546,14 +466,9 @@ void Server::completion(const HttpRequest& request, HttpResponder& out) {
   // The penalties look back over the prompt too, as llama.cpp's do.
   for (const int32_t t : tokens) check(peak_sampler_accept(sampler, t));
 
-  const std::string id = new_id("cmpl");
-  const Value base = Value::object()
-                         .set("id", id)
-                         .set("object", "text_completion")
-                         .set("created", unix_time())
-                         .set("model", options_.model_id);
-  Generation g(out, r, options_.request_timeout_ms, completion_chunk, &base);
-  if (r.stream && !out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}})) {
+  Generation g(out, r, options_.request_timeout_ms,
+               {Endpoint::Completion, new_id("cmpl"), unix_time(), options_.model_id});
+  if (!g.open()) {
     slot.trim_to_prompt();
     return;
   }
@@ -567,36 +482,7 @@ void Server::completion(const HttpRequest& request, HttpResponder& out) {
   const std::string message = status == PEAK_OK ? "" : peak_last_error();
   slot.trim_to_prompt();
   if (status != PEAK_OK) return send_failure(out, r.stream, status, message);
-  if (!conclude(g, tokens.size(), evaluated, result.n_generated_tokens)) return;
-  const char* reason = g.timed_out ? "length" : finish_reason(result.stop_reason, g.stop_string);
-  const Value usage = usage_object(tokens.size(), result.n_generated_tokens);
-  const Value extension = Value::object().set("slot", s).set("prompt_tokens_evaluated", evaluated);
-  if (r.stream) {
-    Value last = base;
-    last.set("choices", Value::array().push(Value::object()
-                                                .set("text", "")
-                                                .set("index", 0)
-                                                .set("logprobs", nullptr)
-                                                .set("finish_reason", reason)));
-    last.set("peak", extension);
-    if (r.include_usage) last.set("usage", usage);
-    if (!out.write(sse(last))) return;
-    out.write("data: [DONE]\n\n");
-    return;
-  }
-  send_json(out, 200,
-            Value::object()
-                .set("id", id)
-                .set("object", "text_completion")
-                .set("created", base.find("created")->as_int())
-                .set("model", options_.model_id)
-                .set("choices", Value::array().push(Value::object()
-                                                        .set("text", g.content)
-                                                        .set("index", 0)
-                                                        .set("logprobs", nullptr)
-                                                        .set("finish_reason", reason)))
-                .set("usage", usage)
-                .set("peak", extension));
+  conclude(g, result, tokens.size(), evaluated, Value::object().set("slot", s).set("prompt_tokens_evaluated", evaluated));
 }
 
 void Server::tokenize(const HttpRequest& request, HttpResponder& out) {

@@ -84,8 +84,10 @@ class Server {
   void models(HttpResponder& out);
 
   // After a generation that succeeded: sends what the stop strings held back,
-  // counts the tokens; false when the client is gone (nothing more to send).
-  bool conclude(Generation& g, size_t prompt_tokens, size_t evaluated, size_t generated);
+  // counts the tokens, then ends the answer (the stream's last events, or the
+  // whole response with `extension` as its `peak` member), unless the client is gone.
+  void conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
+                json::Value extension);
   // Waits for a slot; answers 503 itself when none can be had. false: no slot.
   bool acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot);
   uint64_t next_seed();
@@ -103,8 +105,5 @@ class Server {
   std::atomic<uint64_t> rejected_busy_{0}, cancelled_{0};
   std::atomic<uint64_t> seed_state_;
 };
-
-// OpenAI's error object: {"error":{"message","type","param","code"}}.
-std::string error_body(int status, const std::string& message, const std::string& param = "");
 
 }  // namespace peak_server

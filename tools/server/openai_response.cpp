@@ -1,0 +1,133 @@
+#include "openai_response.h"
+
+#include <utility>
+
+namespace peak_server {
+
+namespace {
+
+using json::Value;
+
+bool is_chat(const ResponseHead& head) { return head.endpoint == Endpoint::Chat; }
+
+// id, object, created, model: the members every response and chunk starts with.
+Value head_object(const ResponseHead& head, const char* object) {
+  return Value::object().set("id", head.id).set("object", object).set("created", head.created).set("model", head.model);
+}
+
+Value whole_object(const ResponseHead& head) {
+  return head_object(head, is_chat(head) ? "chat.completion" : "text_completion");
+}
+
+Value chunk_object(const ResponseHead& head) {
+  return head_object(head, is_chat(head) ? "chat.completion.chunk" : "text_completion");
+}
+
+// A chat choice: `part` is "delta" (streamed) or "message" (whole).
+Value chat_choice(const char* part, Value body, Value finish_reason) {
+  return Value::object().set("index", 0).set(part, std::move(body)).set("finish_reason", std::move(finish_reason));
+}
+
+Value completion_choice(const std::string& text, Value finish_reason) {
+  return Value::object()
+      .set("text", text)
+      .set("index", 0)
+      .set("logprobs", nullptr)
+      .set("finish_reason", std::move(finish_reason));
+}
+
+Value chunk(const ResponseHead& head, Value choice) {
+  Value v = chunk_object(head);
+  v.set("choices", Value::array().push(std::move(choice)));
+  return v;
+}
+
+Value usage(const ResponseEnd& end) {
+  return Value::object()
+      .set("prompt_tokens", end.prompt_tokens)
+      .set("completion_tokens", end.completion_tokens)
+      .set("total_tokens", end.prompt_tokens + end.completion_tokens);
+}
+
+std::string data_event(const std::string& json_text) { return "data: " + json_text + "\n\n"; }
+std::string event(const Value& data) { return data_event(json::write(data)); }
+
+const char* error_type(int status) {
+  switch (status) {
+    case 400: return "invalid_request_error";
+    case 401: return "authentication_error";
+    case 404: return "not_found_error";
+    case 405: return "invalid_request_error";
+    case 503: return "unavailable_error";
+    default: return "server_error";
+  }
+}
+
+}  // namespace
+
+const char kDoneEvent[] = "data: [DONE]\n\n";
+
+const char* finish_reason(peak_stop_reason reason, bool stop_string) {
+  if (stop_string) return "stop";
+  return reason == PEAK_STOP_EOG || reason == PEAK_STOP_CALLBACK || reason == PEAK_STOP_ABORTED ? "stop" : "length";
+}
+
+std::string response_body(const ResponseHead& head, const ResponseEnd& end, const std::string& content,
+                          const std::string& reasoning) {
+  Value choice;
+  if (is_chat(head)) {
+    Value message = Value::object().set("role", "assistant").set("content", content);
+    if (!reasoning.empty()) message.set("reasoning_content", reasoning);
+    choice = chat_choice("message", std::move(message), end.finish_reason);
+  } else {
+    choice = completion_choice(content, end.finish_reason);
+  }
+  Value v = whole_object(head);
+  v.set("choices", Value::array().push(std::move(choice))).set("usage", usage(end)).set("peak", end.extension);
+  return json::write(v);
+}
+
+std::vector<std::string> opening_events(const ResponseHead& head) {
+  if (!is_chat(head)) return {};
+  return {event(chunk(head, chat_choice("delta", Value::object().set("role", "assistant").set("content", ""), nullptr)))};
+}
+
+std::string text_event(const ResponseHead& head, const std::string& content, const std::string& reasoning) {
+  if (!is_chat(head)) return event(chunk(head, completion_choice(content, nullptr)));
+  Value delta = Value::object();
+  if (!content.empty()) delta.set("content", content);
+  if (!reasoning.empty()) delta.set("reasoning_content", reasoning);
+  return event(chunk(head, chat_choice("delta", std::move(delta), nullptr)));
+}
+
+std::vector<std::string> closing_events(const ResponseHead& head, const ResponseEnd& end, bool include_usage) {
+  const bool chat = is_chat(head);
+  Value last = chunk(head, chat ? chat_choice("delta", Value::object(), end.finish_reason)
+                                : completion_choice("", end.finish_reason));
+  last.set("peak", end.extension);
+  // A completion's usage rides on its last chunk; chat's comes in a chunk of
+  // its own with no choices (OpenAI's shapes).
+  if (include_usage && !chat) last.set("usage", usage(end));
+  std::vector<std::string> events{event(last)};
+  if (include_usage && chat) {
+    Value u = chunk_object(head);
+    u.set("choices", Value::array()).set("usage", usage(end));
+    events.push_back(event(u));
+  }
+  return events;
+}
+
+std::string error_body(int status, const std::string& message, const std::string& param) {
+  return json::write(Value::object().set(
+      "error", Value::object()
+                   .set("message", message)
+                   .set("type", error_type(status))
+                   .set("param", param.empty() ? Value() : Value(param))
+                   .set("code", status)));
+}
+
+std::string error_event(int status, const std::string& message, const std::string& param) {
+  return data_event(error_body(status, message, param));
+}
+
+}  // namespace peak_server

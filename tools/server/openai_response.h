@@ -1,0 +1,66 @@
+// What `peak serve` answers to OpenAI's chat and completion requests, in
+// OpenAI's shapes (as llama.cpp's server writes them), for both routes:
+//  - whole: {"id","object","created","model","choices":[...],"usage","peak"},
+//    the object "chat.completion" or "text_completion";
+//  - streamed: server-sent events "data: {...}\n\n" of chunks
+//    ("chat.completion.chunk" or "text_completion"), the last one with the
+//    finish_reason and the `peak` extension, then "data: [DONE]\n\n";
+//  - errors: OpenAI's error object, as the body or as a stream's last event.
+// Each event is one string: the routes write them one at a time, so that a
+// client gone mid-stream stops the writing at the next event.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "json.h"
+#include "peak/peak.h"
+
+namespace peak_server {
+
+enum class Endpoint { Chat, Completion };
+
+// What every response and chunk of one request repeats.
+struct ResponseHead {
+  Endpoint endpoint;
+  std::string id;  // "chatcmpl-..." or "cmpl-..."
+  int64_t created;  // Unix seconds
+  std::string model;
+};
+
+// How a generation that succeeded ended.
+struct ResponseEnd {
+  const char* finish_reason;  // finish_reason() or "length"
+  size_t prompt_tokens;
+  size_t completion_tokens;
+  json::Value extension;  // the `peak` member: slot, prompt_tokens_evaluated, ...
+};
+
+// OpenAI's finish_reason for how peak stopped: "stop" at the end of the turn
+// or a stop string, "length" at max_tokens.
+const char* finish_reason(peak_stop_reason reason, bool stop_string);
+
+// The whole response: the answer text, and for chat its reasoning apart
+// (message.reasoning_content, when there is any).
+std::string response_body(const ResponseHead& head, const ResponseEnd& end, const std::string& content,
+                          const std::string& reasoning);
+
+// The events a stream starts with (chat: the assistant's role).
+std::vector<std::string> opening_events(const ResponseHead& head);
+// One event of new answer text and new reasoning text (chat:
+// delta.content and delta.reasoning_content; completion: text alone).
+std::string text_event(const ResponseHead& head, const std::string& content, const std::string& reasoning);
+// The events after the text: the finish_reason, and the usage when asked
+// (stream_options.include_usage), "[DONE]" not included.
+std::vector<std::string> closing_events(const ResponseHead& head, const ResponseEnd& end, bool include_usage);
+// The event that ends every stream.
+extern const char kDoneEvent[];  // "data: [DONE]\n\n"
+
+// OpenAI's error object: {"error":{"message","type","param","code"}}.
+std::string error_body(int status, const std::string& message, const std::string& param = "");
+// The error as a stream's event, for errors after the stream began.
+std::string error_event(int status, const std::string& message, const std::string& param = "");
+
+}  // namespace peak_server

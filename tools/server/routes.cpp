@@ -6,8 +6,8 @@
 #include <ctime>
 #include <random>
 
+#include "generation.h"
 #include "openai_response.h"
-#include "stop_filter.h"
 #include "web_page.h"
 
 namespace peak_server {
@@ -96,89 +96,6 @@ void send_failure(HttpResponder& out, bool streamed, peak_status status, const s
 }
 
 }  // namespace
-
-// The text a generation produces, as the route passes it on: through the stop
-// strings, streamed or gathered, cut short when the client leaves or the time
-// is up. peak's callbacks get a pointer to it.
-struct Generation {
-  Generation(HttpResponder& responder, const GenerationRequest& request, int timeout_ms, ResponseHead response_head)
-      : out(responder),
-        stream(request.stream),
-        include_usage(request.include_usage),
-        filter(request.stop),
-        deadline(Clock::now() + std::chrono::milliseconds(timeout_ms)),
-        has_deadline(timeout_ms > 0),
-        head(std::move(response_head)) {}
-
-  HttpResponder& out;
-  bool stream;
-  bool include_usage;
-  StopFilter filter;
-  Clock::time_point deadline;
-  bool has_deadline;
-  ResponseHead head;
-
-  std::string content, reasoning;
-  bool stop_string = false, gone = false, timed_out = false;
-
-  int take(const char* text, size_t n, peak_text_kind kind) {
-    if (has_deadline && Clock::now() >= deadline) {
-      timed_out = true;
-      return 0;
-    }
-    if (out.client_gone()) {
-      gone = true;
-      return 0;
-    }
-    std::string new_content, new_reasoning;
-    if (kind == PEAK_TEXT_REASONING) {
-      new_reasoning.assign(text, n);
-    } else {
-      stop_string = filter.feed(std::string_view(text, n), &new_content);
-    }
-    send(new_content, new_reasoning);
-    return gone || stop_string ? 0 : 1;
-  }
-
-  void send(const std::string& new_content, const std::string& new_reasoning) {
-    content += new_content;
-    reasoning += new_reasoning;
-    if (stream && (!new_content.empty() || !new_reasoning.empty()) && !gone) {
-      if (!out.write(text_event(head, new_content, new_reasoning))) gone = true;
-    }
-  }
-
-  // Starts the stream, when the request asked for one; false when the client is gone.
-  bool open() {
-    if (!stream) return true;
-    return out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}}) &&
-           write_all(opening_events(head));
-  }
-
-  bool write_all(const std::vector<std::string>& events) {
-    for (const std::string& e : events)
-      if (!out.write(e)) return false;
-    return true;
-  }
-
-  void finish() {
-    if (stop_string) return;
-    std::string rest;
-    filter.flush(&rest);
-    send(rest, "");
-  }
-
-  // Generation parameters sending the text here.
-  peak_generate_params params(size_t max_tokens) {
-    peak_generate_params p = peak_generate_default_params();
-    p.max_tokens = max_tokens;
-    p.on_kinded_text = [](const char* text, size_t n, peak_text_kind kind, void* self) {
-      return static_cast<Generation*>(self)->take(text, n, kind);
-    };
-    p.user_data = this;
-    return p;
-  }
-};
 
 // A slot held by one request, released when it goes out of scope.
 class Server::Lease {
@@ -346,13 +263,7 @@ void Server::conclude(Generation& g, const peak_generate_result& result, size_t 
     cancelled_.fetch_add(1);
     return;
   }
-  const ResponseEnd end{g.timed_out ? "length" : finish_reason(result.stop_reason, g.stop_string), prompt_tokens,
-                        result.n_generated_tokens, std::move(extension)};
-  if (!g.stream) {
-    g.out.respond(200, "application/json", response_body(g.head, end, g.content, g.reasoning), {});
-    return;
-  }
-  if (g.write_all(closing_events(g.head, end, g.include_usage))) g.out.write(kDoneEvent);
+  g.answer(result, prompt_tokens, std::move(extension));
 }
 
 bool Server::acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot) {

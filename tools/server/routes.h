@@ -28,7 +28,7 @@
 
 namespace peak_server {
 
-struct Generation;  // a generation's text on its way to the client (routes.cpp)
+struct Generation;  // a generation's text on its way to the client (generation.h)
 
 struct ServerOptions {
   std::string model_id;          // what /v1/models lists and responses name: the model file's name

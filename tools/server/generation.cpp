@@ -1,0 +1,84 @@
+#include "generation.h"
+
+#include <string_view>
+#include <utility>
+
+namespace peak_server {
+
+Generation::Generation(HttpResponder& responder, const GenerationRequest& request, int timeout_ms,
+                       ResponseHead response_head)
+    : out(responder),
+      stream(request.stream),
+      include_usage(request.include_usage),
+      head(std::move(response_head)),
+      filter_(request.stop),
+      deadline_(Clock::now() + std::chrono::milliseconds(timeout_ms)),
+      has_deadline_(timeout_ms > 0) {}
+
+bool Generation::open() {
+  if (!stream) return true;
+  return out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}}) &&
+         write_all(opening_events(head));
+}
+
+peak_generate_params Generation::params(size_t max_tokens) {
+  peak_generate_params p = peak_generate_default_params();
+  p.max_tokens = max_tokens;
+  p.on_kinded_text = [](const char* text, size_t n, peak_text_kind kind, void* self) {
+    return static_cast<Generation*>(self)->take(text, n, kind);
+  };
+  p.user_data = this;
+  return p;
+}
+
+int Generation::take(const char* text, size_t n, peak_text_kind kind) {
+  if (has_deadline_ && Clock::now() >= deadline_) {
+    timed_out = true;
+    return 0;
+  }
+  if (out.client_gone()) {
+    gone = true;
+    return 0;
+  }
+  std::string new_content, new_reasoning;
+  if (kind == PEAK_TEXT_REASONING) {
+    new_reasoning.assign(text, n);
+  } else {
+    stop_string = filter_.feed(std::string_view(text, n), &new_content);
+  }
+  send(new_content, new_reasoning);
+  return gone || stop_string ? 0 : 1;
+}
+
+void Generation::send(const std::string& new_content, const std::string& new_reasoning) {
+  content += new_content;
+  reasoning += new_reasoning;
+  if (stream && (!new_content.empty() || !new_reasoning.empty()) && !gone) {
+    if (!out.write(text_event(head, new_content, new_reasoning))) gone = true;
+  }
+}
+
+void Generation::finish() {
+  if (stop_string) return;
+  std::string rest;
+  filter_.flush(&rest);
+  send(rest, "");
+}
+
+void Generation::answer(const peak_generate_result& result, size_t prompt_tokens, json::Value extension) {
+  const ResponseEnd end{timed_out ? "length" : finish_reason(result.stop_reason, stop_string), prompt_tokens,
+                        result.n_generated_tokens, std::move(extension)};
+  if (!stream) {
+    out.respond(200, "application/json", response_body(head, end, content, reasoning), {});
+    return;
+  }
+  if (write_all(closing_events(head, end, include_usage))) out.write(kDoneEvent);
+}
+
+bool Generation::write_all(const std::vector<std::string>& events) {
+  for (const std::string& e : events)
+    if (!out.write(e)) return false;
+  return true;
+}
+
+}  // namespace peak_server

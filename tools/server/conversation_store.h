@@ -49,8 +49,7 @@ class ConversationStore {
   // made when the first one is saved. `file_name` gives each saved
   // conversation's file its name (no directory, no extension); it is called
   // with mutex_ held, so it must not call back into the store.
-  ConversationStore(size_t n_slots, size_t max_conversations, std::string dir,
-                    std::function<std::string()> file_name);
+  ConversationStore(size_t n_slots, size_t max_conversations, std::string dir, std::function<std::string()> file_name);
   // Removes the saved conversations and the private directory (no request
   // may be running).
   ~ConversationStore();
@@ -68,8 +67,8 @@ class ConversationStore {
  private:
   struct Conversation {
     std::optional<std::string> system;
-    std::string file;     // its saved session; "" while never saved
-    long slot = -1;       // the slot holding it, or -1
+    std::string file;  // its saved session; "" while never saved
+    long slot = -1;    // the slot holding it, or -1
     uint64_t last_used = 0;
   };
 

@@ -17,8 +17,7 @@ Generation::Generation(HttpResponder& responder, const GenerationRequest& reques
 
 bool Generation::open() {
   if (!stream) return true;
-  return out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}}) &&
-         write_all(opening_events(head));
+  return out.start_stream(200, "text/event-stream", {{"Cache-Control", "no-cache"}}) && write_all(opening_events(head));
 }
 
 peak_generate_params Generation::params(size_t max_tokens) {

@@ -89,7 +89,8 @@ std::string response_body(const ResponseHead& head, const ResponseEnd& end, cons
 
 std::vector<std::string> opening_events(const ResponseHead& head) {
   if (!is_chat(head)) return {};
-  return {event(chunk(head, chat_choice("delta", Value::object().set("role", "assistant").set("content", ""), nullptr)))};
+  Value delta = Value::object().set("role", "assistant").set("content", "");
+  return {event(chunk(head, chat_choice("delta", std::move(delta), nullptr)))};
 }
 
 std::string text_event(const ResponseHead& head, const std::string& content, const std::string& reasoning) {
@@ -102,8 +103,8 @@ std::string text_event(const ResponseHead& head, const std::string& content, con
 
 std::vector<std::string> closing_events(const ResponseHead& head, const ResponseEnd& end, bool include_usage) {
   const bool chat = is_chat(head);
-  Value last = chunk(head, chat ? chat_choice("delta", Value::object(), end.finish_reason)
-                                : completion_choice("", end.finish_reason));
+  Value last = chunk(
+      head, chat ? chat_choice("delta", Value::object(), end.finish_reason) : completion_choice("", end.finish_reason));
   last.set("peak", end.extension);
   // A completion's usage rides on its last chunk; chat's comes in a chunk of
   // its own with no choices (OpenAI's shapes).
@@ -118,12 +119,11 @@ std::vector<std::string> closing_events(const ResponseHead& head, const Response
 }
 
 std::string error_body(int status, const std::string& message, const std::string& param) {
-  return json::write(Value::object().set(
-      "error", Value::object()
-                   .set("message", message)
-                   .set("type", error_type(status))
-                   .set("param", param.empty() ? Value() : Value(param))
-                   .set("code", status)));
+  return json::write(Value::object().set("error", Value::object()
+                                                      .set("message", message)
+                                                      .set("type", error_type(status))
+                                                      .set("param", param.empty() ? Value() : Value(param))
+                                                      .set("code", status)));
 }
 
 std::string error_event(int status, const std::string& message, const std::string& param) {

@@ -25,7 +25,7 @@ enum class Endpoint { Chat, Completion };
 // What every response and chunk of one request repeats.
 struct ResponseHead {
   Endpoint endpoint;
-  std::string id;  // "chatcmpl-..." or "cmpl-..."
+  std::string id;   // "chatcmpl-..." or "cmpl-..."
   int64_t created;  // Unix seconds
   std::string model;
 };

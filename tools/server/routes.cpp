@@ -321,7 +321,8 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   if (!r.seed) sp.seed = next_seed();
   check(peak_session_set_sampler(slot.session(), &sp));
 
-  Generation g(out, r, options_.request_timeout_ms, {Endpoint::Chat, new_id("chatcmpl"), unix_time(), options_.model_id});
+  Generation g(out, r, options_.request_timeout_ms,
+               {Endpoint::Chat, new_id("chatcmpl"), unix_time(), options_.model_id});
   if (!g.open()) return;
 
   // max_tokens beyond the session's headroom (the room kept for an answer) is clamped to it.
@@ -393,7 +394,8 @@ void Server::completion(const HttpRequest& request, HttpResponder& out) {
   const std::string message = status == PEAK_OK ? "" : peak_last_error();
   slot.trim_to_prompt();
   if (status != PEAK_OK) return send_failure(out, r.stream, status, message);
-  conclude(g, result, tokens.size(), evaluated, Value::object().set("slot", s).set("prompt_tokens_evaluated", evaluated));
+  conclude(g, result, tokens.size(), evaluated,
+           Value::object().set("slot", s).set("prompt_tokens_evaluated", evaluated));
 }
 
 void Server::tokenize(const HttpRequest& request, HttpResponder& out) {

@@ -25,15 +25,6 @@ constexpr int64_t kMaxWidth = int64_t{1} << 24;
 // cannot be addressed.
 constexpr int64_t kMaxContext = INT32_MAX;
 
-struct ArchEntry {
-  Arch arch;
-  const char* name;
-};
-constexpr ArchEntry kArchs[] = {
-    {Arch::Llama, "llama"},   {Arch::Qwen2, "qwen2"}, {Arch::Qwen3, "qwen3"},     {Arch::Gemma2, "gemma2"},
-    {Arch::Gemma3, "gemma3"}, {Arch::Phi3, "phi3"},   {Arch::SmolLM3, "smollm3"},
-};
-
 struct KeyReader {
   const gguf::GgufFile& file;
   std::string prefix;  // "<arch>."
@@ -94,13 +85,6 @@ int64_t blocks_in_file(const gguf::GgufFile& file) {
   return blocks;
 }
 
-Arch parse_arch(std::string_view name) {
-  for (const ArchEntry& a : kArchs) {
-    if (name == a.name) return a.arch;
-  }
-  unsupported("unsupported architecture '" + gguf::printable(name) + "' (peak runs " + supported_arch_names() + ")");
-}
-
 // Element i of a per-layer flag array (bools, or integers where nonzero is set).
 bool layer_flag(const gguf::ArrayView& a, uint64_t i) {
   switch (a.elem_type()) {
@@ -142,40 +126,22 @@ void mark_sliding_layers(const KeyReader& keys, int64_t default_period, HParams&
   }
 }
 
-// Gemma's local/global attention (llama.cpp's gemma2 and gemma3 loaders).
-void read_gemma_attention(const KeyReader& keys, HParams& hp) {
-  hp.ffn_activation = FfnActivation::GeluTanh;
-  hp.embedding_scale = std::sqrt(static_cast<float>(hp.n_embd));
-  // The query scale: query_pre_attn_scalar^-1/2 when the file gives it (llama.cpp
-  // writes no such key); else llama.cpp's rule, which for every released model
-  // gives the same: the 27B variants (46 layers in Gemma 2, 62 in Gemma 3) use
-  // n_embd / n_head, the others the head size.
-  const bool is_27b = hp.n_layer == (hp.arch == Arch::Gemma2 ? 46 : 62);
+// The query scale: query_pre_attn_scalar^-1/2 when the architecture reads it
+// and the file gives it (llama.cpp writes no such key); else llama.cpp's rule,
+// which for every released model gives the same: the 27B variants use
+// n_embd / n_head, the others the head size.
+void read_query_scale(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
+  hp.attention_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hp.head_dim)));
+  if (spec.query_scalar_27b_layers == 0) return;
+  const bool is_27b = hp.n_layer == spec.query_scalar_27b_layers;
   const double query_scalar = keys.positive_real_or(
       "attention.query_pre_attn_scalar", static_cast<double>(is_27b ? hp.n_embd / hp.n_head : hp.head_dim));
   hp.attention_scale = static_cast<float>(1.0 / std::sqrt(query_scalar));
+}
 
-  const int64_t window = keys.integer_or("attention.sliding_window", hp.arch == Arch::Gemma2 ? 4096 : 0);
-  if (window < 0 || window > kMaxContext || (hp.arch == Arch::Gemma2 && window == 0)) {
-    refuse("'" + keys.prefix + "attention.sliding_window' must be positive (at most " + std::to_string(kMaxContext) +
-           "), not " + std::to_string(window));
-  }
-  if (hp.arch == Arch::Gemma2) {
-    // Every other layer slides; both kinds rotate alike.
-    hp.attn_softcap = keys.positive_real_or("attn_logit_softcapping", 50.0);
-    hp.final_softcap = keys.positive_real_or("final_logit_softcapping", 30.0);
-    hp.sliding_window = window;
-    mark_sliding_layers(keys, 2, hp);
-    return;
-  }
-  // Gemma 3: five local layers to one global one, when the file has a window
-  // (a window of 0 or none: every layer global). The local layers rotate with
-  // their own base (`rope.freq_base_swa`, else llama.cpp's 10000) and without
-  // the global layers' scaling.
-  if (keys.find("final_logit_softcapping")) hp.final_softcap = keys.positive_real_or("final_logit_softcapping", 0.0);
-  if (window == 0) return;
-  hp.sliding_window = window;
-  mark_sliding_layers(keys, 6, hp);
+// Sliding layers' own rotation: base `rope.freq_base_swa` (else llama.cpp's
+// 10000), without the global layers' scaling.
+void rotate_local_layers(const KeyReader& keys, HParams& hp) {
   core::RopeParams local = hp.rope;
   local.freq_base = keys.positive_real_or("rope.freq_base_swa", 10000.0);
   local.freq_scale = 1.0f;
@@ -184,8 +150,49 @@ void read_gemma_attention(const KeyReader& keys, HParams& hp) {
   }
 }
 
-void read_rope(const KeyReader& keys, HParams& hp) {
-  hp.rope.mode = hp.arch == Arch::Llama || hp.arch == Arch::SmolLM3 ? core::RopeMode::Normal : core::RopeMode::Neox;
+void read_sliding_window(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
+  const char* key = "attention.sliding_window";
+  switch (spec.sliding) {
+    case SlidingWindow::None: return;
+    case SlidingWindow::Ignored:
+      if (keys.integer_or(key, 0) < 0) refuse("'" + keys.prefix + key + "' is negative");
+      return;
+    case SlidingWindow::Pattern: break;
+  }
+  const int64_t window = keys.integer_or(key, spec.default_window);
+  if (window < 0 || window > kMaxContext || (spec.default_window > 0 && window == 0)) {
+    refuse("'" + keys.prefix + key + "' must be positive (at most " + std::to_string(kMaxContext) + "), not " +
+           std::to_string(window));
+  }
+  if (window == 0) return;
+  hp.sliding_window = window;
+  mark_sliding_layers(keys, spec.sliding_period, hp);
+  if (spec.local_rope) rotate_local_layers(keys, hp);
+}
+
+// The cap of `key` when the architecture applies one: the file's, else the fallback.
+float read_softcap(const KeyReader& keys, const char* key, const SoftcapRule& rule) {
+  if (!rule.applies) return 0.0f;
+  return keys.find(key) ? keys.positive_real_or(key, 0.0) : rule.fallback;
+}
+
+// What the architecture's row decides beyond the keys every model has.
+void read_arch_rules(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
+  read_query_scale(keys, spec, hp);
+  read_sliding_window(keys, spec, hp);
+  hp.attn_softcap = read_softcap(keys, "attn_logit_softcapping", spec.attn_softcap);
+  hp.final_softcap = read_softcap(keys, "final_logit_softcapping", spec.final_softcap);
+  if (spec.nope_period > 0) {
+    for (int64_t il = spec.nope_period - 1; il < hp.n_layer; il += spec.nope_period) {
+      hp.layers[static_cast<size_t>(il)].rope = false;
+    }
+  }
+  hp.ffn_activation = spec.activation;
+  hp.embedding_scale = spec.scaled_embedding ? std::sqrt(static_cast<float>(hp.n_embd)) : 1.0f;
+}
+
+void read_rope(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
+  hp.rope.mode = spec.rope_mode;
   const int64_t n_dims = keys.integer_or("rope.dimension_count", hp.head_dim);
   if (n_dims <= 0 || n_dims > hp.head_dim || n_dims % 2 != 0) {
     refuse("'" + keys.prefix + "rope.dimension_count' " + std::to_string(n_dims) +
@@ -216,25 +223,17 @@ void read_rope(const KeyReader& keys, HParams& hp) {
 
 }  // namespace
 
-const char* arch_name(Arch arch) {
-  for (const ArchEntry& a : kArchs) {
-    if (a.arch == arch) return a.name;
-  }
-  return "unknown";
-}
-
-std::string supported_arch_names() {
-  std::string names;
-  for (const ArchEntry& a : kArchs) names += (names.empty() ? "" : ", ") + std::string(a.name);
-  return names;
-}
-
 HParams read_hparams(const gguf::GgufFile& file) {
   const auto arch_value = file.find("general.architecture");
   if (!arch_value) refuse("model metadata lacks 'general.architecture'");
+  const ArchSpec* spec = find_arch(arch_value->str());
+  if (!spec) {
+    unsupported("unsupported architecture '" + gguf::printable(arch_value->str()) + "' (peak runs " +
+                supported_arch_names() + ")");
+  }
   HParams hp;
-  hp.arch = parse_arch(arch_value->str());
-  const KeyReader keys{file, std::string(arch_name(hp.arch)) + "."};
+  hp.arch = spec->arch;
+  const KeyReader keys{file, std::string(spec->name) + "."};
 
   // Every count is checked before anything is sized or multiplied by it, and
   // each refusal names its key.
@@ -266,29 +265,9 @@ HParams read_hparams(const gguf::GgufFile& file) {
   const int64_t value_dim = keys.count_or("attention.value_length", hp.head_dim, 1, kMaxWidth);
   if (value_dim != hp.head_dim) unsupported("attention.value_length differs from key_length, which peak does not support");
   hp.rms_eps = keys.positive_real_or("attention.layer_norm_rms_epsilon", 1e-5);
-  hp.attention_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hp.head_dim)));
-
-  read_rope(keys, hp);
+  read_rope(keys, *spec, hp);
   hp.layers.assign(static_cast<size_t>(hp.n_layer), LayerAttention{false, true, hp.rope});
-  switch (hp.arch) {
-    case Arch::Gemma2: case Arch::Gemma3:
-      read_gemma_attention(keys, hp);
-      break;
-    case Arch::Phi3:
-      // llama.cpp turns Phi-3's sliding window off (its converters do not write
-      // the pattern right), so every layer attends globally; the key is still
-      // checked.
-      if (keys.integer_or("attention.sliding_window", 0) < 0) {
-        refuse("'" + keys.prefix + "attention.sliding_window' is negative");
-      }
-      break;
-    case Arch::SmolLM3:
-      // No rotation in every fourth layer (3, 7, 11 ...), llama.cpp's fixed step.
-      for (int64_t il = 3; il < hp.n_layer; il += 4) hp.layers[static_cast<size_t>(il)].rope = false;
-      break;
-    case Arch::Llama: case Arch::Qwen2: case Arch::Qwen3:
-      break;
-  }
+  read_arch_rules(keys, *spec, hp);
 
   // The vocabulary size is the token list's length (cross-checked against the
   // embedding matrix when the weights are bound).

@@ -1,26 +1,17 @@
 // Hyper-parameters of a decoder-only transformer, read from GGUF metadata
-// (`general.architecture` and the `<arch>.*` keys), with llama.cpp's rules for
-// what a file leaves out (sliding-window patterns, local rope bases ...).
+// (`general.architecture` and the `<arch>.*` keys), with the architecture's
+// rules (model/arch_spec.h) for what a file leaves out (sliding-window
+// patterns, local rope bases ...).
 #pragma once
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 #include "core/graph.h"
 #include "gguf/gguf_reader.h"
+#include "model/arch_spec.h"
 
 namespace peak::model {
-
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3 };
-
-const char* arch_name(Arch arch);
-// "llama, qwen2, ..." : every architecture peak runs, for messages.
-std::string supported_arch_names();
-
-// The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
-// gelu (GeGLU, Gemma's gelu_pytorch_tanh).
-enum class FfnActivation { Silu, GeluTanh };
 
 // What one layer's attention does that its neighbours may not.
 struct LayerAttention {
@@ -58,6 +49,7 @@ struct HParams {
   const LayerAttention& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
   // The attention window of layer il: sliding_window on sliding layers, 0 (all cells) elsewhere.
   int64_t window(int64_t il) const { return layer(il).sliding ? sliding_window : 0; }
+  const ArchSpec& spec() const { return arch_spec(arch); }
 };
 
 // Reads and checks the hyper-parameters; throws InvalidModel or UnsupportedModel

@@ -1,0 +1,116 @@
+#include "model/arch_spec.h"
+
+#include <cstddef>
+
+namespace peak::model {
+namespace {
+
+// A row with the fields every architecture sets; the rest keep their defaults
+// (llama's: separate matrices, no biases or extra norms, silu, every layer global).
+constexpr ArchSpec row(Arch arch, const char* name, core::RopeMode rope_mode) {
+  ArchSpec s;
+  s.arch = arch;
+  s.name = name;
+  s.rope_mode = rope_mode;
+  return s;
+}
+
+constexpr ArchSpec qwen2() {
+  ArchSpec s = row(Arch::Qwen2, "qwen2", core::RopeMode::Neox);
+  s.qkv_bias = true;
+  return s;
+}
+
+constexpr ArchSpec qwen3() {
+  ArchSpec s = row(Arch::Qwen3, "qwen3", core::RopeMode::Neox);
+  s.qk_norm = true;
+  s.explicit_head_size = true;
+  return s;
+}
+
+// Gemma 2 and 3 (llama.cpp's loaders): post-norms, GeGLU, embeddings scaled
+// by sqrt(n_embd), the query scale of query_pre_attn_scalar, local layers
+// sliding by a pattern. Their RMS norms scale by (1 + w), but llama.cpp's
+// converter stores 1 + w, so the weights apply as everyone else's.
+constexpr ArchSpec gemma(Arch arch, const char* name, int64_t layers_27b) {
+  ArchSpec s = row(arch, name, core::RopeMode::Neox);
+  s.post_norms = true;
+  s.activation = FfnActivation::GeluTanh;
+  s.scaled_embedding = true;
+  s.query_scalar_27b_layers = layers_27b;
+  s.sliding = SlidingWindow::Pattern;
+  return s;
+}
+
+// Every other layer slides (4096 cells unless the file says); both kinds
+// rotate alike; scores and logits are soft-capped.
+constexpr ArchSpec gemma2() {
+  ArchSpec s = gemma(Arch::Gemma2, "gemma2", 46);
+  s.attn_softcap = {true, 50.0f};
+  s.final_softcap = {true, 30.0f};
+  s.default_window = 4096;
+  s.sliding_period = 2;
+  return s;
+}
+
+// Five local layers to one global one when the file has a window (none: every
+// layer global); the local ones rotate with their own base; per-head Q/K norms
+// instead of soft-capped scores; logits capped only when the file says.
+constexpr ArchSpec gemma3() {
+  ArchSpec s = gemma(Arch::Gemma3, "gemma3", 62);
+  s.qk_norm = true;
+  s.final_softcap = {true, 0.0f};
+  s.sliding_period = 6;
+  s.local_rope = true;
+  return s;
+}
+
+constexpr ArchSpec phi3() {
+  ArchSpec s = row(Arch::Phi3, "phi3", core::RopeMode::Neox);
+  s.fused_qkv = true;
+  s.fused_gate_up = true;
+  s.long_rope = true;
+  s.sliding = SlidingWindow::Ignored;
+  return s;
+}
+
+// No rotation in every fourth layer (3, 7, 11 ...), llama.cpp's fixed step.
+constexpr ArchSpec smollm3() {
+  ArchSpec s = row(Arch::SmolLM3, "smollm3", core::RopeMode::Normal);
+  s.nope_period = 4;
+  return s;
+}
+
+// In the order of enum Arch, which indexes it.
+constexpr ArchSpec kArchSpecs[] = {
+    row(Arch::Llama, "llama", core::RopeMode::Normal), qwen2(), qwen3(), gemma2(), gemma3(), phi3(), smollm3(),
+};
+
+constexpr bool rows_follow_the_enum() {
+  for (size_t i = 0; i < sizeof(kArchSpecs) / sizeof(kArchSpecs[0]); ++i) {
+    if (static_cast<size_t>(kArchSpecs[i].arch) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_follow_the_enum(), "kArchSpecs must list the architectures in the order of enum Arch");
+
+}  // namespace
+
+const ArchSpec& arch_spec(Arch arch) { return kArchSpecs[static_cast<size_t>(arch)]; }
+
+const ArchSpec* find_arch(std::string_view name) {
+  for (const ArchSpec& s : kArchSpecs) {
+    if (name == s.name) return &s;
+  }
+  return nullptr;
+}
+
+const char* arch_name(Arch arch) { return arch_spec(arch).name; }
+
+std::string supported_arch_names() {
+  std::string names;
+  for (const ArchSpec& s : kArchSpecs) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  return names;
+}
+
+}  // namespace peak::model

@@ -1,0 +1,79 @@
+// The architectures peak runs, one row of data each: every fact in which one
+// differs from another (its GGUF name, the tensors it has, what its forward
+// pass does differently, and llama.cpp's rules for the keys its files leave
+// out). Hyper-parameter reading, the tensor manifest, synthetic files and the
+// shared decoder graph read these fields; a new decoder architecture is a new
+// row, plus any op it needs.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/graph.h"
+
+namespace peak::model {
+
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3 };
+
+// The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
+// gelu (GeGLU, Gemma's gelu_pytorch_tanh).
+enum class FfnActivation { Silu, GeluTanh };
+
+// What an architecture makes of `attention.sliding_window`.
+enum class SlidingWindow {
+  None,     // the key is not read; every layer attends to every cell
+  Ignored,  // checked (not negative) but unused, as llama.cpp does for Phi-3, whose converters write the pattern wrong
+  Pattern,  // the layers `attention.sliding_window_pattern` marks, else ArchSpec::sliding_period's, slide
+};
+
+// A soft-cap (x -> cap * tanh(x / cap)) an architecture may apply.
+struct SoftcapRule {
+  bool applies = false;   // false: the key is not read and nothing is capped
+  float fallback = 0.0f;  // the cap when the file has no key; 0: none
+};
+
+struct ArchSpec {
+  Arch arch = Arch::Llama;
+  const char* name = "";  // general.architecture, and the prefix of its keys ("qwen3.")
+
+  // Tensors beyond attn_q/k/v/output, the gated feed-forward and the pre-norms.
+  bool qkv_bias = false;       // attn_q/k/v.bias added to the projections (qwen2)
+  bool qk_norm = false;        // attn_q_norm / attn_k_norm [head_dim]: RMS norm per head of Q and K
+  bool post_norms = false;     // post_attention_norm / post_ffw_norm on each block's outputs before the residual adds
+  bool fused_qkv = false;      // attn_qkv [n_embd, q + 2kv] holds Q, K and V (separate matrices are accepted too)
+  bool fused_gate_up = false;  // ffn_up [n_embd, 2 n_ff] holds the gate rows, then the up rows; no ffn_gate
+  bool long_rope = false;      // rope_factors_long / rope_factors_short (LongRoPE), both or neither
+  // Its files give attention.key_length even when it is n_embd / n_head, so
+  // synthetic ones do too.
+  bool explicit_head_size = false;
+
+  // The forward pass.
+  core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves
+  FfnActivation activation = FfnActivation::Silu;
+  bool scaled_embedding = false;  // token embeddings are multiplied by sqrt(n_embd)
+  int64_t nope_period = 0;        // > 0: layers nope_period - 1, 2 nope_period - 1 ... do not rotate (NoPE)
+
+  // Attention hyper-parameters and llama.cpp's defaults for them.
+  // > 0: scores are scaled by attention.query_pre_attn_scalar^-1/2, which
+  // defaults to n_embd / n_head in a model of this many layers (the 27B
+  // variant) and to head_dim in others. 0: 1/sqrt(head_dim), the key unread.
+  int64_t query_scalar_27b_layers = 0;
+  SoftcapRule attn_softcap;   // attn_logit_softcapping, on the scores before the softmax
+  SoftcapRule final_softcap;  // final_logit_softcapping, on the logits
+  SlidingWindow sliding = SlidingWindow::None;
+  // Pattern: the window when the file has none (0: no layer slides). A
+  // nonzero default means the architecture always slides: a window of 0 is refused.
+  int64_t default_window = 0;
+  int64_t sliding_period = 0;  // Pattern without a pattern key: layer il slides when il % period < period - 1
+  bool local_rope = false;     // Pattern: sliding layers rotate with rope.freq_base_swa (else 10000), unscaled
+};
+
+const ArchSpec& arch_spec(Arch arch);
+// The row named `name` (general.architecture), or null when peak has none.
+const ArchSpec* find_arch(std::string_view name);
+const char* arch_name(Arch arch);
+// "llama, qwen2, ..." : every architecture peak runs, for messages.
+std::string supported_arch_names();
+
+}  // namespace peak::model

@@ -7,6 +7,7 @@
 #include "gguf/gguf_writer.h"
 #include "kernels/kernels.h"
 #include "model/synth_random.h"
+#include "model/tensor_manifest.h"
 
 namespace peak::model {
 namespace {
@@ -24,56 +25,51 @@ struct PlannedTensor {
   Fill fill;
 };
 
+// The hyper-parameters the manifest reads, as read_hparams finds them in the written file.
+HParams manifest_hparams(const SynthSpec& s) {
+  HParams hp;
+  hp.arch = s.arch;
+  hp.n_vocab = s.n_vocab;
+  hp.n_embd = s.n_embd;
+  hp.n_layer = s.n_layer;
+  hp.n_head = s.n_head;
+  hp.n_head_kv = s.n_head_kv;
+  hp.head_dim = s.head_dim;
+  hp.n_ff = s.n_ff;
+  hp.rope.n_dims = static_cast<int32_t>(s.rope_dimensions());
+  return hp;
+}
+
+// Which of the manifest's tensors the file holds: the optional ones the spec
+// asks for, and fused QKV matrices where the architecture has them, as its own files do.
+bool written(const ManifestTensor& t, const SynthSpec& s) {
+  switch (t.presence) {
+    case Presence::Required: return true;
+    case Presence::UntiedOutput: return !s.tied_output;
+    case Presence::RopeFreqs: return s.rope_freqs;
+    case Presence::LongRope: return s.rope_original_context > 0;
+    case Presence::FusedQkv: return true;
+    case Presence::SeparateQkv: return false;
+  }
+  return false;
+}
+
+Fill fill_of(const ManifestTensor& t) {
+  switch (t.role) {
+    case TensorRole::Matrix: return Fill::Normal;
+    case TensorRole::NormWeight: return Fill::NormWeights;
+    case TensorRole::Bias: return Fill::SmallNormal;
+    case TensorRole::FrequencyFactors: break;
+  }
+  return t.model_slot == &ModelWeights::rope_factors_short ? Fill::ShortRopeFactors : Fill::RopeFactors;
+}
+
 std::vector<PlannedTensor> plan_tensors(const SynthSpec& s, const TensorTypeFn& type_of) {
   std::vector<PlannedTensor> out;
-  auto add = [&](const std::string& name, std::initializer_list<int64_t> shape, Fill fill) {
-    PlannedTensor t{name, {1, 1}, static_cast<uint32_t>(shape.size()), GgmlType::F32, fill};
-    size_t i = 0;
-    for (int64_t d : shape) t.ne[i++] = d;
-    t.type = type_of && t.n_dims > 1 ? type_of(name, t.ne[0]) : GgmlType::F32;
-    out.push_back(t);
-  };
-  const int64_t q = s.n_head * s.head_dim, kv = s.n_head_kv * s.head_dim;
-  const bool gemma = s.arch == Arch::Gemma2 || s.arch == Arch::Gemma3;
-  const bool phi3 = s.arch == Arch::Phi3;
-  add("token_embd.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
-  add("output_norm.weight", {s.n_embd}, Fill::NormWeights);
-  if (s.rope_freqs) add("rope_freqs.weight", {s.rope_dimensions() / 2}, Fill::RopeFactors);
-  if (phi3 && s.rope_original_context > 0) {
-    add("rope_factors_long.weight", {s.rope_dimensions() / 2}, Fill::RopeFactors);
-    add("rope_factors_short.weight", {s.rope_dimensions() / 2}, Fill::ShortRopeFactors);
-  }
-  if (!s.tied_output) add("output.weight", {s.n_embd, s.n_vocab}, Fill::Normal);
-  for (int64_t i = 0; i < s.n_layer; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    add(p + "attn_norm.weight", {s.n_embd}, Fill::NormWeights);
-    if (phi3) {
-      add(p + "attn_qkv.weight", {s.n_embd, q + 2 * kv}, Fill::Normal);
-    } else {
-      add(p + "attn_q.weight", {s.n_embd, q}, Fill::Normal);
-      add(p + "attn_k.weight", {s.n_embd, kv}, Fill::Normal);
-      add(p + "attn_v.weight", {s.n_embd, kv}, Fill::Normal);
-    }
-    if (s.arch == Arch::Qwen2) {
-      add(p + "attn_q.bias", {q}, Fill::SmallNormal);
-      add(p + "attn_k.bias", {kv}, Fill::SmallNormal);
-      add(p + "attn_v.bias", {kv}, Fill::SmallNormal);
-    }
-    if (s.arch == Arch::Qwen3 || s.arch == Arch::Gemma3) {
-      add(p + "attn_q_norm.weight", {s.head_dim}, Fill::NormWeights);
-      add(p + "attn_k_norm.weight", {s.head_dim}, Fill::NormWeights);
-    }
-    add(p + "attn_output.weight", {q, s.n_embd}, Fill::Normal);
-    if (gemma) add(p + "post_attention_norm.weight", {s.n_embd}, Fill::NormWeights);
-    add(p + "ffn_norm.weight", {s.n_embd}, Fill::NormWeights);
-    if (phi3) {
-      add(p + "ffn_up.weight", {s.n_embd, 2 * s.n_ff}, Fill::Normal);  // gate rows, then up rows
-    } else {
-      add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, Fill::Normal);
-      add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, Fill::Normal);
-    }
-    add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, Fill::Normal);
-    if (gemma) add(p + "post_ffw_norm.weight", {s.n_embd}, Fill::NormWeights);
+  for (const ManifestTensor& t : tensor_manifest(manifest_hparams(s))) {
+    if (!written(t, s)) continue;
+    const GgmlType type = type_of && t.n_dims > 1 ? type_of(t.name, t.ne[0]) : GgmlType::F32;
+    out.push_back(PlannedTensor{t.name, {t.ne[0], t.ne[1]}, t.n_dims, type, fill_of(t)});
   }
   return out;
 }
@@ -123,7 +119,7 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(a + ".feed_forward_length", static_cast<uint32_t>(s.n_ff));
   w.set_u32(a + ".attention.head_count", static_cast<uint32_t>(s.n_head));
   w.set_u32(a + ".attention.head_count_kv", static_cast<uint32_t>(s.n_head_kv));
-  if (s.head_dim * s.n_head != s.n_embd || s.arch == Arch::Qwen3) {
+  if (s.head_dim * s.n_head != s.n_embd || arch_spec(s.arch).explicit_head_size) {
     w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
     w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
   }

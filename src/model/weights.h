@@ -1,6 +1,6 @@
 // The model's weights as tensor descriptors whose data points into the mapped
 // GGUF file (no copies; Model::load may then repack some, model/weight_repack.h),
-// bound by llama.cpp's tensor names and shape-checked.
+// bound by the tensor manifest's names (model/tensor_manifest.h) and shape-checked.
 #pragma once
 
 #include <memory>
@@ -15,24 +15,25 @@ namespace peak::model {
 using core::Tensor;
 
 // Shapes use ggml order (ne[0] first); d = head_dim, q = n_head*d, kv = n_head_kv*d.
+// Null where the architecture (ArchSpec) has no such tensor.
 struct LayerWeights {
   Tensor* attn_norm = nullptr;    // [n_embd]
   Tensor* wq = nullptr;           // [n_embd, q]   null when wqkv holds it
   Tensor* wk = nullptr;           // [n_embd, kv]  null when wqkv holds it
   Tensor* wv = nullptr;           // [n_embd, kv]  null when wqkv holds it
-  Tensor* wqkv = nullptr;         // [n_embd, q + 2kv] phi3: the rows of Q, then K, then V in one matrix
+  Tensor* wqkv = nullptr;         // [n_embd, q + 2kv] fused_qkv: the rows of Q, then K, then V in one matrix
   Tensor* wo = nullptr;           // [q, n_embd]
-  Tensor* bq = nullptr;           // [q]   qwen2 only
-  Tensor* bk = nullptr;           // [kv]  qwen2 only
-  Tensor* bv = nullptr;           // [kv]  qwen2 only
-  Tensor* q_norm = nullptr;       // [d]   qwen3 only: RMS norm per head
-  Tensor* k_norm = nullptr;       // [d]   qwen3 only
-  Tensor* attn_post_norm = nullptr;  // [n_embd] gemma: normalises the attention output before the residual add
+  Tensor* bq = nullptr;           // [q]   qkv_bias
+  Tensor* bk = nullptr;           // [kv]  qkv_bias
+  Tensor* bv = nullptr;           // [kv]  qkv_bias
+  Tensor* q_norm = nullptr;       // [d]   qk_norm: RMS norm per head
+  Tensor* k_norm = nullptr;       // [d]   qk_norm
+  Tensor* attn_post_norm = nullptr;  // [n_embd] post_norms: normalises the attention output before the residual add
   Tensor* ffn_norm = nullptr;     // [n_embd]
-  Tensor* ffn_gate = nullptr;     // [n_embd, n_ff]; null when ffn_up holds it (phi3)
-  Tensor* ffn_up = nullptr;       // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (phi3)
+  Tensor* ffn_gate = nullptr;     // [n_embd, n_ff]; null when ffn_up holds it (fused_gate_up)
+  Tensor* ffn_up = nullptr;       // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (fused_gate_up)
   Tensor* ffn_down = nullptr;     // [n_ff, n_embd]
-  Tensor* ffn_post_norm = nullptr;   // [n_embd] gemma: normalises the feed-forward output before the residual add
+  Tensor* ffn_post_norm = nullptr;   // [n_embd] post_norms: normalises the feed-forward output before the residual add
 };
 
 struct ModelWeights {
@@ -40,7 +41,7 @@ struct ModelWeights {
   Tensor* output_norm = nullptr;  // [n_embd]
   Tensor* output = nullptr;       // [n_embd, n_vocab]; token_embd when tied
   Tensor* rope_freqs = nullptr;   // [rope_dims / 2] Llama-3 frequency factors, optional
-  // [rope_dims / 2] LongRoPE (phi3) frequency factors, both or neither: long
+  // [rope_dims / 2] LongRoPE (long_rope) frequency factors, both or neither: long
   // ones for contexts past HParams::rope_original_context, else short ones.
   Tensor* rope_factors_long = nullptr;
   Tensor* rope_factors_short = nullptr;
@@ -49,9 +50,9 @@ struct ModelWeights {
   std::unique_ptr<core::TensorArena> descriptors;  // owns the Tensor objects above
 };
 
-// Binds every tensor the architecture needs, with data pointing into `file`
-// (which must outlive the result). Throws std::runtime_error naming a missing
-// tensor, a wrong shape or a type no kernel can read. With `check_values`, also
+// Binds the tensors of the manifest (model/tensor_manifest.h), with data
+// pointing into `file` (which must outlive the result). Throws std::runtime_error
+// naming a missing required tensor, a wrong shape or a type no kernel can read. With `check_values`, also
 // a vector (norm weights, biases) that holds a non-finite value and frequency
 // factors that are not positive: the only tensor data binding reads.
 ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp, bool check_values = true);

@@ -1,0 +1,97 @@
+#include "model/tensor_manifest.h"
+
+namespace peak::model {
+namespace {
+
+class ManifestBuilder {
+ public:
+  explicit ManifestBuilder(std::vector<ManifestTensor>& out) : out_(out) {}
+
+  void model(const std::string& name, std::initializer_list<int64_t> shape, TensorRole role, Presence presence,
+             Tensor* ModelWeights::*slot) {
+    add(name, shape, role, presence, -1).model_slot = slot;
+  }
+
+  void layer(int64_t il, const std::string& name, std::initializer_list<int64_t> shape, TensorRole role,
+             Tensor* LayerWeights::*slot, Presence presence = Presence::Required) {
+    add("blk." + std::to_string(il) + "." + name, shape, role, presence, il).layer_slot = slot;
+  }
+
+ private:
+  ManifestTensor& add(const std::string& name, std::initializer_list<int64_t> shape, TensorRole role,
+                      Presence presence, int64_t il) {
+    ManifestTensor t{name, {1, 1}, static_cast<uint32_t>(shape.size()), role, presence, il, nullptr, nullptr};
+    size_t i = 0;
+    for (int64_t d : shape) t.ne[i++] = d;
+    out_.push_back(t);
+    return out_.back();
+  }
+
+  std::vector<ManifestTensor>& out_;
+};
+
+// Shapes use ggml order; e = n_embd, q = n_head * head_dim, kv = n_head_kv * head_dim.
+void add_attention(ManifestBuilder& m, const HParams& hp, int64_t il) {
+  const ArchSpec& spec = hp.spec();
+  const int64_t e = hp.n_embd, q = hp.n_embd_q(), kv = hp.n_embd_kv(), d = hp.head_dim;
+  m.layer(il, "attn_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::attn_norm);
+  if (spec.fused_qkv) {
+    m.layer(il, "attn_qkv.weight", {e, q + 2 * kv}, TensorRole::Matrix, &LayerWeights::wqkv, Presence::FusedQkv);
+  }
+  const Presence separate = spec.fused_qkv ? Presence::SeparateQkv : Presence::Required;
+  m.layer(il, "attn_q.weight", {e, q}, TensorRole::Matrix, &LayerWeights::wq, separate);
+  m.layer(il, "attn_k.weight", {e, kv}, TensorRole::Matrix, &LayerWeights::wk, separate);
+  m.layer(il, "attn_v.weight", {e, kv}, TensorRole::Matrix, &LayerWeights::wv, separate);
+  if (spec.qkv_bias) {
+    m.layer(il, "attn_q.bias", {q}, TensorRole::Bias, &LayerWeights::bq);
+    m.layer(il, "attn_k.bias", {kv}, TensorRole::Bias, &LayerWeights::bk);
+    m.layer(il, "attn_v.bias", {kv}, TensorRole::Bias, &LayerWeights::bv);
+  }
+  if (spec.qk_norm) {
+    m.layer(il, "attn_q_norm.weight", {d}, TensorRole::NormWeight, &LayerWeights::q_norm);
+    m.layer(il, "attn_k_norm.weight", {d}, TensorRole::NormWeight, &LayerWeights::k_norm);
+  }
+  m.layer(il, "attn_output.weight", {q, e}, TensorRole::Matrix, &LayerWeights::wo);
+  if (spec.post_norms) {
+    m.layer(il, "post_attention_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::attn_post_norm);
+  }
+}
+
+void add_feed_forward(ManifestBuilder& m, const HParams& hp, int64_t il) {
+  const ArchSpec& spec = hp.spec();
+  const int64_t e = hp.n_embd, ff = hp.n_ff;
+  m.layer(il, "ffn_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::ffn_norm);
+  if (spec.fused_gate_up) {
+    m.layer(il, "ffn_up.weight", {e, 2 * ff}, TensorRole::Matrix, &LayerWeights::ffn_up);  // gate rows, then up rows
+  } else {
+    m.layer(il, "ffn_gate.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_gate);
+    m.layer(il, "ffn_up.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_up);
+  }
+  m.layer(il, "ffn_down.weight", {ff, e}, TensorRole::Matrix, &LayerWeights::ffn_down);
+  if (spec.post_norms) m.layer(il, "post_ffw_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::ffn_post_norm);
+}
+
+}  // namespace
+
+std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
+  std::vector<ManifestTensor> out;
+  ManifestBuilder m(out);
+  const int64_t e = hp.n_embd, pairs = hp.rope.n_dims / 2;
+  m.model("token_embd.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::Required, &ModelWeights::token_embd);
+  m.model("output_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
+  m.model("rope_freqs.weight", {pairs}, TensorRole::FrequencyFactors, Presence::RopeFreqs, &ModelWeights::rope_freqs);
+  if (hp.spec().long_rope) {
+    m.model("rope_factors_long.weight", {pairs}, TensorRole::FrequencyFactors, Presence::LongRope,
+            &ModelWeights::rope_factors_long);
+    m.model("rope_factors_short.weight", {pairs}, TensorRole::FrequencyFactors, Presence::LongRope,
+            &ModelWeights::rope_factors_short);
+  }
+  m.model("output.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::UntiedOutput, &ModelWeights::output);
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    add_attention(m, hp, il);
+    add_feed_forward(m, hp, il);
+  }
+  return out;
+}
+
+}  // namespace peak::model

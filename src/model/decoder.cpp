@@ -45,7 +45,7 @@ Tensor* DecoderBuilder::head_rows(Tensor* y, int64_t first, int64_t count) {
 DecoderBuilder::Heads DecoderBuilder::project_heads(int64_t layer, Tensor* x) {
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
   Heads h{};
-  if (l.wqkv) {
+  if (l.wqkv) {  // a fused_qkv architecture's file may hold separate matrices instead
     Tensor* qkv = matmul(l.wqkv, x, layer, Projection::Qkv);  // [q + 2kv, n_tokens]: Q rows, then K, then V
     h.q = head_rows(qkv, 0, hp.n_embd_q());
     h.k = head_rows(qkv, hp.n_embd_q(), hp.n_embd_kv());
@@ -55,8 +55,10 @@ DecoderBuilder::Heads DecoderBuilder::project_heads(int64_t layer, Tensor* x) {
     h.k = project(x, l.wk, l.bk, hp.n_head_kv, layer, Projection::K);
     h.v = project(x, l.wv, l.bv, hp.n_head_kv, layer, Projection::V);
   }
-  if (l.q_norm) h.q = norm(h.q, l.q_norm);
-  if (l.k_norm) h.k = norm(h.k, l.k_norm);
+  if (hp.spec().qk_norm) {
+    h.q = norm(h.q, l.q_norm);
+    h.k = norm(h.k, l.k_norm);
+  }
   return h;
 }
 
@@ -97,14 +99,14 @@ Tensor* DecoderBuilder::feed_forward(int64_t layer, Tensor* x) {
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
   Tensor* gate;
   Tensor* up;
-  if (l.ffn_gate) {
-    gate = matmul(l.ffn_gate, x, layer, Projection::FfnGate);
-    up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
-  } else {
+  if (hp.spec().fused_gate_up) {
     // One product for the fused matrix: [2 n_ff, n_tokens], gate rows first.
     Tensor* gate_up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
     gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
     up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
+  } else {
+    gate = matmul(l.ffn_gate, x, layer, Projection::FfnGate);
+    up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
   }
   Tensor* gated = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);
   return matmul(l.ffn_down, gated, layer, Projection::FfnDown);
@@ -129,14 +131,15 @@ Tensor* DecoderBuilder::logits(Tensor* x) {
 
 Tensor* build_forward(DecoderBuilder& b) {
   Graph& g = b.g;
+  const bool post_norms = b.hp.spec().post_norms;
   Tensor* x = b.embed();  // [n_embd, n_tokens]
   for (int64_t il = 0; il < b.hp.n_layer; ++il) {
     const LayerWeights& l = b.w.layers[static_cast<size_t>(il)];
     Tensor* attention = b.self_attention(il, b.norm(x, l.attn_norm));
-    if (l.attn_post_norm) attention = b.norm(attention, l.attn_post_norm);
+    if (post_norms) attention = b.norm(attention, l.attn_post_norm);
     x = g.add(x, attention);
     Tensor* ffn = b.feed_forward(il, b.norm(x, l.ffn_norm));
-    if (l.ffn_post_norm) ffn = b.norm(ffn, l.ffn_post_norm);
+    if (post_norms) ffn = b.norm(ffn, l.ffn_post_norm);
     x = b.steer(g.add(x, ffn), il);
   }
   return b.logits(x);

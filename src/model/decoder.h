@@ -4,7 +4,7 @@
 // and gate/up matrices for Phi-3, post-norms for Gemma) and in hyper-parameters
 // (rope mode and dimensions, attention scale and soft-caps, the feed-forward
 // gate, per-layer windows and rope settings), so one builder serves all and
-// the architecture lives in hparams.cpp and weights.cpp.
+// an architecture is its row of data (model/arch_spec.h), read through HParams.
 #pragma once
 
 #include <cstdint>

@@ -1,11 +1,13 @@
 #include "scripted_qwen3.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
+#include "model/tensor_manifest.h"
 #include "template_fixtures.h"
 #include "tokenizer/tokenizer.h"
 
@@ -38,12 +40,11 @@ void write_scripted_qwen3(const std::string& path) {
 
   constexpr int64_t n_embd = 16, n_ff = 16, n_head = 2;
   const int64_t n_vocab = static_cast<int64_t>(vocab->find("tokenizer.ggml.tokens")->array().size());
-  static std::vector<float> embd, out, ones, zeros_qkv, zeros_ff;
+  static std::vector<float> embd, out, ones, zeros;
   embd.assign(static_cast<size_t>(n_embd * n_vocab), 0.0f);
   out.assign(embd.size(), 0.0f);
   ones.assign(n_embd, 1.0f);
-  zeros_qkv.assign(n_embd * n_embd, 0.0f);
-  zeros_ff.assign(n_embd * n_ff, 0.0f);
+  zeros.assign(n_embd * std::max(n_embd, n_ff), 0.0f);
   for (int64_t t = 0; t < n_vocab; ++t) embd[static_cast<size_t>(t * n_embd + n_embd - 1)] = 1.0f;
   for (size_t i = 0; i < script.size(); ++i) {
     const int64_t from = id_of(*tok, script[i].first), to = id_of(*tok, script[i].second);
@@ -58,19 +59,23 @@ void write_scripted_qwen3(const std::string& path) {
   w.set_u32("llama.attention.head_count", n_head);
   w.set_u32("llama.attention.head_count_kv", n_head);
   w.set_f32("llama.attention.layer_norm_rms_epsilon", 1e-6f);
-  const int64_t matrix[2] = {n_embd, n_vocab}, vec[1] = {n_embd}, square[2] = {n_embd, n_embd};
-  const int64_t up[2] = {n_embd, n_ff}, down[2] = {n_ff, n_embd};
-  w.add_tensor("token_embd.weight", GgmlType::F32, 2, matrix, embd.data());
-  w.add_tensor("output_norm.weight", GgmlType::F32, 1, vec, ones.data());
-  w.add_tensor("output.weight", GgmlType::F32, 2, matrix, out.data());
-  w.add_tensor("blk.0.attn_norm.weight", GgmlType::F32, 1, vec, ones.data());
-  for (const char* name : {"blk.0.attn_q.weight", "blk.0.attn_k.weight", "blk.0.attn_v.weight", "blk.0.attn_output.weight"}) {
-    w.add_tensor(name, GgmlType::F32, 2, square, zeros_qkv.data());
+  // llama's tensors of one block with an untied output: the scripted
+  // embedding and output matrices, unit norm weights, zeros elsewhere.
+  model::HParams hp;
+  hp.arch = model::Arch::Llama;
+  hp.n_vocab = n_vocab;
+  hp.n_embd = n_embd;
+  hp.n_layer = 1;
+  hp.n_head = hp.n_head_kv = n_head;
+  hp.head_dim = n_embd / n_head;
+  hp.n_ff = n_ff;
+  for (const model::ManifestTensor& t : model::tensor_manifest(hp)) {
+    if (t.presence != model::Presence::Required && t.presence != model::Presence::UntiedOutput) continue;
+    const float* data = t.role == model::TensorRole::NormWeight ? ones.data() : zeros.data();
+    if (t.model_slot == &model::ModelWeights::token_embd) data = embd.data();
+    if (t.model_slot == &model::ModelWeights::output) data = out.data();
+    w.add_tensor(t.name, GgmlType::F32, t.n_dims, t.ne, data);
   }
-  w.add_tensor("blk.0.ffn_norm.weight", GgmlType::F32, 1, vec, ones.data());
-  w.add_tensor("blk.0.ffn_gate.weight", GgmlType::F32, 2, up, zeros_ff.data());
-  w.add_tensor("blk.0.ffn_up.weight", GgmlType::F32, 2, up, zeros_ff.data());
-  w.add_tensor("blk.0.ffn_down.weight", GgmlType::F32, 2, down, zeros_ff.data());
   w.write_file(path);
 }
 

@@ -17,6 +17,7 @@
 #include "model/model_error.h"
 #include "model/quant_policy.h"
 #include "model/quantize.h"
+#include "model/tensor_manifest.h"
 #include "scratch_dir.h"
 #include "tiny_models.h"
 
@@ -62,12 +63,12 @@ std::map<GgmlType, int> count_types(const std::string& file_type, int64_t n_laye
                                     bool has_output, int64_t n_embd, GgmlType* embd_type, GgmlType* output_type) {
   ModelLayout layout{n_layer, n_head, n_head_kv, has_output};
   const QuantPolicy policy(parse_file_type(file_type), layout, false);
+  HParams llama;  // for its layer matrices' names, all the policy reads of them
+  llama.arch = Arch::Llama;
+  llama.n_layer = n_layer;
   std::map<GgmlType, int> counts;
-  for (int64_t l = 0; l < n_layer; ++l) {
-    for (const char* m : {"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}) {
-      const std::string name = "blk." + std::to_string(l) + "." + m + ".weight";
-      ++counts[policy.type_for(name, 2, n_embd)];
-    }
+  for (const ManifestTensor& t : tensor_manifest(llama)) {
+    if (t.layer >= 0 && t.role == TensorRole::Matrix) ++counts[policy.type_for(t.name, 2, n_embd)];
   }
   *embd_type = policy.type_for("token_embd.weight", 2, n_embd);
   *output_type = has_output ? policy.type_for("output.weight", 2, n_embd) : *embd_type;

@@ -18,8 +18,8 @@ class ManifestBuilder {
   }
 
  private:
-  ManifestTensor& add(const std::string& name, std::initializer_list<int64_t> shape, TensorRole role,
-                      Presence presence, int64_t il) {
+  ManifestTensor& add(const std::string& name, std::initializer_list<int64_t> shape, TensorRole role, Presence presence,
+                      int64_t il) {
     ManifestTensor t{name, {1, 1}, static_cast<uint32_t>(shape.size()), role, presence, il, nullptr, nullptr};
     size_t i = 0;
     for (int64_t d : shape) t.ne[i++] = d;

@@ -37,7 +37,7 @@ struct ManifestTensor {
   uint32_t n_dims;   // 1 or 2
   TensorRole role;
   Presence presence;
-  int64_t layer;     // its block, or -1 for the model's own tensors
+  int64_t layer;  // its block, or -1 for the model's own tensors
   // Where binding puts it: a field of ModelWeights (layer -1) or of the block's LayerWeights.
   Tensor* ModelWeights::*model_slot;
   Tensor* LayerWeights::*layer_slot;

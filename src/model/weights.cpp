@@ -38,14 +38,14 @@ class Binder {
     const int64_t expected[core::kMaxDims] = {t.ne[0], t.ne[1], 1, 1};
     for (int d = 0; d < core::kMaxDims; ++d) {
       if (info->ne[d] != expected[d]) {
-        throw InvalidModel("tensor '" + t.name + "' has shape " + shape_text(info->ne, info->n_dims) +
-                                 ", expected " + shape_text(expected, t.n_dims));
+        throw InvalidModel("tensor '" + t.name + "' has shape " + shape_text(info->ne, info->n_dims) + ", expected " +
+                           shape_text(expected, t.n_dims));
       }
     }
     const TypeKernels& k = kernels_for(info->type);
     if (!k.to_float || (t.role == TensorRole::Matrix && !k.vec_dot)) {
       throw UnsupportedModel("tensor '" + t.name + "' has type " + ggml_type_name(static_cast<uint32_t>(info->type)) +
-                               ", which peak cannot compute with");
+                             ", which peak cannot compute with");
     }
     // Vectors (norm weights, biases) are small enough to read at every load.
     if (check_values_ && t.role != TensorRole::Matrix) require_finite(*info);

@@ -17,22 +17,22 @@ using core::Tensor;
 // Shapes use ggml order (ne[0] first); d = head_dim, q = n_head*d, kv = n_head_kv*d.
 // Null where the architecture (ArchSpec) has no such tensor.
 struct LayerWeights {
-  Tensor* attn_norm = nullptr;    // [n_embd]
-  Tensor* wq = nullptr;           // [n_embd, q]   null when wqkv holds it
-  Tensor* wk = nullptr;           // [n_embd, kv]  null when wqkv holds it
-  Tensor* wv = nullptr;           // [n_embd, kv]  null when wqkv holds it
-  Tensor* wqkv = nullptr;         // [n_embd, q + 2kv] fused_qkv: the rows of Q, then K, then V in one matrix
-  Tensor* wo = nullptr;           // [q, n_embd]
-  Tensor* bq = nullptr;           // [q]   qkv_bias
-  Tensor* bk = nullptr;           // [kv]  qkv_bias
-  Tensor* bv = nullptr;           // [kv]  qkv_bias
-  Tensor* q_norm = nullptr;       // [d]   qk_norm: RMS norm per head
-  Tensor* k_norm = nullptr;       // [d]   qk_norm
+  Tensor* attn_norm = nullptr;       // [n_embd]
+  Tensor* wq = nullptr;              // [n_embd, q]   null when wqkv holds it
+  Tensor* wk = nullptr;              // [n_embd, kv]  null when wqkv holds it
+  Tensor* wv = nullptr;              // [n_embd, kv]  null when wqkv holds it
+  Tensor* wqkv = nullptr;            // [n_embd, q + 2kv] fused_qkv: the rows of Q, then K, then V in one matrix
+  Tensor* wo = nullptr;              // [q, n_embd]
+  Tensor* bq = nullptr;              // [q]   qkv_bias
+  Tensor* bk = nullptr;              // [kv]  qkv_bias
+  Tensor* bv = nullptr;              // [kv]  qkv_bias
+  Tensor* q_norm = nullptr;          // [d]   qk_norm: RMS norm per head
+  Tensor* k_norm = nullptr;          // [d]   qk_norm
   Tensor* attn_post_norm = nullptr;  // [n_embd] post_norms: normalises the attention output before the residual add
-  Tensor* ffn_norm = nullptr;     // [n_embd]
-  Tensor* ffn_gate = nullptr;     // [n_embd, n_ff]; null when ffn_up holds it (fused_gate_up)
-  Tensor* ffn_up = nullptr;       // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (fused_gate_up)
-  Tensor* ffn_down = nullptr;     // [n_ff, n_embd]
+  Tensor* ffn_norm = nullptr;        // [n_embd]
+  Tensor* ffn_gate = nullptr;        // [n_embd, n_ff]; null when ffn_up holds it (fused_gate_up)
+  Tensor* ffn_up = nullptr;          // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (fused_gate_up)
+  Tensor* ffn_down = nullptr;        // [n_ff, n_embd]
   Tensor* ffn_post_norm = nullptr;   // [n_embd] post_norms: normalises the feed-forward output before the residual add
 };
 

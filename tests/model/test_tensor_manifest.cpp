@@ -86,9 +86,9 @@ TEST(TensorManifest, ASynthFileOfEveryArchitectureHoldsExactlyTheManifest) {
 // Block 0's tensors in llama.cpp's loader of each architecture (phi3: with
 // the fused QKV matrix its converter writes).
 TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
-  const std::vector<std::string> llama = {"attn_norm.weight", "attn_q.weight",   "attn_k.weight",
+  const std::vector<std::string> llama = {"attn_norm.weight", "attn_q.weight",      "attn_k.weight",
                                           "attn_v.weight",    "attn_output.weight", "ffn_norm.weight",
-                                          "ffn_gate.weight",  "ffn_up.weight",   "ffn_down.weight"};
+                                          "ffn_gate.weight",  "ffn_up.weight",      "ffn_down.weight"};
   auto with = [&](std::vector<std::string> names, const std::vector<std::string>& more) {
     names.insert(names.end(), more.begin(), more.end());
     return names;
@@ -100,8 +100,9 @@ TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
       {Arch::Qwen3, with(llama, {"attn_q_norm.weight", "attn_k_norm.weight"})},
       {Arch::Gemma2, gemma2},
       {Arch::Gemma3, with(gemma2, {"attn_q_norm.weight", "attn_k_norm.weight"})},
-      {Arch::Phi3, {"attn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_norm.weight", "ffn_up.weight",
-                    "ffn_down.weight"}},
+      {Arch::Phi3,
+       {"attn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_norm.weight", "ffn_up.weight",
+        "ffn_down.weight"}},
       {Arch::SmolLM3, llama},
   };
   for (Arch arch : kAllArchs) {

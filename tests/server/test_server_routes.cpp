@@ -17,12 +17,15 @@
 #include <thread>
 #include <vector>
 
+#include "conversation_store.h"
 #include "json.h"
 #include "routes.h"
 #include "web_page.h"
 
 namespace {
 
+using peak_server::ChatSlot;
+using peak_server::ConversationStore;
 using peak_server::HttpHeader;
 using peak_server::HttpRequest;
 using peak_server::HttpResponder;
@@ -148,10 +151,10 @@ struct Msg {
   std::string content;
 };
 
-std::string chat_body(const std::vector<Msg>& messages, const std::string& extra = "") {
+std::string chat_body(const std::vector<Msg>& messages, const std::string& extra = "", int temperature = 0) {
   Value list = Value::array();
   for (const Msg& m : messages) list.push(Value::object().set("role", m.role).set("content", m.content));
-  Value body = Value::object().set("model", "x").set("messages", list).set("temperature", 0);
+  Value body = Value::object().set("model", "x").set("messages", list).set("temperature", temperature);
   std::string text = peak_server::json::write(body);
   if (!extra.empty()) text.insert(text.size() - 1, "," + extra);
   return text;
@@ -765,6 +768,120 @@ TEST(ServerRoutes, ConversationsAreBounded) {
   send("c");                         // a, the oldest not in a slot, is forgotten
   EXPECT_EQ(send("a"), first_turn);  // so it starts again
   EXPECT_GT(send("c"), first_turn);  // c, restored, still reads its first turn
+}
+
+// A sampled (temperature 1) chat request for "Once upon a time", with `extra`
+// fields.
+std::string sampled_chat_body(const std::string& extra = "") {
+  return chat_body({{"user", "Once upon a time"}}, "\"max_tokens\": 24" + extra, 1);
+}
+
+std::string completion_body() { return "{\"prompt\": \"Once upon a time\", \"max_tokens\": 24, \"temperature\": 1}"; }
+
+// peak serve --seed N: a request without "seed" samples with N, as one giving
+// "seed": N does on a server without it; yet every response keeps an id of its own.
+TEST(ServerRoutes, ADefaultSeedRepeatsSampledAnswersButNoId) {
+  ServerOptions o = options();
+  o.sampler.seed = 1234;
+  o.random_seed = false;
+  Server seeded(settings(), o);
+  const FakeResponder first = call(seeded, request("POST", "/v1/chat/completions", sampled_chat_body()));
+  const FakeResponder second = call(seeded, request("POST", "/v1/chat/completions", sampled_chat_body()));
+  ASSERT_EQ(first.status, 200) << first.body;
+  ASSERT_EQ(second.status, 200) << second.body;
+  EXPECT_EQ(content_of(first.json()), content_of(second.json()));
+  EXPECT_NE(first.json().find("id")->as_string(), second.json().find("id")->as_string());
+
+  Server unseeded(settings(), options());
+  const FakeResponder given =
+      call(unseeded, request("POST", "/v1/chat/completions", sampled_chat_body(", \"seed\": 1234")));
+  ASSERT_EQ(given.status, 200) << given.body;
+  EXPECT_EQ(content_of(given.json()), content_of(first.json()));
+
+  const FakeResponder raw_first = call(seeded, request("POST", "/v1/completions", completion_body()));
+  const FakeResponder raw_second = call(seeded, request("POST", "/v1/completions", completion_body()));
+  ASSERT_EQ(raw_first.status, 200) << raw_first.body;
+  ASSERT_EQ(raw_second.status, 200) << raw_second.body;
+  EXPECT_EQ(raw_first.json().find("choices")->items()[0].find("text")->as_string(),
+            raw_second.json().find("choices")->items()[0].find("text")->as_string());
+  EXPECT_NE(raw_first.json().find("id")->as_string(), raw_second.json().find("id")->as_string());
+}
+
+TEST(ServerRoutes, WithoutADefaultSeedIdsDifferToo) {
+  Server server(settings(), options());
+  const FakeResponder first = call(server, request("POST", "/v1/chat/completions", sampled_chat_body()));
+  const FakeResponder second = call(server, request("POST", "/v1/chat/completions", sampled_chat_body()));
+  ASSERT_EQ(first.status, 200) << first.body;
+  ASSERT_EQ(second.status, 200) << second.body;
+  EXPECT_NE(first.json().find("id")->as_string(), second.json().find("id")->as_string());
+}
+
+// A fresh directory under the test's temporary one, removed at the end.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& name) : path_(std::filesystem::path(::testing::TempDir()) / name) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~ScratchDir() { std::filesystem::remove_all(path_); }
+  const std::filesystem::path& path() const { return path_; }
+  size_t count(const std::string& extension) const {
+    size_t n = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(path_)) n += entry.path().extension() == extension;
+    return n;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Under a fixed default seed, each conversation saved away gets a file of its
+// own, and one restored continues its own turns (as the whole history resent
+// to a server without conversations reads them).
+TEST(ServerRoutes, ConversationsSavedUnderADefaultSeedKeepTheirOwnFiles) {
+  const ScratchDir dir("peak_serve_seeded_conversations");
+  ServerOptions o = options(1);
+  o.sampler.seed = 1234;
+  o.random_seed = false;
+  o.conversation_dir = dir.path().string();
+  Server server(settings(), o);
+  const auto send = [&](const std::string& id, const std::string& line) {
+    const FakeResponder out =
+        call(server, request("POST", "/v1/chat/completions",
+                             chat_body({{"user", line}}, "\"max_tokens\": 8, \"conversation\": \"" + id + "\"")));
+    EXPECT_EQ(out.status, 200) << out.body;
+    return out.json();
+  };
+  const Value alpha = send("alpha", "Lily went to the park.");
+  send("beta", "Tom had a red ball and a big, big kite.");  // alpha is saved away
+  send("gamma", "Sue sang.");                               // beta too
+  EXPECT_EQ(dir.count(".pkss"), 2u);
+
+  const Value alpha_again = send("alpha", "She saw a big dog.");
+  Server replay(settings(), options(1));
+  const FakeResponder full = call(replay, request("POST", "/v1/chat/completions",
+                                                  chat_body({{"user", "Lily went to the park."},
+                                                             {"assistant", content_of(alpha)},
+                                                             {"user", "She saw a big dog."}},
+                                                            "\"max_tokens\": 8")));
+  ASSERT_EQ(full.status, 200) << full.body;
+  EXPECT_EQ(alpha_again.find("usage")->find("prompt_tokens")->as_int(),
+            full.json().find("usage")->find("prompt_tokens")->as_int());
+  EXPECT_EQ(content_of(alpha_again), content_of(full.json()));
+}
+
+// A conversation whose file name is taken already is not saved over that file.
+TEST(ServerConversationStore, ANameWhoseFileExistsIsRefused) {
+  const ScratchDir dir("peak_serve_taken_name");
+  const std::filesystem::path taken = dir.path() / "taken.pkss";
+  std::ofstream(taken) << "another file";
+  ConversationStore store(1, 4, dir.path().string(), [] { return std::string("taken"); });
+  ChatSlot slot(settings());
+  store.load(0, slot, "alpha", std::nullopt);
+  EXPECT_THROW(store.evict(0, slot), peak_server::PeakError);
+  std::string kept(static_cast<size_t>(std::filesystem::file_size(taken)), '\0');
+  std::ifstream(taken, std::ios::binary).read(kept.data(), static_cast<std::streamsize>(kept.size()));
+  EXPECT_TRUE(kept == "another file") << "the file was saved over";
 }
 
 }  // namespace

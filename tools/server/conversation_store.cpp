@@ -1,11 +1,28 @@
 #include "conversation_store.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
 
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace peak_server {
+
+namespace {
+
+// Creates `path` empty, so that no other conversation is given it; an
+// existing file of that name is refused, never saved over.
+void create_new_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw PeakError(PEAK_ERR_IO, "cannot create " + path + " for a conversation: " + std::strerror(errno));
+  }
+  ::close(fd);
+}
+
+}  // namespace
 
 ConversationStore::ConversationStore(size_t n_slots, size_t max_conversations, std::string dir,
                                      std::function<std::string()> file_name)
@@ -39,7 +56,9 @@ const std::string& ConversationStore::file_of(Conversation& c) {
     dir_ = tmpl;
     owns_dir_ = true;
   }
-  c.file = dir_ + "/" + file_name_() + ".pkss";
+  std::string file = dir_ + "/" + file_name_() + ".pkss";
+  create_new_file(file);
+  c.file = std::move(file);
   return c.file;
 }
 

@@ -15,8 +15,8 @@
 //    SlotPool::Score) and never the other way round: no method calls into the
 //    pool while holding it;
 //  - the session files are written, read and removed after it is released
-//    (only the private directory is made under it, once), and so is
-//    everything done to a ChatSlot.
+//    (only the private directory is made under it, once, and each file is
+//    created empty there when named), and so is everything done to a ChatSlot.
 // A slot's ChatSlot is not guarded by mutex_: evict() and load() take the
 // ChatSlot of slot `s` from the request holding `s` (its SlotPool lease), the
 // one thread that may change it; claim() never touches a ChatSlot.
@@ -48,7 +48,8 @@ class ConversationStore {
   // `dir`: where saved conversations go; "": a private temporary directory,
   // made when the first one is saved. `file_name` gives each saved
   // conversation's file its name (no directory, no extension); it is called
-  // with mutex_ held, so it must not call back into the store.
+  // with mutex_ held, so it must not call back into the store. A name whose
+  // file exists already fails that save (PeakError): no file is saved over.
   ConversationStore(size_t n_slots, size_t max_conversations, std::string dir, std::function<std::string()> file_name);
   // Removes the saved conversations and the private directory (no request
   // may be running).
@@ -75,8 +76,8 @@ class ConversationStore {
   // Forgets the least recently used conversation no slot holds; returns its
   // file ("" none) for the caller to remove outside the lock. mutex_ held.
   std::string forget_oldest();
-  // The file `c` is saved to, named (and the private directory made) on its
-  // first save. mutex_ held.
+  // The file `c` is saved to, named and created empty (and the private
+  // directory made) on its first save. mutex_ held.
   const std::string& file_of(Conversation& c);
 
   const size_t max_conversations_;

@@ -70,6 +70,20 @@ bool parse_body(const HttpRequest& request, HttpResponder& out, Value* body) {
   return true;
 }
 
+// The next of a sequence of 64-bit values, distinct until `counter` wraps
+// (splitmix64: a bijection of the counter), drawn without a lock.
+uint64_t distinct_value(std::atomic<uint64_t>& counter) {
+  uint64_t z = counter.fetch_add(0x9E3779B97F4A7C15ull) + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t random_start() {
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
 int64_t unix_time() { return static_cast<int64_t>(std::time(nullptr)); }
 
 int status_for(peak_status status) {
@@ -117,7 +131,8 @@ Server::Server(const SlotSettings& settings, const ServerOptions& options)
       pool_(options.parallel, options.max_queue),
       conversations_(options.parallel, options.max_conversations, options.conversation_dir,
                      [this] { return new_id("conversation"); }),
-      seed_state_(std::random_device{}()) {
+      seed_counter_(random_start()),
+      id_counter_(random_start()) {
   for (size_t i = 0; i < options.parallel; ++i) slots_.push_back(std::make_unique<ChatSlot>(settings));
 }
 
@@ -134,18 +149,11 @@ ServerCounters Server::counters() const {
   return c;
 }
 
-uint64_t Server::next_seed() {
-  if (!options_.random_seed) return options_.sampler.seed;
-  // splitmix64 over a counter seeded at start: distinct seeds without a lock.
-  uint64_t z = seed_state_.fetch_add(0x9E3779B97F4A7C15ull) + 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
+uint64_t Server::next_seed() { return options_.random_seed ? distinct_value(seed_counter_) : options_.sampler.seed; }
 
 std::string Server::new_id(const char* prefix) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s-%016llx", prefix, static_cast<unsigned long long>(next_seed()));
+  std::snprintf(buf, sizeof buf, "%s-%016llx", prefix, static_cast<unsigned long long>(distinct_value(id_counter_)));
   return buf;
 }
 

@@ -40,7 +40,7 @@ struct ServerOptions {
   size_t max_conversations = 64;    // `conversation` sessions kept; more evict the least recently used
   std::string conversation_dir;     // where evicted conversations are saved; "": a private temporary directory
   peak_sampler_params sampler = peak_sampler_default_params();  // requests change it per field
-  bool random_seed = true;          // a request without "seed" draws one (else sampler.seed)
+  bool random_seed = true;          // a request without "seed" draws one; false: it uses sampler.seed
   bool log_requests = false;        // one line per request on stderr
 };
 
@@ -90,7 +90,10 @@ class Server {
                 json::Value extension);
   // Waits for a slot; answers 503 itself when none can be had. false: no slot.
   bool acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot);
+  // The seed of a request that gives none.
   uint64_t next_seed();
+  // A response's id, or a saved conversation's file name: never the same twice
+  // in a run, whatever the seeds.
   std::string new_id(const char* prefix);
 
   const peak_model* model_;
@@ -103,7 +106,7 @@ class Server {
 
   std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, prompt_evaluated_{0}, completion_tokens_{0};
   std::atomic<uint64_t> rejected_busy_{0}, cancelled_{0};
-  std::atomic<uint64_t> seed_state_;
+  std::atomic<uint64_t> seed_counter_, id_counter_;  // each started at random: see distinct_value()
 };
 
 }  // namespace peak_server

@@ -87,8 +87,9 @@ void print_help() {
       "%s%s%s",
       session_options_help(),
       model_options_help("q8_0; f16 when the model's\n"
-                         "                            head size is not a multiple of 32").c_str(),
-      sampling_options_help());
+                         "                            head size is not a multiple of 32")
+          .c_str(),
+      sampling_options_help().c_str());
 }
 
 const char* mode_name(peak_memory_mode m) {

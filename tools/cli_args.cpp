@@ -188,6 +188,7 @@ bool parse_sampling_option(ArgCursor& args, GenerationOptions& o) {
   } else if (is(a, "-s", "--seed")) {
     args.next();
     o.sampler.seed = static_cast<uint64_t>(args.integer(a, 0, std::numeric_limits<long long>::max()));
+    o.seed_given = true;
   } else {
     return false;
   }
@@ -232,12 +233,12 @@ const char kSamplingHelp[] =
     "  --repeat-penalty X        (default 1.0 = off)\n"
     "  --repeat-last-n N         tokens the penalties look back over (default 64)\n"
     "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
-    "  -s, --seed N              random seed (default 0)\n";
+    "  -s, --seed N              ";  // then the command's meaning of it
 
 }  // namespace
 
 std::string generation_options_help(const char* kv_cache_default) {
-  return kModelHelpHead + std::string(kContextSizeHelp) + model_help_tail(kv_cache_default) + kSamplingHelp;
+  return kModelHelpHead + std::string(kContextSizeHelp) + model_help_tail(kv_cache_default) + sampling_options_help();
 }
 
 const char* generation_options_help() {
@@ -249,7 +250,7 @@ std::string model_options_help(const char* kv_cache_default) {
   return kModelHelpHead + model_help_tail(kv_cache_default);
 }
 
-const char* sampling_options_help() { return kSamplingHelp; }
+std::string sampling_options_help(const char* seed_help) { return kSamplingHelp + std::string(seed_help) + "\n"; }
 
 std::string demo_model_path() {
   if (const char* env = std::getenv("PEAK_DEMO_MODEL")) return env;

@@ -44,6 +44,7 @@ struct GenerationOptions {
   peak_model_params model = peak_model_default_params();
   peak_context_params context = peak_context_default_params();
   peak_sampler_params sampler = peak_sampler_default_params();
+  bool seed_given = false;  // -s/--seed set sampler.seed (else it is the default)
   size_t n_predict = 256;  // tokens per answer; SIZE_MAX: no limit
   bool memory_check = true;  // refuse a context larger than physical memory (--no-memory-check)
   std::vector<AdapterOption> adapters;  // LoRA adapters and control vectors (the file says which)
@@ -67,9 +68,9 @@ std::string generation_options_help(const char* kv_cache_default);
 const char* generation_options_help();
 // Help text for the model and context options without -c, which a command that
 // gives the context size another meaning describes itself, and for the
-// sampling options alone.
+// sampling options alone, with what -s/--seed means to the command.
 std::string model_options_help(const char* kv_cache_default = "f16");
-const char* sampling_options_help();
+std::string sampling_options_help(const char* seed_help = "random seed (default 0)");
 
 // A number as a message shows it: 0.5, 1, 100, 1e-06 (no "0.000000").
 std::string format_number(double v);

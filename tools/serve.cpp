@@ -62,10 +62,11 @@ void print_help() {
       "  --body-timeout MS         the body likewise (default 30000)\n"
       "  --idle-timeout MS         a keep-alive connection idle this long is closed (default 30000)\n"
       "%s%s%s",
-      session_options_help(), model_options_help("q8_0; f16 when the model's\n"
-                                                 "                            head size is not a multiple of 32")
-                                  .c_str(),
-      sampling_options_help());
+      session_options_help(),
+      model_options_help("q8_0; f16 when the model's\n"
+                         "                            head size is not a multiple of 32")
+          .c_str(),
+      sampling_options_help("the seed of a request without \"seed\" (default: a random one for each)").c_str());
 }
 
 bool is_loopback(const std::string& host) {
@@ -150,6 +151,7 @@ int run_serve(int argc, char** argv) {
 
   o.server.model_id = file_name(o.gen.model_path);
   o.server.sampler = o.gen.sampler;
+  o.server.random_seed = !o.gen.seed_given;
   o.server.default_max_tokens = o.gen.n_predict;
   o.server.log_requests = true;
   peak_server::Server routes(settings, o.server);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # `peak serve` over real sockets, driven with curl: the error cases of the
 # OpenAI API (bad JSON, wrong types, missing messages, a huge body, a wrong
-# key, an unknown route), a client leaving mid-stream, the loopback rule and a
-# graceful SIGTERM. Usage: serve_http.sh PEAK MODEL WORKDIR. Exit 77 (skipped)
-# without curl, but in CI (CI=true).
+# key, an unknown route), a client leaving mid-stream, --seed, the loopback
+# rule and a graceful SIGTERM. Usage: serve_http.sh PEAK MODEL WORKDIR. Exit
+# 77 (skipped) without curl, but in CI (CI=true).
 set -uo pipefail
 peak=$1 model=$2 work=$3
 if ! command -v curl >/dev/null; then
@@ -80,6 +80,21 @@ expect 401 '"error":\{"message":"invalid API key"' -H 'Authorization: Bearer wro
 expect 200 '"object":"list"' -H 'Authorization: Bearer s3cret' "$base/v1/models"
 expect 200 '"status":"ok"' "$base/health"
 stop_server
+
+# --seed N: a request without "seed" samples with N, so the same request gets
+# the same answer, each under an id of its own.
+start_server seeded --seed 42
+sampled='{"messages": [{"role": "user", "content": "Once upon a time"}], "max_tokens": 24, "temperature": 1}'
+first=$(curl -s "${chat[@]}" -d "$sampled" "$base/v1/chat/completions")
+second=$(curl -s "${chat[@]}" -d "$sampled" "$base/v1/chat/completions")
+content() { grep -o '"content":"[^"]*"' <<<"$1"; }
+response_id() { grep -o '"id":"chatcmpl-[^"]*"' <<<"$1"; }
+[[ -n $(content "$first") && $(content "$first") == "$(content "$second")" ]] ||
+  fail "--seed 42: two answers to one sampled request differ: $first / $second"
+[[ -n $(response_id "$first") && $(response_id "$first") != "$(response_id "$second")" ]] ||
+  fail "--seed 42: two answers share an id: $first / $second"
+stop_server
+"$peak" serve --help | grep -q -- '-s, --seed N .*the seed of a request without "seed"' || fail "--help does not tell --seed"
 
 # Listening beyond loopback needs --allow-remote.
 "$peak" serve -m "$model" --host 0.0.0.0 --port 0 >/dev/null 2>"$work/remote.log"

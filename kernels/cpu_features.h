@@ -10,8 +10,7 @@ struct CpuFeatures {
   bool avx_vnni = false;  // VEX-encoded vpdpbusd
   bool avx512 = false;    // F, BW, VL and VNNI, and the OS saving zmm/mask state
   bool avx512_bf16 = false;  // with avx512: vdpbf16ps, vcvtne2ps2bf16
-  bool amd = false;          // vendor AuthenticAMD (x86/stream_prefetch.inc picks its hint by it, and
-                             // x86/attention_avx2.cpp whether decode attention prefetches)
+  bool amd = false;          // vendor AuthenticAMD (dispatch.cpp tunes the x86 paths by it: KernelTuning)
   // arm64
   bool neon = false;
   bool dotprod = false;

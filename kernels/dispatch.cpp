@@ -79,25 +79,46 @@ KernelTable build_table(Isa target) {
   return table;
 }
 
-// Tables of every path the CPU supports, built once on first use (thread-safe
-// static initialisation); a path the CPU lacks maps to the scalar table.
-const KernelTable& table_for(Isa isa) {
-  struct Tables {
-    KernelTable by_isa[kIsaCount];
-    bool built[kIsaCount] = {};
-  };
-  static const Tables tables = [] {
-    Tables t;
+// The tuning of path `isa` on this CPU (KernelTuning says why AMD cores
+// differ); the same on every x86 path.
+KernelTuning tuning_for(Isa isa) {
+  KernelTuning tuning;
+  if (is_x86_path(isa) && cpu_features().amd) {
+    tuning.prefetch_decode_rows = false;
+    tuning.prefetch_into_l2 = true;
+  }
+  return tuning;
+}
+
+// Tables and tunings of every path the CPU supports, built once on first use
+// (thread-safe static initialisation); a path the CPU lacks maps to the
+// scalar ones.
+struct Paths {
+  KernelTable tables[kIsaCount];
+  KernelTuning tunings[kIsaCount];
+  bool built[kIsaCount] = {};
+
+  int index(Isa isa) const { return built[static_cast<int>(isa)] ? static_cast<int>(isa) : 0; }
+};
+
+const Paths& paths() {
+  static const Paths paths = [] {
+    Paths p;
     for (int i = 0; i < kIsaCount; ++i) {
       if (cpu_has_isa(static_cast<Isa>(i))) {
-        t.by_isa[i] = build_table(static_cast<Isa>(i));
-        t.built[i] = true;
+        p.tables[i] = build_table(static_cast<Isa>(i));
+        p.tunings[i] = tuning_for(static_cast<Isa>(i));
+        p.built[i] = true;
       }
     }
-    return t;
+    return p;
   }();
-  const int index = static_cast<int>(isa);
-  return tables.built[index] ? tables.by_isa[index] : tables.by_isa[0];
+  return paths;
+}
+
+const KernelTable& table_for(Isa isa) {
+  const Paths& p = paths();
+  return p.tables[p.index(isa)];
 }
 
 }  // namespace
@@ -200,6 +221,13 @@ const TypeKernels& kernels_for(GgmlType type) { return kernels_for_isa(type, act
 const FloatKernels& float_kernels_for_isa(Isa isa) { return table_for(isa).floats; }
 
 const FloatKernels& float_kernels() { return float_kernels_for_isa(active_isa()); }
+
+const KernelTuning& kernel_tuning_for_isa(Isa isa) {
+  const Paths& p = paths();
+  return p.tunings[p.index(isa)];
+}
+
+const KernelTuning& kernel_tuning() { return kernel_tuning_for_isa(active_isa()); }
 
 Isa kernel_path_for(GgmlType type, Isa isa) {
   const uint32_t id = static_cast<uint32_t>(type);

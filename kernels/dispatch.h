@@ -45,6 +45,7 @@ Isa resolve_isa_request(const char* request);
 // satisfy cpu_has_isa(isa).
 const TypeKernels& kernels_for_isa(GgmlType type, Isa isa);
 const FloatKernels& float_kernels_for_isa(Isa isa);
+const KernelTuning& kernel_tuning_for_isa(Isa isa);
 // Which path actually serves `type`'s vec_dot in the table of `isa` (a type
 // without a SIMD kernel on that path reports the lower path it falls back to).
 Isa kernel_path_for(GgmlType type, Isa isa);

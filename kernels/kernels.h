@@ -176,17 +176,30 @@ struct FloatKernels {
   SoftcapFn softcap = nullptr;
   Bf16Kernels bf16;
   F32TileKernels f32_tiles;  // null on the paths that keep the per-row kernels for every tile
-  // Whether a decode step's attention asks for its K and V rows ahead in
-  // software. Not on AMD cores: there the requests (into L1, a step's rows at
-  // a time) hold L1 miss buffers that the L2's stream prefetcher, which keeps
-  // more misses in flight, would otherwise fill ahead, and a decode step at
-  // depth ran faster without them (Zen 4); instead the AVX-512 kernels of a
-  // Q8_0 decode step ask for them into L2, farther ahead and spread over
-  // their reads (x86/stream_prefetch.inc, DecodeRowsPrefetch). Intel cores stalled on
-  // the K rows without them.
-  bool prefetch_decode_rows = true;
 };
 const FloatKernels& float_kernels();
+
+// How a path's kernels, and the core's loops around them, adapt to the CPU
+// beyond the instructions it has: choices of speed, never of results. Chosen
+// once per path from the CPU's vendor (dispatch.cpp), beside the path's
+// kernels, whose tables hold only functions.
+struct KernelTuning {
+  // Whether a decode step's attention asks for its K and V rows ahead in
+  // software. Not on AMD cores (x86 paths): there the requests (into L1, a
+  // step's rows at a time) hold L1 miss buffers that the L2's stream
+  // prefetcher, which keeps more misses in flight, would otherwise fill
+  // ahead, and a decode step at depth ran faster without them (Zen 4);
+  // instead the AVX-512 kernels of a Q8_0 decode step ask for them into L2,
+  // farther ahead and spread over their reads (prefetch_into_l2). Intel
+  // cores stalled on the K rows without them.
+  bool prefetch_decode_rows = true;
+  // x86 paths on AMD cores: the decode GEMVs' prefetches go to L2
+  // (prefetcht1) rather than L1, and attention's decode kernels ask for their
+  // rows ahead into L2 (x86/stream_prefetch.inc: StreamPrefetch,
+  // DecodeRowsPrefetch).
+  bool prefetch_into_l2 = false;
+};
+const KernelTuning& kernel_tuning();
 
 // The scalar twins of the bf16 kernels, which no path's table holds (scalar
 // attention stays fp32): what tests compare the SIMD kernels against.

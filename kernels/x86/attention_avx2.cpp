@@ -3,7 +3,6 @@
 // x 16 columns keeps 8 accumulators in registers, one of 2 rows x 32 columns
 // too), the softmax numerators,
 // the SwiGLU and GeGLU gates and soft-capping.
-#include "kernels/cpu_features.h"
 #include "kernels/kernel_table.h"
 #include "kernels/softmax_exp.inc"
 #include "kernels/glu.inc"
@@ -21,7 +20,6 @@ void install_avx2_attention_kernels(KernelTable& table) {
   table.floats.swiglu = swiglu<Vec256>;
   table.floats.geglu = geglu<Vec256>;
   table.floats.softcap = softcap<Vec256>;
-  table.floats.prefetch_decode_rows = !cpu_features().amd;
   table.floats.f32_tiles = {transpose_f32_tiles<Vec256>, gemm_f32_tiles<Vec256>};
 }
 

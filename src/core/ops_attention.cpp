@@ -75,7 +75,7 @@ constexpr int64_t kMaxKeyChunks = 64;
 // state (kPackedTileRows); measured faster than 128 at depth 4096
 // (qwen3-0.6b), by a little with F16 caches and more with Q8_0.
 // 512 in a decode step that leaves its rows to the hardware prefetchers
-// (FloatKernels::prefetch_decode_rows), whose few rows need little room;
+// (KernelTuning::prefetch_decode_rows), whose few rows need little room;
 // measured faster than 128 and 256 with 2 rows of 128 values: a block's fixed
 // costs and the switches between the K and V streams come a quarter as
 // often. A decode step that asks for its V rows while scoring keeps 128
@@ -137,7 +137,7 @@ struct AttentionShape {
             1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group),
         keys_per_block(tile_rows > kStreamingRows ? kKeysPerBlock
-                       : float_kernels().prefetch_decode_rows ? kPrefetchingKeysPerBlock
+                       : kernel_tuning().prefetch_decode_rows ? kPrefetchingKeysPerBlock
                        : kStreamingKeysPerBlock) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
@@ -271,7 +271,7 @@ struct Attention {
   const Bf16Kernels* bf16;  // null: fp32 attention
   const F32TileKernels* f32_tiles;  // null: per-row kernels for every tile (or bf16)
   bool float_keys;         // F16 / F32 keys: scores from float queries (else K's integer gemm)
-  bool prefetch_decode_rows;  // FloatKernels::prefetch_decode_rows
+  bool prefetch_decode_rows;  // KernelTuning::prefetch_decode_rows
   GemmFn key_lanes_gemm;   // Q8_0 keys in lanes (Tensor::key_lanes): their gemm; else null
   RowToFloatFn key_to_float;
   RowToFloatFn value_to_float;
@@ -486,7 +486,7 @@ void softmax_block(const Attention& a, int64_t token, int64_t first_key, int64_t
 // each step first asking for the K rows kPrefetchKeys ahead and for its own
 // keys' V rows: requests spread over the block, not one burst per block
 // (which stalled on the requests themselves). Where the hardware prefetchers
-// do better alone (FloatKernels::prefetch_decode_rows), a decode step scores
+// do better alone (KernelTuning::prefetch_decode_rows), a decode step scores
 // its block in one call, as larger tiles (compute-bound) always do: each call
 // of the few-row key kernel computes its query rows' block terms again.
 constexpr int64_t kScoreKeys = 16;
@@ -625,7 +625,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
                     kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
                     float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim),
                     f32_tile_kernels(s.head_dim), scores.query_type == GgmlType::F32,
-                    float_kernels().prefetch_decode_rows,
+                    kernel_tuning().prefetch_decode_rows,
                     node.src[1]->key_lanes ? kernels_for(GgmlType::Q8_0).gemm_key_lanes : nullptr,
                     kernels_for(node.src[1]->type).to_float,
                     kernels_for(node.src[2]->type).to_float};

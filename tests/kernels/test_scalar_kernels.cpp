@@ -99,6 +99,17 @@ TEST(Dispatch, PeakIsaNamesRoundTrip) {
   EXPECT_TRUE(cpu_has_isa(active_isa()));
 }
 
+// The x86 kernels read the tuning of the lowest x86 path
+// (x86/stream_prefetch.inc, x86_tuning): it must be that of every x86 path.
+TEST(Dispatch, X86PathsShareOneTuning) {
+  for (Isa isa : {Isa::AvxVnni, Isa::Avx512, Isa::Avx512Bf16}) {
+    if (!cpu_has_isa(isa)) continue;
+    const KernelTuning& lowest = kernel_tuning_for_isa(Isa::Avx2);
+    EXPECT_EQ(kernel_tuning_for_isa(isa).prefetch_decode_rows, lowest.prefetch_decode_rows) << isa_name(isa);
+    EXPECT_EQ(kernel_tuning_for_isa(isa).prefetch_into_l2, lowest.prefetch_into_l2) << isa_name(isa);
+  }
+}
+
 TEST(Dispatch, PeakIsaRequestsFallBackWhenUnavailable) {
   const Isa best = best_cpu_isa();
   EXPECT_EQ(resolve_isa_request(nullptr), best);

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 template <typename T>
@@ -75,4 +75,4 @@ void gemm_blocks(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, co
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -13,7 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 
 constexpr int kQK = 32;    // elements per legacy block (Q4_0 ... Q8_1, IQ4_NL)
 constexpr int kQKK = 256;  // elements per K super-block (Q2_K ... Q8_K, IQ4_XS)
@@ -161,4 +161,4 @@ static inline void unpack_q3_k_scales(const uint8_t* packed, int8_t* scales) {
   }
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

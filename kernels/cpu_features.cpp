@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -104,4 +104,4 @@ const CpuFeatures& cpu_features() {
   return features;
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

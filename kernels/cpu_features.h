@@ -2,7 +2,7 @@
 // (cpuid + xgetbv on x86-64, getauxval HWCAP bits on Linux/Android arm64).
 #pragma once
 
-namespace peak {
+namespace peak::kernels {
 
 struct CpuFeatures {
   // x86-64
@@ -19,4 +19,4 @@ struct CpuFeatures {
 
 const CpuFeatures& cpu_features();
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -10,7 +10,7 @@
 #include "kernels/scalar/scalar_install.h"
 #include "log/log.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 constexpr const char* kIsaNames[kIsaCount] = {"scalar", "avx2", "avxvnni", "avx512", "avx512bf16",
@@ -236,4 +236,4 @@ Isa kernel_path_for(GgmlType type, Isa isa) {
 
 Isa kernel_path_for(GgmlType type) { return kernel_path_for(type, active_isa()); }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -9,7 +9,7 @@
 
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 
 // Paths in increasing order within each architecture family. A path includes
 // the kernels of the lower paths of its family (AVX-512 tables keep AVX2 kernels
@@ -52,4 +52,4 @@ Isa kernel_path_for(GgmlType type, Isa isa);
 // Same for the active table: what `peak inspect --cpu` prints per type.
 Isa kernel_path_for(GgmlType type);
 
-}  // namespace peak
+}  // namespace peak::kernels

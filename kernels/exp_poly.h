@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace peak::exp_poly {
+namespace peak::kernels::exp_poly {
 
 constexpr float kExpMin = -87.0f;
 constexpr float kLog2e = 1.44269504f;
@@ -32,9 +32,9 @@ constexpr float kP5 = 5.0e-1f;
 constexpr float kGeluLinear = 1.59576912f;
 constexpr float kGeluCubic = 0.0713548163f;
 
-}  // namespace peak::exp_poly
+}  // namespace peak::kernels::exp_poly
 
-namespace peak {
+namespace peak::kernels {
 
 // The scalar evaluation (reference and vector tails). `static inline` (here and
 // below) for the reason given in kernels/blocks.h: the per-ISA sources use it
@@ -116,4 +116,4 @@ static inline float gelu_tanh_scalar(float x) {
   return times_sigmoid_scalar(x, x * (kGeluLinear + kGeluCubic * (x * x)));
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace peak {
+namespace peak::kernels {
 
 // `static inline` for the reason given in kernels/blocks.h: per-ISA sources use
 // these too, and each must keep its own copy.
@@ -67,4 +67,4 @@ static inline uint16_t fp32_to_bf16(float f) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

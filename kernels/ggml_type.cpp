@@ -3,7 +3,7 @@
 #include <cstring>
 #include <limits>
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 // Indexed by type id. Block sizes are those of the GGUF specification; the
@@ -87,4 +87,4 @@ bool ggml_type_from_name(const char* name, GgmlType* out) {
   return false;
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

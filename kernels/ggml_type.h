@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 
 enum class GgmlType : uint32_t {
   F32 = 0, F16 = 1, Q4_0 = 2, Q4_1 = 3,
@@ -48,4 +48,4 @@ uint64_t ggml_row_bytes(uint32_t type_id, uint64_t n_elems);
 // Looks a type up by its name (case-sensitive, as written above); false if unknown.
 bool ggml_type_from_name(const char* name, GgmlType* out);
 
-}  // namespace peak
+}  // namespace peak::kernels

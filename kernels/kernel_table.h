@@ -6,7 +6,7 @@
 #include "kernels/dispatch.h"
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 
 struct KernelTable {
   TypeKernels types[kGgmlTypeIdCount];
@@ -43,4 +43,4 @@ void install_dotprod_kernels(KernelTable& table);
 void install_i8mm_kernels(KernelTable& table);
 #endif
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -9,7 +9,7 @@
 
 #include "kernels/ggml_type.h"
 
-namespace peak {
+namespace peak::kernels {
 
 // Dequantize `n` elements (a multiple of the block size) of `src` into `dst`.
 using RowToFloatFn = void (*)(const void* src, float* dst, int64_t n);
@@ -208,4 +208,4 @@ const Bf16Kernels& scalar_bf16_kernels();
 // The scalar twins of the fp32 tile kernels: each sum in order of k.
 const F32TileKernels& scalar_f32_tile_kernels();
 
-}  // namespace peak
+}  // namespace peak::kernels

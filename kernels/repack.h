@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 
 constexpr int kQ4_0LaneRows = 16;
 // The row lane l holds; the order is its own inverse, so it also gives the lane
@@ -131,4 +131,4 @@ void gemm_q4_0_quads_scalar(int64_t n, const void* x, size_t x_stride, int64_t n
 void gemm_q8_0_quads_scalar(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, const void* y,
                             size_t y_stride, int64_t n_rows_y, float* out, size_t out_stride);
 
-}  // namespace peak
+}  // namespace peak::kernels

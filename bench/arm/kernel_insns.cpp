@@ -29,7 +29,18 @@
 
 namespace {
 
-using peak::GgmlType;
+using peak::kernels::active_isa;
+using peak::kernels::ggml_row_bytes;
+using peak::kernels::ggml_type_from_name;
+using peak::kernels::ggml_type_name;
+using peak::kernels::ggml_type_traits;
+using peak::kernels::GgmlType;
+using peak::kernels::isa_name;
+using peak::kernels::kernel_path_for;
+using peak::kernels::kernels_for;
+using peak::kernels::kRepackRows;
+using peak::kernels::RowFromFloatFn;
+using peak::kernels::TypeKernels;
 
 [[noreturn]] void usage(const char* why) {
   std::fprintf(stderr,
@@ -58,11 +69,11 @@ std::vector<float> pseudo_random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
-size_t row_bytes(GgmlType t, int64_t k) { return peak::ggml_row_bytes(static_cast<uint32_t>(t), static_cast<uint64_t>(k)); }
+size_t row_bytes(GgmlType t, int64_t k) { return ggml_row_bytes(static_cast<uint32_t>(t), static_cast<uint64_t>(k)); }
 
 // `rows` rows of `k` elements of `t`: one row quantized, copied to the others.
 std::vector<uint8_t> quantized_rows(GgmlType t, int64_t k, int64_t rows, uint32_t seed) {
-  const peak::TypeKernels& kernels = peak::kernels_for(t);
+  const TypeKernels& kernels = kernels_for(t);
   if (kernels.from_float == nullptr) usage("this type cannot be written");
   const size_t bytes = row_bytes(t, k);
   std::vector<uint8_t> out(bytes * static_cast<size_t>(rows));
@@ -74,18 +85,18 @@ std::vector<uint8_t> quantized_rows(GgmlType t, int64_t k, int64_t rows, uint32_
 
 GgmlType parse_type(const char* name, int64_t k) {
   GgmlType t;
-  if (!peak::ggml_type_from_name(name, &t)) usage("unknown type");
-  const uint32_t block = peak::ggml_type_traits(static_cast<uint32_t>(t))->block_elems;
+  if (!ggml_type_from_name(name, &t)) usage("unknown type");
+  const uint32_t block = ggml_type_traits(static_cast<uint32_t>(t))->block_elems;
   if (k % block != 0) usage("K must be a multiple of the type's block size");
   return t;
 }
 
 int run_gemm(GgmlType t, int64_t k, int64_t n, int64_t m, int64_t reps, bool stored_layout) {
-  const peak::TypeKernels& kernels = peak::kernels_for(t);
+  const TypeKernels& kernels = kernels_for(t);
   if (kernels.vec_dot == nullptr) usage("this type has no dot product");
   const GgmlType partner = kernels.dot_partner;
   std::vector<uint8_t> weights = quantized_rows(t, k, n, 1);
-  const bool repacked = !stored_layout && kernels.repack != nullptr && n % peak::kRepackRows == 0;
+  const bool repacked = !stored_layout && kernels.repack != nullptr && n % kRepackRows == 0;
   if (repacked) {
     std::vector<uint8_t> stored = weights;
     kernels.repack(stored.data(), weights.data(), k, n);
@@ -98,7 +109,7 @@ int run_gemm(GgmlType t, int64_t k, int64_t n, int64_t m, int64_t reps, bool sto
     if (partner == GgmlType::F32) {
       std::memcpy(dst, row.data(), partner_bytes);
     } else {
-      peak::kernels_for(partner).from_float(row.data(), dst, k);
+      kernels_for(partner).from_float(row.data(), dst, k);
     }
   }
   std::vector<float> out(static_cast<size_t>(n * m));
@@ -119,25 +130,25 @@ int run_gemm(GgmlType t, int64_t k, int64_t n, int64_t m, int64_t reps, bool sto
       }
     }
   }
-  std::printf("gemm %s [%lld, %lld] x %lld rows on %s%s: out[0] = %g\n", peak::ggml_type_name(static_cast<uint32_t>(t)),
+  std::printf("gemm %s [%lld, %lld] x %lld rows on %s%s: out[0] = %g\n", ggml_type_name(static_cast<uint32_t>(t)),
               static_cast<long long>(k), static_cast<long long>(n), static_cast<long long>(m),
-              peak::isa_name(peak::kernel_path_for(t)), repacked ? ", repacked" : "", static_cast<double>(out[0]));
+              isa_name(kernel_path_for(t)), repacked ? ", repacked" : "", static_cast<double>(out[0]));
   return 0;
 }
 
 int run_convert(GgmlType t, int64_t k, int64_t m, int64_t reps) {
-  const GgmlType partner = peak::kernels_for(t).dot_partner;
+  const GgmlType partner = kernels_for(t).dot_partner;
   if (partner == GgmlType::F32) usage("this type multiplies float activations: nothing to convert");
   const std::vector<float> rows = pseudo_random_floats(static_cast<size_t>(k * m), 3);
   const size_t bytes = row_bytes(partner, k);
   std::vector<uint8_t> out(bytes * static_cast<size_t>(m));
-  const peak::RowFromFloatFn from_float = peak::kernels_for(partner).from_float;
+  const RowFromFloatFn from_float = kernels_for(partner).from_float;
   for (int64_t i = 0; i < reps; ++i) {
     for (int64_t r = 0; r < m; ++r) from_float(rows.data() + k * r, out.data() + bytes * static_cast<size_t>(r), k);
   }
   std::printf("convert %lld rows of %lld to %s on %s: byte[0] = %d\n", static_cast<long long>(m),
-              static_cast<long long>(k), peak::ggml_type_name(static_cast<uint32_t>(partner)),
-              peak::isa_name(peak::active_isa()), out[0]);
+              static_cast<long long>(k), ggml_type_name(static_cast<uint32_t>(partner)),
+              isa_name(active_isa()), out[0]);
   return 0;
 }
 

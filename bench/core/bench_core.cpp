@@ -19,6 +19,12 @@
 #include "kernels/repack.h"
 
 namespace peak::core {
+
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::kQ8_0KeyLaneRows;
+using kernels::put_q8_0_key_lane;
+
 namespace {
 
 // Multi-threaded benchmarks report wall time (UseRealTime): the CPU time of the

@@ -35,7 +35,7 @@
 #include "kernels/ggml_type.h"
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 // ---------------------------------------------------------------- memory probe
@@ -243,4 +243,4 @@ int register_all() {
 const int registered = register_all();
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -9,7 +9,7 @@
 #include "kernels/weighted_sum.inc"
 #include "kernels/arm/float_traits_neon.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_neon_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec128>(table);
@@ -20,4 +20,4 @@ void install_neon_attention_kernels(KernelTable& table) {
   table.floats.softcap = softcap<Vec128>;
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

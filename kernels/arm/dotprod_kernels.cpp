@@ -4,7 +4,7 @@
 #include "kernels/arm/k_quants.inc"
 #include "kernels/arm/quad_gemm.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_dotprod_kernels(KernelTable& table) {
   install_128bit_quant_kernels(table, Isa::Dotprod);
@@ -12,4 +12,4 @@ void install_dotprod_kernels(KernelTable& table) {
   install_quads(table);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

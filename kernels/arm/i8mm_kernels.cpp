@@ -4,7 +4,7 @@
 #include "kernels/arm/i8mm_gemm.inc"
 #include "kernels/arm/i8mm_k_gemm.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_i8mm_kernels(KernelTable& table) {
   install_128bit_quant_kernels(table, Isa::I8mm);
@@ -16,4 +16,4 @@ void install_i8mm_kernels(KernelTable& table) {
   table.set_dot(GgmlType::Q8_0, Isa::I8mm, vec_dot_in_order<KernelQ8_0>, gemm_i8mm<KernelQ8_0>);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -5,7 +5,7 @@
 #include "kernels/arm/neon_quantize.inc"
 #include "kernels/arm/quad_gemm.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_neon_kernels(KernelTable& table) {
   install_128bit_float_kernels(table, Isa::Neon);
@@ -15,4 +15,4 @@ void install_neon_kernels(KernelTable& table) {
   install_quads(table);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -5,7 +5,7 @@
 #include "kernels/float16.h"
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 void round_bf16(const float* src, uint16_t* dst, int64_t n) {
@@ -53,4 +53,4 @@ const Bf16Kernels& scalar_bf16_kernels() {
   return kernels;
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 
 // WeightedSumFn from a block dequantizer: each block of each row is turned into
@@ -70,4 +70,4 @@ void gemm_blocks(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x, co
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

@@ -3,7 +3,7 @@
 // them: they are what the SIMD kernels are tested against.
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 void transpose_f32(const float* src, size_t src_stride, int64_t n_rows, int64_t n, float* dst, int64_t dst_cols) {
@@ -33,4 +33,4 @@ const F32TileKernels& scalar_f32_tile_kernels() {
   return kernels;
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

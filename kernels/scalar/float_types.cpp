@@ -10,7 +10,7 @@
 #include "kernels/scalar/block_kernels.h"
 #include "kernels/scalar/scalar_install.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 namespace {
 
@@ -61,4 +61,4 @@ void install_float_types(KernelTable& table) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

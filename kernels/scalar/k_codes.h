@@ -8,7 +8,7 @@
 
 #include "kernels/blocks.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 
 // Q2_K: codes 0..3; element e = 128h + 32j + l sits at bits 2j of qs[32h + l].
@@ -120,4 +120,4 @@ inline int iq4_xs_scale(const BlockIQ4_XS& b, int i) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

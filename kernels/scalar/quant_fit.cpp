@@ -5,7 +5,7 @@
 
 #include "kernels/blocks.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 namespace {
 
@@ -153,4 +153,4 @@ float fit_iq4(const float* x, int n, uint8_t* L) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 
 // Nearest integer, ties to even (the default rounding mode).
@@ -28,4 +28,4 @@ float fit_iq4(const float* x, int n, uint8_t* L);
 uint8_t nearest_iq4_index(float v);
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

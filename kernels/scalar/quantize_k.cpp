@@ -12,7 +12,7 @@
 #include "kernels/scalar/k_codes.h"
 #include "kernels/scalar/quant_fit.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 namespace {
 
@@ -168,4 +168,4 @@ void quantize_row_q8_k(const float* src, void* dst, int64_t n) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 
 void quantize_row_q2_k(const float* src, void* dst, int64_t n);
@@ -17,4 +17,4 @@ void quantize_row_q6_k(const float* src, void* dst, int64_t n);
 void quantize_row_q8_k(const float* src, void* dst, int64_t n);
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

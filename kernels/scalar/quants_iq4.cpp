@@ -11,7 +11,7 @@
 #include "kernels/scalar/quant_fit.h"
 #include "kernels/scalar/scalar_install.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 namespace {
 
@@ -110,4 +110,4 @@ void install_iq4_quants(KernelTable& t) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

@@ -8,7 +8,7 @@
 #include "kernels/scalar/quantize_k.h"
 #include "kernels/scalar/scalar_install.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 namespace {
 
@@ -165,4 +165,4 @@ void install_k_quants(KernelTable& t) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

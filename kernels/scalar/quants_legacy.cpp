@@ -14,7 +14,7 @@
 #include "kernels/scalar/block_kernels.h"
 #include "kernels/scalar/scalar_install.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 namespace {
 
@@ -253,4 +253,4 @@ void install_legacy_quants(KernelTable& t) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

@@ -10,7 +10,7 @@
 #include "kernels/kernels.h"
 #include "kernels/repack.h"
 
-namespace peak {
+namespace peak::kernels {
 
 namespace {
 
@@ -220,4 +220,4 @@ void get_q8_0_key_lane(const void* group, int lane, void* dst, int64_t nb) {
   }
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -3,7 +3,7 @@
 
 #include "kernels/kernel_table.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 
 void install_float_types(KernelTable& table);   // F32, F16, BF16
@@ -17,4 +17,4 @@ void geglu(const float* gate, const float* up, float* out, int64_t n);   // soft
 void softcap(const float* x, float* out, int64_t n, float cap);          // softmax_exp.cpp
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

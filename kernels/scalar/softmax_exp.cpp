@@ -6,7 +6,7 @@
 #include "kernels/exp_poly.h"
 #include "kernels/scalar/scalar_install.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace scalar {
 
 float exp_sum(float* x, int64_t n, float max) {
@@ -41,4 +41,4 @@ void softcap(const float* x, float* out, int64_t n, float cap) {
 }
 
 }  // namespace scalar
-}  // namespace peak
+}  // namespace peak::kernels

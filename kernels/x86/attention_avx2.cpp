@@ -11,7 +11,7 @@
 #include "kernels/f32_tiles.inc"
 #include "kernels/x86/float_traits_avx2.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_avx2_attention_kernels(KernelTable& table) {
   install_weighted_sums<Vec256>(table);
@@ -23,4 +23,4 @@ void install_avx2_attention_kernels(KernelTable& table) {
   table.floats.f32_tiles = {transpose_f32_tiles<Vec256>, gemm_f32_tiles<Vec256>};
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

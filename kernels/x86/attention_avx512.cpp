@@ -21,7 +21,7 @@
 #include "kernels/x86/float_traits_avx512.inc"
 #include "kernels/x86/stream_prefetch.inc"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 // The weighted sum of Q8_0 rows in integer products. The float kernel
@@ -217,4 +217,4 @@ void install_avx512_attention_kernels(KernelTable& table) {
   table.floats.f32_tiles = {transpose_f32_tiles<Vec512>, gemm_f32_tiles<Vec512>};
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -12,7 +12,7 @@
 #include "kernels/kernel_table.h"
 #include "kernels/x86/transpose16.inc"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 // 16 floats as 16 bf16 widened to 32-bit lanes (the value in the low half).
@@ -128,4 +128,4 @@ void install_avx512bf16_attention_kernels(KernelTable& table) {
   table.floats.bf16 = {round_bf16, pack_rows_bf16, pack_columns_bf16, gemm_bf16};
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -5,7 +5,7 @@
 #include "kernels/x86/avx2_lane_gemms.inc"
 #include "kernels/x86/avx2_quantize.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_avx2_kernels(KernelTable& table) {
   install_256bit_float_kernels(table, Isa::Avx2);
@@ -14,4 +14,4 @@ void install_avx2_kernels(KernelTable& table) {
   install_256bit_quantizers(table);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

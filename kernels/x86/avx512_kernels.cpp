@@ -14,7 +14,7 @@
 #include "kernels/x86/lane_gemm.inc"
 #include "kernels/x86/lane_gemm_k.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_avx512_kernels(KernelTable& table) {
   install_256bit_quant_kernels(table, Isa::Avx512);
@@ -34,4 +34,4 @@ void install_avx512_kernels(KernelTable& table) {
   table.set_dot(GgmlType::IQ4_NL, Isa::Avx512, vec_dot_blocks<KernelIQ4_NL>, gemm_lanes<Lanes512, LaneIQ4_NL>);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -4,11 +4,11 @@
 #include "kernels/x86/avx2_kernels.inc"
 #include "kernels/x86/avx2_lane_gemms.inc"
 
-namespace peak {
+namespace peak::kernels {
 
 void install_avxvnni_kernels(KernelTable& table) {
   install_256bit_quant_kernels(table, Isa::AvxVnni);
   install_256bit_lane_gemms(table, Isa::AvxVnni);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

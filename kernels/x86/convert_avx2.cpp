@@ -11,7 +11,7 @@
 #include "kernels/float16.h"
 #include "kernels/kernel_table.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 void f16_to_float(const void* src, float* dst, int64_t n) {
@@ -73,4 +73,4 @@ void install_avx2_conversions(KernelTable& table) {
   table.set_from_float(GgmlType::F16, f16_from_float);
 }
 
-}  // namespace peak
+}  // namespace peak::kernels

@@ -184,7 +184,7 @@ peak_status peak_lora_synth(const char* base_path, const char* output_path, cons
     peak::model::SynthLoraSpec spec;
     spec.rank = static_cast<int64_t>(p.rank);
     spec.alpha = p.alpha;
-    spec.type = static_cast<peak::GgmlType>(peak::capi::raw_enum(p.type));
+    spec.type = static_cast<peak::kernels::GgmlType>(peak::capi::raw_enum(p.type));
     spec.seed = p.seed;
     if (p.targets) {
       std::stringstream list(p.targets);

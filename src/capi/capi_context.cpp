@@ -54,8 +54,8 @@ peak_status context_params_from_c(const peak_context_params* params, const peak_
   cp->n_ctx = static_cast<int64_t>(p.n_ctx);
   cp->n_batch = static_cast<int64_t>(p.n_batch);
   cp->n_threads = peak::capi::thread_count(p.n_threads);
-  cp->type_k = static_cast<peak::GgmlType>(p.type_k);
-  cp->type_v = static_cast<peak::GgmlType>(p.type_v);
+  cp->type_k = static_cast<peak::kernels::GgmlType>(p.type_k);
+  cp->type_v = static_cast<peak::kernels::GgmlType>(p.type_v);
   cp->logits_all = p.logits_all != 0;
   return PEAK_OK;
 }

@@ -100,7 +100,7 @@ inline bool kv_type_ok(const peak_type& type, const char* which) {
   const int raw = raw_enum(type);
   if (raw == PEAK_TYPE_F32 || raw == PEAK_TYPE_F16 || raw == PEAK_TYPE_Q8_0 || raw == PEAK_TYPE_Q4_0) return true;
   fail(PEAK_ERR_INVALID_ARGUMENT, std::string(which) + " " + std::to_string(raw) + " (" +
-                                      ggml_type_name(static_cast<uint32_t>(raw)) +
+                                      kernels::ggml_type_name(static_cast<uint32_t>(raw)) +
                                       ") is not a KV cache type (F32, F16, Q8_0, Q4_0)");
   return false;
 }

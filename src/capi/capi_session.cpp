@@ -115,9 +115,9 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.summary_max = static_cast<int64_t>(p.summary_max);
     s.trigger_discard = static_cast<int64_t>(p.trigger_discard);
     s.headroom = static_cast<int64_t>(p.headroom);
-    s.type_k = static_cast<peak::GgmlType>(p.type_k);
-    s.type_v = static_cast<peak::GgmlType>(p.type_v);
-    s.summarizer.kv_type = static_cast<peak::GgmlType>(p.summary_type_kv);
+    s.type_k = static_cast<peak::kernels::GgmlType>(p.type_k);
+    s.type_v = static_cast<peak::kernels::GgmlType>(p.type_v);
+    s.summarizer.kv_type = static_cast<peak::kernels::GgmlType>(p.summary_type_kv);
     s.summarizer.n_ctx = static_cast<int64_t>(p.summary_n_ctx);
     s.summarizer.max_new_tokens = static_cast<int32_t>(p.summary_max_new_tokens);
     s.rebuild = rebuild == PEAK_REBUILD_SHIFT       ? peak::chat::RebuildStrategy::Shift

@@ -9,22 +9,27 @@
 namespace {
 
 std::string describe_system() {
-  using peak::Isa;
+  using peak::kernels::active_isa;
+  using peak::kernels::best_cpu_isa;
+  using peak::kernels::cpu_has_isa;
+  using peak::kernels::ggml_type_name;
+  using peak::kernels::Isa;
+  using peak::kernels::isa_name;
   std::string s = "cpu paths:";
-  for (int i = 0; i < peak::kIsaCount; ++i) {
+  for (int i = 0; i < peak::kernels::kIsaCount; ++i) {
     const auto isa = static_cast<Isa>(i);
-    if (peak::cpu_has_isa(isa)) s += std::string(" ") + peak::isa_name(isa);
+    if (cpu_has_isa(isa)) s += std::string(" ") + isa_name(isa);
   }
   s += "\nbest path: ";
-  s += peak::isa_name(peak::best_cpu_isa());
+  s += isa_name(best_cpu_isa());
   s += "\nactive path: ";
-  s += peak::isa_name(peak::active_isa());
+  s += isa_name(active_isa());
   s += " (PEAK_ISA lowers it)\n";
-  for (uint32_t id = 0; id < peak::kGgmlTypeIdCount; ++id) {
-    if (!peak::ggml_type_is_storable(id)) continue;
-    const auto type = static_cast<peak::GgmlType>(id);
-    if (!peak::kernels_for(type).vec_dot) continue;
-    s += std::string(peak::ggml_type_name(id)) + ": " + peak::isa_name(peak::kernel_path_for(type)) + "\n";
+  for (uint32_t id = 0; id < peak::kernels::kGgmlTypeIdCount; ++id) {
+    if (!peak::kernels::ggml_type_is_storable(id)) continue;
+    const auto type = static_cast<peak::kernels::GgmlType>(id);
+    if (!peak::kernels::kernels_for(type).vec_dot) continue;
+    s += std::string(ggml_type_name(id)) + ": " + isa_name(peak::kernels::kernel_path_for(type)) + "\n";
   }
   return s;
 }

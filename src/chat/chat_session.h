@@ -112,8 +112,8 @@ struct SessionSettings {
   int64_t summary_max = 256;       // tokens of the Summary segment
   int64_t trigger_discard = 2048;  // dropped tokens that trigger a new summary
   int64_t headroom = 512;          // overflow cells for the answer: its length limit
-  GgmlType type_k = GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
-  GgmlType type_v = GgmlType::Q8_0;
+  kernels::GgmlType type_k = kernels::GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
+  kernels::GgmlType type_v = kernels::GgmlType::Q8_0;
   RebuildStrategy rebuild = RebuildStrategy::Background;
   bool wait_for_summary = false;   // a turn arriving while a summary runs waits for it
   bool background_summary = true;  // false: summarize before the turn returns (deterministic tests)

@@ -25,6 +25,9 @@
 #include "chat/chat_session.h"
 
 namespace peak::chat {
+
+using kernels::GgmlType;
+
 namespace {
 
 constexpr uint32_t kFormatVersion = 2;

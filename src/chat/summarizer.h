@@ -20,7 +20,7 @@ namespace peak::chat {
 
 struct SummarizerSettings {
   int64_t n_ctx = 2048;             // the summary context's cells
-  GgmlType kv_type = GgmlType::Q4_0;  // F16 when its blocks do not divide the head size
+  kernels::GgmlType kv_type = kernels::GgmlType::Q4_0;  // F16 when its blocks do not divide the head size
   int32_t max_new_tokens = 256;     // generation length of one summary
   int64_t summary_max = 256;        // the result is clipped to this many tokens of the main tokenizer
   int n_threads = 0;

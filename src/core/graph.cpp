@@ -10,6 +10,11 @@
 
 namespace peak::core {
 
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::kRepackRows;
+using kernels::TypeKernels;
+
 namespace {
 
 void require(bool condition, const char* what) {

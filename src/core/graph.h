@@ -29,8 +29,8 @@ class TensorArena {
 
   // A dense tensor of `type` and shape `ne` (trailing dimensions default to 1),
   // without data. Throws std::length_error when the arena is full.
-  Tensor* new_tensor(GgmlType type, std::initializer_list<int64_t> ne);
-  Tensor* new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]);
+  Tensor* new_tensor(kernels::GgmlType type, std::initializer_list<int64_t> ne);
+  Tensor* new_tensor(kernels::GgmlType type, const int64_t (&ne)[kMaxDims]);
 
   void reset() { used_ = 0; }
   size_t size() const { return used_; }
@@ -79,7 +79,7 @@ class Graph {
   // ---- leaves ------------------------------------------------------------
   // A tensor whose data the caller writes before each compute (token ids,
   // positions); the graph allocator gives it memory.
-  Tensor* input(GgmlType type, std::initializer_list<int64_t> ne, const char* name);
+  Tensor* input(kernels::GgmlType type, std::initializer_list<int64_t> ne, const char* name);
 
   // ---- views: no copy, no compute ---------------------------------------
   // ne and nb list the first dimensions; the rest are 1.
@@ -139,8 +139,8 @@ class Graph {
   size_t arena_capacity() const { return arena_.capacity(); }
 
  private:
-  Tensor* new_tensor(GgmlType type, const int64_t (&ne)[kMaxDims]);  // indexed in the arena
-  Tensor* new_node(Op op, GgmlType type, const int64_t (&ne)[kMaxDims],
+  Tensor* new_tensor(kernels::GgmlType type, const int64_t (&ne)[kMaxDims]);  // indexed in the arena
+  Tensor* new_node(Op op, kernels::GgmlType type, const int64_t (&ne)[kMaxDims],
                    std::initializer_list<Tensor*> sources);
   Tensor* new_view(Tensor* a, const int64_t (&ne)[kMaxDims], const size_t (&nb)[kMaxDims],
                    size_t offset);

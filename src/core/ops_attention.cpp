@@ -66,6 +66,22 @@
 
 namespace peak::core {
 
+using kernels::Bf16Kernels;
+using kernels::ExpSumFn;
+using kernels::F32TileKernels;
+using kernels::float_kernels;
+using kernels::GemmFn;
+using kernels::GgmlType;
+using kernels::kernel_tuning;
+using kernels::kernels_for;
+using kernels::kQ8_0KeyLaneRows;
+using kernels::RowFromFloatFn;
+using kernels::RowToFloatFn;
+using kernels::ScaleMaxFn;
+using kernels::SoftcapFn;
+using kernels::TypeKernels;
+using kernels::WeightedSumFn;
+
 namespace {
 
 constexpr int64_t kMinKeysPerChunk = 64;

@@ -8,6 +8,11 @@
 
 namespace peak::core {
 
+using kernels::BlockQ8_0;
+using kernels::kernels_for;
+using kernels::kQ8_0KeyLaneMaxBlocks;
+using kernels::RowFromFloatFn;
+
 // node: the destination (memory of src1), same ne[0] and element count as the
 // F32 source src0; rows are matched in flat order. Keys in lanes
 // (Tensor::key_lanes) are quantized to a row, then written into its lane.

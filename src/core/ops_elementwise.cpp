@@ -9,6 +9,10 @@
 
 namespace peak::core {
 
+using kernels::float_kernels;
+using kernels::SoftcapFn;
+using kernels::SwiGluFn;
+
 namespace {
 
 // The strided fallbacks' formulas (the kernels take dense rows).

@@ -9,6 +9,15 @@
 
 namespace peak::core {
 
+using kernels::BlockQ8_0;
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::kQ8_0KeyLaneMaxBlocks;
+using kernels::kRepackRows;
+using kernels::RowFromFloatFn;
+using kernels::RowToFloatFn;
+using kernels::TypeKernels;
+
 // node F32 [n, k]; src0 table [n, rows] of any type, or keys in lanes
 // (Tensor::key_lanes, read out of their lanes first); src1 I32 ids [k].
 void compute_get_rows(const ComputeParams& params, Tensor& node) {

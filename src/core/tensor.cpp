@@ -10,6 +10,15 @@
 
 namespace peak::core {
 
+using kernels::get_q8_0_key_lane;
+using kernels::ggml_type_name;
+using kernels::ggml_type_traits;
+using kernels::GgmlType;
+using kernels::GgmlTypeTraits;
+using kernels::kQ8_0KeyLaneRows;
+using kernels::kQK;
+using kernels::put_q8_0_key_lane;
+
 const char* op_name(Op op) {
   switch (op) {
     case Op::None: return "none";

@@ -46,7 +46,7 @@ struct OpParams {
 };
 
 struct Tensor {
-  GgmlType type = GgmlType::F32;
+  kernels::GgmlType type = kernels::GgmlType::F32;
   int64_t ne[kMaxDims] = {1, 1, 1, 1};  // elements per dimension
   size_t nb[kMaxDims] = {0, 0, 0, 0};   // byte strides per dimension
   void* data = nullptr;
@@ -128,10 +128,10 @@ void put_key_lane_row(const Tensor& t, char* row, const void* src);
 
 // Sets `t.type`, `t.ne` and dense strides `t.nb` for that shape. Throws
 // std::invalid_argument when ne[0] is not a multiple of the type's block size.
-void set_dense_layout(Tensor& t, GgmlType type, const int64_t (&ne)[kMaxDims]);
+void set_dense_layout(Tensor& t, kernels::GgmlType type, const int64_t (&ne)[kMaxDims]);
 
 // Bytes per element for plain scalar types, per block for block types.
-size_t type_block_bytes(GgmlType type);
-int64_t type_block_elements(GgmlType type);
+size_t type_block_bytes(kernels::GgmlType type);
+int64_t type_block_elements(kernels::GgmlType type);
 
 }  // namespace peak::core

@@ -24,6 +24,11 @@
 
 namespace peak::gguf {
 
+using kernels::ggml_row_bytes;
+using kernels::ggml_type_traits;
+using kernels::GgmlType;
+using kernels::GgmlTypeTraits;
+
 const char* value_type_name(ValueType type) {
   static const char* const kNames[kValueTypeCount] = {
       "uint8", "int8", "uint16", "int16", "uint32", "int32", "float32",

@@ -106,7 +106,7 @@ class ArrayView {
 
 struct TensorInfo {
   std::string_view name;
-  GgmlType type = GgmlType::F32;
+  kernels::GgmlType type = kernels::GgmlType::F32;
   uint32_t n_dims = 0;
   int64_t ne[kMaxTensorDims] = {1, 1, 1, 1};  // elements per dimension, ne[0] is the row
   uint64_t offset = 0;    // from the start of the data section

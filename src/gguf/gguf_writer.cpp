@@ -6,6 +6,12 @@
 #include "io/atomic_file.h"
 
 namespace peak::gguf {
+
+using kernels::ggml_row_bytes;
+using kernels::ggml_type_is_storable;
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+
 namespace {
 
 template <typename T>

@@ -43,7 +43,7 @@ class GgufWriter {
 
   // Tensors are written in the order they were added. `data`, when given, must
   // stay valid until the file is written; otherwise `fill` supplies the bytes.
-  void add_tensor(std::string_view name, GgmlType type, uint32_t n_dims, const int64_t* ne,
+  void add_tensor(std::string_view name, kernels::GgmlType type, uint32_t n_dims, const int64_t* ne,
                   const void* data = nullptr);
   size_t n_tensors() const { return tensors_.size(); }
   uint64_t tensor_bytes(size_t index) const { return tensors_.at(index).n_bytes; }
@@ -63,7 +63,7 @@ class GgufWriter {
   };
   struct PendingTensor {
     std::string name;
-    GgmlType type;
+    kernels::GgmlType type;
     uint32_t n_dims;
     int64_t ne[kMaxTensorDims];
     uint64_t n_bytes;

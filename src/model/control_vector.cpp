@@ -12,6 +12,9 @@
 
 namespace peak::model {
 
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+
 std::shared_ptr<const ControlVector> ControlVector::load(const Model& base, const std::string& path) {
   const std::unique_ptr<gguf::GgufFile> file = gguf::GgufFile::open(path);
   const gguf::GgufFile& f = *file;

@@ -2,6 +2,8 @@
 
 namespace peak::model {
 
+using kernels::GgmlType;
+
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
                                const std::vector<LayerKv>& kv, const Batch& batch, Tensor* rope_factors,
                                const DecoderAdapters* adapters)

@@ -12,6 +12,11 @@
 #include "model/tensor_check.h"
 
 namespace peak::model {
+
+using kernels::ggml_type_name;
+using kernels::kernels_for;
+using kernels::TypeKernels;
+
 namespace {
 
 constexpr std::string_view kSuffixA = ".lora_a";

@@ -16,6 +16,13 @@
 #include "model/quantize.h"
 
 namespace peak::model {
+
+using kernels::ggml_row_bytes;
+using kernels::ggml_type_from_name;
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 // Rows of a tensor as floats, whatever its type.

@@ -4,6 +4,11 @@
 #include <stdexcept>
 
 namespace peak::model {
+
+using kernels::ggml_type_from_name;
+using kernels::ggml_type_traits;
+using kernels::GgmlType;
+
 namespace {
 
 const FileType kFileTypes[] = {

@@ -15,9 +15,9 @@
 namespace peak::model {
 
 struct FileType {
-  std::string name;      // "Q4_K_M"
-  GgmlType base;         // the type most matrices get
-  uint32_t llama_ftype;  // value of general.file_type (llama.cpp's LLAMA_FTYPE_*)
+  std::string name;         // "Q4_K_M"
+  kernels::GgmlType base;   // the type most matrices get
+  uint32_t llama_ftype;     // value of general.file_type (llama.cpp's LLAMA_FTYPE_*)
 };
 
 // Throws std::invalid_argument listing the known names.
@@ -37,10 +37,10 @@ class QuantPolicy {
   // `pure`: every matrix gets the base type (llama-quantize --pure).
   QuantPolicy(const FileType& type, const ModelLayout& layout, bool pure);
   // The stored type of tensor `name` with `n_dims` dimensions and rows of `row_length`.
-  GgmlType type_for(const std::string& name, uint32_t n_dims, int64_t row_length) const;
+  kernels::GgmlType type_for(const std::string& name, uint32_t n_dims, int64_t row_length) const;
 
  private:
-  GgmlType file_base_or_fallback(GgmlType wanted, int64_t row_length) const;
+  kernels::GgmlType file_base_or_fallback(kernels::GgmlType wanted, int64_t row_length) const;
   FileType type_;
   ModelLayout layout_;
   bool pure_;

@@ -18,6 +18,13 @@
 #include "model/tensor_check.h"
 
 namespace peak::model {
+
+using kernels::ggml_row_bytes;
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::TypeKernels;
+
 namespace {
 
 bool is_float_type(GgmlType t) { return t == GgmlType::F32 || t == GgmlType::F16 || t == GgmlType::BF16; }

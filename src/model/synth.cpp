@@ -10,6 +10,13 @@
 #include "model/tensor_manifest.h"
 
 namespace peak::model {
+
+using kernels::ggml_row_bytes;
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::TypeKernels;
+
 namespace {
 
 // NormWeights: ones (or 1 + N(0, 0.1), SynthOptions::varied_norms). The rope

@@ -49,7 +49,7 @@ std::vector<std::string> synth_preset_names();
 
 // Picks the stored type of each tensor (e.g. 1-D norms stay F32); given the
 // tensor name, its row length and the spec.
-using TensorTypeFn = std::function<GgmlType(const std::string& name, int64_t row_length)>;
+using TensorTypeFn = std::function<kernels::GgmlType(const std::string& name, int64_t row_length)>;
 
 struct SynthOptions {
   uint64_t seed = 1;

@@ -11,6 +11,11 @@
 #include "model/synth_random.h"
 
 namespace peak::model {
+
+using kernels::ggml_row_bytes;
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 struct PlannedMatrix {

@@ -15,7 +15,7 @@ namespace peak::model {
 struct SynthLoraSpec {
   int64_t rank = 16;
   float alpha = 0.0f;                 // adapter.lora.alpha (0: scales apply as given)
-  GgmlType type = GgmlType::F16;      // of A and B: F32, F16 or Q8_0 (then rank a multiple of 32)
+  kernels::GgmlType type = kernels::GgmlType::F16;  // of A and B: F32, F16 or Q8_0 (then rank a multiple of 32)
   uint64_t seed = 1;
   // Projections to adapt ("attn_q", "ffn_down", ...); empty: every one the model has.
   std::vector<std::string> targets;

@@ -8,6 +8,11 @@
 
 namespace peak::model {
 
+using kernels::ggml_type_traits;
+using kernels::GgmlTypeTraits;
+using kernels::kernels_for;
+using kernels::TypeKernels;
+
 std::optional<NonFiniteValue> first_non_finite(const gguf::TensorInfo& t) {
   const TypeKernels& k = kernels_for(t.type);
   const GgmlTypeTraits* traits = ggml_type_traits(static_cast<uint32_t>(t.type));

@@ -11,6 +11,9 @@
 
 namespace peak::model {
 
+using kernels::kernels_for;
+using kernels::kRepackRows;
+
 namespace {
 
 constexpr size_t kAlignment = 64;  // the kernels load whole cache lines

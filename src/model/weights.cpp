@@ -10,6 +10,12 @@
 #include "model/tensor_manifest.h"
 
 namespace peak::model {
+
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::TypeKernels;
+
 namespace {
 
 std::string shape_text(const int64_t* ne, size_t n) {

@@ -6,6 +6,9 @@
 #include <string>
 
 namespace peak::runtime {
+
+using kernels::GgmlType;
+
 namespace {
 
 void require_finite(float v, const char* what, size_t index) {

@@ -11,6 +11,9 @@
 #include "model/decoder.h"
 
 namespace peak::runtime {
+
+using kernels::GgmlType;
+
 namespace {
 
 constexpr int64_t kDefaultMaxContext = 4096;

@@ -38,8 +38,8 @@ struct ContextParams {
   int64_t n_ctx = 0;       // cells of the KV cache; 0: the model's training context, at most 4096
   int64_t n_batch = 512;   // tokens per forward pass when prefilling
   int n_threads = 0;       // 0: the fast cores the process may use (core::default_threads)
-  GgmlType type_k = GgmlType::F16;
-  GgmlType type_v = GgmlType::F16;
+  kernels::GgmlType type_k = kernels::GgmlType::F16;
+  kernels::GgmlType type_v = kernels::GgmlType::F16;
   // Reserve room for the logits of every token of a batch (n_batch × n_vocab
   // floats of compute memory), needed to pass `all_logits` to eval().
   bool logits_all = false;

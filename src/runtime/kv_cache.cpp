@@ -10,6 +10,14 @@
 #include "kernels/repack.h"
 
 namespace peak::runtime {
+
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::kQ8_0KeyLaneMaxBlocks;
+using kernels::kQ8_0KeyLaneRows;
+using kernels::kQK;
+
 namespace {
 
 bool kv_type_supported(GgmlType t) {

@@ -38,7 +38,7 @@ class ContextFull : public std::length_error {
 
 // The cache type asked for, or F16 when its blocks do not divide the model's
 // head size (Q8_0 and Q4_0 need a multiple of 32; F32 and F16 fit any).
-GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted);
+kernels::GgmlType kv_type_fitting(const model::HParams& hp, kernels::GgmlType wanted);
 
 // The largest position a cell may hold. Positions are int32_t, and the one
 // after the last (next_position) must be one too.
@@ -46,8 +46,8 @@ constexpr int32_t kMaxPosition = INT32_MAX - 1;
 
 struct KvCacheParams {
   int64_t n_ctx = 0;                  // cells
-  GgmlType type_k = GgmlType::F16;
-  GgmlType type_v = GgmlType::F16;
+  kernels::GgmlType type_k = kernels::GgmlType::F16;
+  kernels::GgmlType type_v = kernels::GgmlType::F16;
 };
 
 class KvCache {
@@ -64,8 +64,8 @@ class KvCache {
   int64_t size() const { return n_ctx_; }
   int64_t used() const { return static_cast<int64_t>(positions_.size()); }
   int64_t free_cells() const { return n_ctx_ - used(); }
-  GgmlType type_k() const { return k_[0].type; }
-  GgmlType type_v() const { return v_[0].type; }
+  kernels::GgmlType type_k() const { return k_[0].type; }
+  kernels::GgmlType type_v() const { return v_[0].type; }
   size_t bytes() const { return buffer_.size(); }
 
   core::Tensor* k(int64_t layer) { return &k_[static_cast<size_t>(layer)]; }

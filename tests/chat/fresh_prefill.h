@@ -16,7 +16,7 @@ namespace peak::chat::testing {
 // The logits after `tokens` in a fresh context of the session's size with a
 // `type` cache (one thread: the order of sums is the same on every run).
 inline std::vector<float> fresh_prefill_logits(const model::Model& m, const ChatSession& session,
-                                               const std::vector<int32_t>& tokens, GgmlType type) {
+                                               const std::vector<int32_t>& tokens, kernels::GgmlType type) {
   runtime::ContextParams p;
   p.n_ctx = session.context().n_ctx();
   p.n_threads = 1;
@@ -51,7 +51,7 @@ inline std::vector<float> logits_after(const model::Model& m, const ChatSession&
 // The largest |logit| difference after `probe` between a copy of the
 // session's KV cache and a fresh `fresh_type` prefill of cached_tokens() + probe.
 inline double deviation_from_fresh_prefill(const model::Model& m, const ChatSession& session,
-                                           const std::vector<int32_t>& probe, GgmlType fresh_type) {
+                                           const std::vector<int32_t>& probe, kernels::GgmlType fresh_type) {
   std::vector<int32_t> tokens = session.cached_tokens();
   tokens.insert(tokens.end(), probe.begin(), probe.end());
   return max_abs_diff(fresh_prefill_logits(m, session, tokens, fresh_type), logits_after(m, session, probe).data());

@@ -12,6 +12,9 @@
 #include "tokenizer/tokenizer.h"
 
 namespace peak::test {
+
+using kernels::GgmlType;
+
 namespace {
 
 const std::string kFixtures = std::string(PEAK_SHARED_DIR) + "/fixtures/";

@@ -31,6 +31,9 @@
 #include "synth_session_model.h"
 
 namespace peak::chat {
+
+using kernels::GgmlType;
+
 namespace {
 
 const model::Model& stories() {

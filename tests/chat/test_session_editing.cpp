@@ -23,6 +23,9 @@
 #include "stories_session.h"
 
 namespace peak::chat {
+
+using kernels::GgmlType;
+
 namespace {
 
 const model::Model& stories() { return testing::stories_model(); }

@@ -27,6 +27,10 @@
 #include "synth_session_model.h"
 
 namespace peak::chat {
+
+using kernels::fp16_to_fp32;
+using kernels::GgmlType;
+
 namespace {
 
 const model::Model& stories() { return testing::stories_model(); }

@@ -10,6 +10,9 @@
 
 namespace peak::core::testing {
 
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 ThreadPool& test_pool() {
   static ThreadPool pool(kMaxTestThreads);
   return pool;

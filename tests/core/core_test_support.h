@@ -50,7 +50,7 @@ double nmse(const Dense& expected, const Dense& actual);
 // partner (mul_mat, attention): the partner's rounding error.
 constexpr double kF16Partner = 1e-5;
 constexpr double kQ8Partner = 2e-3;
-double partner_bound(GgmlType type);
+double partner_bound(kernels::GgmlType type);
 
 // Leaf tensors (weights, inputs, caches) whose memory the test owns.
 class Leaves {
@@ -58,16 +58,16 @@ class Leaves {
   explicit Leaves(uint32_t seed = 1234) : rng_(seed) {}
 
   // Uniform random values in [lo, hi), stored in `type` (converted by the kernels).
-  Tensor* random(GgmlType type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
-  Tensor* zeros(GgmlType type, std::initializer_list<int64_t> ne);
+  Tensor* random(kernels::GgmlType type, std::initializer_list<int64_t> ne, float lo = -1.0f, float hi = 1.0f);
+  Tensor* zeros(kernels::GgmlType type, std::initializer_list<int64_t> ne);
   // A descriptor without memory: enough to build and plan graphs, not to compute.
-  Tensor* shape_only(GgmlType type, std::initializer_list<int64_t> ne);
+  Tensor* shape_only(kernels::GgmlType type, std::initializer_list<int64_t> ne);
   Tensor* ids(const std::vector<int32_t>& values);  // I32 vector
 
   std::mt19937& rng() { return rng_; }
 
  private:
-  Tensor* with_memory(GgmlType type, std::initializer_list<int64_t> ne);
+  Tensor* with_memory(kernels::GgmlType type, std::initializer_list<int64_t> ne);
 
   TensorArena arena_{512};
   std::vector<std::unique_ptr<AlignedBuffer>> memory_;

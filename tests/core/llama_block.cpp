@@ -4,6 +4,8 @@
 
 namespace peak::core::testing {
 
+using kernels::GgmlType;
+
 LlamaBlock::LlamaBlock(Leaves& leaves, const LlamaShape& s, Contents contents) : shape(s) {
   const bool random = contents == Contents::Random;
   auto weight = [&](GgmlType type, std::initializer_list<int64_t> ne, float lo, float hi) {

@@ -18,6 +18,13 @@
 #include "kernels/repack.h"
 
 namespace peak::core::testing {
+
+using kernels::float_kernels;
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+using kernels::put_q8_0_key_lane;
+
 namespace {
 
 AttentionParams causal_params(float scale, int64_t window = 0, float softcap = 0.0f) {

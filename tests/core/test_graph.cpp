@@ -12,6 +12,9 @@
 #include "llama_block.h"
 
 namespace peak::core::testing {
+
+using kernels::GgmlType;
+
 namespace {
 
 TEST(CoreTensor, DenseLayoutOfPlainAndBlockTypes) {

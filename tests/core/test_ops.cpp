@@ -9,6 +9,11 @@
 #include "kernels/kernels.h"
 
 namespace peak::core::testing {
+
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 // Bounds: exact-float ops should agree to float rounding; ops that convert

@@ -8,7 +8,7 @@
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 
-using peak::GgmlType;
+using peak::kernels::GgmlType;
 using peak::gguf::GgufWriter;
 using peak::gguf::ValueType;
 

@@ -14,6 +14,9 @@
 #include "gguf/gguf_writer.h"
 
 namespace peak::gguf {
+
+using kernels::GgmlType;
+
 namespace {
 
 const std::string kShared = PEAK_SHARED_DIR;

@@ -15,6 +15,9 @@
 #include "scratch_dir.h"
 
 namespace peak::gguf {
+
+using kernels::GgmlType;
+
 namespace {
 
 std::string fresh_dir() { return test::make_scratch_dir(::testing::TempDir(), "peak_gguf_targets_"); }

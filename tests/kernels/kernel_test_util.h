@@ -10,7 +10,7 @@
 #include "kernels/ggml_type.h"
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace testing_util {
 
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float sigma = 1.0f) {
@@ -63,4 +63,4 @@ inline std::vector<Isa> available_isas() {
 }
 
 }  // namespace testing_util
-}  // namespace peak
+}  // namespace peak::kernels

@@ -11,7 +11,7 @@
 #include "kernel_test_util.h"
 #include "kernels/float16.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -186,4 +186,4 @@ TEST(Bf16Kernels, PackingRaggedShapesMatchesTheScalarTwin) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

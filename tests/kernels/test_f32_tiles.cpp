@@ -9,7 +9,7 @@
 
 #include "kernel_test_util.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -143,4 +143,4 @@ TEST(F32TileKernels, ScalarTransposeMovesEachElement) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 TEST(Float16, KnownValues) {
@@ -55,4 +55,4 @@ TEST(BFloat16, RoundTripAndRounding) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -11,7 +11,7 @@
 
 #include "kernel_test_util.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -88,4 +88,4 @@ TEST(GatedUnits, EveryPathMatchesScalarAlsoInPlace) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -11,7 +11,7 @@
 #include "kernel_test_util.h"
 #include "kernels/float16.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -356,4 +356,4 @@ TEST(KernelPathsF16, EdgeValuesConvertLikeScalar) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -10,7 +10,7 @@
 #include "kernel_test_util.h"
 #include "kernels/blocks.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 // Expected values: `fill` everywhere, then exceptions at given element ranges.
@@ -173,4 +173,4 @@ TEST(KnownBlocks, OneHotDotsRecoverElementsOnEveryPath) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

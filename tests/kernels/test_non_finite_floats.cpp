@@ -12,7 +12,7 @@
 
 #include "kernel_test_util.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -91,4 +91,4 @@ TEST(NonFiniteFloats, GatesAndSoftcapPropagateNaNAndMatchTheScalarPath) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -19,7 +19,7 @@
 #include "kernels/float16.h"
 #include "kernels/repack.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -433,4 +433,4 @@ TEST(Repack, KeyLaneMoveIsMemmoveOfTheRows) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -7,7 +7,7 @@
 
 #include "kernel_test_util.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 struct ErrorBound {
@@ -42,4 +42,4 @@ TEST(RoundTrip, ErrorPerTypeIsWithinBound) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -11,7 +11,7 @@
 #include "kernels/float16.h"
 #include "kernels/kernels.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 TEST(Blocks, SizesMatchTypeTraits) {
@@ -123,4 +123,4 @@ TEST(Dispatch, PeakIsaRequestsFallBackWhenUnavailable) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

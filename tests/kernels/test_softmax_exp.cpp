@@ -15,7 +15,7 @@
 
 #include "kernel_test_util.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -114,4 +114,4 @@ TEST(ScaleMax, NothingButNaNAndMinusInfinityGivesMinusInfinity) {
 }
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -19,7 +19,7 @@
 #include "kernels/blocks.h"
 #include "kernels/float16.h"
 
-namespace peak {
+namespace peak::kernels {
 namespace {
 
 using testing_util::available_isas;
@@ -180,4 +180,4 @@ INSTANTIATE_TEST_SUITE_P(CacheTypes, WeightedSum,
                          ::testing::Values(GgmlType::F32, GgmlType::F16, GgmlType::Q8_0, GgmlType::Q4_0), type_name);
 
 }  // namespace
-}  // namespace peak
+}  // namespace peak::kernels

@@ -12,6 +12,10 @@
 #include "tiny_models.h"
 
 namespace peak {
+
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 using test::tiny_spec;

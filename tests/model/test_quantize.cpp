@@ -22,6 +22,9 @@
 #include "tiny_models.h"
 
 namespace peak::model {
+
+using kernels::GgmlType;
+
 namespace {
 
 const std::string kShared = PEAK_SHARED_DIR;

@@ -17,6 +17,14 @@
 #include "kernels/kernels.h"
 
 namespace peak {
+
+using kernels::ggml_row_bytes;
+using kernels::ggml_type_from_name;
+using kernels::GgmlType;
+using kernels::Isa;
+using kernels::kernels_for_isa;
+using kernels::TypeKernels;
+
 namespace {
 
 const std::string kQuantDir = std::string(PEAK_SHARED_DIR) + "/reference/quant/";

@@ -8,6 +8,9 @@
 
 namespace peak::test {
 
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+
 model::SynthSpec tiny_spec(model::Arch arch) {
   using model::Arch;
   model::SynthSpec s;

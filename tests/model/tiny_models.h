@@ -28,7 +28,7 @@ constexpr int64_t kTinyRopeOriginalContext = 32;
 model::SynthSpec tiny_spec(model::Arch arch);
 // Writes tiny_spec(arch) with every matrix in `matrix_type` and varied norm
 // weights (seed 7); returns the path (test_temp_path).
-std::string write_tiny_model(model::Arch arch, GgmlType matrix_type);
+std::string write_tiny_model(model::Arch arch, kernels::GgmlType matrix_type);
 // shared/models/stories260K.gguf.
 std::string stories_path();
 using KeyEdit = std::function<void(gguf::GgufWriter&)>;

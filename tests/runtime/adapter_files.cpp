@@ -11,6 +11,10 @@
 
 namespace peak::test {
 
+using kernels::ggml_row_bytes;
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 std::string write_test_gguf(const std::string& stem, const std::function<void(gguf::GgufWriter&)>& keys,
                             const std::vector<TestTensor>& tensors) {
   gguf::GgufWriter w;

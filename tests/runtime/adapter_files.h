@@ -16,7 +16,7 @@ namespace peak::test {
 
 struct TestTensor {
   std::string name;
-  GgmlType type = GgmlType::F32;
+  kernels::GgmlType type = kernels::GgmlType::F32;
   std::vector<int64_t> ne;
   std::vector<float> values;  // ne's product of them, converted to `type`
 };

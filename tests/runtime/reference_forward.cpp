@@ -8,6 +8,10 @@
 #include "kernels/kernels.h"
 
 namespace peak::test {
+
+using kernels::float_kernels;
+using kernels::GgmlType;
+
 namespace {
 
 void rms_norm(std::vector<double>& x, size_t begin, size_t n, const std::vector<double>& w, double eps) {

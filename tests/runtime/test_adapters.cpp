@@ -29,6 +29,9 @@
 #include "tiny_models.h"
 
 namespace peak {
+
+using kernels::GgmlType;
+
 namespace {
 
 using test::AdapterUse;

@@ -21,6 +21,12 @@
 #include "tiny_models.h"
 
 namespace peak {
+
+using kernels::float_kernels;
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 using test::prefill_tolerance;

@@ -14,6 +14,11 @@
 #include "runtime/kv_cache.h"
 
 namespace peak::runtime {
+
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 // Two groups of keys in lanes, the second partly padding.

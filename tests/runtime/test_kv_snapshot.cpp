@@ -12,6 +12,9 @@
 #include "runtime/context.h"
 
 namespace peak::runtime {
+
+using kernels::GgmlType;
+
 namespace {
 
 const model::Model& stories() {

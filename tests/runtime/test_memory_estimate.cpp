@@ -20,6 +20,9 @@
 #include "tiny_models.h"
 
 namespace peak::runtime {
+
+using kernels::GgmlType;
+
 namespace {
 
 const model::Model& stories() {

@@ -19,6 +19,10 @@
 #include "tiny_models.h"
 
 namespace peak {
+
+using kernels::GgmlType;
+using kernels::kernels_for;
+
 namespace {
 
 const std::vector<int32_t> kPrompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200, 11};

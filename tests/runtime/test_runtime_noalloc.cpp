@@ -16,6 +16,10 @@
 #include "tiny_models.h"
 
 namespace peak {
+
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+
 namespace {
 
 int* volatile g_probe = nullptr;  // volatile: the probe allocations cannot be elided

@@ -17,6 +17,10 @@
 #include "runtime/context.h"
 
 namespace peak {
+
+using kernels::ggml_type_name;
+using kernels::GgmlType;
+
 namespace {
 
 const std::string kShared = PEAK_SHARED_DIR;

@@ -147,8 +147,8 @@ int run_convert(GgmlType t, int64_t k, int64_t m, int64_t reps) {
     for (int64_t r = 0; r < m; ++r) from_float(rows.data() + k * r, out.data() + bytes * static_cast<size_t>(r), k);
   }
   std::printf("convert %lld rows of %lld to %s on %s: byte[0] = %d\n", static_cast<long long>(m),
-              static_cast<long long>(k), ggml_type_name(static_cast<uint32_t>(partner)),
-              isa_name(active_isa()), out[0]);
+              static_cast<long long>(k), ggml_type_name(static_cast<uint32_t>(partner)), isa_name(active_isa()),
+              out[0]);
   return 0;
 }
 

@@ -46,7 +46,8 @@ const char* peak_version(void) { return PEAK_VERSION_STRING; }
 
 // peak_type must name every id a GGUF file may hold: when ggml assigns a new id,
 // the engine's table grows and this stops compiling until peak.h names it too.
-static_assert(peak::kernels::kGgmlTypeIdCount == PEAK_TYPE_MXFP4 + 1, "name the new ggml type ids in peak_type (peak.h)");
+static_assert(peak::kernels::kGgmlTypeIdCount == PEAK_TYPE_MXFP4 + 1,
+              "name the new ggml type ids in peak_type (peak.h)");
 
 const char* peak_type_name(peak_type type) {
   return peak::kernels::ggml_type_name(static_cast<uint32_t>(peak::capi::raw_enum(type)));

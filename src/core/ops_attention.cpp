@@ -146,15 +146,19 @@ struct AttentionShape {
 
   // The node's attention for n_tokens query tokens.
   AttentionShape(const Tensor& node, int64_t query_tokens)
-      : head_dim(node.src[0]->ne[0]), n_head(node.src[0]->ne[1]), n_tokens(query_tokens),
-        n_head_kv(node.src[1]->ne[1]), n_kv(node.src[1]->ne[2]), group(n_head / n_head_kv),
+      : head_dim(node.src[0]->ne[0]),
+        n_head(node.src[0]->ne[1]),
+        n_tokens(query_tokens),
+        n_head_kv(node.src[1]->ne[1]),
+        n_kv(node.src[1]->ne[2]),
+        group(n_head / n_head_kv),
         window(node.params.i[1]),
-        tile_tokens(std::max<int64_t>(
-            1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
+        tile_tokens(
+            std::max<int64_t>(1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group),
-        keys_per_block(tile_rows > kStreamingRows ? kKeysPerBlock
+        keys_per_block(tile_rows > kStreamingRows             ? kKeysPerBlock
                        : kernel_tuning().prefetch_decode_rows ? kPrefetchingKeysPerBlock
-                       : kStreamingKeysPerBlock) {}
+                                                              : kStreamingKeysPerBlock) {}
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
   int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs
@@ -636,11 +640,23 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
   const AttentionWork layout = attention_work(node, s, params.n_threads);
   const ScoreKernel scores = score_kernel(kernels_for(node.src[1]->type));
-  const Attention a{*node.src[0], *node.src[1], *node.src[2], node.params.f[0], node.params.f[1],
-                    node.params.i[0] != 0, s, scores.gemm, kernels_for(scores.query_type).from_float,
-                    kernels_for(node.src[2]->type).weighted_sum, float_kernels().exp_sum,
-                    float_kernels().scale_max, float_kernels().softcap, layout, bf16_kernels(s.head_dim),
-                    f32_tile_kernels(s.head_dim), scores.query_type == GgmlType::F32,
+  const Attention a{*node.src[0],
+                    *node.src[1],
+                    *node.src[2],
+                    node.params.f[0],
+                    node.params.f[1],
+                    node.params.i[0] != 0,
+                    s,
+                    scores.gemm,
+                    kernels_for(scores.query_type).from_float,
+                    kernels_for(node.src[2]->type).weighted_sum,
+                    float_kernels().exp_sum,
+                    float_kernels().scale_max,
+                    float_kernels().softcap,
+                    layout,
+                    bf16_kernels(s.head_dim),
+                    f32_tile_kernels(s.head_dim),
+                    scores.query_type == GgmlType::F32,
                     kernel_tuning().prefetch_decode_rows,
                     node.src[1]->key_lanes ? kernels_for(GgmlType::Q8_0).gemm_key_lanes : nullptr,
                     kernels_for(node.src[1]->type).to_float,

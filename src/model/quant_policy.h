@@ -15,9 +15,9 @@
 namespace peak::model {
 
 struct FileType {
-  std::string name;         // "Q4_K_M"
-  kernels::GgmlType base;   // the type most matrices get
-  uint32_t llama_ftype;     // value of general.file_type (llama.cpp's LLAMA_FTYPE_*)
+  std::string name;        // "Q4_K_M"
+  kernels::GgmlType base;  // the type most matrices get
+  uint32_t llama_ftype;    // value of general.file_type (llama.cpp's LLAMA_FTYPE_*)
 };
 
 // Throws std::invalid_argument listing the known names.

@@ -8,9 +8,9 @@
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 
-using peak::kernels::GgmlType;
 using peak::gguf::GgufWriter;
 using peak::gguf::ValueType;
+using peak::kernels::GgmlType;
 
 namespace {
 

@@ -5,12 +5,10 @@
 
 #include "runtime/kv_cache.h"
 #include "runtime/stopwatch.h"
-#include "chat/model_chat_template.h"
 
 namespace peak::chat {
 namespace {
 
-constexpr const char* kSummaryLead = "Summary of the earlier conversation: ";
 constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the turn's closing marker
 constexpr int64_t kMinSummaryText = 8;   // tokens of summary text, at least, besides its framing
 
@@ -18,20 +16,6 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
   size_t n = 0;
   while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
   return n;
-}
-
-std::string trimmed(const std::string& text) {
-  const size_t begin = text.find_first_not_of(" \t\n\r");
-  if (begin == std::string::npos) return std::string();
-  return text.substr(begin, text.find_last_not_of(" \t\n\r") + 1 - begin);
-}
-
-// Whether a generation prompt ends by opening the reasoning block (DeepSeek-R1
-// writes "<think>\n"), so the output starts inside it.
-bool opens_reasoning_block(std::string prompt) {
-  while (!prompt.empty() && (prompt.back() == '\n' || prompt.back() == ' ')) prompt.pop_back();
-  const std::string open = ReasoningMarkers{}.open;
-  return prompt.size() >= open.size() && prompt.compare(prompt.size() - open.size(), open.size(), open) == 0;
 }
 
 // Refuses `value` of the field `name` (as peak_session_params spells it) below `min`.
@@ -59,38 +43,10 @@ void validate(const SessionSettings& s) {
 ChatSession::ChatSession(const model::Model& model, const SessionSettings& settings)
     : model_(model),
       settings_(settings),
-      chat_(settings.template_name == "raw" ? ChatTemplate(ChatTemplateFamily::ChatML)
-                                            : chat_template_for(model, settings.template_name).chat_template),
-      raw_(settings.template_name == "raw"),
+      encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking)),
       sampler_(static_cast<int32_t>(model.hparams().n_vocab), settings.sampler) {
   validate(settings_);
-  const tokenizer::Tokenizer& tok = model.tokenizer();
-  std::string system_text;
-  if (raw_) {
-    if (!settings_.system_prompt.empty()) system_text = settings_.system_prompt + "\n";
-  } else {
-    // What every render starts with (BOS text, Llama 3.1's dated system block):
-    // the Prefix holds it once and the turns' texts leave it out. Some
-    // templates cannot render no messages at all (they read messages[0]).
-    try {
-      render_base_ = chat_.format({}, false, format_options());
-    } catch (const std::exception&) {
-      render_base_.clear();
-    }
-    // A template without a system role (Gemma) renders nothing for a system
-    // message alone: system texts (the prompt, the summary) then become user
-    // turns of their own, so they stay where the session puts them.
-    const std::string probe = "\x01";
-    system_role_ = chat_.format({{"system", probe}}, false, format_options()).find(probe) != std::string::npos
-                       ? "system"
-                       : "user";
-    system_text = settings_.system_prompt.empty()
-                      ? render_base_
-                      : chat_.format({{system_role_, settings_.system_prompt}}, false, format_options());
-    system_text = without_added_bos(model, system_text);
-    generation_opens_reasoning_ = opens_reasoning_block(format_turn({{"user", ""}}, true));
-  }
-  prefix_ = tok.encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);
+  prefix_ = encoder_->prefix(settings_.system_prompt);
   const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
   runtime::ContextParams cp;
   cp.n_ctx = static_cast<int64_t>(prefix_.size()) + summary_cells + settings_.recent_max + settings_.headroom;
@@ -103,10 +59,10 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
 
   if (settings_.mode == MemoryMode::Ssskv) {
     SummarizerSettings ss = settings_.summarizer;
-    ss.raw = raw_;
+    ss.raw = encoder_->raw();
     ss.n_threads = settings_.n_threads;
     // The summary text gets what the segment's own framing leaves of summary_max.
-    const int64_t framing = static_cast<int64_t>(summary_segment("").size());
+    const int64_t framing = static_cast<int64_t>(encoder_->summary_segment("").size());
     ss.summary_max = settings_.summary_max - framing;
     if (ss.summary_max < kMinSummaryText) {
       throw std::invalid_argument("summary_max is " + std::to_string(settings_.summary_max) +
@@ -114,121 +70,13 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
                                   std::to_string(framing + kMinSummaryText) + " (the summary's framing takes " +
                                   std::to_string(framing) + " tokens)");
     }
-    summarizer_ = std::make_unique<Summarizer>(model, chat_, ss);
+    summarizer_ = std::make_unique<Summarizer>(model, encoder_->chat_template(), ss);
   }
   stats_.n_ctx = cp.n_ctx;
 }
 
-// The worker may be rebuilding the cache with this session's template and
-// settings: it stops before they go.
+// The worker may be rebuilding the cache into rebuild_: it stops before that goes.
 ChatSession::~ChatSession() { cancel_summary(); }
-
-FormatOptions ChatSession::format_options() const {
-  FormatOptions o;
-  o.enable_thinking = settings_.enable_thinking;
-  o.fold_system = true;
-  return o;
-}
-
-std::string ChatSession::format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
-  const std::string text = chat_.format(turn, add_generation_prompt, format_options());
-  // Leave out what every render starts with (it is in the Prefix), or at least
-  // the BOS text the tokenizer adds.
-  if (!render_base_.empty() && text.compare(0, render_base_.size(), render_base_) == 0) {
-    return text.substr(render_base_.size());
-  }
-  return without_added_bos(model_, text);
-}
-
-std::vector<int32_t> ChatSession::encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
-  const tokenizer::Tokenizer& tok = model_.tokenizer();
-  if (raw_) {
-    std::string text;
-    for (const ChatMessage& m : turn) text += m.content;
-    return tok.encode(text, false, false);
-  }
-  // Control tokens come from the template only: the messages' texts are not
-  // parsed for them (a message cannot forge a turn boundary). The turn is
-  // rendered once with a marker in place of each text, which shows the
-  // template's own pieces, and once for real, which shows each text as the
-  // template wrote it (trimmed or not).
-  std::vector<ChatMessage> marked = turn;
-  for (size_t i = 0; i < marked.size(); ++i) marked[i].content = std::string(1, static_cast<char>(1 + i));
-  const std::string framed = format_turn(marked, add_generation_prompt);
-  std::vector<std::string> pieces(1);
-  for (const char c : framed) {
-    if (c >= 1 && c <= static_cast<char>(marked.size())) {
-      pieces.emplace_back();
-    } else {
-      pieces.back() += c;
-    }
-  }
-  if (pieces.size() != turn.size() + 1) {
-    throw std::runtime_error("the chat template does not write each message exactly once");
-  }
-  const std::string real = format_turn(turn, add_generation_prompt);
-  std::vector<int32_t> out;
-  size_t at = 0;
-  const auto append = [&](const std::string& text, bool special) {
-    const std::vector<int32_t> ids = tok.encode(text, false, special);
-    out.insert(out.end(), ids.begin(), ids.end());
-  };
-  for (size_t i = 0; i < turn.size(); ++i) {
-    append(pieces[i], true);
-    if (real.compare(at, pieces[i].size(), pieces[i]) == 0) at += pieces[i].size();
-    // The text as written: as given, or trimmed when the template trims it.
-    std::string text = turn[i].content;
-    const std::string& next = pieces[i + 1];
-    for (const std::string& candidate : {turn[i].content, trimmed(turn[i].content)}) {
-      if (real.compare(at, candidate.size(), candidate) == 0 &&
-          real.compare(at + candidate.size(), next.size(), next) == 0) {
-        text = candidate;
-        break;
-      }
-    }
-    at += text.size();
-    append(text, false);
-  }
-  append(pieces.back(), true);
-  return out;
-}
-
-std::vector<int32_t> ChatSession::user_segment(const std::string& text) const {
-  return encode_turn({{"user", text}}, true);
-}
-
-std::vector<int32_t> ChatSession::history_tokens(const std::string& user_text, const std::string& answer) const {
-  const std::vector<ChatMessage> turn = {{"user", user_text}, {"assistant", answer}};
-  if (raw_) return encode_turn(turn, false);
-  // Templates render the last answer differently from earlier ones (Qwen3 gives
-  // only the last an empty reasoning block): the turn as every later prompt
-  // shows it is its render followed by another user message, less that message.
-  std::vector<ChatMessage> followed = turn;
-  followed.push_back({"user", "."});
-  std::vector<int32_t> tokens = encode_turn(followed, false);
-  const std::vector<int32_t> next = encode_turn({followed.back()}, false);
-  if (tokens.size() > next.size() && std::equal(next.rbegin(), next.rend(), tokens.rbegin())) {
-    tokens.resize(tokens.size() - next.size());
-    return tokens;
-  }
-  return encode_turn(turn, false);
-}
-
-std::vector<int32_t> ChatSession::summary_segment(const std::string& summary) const {
-  const tokenizer::Tokenizer& tok = model_.tokenizer();
-  if (raw_) return tok.encode(std::string(kSummaryLead) + summary + "\n", false, false);
-  return encode_turn({{system_role_, std::string(kSummaryLead) + summary}}, false);
-}
-
-// Thread safety (the summary worker calls this): the tokenizer is immutable, a
-// template renders without changing itself (a Jinja template's body is shared
-// and const), and settings_, raw_, system_role_ and render_base_ never change
-// after construction.
-std::vector<int32_t> ChatSession::summary_cells(const std::string& summary) const {
-  std::vector<int32_t> segment = summary_segment(summary);
-  if (static_cast<int64_t>(segment.size()) > settings_.summary_max) segment.resize(static_cast<size_t>(settings_.summary_max));
-  return segment;
-}
 
 int64_t ChatSession::recent_cells() const {
   int64_t n = 0;
@@ -317,7 +165,7 @@ std::vector<int32_t> ChatSession::cached_tokens() const {
 
 std::string ChatSession::preview_prompt(const std::string& user_text) const {
   std::vector<int32_t> tokens = cached_tokens();
-  const std::vector<int32_t> segment = user_segment(user_text);
+  const std::vector<int32_t> segment = encoder_->user_segment(user_text);
   tokens.insert(tokens.end(), segment.begin(), segment.end());
   return model_.tokenizer().detokenize(tokens, /*remove_special=*/false, /*render_special=*/true);
 }
@@ -330,7 +178,7 @@ void ChatSession::prefill_all() {
 
 void ChatSession::put_summary_in_place(const std::string& summary) {
   const runtime::Stopwatch stopwatch;
-  const std::vector<int32_t> segment = summary_cells(summary);
+  const std::vector<int32_t> segment = encoder_->summary_cells(summary, settings_.summary_max);
   if (settings_.rebuild == RebuildStrategy::Reprefill) {
     summary_tokens_ = segment;
     prefill_all();
@@ -400,8 +248,10 @@ void ChatSession::maybe_start_summary() {
     rebuild_next_serial_ = next_serial_;
     rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
     rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
-    rebuild = [this, job = rebuild_.get()](const std::string& summary, const std::atomic<int>& cancel) {
-      job->run(summary_cells(summary), cancel);
+    // On the worker: it reads the shared encoder, never this session.
+    rebuild = [encoder = encoder_, summary_max = settings_.summary_max, job = rebuild_.get()](
+                  const std::string& summary, const std::atomic<int>& cancel) {
+      job->run(encoder->summary_cells(summary, summary_max), cancel);
     };
   }
   summarizer_->start(summary_text_, dropped_text_, settings_.background_summary, std::move(rebuild));
@@ -474,7 +324,7 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
   // agrees with the turn as the template renders it in history (the answer
   // without reasoning, then the closing marker) and evaluate the rest.
   runtime::KvCache& kv = ctx_->kv();
-  std::vector<int32_t> canonical = history_tokens(user_text, answer);
+  std::vector<int32_t> canonical = encoder_->history_tokens(user_text, answer);
   // A message longer than the window lost its first user_cut tokens.
   canonical.erase(canonical.begin(), canonical.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, canonical.size())));
   std::vector<int32_t> cells = user_tokens;
@@ -542,7 +392,7 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   }
   TurnResult turn;
   start_turn(turn);
-  std::vector<int32_t> segment = user_segment(user_text);
+  std::vector<int32_t> segment = encoder_->user_segment(user_text);
 
   // From here on the turn changes the session; if it throws, all of it goes back.
   TurnUndo undo(*this);
@@ -586,7 +436,7 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
                                         : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));
-  ReasoningSplitter splitter({}, generation_opens_reasoning_);
+  ReasoningSplitter splitter({}, encoder_->generation_opens_reasoning());
   const KindedTextFn route = [&](TextKind kind, const std::string& text) {
     if (kind == TextKind::Reasoning) return !on_reasoning || on_reasoning(text);
     return !options.on_text || options.on_text(text);
@@ -630,7 +480,7 @@ void ChatSession::append(const std::string& role, const std::string& text) {
   }
   // Rendered before anything changes: a template that refuses the text leaves
   // the session as it was.
-  std::vector<int32_t> segment = user ? user_segment(text) : std::vector<int32_t>();
+  std::vector<int32_t> segment = user ? encoder_->user_segment(text) : std::vector<int32_t>();
   TurnResult turn;
   start_turn(turn);
   TurnUndo undo(*this);
@@ -666,11 +516,11 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   // The user message's cells are its segment less what a cut took from its
   // start (already counted as dropped); the pair as later prompts show it
   // loses the same.
-  const std::vector<int32_t> segment = user_segment(user.text);
+  const std::vector<int32_t> segment = encoder_->user_segment(user.text);
   const bool cut_tail = user.tokens.size() <= segment.size() &&
                         std::equal(user.tokens.begin(), user.tokens.end(), segment.end() - static_cast<std::ptrdiff_t>(user.tokens.size()));
   const size_t user_cut = cut_tail ? segment.size() - user.tokens.size() : 0;
-  const std::vector<int32_t> whole = history_tokens(user.text, answer);
+  const std::vector<int32_t> whole = encoder_->history_tokens(user.text, answer);
   const size_t user_part = std::min(segment.size(), common_prefix(segment, whole));
   std::vector<int32_t> pair(whole.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, whole.size())), whole.end());
   const size_t pair_user_part = user_part > user_cut ? user_part - user_cut : 0;
@@ -748,7 +598,7 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
         "the last user message is no longer in the context (dropped to make room), so it cannot be answered again");
   }
   const std::string text = user_text ? *user_text : log_[log_.size() - taken].content;
-  std::vector<int32_t> segment = user_segment(text);  // a template that refuses it changes nothing
+  std::vector<int32_t> segment = encoder_->user_segment(text);  // a template that refuses it changes nothing
 
   TurnResult turn;
   std::optional<TurnUndo> record = std::move(last_turn_);

@@ -50,7 +50,8 @@
 // turn dropped stay dropped and only its own messages are taken back.
 //
 // A session is used by one thread at a time. Its summary worker reads none of
-// the session's members (it works on copies and on what construction set), so
+// the session's members (it works on copies and on the immutable TurnEncoder
+// the session shares with it), so
 // reading the messages, the summary or the statistics while a summary is being
 // written needs no waiting.
 #pragma once
@@ -73,6 +74,7 @@
 #include "runtime/generator.h"
 #include "chat/cache_rebuild.h"
 #include "chat/summarizer.h"
+#include "chat/turn_encoder.h"
 
 namespace peak::chat {
 
@@ -244,7 +246,7 @@ class ChatSession {
   const std::string& dropped_text() const { return dropped_text_; }
   const SessionSettings& settings() const { return settings_; }
   const runtime::Context& context() const { return *ctx_; }
-  const ChatTemplate& chat_template() const { return chat_; }
+  const ChatTemplate& chat_template() const { return encoder_->chat_template(); }
   // The conversation as it happened (every message, dropped or not).
   struct LoggedMessage {
     std::string role;
@@ -295,21 +297,8 @@ class ChatSession {
   };
   friend struct SessionFile;
 
-  FormatOptions format_options() const;
-  // A render of `turn` less what every render starts with (render_base_, else
-  // the BOS text the tokenizer adds).
-  std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
-  // Its tokens, control tokens parsed in the template's text only.
-  std::vector<int32_t> encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
-  std::vector<int32_t> user_segment(const std::string& text) const;
-  // A finished turn as later prompts show it.
-  std::vector<int32_t> history_tokens(const std::string& user_text, const std::string& answer) const;
   void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
                    const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);
-  std::vector<int32_t> summary_segment(const std::string& summary) const;
-  // The segment as the cells hold it, clipped to summary_max. Reads only what
-  // construction set: the summary worker calls it too.
-  std::vector<int32_t> summary_cells(const std::string& summary) const;
   int64_t recent_cells() const;
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
   // What an operation changes, kept until it has succeeded (see chat()). The
@@ -397,11 +386,8 @@ class ChatSession {
 
   const model::Model& model_;
   SessionSettings settings_;
-  ChatTemplate chat_;
-  bool raw_;
-  std::string render_base_;  // what the template writes for no messages (BOS text, a dated system block)
-  std::string system_role_;  // "system", or "user" when the template has no system role
-  bool generation_opens_reasoning_ = false;  // the output starts inside the reasoning block
+  // Shared with the summary worker, which encodes the new Summary segment with it.
+  std::shared_ptr<const TurnEncoder> encoder_;
   std::unique_ptr<runtime::Context> ctx_;
   sampling::SamplerChain sampler_;
   std::unique_ptr<Summarizer> summarizer_;  // ssskv only

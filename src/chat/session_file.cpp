@@ -412,9 +412,9 @@ SessionFile::Staged SessionFile::read(const ChatSession& s, const std::string& p
   const bool same_rendering = f.template_name == s.settings_.template_name && f.prefix == s.prefix_;
   if (same_rendering && (!f.summary_tokens.empty() || !f.summary_text.empty())) {
     // The segment as the session writes it for the summary_max it had.
-    std::vector<int32_t> cells = s.summary_segment(f.summary_text);
-    if (static_cast<int64_t>(cells.size()) > f.summary_max) cells.resize(static_cast<size_t>(f.summary_max));
-    if (f.summary_tokens != cells) throw bad("its summary tokens are not its summary text");
+    if (f.summary_tokens != s.encoder_->summary_cells(f.summary_text, f.summary_max)) {
+      throw bad("its summary tokens are not its summary text");
+    }
   }
   int64_t recent_cells = 0;
   for (const ChatSession::Message& m : f.recent) {
@@ -509,12 +509,12 @@ void SessionFile::render_again(const ChatSession& s, Staged& f) {
     const size_t at = first_recent + i;
     const bool user = f.log[at].role == "user";
     if (user && at + 1 == f.log.size()) {
-      f.recent[i].tokens = s.user_segment(f.log[at].content);
+      f.recent[i].tokens = s.encoder_->user_segment(f.log[at].content);
       continue;
     }
     const std::string& user_text = f.log[user ? at : at - 1].content;
-    const std::vector<int32_t> pair = s.history_tokens(user_text, f.log[user ? at + 1 : at].content);
-    const std::vector<int32_t> segment = s.user_segment(user_text);
+    const std::vector<int32_t> pair = s.encoder_->history_tokens(user_text, f.log[user ? at + 1 : at].content);
+    const std::vector<int32_t> segment = s.encoder_->user_segment(user_text);
     size_t user_part = 0;
     while (user_part < segment.size() && user_part < pair.size() && segment[user_part] == pair[user_part]) ++user_part;
     const auto split = pair.begin() + static_cast<std::ptrdiff_t>(user_part);
@@ -533,10 +533,10 @@ void SessionFile::fit(const ChatSession& s, Staged& f, const std::string& path) 
   // room, as the segment this session writes for it.
   std::vector<int32_t> summary_tokens;
   if (!f.summary_tokens.empty() || !f.summary_text.empty()) {
-    if (static_cast<int64_t>(s.summary_segment(f.summary_text).size()) > settings.summary_max) {
+    if (static_cast<int64_t>(s.encoder_->summary_segment(f.summary_text).size()) > settings.summary_max) {
       f.summary_text = s.summarizer_->clip(f.summary_text);
     }
-    summary_tokens = s.summary_cells(f.summary_text);
+    summary_tokens = s.encoder_->summary_cells(f.summary_text, settings.summary_max);
   }
   const bool summary_kept = summary_tokens == f.summary_tokens;
   f.summary_tokens = std::move(summary_tokens);

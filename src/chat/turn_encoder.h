@@ -1,0 +1,61 @@
+// How a session writes its conversation as tokens: the chat template, the
+// model's tokenizer and the render settings, all fixed at construction.
+//
+// Every method is const and reads only what construction set (the tokenizer
+// is immutable, and a template renders without changing itself: a Jinja
+// template's body is shared and const), so one encoder serves the session and
+// its summary worker at once: they share it as a std::shared_ptr<const TurnEncoder>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/model.h"
+#include "chat/chat_template.h"
+
+namespace peak::chat {
+
+class TurnEncoder {
+ public:
+  // `template_name`: "" the model's own, "raw" no template (plain text), else
+  // a family's name (std::invalid_argument for an unknown one, from
+  // chat_template_for). `enable_thinking`: see SessionSettings.
+  TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking);
+
+  const ChatTemplate& chat_template() const { return chat_; }
+  bool raw() const { return raw_; }
+  // Whether the output of a generation prompt starts inside the reasoning
+  // block (DeepSeek-R1's prompt opens it).
+  bool generation_opens_reasoning() const { return generation_opens_reasoning_; }
+
+  // The Prefix: BOS and what the template writes for `system_prompt` (or for
+  // no message at all when it is empty).
+  std::vector<int32_t> prefix(const std::string& system_prompt) const;
+  // A user message with the header that opens its answer.
+  std::vector<int32_t> user_segment(const std::string& text) const;
+  // A finished turn as later prompts show it.
+  std::vector<int32_t> history_tokens(const std::string& user_text, const std::string& answer) const;
+  // The Summary segment for `summary`, framed as a system message.
+  std::vector<int32_t> summary_segment(const std::string& summary) const;
+  // The same as the cells hold it: clipped to `summary_max` tokens.
+  std::vector<int32_t> summary_cells(const std::string& summary, int64_t summary_max) const;
+
+ private:
+  FormatOptions format_options() const;
+  // A render of `turn` less what every render starts with (render_base_, else
+  // the BOS text the tokenizer adds).
+  std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
+  // Its tokens, control tokens parsed in the template's text only.
+  std::vector<int32_t> encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
+
+  const model::Model& model_;
+  ChatTemplate chat_;
+  bool raw_;
+  bool enable_thinking_;
+  std::string render_base_;  // what the template writes for no messages (BOS text, a dated system block)
+  std::string system_role_;  // "system", or "user" when the template has no system role
+  bool generation_opens_reasoning_ = false;
+};
+
+}  // namespace peak::chat

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "runtime/kv_cache.h"
+#include "runtime/kv_journal.h"
 #include "runtime/stopwatch.h"
 
 namespace peak::chat {
@@ -105,53 +106,51 @@ void ChatSession::drop_front() {
   recent_.pop_front();
 }
 
-void ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) {
+int64_t ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) {
   if (settings_.mode == MemoryMode::None) {
     if (ctx_->kv().used() + incoming + settings_.headroom > ctx_->n_ctx()) {
       throw runtime::ContextFull("the conversation fills the context (" + std::to_string(ctx_->kv().used()) + " of " +
                         std::to_string(ctx_->n_ctx()) + " tokens used, " + std::to_string(incoming) +
                         " more for this message): mode none never drops history");
     }
-    return;
+    return -1;
   }
   // Drop whole messages from the left of Recent until the new one fits in
   // recent_max; the answer then goes into the headroom after it.
   const int64_t before = recent_cells();
-  int64_t cells = before;
-  while (!recent_.empty() && cells + incoming > settings_.recent_max) {
-    cells -= static_cast<int64_t>(recent_.front().tokens.size());
+  int64_t recent = before;
+  while (!recent_.empty() && recent + incoming > settings_.recent_max) {
+    recent -= static_cast<int64_t>(recent_.front().tokens.size());
     drop_front();
     ++turn.dropped_messages;
   }
-  const int64_t dropped = before - cells;
-  if (dropped == 0) return;
-  // Remove their cells, keeping a copy to put back if the turn fails. The rest
-  // of Recent moves down in cells but keeps its positions for this turn: the
-  // turn's tokens follow it, and only relative positions matter within them.
-  // Re-rotating keys cannot be undone exactly, so it waits for finish_room(),
-  // after the answer, instead of a copy of the whole cache here.
+  const int64_t dropped = before - recent;
+  if (dropped == 0) return -1;
+  // Remove their cells (the journal keeps them, to put back if the turn
+  // fails). The rest of Recent moves down in cells but keeps its positions
+  // for this turn: the turn's tokens follow it, and only relative positions
+  // matter within them. Re-rotating keys is undone only up to rounding, so it
+  // waits for finish_room(), after the answer.
   const runtime::Stopwatch stopwatch;
-  runtime::KvCache& kv = ctx_->kv();
   const int64_t first = first_recent_cell();
-  undo.removed_cells = kv.snapshot_cells(first, dropped);
-  undo.removed_positions.assign(kv.positions().begin() + first, kv.positions().begin() + first + dropped);
-  undo.removed_at = first;
-  kv.remove(first, dropped);
+  runtime::ContextCells cells(*ctx_);
+  undo.cells.remove(cells, first, dropped);
   turn.times.window_shift = stopwatch.seconds();
+  return first;
 }
 
-void ChatSession::finish_room(TurnResult& turn, const TurnUndo& undo) {
+void ChatSession::finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo) {
   const runtime::KvCache& kv = ctx_->kv();
-  if (undo.removed_positions.empty() || undo.removed_at >= kv.used()) return;
+  if (gap_at < 0 || gap_at >= kv.used()) return;
   // Recent and this turn move down over the removed cells, so positions stay
   // compact (StreamingLLM with the Prefix as attention sink). When all of
-  // Recent left, the turn's tokens followed the Summary directly: no gap. This
-  // throws only from its checks, before any key is rotated: the undo still holds.
-  const int32_t follows = undo.removed_at == 0 ? 0 : kv.positions()[static_cast<size_t>(undo.removed_at - 1)] + 1;
-  const int32_t gap = kv.positions()[static_cast<size_t>(undo.removed_at)] - follows;
+  // Recent left, the turn's tokens followed the Summary directly: no gap.
+  const int32_t follows = gap_at == 0 ? 0 : kv.positions()[static_cast<size_t>(gap_at - 1)] + 1;
+  const int32_t gap = kv.positions()[static_cast<size_t>(gap_at)] - follows;
   if (gap == 0) return;
   const runtime::Stopwatch stopwatch;
-  ctx_->shift_positions(undo.removed_at, kv.used() - undo.removed_at, -gap);
+  runtime::ContextCells cells(*ctx_);
+  undo.cells.shift(cells, gap_at, kv.used() - gap_at, -gap);
   turn.times.window_shift += stopwatch.seconds();
   stats_.window_shift_seconds += turn.times.window_shift;
 }
@@ -353,8 +352,8 @@ ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
       stats(s.stats_),
       sampler(s.sampler_),
       log_size(s.log_.size()),
-      kv_used(s.ctx_->kv().used()),
-      rebuild_taken_back_from(s.rebuild_taken_back_from_) {}
+      rebuild_taken_back_from(s.rebuild_taken_back_from_),
+      cells(s.ctx_->kv()) {}
 
 void ChatSession::start_turn(TurnResult& turn) {
   // A finished summary (or, when so set, a running one) goes in place first.
@@ -430,7 +429,7 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   const size_t user_cut = settings_.mode == MemoryMode::None
                               ? 0
                               : cut_long_segment(segment, settings_.recent_max, user_text, segment.size(), "");
-  make_room(static_cast<int64_t>(segment.size()), turn, undo);
+  const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
 
   runtime::GenerateOptions o = options;
   const int64_t budget = settings_.headroom - kClosingReserve;
@@ -452,7 +451,7 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   const runtime::Stopwatch settle_stopwatch;
   settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
   turn.times.settle = settle_stopwatch.seconds();
-  finish_room(turn, undo);
+  finish_room(gap_at, turn, undo);
   log_.push_back({"user", user_text});
   log_.push_back({"assistant", turn.answer});
   ++stats_.turns;
@@ -502,12 +501,12 @@ void ChatSession::append_user(const std::string& text, std::vector<int32_t> segm
   // As run_turn() before it generates: the cells then hold the message and
   // the header that opens its answer.
   if (settings_.mode != MemoryMode::None) cut_long_segment(segment, settings_.recent_max, text, segment.size(), "");
-  make_room(static_cast<int64_t>(segment.size()), turn, undo);
+  const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
   ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
   for (const int32_t t : segment) sampler_.accept(t);
   push_recent("user", text, std::move(segment));
   log_.push_back({"user", text});
-  finish_room(turn, undo);  // last: moving Recent down cannot be undone exactly
+  finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }
 
 void ChatSession::append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo) {
@@ -556,7 +555,8 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
                          ? 0
                          : cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text, pair_user_part,
                                             answer);
-  make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
+  const int64_t gap_at =
+      make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
   ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
   const size_t kept_user = pair_user_part > cut ? pair_user_part - cut : 0;
   for (size_t i = kept_user; i < pair.size(); ++i) sampler_.accept(pair[i]);
@@ -565,17 +565,12 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
   log_.push_back({"assistant", answer});
   ++stats_.turns;
-  finish_room(turn, undo);  // last: moving Recent down cannot be undone exactly
+  finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }
 
 void ChatSession::take_back_tail_cells(int64_t n, TurnUndo& undo) {
-  // Once per operation: a snapshot is laid out layer by layer, so two do not add up to one.
-  if (!undo.tail_positions.empty()) throw std::logic_error("the cells at the end were taken back already");
-  runtime::KvCache& kv = ctx_->kv();
-  const int64_t first = kv.used() - n;
-  undo.tail_cells = kv.snapshot_cells(first, n);
-  undo.tail_positions.assign(kv.positions().begin() + first, kv.positions().end());
-  kv.drop_last(n);
+  runtime::ContextCells cells(*ctx_);
+  undo.cells.drop_last(cells, n);
 }
 
 TurnResult ChatSession::regenerate(const runtime::GenerateOptions& options,
@@ -642,18 +637,10 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
 }
 
 void ChatSession::take_back_exactly(const TurnUndo& record, TurnUndo& undo) {
-  runtime::KvCache& kv = ctx_->kv();
-  // The turn's cells follow Recent as making room left it: [removed_at,
-  // kept_end) moved down by `removed` positions after the answer.
-  const auto removed = static_cast<int64_t>(record.removed_positions.size());
-  const int64_t kept_end = record.kv_used - removed;
-  take_back_tail_cells(kv.used() - kept_end, undo);
-  if (removed > 0) {
-    ctx_->shift_positions(record.removed_at, kept_end - record.removed_at, static_cast<int32_t>(removed));
-    kv.put_back(record.removed_at, record.removed_cells, record.removed_positions);
-    undo.put_back_at = record.removed_at;
-    undo.put_back = removed;
-  }
+  // Backwards through the turn's journal: Recent moved back up, the turn's
+  // cells off the end, the cells making room removed put back.
+  runtime::ContextCells cells(*ctx_);
+  record.cells.undo(cells, &undo.cells);
   undo.log_tail.assign(log_.begin() + static_cast<std::ptrdiff_t>(record.log_size), log_.end());
   log_.resize(record.log_size);
   recent_ = record.recent;
@@ -700,19 +687,8 @@ void ChatSession::set_sampler(const sampling::SamplerParams& params) {
 }
 
 void ChatSession::roll_back(TurnUndo& undo) {
-  runtime::KvCache& kv = ctx_->kv();
-  // Backwards through what the operation did: the cells it added, those
-  // making room removed (Recent kept its positions), those it put back, those
-  // it took off the end.
-  const auto removed = static_cast<int64_t>(undo.removed_positions.size());
-  const auto tail = static_cast<int64_t>(undo.tail_positions.size());
-  kv.drop_last(kv.used() - (undo.kv_used - tail + undo.put_back - removed));
-  if (removed > 0) kv.put_back(undo.removed_at, undo.removed_cells, undo.removed_positions);
-  if (undo.put_back > 0) {
-    kv.remove(undo.put_back_at, undo.put_back);
-    ctx_->shift_positions(undo.put_back_at, kv.used() - undo.put_back_at, -static_cast<int32_t>(undo.put_back));
-  }
-  if (tail > 0) kv.put_back(kv.used(), undo.tail_cells, undo.tail_positions);
+  runtime::ContextCells cells(*ctx_);
+  undo.cells.undo(cells);
   recent_ = std::move(undo.recent);
   dropped_text_ = std::move(undo.dropped_text);
   stats_ = undo.stats;

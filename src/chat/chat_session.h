@@ -72,6 +72,7 @@
 #include "chat/reasoning.h"
 #include "runtime/context.h"
 #include "runtime/generator.h"
+#include "runtime/kv_journal.h"
 #include "chat/cache_rebuild.h"
 #include "chat/summarizer.h"
 #include "chat/turn_encoder.h"
@@ -303,7 +304,7 @@ class ChatSession {
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
   // What an operation changes, kept until it has succeeded (see chat()). The
   // last turn's is kept after it (last_turn_): how regenerate() and
-  // edit_last() take that turn back exactly.
+  // edit_last() take that turn back exactly, undoing its journal.
   struct TurnUndo {
     explicit TurnUndo(const ChatSession& s);
     std::deque<Message> recent;
@@ -311,31 +312,18 @@ class ChatSession {
     SessionStats stats;
     sampling::SamplerChain sampler;
     size_t log_size;
-    int64_t kv_used;
     uint64_t rebuild_taken_back_from;
-    // When making room removed cells [removed_at, +n): their bytes and
-    // positions, to be put back. Recent keeps its positions until the turn has
-    // succeeded; then it moves down by n in finish_room().
-    int64_t removed_at = -1;
-    std::vector<uint8_t> removed_cells;
-    std::vector<int32_t> removed_positions;
-    // When the operation took cells off the end (a turn taken back, a user
-    // message given its answer): their bytes and positions, and the messages
-    // it took off the log.
-    std::vector<uint8_t> tail_cells;
-    std::vector<int32_t> tail_positions;
-    std::vector<LoggedMessage> log_tail;
-    // When it put cells back at put_back_at (a turn taken back exactly): how
-    // many; the cells after them moved up by as many positions.
-    int64_t put_back_at = -1;
-    int64_t put_back = 0;
+    // What it did to the main cache's cells: the messages making room
+    // removed, Recent moved down after them, cells taken off the end (a turn
+    // taken back, a user message given its answer) or put back (a turn taken
+    // back exactly). The cells a turn evaluates follow those steps.
+    runtime::KvJournal cells;
+    std::vector<LoggedMessage> log_tail;  // the messages it took off the log
     bool started_job = false;  // the turn started the summary job that followed it
   };
   void run_turn(const std::string& user_text, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
-  // Undoes what `undo` recorded: the cells the operation added, then those
-  // making room removed, then those it put back, then those it took off the
-  // end, and the session's state.
+  // Undoes what `undo` recorded: its journal, backwards, and the session's state.
   void roll_back(TurnUndo& undo);
   // What every turn (and append) starts and ends with: a finished summary put
   // in place first; the rebuild told, a summary job started when due, and the
@@ -370,8 +358,11 @@ class ChatSession {
   // whose start was cut (about its first half).
   static std::string dropped_message_line(const std::string& role, const std::string& text);
   static std::string cut_message_line(const std::string& role, const std::string& text);
-  void make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
-  void finish_room(TurnResult& turn, const TurnUndo& undo);
+  // Drops messages from Recent's front until `incoming` more cells fit;
+  // returns the first cell after those it removed (-1: none), where Recent
+  // keeps a gap in positions until finish_room() moves it down.
+  int64_t make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
+  void finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo);
   void drop_front();
   bool put_pending_summary_in_place(bool wait, TurnTimes& times);
   void put_summary_in_place(const std::string& summary);

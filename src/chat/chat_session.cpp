@@ -6,6 +6,7 @@
 #include "runtime/kv_cache.h"
 #include "runtime/kv_journal.h"
 #include "runtime/stopwatch.h"
+#include "chat/session_file.h"
 
 namespace peak::chat {
 namespace {
@@ -73,38 +74,11 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     }
     summarizer_ = std::make_unique<Summarizer>(model, encoder_->chat_template(), ss);
   }
-  stats_.n_ctx = cp.n_ctx;
+  state_.stats.n_ctx = cp.n_ctx;
 }
 
 // The worker may be rebuilding the cache into rebuild_: it stops before that goes.
 ChatSession::~ChatSession() { cancel_summary(); }
-
-int64_t ChatSession::recent_cells() const {
-  int64_t n = 0;
-  for (const Message& m : recent_) n += static_cast<int64_t>(m.tokens.size());
-  return n;
-}
-
-std::string ChatSession::dropped_message_line(const std::string& role, const std::string& text) {
-  return (role == "user" ? "User: " : "Assistant: ") + text + "\n";
-}
-
-std::string ChatSession::cut_message_line(const std::string& role, const std::string& text) {
-  // About its first half, cut before a UTF-8 character rather than inside one.
-  size_t n = text.size() / 2;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return (role == "user" ? "User" : "Assistant") + std::string(" (start of a long message): ") + text.substr(0, n) +
-         "\n";
-}
-
-void ChatSession::drop_front() {
-  const Message& m = recent_.front();
-  dropped_text_ += dropped_message_line(m.role, m.text);
-  const auto n = static_cast<int64_t>(m.tokens.size());
-  stats_.dropped_since_summary += n;
-  stats_.dropped_total += n;
-  recent_.pop_front();
-}
 
 int64_t ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) {
   if (settings_.mode == MemoryMode::None) {
@@ -117,11 +91,10 @@ int64_t ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& und
   }
   // Drop whole messages from the left of Recent until the new one fits in
   // recent_max; the answer then goes into the headroom after it.
-  const int64_t before = recent_cells();
+  const int64_t before = state_.recent_cells();
   int64_t recent = before;
-  while (!recent_.empty() && recent + incoming > settings_.recent_max) {
-    recent -= static_cast<int64_t>(recent_.front().tokens.size());
-    drop_front();
+  while (!state_.recent.empty() && recent + incoming > settings_.recent_max) {
+    recent -= state_.drop_front();
     ++turn.dropped_messages;
   }
   const int64_t dropped = before - recent;
@@ -152,13 +125,13 @@ void ChatSession::finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo) 
   runtime::ContextCells cells(*ctx_);
   undo.cells.shift(cells, gap_at, kv.used() - gap_at, -gap);
   turn.times.window_shift += stopwatch.seconds();
-  stats_.window_shift_seconds += turn.times.window_shift;
+  state_.stats.window_shift_seconds += turn.times.window_shift;
 }
 
 std::vector<int32_t> ChatSession::cached_tokens() const {
   std::vector<int32_t> all = prefix_;
-  all.insert(all.end(), summary_tokens_.begin(), summary_tokens_.end());
-  for (const Message& m : recent_) all.insert(all.end(), m.tokens.begin(), m.tokens.end());
+  all.insert(all.end(), state_.summary_tokens.begin(), state_.summary_tokens.end());
+  for (const RecentMessage& m : state_.recent) all.insert(all.end(), m.tokens.begin(), m.tokens.end());
   return all;
 }
 
@@ -179,36 +152,37 @@ void ChatSession::put_summary_in_place(const std::string& summary) {
   const runtime::Stopwatch stopwatch;
   const std::vector<int32_t> segment = encoder_->summary_cells(summary, settings_.summary_max);
   if (settings_.rebuild == RebuildStrategy::Reprefill) {
-    summary_tokens_ = segment;
+    state_.summary_tokens = segment;
     prefill_all();
   } else {
     // Keep Prefix and Recent; replace the Summary cells and move Recent after them.
     const auto p = static_cast<int64_t>(prefix_.size());
-    const auto old_s = static_cast<int64_t>(summary_tokens_.size());
+    const auto old_s = static_cast<int64_t>(state_.summary_tokens.size());
     const auto new_s = static_cast<int64_t>(segment.size());
-    const int64_t recent = recent_cells();
+    const int64_t recent = state_.recent_cells();
     runtime::KvCache& kv = ctx_->kv();
     kv.remove(p, old_s);
     kv.insert(p, new_s, static_cast<int32_t>(p));
     ctx_->eval_into(p, segment.data(), new_s);
     ctx_->shift_positions(p + new_s, recent, static_cast<int32_t>(new_s - old_s));
-    summary_tokens_ = segment;
+    state_.summary_tokens = segment;
   }
-  summary_text_ = summary;
-  stats_.last_rebuild_seconds = stopwatch.seconds();
-  stats_.rebuild_seconds += stats_.last_rebuild_seconds;
-  ++stats_.summaries;
+  state_.summary_text = summary;
+  state_.stats.last_rebuild_seconds = stopwatch.seconds();
+  state_.stats.rebuild_seconds += state_.stats.last_rebuild_seconds;
+  ++state_.stats.summaries;
 }
 
 bool ChatSession::send_rebuild_update(CacheRebuild& rebuild) {
   std::vector<CacheRebuild::Message> added;
-  for (const Message& m : recent_) {
+  for (const RecentMessage& m : state_.recent) {
     if (m.serial >= rebuild_next_serial_) added.push_back({m.serial, m.tokens});
   }
   rebuild_next_serial_ = next_serial_;
   const uint64_t taken_back_from = rebuild_taken_back_from_;
   rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
-  return rebuild.update(recent_.empty() ? next_serial_ : recent_.front().serial, taken_back_from, std::move(added));
+  const uint64_t first_kept = state_.recent.empty() ? next_serial_ : state_.recent.front().serial;
+  return rebuild.update(first_kept, taken_back_from, std::move(added));
 }
 
 void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times) {
@@ -220,16 +194,16 @@ void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string
   ctx_ = rebuild.take();  // the old main cache is freed here
   // Its threads were started on the low-priority worker: the turns need them at ours.
   ctx_->restart_threads();
-  summary_tokens_ = segment;
-  summary_text_ = summary;
+  state_.summary_tokens = segment;
+  state_.summary_text = summary;
   times.catch_up = stopwatch.seconds();
-  stats_.last_rebuild_seconds = times.catch_up;
-  stats_.rebuild_seconds += times.catch_up;
-  ++stats_.summaries;
+  state_.stats.last_rebuild_seconds = times.catch_up;
+  state_.stats.rebuild_seconds += times.catch_up;
+  ++state_.stats.summaries;
 }
 
 void ChatSession::maybe_start_summary() {
-  if (!summarizer_ || summarizer_->has_job() || stats_.dropped_since_summary < settings_.trigger_discard) return;
+  if (!summarizer_ || summarizer_->has_job() || state_.stats.dropped_since_summary < settings_.trigger_discard) return;
   Summarizer::AfterSummary rebuild;
   if (settings_.rebuild == RebuildStrategy::Background) {
     CacheRebuild::Start start;
@@ -243,7 +217,7 @@ void ChatSession::maybe_start_summary() {
     const auto p = static_cast<int64_t>(prefix_.size());
     start.prefix_cells = kv.snapshot_first(p);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + p);
-    for (const Message& m : recent_) start.recent.push_back({m.serial, m.tokens});
+    for (const RecentMessage& m : state_.recent) start.recent.push_back({m.serial, m.tokens});
     rebuild_next_serial_ = next_serial_;
     rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
     rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
@@ -253,12 +227,12 @@ void ChatSession::maybe_start_summary() {
       job->run(encoder->summary_cells(summary, summary_max), cancel);
     };
   }
-  summarizer_->start(summary_text_, dropped_text_, settings_.background_summary, std::move(rebuild));
-  job_dropped_text_ = std::move(dropped_text_);  // now in the job
-  job_dropped_tokens_ = stats_.dropped_since_summary;
-  job_messages_ = log_.size() - recent_.size();
-  dropped_text_.clear();
-  stats_.dropped_since_summary = 0;
+  summarizer_->start(state_.summary_text, state_.dropped_text, settings_.background_summary, std::move(rebuild));
+  job_dropped_text_ = std::move(state_.dropped_text);  // now in the job
+  job_dropped_tokens_ = state_.stats.dropped_since_summary;
+  job_messages_ = state_.log.size() - state_.recent.size();
+  state_.dropped_text.clear();
+  state_.stats.dropped_since_summary = 0;
 }
 
 void ChatSession::cancel_summary() {
@@ -269,8 +243,8 @@ void ChatSession::cancel_summary() {
 void ChatSession::cancel_summary_keeping_text() {
   if (!summarizer_ || !summarizer_->has_job()) return;
   cancel_summary();
-  dropped_text_ = job_dropped_text_ + dropped_text_;
-  stats_.dropped_since_summary += job_dropped_tokens_;
+  state_.dropped_text = job_dropped_text_ + state_.dropped_text;
+  state_.stats.dropped_since_summary += job_dropped_tokens_;
 }
 
 void ChatSession::wait_for_summary() { apply_pending_summary(/*wait=*/true); }
@@ -294,16 +268,16 @@ bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
     // A failed summary must not fail the user's turn nor lose what it was to
     // summarize: the old summary stays, and the job's dropped text goes back
     // in front of what was dropped since, for the next job.
-    dropped_text_ = job_dropped_text_ + dropped_text_;
-    stats_.dropped_since_summary += job_dropped_tokens_;
-    ++stats_.summary_failures;
+    state_.dropped_text = job_dropped_text_ + state_.dropped_text;
+    state_.stats.dropped_since_summary += job_dropped_tokens_;
+    ++state_.stats.summary_failures;
     last_summary_error_ = e.what();
     return false;
   }
-  stats_.summary_seconds += r.seconds;
-  if (rebuild) stats_.worker_rebuild_seconds += rebuild->seconds();
+  state_.stats.summary_seconds += r.seconds;
+  if (rebuild) state_.stats.worker_rebuild_seconds += rebuild->seconds();
   if (!r.work_error.empty()) {
-    ++stats_.summary_failures;
+    ++state_.stats.summary_failures;
     last_summary_error_ = "rebuilding the cache: " + r.work_error + " (the summary was put in place by a shift)";
   }
   if (rebuild && rebuild->ready() && r.work_error.empty()) {
@@ -311,7 +285,7 @@ bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   } else {
     put_summary_in_place(r.text);  // a shift, unless the strategy is reprefill
   }
-  summarized_messages_ = job_messages_;
+  state_.summarized_messages = job_messages_;
   return true;
 }
 
@@ -343,15 +317,15 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
 }
 
 void ChatSession::push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens) {
-  recent_.push_back(Message{role, text, std::move(tokens), next_serial_++});
+  state_.recent.push_back(RecentMessage{role, text, std::move(tokens), next_serial_++});
 }
 
 ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
-    : recent(s.recent_),
-      dropped_text(s.dropped_text_),
-      stats(s.stats_),
+    : recent(s.state_.recent),
+      dropped_text(s.state_.dropped_text),
+      stats(s.state_.stats),
       sampler(s.sampler_),
-      log_size(s.log_.size()),
+      log_size(s.state_.log.size()),
       rebuild_taken_back_from(s.rebuild_taken_back_from_),
       cells(s.ctx_->kv()) {}
 
@@ -405,22 +379,6 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   return turn;
 }
 
-size_t ChatSession::cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
-                                     size_t user_part, const std::string& answer) {
-  if (static_cast<int64_t>(segment.size()) <= limit) return 0;
-  const size_t cut = segment.size() - static_cast<size_t>(limit);
-  if (cut < user_part) {
-    dropped_text_ += cut_message_line("user", user_text);
-  } else {
-    dropped_text_ += dropped_message_line("user", user_text);
-    if (cut > user_part) dropped_text_ += cut_message_line("assistant", answer);
-  }
-  stats_.dropped_since_summary += static_cast<int64_t>(cut);
-  stats_.dropped_total += static_cast<int64_t>(cut);
-  segment.erase(segment.begin(), segment.begin() + static_cast<std::ptrdiff_t>(cut));
-  return cut;
-}
-
 void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> segment,
                            const runtime::GenerateOptions& options,
                            const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn,
@@ -428,7 +386,7 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   // One message alone exceeds the window: only then is a message cut, keeping its end.
   const size_t user_cut = settings_.mode == MemoryMode::None
                               ? 0
-                              : cut_long_segment(segment, settings_.recent_max, user_text, segment.size(), "");
+                              : state_.cut_long_segment(segment, settings_.recent_max, user_text, segment.size(), "");
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
 
   runtime::GenerateOptions o = options;
@@ -452,9 +410,9 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
   turn.times.settle = settle_stopwatch.seconds();
   finish_room(gap_at, turn, undo);
-  log_.push_back({"user", user_text});
-  log_.push_back({"assistant", turn.answer});
-  ++stats_.turns;
+  state_.log.push_back({"user", user_text});
+  state_.log.push_back({"assistant", turn.answer});
+  ++state_.stats.turns;
 }
 
 void ChatSession::append(const std::string& role, const std::string& text) {
@@ -469,12 +427,13 @@ void ChatSession::append(const std::string& role, const std::string& text) {
         "the header that opens its answer), so append its answer first");
   }
   if (!user && !awaiting_answer()) {
-    throw std::invalid_argument(log_.empty() ? "an assistant message cannot open the conversation: roles alternate "
-                                               "from a user's message"
-                                             : "the conversation already ends with an assistant message: roles "
-                                               "alternate, so append a user message first");
+    throw std::invalid_argument(state_.log.empty()
+                                    ? "an assistant message cannot open the conversation: roles alternate from a "
+                                      "user's message"
+                                    : "the conversation already ends with an assistant message: roles alternate, so "
+                                      "append a user message first");
   }
-  if (!user && (recent_.empty() || recent_.back().role != "user")) {
+  if (!user && (state_.recent.empty() || state_.recent.back().role != "user")) {
     throw std::invalid_argument("the user message this answers is no longer in the context");
   }
   // Rendered before anything changes: a template that refuses the text leaves
@@ -500,18 +459,20 @@ void ChatSession::append_user(const std::string& text, std::vector<int32_t> segm
                               TurnUndo& undo) {
   // As run_turn() before it generates: the cells then hold the message and
   // the header that opens its answer.
-  if (settings_.mode != MemoryMode::None) cut_long_segment(segment, settings_.recent_max, text, segment.size(), "");
+  if (settings_.mode != MemoryMode::None) {
+    state_.cut_long_segment(segment, settings_.recent_max, text, segment.size(), "");
+  }
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
   ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
   for (const int32_t t : segment) sampler_.accept(t);
   push_recent("user", text, std::move(segment));
-  log_.push_back({"user", text});
+  state_.log.push_back({"user", text});
   finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }
 
 void ChatSession::append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo) {
   runtime::KvCache& kv = ctx_->kv();
-  const Message user = recent_.back();
+  const RecentMessage user = state_.recent.back();
   // The user message's cells are its segment less what a cut took from its
   // start (already counted as dropped); the pair as later prompts show it
   // loses the same.
@@ -531,11 +492,11 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   const auto added = static_cast<int64_t>(pair.size() - same);
   const bool fits = settings_.mode == MemoryMode::None
                         ? added <= kv.free_cells() + replaced
-                        : recent_cells() - replaced + added <= settings_.recent_max + settings_.headroom;
+                        : state_.recent_cells() - replaced + added <= settings_.recent_max + settings_.headroom;
   // Either way the user message leaves Recent and joins it again: a rebuild on
   // the worker may hold its cells as they were.
   if (rebuild_) rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, user.serial);
-  recent_.pop_back();
+  state_.recent.pop_back();
   if (cut_tail && fits) {
     take_back_tail_cells(replaced, undo);
     ctx_->eval(pair.data() + same, added);
@@ -543,8 +504,8 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
     const auto split = pair.begin() + static_cast<std::ptrdiff_t>(same);
     push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
     push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
-    log_.push_back({"assistant", answer});
-    ++stats_.turns;
+    state_.log.push_back({"assistant", answer});
+    ++state_.stats.turns;
     return;
   }
   // An answer longer than the headroom: the user message leaves the cache and
@@ -553,8 +514,8 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   take_back_tail_cells(static_cast<int64_t>(user.tokens.size()), undo);
   const size_t cut = settings_.mode == MemoryMode::None
                          ? 0
-                         : cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text, pair_user_part,
-                                            answer);
+                         : state_.cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text,
+                                                   pair_user_part, answer);
   const int64_t gap_at =
       make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
   ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
@@ -563,8 +524,8 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   const auto split = pair.begin() + static_cast<std::ptrdiff_t>(kept_user);
   if (kept_user > 0) push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
   push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
-  log_.push_back({"assistant", answer});
-  ++stats_.turns;
+  state_.log.push_back({"assistant", answer});
+  ++state_.stats.turns;
   finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }
 
@@ -586,13 +547,13 @@ TurnResult ChatSession::edit_last(const std::string& user_text, const runtime::G
 TurnResult ChatSession::answer_again(const std::string* user_text, const runtime::GenerateOptions& options,
                                      const std::function<bool(const std::string&)>& on_reasoning) {
   // Roles alternate: the last user message is the last message, or the one before it.
-  if (log_.empty()) throw std::invalid_argument("the conversation has no user message to answer again");
+  if (state_.log.empty()) throw std::invalid_argument("the conversation has no user message to answer again");
   const size_t taken = awaiting_answer() ? 1 : 2;
-  if (recent_.size() < taken) {
+  if (state_.recent.size() < taken) {
     throw std::invalid_argument(
         "the last user message is no longer in the context (dropped to make room), so it cannot be answered again");
   }
-  const std::string text = user_text ? *user_text : log_[log_.size() - taken].content;
+  const std::string text = user_text ? *user_text : state_.log[state_.log.size() - taken].content;
   std::vector<int32_t> segment = encoder_->user_segment(text);  // a template that refuses it changes nothing
 
   TurnResult turn;
@@ -641,23 +602,27 @@ void ChatSession::take_back_exactly(const TurnUndo& record, TurnUndo& undo) {
   // cells off the end, the cells making room removed put back.
   runtime::ContextCells cells(*ctx_);
   record.cells.undo(cells, &undo.cells);
-  undo.log_tail.assign(log_.begin() + static_cast<std::ptrdiff_t>(record.log_size), log_.end());
-  log_.resize(record.log_size);
-  recent_ = record.recent;
-  dropped_text_ = record.dropped_text;
-  stats_ = record.stats;
+  undo.log_tail.assign(state_.log.begin() + static_cast<std::ptrdiff_t>(record.log_size), state_.log.end());
+  state_.log.resize(record.log_size);
+  state_.recent = record.recent;
+  state_.dropped_text = record.dropped_text;
+  state_.stats = record.stats;
   restore_penalty_window(&record.sampler);
 }
 
 void ChatSession::take_back_messages(size_t n, TurnUndo& undo) {
   int64_t cells = 0;
-  for (size_t i = recent_.size() - n; i < recent_.size(); ++i) cells += static_cast<int64_t>(recent_[i].tokens.size());
+  for (size_t i = state_.recent.size() - n; i < state_.recent.size(); ++i) {
+    cells += static_cast<int64_t>(state_.recent[i].tokens.size());
+  }
   take_back_tail_cells(cells, undo);
-  if (rebuild_) rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, recent_[recent_.size() - n].serial);
-  recent_.resize(recent_.size() - n);
-  undo.log_tail.assign(log_.end() - static_cast<std::ptrdiff_t>(n), log_.end());
-  log_.resize(log_.size() - n);
-  if (n == 2) --stats_.turns;  // it was answered
+  if (rebuild_) {
+    rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, state_.recent[state_.recent.size() - n].serial);
+  }
+  state_.recent.resize(state_.recent.size() - n);
+  undo.log_tail.assign(state_.log.end() - static_cast<std::ptrdiff_t>(n), state_.log.end());
+  state_.log.resize(state_.log.size() - n);
+  if (n == 2) --state_.stats.turns;  // it was answered
   restore_penalty_window(nullptr);
 }
 
@@ -667,7 +632,7 @@ void ChatSession::restore_penalty_window(const sampling::SamplerChain* earlier) 
     return;
   }
   sampling::SamplerChain window(sampler_.n_vocab(), sampler_.params());
-  for (const Message& m : recent_) {
+  for (const RecentMessage& m : state_.recent) {
     for (const int32_t t : m.tokens) window.accept(t);
   }
   sampler_.take_penalty_window(window);
@@ -678,7 +643,7 @@ void ChatSession::set_sampler(const sampling::SamplerParams& params) {
   if (params.penalty_last_n == sampler_.params().penalty_last_n) {
     chain.take_penalty_window(sampler_);
   } else {
-    for (const Message& m : recent_) {
+    for (const RecentMessage& m : state_.recent) {
       for (const int32_t t : m.tokens) chain.accept(t);
     }
   }
@@ -689,28 +654,28 @@ void ChatSession::set_sampler(const sampling::SamplerParams& params) {
 void ChatSession::roll_back(TurnUndo& undo) {
   runtime::ContextCells cells(*ctx_);
   undo.cells.undo(cells);
-  recent_ = std::move(undo.recent);
-  dropped_text_ = std::move(undo.dropped_text);
-  stats_ = undo.stats;
+  state_.recent = std::move(undo.recent);
+  state_.dropped_text = std::move(undo.dropped_text);
+  state_.stats = undo.stats;
   // Copy-assigned: the chain's buffer keeps its storage, so what points into it stays valid.
   sampler_ = undo.sampler;
-  log_.resize(undo.log_size - undo.log_tail.size());
-  log_.insert(log_.end(), undo.log_tail.begin(), undo.log_tail.end());
+  state_.log.resize(undo.log_size - undo.log_tail.size());
+  state_.log.insert(state_.log.end(), undo.log_tail.begin(), undo.log_tail.end());
   rebuild_taken_back_from_ = undo.rebuild_taken_back_from;
 }
 
 void ChatSession::reset() {
   cancel_summary();
-  summary_text_.clear();
-  summary_tokens_.clear();
-  recent_.clear();
-  dropped_text_.clear();
-  log_.clear();
-  summarized_messages_ = 0;
+  state_.summary_text.clear();
+  state_.summary_tokens.clear();
+  state_.recent.clear();
+  state_.dropped_text.clear();
+  state_.log.clear();
+  state_.summarized_messages = 0;
   last_turn_.reset();
-  const int64_t n_ctx = stats_.n_ctx;
-  stats_ = SessionStats{};
-  stats_.n_ctx = n_ctx;
+  const int64_t n_ctx = state_.stats.n_ctx;
+  state_.stats = SessionStats{};
+  state_.stats.n_ctx = n_ctx;
   last_turn_times_ = TurnTimes{};
   sampler_.reset();
   ctx_->kv().clear();
@@ -734,18 +699,18 @@ void ChatSession::set_adapters(const runtime::Adapters& adapters) {
 }
 
 SessionStats ChatSession::stats() const {
-  SessionStats s = stats_;
+  SessionStats s = state_.stats;
   s.prefix_tokens = static_cast<int64_t>(prefix_.size());
-  s.summary_tokens = static_cast<int64_t>(summary_tokens_.size());
-  s.recent_tokens = recent_cells();
-  s.recent_messages = static_cast<int64_t>(recent_.size());
+  s.summary_tokens = static_cast<int64_t>(state_.summary_tokens.size());
+  s.recent_tokens = state_.recent_cells();
+  s.recent_messages = static_cast<int64_t>(state_.recent.size());
   s.summary_running = summarizer_ && summarizer_->running();
   s.kv_bytes = ctx_->kv().bytes() + (summarizer_ ? summarizer_->kv_bytes() : 0);
   s.staging_kv_bytes = rebuild_ ? rebuild_->staging_kv_bytes() : 0;
   return s;
 }
 
-size_t ChatSession::n_messages() const { return (settings_.system_prompt.empty() ? 0 : 1) + log_.size(); }
+size_t ChatSession::n_messages() const { return (settings_.system_prompt.empty() ? 0 : 1) + state_.log.size(); }
 
 MessageView ChatSession::message(size_t index) const {
   static const std::string kSystem = "system";
@@ -757,11 +722,49 @@ MessageView ChatSession::message(size_t index) const {
     if (index == 0) return {kSystem, settings_.system_prompt, MessageState::InContext};
     --index;
   }
-  const LoggedMessage& m = log_[index];
-  const MessageState state = index >= log_.size() - recent_.size() ? MessageState::InContext
-                             : index < summarized_messages_         ? MessageState::Summarized
+  const LoggedMessage& m = state_.log[index];
+  const MessageState state = index >= state_.log.size() - state_.recent.size() ? MessageState::InContext
+                             : index < state_.summarized_messages         ? MessageState::Summarized
                                                                     : MessageState::Dropped;
   return {m.role, m.content, state};
+}
+
+void ChatSession::save(const std::string& path, bool include_kv) {
+  // A running summary (and its rebuild) belongs to the state: let it finish,
+  // then put it in place (swapping a rebuilt cache in).
+  apply_pending_summary(/*wait=*/true);
+  const SavedSettings saved{settings_.mode,          settings_.recent_max,    settings_.summary_max, settings_.headroom,
+                            settings_.system_prompt, settings_.template_name, prefix_};
+  write_session_file(path, model_, saved, state_, include_kv ? &ctx_->kv() : nullptr);
+}
+
+void ChatSession::restore(const std::string& path) {
+  const RestoringSession target{model_, settings_, prefix_, *encoder_, ctx_->kv(), summarizer_.get(), state_.stats};
+  FittedSession fitted = fit_session_file(read_session_file(path, target), target, path);
+  // The file has passed every check and fits: from here on nothing refuses it.
+  cancel_summary();
+  last_turn_.reset();
+  state_ = std::move(fitted.state);
+  for (RecentMessage& m : state_.recent) m.serial = next_serial_++;
+  job_messages_ = 0;
+  try {
+    if (fitted.cells) {
+      load_saved_cells(*ctx_, fitted, first_recent_cell());
+    } else {
+      prefill_all();
+    }
+  } catch (...) {
+    // The model failed on the saved conversation (not the file): a session
+    // with no conversation rather than one whose cells disagree with it.
+    reset();
+    throw;
+  }
+  // The penalty window sees the recent conversation again.
+  sampler_.reset();
+  for (const RecentMessage& m : state_.recent) {
+    for (const int32_t t : m.tokens) sampler_.accept(t);
+  }
+  if (settings_.mode == MemoryMode::Ssskv) maybe_start_summary();
 }
 
 }  // namespace peak::chat

@@ -74,6 +74,7 @@
 #include "runtime/generator.h"
 #include "runtime/kv_journal.h"
 #include "chat/cache_rebuild.h"
+#include "chat/session_state.h"
 #include "chat/summarizer.h"
 #include "chat/turn_encoder.h"
 
@@ -124,27 +125,6 @@ struct SessionSettings {
   int n_threads = 0;
   int64_t n_batch = 512;
   sampling::SamplerParams sampler;
-};
-
-struct SessionStats {
-  int64_t n_ctx = 0;                 // main context cells
-  int64_t prefix_tokens = 0;
-  int64_t summary_tokens = 0;
-  int64_t recent_tokens = 0;
-  int64_t recent_messages = 0;
-  int64_t dropped_since_summary = 0;  // tokens dropped and not yet in a summary (nor in a running job)
-  int64_t dropped_total = 0;
-  int64_t summaries = 0;              // summaries put in place
-  bool summary_running = false;       // the worker writes a summary or rebuilds a cache
-  double summary_seconds = 0;         // total, in the summary context
-  double rebuild_seconds = 0;         // total time putting summaries in place (background: catching up)
-  double last_rebuild_seconds = 0;
-  double window_shift_seconds = 0;    // total time moving Recent after drops
-  double worker_rebuild_seconds = 0;  // total, prefilling rebuilt caches on the summary worker
-  int64_t summary_failures = 0;       // jobs whose summary or rebuild failed (last_summary_error())
-  int64_t turns = 0;                  // answers in the conversation (generated or appended)
-  size_t kv_bytes = 0;                // main + summary contexts
-  size_t staging_kv_bytes = 0;        // a cache being rebuilt on the worker, while one exists
 };
 
 // Where a turn's time went on the caller's thread, in seconds.
@@ -238,29 +218,25 @@ class ChatSession {
   SessionStats stats() const;
   // The times of the last turn that succeeded (zero before the first).
   const TurnTimes& last_turn_times() const { return last_turn_times_; }
-  const std::string& summary() const { return summary_text_; }
+  const std::string& summary() const { return state_.summary_text; }
   // Why the last failed summary job failed ("" before any failed). A failed
   // summary keeps the old one and its dropped text waits for the next job; a
   // failed background rebuild puts the new summary in place by a shift.
   const std::string& last_summary_error() const { return last_summary_error_; }
   // Dropped messages not yet handed to the summarizer, as it will read them.
-  const std::string& dropped_text() const { return dropped_text_; }
+  const std::string& dropped_text() const { return state_.dropped_text; }
   const SessionSettings& settings() const { return settings_; }
   const runtime::Context& context() const { return *ctx_; }
   const ChatTemplate& chat_template() const { return encoder_->chat_template(); }
   // The conversation as it happened (every message, dropped or not).
-  struct LoggedMessage {
-    std::string role;
-    std::string content;
-  };
-  const std::vector<LoggedMessage>& log() const { return log_; }
+  const std::vector<LoggedMessage>& log() const { return state_.log; }
   // The conversation as an app shows it: the system prompt when there is one,
   // then every message of log() in order, with where it is for the model. The
   // references stay valid until a non-const call.
   size_t n_messages() const;
   MessageView message(size_t index) const;  // std::out_of_range past n_messages()
   // Whether the conversation ends with a user message that has no answer yet.
-  bool awaiting_answer() const { return !log_.empty() && log_.back().role == "user"; }
+  bool awaiting_answer() const { return !state_.log.empty() && state_.log.back().role == "user"; }
   // The tokens of the main context's cells, in order: Prefix, Summary, Recent.
   std::vector<int32_t> cached_tokens() const;
   // What the model would read if `user_text` came next, as things stand (before
@@ -271,7 +247,7 @@ class ChatSession {
   // Save / restore: settings, segments and messages, and optionally the KV
   // cache, in a versioned file with a checksum (format 2; format 1 files are
   // read too). Saving first waits for a running summary (and its rebuild) and
-  // puts it in place; restoring cancels one. (session_file.cpp)
+  // puts it in place; restoring cancels one. (session_file.h)
   //
   // Restoring re-fits the saved conversation to this session's settings: only
   // another model (SessionMismatch naming what differs: architecture,
@@ -290,24 +266,15 @@ class ChatSession {
   void restore(const std::string& path);
 
  private:
-  struct Message {
-    std::string role;
-    std::string text;              // what was said (for the summarizer and the template)
-    std::vector<int32_t> tokens;   // the cells it occupies, in order
-    uint64_t serial = 0;           // 1, 2, ... in the order messages join Recent
-  };
-  friend struct SessionFile;
-
   void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
                    const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);
-  int64_t recent_cells() const;
-  int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + summary_tokens_.size()); }
+  int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + state_.summary_tokens.size()); }
   // What an operation changes, kept until it has succeeded (see chat()). The
   // last turn's is kept after it (last_turn_): how regenerate() and
   // edit_last() take that turn back exactly, undoing its journal.
   struct TurnUndo {
     explicit TurnUndo(const ChatSession& s);
-    std::deque<Message> recent;
+    std::deque<RecentMessage> recent;
     std::string dropped_text;
     SessionStats stats;
     sampling::SamplerChain sampler;
@@ -340,12 +307,6 @@ class ChatSession {
   // Recent, the log and the cache's end.
   void take_back_messages(size_t n, TurnUndo& undo);
   void take_back_tail_cells(int64_t n, TurnUndo& undo);
-  // Cuts `segment` (the tokens of a message, or of a user message and its
-  // answer) to its last `limit` tokens when longer, counting the cut as dropped
-  // with the start of the message in the dropped text; returns how many
-  // tokens were cut.
-  size_t cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
-                          size_t user_part, const std::string& answer);
   void append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
   void append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo);
   // The sampler's penalty window as `earlier`'s when there is one of the same
@@ -354,16 +315,11 @@ class ChatSession {
   // The job's dropped text back in front of what was dropped since, as after
   // a failed job (regenerate() cancels a job that saw the turn it takes back).
   void cancel_summary_keeping_text();
-  // The lines the dropped text gets for a message dropped whole, and for one
-  // whose start was cut (about its first half).
-  static std::string dropped_message_line(const std::string& role, const std::string& text);
-  static std::string cut_message_line(const std::string& role, const std::string& text);
   // Drops messages from Recent's front until `incoming` more cells fit;
   // returns the first cell after those it removed (-1: none), where Recent
   // keeps a gap in positions until finish_room() moves it down.
   int64_t make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
   void finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo);
-  void drop_front();
   bool put_pending_summary_in_place(bool wait, TurnTimes& times);
   void put_summary_in_place(const std::string& summary);
   void swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times);
@@ -390,23 +346,15 @@ class ChatSession {
   uint64_t rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
   uint64_t next_serial_ = 1;
 
-  std::vector<int32_t> prefix_;          // BOS + system prompt segment
-  std::string summary_text_;
-  std::vector<int32_t> summary_tokens_;  // the Summary segment's cells
-  std::deque<Message> recent_;           // the Recent segment, oldest first
-  std::string dropped_text_;             // not yet handed to the summarizer
-  std::string job_dropped_text_;         // handed to the running (or last) job: back to dropped_text_ if it fails
+  std::vector<int32_t> prefix_;  // BOS + system prompt segment
+  SessionState state_;           // the Summary and Recent segments, the messages, the statistics
+  std::string job_dropped_text_;  // handed to the running (or last) job: back to the dropped text if it fails
   int64_t job_dropped_tokens_ = 0;
   std::string last_summary_error_;
-  // The whole conversation. Recent's messages are always its last ones (a
-  // message leaves Recent only from the front, or with the turn taken back).
-  std::vector<LoggedMessage> log_;
-  size_t summarized_messages_ = 0;  // the first ones of log_, which the summary in place covers
   size_t job_messages_ = 0;         // what the running (or last) job's summary will cover
   // The last turn's undo while it can still be taken back exactly: until
   // anything but a turn changes the session, or a summary job is taken.
   std::optional<TurnUndo> last_turn_;
-  SessionStats stats_;
   TurnTimes last_turn_times_;
 };
 

@@ -1,28 +1,15 @@
-// Saving and restoring a ChatSession. Layout (little-endian):
-//   "PKSS" | u32 format version | u64 payload bytes | payload | u64 FNV-1a of payload
-// The payload holds a model fingerprint, the settings that shape the cache, the
-// segments (Prefix tokens, Summary text and tokens, Recent messages with their
-// tokens), the pending dropped text, the whole message log, how many of its
-// first messages the summary covers (format 2; format 1 files lack it and it
-// is worked out from the dropped text), the statistics and, optionally, the
-// main KV cache's used cells. Everything is read and checked before the live
-// session changes (bytes against the checksum, then what the bytes say: sizes,
-// ids, roles and their order, positions, finite values), so a bad file leaves
-// it as it was. Then the saved conversation is fitted to this session's
-// settings (see ChatSession::restore).
+#include "chat/session_file.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
-#include <string>
-#include <vector>
+#include <utility>
 
 #include "core/tensor.h"
 #include "gguf/printable.h"
 #include "io/atomic_file.h"
 #include "io/mapped_file.h"
-#include "chat/chat_session.h"
 
 namespace peak::chat {
 
@@ -33,6 +20,8 @@ namespace {
 constexpr uint32_t kFormatVersion = 2;
 constexpr uint32_t kOldestFormatVersion = 1;
 constexpr char kMagic[4] = {'P', 'K', 'S', 'S'};
+constexpr size_t kHeaderBytes = 16;  // magic, version, payload bytes
+constexpr size_t kTrailerBytes = 8;  // checksum
 
 uint64_t fnv1a(const uint8_t* p, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -203,120 +192,392 @@ std::vector<uint8_t> snapshot_slice(const std::vector<uint8_t>& bytes, int64_t n
   return out;
 }
 
-}  // namespace
+// Whether the session renders the saved messages as they were: the same
+// template and Prefix.
+bool renders_as_saved(const SavedSettings& saved, const RestoringSession& session) {
+  return saved.template_name == session.settings.template_name && saved.prefix == session.prefix;
+}
 
-// Friend of ChatSession: reads and writes its private state.
-struct SessionFile {
-  static std::vector<uint8_t> payload(const ChatSession& s, bool include_kv) {
-    Writer w;
-    w.str(fingerprint(s.model_));
-    w.put<uint32_t>(static_cast<uint32_t>(s.settings_.mode));
-    w.put<int64_t>(s.settings_.recent_max);
-    w.put<int64_t>(s.settings_.summary_max);
-    w.put<int64_t>(s.settings_.headroom);
-    w.str(s.settings_.system_prompt);
-    w.str(s.settings_.template_name);
-    w.tokens(s.prefix_);
-    w.str(s.summary_text_);
-    w.tokens(s.summary_tokens_);
-    w.put<uint64_t>(s.recent_.size());
-    for (const ChatSession::Message& m : s.recent_) {
-      w.str(m.role);
-      w.str(m.text);
-      w.tokens(m.tokens);
-    }
-    w.str(s.dropped_text_);
-    w.put<uint64_t>(s.log_.size());
-    for (const auto& m : s.log_) {
-      w.str(m.role);
-      w.str(m.content);
-    }
-    w.put<uint64_t>(s.summarized_messages_);
-    const SessionStats& st = s.stats_;
-    w.put(st.dropped_since_summary);
-    w.put(st.dropped_total);
-    w.put(st.summaries);
-    w.put(st.turns);
-    w.put(st.summary_seconds);
-    w.put(st.rebuild_seconds);
-    w.put(st.window_shift_seconds);
-    w.put<uint8_t>(include_kv ? 1 : 0);
-    if (include_kv) {
-      const runtime::KvCache& kv = s.ctx_->kv();
-      w.put<uint32_t>(static_cast<uint32_t>(kv.type_k()));
-      w.put<uint32_t>(static_cast<uint32_t>(kv.type_v()));
-      w.tokens(kv.positions());
-      w.blob(kv.snapshot());
-    }
-    return w.bytes;
+// The payload, section by section (the layout in session_file.h).
+void write_settings(Writer& w, const SavedSettings& s) {
+  w.put<uint32_t>(static_cast<uint32_t>(s.mode));
+  w.put<int64_t>(s.recent_max);
+  w.put<int64_t>(s.summary_max);
+  w.put<int64_t>(s.headroom);
+  w.str(s.system_prompt);
+  w.str(s.template_name);
+}
+
+void write_segments(Writer& w, const std::vector<int32_t>& prefix, const SessionState& s) {
+  w.tokens(prefix);
+  w.str(s.summary_text);
+  w.tokens(s.summary_tokens);
+  w.put<uint64_t>(s.recent.size());
+  for (const RecentMessage& m : s.recent) {
+    w.str(m.role);
+    w.str(m.text);
+    w.tokens(m.tokens);
+  }
+}
+
+void write_messages(Writer& w, const SessionState& s) {
+  w.str(s.dropped_text);
+  w.put<uint64_t>(s.log.size());
+  for (const LoggedMessage& m : s.log) {
+    w.str(m.role);
+    w.str(m.content);
+  }
+  w.put<uint64_t>(s.summarized_messages);
+}
+
+void write_statistics(Writer& w, const SessionStats& st) {
+  w.put(st.dropped_since_summary);
+  w.put(st.dropped_total);
+  w.put(st.summaries);
+  w.put(st.turns);
+  w.put(st.summary_seconds);
+  w.put(st.rebuild_seconds);
+  w.put(st.window_shift_seconds);
+}
+
+void write_cells(Writer& w, const runtime::KvCache* kv) {
+  w.put<uint8_t>(kv ? 1 : 0);
+  if (!kv) return;
+  w.put<uint32_t>(static_cast<uint32_t>(kv->type_k()));
+  w.put<uint32_t>(static_cast<uint32_t>(kv->type_v()));
+  w.tokens(kv->positions());
+  w.blob(kv->snapshot());
+}
+
+// Reads a payload section by section, each checked with what came before it.
+class PayloadReader {
+ public:
+  PayloadReader(const std::string& path, uint32_t version, const uint8_t* payload, size_t n,
+                const RestoringSession& session)
+      : path_(path), version_(version), r_(payload, n), session_(session) {}
+
+  SessionFileContents read() {
+    read_model();
+    read_settings();
+    read_segments();
+    read_messages();
+    read_statistics();
+    if (version_ < 2) work_out_summarized();
+    read_cells();
+    if (!r_.done()) throw bad("unexpected bytes after the payload");
+    return std::move(f_);
   }
 
-  struct Staged;
-  // Reads and checks a file; throws SessionMismatch for another model or a
-  // mode this session cannot continue, std::runtime_error naming anything else wrong.
-  static Staged read(const ChatSession& s, const std::string& path);
-  // Fits what a file holds to this session's settings (see ChatSession::restore),
-  // still without changing the session.
-  static void fit(const ChatSession& s, Staged& f, const std::string& path);
-  // Renders Recent's messages again in this session's template.
-  static void render_again(const ChatSession& s, Staged& f);
+ private:
+  std::runtime_error bad(const std::string& why) const {
+    return std::runtime_error("session file '" + path_ + "': " + why);
+  }
+  SessionMismatch mismatch(const std::string& why) const {
+    return SessionMismatch("session file '" + path_ + "': " + why);
+  }
+  bool valid_ids(const std::vector<int32_t>& t) const {
+    const auto n_vocab = static_cast<int32_t>(session_.model.hparams().n_vocab);
+    return std::all_of(t.begin(), t.end(), [n_vocab](int32_t x) { return x >= 0 && x < n_vocab; });
+  }
+  static bool known_role(const std::string& role) { return role == "user" || role == "assistant"; }
+
+  void read_model();
+  void read_settings();
+  void read_segments();
+  void read_summary();
+  void read_recent();
+  void read_messages();
+  void read_log();
+  void read_summarized();
+  void work_out_summarized();
+  void read_statistics();
+  void read_cells();
+  void check_cell_bytes(const SavedCells& cells) const;
+
+  const std::string& path_;
+  uint32_t version_;
+  Reader r_;
+  const RestoringSession& session_;
+  SessionFileContents f_;
+  int64_t recent_cells_ = 0;
+  int64_t answers_ = 0;  // assistant messages in the log
 };
 
-void ChatSession::save(const std::string& path, bool include_kv) {
-  // A running summary (and its rebuild) belongs to the state: let it finish,
-  // then put it in place (swapping a rebuilt cache in).
-  apply_pending_summary(/*wait=*/true);
-  const std::vector<uint8_t> payload = SessionFile::payload(*this, include_kv);
+void PayloadReader::read_model() {
+  const std::string saved = r_.str();
+  const std::string mine = fingerprint(session_.model);
+  if (saved != mine) throw mismatch("it was saved with another model: " + model_difference(saved, mine));
+}
+
+void PayloadReader::read_settings() {
+  SavedSettings& s = f_.settings;
+  const uint32_t mode = r_.get<uint32_t>();
+  if (mode > static_cast<uint32_t>(MemoryMode::None)) {
+    throw bad("its memory mode is " + std::to_string(mode) + " (0 ssskv, 1 window or 2 none)");
+  }
+  s.mode = static_cast<MemoryMode>(mode);
+  const std::string conflict = mode_conflict(s.mode, session_.settings.mode);
+  if (!conflict.empty()) {
+    throw mismatch(std::string("memory mode: it was saved in mode ") + mode_name(s.mode) + ", this session's is " +
+                   mode_name(session_.settings.mode) + " (" + conflict + ")");
+  }
+  s.recent_max = r_.get<int64_t>();
+  s.summary_max = r_.get<int64_t>();
+  s.headroom = r_.get<int64_t>();
+  for (const int64_t size : {s.recent_max, s.summary_max, s.headroom}) {
+    if (size < 0 || size > INT32_MAX) throw bad("its sizes (recent_max, summary_max, headroom) are out of range");
+  }
+  s.system_prompt = r_.str();  // the Prefix tokens show what it renders to
+  s.template_name = r_.str();
+}
+
+void PayloadReader::read_segments() {
+  f_.settings.prefix = r_.tokens();
+  if (!valid_ids(f_.settings.prefix)) throw bad("its prefix holds token ids outside the vocabulary");
+  read_summary();
+  read_recent();
+}
+
+void PayloadReader::read_summary() {
+  SessionState& s = f_.state;
+  s.summary_text = r_.str();
+  s.summary_tokens = r_.tokens();
+  if (!valid_ids(s.summary_tokens)) throw bad("its summary holds token ids outside the vocabulary");
+  if (s.summary_text.empty() && s.summary_tokens.empty()) return;
+  const int64_t summary_max = f_.settings.summary_max;
+  if (f_.settings.mode != MemoryMode::Ssskv) {
+    throw bad("it holds a summary, which memory mode " + std::string(mode_name(f_.settings.mode)) + " never writes");
+  }
+  if (static_cast<int64_t>(session_.model.tokenizer().encode(s.summary_text, false, false).size()) > summary_max) {
+    throw bad("its summary is longer than summary_max (" + std::to_string(summary_max) + " tokens)");
+  }
+  // The segment as the session writes it for the summary_max it had.
+  if (renders_as_saved(f_.settings, session_) &&
+      s.summary_tokens != session_.encoder.summary_cells(s.summary_text, summary_max)) {
+    throw bad("its summary tokens are not its summary text");
+  }
+}
+
+void PayloadReader::read_recent() {
+  for (uint64_t i = 0, count = r_.get<uint64_t>(); i < count; ++i) {
+    RecentMessage m;
+    m.role = r_.str();
+    m.text = r_.str();
+    m.tokens = r_.tokens();
+    if (!known_role(m.role)) {
+      throw bad("a recent message has the role '" + gguf::printable(m.role) + "' (user or assistant)");
+    }
+    if (!valid_ids(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary");
+    recent_cells_ += static_cast<int64_t>(m.tokens.size());
+    f_.state.recent.push_back(std::move(m));
+  }
+  if (recent_cells_ > f_.settings.recent_max + f_.settings.headroom) {
+    throw bad("its recent messages exceed recent_max + headroom");
+  }
+}
+
+void PayloadReader::read_messages() {
+  f_.state.dropped_text = r_.str();
+  read_log();
+  read_summarized();
+}
+
+void PayloadReader::read_log() {
+  const SessionState& s = f_.state;
+  std::vector<LoggedMessage>& log = f_.state.log;
+  for (uint64_t i = 0, count = r_.get<uint64_t>(); i < count; ++i) {
+    LoggedMessage m;
+    m.role = r_.str();
+    m.content = r_.str();
+    if (!known_role(m.role)) {
+      throw bad("a logged message has the role '" + gguf::printable(m.role) + "' (user or assistant)");
+    }
+    if (m.role != (i % 2 == 0 ? "user" : "assistant")) {
+      throw bad("its messages do not alternate from a user's (message " + std::to_string(i) + " is the " + m.role +
+                "'s)");
+    }
+    answers_ += m.role == "assistant" ? 1 : 0;
+    log.push_back(std::move(m));
+  }
+  if (s.recent.size() > log.size()) throw bad("it holds more recent messages than messages");
+  if (log.size() % 2 == 1 && s.recent.empty()) {
+    throw bad("its last message, a user's still without an answer, is not among its recent messages");
+  }
+  const size_t first_recent = log.size() - s.recent.size();
+  for (size_t i = 0; i < s.recent.size(); ++i) {
+    if (s.recent[i].role != log[first_recent + i].role || s.recent[i].text != log[first_recent + i].content) {
+      throw bad("its recent messages are not the last of its messages");
+    }
+  }
+}
+
+void PayloadReader::read_summarized() {
+  if (version_ < 2) return;
+  SessionState& s = f_.state;
+  const size_t first_recent = s.log.size() - s.recent.size();
+  const bool ssskv = f_.settings.mode == MemoryMode::Ssskv;
+  const uint64_t summarized = r_.get<uint64_t>();
+  if (summarized > first_recent || (!ssskv && summarized > 0)) {
+    throw bad("it says " + std::to_string(summarized) + " messages are summarized, of " + std::to_string(first_recent) +
+              " dropped" + (ssskv ? "" : " and no summary"));
+  }
+  s.summarized_messages = static_cast<size_t>(summarized);
+}
+
+// Format 1 files do not say how many messages the summary covers: the dropped
+// messages not in it are the last ones, whose lines end the dropped text.
+void PayloadReader::work_out_summarized() {
+  SessionState& s = f_.state;
+  if (f_.settings.mode != MemoryMode::Ssskv || s.stats.summaries == 0) return;
+  const size_t first_recent = s.log.size() - s.recent.size();
+  size_t pending = 0, end = s.dropped_text.size();
+  while (pending < first_recent) {
+    const LoggedMessage& m = s.log[first_recent - 1 - pending];
+    const std::string line = dropped_message_line(m.role, m.content);
+    if (line.size() > end || s.dropped_text.compare(end - line.size(), line.size(), line) != 0) break;
+    end -= line.size();
+    ++pending;
+  }
+  s.summarized_messages = first_recent - pending;
+}
+
+void PayloadReader::read_statistics() {
+  SessionStats& st = f_.state.stats;
+  st = session_.stats;
+  st.dropped_since_summary = r_.get<int64_t>();
+  st.dropped_total = r_.get<int64_t>();
+  st.summaries = r_.get<int64_t>();
+  st.turns = r_.get<int64_t>();
+  st.summary_seconds = r_.get<double>();
+  st.rebuild_seconds = r_.get<double>();
+  st.window_shift_seconds = r_.get<double>();
+  const bool turns_agree =
+      version_ >= 2 ? st.turns == answers_ : static_cast<uint64_t>(st.turns) * 2 == f_.state.log.size();
+  if (st.dropped_since_summary < 0 || st.dropped_total < st.dropped_since_summary || st.summaries < 0 ||
+      st.turns < 0 || !turns_agree) {
+    throw bad("its statistics are negative or disagree with its messages");
+  }
+  for (const double seconds : {st.summary_seconds, st.rebuild_seconds, st.window_shift_seconds}) {
+    if (!(std::isfinite(seconds) && seconds >= 0)) throw bad("its timings are negative or not finite");
+  }
+}
+
+void PayloadReader::read_cells() {
+  const uint8_t has_kv = r_.get<uint8_t>();
+  if (has_kv > 1) throw bad("its KV flag is " + std::to_string(has_kv) + ", not 0 or 1");
+  if (has_kv == 0) return;
+  SavedCells cells;
+  cells.type_k = static_cast<GgmlType>(r_.get<uint32_t>());
+  cells.type_v = static_cast<GgmlType>(r_.get<uint32_t>());
+  cells.positions = r_.tokens();
+  cells.bytes = r_.blob();
+  const int64_t segments = static_cast<int64_t>(f_.settings.prefix.size() + f_.state.summary_tokens.size());
+  if (static_cast<int64_t>(cells.positions.size()) != segments + recent_cells_) {
+    throw bad("its KV cache does not match its segments");
+  }
+  for (size_t i = 0; i < cells.positions.size(); ++i) {
+    if (cells.positions[i] != static_cast<int32_t>(i)) {
+      throw bad("KV cell " + std::to_string(i) + " is at position " + std::to_string(cells.positions[i]) +
+                " (the cells hold positions 0, 1, ...)");
+    }
+  }
+  check_cell_bytes(cells);
+  f_.cells = std::move(cells);
+}
+
+// Cells of this session's KV types (the others are never used): their size
+// and finite values.
+void PayloadReader::check_cell_bytes(const SavedCells& cells) const {
+  const runtime::KvCache& kv = session_.cache;
+  if (cells.type_k != kv.type_k() || cells.type_v != kv.type_v()) return;
+  const size_t per_layer_k = cells.positions.size() * kv.cell_bytes_k();
+  const size_t per_layer_v = cells.positions.size() * kv.cell_bytes_v();
+  const size_t n_layer = kv.layers().size();
+  if (cells.bytes.size() != (per_layer_k + per_layer_v) * n_layer) {
+    throw bad("its KV cache holds " + std::to_string(cells.bytes.size()) + " bytes for " +
+              std::to_string(cells.positions.size()) + " cells, not " +
+              std::to_string((per_layer_k + per_layer_v) * n_layer));
+  }
+  const uint8_t* at = cells.bytes.data();
+  for (size_t l = 0; l < n_layer; ++l) {
+    if (!kv_values_finite(kv.type_k(), at, per_layer_k) ||
+        !kv_values_finite(kv.type_v(), at + per_layer_k, per_layer_v)) {
+      throw bad("its KV cache holds NaN or infinite values (layer " + std::to_string(l) + ")");
+    }
+    at += per_layer_k + per_layer_v;
+  }
+}
+
+// Renders Recent's messages again in this session's template: a user
+// message's cells as a turn leaves them, its segment as far as it agrees with
+// the turn's render in history; its answer's the rest.
+void render_again(const TurnEncoder& encoder, SessionState& s) {
+  const size_t first_recent = s.log.size() - s.recent.size();
+  for (size_t i = 0; i < s.recent.size(); ++i) {
+    const size_t at = first_recent + i;
+    const bool user = s.log[at].role == "user";
+    if (user && at + 1 == s.log.size()) {
+      s.recent[i].tokens = encoder.user_segment(s.log[at].content);
+      continue;
+    }
+    const std::string& user_text = s.log[user ? at : at - 1].content;
+    const std::vector<int32_t> pair = encoder.history_tokens(user_text, s.log[user ? at + 1 : at].content);
+    const std::vector<int32_t> segment = encoder.user_segment(user_text);
+    size_t user_part = 0;
+    while (user_part < segment.size() && user_part < pair.size() && segment[user_part] == pair[user_part]) ++user_part;
+    const auto split = pair.begin() + static_cast<std::ptrdiff_t>(user_part);
+    s.recent[i].tokens = user ? std::vector<int32_t>(pair.begin(), split) : std::vector<int32_t>(split, pair.end());
+  }
+}
+
+// The summary, cut at a sentence end when this summary_max leaves it less
+// room, as the segment this session writes for it; returns whether its cells
+// stay what they were.
+bool fit_summary(SessionState& s, const RestoringSession& session) {
+  if (s.summary_tokens.empty() && s.summary_text.empty()) return true;
+  const int64_t summary_max = session.settings.summary_max;
+  if (static_cast<int64_t>(session.encoder.summary_segment(s.summary_text).size()) > summary_max) {
+    s.summary_text = session.summarizer->clip(s.summary_text);
+  }
+  std::vector<int32_t> tokens = session.encoder.summary_cells(s.summary_text, summary_max);
+  const bool kept = tokens == s.summary_tokens;
+  s.summary_tokens = std::move(tokens);
+  return kept;
+}
+
+}  // namespace
+
+void write_session_file(const std::string& path, const model::Model& model, const SavedSettings& settings,
+                        const SessionState& state, const runtime::KvCache* cells) {
+  Writer payload;
+  payload.str(fingerprint(model));
+  write_settings(payload, settings);
+  write_segments(payload, settings.prefix, state);
+  write_messages(payload, state);
+  write_statistics(payload, state.stats);
+  write_cells(payload, cells);
   Writer header;
   header.bytes.insert(header.bytes.end(), kMagic, kMagic + 4);
   header.put<uint32_t>(kFormatVersion);
-  header.put<uint64_t>(payload.size());
+  header.put<uint64_t>(payload.bytes.size());
   Writer trailer;
-  trailer.put<uint64_t>(fnv1a(payload.data(), payload.size()));
+  trailer.put<uint64_t>(fnv1a(payload.bytes.data(), payload.bytes.size()));
 
   io::AtomicFile file(path);  // removes its temporary file if a write throws
   file.write(header.bytes.data(), header.bytes.size());
-  file.write(payload.data(), payload.size());
+  file.write(payload.bytes.data(), payload.bytes.size());
   file.write(trailer.bytes.data(), trailer.bytes.size());
   file.commit();
 }
 
-// Everything a file holds, read and checked before the live session changes,
-// then fitted to it.
-struct SessionFile::Staged {
-  // The settings it was saved with.
-  MemoryMode mode = MemoryMode::Ssskv;
-  int64_t recent_max = 0, summary_max = 0, headroom = 0;
-  std::string template_name;
-  std::vector<int32_t> prefix;
-
-  std::string summary_text;
-  std::vector<int32_t> summary_tokens;
-  std::deque<ChatSession::Message> recent;
-  std::string dropped;
-  std::vector<ChatSession::LoggedMessage> log;
-  size_t summarized_messages = 0;
-  SessionStats stats;
-  bool has_kv = false;
-  bool kv_types_match = false;
-  std::vector<int32_t> positions;
-  std::vector<uint8_t> kv_bytes;
-
-  // Set by fit(): whether the saved cells are what the session needs, and how
-  // many of Recent's first cells to leave out.
-  bool use_kv = false;
-  int64_t dropped_cells = 0;
-};
-
-SessionFile::Staged SessionFile::read(const ChatSession& s, const std::string& path) {
+SessionFileContents read_session_file(const std::string& path, const RestoringSession& session) {
   io::MapOptions read_all;
   read_all.use_mmap = false;
   const auto file = io::MappedFile::open(path, read_all);
   const uint8_t* p = file->data();
   const size_t n = file->size();
   auto bad = [&](const std::string& why) { return std::runtime_error("session file '" + path + "': " + why); };
-  auto mismatch = [&](const std::string& why) { return SessionMismatch("session file '" + path + "': " + why); };
-  if (n < 24 || std::memcmp(p, kMagic, 4) != 0) throw bad("not a peak session file");
+  if (n < kHeaderBytes + kTrailerBytes || std::memcmp(p, kMagic, 4) != 0) throw bad("not a peak session file");
   uint32_t version;
   uint64_t payload_size;
   std::memcpy(&version, p + 4, 4);
@@ -325,303 +586,67 @@ SessionFile::Staged SessionFile::read(const ChatSession& s, const std::string& p
     throw bad("format version " + std::to_string(version) + " is not supported (" +
               std::to_string(kOldestFormatVersion) + " to " + std::to_string(kFormatVersion) + ")");
   }
-  if (payload_size != n - 24) throw bad("truncated or padded (" + std::to_string(n) + " bytes)");
+  if (payload_size != n - kHeaderBytes - kTrailerBytes) {
+    throw bad("truncated or padded (" + std::to_string(n) + " bytes)");
+  }
   uint64_t checksum;
-  std::memcpy(&checksum, p + 16 + payload_size, 8);
-  if (checksum != fnv1a(p + 16, static_cast<size_t>(payload_size))) throw bad("checksum mismatch (corrupted)");
-
-  Reader r(p + 16, static_cast<size_t>(payload_size));
-  const std::string saved_model = r.str();
-  if (saved_model != fingerprint(s.model_)) {
-    throw mismatch("it was saved with another model: " + model_difference(saved_model, fingerprint(s.model_)));
+  std::memcpy(&checksum, p + kHeaderBytes + payload_size, 8);
+  if (checksum != fnv1a(p + kHeaderBytes, static_cast<size_t>(payload_size))) {
+    throw bad("checksum mismatch (corrupted)");
   }
-  Staged f;
-  const uint32_t mode = r.get<uint32_t>();
-  if (mode > static_cast<uint32_t>(MemoryMode::None)) {
-    throw bad("its memory mode is " + std::to_string(mode) + " (0 ssskv, 1 window or 2 none)");
-  }
-  f.mode = static_cast<MemoryMode>(mode);
-  const std::string conflict = mode_conflict(f.mode, s.settings_.mode);
-  if (!conflict.empty()) {
-    throw mismatch(std::string("memory mode: it was saved in mode ") + mode_name(f.mode) + ", this session's is " +
-                   mode_name(s.settings_.mode) + " (" + conflict + ")");
-  }
-  f.recent_max = r.get<int64_t>();
-  f.summary_max = r.get<int64_t>();
-  f.headroom = r.get<int64_t>();
-  for (const int64_t size : {f.recent_max, f.summary_max, f.headroom}) {
-    if (size < 0 || size > INT32_MAX) throw bad("its sizes (recent_max, summary_max, headroom) are out of range");
-  }
-  r.str();  // the system prompt: the Prefix tokens below show what it renders to
-  f.template_name = r.str();
-  f.prefix = r.tokens();
-  f.summary_text = r.str();
-  f.summary_tokens = r.tokens();
-  for (uint64_t i = 0, count = r.get<uint64_t>(); i < count; ++i) {
-    ChatSession::Message m;
-    m.role = r.str();
-    m.text = r.str();
-    m.tokens = r.tokens();
-    f.recent.push_back(std::move(m));
-  }
-  f.dropped = r.str();
-  for (uint64_t i = 0, count = r.get<uint64_t>(); i < count; ++i) {
-    ChatSession::LoggedMessage m;
-    m.role = r.str();
-    m.content = r.str();
-    f.log.push_back(std::move(m));
-  }
-  const uint64_t summarized = version >= 2 ? r.get<uint64_t>() : 0;
-  f.stats = s.stats_;
-  SessionStats& st = f.stats;
-  st.dropped_since_summary = r.get<int64_t>();
-  st.dropped_total = r.get<int64_t>();
-  st.summaries = r.get<int64_t>();
-  st.turns = r.get<int64_t>();
-  st.summary_seconds = r.get<double>();
-  st.rebuild_seconds = r.get<double>();
-  st.window_shift_seconds = r.get<double>();
-  const uint8_t has_kv = r.get<uint8_t>();
-  if (has_kv > 1) throw bad("its KV flag is " + std::to_string(has_kv) + ", not 0 or 1");
-  f.has_kv = has_kv == 1;
-  const runtime::KvCache& kv = s.ctx_->kv();
-  if (f.has_kv) {
-    const auto type_k = static_cast<GgmlType>(r.get<uint32_t>());
-    const auto type_v = static_cast<GgmlType>(r.get<uint32_t>());
-    f.kv_types_match = type_k == kv.type_k() && type_v == kv.type_v();
-    f.positions = r.tokens();
-    f.kv_bytes = r.blob();
-  }
-  if (!r.done()) throw bad("unexpected bytes after the payload");
-
-  // What the session itself never writes: a checksum only proves the bytes are
-  // the ones written, not that whoever wrote them was this library.
-  const int32_t n_vocab = static_cast<int32_t>(s.model_.hparams().n_vocab);
-  auto valid_ids = [n_vocab](const std::vector<int32_t>& t) {
-    return std::all_of(t.begin(), t.end(), [n_vocab](int32_t x) { return x >= 0 && x < n_vocab; });
-  };
-  auto known_role = [](const std::string& role) { return role == "user" || role == "assistant"; };
-  if (!valid_ids(f.prefix)) throw bad("its prefix holds token ids outside the vocabulary");
-  if (!valid_ids(f.summary_tokens)) throw bad("its summary holds token ids outside the vocabulary");
-  if (f.mode != MemoryMode::Ssskv && (!f.summary_text.empty() || !f.summary_tokens.empty())) {
-    throw bad("it holds a summary, which memory mode " + std::string(mode_name(f.mode)) + " never writes");
-  }
-  if (static_cast<int64_t>(s.model_.tokenizer().encode(f.summary_text, false, false).size()) > f.summary_max) {
-    throw bad("its summary is longer than summary_max (" + std::to_string(f.summary_max) + " tokens)");
-  }
-  const bool same_rendering = f.template_name == s.settings_.template_name && f.prefix == s.prefix_;
-  if (same_rendering && (!f.summary_tokens.empty() || !f.summary_text.empty())) {
-    // The segment as the session writes it for the summary_max it had.
-    if (f.summary_tokens != s.encoder_->summary_cells(f.summary_text, f.summary_max)) {
-      throw bad("its summary tokens are not its summary text");
-    }
-  }
-  int64_t recent_cells = 0;
-  for (const ChatSession::Message& m : f.recent) {
-    if (!known_role(m.role)) throw bad("a recent message has the role '" + gguf::printable(m.role) + "' (user or assistant)");
-    if (!valid_ids(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary");
-    recent_cells += static_cast<int64_t>(m.tokens.size());
-  }
-  if (recent_cells > f.recent_max + f.headroom) throw bad("its recent messages exceed recent_max + headroom");
-  int64_t answers = 0;
-  for (size_t i = 0; i < f.log.size(); ++i) {
-    const std::string& role = f.log[i].role;
-    if (!known_role(role)) throw bad("a logged message has the role '" + gguf::printable(role) + "' (user or assistant)");
-    if (role != (i % 2 == 0 ? "user" : "assistant")) {
-      throw bad("its messages do not alternate from a user's (message " + std::to_string(i) + " is the " + role + "'s)");
-    }
-    answers += role == "assistant" ? 1 : 0;
-  }
-  if (f.recent.size() > f.log.size()) throw bad("it holds more recent messages than messages");
-  if (f.log.size() % 2 == 1 && f.recent.empty()) {
-    throw bad("its last message, a user's still without an answer, is not among its recent messages");
-  }
-  const size_t first_recent = f.log.size() - f.recent.size();
-  for (size_t i = 0; i < f.recent.size(); ++i) {
-    const ChatSession::LoggedMessage& logged = f.log[first_recent + i];
-    if (f.recent[i].role != logged.role || f.recent[i].text != logged.content) {
-      throw bad("its recent messages are not the last of its messages");
-    }
-  }
-  if (version >= 2) {
-    if (summarized > first_recent || (f.mode != MemoryMode::Ssskv && summarized > 0)) {
-      throw bad("it says " + std::to_string(summarized) + " messages are summarized, of " +
-                std::to_string(first_recent) + " dropped" + (f.mode != MemoryMode::Ssskv ? " and no summary" : ""));
-    }
-    f.summarized_messages = static_cast<size_t>(summarized);
-  } else if (f.mode == MemoryMode::Ssskv && st.summaries > 0) {
-    // Format 1: the dropped messages not in the summary are the last ones,
-    // whose lines end the dropped text.
-    size_t pending = 0, end = f.dropped.size();
-    while (pending < first_recent) {
-      const ChatSession::LoggedMessage& m = f.log[first_recent - 1 - pending];
-      const std::string line = ChatSession::dropped_message_line(m.role, m.content);
-      if (line.size() > end || f.dropped.compare(end - line.size(), line.size(), line) != 0) break;
-      end -= line.size();
-      ++pending;
-    }
-    f.summarized_messages = first_recent - pending;
-  }
-  const bool turns_agree = version >= 2 ? st.turns == answers : static_cast<uint64_t>(st.turns) * 2 == f.log.size();
-  if (st.dropped_since_summary < 0 || st.dropped_total < st.dropped_since_summary || st.summaries < 0 ||
-      st.turns < 0 || !turns_agree) {
-    throw bad("its statistics are negative or disagree with its messages");
-  }
-  for (const double seconds : {st.summary_seconds, st.rebuild_seconds, st.window_shift_seconds}) {
-    if (!(std::isfinite(seconds) && seconds >= 0)) throw bad("its timings are negative or not finite");
-  }
-  const int64_t cells = static_cast<int64_t>(f.prefix.size() + f.summary_tokens.size()) + recent_cells;
-  if (f.has_kv) {
-    if (static_cast<int64_t>(f.positions.size()) != cells) throw bad("its KV cache does not match its segments");
-    for (size_t i = 0; i < f.positions.size(); ++i) {
-      if (f.positions[i] != static_cast<int32_t>(i)) {
-        throw bad("KV cell " + std::to_string(i) + " is at position " + std::to_string(f.positions[i]) +
-                  " (the cells hold positions 0, 1, ...)");
-      }
-    }
-  }
-  if (f.has_kv && f.kv_types_match) {
-    const size_t per_layer_k = f.positions.size() * kv.cell_bytes_k();
-    const size_t per_layer_v = f.positions.size() * kv.cell_bytes_v();
-    const size_t n_layer = kv.layers().size();
-    if (f.kv_bytes.size() != (per_layer_k + per_layer_v) * n_layer) {
-      throw bad("its KV cache holds " + std::to_string(f.kv_bytes.size()) + " bytes for " +
-                std::to_string(f.positions.size()) + " cells, not " +
-                std::to_string((per_layer_k + per_layer_v) * n_layer));
-    }
-    const uint8_t* at = f.kv_bytes.data();
-    for (size_t l = 0; l < n_layer; ++l) {
-      if (!kv_values_finite(kv.type_k(), at, per_layer_k) ||
-          !kv_values_finite(kv.type_v(), at + per_layer_k, per_layer_v)) {
-        throw bad("its KV cache holds NaN or infinite values (layer " + std::to_string(l) + ")");
-      }
-      at += per_layer_k + per_layer_v;
-    }
-  }
-  return f;
+  return PayloadReader(path, version, p + kHeaderBytes, static_cast<size_t>(payload_size), session).read();
 }
 
-void SessionFile::render_again(const ChatSession& s, Staged& f) {
-  // A user message's cells as a turn leaves them: its segment as far as it
-  // agrees with the turn's render in history; its answer's the rest.
-  const size_t first_recent = f.log.size() - f.recent.size();
-  for (size_t i = 0; i < f.recent.size(); ++i) {
-    const size_t at = first_recent + i;
-    const bool user = f.log[at].role == "user";
-    if (user && at + 1 == f.log.size()) {
-      f.recent[i].tokens = s.encoder_->user_segment(f.log[at].content);
-      continue;
-    }
-    const std::string& user_text = f.log[user ? at : at - 1].content;
-    const std::vector<int32_t> pair = s.encoder_->history_tokens(user_text, f.log[user ? at + 1 : at].content);
-    const std::vector<int32_t> segment = s.encoder_->user_segment(user_text);
-    size_t user_part = 0;
-    while (user_part < segment.size() && user_part < pair.size() && segment[user_part] == pair[user_part]) ++user_part;
-    const auto split = pair.begin() + static_cast<std::ptrdiff_t>(user_part);
-    f.recent[i].tokens = user ? std::vector<int32_t>(pair.begin(), split) : std::vector<int32_t>(split, pair.end());
-  }
-}
-
-void SessionFile::fit(const ChatSession& s, Staged& f, const std::string& path) {
-  const SessionSettings& settings = s.settings_;
+FittedSession fit_session_file(SessionFileContents file, const RestoringSession& session, const std::string& path) {
+  const SessionSettings& settings = session.settings;
+  FittedSession fitted;
+  SessionState& s = fitted.state;
+  s = std::move(file.state);
   // Another system prompt, template or thinking setting: the Prefix differs,
   // and so may every message's render.
-  const bool same_rendering = f.template_name == settings.template_name && f.prefix == s.prefix_;
-  if (!same_rendering) render_again(s, f);
-
-  // The summary, cut at a sentence end when this summary_max leaves it less
-  // room, as the segment this session writes for it.
-  std::vector<int32_t> summary_tokens;
-  if (!f.summary_tokens.empty() || !f.summary_text.empty()) {
-    if (static_cast<int64_t>(s.encoder_->summary_segment(f.summary_text).size()) > settings.summary_max) {
-      f.summary_text = s.summarizer_->clip(f.summary_text);
-    }
-    summary_tokens = s.encoder_->summary_cells(f.summary_text, settings.summary_max);
-  }
-  const bool summary_kept = summary_tokens == f.summary_tokens;
-  f.summary_tokens = std::move(summary_tokens);
+  const bool same_rendering = renders_as_saved(file.settings, session);
+  if (!same_rendering) render_again(session.encoder, s);
+  const bool summary_kept = fit_summary(s, session);
 
   // Recent within recent_max + headroom, as after a turn: its oldest messages
   // leave as a turn drops them, and a last message larger than that alone
   // loses its start.
   const int64_t bound = settings.recent_max + settings.headroom;
-  int64_t cells = 0;
-  for (const ChatSession::Message& m : f.recent) cells += static_cast<int64_t>(m.tokens.size());
+  const int64_t saved_cells = s.recent_cells();
+  int64_t cells = saved_cells;
   if (cells > bound && settings.mode == MemoryMode::None) {
     throw SessionMismatch("session file '" + path + "': recent_max: its conversation holds " + std::to_string(cells) +
                           " tokens in context, more than this session's recent_max + headroom (" +
                           std::to_string(settings.recent_max) + " + " + std::to_string(settings.headroom) +
                           ") hold, and mode none never drops a message (it was saved with recent_max " +
-                          std::to_string(f.recent_max) + ")");
+                          std::to_string(file.settings.recent_max) + ")");
   }
-  while (cells > bound && f.recent.size() > 1) {
-    const ChatSession::Message& m = f.recent.front();
-    const auto n = static_cast<int64_t>(m.tokens.size());
-    f.dropped += ChatSession::dropped_message_line(m.role, m.text);
-    f.stats.dropped_since_summary += n;
-    f.stats.dropped_total += n;
-    f.dropped_cells += n;
-    cells -= n;
-    f.recent.pop_front();
+  while (cells > bound && s.recent.size() > 1) cells -= s.drop_front();
+  if (cells > bound) s.cut_front(cells - bound);
+  fitted.dropped_cells = saved_cells - s.recent_cells();
+  const runtime::KvCache& kv = session.cache;
+  if (file.cells && file.cells->type_k == kv.type_k() && file.cells->type_v == kv.type_v() && same_rendering &&
+      summary_kept) {
+    fitted.cells = std::move(file.cells);
   }
-  if (cells > bound) {
-    ChatSession::Message& m = f.recent.front();
-    const int64_t cut = cells - bound;
-    f.dropped += ChatSession::cut_message_line(m.role, m.text);
-    f.stats.dropped_since_summary += cut;
-    f.stats.dropped_total += cut;
-    f.dropped_cells += cut;
-    m.tokens.erase(m.tokens.begin(), m.tokens.begin() + cut);
-  }
-  f.use_kv = f.has_kv && f.kv_types_match && same_rendering && summary_kept;
+  return fitted;
 }
 
-void ChatSession::restore(const std::string& path) {
-  SessionFile::Staged f = SessionFile::read(*this, path);
-  SessionFile::fit(*this, f, path);
-  // The file has passed every check and fits: from here on nothing refuses it.
-  cancel_summary();
-  last_turn_.reset();
-  summary_text_ = std::move(f.summary_text);
-  summary_tokens_ = std::move(f.summary_tokens);
-  recent_ = std::move(f.recent);
-  for (Message& m : recent_) m.serial = next_serial_++;
-  dropped_text_ = std::move(f.dropped);
-  log_ = std::move(f.log);
-  summarized_messages_ = f.summarized_messages;
-  job_messages_ = 0;
-  stats_ = f.stats;
-  try {
-    if (f.use_kv) {
-      runtime::KvCache& kv = ctx_->kv();
-      const int64_t segments = first_recent_cell();
-      const auto saved = static_cast<int64_t>(f.positions.size());
-      if (f.dropped_cells == 0) {
-        kv.restore(f.kv_bytes, f.positions);
-      } else {
-        // As a turn drops messages: their cells leave, the rest moves down.
-        const int64_t kept = saved - segments - f.dropped_cells;
-        kv.restore(snapshot_slice(f.kv_bytes, saved, 0, segments, kv),
-                   std::vector<int32_t>(f.positions.begin(), f.positions.begin() + segments));
-        kv.put_back(segments, snapshot_slice(f.kv_bytes, saved, segments + f.dropped_cells, kept, kv),
-                    std::vector<int32_t>(f.positions.end() - kept, f.positions.end()));
-        ctx_->shift_positions(segments, kept, -static_cast<int32_t>(f.dropped_cells));
-      }
-    } else {
-      prefill_all();
-    }
-  } catch (...) {
-    // The model failed on the saved conversation (not the file): a session
-    // with no conversation rather than one whose cells disagree with it.
-    reset();
-    throw;
+void load_saved_cells(runtime::Context& ctx, const FittedSession& fitted, int64_t segments) {
+  runtime::KvCache& kv = ctx.kv();
+  const SavedCells& cells = *fitted.cells;
+  if (fitted.dropped_cells == 0) {
+    kv.restore(cells.bytes, cells.positions);
+    return;
   }
-  // The penalty window sees the recent conversation again.
-  sampler_.reset();
-  for (const Message& m : recent_) {
-    for (int32_t t : m.tokens) sampler_.accept(t);
-  }
-  if (settings_.mode == MemoryMode::Ssskv) maybe_start_summary();
+  // As a turn drops messages: their cells leave, the rest moves down.
+  const auto saved = static_cast<int64_t>(cells.positions.size());
+  const int64_t kept = saved - segments - fitted.dropped_cells;
+  kv.restore(snapshot_slice(cells.bytes, saved, 0, segments, kv),
+             std::vector<int32_t>(cells.positions.begin(), cells.positions.begin() + segments));
+  kv.put_back(segments, snapshot_slice(cells.bytes, saved, segments + fitted.dropped_cells, kept, kv),
+              std::vector<int32_t>(cells.positions.end() - kept, cells.positions.end()));
+  ctx.shift_positions(segments, kept, -static_cast<int32_t>(fitted.dropped_cells));
 }
 
 }  // namespace peak::chat

@@ -1,0 +1,59 @@
+#include "chat/session_state.h"
+
+namespace peak::chat {
+
+int64_t SessionState::recent_cells() const {
+  int64_t n = 0;
+  for (const RecentMessage& m : recent) n += static_cast<int64_t>(m.tokens.size());
+  return n;
+}
+
+void SessionState::count_dropped(int64_t cells) {
+  stats.dropped_since_summary += cells;
+  stats.dropped_total += cells;
+}
+
+int64_t SessionState::drop_front() {
+  const RecentMessage& m = recent.front();
+  dropped_text += dropped_message_line(m.role, m.text);
+  const auto n = static_cast<int64_t>(m.tokens.size());
+  count_dropped(n);
+  recent.pop_front();
+  return n;
+}
+
+void SessionState::cut_front(int64_t n) {
+  RecentMessage& m = recent.front();
+  dropped_text += cut_message_line(m.role, m.text);
+  count_dropped(n);
+  m.tokens.erase(m.tokens.begin(), m.tokens.begin() + n);
+}
+
+size_t SessionState::cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
+                                      size_t user_part, const std::string& answer) {
+  if (static_cast<int64_t>(segment.size()) <= limit) return 0;
+  const size_t cut = segment.size() - static_cast<size_t>(limit);
+  if (cut < user_part) {
+    dropped_text += cut_message_line("user", user_text);
+  } else {
+    dropped_text += dropped_message_line("user", user_text);
+    if (cut > user_part) dropped_text += cut_message_line("assistant", answer);
+  }
+  count_dropped(static_cast<int64_t>(cut));
+  segment.erase(segment.begin(), segment.begin() + static_cast<std::ptrdiff_t>(cut));
+  return cut;
+}
+
+std::string dropped_message_line(const std::string& role, const std::string& text) {
+  return (role == "user" ? "User: " : "Assistant: ") + text + "\n";
+}
+
+std::string cut_message_line(const std::string& role, const std::string& text) {
+  // About its first half, cut before a UTF-8 character rather than inside one.
+  size_t n = text.size() / 2;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return (role == "user" ? "User" : "Assistant") + std::string(" (start of a long message): ") + text.substr(0, n) +
+         "\n";
+}
+
+}  // namespace peak::chat

@@ -11,33 +11,10 @@
 namespace peak::chat {
 namespace {
 
-constexpr int64_t kClosingReserve = 16;  // cells kept after the answer for the turn's closing marker
-constexpr int64_t kMinSummaryText = 8;   // tokens of summary text, at least, besides its framing
-
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t n = 0;
   while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
   return n;
-}
-
-// Refuses `value` of the field `name` (as peak_session_params spells it) below `min`.
-void require_at_least(const char* name, int64_t value, int64_t min) {
-  if (value < min) {
-    throw std::invalid_argument(std::string(name) + " is " + std::to_string(value) + "; it must be at least " +
-                                std::to_string(min));
-  }
-}
-
-// Checked before anything is allocated.
-void validate(const SessionSettings& s) {
-  require_at_least("headroom", s.headroom, kClosingReserve + 8);
-  require_at_least("recent_max", s.recent_max, 32);
-  require_at_least("trigger_discard", s.trigger_discard, 1);
-  require_at_least("n_batch", s.n_batch, 1);
-  if (s.mode == MemoryMode::Ssskv) {
-    require_at_least("summary_max", s.summary_max, 16);
-    validate_summarizer(s.summarizer);
-  }
 }
 
 }  // namespace
@@ -47,7 +24,7 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
       settings_(settings),
       encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking)),
       sampler_(static_cast<int32_t>(model.hparams().n_vocab), settings.sampler) {
-  validate(settings_);
+  validate_session_settings(settings_);
   prefix_ = encoder_->prefix(settings_.system_prompt);
   const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
   runtime::ContextParams cp;
@@ -59,26 +36,12 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   ctx_ = std::make_unique<runtime::Context>(model, cp);
   ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
 
-  if (settings_.mode == MemoryMode::Ssskv) {
-    SummarizerSettings ss = settings_.summarizer;
-    ss.raw = encoder_->raw();
-    ss.n_threads = settings_.n_threads;
-    // The summary text gets what the segment's own framing leaves of summary_max.
-    const int64_t framing = static_cast<int64_t>(encoder_->summary_segment("").size());
-    ss.summary_max = settings_.summary_max - framing;
-    if (ss.summary_max < kMinSummaryText) {
-      throw std::invalid_argument("summary_max is " + std::to_string(settings_.summary_max) +
-                                  "; with this chat template it must be at least " +
-                                  std::to_string(framing + kMinSummaryText) + " (the summary's framing takes " +
-                                  std::to_string(framing) + " tokens)");
-    }
-    summarizer_ = std::make_unique<Summarizer>(model, encoder_->chat_template(), ss);
-  }
+  if (settings_.mode == MemoryMode::Ssskv) summary_jobs_ = std::make_unique<SummaryJobs>(model, encoder_, settings_);
   state_.stats.n_ctx = cp.n_ctx;
 }
 
-// The worker may be rebuilding the cache into rebuild_: it stops before that goes.
-ChatSession::~ChatSession() { cancel_summary(); }
+// The summary worker stops before its job goes (~SummaryJobs).
+ChatSession::~ChatSession() = default;
 
 int64_t ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo) {
   if (settings_.mode == MemoryMode::None) {
@@ -128,12 +91,7 @@ void ChatSession::finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo) 
   state_.stats.window_shift_seconds += turn.times.window_shift;
 }
 
-std::vector<int32_t> ChatSession::cached_tokens() const {
-  std::vector<int32_t> all = prefix_;
-  all.insert(all.end(), state_.summary_tokens.begin(), state_.summary_tokens.end());
-  for (const RecentMessage& m : state_.recent) all.insert(all.end(), m.tokens.begin(), m.tokens.end());
-  return all;
-}
+std::vector<int32_t> ChatSession::cached_tokens() const { return state_.cached_tokens(prefix_); }
 
 std::string ChatSession::preview_prompt(const std::string& user_text) const {
   std::vector<int32_t> tokens = cached_tokens();
@@ -148,103 +106,12 @@ void ChatSession::prefill_all() {
   ctx_->eval(all.data(), static_cast<int64_t>(all.size()));
 }
 
-void ChatSession::put_summary_in_place(const std::string& summary) {
-  const runtime::Stopwatch stopwatch;
-  const std::vector<int32_t> segment = encoder_->summary_cells(summary, settings_.summary_max);
-  if (settings_.rebuild == RebuildStrategy::Reprefill) {
-    state_.summary_tokens = segment;
-    prefill_all();
-  } else {
-    // Keep Prefix and Recent; replace the Summary cells and move Recent after them.
-    const auto p = static_cast<int64_t>(prefix_.size());
-    const auto old_s = static_cast<int64_t>(state_.summary_tokens.size());
-    const auto new_s = static_cast<int64_t>(segment.size());
-    const int64_t recent = state_.recent_cells();
-    runtime::KvCache& kv = ctx_->kv();
-    kv.remove(p, old_s);
-    kv.insert(p, new_s, static_cast<int32_t>(p));
-    ctx_->eval_into(p, segment.data(), new_s);
-    ctx_->shift_positions(p + new_s, recent, static_cast<int32_t>(new_s - old_s));
-    state_.summary_tokens = segment;
-  }
-  state_.summary_text = summary;
-  state_.stats.last_rebuild_seconds = stopwatch.seconds();
-  state_.stats.rebuild_seconds += state_.stats.last_rebuild_seconds;
-  ++state_.stats.summaries;
-}
-
-bool ChatSession::send_rebuild_update(CacheRebuild& rebuild) {
-  std::vector<CacheRebuild::Message> added;
-  for (const RecentMessage& m : state_.recent) {
-    if (m.serial >= rebuild_next_serial_) added.push_back({m.serial, m.tokens});
-  }
-  rebuild_next_serial_ = next_serial_;
-  const uint64_t taken_back_from = rebuild_taken_back_from_;
-  rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
-  const uint64_t first_kept = state_.recent.empty() ? next_serial_ : state_.recent.front().serial;
-  return rebuild.update(first_kept, taken_back_from, std::move(added));
-}
-
-void ChatSession::swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times) {
-  const runtime::Stopwatch stopwatch;
-  // Nothing is left to apply: every turn since the job started sent its
-  // update as it ended (chat()), and the worker applied each before it let the
-  // job end (take() waited for it, and for a continuation the last one needed).
-  const std::vector<int32_t> segment = rebuild.summary_segment();
-  ctx_ = rebuild.take();  // the old main cache is freed here
-  // Its threads were started on the low-priority worker: the turns need them at ours.
-  ctx_->restart_threads();
-  state_.summary_tokens = segment;
-  state_.summary_text = summary;
-  times.catch_up = stopwatch.seconds();
-  state_.stats.last_rebuild_seconds = times.catch_up;
-  state_.stats.rebuild_seconds += times.catch_up;
-  ++state_.stats.summaries;
-}
-
 void ChatSession::maybe_start_summary() {
-  if (!summarizer_ || summarizer_->has_job() || state_.stats.dropped_since_summary < settings_.trigger_discard) return;
-  Summarizer::AfterSummary rebuild;
-  if (settings_.rebuild == RebuildStrategy::Background) {
-    CacheRebuild::Start start;
-    const runtime::KvCache& kv = ctx_->kv();
-    start.params.n_ctx = ctx_->n_ctx();
-    start.params.n_batch = ctx_->n_batch();
-    start.params.n_threads = ctx_->n_threads();
-    start.params.type_k = kv.type_k();
-    start.params.type_v = kv.type_v();
-    start.params.adapters = ctx_->adapters();
-    const auto p = static_cast<int64_t>(prefix_.size());
-    start.prefix_cells = kv.snapshot_first(p);
-    start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + p);
-    for (const RecentMessage& m : state_.recent) start.recent.push_back({m.serial, m.tokens});
-    rebuild_next_serial_ = next_serial_;
-    rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
-    rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
-    // On the worker: it reads the shared encoder, never this session.
-    rebuild = [encoder = encoder_, summary_max = settings_.summary_max, job = rebuild_.get()](
-                  const std::string& summary, const std::atomic<int>& cancel) {
-      job->run(encoder->summary_cells(summary, summary_max), cancel);
-    };
-  }
-  summarizer_->start(state_.summary_text, state_.dropped_text, settings_.background_summary, std::move(rebuild));
-  job_dropped_text_ = std::move(state_.dropped_text);  // now in the job
-  job_dropped_tokens_ = state_.stats.dropped_since_summary;
-  job_messages_ = state_.log.size() - state_.recent.size();
-  state_.dropped_text.clear();
-  state_.stats.dropped_since_summary = 0;
+  if (summary_jobs_) summary_jobs_->maybe_start(state_, *ctx_, static_cast<int64_t>(prefix_.size()), next_serial_);
 }
 
 void ChatSession::cancel_summary() {
-  if (summarizer_) summarizer_->cancel();
-  rebuild_.reset();
-}
-
-void ChatSession::cancel_summary_keeping_text() {
-  if (!summarizer_ || !summarizer_->has_job()) return;
-  cancel_summary();
-  state_.dropped_text = job_dropped_text_ + state_.dropped_text;
-  state_.stats.dropped_since_summary += job_dropped_tokens_;
+  if (summary_jobs_) summary_jobs_->cancel();
 }
 
 void ChatSession::wait_for_summary() { apply_pending_summary(/*wait=*/true); }
@@ -255,38 +122,11 @@ bool ChatSession::apply_pending_summary(bool wait) {
 }
 
 bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
-  if (!summarizer_ || !summarizer_->has_job() || (summarizer_->running() && !wait)) return false;
-  // The worker is done with the job (or take() waits for it) and its rebuild.
-  const std::unique_ptr<CacheRebuild> rebuild = std::move(rebuild_);
+  if (!summary_jobs_ || !summary_jobs_->ready(wait)) return false;
   // Whatever the job brings, the last turn's undo no longer holds its dropped
   // text (or, once the summary is in place, its cells).
   last_turn_.reset();
-  SummaryResult r;
-  try {
-    r = summarizer_->take();
-  } catch (const std::exception& e) {
-    // A failed summary must not fail the user's turn nor lose what it was to
-    // summarize: the old summary stays, and the job's dropped text goes back
-    // in front of what was dropped since, for the next job.
-    state_.dropped_text = job_dropped_text_ + state_.dropped_text;
-    state_.stats.dropped_since_summary += job_dropped_tokens_;
-    ++state_.stats.summary_failures;
-    last_summary_error_ = e.what();
-    return false;
-  }
-  state_.stats.summary_seconds += r.seconds;
-  if (rebuild) state_.stats.worker_rebuild_seconds += rebuild->seconds();
-  if (!r.work_error.empty()) {
-    ++state_.stats.summary_failures;
-    last_summary_error_ = "rebuilding the cache: " + r.work_error + " (the summary was put in place by a shift)";
-  }
-  if (rebuild && rebuild->ready() && r.work_error.empty()) {
-    swap_in_rebuilt_cache(*rebuild, r.text, times);
-  } else {
-    put_summary_in_place(r.text);  // a shift, unless the strategy is reprefill
-  }
-  state_.summarized_messages = job_messages_;
-  return true;
+  return summary_jobs_->put_in_place(ctx_, prefix_, state_, times.catch_up);
 }
 
 void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
@@ -326,7 +166,7 @@ ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
       stats(s.state_.stats),
       sampler(s.sampler_),
       log_size(s.state_.log.size()),
-      rebuild_taken_back_from(s.rebuild_taken_back_from_),
+      rebuild_taken_back_from(s.summary_jobs_ ? s.summary_jobs_->taken_back_from() : CacheRebuild::kNoneTakenBack),
       cells(s.ctx_->kv()) {}
 
 void ChatSession::start_turn(TurnResult& turn) {
@@ -337,14 +177,11 @@ void ChatSession::start_turn(TurnResult& turn) {
 }
 
 void ChatSession::finish_turn(TurnResult& turn, TurnUndo undo, bool generated) {
-  if (rebuild_ && !send_rebuild_update(*rebuild_)) {
-    // The worker is done: it applies this turn while the user reads.
-    summarizer_->continue_job([job = rebuild_.get()](const std::atomic<int>& cancel) { job->drain(cancel); });
-  }
-  if (settings_.mode == MemoryMode::Ssskv) {
-    const bool had_job = summarizer_->has_job();
+  if (summary_jobs_) {
+    summary_jobs_->after_turn(state_.recent, next_serial_);
+    const bool had_job = summary_jobs_->has_job();
     maybe_start_summary();
-    turn.summary_started = !had_job && summarizer_->has_job();
+    turn.summary_started = !had_job && summary_jobs_->has_job();
   }
   if (generated) {
     undo.started_job = turn.summary_started;
@@ -495,7 +332,7 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
                         : state_.recent_cells() - replaced + added <= settings_.recent_max + settings_.headroom;
   // Either way the user message leaves Recent and joins it again: a rebuild on
   // the worker may hold its cells as they were.
-  if (rebuild_) rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, user.serial);
+  if (summary_jobs_) summary_jobs_->take_back_from(user.serial);
   state_.recent.pop_back();
   if (cut_tail && fits) {
     take_back_tail_cells(replaced, undo);
@@ -563,11 +400,10 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
     // The job (started by that turn, or running since an earlier one) has seen
     // the turn: cancelled, its text waits for the next job, and that is what
     // the turn's undo must give back too.
-    if (summarizer_ && summarizer_->has_job() && !record->started_job) {
-      record->dropped_text = job_dropped_text_ + record->dropped_text;
-      record->stats.dropped_since_summary += job_dropped_tokens_;
+    if (summary_jobs_ && summary_jobs_->has_job()) {
+      if (!record->started_job) summary_jobs_->give_back_text(record->dropped_text, record->stats);
+      summary_jobs_->cancel_keeping_text(state_);
     }
-    cancel_summary_keeping_text();
   } else {
     start_turn(turn);
   }
@@ -616,9 +452,7 @@ void ChatSession::take_back_messages(size_t n, TurnUndo& undo) {
     cells += static_cast<int64_t>(state_.recent[i].tokens.size());
   }
   take_back_tail_cells(cells, undo);
-  if (rebuild_) {
-    rebuild_taken_back_from_ = std::min(rebuild_taken_back_from_, state_.recent[state_.recent.size() - n].serial);
-  }
+  if (summary_jobs_) summary_jobs_->take_back_from(state_.recent[state_.recent.size() - n].serial);
   state_.recent.resize(state_.recent.size() - n);
   undo.log_tail.assign(state_.log.end() - static_cast<std::ptrdiff_t>(n), state_.log.end());
   state_.log.resize(state_.log.size() - n);
@@ -632,10 +466,14 @@ void ChatSession::restore_penalty_window(const sampling::SamplerChain* earlier) 
     return;
   }
   sampling::SamplerChain window(sampler_.n_vocab(), sampler_.params());
-  for (const RecentMessage& m : state_.recent) {
-    for (const int32_t t : m.tokens) window.accept(t);
-  }
+  accept_recent(window);
   sampler_.take_penalty_window(window);
+}
+
+void ChatSession::accept_recent(sampling::SamplerChain& chain) const {
+  for (const RecentMessage& m : state_.recent) {
+    for (const int32_t t : m.tokens) chain.accept(t);
+  }
 }
 
 void ChatSession::set_sampler(const sampling::SamplerParams& params) {
@@ -643,9 +481,7 @@ void ChatSession::set_sampler(const sampling::SamplerParams& params) {
   if (params.penalty_last_n == sampler_.params().penalty_last_n) {
     chain.take_penalty_window(sampler_);
   } else {
-    for (const RecentMessage& m : state_.recent) {
-      for (const int32_t t : m.tokens) chain.accept(t);
-    }
+    accept_recent(chain);
   }
   sampler_ = std::move(chain);
   settings_.sampler = params;
@@ -661,21 +497,15 @@ void ChatSession::roll_back(TurnUndo& undo) {
   sampler_ = undo.sampler;
   state_.log.resize(undo.log_size - undo.log_tail.size());
   state_.log.insert(state_.log.end(), undo.log_tail.begin(), undo.log_tail.end());
-  rebuild_taken_back_from_ = undo.rebuild_taken_back_from;
+  if (summary_jobs_) summary_jobs_->restore_taken_back_from(undo.rebuild_taken_back_from);
 }
 
 void ChatSession::reset() {
   cancel_summary();
-  state_.summary_text.clear();
-  state_.summary_tokens.clear();
-  state_.recent.clear();
-  state_.dropped_text.clear();
-  state_.log.clear();
-  state_.summarized_messages = 0;
-  last_turn_.reset();
   const int64_t n_ctx = state_.stats.n_ctx;
-  state_.stats = SessionStats{};
+  state_ = SessionState{};
   state_.stats.n_ctx = n_ctx;
+  last_turn_.reset();
   last_turn_times_ = TurnTimes{};
   sampler_.reset();
   ctx_->kv().clear();
@@ -687,7 +517,7 @@ void ChatSession::set_adapters(const runtime::Adapters& adapters) {
   const runtime::Adapters previous = ctx_->adapters();
   const auto apply = [this](const runtime::Adapters& a) {
     ctx_->set_adapters(a);
-    if (summarizer_) summarizer_->set_adapters(a);
+    if (summary_jobs_) summary_jobs_->set_adapters(a);
     prefill_all();
   };
   try {
@@ -698,15 +528,20 @@ void ChatSession::set_adapters(const runtime::Adapters& adapters) {
   }
 }
 
+const std::string& ChatSession::last_summary_error() const {
+  static const std::string kNone;
+  return summary_jobs_ ? summary_jobs_->last_error() : kNone;
+}
+
 SessionStats ChatSession::stats() const {
   SessionStats s = state_.stats;
   s.prefix_tokens = static_cast<int64_t>(prefix_.size());
   s.summary_tokens = static_cast<int64_t>(state_.summary_tokens.size());
   s.recent_tokens = state_.recent_cells();
   s.recent_messages = static_cast<int64_t>(state_.recent.size());
-  s.summary_running = summarizer_ && summarizer_->running();
-  s.kv_bytes = ctx_->kv().bytes() + (summarizer_ ? summarizer_->kv_bytes() : 0);
-  s.staging_kv_bytes = rebuild_ ? rebuild_->staging_kv_bytes() : 0;
+  s.summary_running = summary_jobs_ && summary_jobs_->running();
+  s.kv_bytes = ctx_->kv().bytes() + (summary_jobs_ ? summary_jobs_->kv_bytes() : 0);
+  s.staging_kv_bytes = summary_jobs_ ? summary_jobs_->staging_kv_bytes() : 0;
   return s;
 }
 
@@ -723,10 +558,7 @@ MessageView ChatSession::message(size_t index) const {
     --index;
   }
   const LoggedMessage& m = state_.log[index];
-  const MessageState state = index >= state_.log.size() - state_.recent.size() ? MessageState::InContext
-                             : index < state_.summarized_messages         ? MessageState::Summarized
-                                                                    : MessageState::Dropped;
-  return {m.role, m.content, state};
+  return {m.role, m.content, state_.where(index)};
 }
 
 void ChatSession::save(const std::string& path, bool include_kv) {
@@ -739,14 +571,14 @@ void ChatSession::save(const std::string& path, bool include_kv) {
 }
 
 void ChatSession::restore(const std::string& path) {
-  const RestoringSession target{model_, settings_, prefix_, *encoder_, ctx_->kv(), summarizer_.get(), state_.stats};
+  const RestoringSession target{model_,     settings_, prefix_, *encoder_, ctx_->kv(),
+                                summary_jobs_ ? &summary_jobs_->summarizer() : nullptr, state_.stats};
   FittedSession fitted = fit_session_file(read_session_file(path, target), target, path);
   // The file has passed every check and fits: from here on nothing refuses it.
   cancel_summary();
   last_turn_.reset();
   state_ = std::move(fitted.state);
   for (RecentMessage& m : state_.recent) m.serial = next_serial_++;
-  job_messages_ = 0;
   try {
     if (fitted.cells) {
       load_saved_cells(*ctx_, fitted, first_recent_cell());
@@ -761,10 +593,8 @@ void ChatSession::restore(const std::string& path) {
   }
   // The penalty window sees the recent conversation again.
   sampler_.reset();
-  for (const RecentMessage& m : state_.recent) {
-    for (const int32_t t : m.tokens) sampler_.accept(t);
-  }
-  if (settings_.mode == MemoryMode::Ssskv) maybe_start_summary();
+  accept_recent(sampler_);
+  maybe_start_summary();
 }
 
 }  // namespace peak::chat

@@ -51,9 +51,14 @@
 //
 // A session is used by one thread at a time. Its summary worker reads none of
 // the session's members (it works on copies and on the immutable TurnEncoder
-// the session shares with it), so
-// reading the messages, the summary or the statistics while a summary is being
-// written needs no waiting.
+// the session shares with it), so reading the messages, the summary or the
+// statistics while a summary is being written needs no waiting.
+//
+// In parts: a TurnEncoder (turn_encoder.h) writes messages as tokens, a
+// SessionState (session_state.h) keeps the segments, the messages and the
+// statistics, SummaryJobs (summary_jobs.h) runs the summaries and puts them in
+// place, a runtime::KvJournal per operation takes back what it did to the
+// cells, and session files (session_file.h) hold the state.
 #pragma once
 
 #include <cstdint>
@@ -74,14 +79,13 @@
 #include "runtime/generator.h"
 #include "runtime/kv_journal.h"
 #include "chat/cache_rebuild.h"
+#include "chat/session_settings.h"
 #include "chat/session_state.h"
+#include "chat/summary_jobs.h"
 #include "chat/summarizer.h"
 #include "chat/turn_encoder.h"
 
 namespace peak::chat {
-
-enum class MemoryMode { Ssskv, Window, None };
-enum class RebuildStrategy { Shift, Reprefill, Background };
 
 // A session file refused because it was saved with another model or in a
 // memory mode this session cannot continue; the message names the setting and
@@ -91,40 +95,10 @@ class SessionMismatch : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Where a message of the conversation is, for the model.
-enum class MessageState {
-  InContext,   // the model reads it: the system prompt, or a message in Recent
-  Summarized,  // dropped from Recent; the summary in place covers it
-  Dropped,     // dropped from Recent and in no summary: waiting for the next job (ssskv), or forgotten (window)
-};
-
 struct MessageView {
   const std::string& role;  // "system", "user" or "assistant"
   const std::string& text;
   MessageState state;
-};
-
-struct SessionSettings {
-  MemoryMode mode = MemoryMode::Ssskv;
-  std::string system_prompt;
-  std::string template_name;       // "" the model's own, "raw" no template
-  // Thinking models: let the model reason before it answers. Off (the default),
-  // the template asks it not to; either way the reasoning is streamed apart and
-  // never kept in the conversation, and the summarizer never thinks.
-  bool enable_thinking = false;
-  int64_t recent_max = 4096;       // tokens of the Recent segment
-  int64_t summary_max = 256;       // tokens of the Summary segment
-  int64_t trigger_discard = 2048;  // dropped tokens that trigger a new summary
-  int64_t headroom = 512;          // overflow cells for the answer: its length limit
-  kernels::GgmlType type_k = kernels::GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
-  kernels::GgmlType type_v = kernels::GgmlType::Q8_0;
-  RebuildStrategy rebuild = RebuildStrategy::Background;
-  bool wait_for_summary = false;   // a turn arriving while a summary runs waits for it
-  bool background_summary = true;  // false: summarize before the turn returns (deterministic tests)
-  SummarizerSettings summarizer;   // its n_ctx, KV type, generation length
-  int n_threads = 0;
-  int64_t n_batch = 512;
-  sampling::SamplerParams sampler;
 };
 
 // Where a turn's time went on the caller's thread, in seconds.
@@ -222,7 +196,7 @@ class ChatSession {
   // Why the last failed summary job failed ("" before any failed). A failed
   // summary keeps the old one and its dropped text waits for the next job; a
   // failed background rebuild puts the new summary in place by a shift.
-  const std::string& last_summary_error() const { return last_summary_error_; }
+  const std::string& last_summary_error() const;
   // Dropped messages not yet handed to the summarizer, as it will read them.
   const std::string& dropped_text() const { return state_.dropped_text; }
   const SessionSettings& settings() const { return settings_; }
@@ -312,20 +286,14 @@ class ChatSession {
   // The sampler's penalty window as `earlier`'s when there is one of the same
   // length, else as Recent's tokens give it; the random sequence goes on.
   void restore_penalty_window(const sampling::SamplerChain* earlier);
-  // The job's dropped text back in front of what was dropped since, as after
-  // a failed job (regenerate() cancels a job that saw the turn it takes back).
-  void cancel_summary_keeping_text();
+  // Recent's tokens into `chain`'s penalty window, oldest first.
+  void accept_recent(sampling::SamplerChain& chain) const;
   // Drops messages from Recent's front until `incoming` more cells fit;
   // returns the first cell after those it removed (-1: none), where Recent
   // keeps a gap in positions until finish_room() moves it down.
   int64_t make_room(int64_t incoming, TurnResult& turn, TurnUndo& undo);
   void finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo);
   bool put_pending_summary_in_place(bool wait, TurnTimes& times);
-  void put_summary_in_place(const std::string& summary);
-  void swap_in_rebuilt_cache(CacheRebuild& rebuild, const std::string& summary, TurnTimes& times);
-  // Tells the rebuild how Recent changed since the last update; it applies
-  // that on the worker (or here, at the swap).
-  bool send_rebuild_update(CacheRebuild& rebuild);
   void prefill_all();
   void maybe_start_summary();
   void cancel_summary();
@@ -337,21 +305,11 @@ class ChatSession {
   std::shared_ptr<const TurnEncoder> encoder_;
   std::unique_ptr<runtime::Context> ctx_;
   sampling::SamplerChain sampler_;
-  std::unique_ptr<Summarizer> summarizer_;  // ssskv only
-  // The background rebuild of the running summary job: its worker writes it,
-  // this thread reads it only once the job is taken or cancelled.
-  std::unique_ptr<CacheRebuild> rebuild_;
-  uint64_t rebuild_next_serial_ = 0;  // messages from this serial on were not yet sent to it
-  // Messages from this serial on were taken back from Recent's end since the last update.
-  uint64_t rebuild_taken_back_from_ = CacheRebuild::kNoneTakenBack;
+  std::unique_ptr<SummaryJobs> summary_jobs_;  // ssskv only
   uint64_t next_serial_ = 1;
 
   std::vector<int32_t> prefix_;  // BOS + system prompt segment
   SessionState state_;           // the Summary and Recent segments, the messages, the statistics
-  std::string job_dropped_text_;  // handed to the running (or last) job: back to the dropped text if it fails
-  int64_t job_dropped_tokens_ = 0;
-  std::string last_summary_error_;
-  size_t job_messages_ = 0;         // what the running (or last) job's summary will cover
   // The last turn's undo while it can still be taken back exactly: until
   // anything but a turn changes the session, or a summary job is taken.
   std::optional<TurnUndo> last_turn_;

@@ -46,8 +46,8 @@ struct SavedSettings {
 
 // The main cache's used cells as saved (KvCache::snapshot and positions).
 struct SavedCells {
-  GgmlType type_k = GgmlType::F16;
-  GgmlType type_v = GgmlType::F16;
+  kernels::GgmlType type_k = kernels::GgmlType::F16;
+  kernels::GgmlType type_v = kernels::GgmlType::F16;
   std::vector<int32_t> positions;
   std::vector<uint8_t> bytes;
 };

@@ -8,6 +8,18 @@ int64_t SessionState::recent_cells() const {
   return n;
 }
 
+MessageState SessionState::where(size_t index) const {
+  if (index >= log.size() - recent.size()) return MessageState::InContext;
+  return index < summarized_messages ? MessageState::Summarized : MessageState::Dropped;
+}
+
+std::vector<int32_t> SessionState::cached_tokens(const std::vector<int32_t>& prefix) const {
+  std::vector<int32_t> all = prefix;
+  all.insert(all.end(), summary_tokens.begin(), summary_tokens.end());
+  for (const RecentMessage& m : recent) all.insert(all.end(), m.tokens.begin(), m.tokens.end());
+  return all;
+}
+
 void SessionState::count_dropped(int64_t cells) {
   stats.dropped_since_summary += cells;
   stats.dropped_total += cells;

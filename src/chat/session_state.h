@@ -34,6 +34,13 @@ struct SessionStats {
   size_t staging_kv_bytes = 0;        // a cache being rebuilt on the worker, while one exists
 };
 
+// Where a message of the conversation is, for the model.
+enum class MessageState {
+  InContext,   // the model reads it: the system prompt, or a message in Recent
+  Summarized,  // dropped from Recent; the summary in place covers it
+  Dropped,     // dropped from Recent and in no summary: waiting for the next job (ssskv), or forgotten (window)
+};
+
 // A message of the conversation as it happened.
 struct LoggedMessage {
   std::string role;  // "user" or "assistant"
@@ -60,6 +67,10 @@ struct SessionState {
   SessionStats stats;
 
   int64_t recent_cells() const;
+  // Where message `index` of the log is.
+  MessageState where(size_t index) const;
+  // The tokens of the main cache's cells: `prefix`, the Summary's, Recent's.
+  std::vector<int32_t> cached_tokens(const std::vector<int32_t>& prefix) const;
   // Recent's oldest message leaves it for the dropped text; returns its cells.
   int64_t drop_front();
   // The first `n` cells of Recent's oldest message leave it: the dropped text

@@ -10,7 +10,7 @@
 // in a staging context of the main context's shape on the shared weights,
 // prefilled in batches, checking the job's cancel flag between them. The
 // staging context is allocated there, on the worker, and lives only until the
-// session swaps it in (chat_session.cpp).
+// session swaps it in (SummaryJobs, summary_jobs.h).
 //
 // Turns go on meanwhile. After each one the session sends an update (Recent
 // now starts at this message; the messages from that one on were taken back

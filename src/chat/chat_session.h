@@ -253,7 +253,7 @@ class ChatSession {
     SessionStats stats;
     sampling::SamplerChain sampler;
     size_t log_size;
-    uint64_t rebuild_taken_back_from;
+    uint64_t rebuild_taken_back_from;  // SummaryJobs::taken_back_from()
     // What it did to the main cache's cells: the messages making room
     // removed, Recent moved down after them, cells taken off the end (a turn
     // taken back, a user message given its answer) or put back (a turn taken

@@ -349,10 +349,10 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   // comes back with its answer after room was made for both (the pair cut
   // further when it exceeds recent_max + headroom, as a long message is).
   take_back_tail_cells(static_cast<int64_t>(user.tokens.size()), undo);
-  const size_t cut = settings_.mode == MemoryMode::None
-                         ? 0
-                         : state_.cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text,
-                                                   pair_user_part, answer);
+  const size_t cut =
+      settings_.mode == MemoryMode::None
+          ? 0
+          : state_.cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text, pair_user_part, answer);
   const int64_t gap_at =
       make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
   ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
@@ -565,14 +565,13 @@ void ChatSession::save(const std::string& path, bool include_kv) {
   // A running summary (and its rebuild) belongs to the state: let it finish,
   // then put it in place (swapping a rebuilt cache in).
   apply_pending_summary(/*wait=*/true);
-  const SavedSettings saved{settings_.mode,          settings_.recent_max,    settings_.summary_max, settings_.headroom,
-                            settings_.system_prompt, settings_.template_name, prefix_};
-  write_session_file(path, model_, saved, state_, include_kv ? &ctx_->kv() : nullptr);
+  write_session_file(path, model_, saved_settings(settings_, prefix_), state_, include_kv ? &ctx_->kv() : nullptr);
 }
 
 void ChatSession::restore(const std::string& path) {
-  const RestoringSession target{model_,     settings_, prefix_, *encoder_, ctx_->kv(),
-                                summary_jobs_ ? &summary_jobs_->summarizer() : nullptr, state_.stats};
+  const RestoringSession target{model_,      settings_,  prefix_,
+                                *encoder_,   ctx_->kv(), summary_jobs_ ? &summary_jobs_->summarizer() : nullptr,
+                                state_.stats};
   FittedSession fitted = fit_session_file(read_session_file(path, target), target, path);
   // The file has passed every check and fits: from here on nothing refuses it.
   cancel_summary();

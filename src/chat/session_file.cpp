@@ -547,6 +547,16 @@ bool fit_summary(SessionState& s, const RestoringSession& session) {
 
 }  // namespace
 
+SavedSettings saved_settings(const SessionSettings& settings, const std::vector<int32_t>& prefix) {
+  return {settings.mode,
+          settings.recent_max,
+          settings.summary_max,
+          settings.headroom,
+          settings.system_prompt,
+          settings.template_name,
+          prefix};
+}
+
 void write_session_file(const std::string& path, const model::Model& model, const SavedSettings& settings,
                         const SessionState& state, const runtime::KvCache* cells) {
   Writer payload;

@@ -44,6 +44,9 @@ struct SavedSettings {
   std::vector<int32_t> prefix;  // the Prefix tokens: what the template wrote for the system prompt
 };
 
+// What a session with these settings and Prefix tokens saves of them.
+SavedSettings saved_settings(const SessionSettings& settings, const std::vector<int32_t>& prefix);
+
 // The main cache's used cells as saved (KvCache::snapshot and positions).
 struct SavedCells {
   kernels::GgmlType type_k = kernels::GgmlType::F16;

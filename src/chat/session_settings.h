@@ -16,15 +16,15 @@ enum class RebuildStrategy { Shift, Reprefill, Background };
 struct SessionSettings {
   MemoryMode mode = MemoryMode::Ssskv;
   std::string system_prompt;
-  std::string template_name;       // "" the model's own, "raw" no template
+  std::string template_name;  // "" the model's own, "raw" no template
   // Thinking models: let the model reason before it answers. Off (the default),
   // the template asks it not to; either way the reasoning is streamed apart and
   // never kept in the conversation, and the summarizer never thinks.
   bool enable_thinking = false;
-  int64_t recent_max = 4096;       // tokens of the Recent segment
-  int64_t summary_max = 256;       // tokens of the Summary segment
-  int64_t trigger_discard = 2048;  // dropped tokens that trigger a new summary
-  int64_t headroom = 512;          // overflow cells for the answer: its length limit
+  int64_t recent_max = 4096;                           // tokens of the Recent segment
+  int64_t summary_max = 256;                           // tokens of the Summary segment
+  int64_t trigger_discard = 2048;                      // dropped tokens that trigger a new summary
+  int64_t headroom = 512;                              // overflow cells for the answer: its length limit
   kernels::GgmlType type_k = kernels::GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
   kernels::GgmlType type_v = kernels::GgmlType::Q8_0;
   RebuildStrategy rebuild = RebuildStrategy::Background;

@@ -14,17 +14,17 @@
 namespace peak::chat {
 
 struct SessionStats {
-  int64_t n_ctx = 0;                 // main context cells
+  int64_t n_ctx = 0;  // main context cells
   int64_t prefix_tokens = 0;
   int64_t summary_tokens = 0;
   int64_t recent_tokens = 0;
   int64_t recent_messages = 0;
   int64_t dropped_since_summary = 0;  // tokens dropped and not yet in a summary (nor in a running job)
   int64_t dropped_total = 0;
-  int64_t summaries = 0;              // summaries put in place
-  bool summary_running = false;       // the worker writes a summary or rebuilds a cache
-  double summary_seconds = 0;         // total, in the summary context
-  double rebuild_seconds = 0;         // total time putting summaries in place (background: catching up)
+  int64_t summaries = 0;         // summaries put in place
+  bool summary_running = false;  // the worker writes a summary or rebuilds a cache
+  double summary_seconds = 0;    // total, in the summary context
+  double rebuild_seconds = 0;    // total time putting summaries in place (background: catching up)
   double last_rebuild_seconds = 0;
   double window_shift_seconds = 0;    // total time moving Recent after drops
   double worker_rebuild_seconds = 0;  // total, prefilling rebuilt caches on the summary worker
@@ -80,8 +80,8 @@ struct SessionState {
   // answer, the user's first `user_part`) to its last `limit` tokens when
   // longer, counting the cut as dropped with the start of the message in the
   // dropped text; returns how many tokens were cut.
-  size_t cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
-                          size_t user_part, const std::string& answer);
+  size_t cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text, size_t user_part,
+                          const std::string& answer);
   void count_dropped(int64_t cells);
 };
 

@@ -63,8 +63,8 @@ void SummaryJobs::maybe_start(SessionState& state, const runtime::Context& ctx, 
     taken_back_from_ = CacheRebuild::kNoneTakenBack;
     rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
     // On the worker: it reads the shared encoder, never the session.
-    rebuild = [encoder = encoder_, summary_max = summary_max_, job = rebuild_.get()](
-                  const std::string& summary, const std::atomic<int>& cancel) {
+    rebuild = [encoder = encoder_, summary_max = summary_max_, job = rebuild_.get()](const std::string& summary,
+                                                                                     const std::atomic<int>& cancel) {
       job->run(encoder->summary_cells(summary, summary_max), cancel);
     };
   }

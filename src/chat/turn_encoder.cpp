@@ -63,8 +63,8 @@ std::vector<int32_t> TurnEncoder::prefix(const std::string& system_prompt) const
   if (raw_) {
     if (!system_prompt.empty()) system_text = system_prompt + "\n";
   } else {
-    system_text = system_prompt.empty() ? render_base_
-                                        : chat_.format({{system_role_, system_prompt}}, false, format_options());
+    system_text =
+        system_prompt.empty() ? render_base_ : chat_.format({{system_role_, system_prompt}}, false, format_options());
     system_text = without_added_bos(model_, system_text);
   }
   return model_.tokenizer().encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);

@@ -18,6 +18,8 @@
 #include "runtime/kv_journal.h"
 
 namespace peak::runtime {
+using kernels::GgmlType;
+
 namespace {
 
 model::HParams small_hparams() {
@@ -229,8 +231,8 @@ TEST(KvJournal, ATurnTakenBackComesBackAsItWas) {
   const CellState before = state_of(cache);
 
   KvJournal turn(cache);
-  turn.remove(cells, 10, 6);          // making room: cells 10..15 leave, the rest keeps its positions
-  append_cells(cache, c.maker, 30, 5);  // the turn's tokens
+  turn.remove(cells, 10, 6);                     // making room: cells 10..15 leave, the rest keeps its positions
+  append_cells(cache, c.maker, 30, 5);           // the turn's tokens
   turn.shift(cells, 10, cache.used() - 10, -6);  // after the answer, over the gap
   for (int64_t i = 0; i < cache.used(); ++i) ASSERT_EQ(cache.positions()[static_cast<size_t>(i)], i);
   const CellState after = state_of(cache);

@@ -5,6 +5,7 @@
 #   kernels   block formats, scalar and SIMD kernels, run-time dispatch
 #   core      tensors, graph, allocator, thread pool, ops
 #   io        file mapping, memory in whole pages
+#   json      the strict, bounded JSON value, parser and writer (standard library only)
 #   jinja     the Jinja interpreter that renders chat templates (standard library only)
 #   gguf      GGUF reader and writer
 #   tokenizer vocabularies, tokenizers, UTF-8
@@ -18,7 +19,15 @@
 # build tree with a link to each layer it may see (its own and those below), so
 # including a higher layer's header is a compile error ("No such file"). The
 # objects of all layers make up the one libpeak.
-set(PEAK_LAYERS log kernels core io jinja gguf tokenizer sampling model runtime chat capi)
+set(PEAK_LAYERS log kernels core io json jinja gguf tokenizer sampling model runtime chat capi)
+
+# Tools (the CLI and peak serve) use the public C API (include/peak/peak.h) and,
+# of the layers, only these: json is a value type that depends on nothing and
+# holds no engine state, so peak serve reads and writes its JSON with it rather
+# than with a copy of its own. Tools get an include root of their own with only
+# these layers in it (peak_use_tool_layers in cmake/PeakLayers.cmake), and with a
+# shared libpeak, which exports the C API alone, their objects as well.
+set(PEAK_TOOL_LAYERS json)
 
 # peak_layer_source_dir(<layer> <var>): the source folder of a layer, kernels/ at
 # the top, the others in src/. Also used by the layer checks in script mode

@@ -1,4 +1,4 @@
-// libFuzzer target: any byte string, read by the JSON parser of `peak serve`,
+// libFuzzer target: any byte string, read by the JSON parser of src/json,
 // must parse or be refused with a positioned message; what parses must write
 // as valid JSON that parses back to an equal value (parse -> write -> parse),
 // and writing that value again must give the same text. Anything else (a
@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "json.h"
+#include "json/json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace json = peak_server::json;
+  namespace json = peak::json;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   json::Value value;
   std::string error;

@@ -5,21 +5,21 @@
 #include <string>
 #include <vector>
 
-#include "json.h"
+#include "json/json.h"
 #include "openai_request.h"
 #include "stop_filter.h"
 
 namespace {
 
+using peak::json::Value;
 using peak_server::ChatRequest;
 using peak_server::RequestError;
 using peak_server::StopFilter;
-using peak_server::json::Value;
 
 Value body(const std::string& text) {
   Value v;
   std::string error;
-  EXPECT_TRUE(peak_server::json::parse(text, &v, &error)) << error;
+  EXPECT_TRUE(peak::json::parse(text, &v, &error)) << error;
   return v;
 }
 

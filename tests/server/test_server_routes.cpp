@@ -18,12 +18,13 @@
 #include <vector>
 
 #include "conversation_store.h"
-#include "json.h"
+#include "json/json.h"
 #include "routes.h"
 #include "web_page.h"
 
 namespace {
 
+using peak::json::Value;
 using peak_server::ChatSlot;
 using peak_server::ConversationStore;
 using peak_server::HttpHeader;
@@ -32,7 +33,6 @@ using peak_server::HttpResponder;
 using peak_server::Server;
 using peak_server::ServerOptions;
 using peak_server::SlotSettings;
-using peak_server::json::Value;
 
 const std::string kStories = std::string(PEAK_SHARED_DIR) + "/models/stories260K.gguf";
 
@@ -82,7 +82,7 @@ class FakeResponder : public HttpResponder {
   Value json() const {
     Value v;
     std::string error;
-    EXPECT_TRUE(peak_server::json::parse(body, &v, &error)) << error << ": " << body;
+    EXPECT_TRUE(peak::json::parse(body, &v, &error)) << error << ": " << body;
     return v;
   }
   // The data of each server-sent event, "[DONE]" included.
@@ -155,7 +155,7 @@ std::string chat_body(const std::vector<Msg>& messages, const std::string& extra
   Value list = Value::array();
   for (const Msg& m : messages) list.push(Value::object().set("role", m.role).set("content", m.content));
   Value body = Value::object().set("model", "x").set("messages", list).set("temperature", temperature);
-  std::string text = peak_server::json::write(body);
+  std::string text = peak::json::write(body);
   if (!extra.empty()) text.insert(text.size() - 1, "," + extra);
   return text;
 }
@@ -367,7 +367,7 @@ TEST(ServerRoutes, StreamingFollowsOpenAi) {
   std::string id;
   for (size_t i = 0; i + 1 < events.size(); ++i) {
     Value chunk;
-    ASSERT_TRUE(peak_server::json::parse(events[i], &chunk, nullptr)) << events[i];
+    ASSERT_TRUE(peak::json::parse(events[i], &chunk, nullptr)) << events[i];
     EXPECT_EQ(chunk.find("object")->as_string(), "chat.completion.chunk");
     if (id.empty()) id = chunk.find("id")->as_string();
     EXPECT_EQ(chunk.find("id")->as_string(), id);
@@ -403,7 +403,7 @@ TEST(ServerRoutes, StopStringsCutTheAnswer) {
   const std::string stop = full.substr(full.size() / 2, 3);
   const std::string expected = full.substr(0, full.find(stop));
   Value stops = Value::array().push("never appears here").push(stop);
-  const std::string extra = "\"max_tokens\": 32, \"stop\": " + peak_server::json::write(stops);
+  const std::string extra = "\"max_tokens\": 32, \"stop\": " + peak::json::write(stops);
   for (const bool stream : {false, true}) {
     Server server(settings(), options());
     FakeResponder out = call(server, request("POST", "/v1/chat/completions",
@@ -418,7 +418,7 @@ TEST(ServerRoutes, StopStringsCutTheAnswer) {
       for (const std::string& e : out.events()) {
         if (e == "[DONE]") continue;
         Value chunk;
-        ASSERT_TRUE(peak_server::json::parse(e, &chunk, nullptr));
+        ASSERT_TRUE(peak::json::parse(e, &chunk, nullptr));
         const Value& choice = chunk.find("choices")->items()[0];
         if (const Value* c = choice.find("delta")->find("content")) content += c->as_string();
         if (choice.find("finish_reason")->is_string()) finish = choice.find("finish_reason")->as_string();
@@ -557,7 +557,8 @@ TEST(ServerRoutes, AFullQueueAnswers503) {
 TEST(ServerRoutes, CompletionsReuseTheCommonPrefix) {
   Server server(settings(), options());
   const std::string prompt = "Once upon a time, there was a little girl named Lily.";
-  const std::string body = "{\"prompt\": " + peak_server::json::write(Value(prompt)) + ", \"max_tokens\": 16, \"temperature\": 0}";
+  const std::string body =
+      "{\"prompt\": " + peak::json::write(Value(prompt)) + ", \"max_tokens\": 16, \"temperature\": 0}";
   const FakeResponder first = call(server, request("POST", "/v1/completions", body));
   ASSERT_EQ(first.status, 200) << first.body;
   const Value v = first.json();
@@ -574,9 +575,9 @@ TEST(ServerRoutes, CompletionsReuseTheCommonPrefix) {
   EXPECT_EQ(again.json().find("peak")->find("prompt_tokens_evaluated")->as_int(), 1);
   EXPECT_EQ(again.json().find("choices")->items()[0].find("text")->as_string(), expected);
   const std::string longer = prompt + " She liked to play.";
-  const FakeResponder more = call(server, request("POST", "/v1/completions",
-                                                  "{\"prompt\": " + peak_server::json::write(Value(longer)) +
-                                                      ", \"max_tokens\": 4, \"temperature\": 0}"));
+  const FakeResponder more = call(
+      server, request("POST", "/v1/completions",
+                      "{\"prompt\": " + peak::json::write(Value(longer)) + ", \"max_tokens\": 4, \"temperature\": 0}"));
   EXPECT_EQ(more.json().find("peak")->find("prompt_tokens_evaluated")->as_int(),
             static_cast<int64_t>(count_tokens(longer) - prompt_tokens));
 }
@@ -688,7 +689,7 @@ TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
     const Value v = call(server, request("POST", "/v1/chat/completions", body)).json();
     const Value& message = *v.find("choices")->items()[0].find("message");
     EXPECT_EQ(message.find("content")->as_string(), "Blue.");
-    ASSERT_NE(message.find("reasoning_content"), nullptr) << peak_server::json::write(v);
+    ASSERT_NE(message.find("reasoning_content"), nullptr) << peak::json::write(v);
     EXPECT_EQ(message.find("reasoning_content")->as_string(), "Reason");
     // Streamed: reasoning deltas first, then content deltas; neither holds the other.
     const FakeResponder out = call(server, request("POST", "/v1/chat/completions",
@@ -697,7 +698,7 @@ TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
     for (const std::string& e : out.events()) {
       if (e == "[DONE]") continue;
       Value chunk;
-      ASSERT_TRUE(peak_server::json::parse(e, &chunk, nullptr));
+      ASSERT_TRUE(peak::json::parse(e, &chunk, nullptr));
       const Value& delta = *chunk.find("choices")->items()[0].find("delta");
       if (const Value* c = delta.find("content")) content += c->as_string();
       if (const Value* r = delta.find("reasoning_content")) {
@@ -724,7 +725,7 @@ TEST(ServerRoutes, CompletionsStream) {
   std::string text, finish;
   for (size_t i = 0; i + 1 < events.size(); ++i) {
     Value chunk;
-    ASSERT_TRUE(peak_server::json::parse(events[i], &chunk, nullptr));
+    ASSERT_TRUE(peak::json::parse(events[i], &chunk, nullptr));
     EXPECT_EQ(chunk.find("object")->as_string(), "text_completion");
     const Value& choice = chunk.find("choices")->items()[0];
     text += choice.find("text")->as_string();

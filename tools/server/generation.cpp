@@ -64,7 +64,7 @@ void Generation::finish() {
   send(rest, "");
 }
 
-void Generation::answer(const peak_generate_result& result, size_t prompt_tokens, json::Value extension) {
+void Generation::answer(const peak_generate_result& result, size_t prompt_tokens, peak::json::Value extension) {
   const ResponseEnd end{timed_out ? "length" : finish_reason(result.stop_reason, stop_string), prompt_tokens,
                         result.n_generated_tokens, std::move(extension)};
   if (!stream) {

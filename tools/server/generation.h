@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "http_message.h"
-#include "json.h"
+#include "json/json.h"
 #include "openai_request.h"
 #include "openai_response.h"
 #include "peak/peak.h"
@@ -33,7 +33,7 @@ struct Generation {
   // Ends the answer of a generation that succeeded (the client still there):
   // the stream's last events, or the whole response, with `extension` as its
   // `peak` member.
-  void answer(const peak_generate_result& result, size_t prompt_tokens, json::Value extension);
+  void answer(const peak_generate_result& result, size_t prompt_tokens, peak::json::Value extension);
 
   HttpResponder& out;
   const bool stream;

@@ -6,16 +6,17 @@ namespace peak_server {
 
 namespace {
 
-using json::Type;
-using json::Value;
+using peak::json::Type;
+using peak::json::Value;
 
 const Value& require_object(const Value& body) {
-  if (!body.is_object()) throw RequestError(std::string("the body must be a JSON object, not ") + json::type_name(body.type()), "");
+  if (!body.is_object())
+    throw RequestError(std::string("the body must be a JSON object, not ") + peak::json::type_name(body.type()), "");
   return body;
 }
 
 [[noreturn]] void wrong_type(const std::string& field, const char* wanted, const Value& v) {
-  throw RequestError("'" + field + "' must be " + wanted + ", not " + json::type_name(v.type()), field);
+  throw RequestError("'" + field + "' must be " + wanted + ", not " + peak::json::type_name(v.type()), field);
 }
 
 // A member that is absent or null counts as not given (OpenAI's clients send null for unset fields).
@@ -30,8 +31,8 @@ std::optional<double> number(const Value& body, const char* name, double min, do
   if (!v->is_number()) wrong_type(name, "a number", *v);
   const double d = v->as_double();
   if (!(d >= min && d <= max)) {
-    throw RequestError("'" + std::string(name) + "' must be between " + json::write(Value(min)) + " and " +
-                           json::write(Value(max)) + ", not " + json::write(*v),
+    throw RequestError("'" + std::string(name) + "' must be between " + peak::json::write(Value(min)) + " and " +
+                           peak::json::write(Value(max)) + ", not " + peak::json::write(*v),
                        name);
   }
   return d;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "json.h"
+#include "json/json.h"
 #include "peak/peak.h"
 
 namespace peak_server {
@@ -62,9 +62,9 @@ constexpr size_t kMaxStops = 16;
 constexpr size_t kMaxConversationIdBytes = 128;
 
 // Each throws RequestError on a body that is not what the route takes.
-ChatRequest parse_chat_request(const json::Value& body);
-CompletionRequest parse_completion_request(const json::Value& body);
-TokenizeRequest parse_tokenize_request(const json::Value& body);
-std::vector<int32_t> parse_detokenize_request(const json::Value& body, size_t n_vocab);
+ChatRequest parse_chat_request(const peak::json::Value& body);
+CompletionRequest parse_completion_request(const peak::json::Value& body);
+TokenizeRequest parse_tokenize_request(const peak::json::Value& body);
+std::vector<int32_t> parse_detokenize_request(const peak::json::Value& body, size_t n_vocab);
 
 }  // namespace peak_server

@@ -6,7 +6,7 @@ namespace peak_server {
 
 namespace {
 
-using json::Value;
+using peak::json::Value;
 
 bool is_chat(const ResponseHead& head) { return head.endpoint == Endpoint::Chat; }
 
@@ -50,7 +50,7 @@ Value usage(const ResponseEnd& end) {
 }
 
 std::string data_event(const std::string& json_text) { return "data: " + json_text + "\n\n"; }
-std::string event(const Value& data) { return data_event(json::write(data)); }
+std::string event(const Value& data) { return data_event(peak::json::write(data)); }
 
 const char* error_type(int status) {
   switch (status) {
@@ -84,7 +84,7 @@ std::string response_body(const ResponseHead& head, const ResponseEnd& end, cons
   }
   Value v = whole_object(head);
   v.set("choices", Value::array().push(std::move(choice))).set("usage", usage(end)).set("peak", end.extension);
-  return json::write(v);
+  return peak::json::write(v);
 }
 
 std::vector<std::string> opening_events(const ResponseHead& head) {
@@ -119,11 +119,11 @@ std::vector<std::string> closing_events(const ResponseHead& head, const Response
 }
 
 std::string error_body(int status, const std::string& message, const std::string& param) {
-  return json::write(Value::object().set("error", Value::object()
-                                                      .set("message", message)
-                                                      .set("type", error_type(status))
-                                                      .set("param", param.empty() ? Value() : Value(param))
-                                                      .set("code", status)));
+  return peak::json::write(Value::object().set("error", Value::object()
+                                                            .set("message", message)
+                                                            .set("type", error_type(status))
+                                                            .set("param", param.empty() ? Value() : Value(param))
+                                                            .set("code", status)));
 }
 
 std::string error_event(int status, const std::string& message, const std::string& param) {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "json.h"
+#include "json/json.h"
 #include "peak/peak.h"
 
 namespace peak_server {
@@ -35,7 +35,7 @@ struct ResponseEnd {
   const char* finish_reason;  // finish_reason() or "length"
   size_t prompt_tokens;
   size_t completion_tokens;
-  json::Value extension;  // the `peak` member: slot, prompt_tokens_evaluated, ...
+  peak::json::Value extension;  // the `peak` member: slot, prompt_tokens_evaluated, ...
 };
 
 // OpenAI's finish_reason for how peak stopped: "stop" at the end of the turn

@@ -15,7 +15,7 @@ namespace peak_server {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using json::Value;
+using peak::json::Value;
 
 // Records the status a handler answered with, for the log line.
 class StatusRecorder : public HttpResponder {
@@ -43,7 +43,7 @@ class StatusRecorder : public HttpResponder {
 };
 
 void send_json(HttpResponder& out, int status, const Value& body, const std::vector<HttpHeader>& headers = {}) {
-  out.respond(status, "application/json", json::write(body), headers);
+  out.respond(status, "application/json", peak::json::write(body), headers);
 }
 
 void send_error(HttpResponder& out, int status, const std::string& message, const std::string& param = "",
@@ -63,7 +63,7 @@ bool same_secret(std::string_view given, std::string_view expected) {
 
 bool parse_body(const HttpRequest& request, HttpResponder& out, Value* body) {
   std::string error;
-  if (!json::parse(request.body, body, &error)) {
+  if (!peak::json::parse(request.body, body, &error)) {
     send_error(out, 400, "the body is not valid JSON: " + error);
     return false;
   }
@@ -427,7 +427,7 @@ void Server::tokenize(const HttpRequest& request, HttpResponder& out) {
     piece.resize(length);
     // llama.cpp's shape: the piece as text when it is valid UTF-8, else its bytes.
     Value p;
-    if (json::valid_utf8(piece)) {
+    if (peak::json::valid_utf8(piece)) {
       p = Value(piece);
     } else {
       p = Value::array();

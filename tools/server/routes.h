@@ -23,7 +23,7 @@
 #include "chat_slot.h"
 #include "conversation_store.h"
 #include "http_message.h"
-#include "json.h"
+#include "json/json.h"
 #include "slot_pool.h"
 
 namespace peak_server {
@@ -87,7 +87,7 @@ class Server {
   // counts the tokens, then ends the answer (the stream's last events, or the
   // whole response with `extension` as its `peak` member), unless the client is gone.
   void conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
-                json::Value extension);
+                peak::json::Value extension);
   // Waits for a slot; answers 503 itself when none can be had. false: no slot.
   bool acquire(const SlotPool::Score& score, HttpResponder& out, size_t* slot);
   // The seed of a request that gives none.

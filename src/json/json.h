@@ -1,5 +1,8 @@
-// JSON for `peak serve`: a strict RFC 8259 parser and a writer, with no
-// dependencies.
+// peak's JSON value, with a strict RFC 8259 parser and a writer, using nothing
+// but the standard library: the one bounded type for the parts of peak that read
+// or write JSON, such as the requests and responses of `peak serve`. It holds no
+// engine state, so it is the one part of the library that tools may use besides
+// the C API (cmake/PeakLayerTable.cmake).
 //
 // Parsing accepts exactly the RFC's grammar (one value, surrounded by optional
 // whitespace) and refuses with the byte offset of the first problem
@@ -29,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-namespace peak_server::json {
+namespace peak::json {
 
 enum class Type { Null, Bool, Number, String, Array, Object };
 
@@ -98,8 +101,8 @@ class Value {
 };
 
 struct ParseLimits {
-  size_t max_depth = 64;                 // arrays and objects nested in each other
-  size_t max_bytes = 64 * 1024 * 1024;   // the whole text
+  size_t max_depth = 64;                // arrays and objects nested in each other
+  size_t max_bytes = 64 * 1024 * 1024;  // the whole text
 };
 
 // Parses `text` into *out. false with a message ("at byte N: ...") in *error.
@@ -112,4 +115,4 @@ bool valid_utf8(std::string_view text);
 // Appends `text` as a JSON string literal, quotes included.
 void write_string(std::string& out, std::string_view text);
 
-}  // namespace peak_server::json
+}  // namespace peak::json

@@ -1,10 +1,10 @@
-#include "json.h"
+#include "json/json.h"
 
 #include <charconv>
 #include <cmath>
 #include <unordered_map>
 
-namespace peak_server::json {
+namespace peak::json {
 
 namespace {
 
@@ -222,7 +222,8 @@ class Parser {
     std::unordered_map<std::string, size_t> index;
     for (;;) {
       skip_space();
-      if (at_end() || peek() != '"') return fail(at_end() ? "unexpected end of text, expected a key" : "expected a string key");
+      if (at_end() || peek() != '"')
+        return fail(at_end() ? "unexpected end of text, expected a key" : "expected a string key");
       std::string key;
       if (!string(key)) return false;
       skip_space();
@@ -254,10 +255,14 @@ class Parser {
     for (size_t k = 0; k < 4; ++k) {
       const char c = s_[pos_ + k];
       v <<= 4;
-      if (c >= '0' && c <= '9') v |= static_cast<uint32_t>(c - '0');
-      else if (c >= 'a' && c <= 'f') v |= static_cast<uint32_t>(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F') v |= static_cast<uint32_t>(c - 'A' + 10);
-      else return fail("a \\u escape needs four hex digits");
+      if (c >= '0' && c <= '9')
+        v |= static_cast<uint32_t>(c - '0');
+      else if (c >= 'a' && c <= 'f')
+        v |= static_cast<uint32_t>(c - 'a' + 10);
+      else if (c >= 'A' && c <= 'F')
+        v |= static_cast<uint32_t>(c - 'A' + 10);
+      else
+        return fail("a \\u escape needs four hex digits");
     }
     pos_ += 4;
     *out = v;
@@ -498,4 +503,4 @@ std::string write(const Value& value) {
   return out;
 }
 
-}  // namespace peak_server::json
+}  // namespace peak::json

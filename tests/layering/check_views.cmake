@@ -1,7 +1,8 @@
 # Proves the build refuses a back-edge: with the include root of each layer, a
 # header of every layer at or below it is found, and a header of every layer
-# above it is not ("No such file"). Together with check_includes.cmake this is
-# the layer check CI runs.
+# above it is not ("No such file"); with the tools' include root, only the
+# layers tools may use (PEAK_TOOL_LAYERS) are found. Together with
+# check_includes.cmake this is the layer check CI runs.
 #   cmake -DCXX=<compiler> -DVIEWS=<build>/layers -DSOURCE_DIR=<checkout>
 #         -DWORK_DIR=<scratch> -P check_views.cmake
 cmake_minimum_required(VERSION 3.20)
@@ -19,24 +20,28 @@ foreach(layer ${layers})
   set(sample_${layer} "${layer}/${first}")
 endforeach()
 set(n_checks 0)
-foreach(layer ${layers})
-  peak_layers_visible_from(${layer} visible_layers)
+foreach(view ${layers} tools)
+  if(view STREQUAL "tools")
+    set(visible_layers ${PEAK_TOOL_LAYERS})
+  else()
+    peak_layers_visible_from(${view} visible_layers)
+  endif()
   foreach(other ${layers})
     if(other IN_LIST visible_layers)
       set(visible TRUE)
     else()
       set(visible FALSE)
     endif()
-    set(source ${WORK_DIR}/${layer}_sees_${other}.cpp)
+    set(source ${WORK_DIR}/${view}_sees_${other}.cpp)
     file(WRITE ${source} "#include \"${sample_${other}}\"\n")
-    execute_process(COMMAND ${CXX} -std=c++17 -fsyntax-only -I${VIEWS}/${layer} -I${SOURCE_DIR}/include ${source}
+    execute_process(COMMAND ${CXX} -std=c++17 -fsyntax-only -I${VIEWS}/${view} -I${SOURCE_DIR}/include ${source}
                     RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
     if(visible AND NOT result EQUAL 0)
-      string(APPEND problems "'${layer}' cannot include \"${sample_${other}}\" of a layer below it:\n${output}\n")
+      string(APPEND problems "'${view}' cannot include \"${sample_${other}}\" of a layer it may see:\n${output}\n")
     elseif(NOT visible AND result EQUAL 0)
-      string(APPEND problems "'${layer}' can include \"${sample_${other}}\" of the higher layer '${other}'\n")
+      string(APPEND problems "'${view}' can include \"${sample_${other}}\" of '${other}', which it may not see\n")
     elseif(NOT visible AND NOT output MATCHES "No such file")
-      string(APPEND problems "'${layer}' including \"${sample_${other}}\" failed for another reason:\n${output}\n")
+      string(APPEND problems "'${view}' including \"${sample_${other}}\" failed for another reason:\n${output}\n")
     endif()
     math(EXPR n_checks "${n_checks} + 1")
   endforeach()

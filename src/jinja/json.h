@@ -17,6 +17,13 @@ constexpr int kMaxJsonDepth = 128;
 // objects. Integers that fit int64 become Int, other numbers Float; a repeated
 // key keeps its first place and its last value, as Python's json module does.
 // Throws JsonError naming the byte offset.
+//
+// Not peak::json's parser (src/json), because templates see what Python's
+// json.loads gives: "1.0" and "1e3" are floats (tojson writes them back as 1.0
+// and 1000.0), where peak::json's numbers do not say how they were written (1.0
+// is an integer there); and the offsets are json.loads's ("\"abc" fails at 0,
+// where the string starts; "1." at 1, where the extra text starts), where
+// peak::json names the byte at fault.
 Value parse_json(std::string_view text);
 
 // The arguments of json.dumps that tojson passes on.

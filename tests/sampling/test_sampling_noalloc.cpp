@@ -1,12 +1,17 @@
 // Once constructed, a sampler chain samples, accepts and resets without touching
-// the heap. This binary replaces the global operator new to count allocations.
+// the heap; a grammar matcher, once its buffers have grown, reads, snapshots and
+// restores without it. This binary replaces the global operator new to count
+// allocations.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <string>
 #include <vector>
 
+#include "sampling/grammar.h"
+#include "sampling/grammar_matcher.h"
 #include "sampling/pcg32.h"
 #include "sampling/sampler_chain.h"
 
@@ -86,6 +91,39 @@ TEST(SamplingNoAlloc, Greedy) {
   params.temperature = 0.0f;
   params.repeat_penalty = 1.3f;
   expect_no_allocation_while_sampling(params);
+}
+
+TEST(SamplingNoAlloc, GrammarMatcherOnceWarm) {
+  const std::shared_ptr<const Grammar> grammar = Grammar::parse(
+      "root ::= value\n"
+      "value ::= \"{\" ws (string \":\" ws value (\",\" ws string \":\" ws value)*)? \"}\" ws | \"[\" ws (value (\",\" ws "
+      "value)*)? \"]\" ws | string | [0-9]+ ws\n"
+      "string ::= \"\\\"\" [^\"\\\\]* \"\\\"\" ws\n"
+      "ws ::= [ \\n]*\n");
+  const std::string text = "{\"a\": [1, 22, {\"b\": [[], {}]}], \"c\u00e9\": \"d\"} ";
+  GrammarMatcher matcher(grammar);
+  const GrammarMatcher::State start = matcher.state();
+  GrammarMatcher::State halfway = start;
+  bool complete = true;
+  const auto read_twice = [&] {
+    matcher.restore(start);
+    for (size_t i = 0; i < text.size(); ++i) {
+      matcher.accept_byte(static_cast<uint8_t>(text[i]));
+      if (i == text.size() / 2) halfway = matcher.state();
+    }
+    complete = complete && matcher.is_complete();
+    matcher.restore(halfway);
+    matcher.accept_bytes(std::string_view(text).substr(text.size() / 2 + 1));
+    complete = complete && matcher.is_complete();
+  };
+  read_twice();  // the buffers grow
+  read_twice();
+  g_allocations = 0;
+  g_counting = true;
+  read_twice();
+  g_counting = false;
+  EXPECT_TRUE(complete);
+  EXPECT_EQ(g_allocations.load(), 0);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "sampling/grammar_matcher.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 namespace peak::sampling {
@@ -9,6 +10,14 @@ namespace {
 constexpr uint64_t kHashSeed = 0x243F6A8885A308D3ull;
 constexpr uint64_t kHashMultiplier = 0x9E3779B97F4A7C15ull;
 constexpr size_t kFirstTableSize = 64;  // a power of two
+
+// Appends n cells. (vector::insert's general path costs more than the copy of
+// the few cells a suffix has.)
+void append_cells(std::vector<uint32_t>& to, const uint32_t* cells, size_t n) {
+  const size_t size = to.size();
+  to.resize(size + n);
+  std::copy(cells, cells + n, to.data() + size);
+}
 
 uint64_t hash_cell(uint64_t hash, uint32_t cell) { return ((hash << 7 | hash >> 57) ^ cell) * kHashMultiplier; }
 
@@ -148,7 +157,7 @@ bool GrammarMatcher::accept_code_point(uint32_t code_point) {
     work_.assign(1, top + 1);
     push_pending(base);
     expand_pending();
-    if (next_.over_limit) break;
+    if (over_limit_) break;
   }
   end_advance();
   return alive() || stop(state_.over_limit);
@@ -172,25 +181,23 @@ void GrammarMatcher::keep_stacks_intersecting(uint32_t first, uint32_t last) {
 }
 
 void GrammarMatcher::begin_advance() {
-  next_.cells.clear();
-  next_.stack_ends.clear();
-  next_.over_limit = false;
-  emitted_hash_.clear();
-  if (table_.empty()) table_.resize(kFirstTableSize);
-  std::fill(table_.begin(), table_.end(), 0);
+  next_.clear();
+  expanded_.clear();
+  over_limit_ = false;
   steps_ = 0;
 }
 
 void GrammarMatcher::end_advance() {
-  std::swap(state_.cells, next_.cells);
-  std::swap(state_.stack_ends, next_.stack_ends);
-  if (next_.over_limit) stop(true);
+  next_.write(next_cells_, next_ends_);
+  std::swap(state_.cells, next_cells_);
+  std::swap(state_.stack_ends, next_ends_);
+  if (over_limit_) stop(true);
 }
 
 // Queues work_ as a stack to expand, above the first `base` cells of the source.
 void GrammarMatcher::push_pending(uint32_t base) {
   pending_.push_back({base, static_cast<uint32_t>(work_.size())});
-  pending_cells_.insert(pending_cells_.end(), work_.begin(), work_.end());
+  append_cells(pending_cells_, work_.data(), work_.size());
 }
 
 // Queues one stack per alternative of `rule` but the first, each with the
@@ -211,7 +218,7 @@ uint32_t GrammarMatcher::expand_calls(uint32_t base, uint32_t rule) {
 // Expands the queued stacks until each top is a char set (or the stack is
 // empty: a finished parse), and keeps each result once.
 void GrammarMatcher::expand_pending() {
-  while (!pending_.empty() && !next_.over_limit) {
+  while (!pending_.empty() && !over_limit_) {
     const Pending pending = pending_.back();
     pending_.pop_back();
     work_.assign(pending_cells_.end() - pending.suffix_size, pending_cells_.end());
@@ -228,6 +235,7 @@ void GrammarMatcher::expand_pending() {
         emit(base);
         break;
       }
+      if (element.op == GrammarOp::kRule && !first_expansion(base)) break;
       if (work_.empty()) {
         --base;
       } else {
@@ -247,48 +255,84 @@ void GrammarMatcher::expand_pending() {
 
 bool GrammarMatcher::spend(size_t steps) {
   steps_ += steps;
-  if (steps_ > kGrammarMaxExpansionSteps) next_.over_limit = true;
-  return !next_.over_limit;
+  if (steps_ > kGrammarMaxExpansionSteps) over_limit_ = true;
+  return !over_limit_;
+}
+
+// The hash of the stack source_[0, base) + work_.
+uint64_t GrammarMatcher::hash_of(uint32_t base) const {
+  uint64_t hash = source_hash_[base];
+  for (const uint32_t cell : work_) hash = hash_cell(hash, cell);
+  return hash;
+}
+
+// Whether the stack source_[0, base) + work_, a call on top, is met for the
+// first time in this advance: parses that meet again (`x? y? z?` skipped in
+// several ways, from several stacks) expand once.
+bool GrammarMatcher::first_expansion(uint32_t base) {
+  return spend(work_.size() + 1) && expanded_.add(source_, base, hash_of(base), work_);
 }
 
 // Keeps the stack source_[0, base) + work_ unless it is kept already.
 void GrammarMatcher::emit(uint32_t base) {
-  uint64_t hash = source_hash_[base];
-  for (const uint32_t cell : work_) hash = hash_cell(hash, cell);
+  next_.add(source_, base, hash_of(base), work_);
+  if (next_.size() > kGrammarMaxStacks || next_.cell_count() > kGrammarMaxStackCells) over_limit_ = true;
+}
+
+void GrammarMatcher::StackSet::clear() {
+  entries_.clear();
+  suffixes_.clear();
+  cell_count_ = 0;
+  if (table_.empty()) table_.resize(kFirstTableSize);
+  std::fill(table_.begin(), table_.end(), 0);
+}
+
+bool GrammarMatcher::StackSet::add(const uint32_t* source, uint32_t base, uint64_t hash,
+                                   const std::vector<uint32_t>& suffix) {
   const size_t mask = table_.size() - 1;
   size_t slot = hash & mask;
   for (; table_[slot] != 0; slot = (slot + 1) & mask) {
-    if (is_stack(table_[slot] - 1, hash, base)) return;
+    if (holds(entries_[table_[slot] - 1], source, base, hash, suffix)) return false;
   }
-  const size_t size = base + work_.size();
-  if (next_.stack_ends.size() + 1 > kGrammarMaxStacks || next_.cells.size() + size > kGrammarMaxStackCells) {
-    next_.over_limit = true;
-    return;
-  }
-  if (base > 0) next_.cells.insert(next_.cells.end(), source_, source_ + base);
-  next_.cells.insert(next_.cells.end(), work_.begin(), work_.end());
-  next_.stack_ends.push_back(static_cast<uint32_t>(next_.cells.size()));
-  emitted_hash_.push_back(hash);
-  table_[slot] = static_cast<uint32_t>(next_.stack_ends.size());
-  if (2 * next_.stack_ends.size() > table_.size()) grow_table();
+  entries_.push_back(
+      {source, base, static_cast<uint32_t>(suffixes_.size()), static_cast<uint32_t>(suffix.size()), hash});
+  append_cells(suffixes_, suffix.data(), suffix.size());
+  cell_count_ += base + suffix.size();
+  table_[slot] = static_cast<uint32_t>(entries_.size());
+  if (2 * entries_.size() > table_.size()) grow();
+  return true;
 }
 
-bool GrammarMatcher::is_stack(uint32_t index, uint64_t hash, uint32_t base) const {
-  if (emitted_hash_[index] != hash) return false;
-  const uint32_t begin = index == 0 ? 0 : next_.stack_ends[index - 1];
-  const uint32_t end = next_.stack_ends[index];
-  if (end - begin != base + work_.size()) return false;
-  const uint32_t* cells = next_.cells.data() + begin;
-  return std::equal(cells, cells + base, source_) && std::equal(work_.begin(), work_.end(), cells + base);
+bool GrammarMatcher::StackSet::holds(const Entry& entry, const uint32_t* source, uint32_t base, uint64_t hash,
+                                     const std::vector<uint32_t>& suffix) const {
+  const size_t size = base + suffix.size();
+  if (entry.hash != hash || entry.base + entry.suffix_size != size) return false;
+  const uint32_t* entry_suffix = suffixes_.data() + entry.suffix_begin;
+  for (size_t i = 0; i < size; ++i) {
+    const uint32_t held = i < entry.base ? entry.source[i] : entry_suffix[i - entry.base];
+    const uint32_t given = i < base ? source[i] : suffix[i - base];
+    if (held != given) return false;
+  }
+  return true;
 }
 
-void GrammarMatcher::grow_table() {
+void GrammarMatcher::StackSet::grow() {
   table_.assign(table_.size() * 2, 0);
   const size_t mask = table_.size() - 1;
-  for (uint32_t index = 0; index < emitted_hash_.size(); ++index) {
-    size_t slot = emitted_hash_[index] & mask;
+  for (uint32_t index = 0; index < entries_.size(); ++index) {
+    size_t slot = entries_[index].hash & mask;
     while (table_[slot] != 0) slot = (slot + 1) & mask;
     table_[slot] = index + 1;
+  }
+}
+
+void GrammarMatcher::StackSet::write(std::vector<uint32_t>& cells, std::vector<uint32_t>& ends) const {
+  cells.clear();
+  ends.clear();
+  for (const Entry& entry : entries_) {
+    append_cells(cells, entry.source, entry.base);
+    append_cells(cells, suffixes_.data() + entry.suffix_begin, entry.suffix_size);
+    ends.push_back(static_cast<uint32_t>(cells.size()));
   }
 }
 

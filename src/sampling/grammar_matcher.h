@@ -6,8 +6,10 @@
 // stack holds grammar positions, the top one the char set that must match the
 // next code point, those below where each unfinished caller resumes. A code
 // point advances every stack whose top matches it and expands the results
-// until each top is a char set again; identical stacks are kept once, so an
-// ambiguous grammar (`x* x*`) holds a few stacks, not one per parse. Bytes of
+// until each top is a char set again. Identical stacks are kept once, and a
+// call that several paths reach in one step (`x? y? z?` skipped in several
+// ways) is expanded once, so an ambiguous grammar (`x* x*`) holds a few stacks
+// and costs a few steps, not one per parse. Bytes of
 // an unfinished character are kept; each one already drops the stacks that no
 // code point starting with those bytes could advance. Input that is not strict
 // UTF-8 (overlong forms, surrogates, above U+10FFFF) is rejected.
@@ -91,6 +93,37 @@ class GrammarMatcher {
     uint32_t suffix_size;
   };
 
+  // Stacks kept once each, found again by their hash. A stack is held as the
+  // first `base` cells of the stack it was advanced from (which stays in place
+  // for the whole advance) and a suffix of its own.
+  class StackSet {
+   public:
+    void clear();
+    // Adds source[0, base) + suffix, whose hash is `hash`; false if held already.
+    bool add(const uint32_t* source, uint32_t base, uint64_t hash, const std::vector<uint32_t>& suffix);
+    size_t size() const { return entries_.size(); }
+    size_t cell_count() const { return cell_count_; }
+    // Writes the stacks out as State's cells and stack ends.
+    void write(std::vector<uint32_t>& cells, std::vector<uint32_t>& ends) const;
+
+   private:
+    struct Entry {
+      const uint32_t* source;
+      uint32_t base;
+      uint32_t suffix_begin;  // in suffixes_
+      uint32_t suffix_size;
+      uint64_t hash;
+    };
+    bool holds(const Entry& entry, const uint32_t* source, uint32_t base, uint64_t hash,
+               const std::vector<uint32_t>& suffix) const;
+    void grow();
+
+    std::vector<Entry> entries_;
+    std::vector<uint32_t> suffixes_;
+    std::vector<uint32_t> table_;  // entries by hash: index + 1, 0 for none
+    size_t cell_count_ = 0;
+  };
+
   bool alive() const { return !state_.stack_ends.empty(); }
   bool stop(bool over_limit);  // false, the matcher stopped
   bool accept_code_point(uint32_t code_point);
@@ -100,23 +133,25 @@ class GrammarMatcher {
   void push_pending(uint32_t base);
   uint32_t expand_calls(uint32_t base, uint32_t rule);
   void expand_pending();
+  bool first_expansion(uint32_t base);
   bool spend(size_t steps);
+  uint64_t hash_of(uint32_t base) const;
   void emit(uint32_t base);
-  bool is_stack(uint32_t index, uint64_t hash, uint32_t base) const;
-  void grow_table();
 
   std::shared_ptr<const Grammar> grammar_;
   State state_;
   // Scratch space of one code point's advance, kept for its capacity.
-  State next_;
+  std::vector<uint32_t> next_cells_;  // the next State's, before the swap
+  std::vector<uint32_t> next_ends_;
   const uint32_t* source_ = nullptr;   // the stack being advanced, bottom to top
   std::vector<uint64_t> source_hash_;  // hash of its first i cells at [i]
   std::vector<uint32_t> work_;         // the suffix being expanded
   std::vector<Pending> pending_;
   std::vector<uint32_t> pending_cells_;
-  std::vector<uint32_t> table_;         // next_'s stacks by hash: index + 1, 0 for none
-  std::vector<uint64_t> emitted_hash_;  // hash of each of next_'s stacks
+  StackSet next_;      // the stacks after the code point
+  StackSet expanded_;  // the stacks whose top call was expanded already
   size_t steps_ = 0;
+  bool over_limit_ = false;  // this advance passed a bound
 };
 
 // The verdict on a whole text, from the start of the grammar.

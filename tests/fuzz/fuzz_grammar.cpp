@@ -25,7 +25,7 @@ using peak::sampling::GrammarError;
 using peak::sampling::GrammarMatcher;
 using peak::sampling::GrammarVerdict;
 
-constexpr size_t kMaxTextBytes = 64;   // each text run on a grammar
+constexpr size_t kMaxTextBytes = 64;  // each text run on a grammar
 constexpr size_t kMaxTexts = 4;
 constexpr size_t kBuiltBytes = 24;     // the length of the text built from taken bytes
 constexpr size_t kCandidateBytes = 8;  // bytes of the grammar tried at each step

@@ -1,7 +1,8 @@
 // GrammarMatcher as a token sampler uses it: tokens are byte strings that cut
 // through rules and characters, states are snapshot and restored, one grammar
-// serves several threads, and grammars that would multiply the parses stop at
-// the stated bounds instead of growing. Also the bounds of Grammar::parse that
+// serves several threads; parses that meet again are followed once, and
+// grammars that would multiply the parses stop at the stated bounds instead of
+// growing. Also the bounds of Grammar::parse that
 // take more text than a case file line.
 #include <gtest/gtest.h>
 
@@ -128,12 +129,27 @@ TEST(GrammarMatcher, DeepNestingStopsAtTheCellBound) {
   EXPECT_EQ(grammar_verdict(grammar, std::string(depth, '(')), GrammarVerdict::kOverLimit);
 }
 
-TEST(GrammarMatcher, ExponentialExpansionsStopAtTheStepBound) {
+TEST(GrammarMatcher, PathsThatMeetAgainExpandOnce) {
   // Each n can be skipped two ways: 2^30 paths lead from the start to "x".
   std::string text = "root ::= ";
   for (int i = 0; i < 30; ++i) text += "n ";
   text += "\"x\"\nn ::= \"a\"? | \"b\"?\n";
-  EXPECT_EQ(grammar_verdict(compile(text), "x"), GrammarVerdict::kOverLimit);
+  const std::shared_ptr<const Grammar> grammar = compile(text);
+  EXPECT_EQ(grammar_verdict(grammar, "x"), GrammarVerdict::kComplete);
+  std::string letters;
+  for (int i = 0; i < 15; ++i) letters += "ab";
+  EXPECT_EQ(grammar_verdict(grammar, letters + "x"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(grammar, letters), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(grammar, letters + "ax"), GrammarVerdict::kRejected);
+}
+
+TEST(GrammarMatcher, ExpansionsStopAtTheStepBound) {
+  // A call of e queues one stack per alternative: more than the steps allowed.
+  std::string text = "root ::= e \"a\"\ne ::= \"\"";
+  for (size_t i = 0; i < kGrammarMaxExpansionSteps; ++i) text += "|";
+  const std::shared_ptr<const Grammar> grammar = compile(text);
+  EXPECT_EQ(grammar_verdict(grammar, ""), GrammarVerdict::kOverLimit);
+  EXPECT_EQ(grammar_verdict(grammar, "a"), GrammarVerdict::kOverLimit);
 }
 
 TEST(GrammarParse, RefusesTextAboveTheSizeBound) {

@@ -94,12 +94,12 @@ TEST(SamplingNoAlloc, Greedy) {
 }
 
 TEST(SamplingNoAlloc, GrammarMatcherOnceWarm) {
-  const std::shared_ptr<const Grammar> grammar = Grammar::parse(
-      "root ::= value\n"
-      "value ::= \"{\" ws (string \":\" ws value (\",\" ws string \":\" ws value)*)? \"}\" ws | \"[\" ws (value (\",\" ws "
-      "value)*)? \"]\" ws | string | [0-9]+ ws\n"
-      "string ::= \"\\\"\" [^\"\\\\]* \"\\\"\" ws\n"
-      "ws ::= [ \\n]*\n");
+  const std::shared_ptr<const Grammar> grammar = Grammar::parse(R"(root ::= value
+value ::= "{" ws (string ":" ws value ("," ws string ":" ws value)*)? "}" ws | "[" ws (value ("," ws value)*)? "]" ws |
+  string | [0-9]+ ws
+string ::= "\"" [^"\\]* "\"" ws
+ws ::= [ \n]*
+)");
   const std::string text = "{\"a\": [1, 22, {\"b\": [[], {}]}], \"c\u00e9\": \"d\"} ";
   GrammarMatcher matcher(grammar);
   const GrammarMatcher::State start = matcher.state();

@@ -99,6 +99,9 @@ std::string json_schema_to_gbnf(const json::Value& schema);
 // The same for the schema's JSON text (parsed by peak::json; a parse error is
 // a JsonSchemaError at the root).
 std::string json_schema_to_gbnf(std::string_view schema_json);
+inline std::string json_schema_to_gbnf(const std::string& schema_json) {
+  return json_schema_to_gbnf(std::string_view(schema_json));
+}
 inline std::string json_schema_to_gbnf(const char* schema_json) {
   return json_schema_to_gbnf(std::string_view(schema_json));
 }

@@ -5,14 +5,14 @@
 
 namespace peak::sampling {
 
-CodePointSet::CodePointSet(std::initializer_list<CodePointSpan> spans) {
-  for (const CodePointSpan& span : spans) add(span.first, span.last);
+CodePointSet::CodePointSet(std::initializer_list<CodePointRange> spans) {
+  for (const CodePointRange& span : spans) add(span.first, span.last);
 }
 
 void CodePointSet::add(uint32_t first, uint32_t last) {
   // Spans that overlap or touch [first, last] merge with it.
   auto begin = std::lower_bound(spans_.begin(), spans_.end(), first,
-                                [](const CodePointSpan& span, uint32_t cp) { return span.last + 1 < cp; });
+                                [](const CodePointRange& span, uint32_t cp) { return span.last + 1 < cp; });
   auto end = begin;
   while (end != spans_.end() && end->first <= last + 1) {
     first = std::min(first, end->first);
@@ -24,17 +24,17 @@ void CodePointSet::add(uint32_t first, uint32_t last) {
 }
 
 void CodePointSet::add(const CodePointSet& other) {
-  for (const CodePointSpan& span : other.spans_) add(span.first, span.last);
+  for (const CodePointRange& span : other.spans_) add(span.first, span.last);
 }
 
 CodePointSet CodePointSet::complement() const {
   CodePointSet out;
   uint32_t next = 0;
-  for (const CodePointSpan& span : spans_) {
+  for (const CodePointRange& span : spans_) {
     if (span.first > next) out.spans_.push_back({next, span.first - 1});
     next = span.last + 1;
   }
-  if (next <= kLastCodePoint) out.spans_.push_back({next, kLastCodePoint});
+  if (next <= kMaxCodePoint) out.spans_.push_back({next, kMaxCodePoint});
   return out;
 }
 
@@ -46,7 +46,7 @@ CodePointSet CodePointSet::intersect(const CodePointSet& other) const {
 
 bool CodePointSet::contains(uint32_t code_point) const {
   auto it = std::lower_bound(spans_.begin(), spans_.end(), code_point,
-                             [](const CodePointSpan& span, uint32_t cp) { return span.last < cp; });
+                             [](const CodePointRange& span, uint32_t cp) { return span.last < cp; });
   return it != spans_.end() && it->first <= code_point;
 }
 
@@ -66,9 +66,9 @@ std::string class_char(uint32_t cp) {
   return hex_escape('U', cp, 8);
 }
 
-std::string class_body(const std::vector<CodePointSpan>& spans) {
+std::string class_body(const std::vector<CodePointRange>& spans) {
   std::string out;
-  for (const CodePointSpan& span : spans) {
+  for (const CodePointRange& span : spans) {
     out += class_char(span.first);
     if (span.last != span.first) out += '-' + class_char(span.last);
   }

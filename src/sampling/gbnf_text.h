@@ -10,22 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "sampling/grammar.h"
+
 namespace peak::sampling {
 
-inline constexpr uint32_t kLastCodePoint = 0x10FFFF;
 inline constexpr uint32_t kUnboundedCount = UINT32_MAX;  // no maximum in a repetition
 
-// Code points [first, last].
-struct CodePointSpan {
-  uint32_t first;
-  uint32_t last;
-};
-
-// A set of code points as sorted, disjoint, non-adjacent spans.
+// A set of code points as sorted, disjoint, non-adjacent ranges.
 class CodePointSet {
  public:
   CodePointSet() = default;
-  CodePointSet(std::initializer_list<CodePointSpan> spans);
+  CodePointSet(std::initializer_list<CodePointRange> spans);
 
   void add(uint32_t first, uint32_t last);
   void add(const CodePointSet& other);
@@ -33,10 +28,10 @@ class CodePointSet {
   CodePointSet intersect(const CodePointSet& other) const;
   bool contains(uint32_t code_point) const;
   bool empty() const { return spans_.empty(); }
-  const std::vector<CodePointSpan>& spans() const { return spans_; }
+  const std::vector<CodePointRange>& spans() const { return spans_; }
 
  private:
-  std::vector<CodePointSpan> spans_;
+  std::vector<CodePointRange> spans_;
 };
 
 // `bytes` (UTF-8 text or not) as a GBNF string literal, quotes included:

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "sampling/gbnf_integer_range.h"
 #include "sampling/gbnf_text.h"
+#include "sampling/grammar.h"
+#include "sampling/grammar_matcher.h"
 #include "sampling/json_schema.h"
 
 namespace peak::sampling {
@@ -238,8 +241,7 @@ TEST(JsonSchemaToGbnf, BoundsAreErrorsNamingThem) {
     wide += (i ? "," : "") + std::string("\"p") + std::to_string(i) + R"(": {})";
   EXPECT_NE(error_of(wide + "}}").find("kSchemaMaxRules"), std::string::npos);
   std::string long_enum = R"({"enum": [)";
-  for (int i = 0; i < 300; ++i)
-    long_enum += (i ? ",\"" : "\"") + std::string(1000, 'a' + i % 26) + std::to_string(i) + "\"";
+  for (int i = 0; i < 300; ++i) long_enum += (i ? ",\"" : "\"") + std::string(1000, 'a') + std::to_string(i) + "\"";
   EXPECT_NE(error_of(long_enum + "]}").find("kSchemaMaxGrammarBytes"), std::string::npos);
   // Each level merges the next one twice: 2^30 merges unbounded.
   std::string doubling = R"({"$ref": "#/$defs/d0", "$defs": {)";
@@ -248,6 +250,69 @@ TEST(JsonSchemaToGbnf, BoundsAreErrorsNamingThem) {
     doubling += "\"d" + std::to_string(i) + "\": {\"allOf\": [" + next + ", " + next + "]},";
   }
   EXPECT_NE(error_of(doubling + R"("d30": {"type": "integer"}}})").find("kSchemaMaxSteps"), std::string::npos);
+}
+
+GrammarVerdict verdict(const std::string& schema, const std::string& text) {
+  return grammar_verdict(Grammar::parse(json_schema_to_gbnf(schema)), text);
+}
+
+// Every integer near and inside each range, against the comparison itself.
+TEST(JsonSchemaGrammar, IntegerRangesTakeExactlyTheirIntegers) {
+  const std::pair<int64_t, int64_t> ranges[] = {{0, 0},     {5, 5},      {9, 10},      {-7, 93},   {-1234, -1},
+                                                {99, 1001}, {123, 4567}, {-1000, 999}, {-50, -49}, {1, 100}};
+  for (const auto& [low, high] : ranges) {
+    const std::string schema =
+        R"({"type": "integer", "minimum": )" + std::to_string(low) + R"(, "maximum": )" + std::to_string(high) + "}";
+    const auto grammar = Grammar::parse(json_schema_to_gbnf(schema));
+    for (int64_t n = low - 150; n <= high + 150; ++n) {
+      const bool inside = n >= low && n <= high;
+      EXPECT_EQ(grammar_verdict(grammar, std::to_string(n)) == GrammarVerdict::kComplete, inside)
+          << schema << " on " << n;
+    }
+    EXPECT_NE(grammar_verdict(grammar, "-0"), GrammarVerdict::kComplete) << schema;
+    EXPECT_NE(grammar_verdict(grammar, "0" + std::to_string(high)), GrammarVerdict::kComplete) << schema;
+  }
+}
+
+TEST(JsonSchemaGrammar, OneSidedRangesReachTheDigitLimit) {
+  const std::string at_least = R"({"type": "integer", "minimum": 995})";
+  const std::string at_most = R"({"type": "integer", "exclusiveMaximum": -994})";
+  for (int64_t n = 900; n <= 1100; ++n) {
+    EXPECT_EQ(verdict(at_least, std::to_string(n)) == GrammarVerdict::kComplete, n >= 995) << n;
+    EXPECT_EQ(verdict(at_most, std::to_string(-n)) == GrammarVerdict::kComplete, n >= 995) << -n;
+  }
+  EXPECT_EQ(verdict(at_least, "9999999999999999"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(at_most, "-9999999999999999"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(at_least, "10000000000000000"), GrammarVerdict::kRejected);  // 17 digits
+}
+
+TEST(JsonSchemaGrammar, WhitespaceIsLlamaCpps) {
+  const std::string schema =
+      R"({"type": "object", "properties": {"a": {"type": "array", "items": {"type": "integer"}}}})";
+  EXPECT_EQ(verdict(schema, R"({"a":[1,2]})"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(schema, "{ \"a\" : [ 1, 2 ] }"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(schema, "{\n\n\t\"a\": [\n    1,\n    2\n  ]\n}"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(schema, "{\"a\": [1 , 2]}"), GrammarVerdict::kRejected);   // not after a value
+  EXPECT_EQ(verdict(schema, "{\n\n\n\"a\": []}"), GrammarVerdict::kRejected);  // three newlines
+  EXPECT_EQ(verdict(schema, "{" + std::string(21, ' ') + "}"), GrammarVerdict::kRejected);
+  EXPECT_EQ(verdict(schema, " {}"), GrammarVerdict::kRejected);  // none before the value
+  EXPECT_EQ(verdict(schema, "{} "), GrammarVerdict::kRejected);  // nor after it
+}
+
+TEST(JsonSchemaGrammar, JsonObjectModeTakesObjectsOnly) {
+  const auto grammar = Grammar::parse(json_object_gbnf());
+  EXPECT_EQ(grammar_verdict(grammar, R"({"a": [1, {"b": null}], "c": "\u00e9"})"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(grammar, "{}"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(grammar, "[1]"), GrammarVerdict::kRejected);
+  EXPECT_EQ(grammar_verdict(grammar, "\"{}\""), GrammarVerdict::kRejected);
+}
+
+TEST(JsonSchemaGrammar, PatternClassesHoldJsonEscapes) {
+  const std::string schema = R"({"type": "string", "pattern": "^[^a]{2}$"})";
+  EXPECT_EQ(verdict(schema, R"("\"\\")"), GrammarVerdict::kComplete);  // a quote and a backslash
+  EXPECT_EQ(verdict(schema, R"("\n\u0001")"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(schema, R"("xa")"), GrammarVerdict::kRejected);
+  EXPECT_EQ(verdict(schema, "\"\t\""), GrammarVerdict::kRejected);  // a raw tab is no JSON
 }
 
 TEST(GbnfText, LiteralsClassesAndCountsAreEscaped) {

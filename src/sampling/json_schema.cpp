@@ -1,6 +1,7 @@
 #include "sampling/json_schema.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -643,6 +644,7 @@ Maybe Converter::array_expression(const Value& schema, const Site& site, int dep
   const Value* prefix = schema.find("prefixItems");
   if (!items && !prefix && !schema.find("minItems") && !schema.find("maxItems")) return Expr{primitive("array"), true};
   const InsideValue inside(at_value_start_);
+  primitive("space");
   const bool tuple = items && items->is_array();  // draft 2019's form of prefixItems
   const std::vector<Value> no_prefix;
   const std::vector<Value>& prefix_schemas = tuple ? items->items() : prefix ? prefix->items() : no_prefix;
@@ -700,6 +702,7 @@ Maybe Converter::object_expression(const Value& schema, const Site& site, int de
   const bool any_member = !additional || (additional->is_bool() && additional->as_bool());
   if (!properties && !required && any_member) return Expr{primitive("object"), true};
   const InsideValue inside(at_value_start_);
+  primitive("space");
   // llama.cpp's default: declared properties close the object.
   const Value open = Value(!properties);
   const Value& extra = additional ? *additional : open;
@@ -975,14 +978,44 @@ void Converter::check_left_recursion() const {
   }
 }
 
+// The rule names a body uses (outside its literals and classes).
+std::vector<std::string> names_used(const std::string& body) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < body.size();) {
+    const char c = body[i];
+    if (c == '"' || c == '[') {
+      const char close = c == '"' ? '"' : ']';
+      for (++i; i < body.size() && body[i] != close; ++i) i += body[i] == '\\';
+      ++i;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '-') {
+      const size_t begin = i;
+      while (i < body.size() && (std::isalnum(static_cast<unsigned char>(body[i])) || body[i] == '-')) ++i;
+      names.push_back(body.substr(begin, i - begin));
+    } else {
+      ++i;
+    }
+  }
+  return names;
+}
+
 std::string Converter::run() {
   const Site top{"", ""};
   const Maybe expr = visit(root_, top, 0);
   if (!expr) fail(top, "no JSON value satisfies the schema");
   set_rule(top, "root", expr->text);
   check_left_recursion();
+  // Only the rules root reaches: branches that turned out empty leave theirs.
+  std::set<std::string> reached = {"root"};
+  std::vector<std::string> pending = {"root"};
+  while (!pending.empty()) {
+    const std::string rule = pending.back();
+    pending.pop_back();
+    for (const std::string& name : names_used(rules_.at(rule))) {
+      if (rules_.count(name) && reached.insert(name).second) pending.push_back(name);
+    }
+  }
   std::string out;
-  for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
+  for (const std::string& name : reached) out += name + " ::= " + rules_.at(name) + "\n";
   return out;
 }
 

@@ -1,4 +1,5 @@
-// JSON Schema -> GBNF: a grammar (llama.cpp's GBNF syntax, start rule "root")
+// JSON Schema -> GBNF: a grammar (llama.cpp's GBNF syntax, start rule "root",
+// rules listed by name, only those root uses)
 // whose strings are JSON texts that satisfy the schema, for sampling
 // structured output. Its rules, whitespace and string forms are those of
 // llama.cpp's json_schema_to_grammar, so the same schema constrains a model

@@ -1,6 +1,7 @@
 // The converter's GBNF for small schemas, derived by hand from the rules that
 // src/sampling/json_schema.h states (llama.cpp's primitives and whitespace,
-// required members first, rules named after their place, listed by name), and
+// required members first, rules named after their place, listed by name, only
+// those root uses), and
 // its refusals: each names the keyword and the place.
 #include <gtest/gtest.h>
 
@@ -128,6 +129,13 @@ TEST(JsonSchemaToGbnf, AlternativesAndTypeListsJoinTheirBranches) {
   EXPECT_EQ(json_schema_to_gbnf(R"({"type": ["boolean", "null"]})"), kBoolean + kNull + "root ::= boolean | null\n");
 }
 
+TEST(JsonSchemaToGbnf, BranchesThatNoValueSatisfiesLeaveNoRules) {
+  // "x" is required but the declared properties close the object.
+  const std::string schema = R"({"oneOf": [{"type": "null"}, {"type": "object",
+      "properties": {"a": {"type": "integer"}}, "required": ["x"]}]})";
+  EXPECT_EQ(json_schema_to_gbnf(schema), kNull + "root ::= null\n");
+}
+
 TEST(JsonSchemaToGbnf, EachRefIsOneRule) {
   const std::string schema = R"({"$defs": {"n": {"type": "integer"}}, "type": "array",
       "items": {"$ref": "#/$defs/n"}, "maxItems": 2})";
@@ -148,13 +156,13 @@ TEST(JsonSchemaToGbnf, EachRefIsOneRule) {
 
 TEST(JsonSchemaToGbnf, PatternsBecomeSequencesOfTheirPieces) {
   EXPECT_EQ(json_schema_to_gbnf(R"({"type": "string", "pattern": "^ab?[0-9]*$"})"),
-            kChar + "root ::= \"\\\"\" \"a\" \"b\"? [0-9]* \"\\\"\"\n");
+            "root ::= \"\\\"\" \"a\" \"b\"? [0-9]* \"\\\"\"\n");
   // Unanchored sides take any text.
   EXPECT_EQ(json_schema_to_gbnf(R"({"type": "string", "pattern": "x|y$"})"),
             kChar + "root ::= \"\\\"\" (char* \"x\" char* | char* \"y\") \"\\\"\"\n");
   // A quote or backslash the pattern spells is written escaped, as in JSON.
   EXPECT_EQ(json_schema_to_gbnf(R"({"type": "string", "pattern": "^[\"a]\\\\$"})"),
-            kChar + "root ::= \"\\\"\" ([a] | \"\\\\\\\"\") \"\\\\\\\\\" \"\\\"\"\n");
+            "root ::= \"\\\"\" ([a] | \"\\\\\\\"\") \"\\\\\\\\\" \"\\\"\"\n");
 }
 
 TEST(JsonSchemaToGbnf, FormatsAreLlamaCppsRules) {

@@ -206,8 +206,14 @@ bool RegexParser::parse_quantifier(uint32_t* min, uint32_t* max) {
     ++pos_;
     *min = c == '+' ? 1 : 0;
     *max = c == '?' ? 1 : kUnboundedCount;
-  } else if (c != '{' || !parse_braces(min, max)) {
+  } else if (c != '{') {
     return false;
+  } else {
+    const size_t start = pos_;
+    if (!parse_braces(min, max)) {
+      pos_ = start;  // not a count: the '{' is a literal the next atom reads
+      return false;
+    }
   }
   if (!at_end() && peek() == '?') ++pos_;  // lazy: the same strings match
   if (!at_end() && (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{')) {
@@ -466,7 +472,15 @@ std::string PatternWriter::repeat(const RegexNode& node) {
     throw PatternError("repetition counts add up to more than " + std::to_string(kSchemaMaxRepetitionTotal) +
                        " (kSchemaMaxRepetitionTotal)");
   }
-  return item(node.children[0]) + gbnf_repetition(node.min, node.max);
+  // A GBNF item takes one suffix: "(x+)?", never "x+?".
+  const RegexNode* inner = &node.children[0];
+  while (inner->kind != RegexNode::Kind::kSet && inner->kind != RegexNode::Kind::kRepeat &&
+         inner->children.size() == 1) {
+    inner = &inner->children[0];
+  }
+  std::string text = item(*inner);
+  if (inner->kind == RegexNode::Kind::kRepeat) text = "(" + text + ")";
+  return text + gbnf_repetition(node.min, node.max);
 }
 
 }  // namespace

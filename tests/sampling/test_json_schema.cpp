@@ -323,6 +323,27 @@ TEST(JsonSchemaGrammar, PatternClassesHoldJsonEscapes) {
   EXPECT_EQ(verdict(schema, "\"\t\""), GrammarVerdict::kRejected);  // a raw tab is no JSON
 }
 
+TEST(JsonSchemaGrammar, ABraceThatIsNoCountIsALiteral) {
+  // ECMA-262 Annex B: '{' that does not begin {m}, {m,} or {m,n} is the
+  // character itself, also right after an atom that could take a count.
+  EXPECT_EQ(json_schema_to_gbnf(R"({"type": "string", "pattern": "^\\d{2(\\d+)?$"})"),
+            "root ::= \"\\\"\" [0-9] \"{2\" ([0-9]+)? \"\\\"\"\n");
+  EXPECT_EQ(json_schema_to_gbnf(R"({"type": "string", "pattern": "^a{,3}$"})"),
+            "root ::= \"\\\"\" \"a{,3}\" \"\\\"\"\n");
+  EXPECT_EQ(verdict(R"({"type": "string", "pattern": "^\\d{2(\\d+)?$"})", R"("5{234")"), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(R"({"type": "string", "pattern": "^\\d{2(\\d+)?$"})", R"("52")"), GrammarVerdict::kRejected);
+}
+
+TEST(JsonSchemaGrammar, ARepeatedRepeatIsParenthesized) {
+  // GBNF takes one suffix per item, as the grammar engine's parser does.
+  EXPECT_EQ(json_schema_to_gbnf(R"({"type": "string", "pattern": "^(a+)?(?:b{2}){3}$"})"),
+            "root ::= \"\\\"\" (\"a\"+)? (\"b\"{2}){3} \"\\\"\"\n");
+  EXPECT_EQ(verdict(R"({"type": "string", "pattern": "^(a+)?(?:b{2}){3}$"})", R"("aabbbbbb")"),
+            GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(R"({"type": "string", "pattern": "^(a+)?(?:b{2}){3}$"})", R"("abbbbb")"),
+            GrammarVerdict::kRejected);
+}
+
 TEST(GbnfText, LiteralsClassesAndCountsAreEscaped) {
   EXPECT_EQ(gbnf_literal("a\"b\\c\nd\x01"), "\"a\\\"b\\\\c\\nd\\x01\"");
   EXPECT_EQ(gbnf_char_class(CodePointSet{{'a', 'z'}, {'-', '-'}}), "[\\-a-z]");

@@ -50,6 +50,28 @@ bool start_utf8(uint8_t byte, GrammarMatcher::State& state) {
 
 }  // namespace
 
+// The fields of an unfinished character count only while one is unfinished
+// (after a character they keep its last values, which mean nothing).
+bool GrammarMatcher::State::operator==(const State& other) const {
+  const bool same_character =
+      utf8_needed == other.utf8_needed &&
+      (utf8_needed == 0 || (utf8_bits == other.utf8_bits && utf8_next_low == other.utf8_next_low &&
+                            utf8_next_high == other.utf8_next_high));
+  return same_character && over_limit == other.over_limit && cells == other.cells && stack_ends == other.stack_ends;
+}
+
+uint64_t GrammarMatcher::State::hash() const {
+  uint64_t hash = kHashSeed;
+  for (const uint32_t cell : cells) hash = hash_cell(hash, cell);
+  for (const uint32_t end : stack_ends) hash = hash_cell(hash, end);
+  if (utf8_needed != 0) {
+    hash = hash_cell(hash, utf8_bits);
+    hash = hash_cell(hash, static_cast<uint32_t>(utf8_needed) << 16 | static_cast<uint32_t>(utf8_next_low) << 8 |
+                               static_cast<uint32_t>(utf8_next_high));
+  }
+  return hash_cell(hash, over_limit ? 1u : 0u);
+}
+
 const char* to_string(GrammarVerdict verdict) {
   switch (verdict) {
     case GrammarVerdict::kComplete: return "complete";

@@ -62,6 +62,12 @@ class GrammarMatcher {
     uint8_t utf8_next_low = 0;
     uint8_t utf8_next_high = 0;
     bool over_limit = false;
+
+    // Equal: the same stacks and the same unfinished character, so the same
+    // verdicts on whatever follows. Equal states hash alike.
+    bool operator==(const State& other) const;
+    bool operator!=(const State& other) const { return !(*this == other); }
+    uint64_t hash() const;
   };
 
   // At the start of the grammar's root rule.

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "sampling/selection.h"
 #include "sampling/truncation.h"
@@ -22,14 +23,28 @@ const SamplerParams& checked(const SamplerParams& params) {
   return params;
 }
 
+std::optional<GrammarStage> grammar_stage(int32_t n_vocab, const SamplerParams& params,
+                                          const std::shared_ptr<const GrammarVocabulary>& vocabulary) {
+  if (!params.grammar) return std::nullopt;
+  if (!vocabulary || vocabulary->size() != n_vocab) {
+    throw std::invalid_argument("sampling: a grammar needs the vocabulary of the chain's " + std::to_string(n_vocab) +
+                                " tokens" +
+                                (vocabulary ? ", got one of " + std::to_string(vocabulary->size()) : std::string()));
+  }
+  return GrammarStage(params.grammar, vocabulary);
+}
+
 }  // namespace
 
-SamplerChain::SamplerChain(int32_t n_vocab, const SamplerParams& params)
+SamplerChain::SamplerChain(int32_t n_vocab, const SamplerParams& params,
+                           std::shared_ptr<const GrammarVocabulary> vocabulary)
     : n_vocab_(checked_vocab_size(n_vocab)),
       params_(checked(params)),
       buffer_(static_cast<size_t>(n_vocab)),
       penalty_window_(n_vocab, params.penalty_last_n),
-      rng_(params.seed) {}
+      rng_(params.seed),
+      vocabulary_(std::move(vocabulary)),
+      grammar_(grammar_stage(n_vocab, params, vocabulary_)) {}
 
 int32_t SamplerChain::sample(const float* logits) {
   candidates_ = load_logits(logits, n_vocab_, buffer_.data());
@@ -38,14 +53,34 @@ int32_t SamplerChain::sample(const float* logits) {
   }
   if (params_.temperature == 0.0f) {
     // Greedy: the truncation stages never remove the highest logit, so only the
-    // penalties can change the choice.
+    // penalties (and the grammar) can change the choice.
     for (SamplerStage stage : params_.order) {
       if (stage == SamplerStage::Penalties) run_stage(stage);
     }
+    if (grammar_) grammar_->keep_best_allowed(candidates_, 1);
     return select_greedy(candidates_);
   }
-  for (SamplerStage stage : params_.order) run_stage(stage);
+  run_stages();
   return select_from_distribution(candidates_, rng_);
+}
+
+// The grammar goes first. The penalties change the logits of single tokens, so
+// they may run before it; a top-k after them takes the k best allowed
+// lazily; any other stage needs the allowed candidates first.
+void SamplerChain::run_stages() {
+  bool grammar_pending = grammar_.has_value();
+  for (SamplerStage stage : params_.order) {
+    if (grammar_pending && stage != SamplerStage::Penalties) {
+      if (stage == SamplerStage::TopK && params_.top_k > 0) {
+        grammar_->keep_best_allowed(candidates_, static_cast<size_t>(params_.top_k));
+      } else {
+        grammar_->keep_allowed(candidates_);
+      }
+      grammar_pending = false;
+    }
+    run_stage(stage);
+  }
+  if (grammar_pending) grammar_->keep_allowed(candidates_);
 }
 
 void SamplerChain::run_stage(SamplerStage stage) {
@@ -61,7 +96,24 @@ void SamplerChain::run_stage(SamplerStage stage) {
   }
 }
 
-void SamplerChain::accept(int32_t token) { penalty_window_.accept(token); }
+void SamplerChain::accept(int32_t token) {
+  if (token < 0 || token >= n_vocab_) {
+    throw std::out_of_range("sampling: accepted token " + std::to_string(token) + " is outside the vocabulary of " +
+                            std::to_string(n_vocab_) + " tokens");
+  }
+  if (grammar_) grammar_->accept(token);
+  penalty_window_.accept(token);
+}
+
+void SamplerChain::accept_prompt(int32_t token) { penalty_window_.accept(token); }
+
+void SamplerChain::restart_grammar() {
+  if (grammar_) grammar_->reset();
+}
+
+void SamplerChain::restore_grammar(const GrammarMatcher::State& state) {
+  if (grammar_) grammar_->restore(state);
+}
 
 void SamplerChain::take_penalty_window(const SamplerChain& other) {
   if (other.n_vocab_ != n_vocab_ || other.params_.penalty_last_n != params_.penalty_last_n) {
@@ -70,11 +122,15 @@ void SamplerChain::take_penalty_window(const SamplerChain& other) {
                                 std::to_string(params_.penalty_last_n) + ")");
   }
   penalty_window_ = other.penalty_window_;  // buffers of the same sizes: copied in place
+  if (grammar_ && other.grammar_ && other.grammar_->grammar() == grammar_->grammar()) {
+    grammar_->restore(other.grammar_->state());
+  }
 }
 
 void SamplerChain::reset() {
   penalty_window_.reset();
   rng_ = Pcg32(params_.seed);
+  restart_grammar();
 }
 
 }  // namespace peak::sampling

@@ -13,15 +13,25 @@
 // Very small temperatures can push logits to +inf; the tokens that overflow then
 // share the probability equally (see softmax() in candidates.h).
 //
+// With a grammar (SamplerParams::grammar), the grammar stage runs first
+// (grammar_stage.h): sample() only returns tokens the grammar allows after the
+// tokens accepted so far, and throws std::runtime_error when the grammar allows
+// no token of the vocabulary. The grammar reads the generated tokens
+// (accept()), never the prompt (accept_prompt()).
+//
 // Logits may contain NaN (treated as -inf: never chosen), -inf (never chosen) and
 // +inf (the +inf tokens share all the probability). When no token is above -inf,
 // sample() throws std::invalid_argument.
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "sampling/candidates.h"
+#include "sampling/grammar_stage.h"
+#include "sampling/grammar_vocabulary.h"
 #include "sampling/pcg32.h"
 #include "sampling/penalties.h"
 #include "sampling/sampler_params.h"
@@ -30,31 +40,50 @@ namespace peak::sampling {
 
 class SamplerChain {
  public:
-  // Throws std::invalid_argument for n_vocab <= 0 or invalid params (see validate()).
-  SamplerChain(int32_t n_vocab, const SamplerParams& params);
+  // Throws std::invalid_argument for n_vocab <= 0, invalid params (see
+  // validate()), or a grammar without a vocabulary of n_vocab tokens.
+  SamplerChain(int32_t n_vocab, const SamplerParams& params,
+               std::shared_ptr<const GrammarVocabulary> vocabulary = nullptr);
 
   // Chooses a token from logits[0..n_vocab). Does not accept it: call accept().
   int32_t sample(const float* logits);
-  // Feeds the penalty window: accept every token of the context that should
-  // count as "already said" (generated tokens, and the prompt if wanted).
+  // A token generated (sampled, or forced by the caller): it joins the penalty
+  // window and the grammar reads its bytes. Throws std::invalid_argument,
+  // changing nothing, for a token the grammar does not allow here.
   void accept(int32_t token);
-  // Forgets the accepted tokens and restarts the random sequence from the seed.
+  // A token of the context that the grammar does not read (the prompt, the
+  // conversation before an answer): it only joins the penalty window.
+  void accept_prompt(int32_t token);
+  // Forgets the accepted tokens, restarts the random sequence from the seed
+  // and the grammar from its start.
   void reset();
+  // Starts the grammar again (a new answer), keeping the rest.
+  void restart_grammar();
+  // With a grammar: the text accepted is a whole string of it and nothing can
+  // follow (the only token it allows is an end of generation).
+  bool grammar_finished() const { return grammar_ && grammar_->finished(); }
   // Takes the accepted tokens of `other` (a chain of the same n_vocab and
   // penalty_last_n: e.g. a copy of this one from before a turn that is taken
-  // back), keeping this chain's random sequence where it is, so that a sampled
-  // answer written again draws new numbers. Throws std::invalid_argument for
-  // another shape; never allocates.
+  // back) and, when both have the same grammar, its grammar state, keeping
+  // this chain's random sequence where it is, so that a sampled answer written
+  // again draws new numbers. Throws std::invalid_argument for another shape;
+  // never allocates.
   void take_penalty_window(const SamplerChain& other);
 
   int32_t n_vocab() const { return n_vocab_; }
   const SamplerParams& params() const { return params_; }
+  const std::shared_ptr<const GrammarVocabulary>& grammar_vocabulary() const { return vocabulary_; }
+  // The grammar's state (nullptr without a grammar); restore it with
+  // restore_grammar().
+  const GrammarMatcher::State* grammar_state() const { return grammar_ ? &grammar_->state() : nullptr; }
+  void restore_grammar(const GrammarMatcher::State& state);
   // The candidates the last sample() chose from, after its stages ran.
   const Candidates& last_candidates() const { return candidates_; }
   size_t candidate_capacity() const { return buffer_.capacity(); }
 
  private:
   void run_stage(SamplerStage stage);
+  void run_stages();
 
   int32_t n_vocab_;
   SamplerParams params_;
@@ -62,6 +91,8 @@ class SamplerChain {
   Candidates candidates_;
   PenaltyWindow penalty_window_;
   Pcg32 rng_;
+  std::shared_ptr<const GrammarVocabulary> vocabulary_;
+  std::optional<GrammarStage> grammar_;
 };
 
 }  // namespace peak::sampling

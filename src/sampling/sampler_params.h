@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
+
+#include "sampling/grammar.h"
 
 namespace peak::sampling {
 
@@ -27,6 +30,9 @@ struct SamplerParams {
   float presence_penalty = 0.0f;  // finite; 0 = off
   uint64_t seed = 0;              // of the distribution draw
   std::vector<SamplerStage> order = default_stage_order();  // each stage at most once
+  // When set, runs before every stage: only tokens that continue the grammar
+  // can be chosen (grammar_stage.h). The chain then needs the vocabulary.
+  std::shared_ptr<const Grammar> grammar;
 };
 
 // Throws std::invalid_argument naming the first parameter out of its range.

@@ -1,0 +1,189 @@
+#include "sampling/grammar_stage.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace peak::sampling {
+
+namespace {
+
+// Candidates tested one by one, from the best down, before the stage takes
+// the mask instead: enough for top-k and greedy when the model writes what
+// the grammar wants, little beside a mask when it does not.
+constexpr size_t kFirstChunk = 64;
+constexpr size_t kMaxTestedOneByOne = 512;
+
+bool has_bit(const uint64_t* bits, int32_t token) {
+  return (bits[static_cast<size_t>(token) / 64] >> (token % 64) & 1u) != 0;
+}
+
+}  // namespace
+
+GrammarStage::GrammarStage(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary,
+                           const GrammarStateCache::Limits& limits)
+    : grammar_(std::move(grammar)),
+      vocabulary_(std::move(vocabulary)),
+      limits_(limits),
+      matcher_(grammar_),
+      scratch_(grammar_) {}
+
+GrammarStage::GrammarStage(const GrammarStage& other)
+    : grammar_(other.grammar_),
+      vocabulary_(other.vocabulary_),
+      limits_(other.limits_),
+      matcher_(other.matcher_),
+      scratch_(other.scratch_) {}
+
+GrammarStage& GrammarStage::operator=(const GrammarStage& other) {
+  if (this == &other) return *this;
+  if (other.grammar_ != grammar_ || other.vocabulary_ != vocabulary_) {
+    *this = GrammarStage(other);
+    return *this;
+  }
+  restore(other.matcher_.state());
+  return *this;
+}
+
+GrammarStage::~GrammarStage() = default;
+
+GrammarStateCache& GrammarStage::cache() {
+  if (!cache_) cache_ = std::make_unique<GrammarStateCache>(grammar_, vocabulary_, limits_);
+  return *cache_;
+}
+
+int32_t GrammarStage::current() {
+  GrammarStateCache& states = cache();
+  if (current_ >= 0) return current_;
+  current_ = states.intern(matcher_.state());
+  if (current_ == GrammarStateCache::kNoRoom) {
+    states.clear();
+    current_ = states.intern(matcher_.state());  // an empty cache has room for one state
+  }
+  return current_;
+}
+
+void GrammarStage::restore(const GrammarMatcher::State& state) {
+  matcher_.restore(state);
+  current_ = -1;
+}
+
+void GrammarStage::reset() {
+  matcher_.reset();
+  current_ = -1;
+}
+
+bool GrammarStage::allows_uncached(int32_t token) {
+  switch (vocabulary_->kind(token)) {
+    case GrammarVocabulary::Kind::kText:
+      scratch_.restore(matcher_.state());
+      return scratch_.accept_bytes(vocabulary_->bytes(token));
+    case GrammarVocabulary::Kind::kEndOfGeneration: return matcher_.is_complete();
+    case GrammarVocabulary::Kind::kControl:
+    case GrammarVocabulary::Kind::kEmpty: return false;
+  }
+  return false;
+}
+
+bool GrammarStage::allows(int32_t token) {
+  if (token < 0 || token >= vocabulary_->size()) return false;
+  const int32_t id = current();
+  if (const uint64_t* bits = cache_->cached_mask(id)) return has_bit(bits, token);
+  const int32_t allowed = cache_->allows(id, token);
+  return allowed == GrammarStateCache::kNoRoom ? allows_uncached(token) : allowed == 1;
+}
+
+void GrammarStage::accept(int32_t token) {
+  if (!allows(token)) {
+    throw std::invalid_argument("sampling: token " + std::to_string(token) +
+                                " cannot continue the grammar here (the text so far and the token's bytes are no "
+                                "prefix of a string of the grammar" +
+                                std::string(token >= 0 && token < vocabulary_->size() &&
+                                                    vocabulary_->kind(token) == GrammarVocabulary::Kind::kControl
+                                                ? "; a control token is never allowed)"
+                                                : ")"));
+  }
+  if (vocabulary_->kind(token) != GrammarVocabulary::Kind::kText) return;
+  const int32_t to = cache_->follow(current(), vocabulary_->bytes(token));
+  if (to >= 0) {
+    matcher_.restore(cache_->state(to));
+    current_ = to;
+    return;
+  }
+  matcher_.accept_bytes(vocabulary_->bytes(token));  // no room in the cache: allowed, as tested above
+  current_ = -1;
+}
+
+size_t GrammarStage::keep_allowed_from(Candidates& candidates, size_t from, size_t to) {
+  const int32_t id = current();
+  const uint64_t* bits = cache_->mask(id);
+  if (!bits && cache_->state_count() > 1) {
+    cache_->clear();
+    current_ = -1;
+    bits = cache_->mask(current());
+  }
+  for (size_t i = from; i < candidates.size; ++i) {
+    const int32_t token = candidates.data[i].id;
+    if (bits ? has_bit(bits, token) : allows_uncached(token)) candidates.data[to++] = candidates.data[i];
+  }
+  return to;
+}
+
+void GrammarStage::keep_allowed(Candidates& candidates) {
+  if (cache().crowded()) {
+    cache_->clear();
+    current_ = -1;
+  }
+  candidates.size = keep_allowed_from(candidates, 0, 0);
+  if (candidates.size == 0) refuse_all();
+}
+
+void GrammarStage::keep_best_allowed(Candidates& candidates, size_t k) {
+  if (cache().crowded()) {
+    cache_->clear();
+    current_ = -1;
+  }
+  if (cache_->cached_mask(current()) != nullptr) {
+    keep_allowed(candidates);
+    return;
+  }
+  // Candidates [0, ordered) are sorted and tested; the allowed ones among
+  // them were moved to [0, found).
+  size_t found = 0, ordered = 0;
+  for (size_t chunk = std::max(kFirstChunk, k); ordered < candidates.size && ordered < kMaxTestedOneByOne; chunk *= 2) {
+    const size_t end = std::min(candidates.size, ordered + chunk);
+    std::partial_sort(candidates.data + ordered, candidates.data + end, candidates.data + candidates.size,
+                      ranks_before);
+    for (; ordered < end; ++ordered) {
+      if (!allows(candidates.data[ordered].id)) continue;
+      candidates.data[found++] = candidates.data[ordered];
+      if (found == k) {
+        candidates.size = found;
+        candidates.sorted = true;
+        return;
+      }
+    }
+  }
+  if (ordered == candidates.size) {
+    candidates.size = found;
+    candidates.sorted = true;
+  } else {
+    candidates.size = keep_allowed_from(candidates, ordered, found);
+    candidates.sorted = false;
+  }
+  if (candidates.size == 0) refuse_all();
+}
+
+void GrammarStage::refuse_all() const {
+  if (matcher_.is_complete()) {
+    throw std::runtime_error(
+        "sampling: the text is a whole string of the grammar here and no token can follow it: the vocabulary has "
+        "no end-of-generation token, and no token's bytes continue the grammar");
+  }
+  throw std::runtime_error(
+      "sampling: no token of the vocabulary can continue the grammar here (the grammar asks for bytes that no "
+      "token's bytes begin with, or its matcher reached a bound)");
+}
+
+}  // namespace peak::sampling

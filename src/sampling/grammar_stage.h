@@ -1,0 +1,83 @@
+// The grammar stage of a sampler chain: a token is allowed only when its bytes
+// can continue the text the grammar reads (a token may straddle rules and
+// carry part of a UTF-8 character), an end-of-generation token only where
+// the text is a whole string of the grammar, a control token or one that
+// writes nothing never.
+//
+// It runs first in the chain, but lazily: when the next stage keeps the k best
+// candidates (top-k, or greedy with k = 1) it tests candidates from the best
+// down until k are allowed, which costs a few look-ups each
+// (grammar_state_cache.h); only when that does not find them soon, or a stage
+// needs the whole distribution, it takes the mask of every allowed token,
+// cached per grammar state. Either way the candidates left are exactly what
+// "drop every token the grammar refuses, then run the stage" leaves.
+//
+// Its state (where the accepted text stands in the grammar) is a
+// GrammarMatcher::State: copying the stage copies it, restore() puts one back.
+// The cache is the stage's own and starts empty in a copy.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "sampling/candidates.h"
+#include "sampling/grammar.h"
+#include "sampling/grammar_matcher.h"
+#include "sampling/grammar_state_cache.h"
+#include "sampling/grammar_vocabulary.h"
+
+namespace peak::sampling {
+
+class GrammarStage {
+ public:
+  // At the start of the grammar. The vocabulary gives the chain's token ids.
+  GrammarStage(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary,
+               const GrammarStateCache::Limits& limits = {});
+  GrammarStage(const GrammarStage& other);
+  // Of the same grammar and vocabulary: takes the state, keeping this stage's cache.
+  GrammarStage& operator=(const GrammarStage& other);
+  GrammarStage(GrammarStage&&) noexcept = default;
+  GrammarStage& operator=(GrammarStage&&) noexcept = default;
+  ~GrammarStage();
+
+  // Keeps the candidates the grammar allows, in their order. Throws
+  // std::runtime_error when it allows none of the vocabulary.
+  void keep_allowed(Candidates& candidates);
+  // Keeps the k best allowed candidates (ranks_before), or, when it had to
+  // take the mask, every allowed one (unsorted; the caller's top-k then
+  // keeps the best k). Throws as keep_allowed().
+  void keep_best_allowed(Candidates& candidates, size_t k);
+  bool allows(int32_t token);
+  // Advances over the token's bytes (an end of generation changes nothing).
+  // Throws std::invalid_argument, changing nothing, for a token the grammar
+  // does not allow here.
+  void accept(int32_t token);
+
+  // The text is a whole string of the grammar and nothing can follow it.
+  bool finished() const { return matcher_.is_complete() && !matcher_.can_continue(); }
+  const GrammarMatcher::State& state() const { return matcher_.state(); }
+  void restore(const GrammarMatcher::State& state);
+  void reset();
+  const std::shared_ptr<const Grammar>& grammar() const { return grammar_; }
+  const std::shared_ptr<const GrammarVocabulary>& vocabulary() const { return vocabulary_; }
+
+ private:
+  GrammarStateCache& cache();
+  int32_t current();  // the matcher's state's id in the cache
+  bool allows_uncached(int32_t token);
+  // Moves the candidates of [from, size) that the mask (or, without one, a
+  // test each) allows to `to` onwards; returns the new size.
+  size_t keep_allowed_from(Candidates& candidates, size_t from, size_t to);
+  [[noreturn]] void refuse_all() const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::shared_ptr<const GrammarVocabulary> vocabulary_;
+  GrammarStateCache::Limits limits_;
+  GrammarMatcher matcher_;                    // the accepted text's state: the truth
+  GrammarMatcher scratch_;                    // tests a token when the cache is full
+  std::unique_ptr<GrammarStateCache> cache_;  // made at first use
+  int32_t current_ = -1;                      // matcher_'s state in cache_; -1: not looked up yet
+};
+
+}  // namespace peak::sampling

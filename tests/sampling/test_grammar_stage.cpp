@@ -1,0 +1,427 @@
+// The grammar stage of the sampler chain against a naive reference written
+// here: for every token, a fresh GrammarMatcher put in the state, fed the
+// token's bytes. Masks (the trie walk over cached transitions), lazy tests in
+// logit order and the chain's choices must agree with it on random states of
+// real grammars, on a made-up vocabulary with tokens that cut UTF-8
+// characters and on the qwen3 vocabulary (151,936 tokens); a cache too small
+// for the walk must give the same answers.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+#include "sampling/grammar.h"
+#include "sampling/grammar_matcher.h"
+#include "sampling/grammar_stage.h"
+#include "sampling/grammar_vocabulary.h"
+#include "sampling/pcg32.h"
+#include "sampling/sampler_chain.h"
+#include "tokenizer/tokenizer.h"
+
+namespace peak::sampling {
+namespace {
+
+using Kind = GrammarVocabulary::Kind;
+
+// RFC 8259's JSON (as tests/data/gbnf_cases.txt writes it).
+const char* const kJsonGrammar =
+    "root ::= ws value ws\n"
+    "value ::= object | array | string | number | \"true\" | \"false\" | \"null\"\n"
+    "object ::= \"{\" ws ( member ( ws \",\" ws member )* ws )? \"}\"\n"
+    "member ::= string ws \":\" ws value\n"
+    "array ::= \"[\" ws ( value ( ws \",\" ws value )* ws )? \"]\"\n"
+    "string ::= \"\\\"\" char* \"\\\"\"\n"
+    "char ::= [^\"\\\\\\x00-\\x1F] | \"\\\\\" ( [\"\\\\/bfnrt] | \"u\" [0-9a-fA-F]{4} )\n"
+    "number ::= \"-\"? int frac? exp?\n"
+    "int ::= \"0\" | [1-9] [0-9]*\n"
+    "frac ::= \".\" [0-9]+\n"
+    "exp ::= [eE] [-+]? [0-9]+\n"
+    "ws ::= [ \\t\\n\\r]*\n";
+
+const char* const kJsonText =
+    "{\"name\": \"Ann \xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\", \"tags\": [\"a\", \"b\\n\\u00e9\"],\n"
+    "  \"age\": 34, \"ratio\": -0.5e+10, \"ok\": true, \"none\": null, \"nested\": {\"x\": [[], {}]}}";
+
+// Every byte alone, JSON's pieces, multi-byte characters whole and cut, the
+// special kinds.
+std::vector<GrammarVocabulary::Token> made_up_tokens(uint64_t seed) {
+  std::vector<GrammarVocabulary::Token> tokens;
+  tokens.push_back({"", Kind::kEndOfGeneration});
+  tokens.push_back({"<ctl>", Kind::kControl});
+  tokens.push_back({"", Kind::kEmpty});
+  for (int b = 0; b < 256; ++b) tokens.push_back({std::string(1, static_cast<char>(b)), Kind::kText});
+  const std::vector<std::string> pieces = {"{",
+                                           "}",
+                                           "[",
+                                           "]",
+                                           "\"",
+                                           ":",
+                                           ",",
+                                           " ",
+                                           "\n",
+                                           "\\",
+                                           "u",
+                                           "0",
+                                           "1",
+                                           "9",
+                                           "-",
+                                           ".",
+                                           "e",
+                                           "+",
+                                           "true",
+                                           "false",
+                                           "null",
+                                           "a",
+                                           "b",
+                                           "n",
+                                           "x",
+                                           "\xc3\xa9",
+                                           "\xc3",
+                                           "\xa9",
+                                           "\xe6\x97\xa5",
+                                           "\xe6",
+                                           "\x97\xa5",
+                                           "\xf0\x9f\x98\x80",
+                                           "\xf0\x9f",
+                                           "\x98\x80",
+                                           "\xff",
+                                           "\x01"};
+  Pcg32 rng(seed);
+  for (int i = 0; i < 3000; ++i) {
+    std::string bytes;
+    const int n = 1 + static_cast<int>(rng.next_unit_double() * 5);
+    for (int j = 0; j < n; ++j)
+      bytes += pieces[static_cast<size_t>(rng.next_unit_double() * static_cast<double>(pieces.size()))];
+    tokens.push_back({bytes, Kind::kText});
+  }
+  tokens.push_back({"\"a", Kind::kText});  // the same bytes as some of the above
+  tokens.push_back({"\"a", Kind::kText});
+  return tokens;
+}
+
+// The reference: a matcher put in the state and fed the token's bytes.
+bool naive_allows(GrammarMatcher& matcher, const GrammarVocabulary& vocabulary, const GrammarMatcher::State& state,
+                  int32_t token) {
+  matcher.restore(state);
+  switch (vocabulary.kind(token)) {
+    case Kind::kText: return matcher.accept_bytes(vocabulary.bytes(token));
+    case Kind::kEndOfGeneration: return matcher.is_complete();
+    default: return false;
+  }
+}
+
+std::vector<int32_t> naive_allowed(const std::shared_ptr<const Grammar>& grammar, const GrammarVocabulary& vocabulary,
+                                   const GrammarMatcher::State& state) {
+  GrammarMatcher matcher(grammar);
+  std::vector<int32_t> ids;
+  for (int32_t id = 0; id < vocabulary.size(); ++id) {
+    if (naive_allows(matcher, vocabulary, state, id)) ids.push_back(id);
+  }
+  return ids;
+}
+
+std::vector<float> random_logits(Pcg32& rng, int32_t n) {
+  std::vector<float> logits(static_cast<size_t>(n));
+  for (float& l : logits) l = static_cast<float>(rng.next_unit_double() * 20.0 - 10.0);
+  return logits;
+}
+
+// The allowed ids as keep_allowed leaves them, sorted.
+std::vector<int32_t> kept(GrammarStage& stage, const std::vector<float>& logits) {
+  std::vector<TokenCandidate> buffer(logits.size());
+  Candidates candidates = load_logits(logits.data(), static_cast<int32_t>(logits.size()), buffer.data());
+  std::vector<int32_t> ids;
+  try {
+    stage.keep_allowed(candidates);
+  } catch (const std::runtime_error&) {
+    return ids;
+  }
+  for (size_t i = 0; i < candidates.size; ++i) ids.push_back(candidates.data[i].id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// The k best of the allowed ids by logit.
+std::vector<int32_t> best_of(const std::vector<int32_t>& allowed_ids, const std::vector<float>& logits, size_t k) {
+  std::vector<TokenCandidate> allowed;
+  for (const int32_t id : allowed_ids) allowed.push_back({id, logits[static_cast<size_t>(id)], 0});
+  std::sort(allowed.begin(), allowed.end(), ranks_before);
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < std::min(k, allowed.size()); ++i) ids.push_back(allowed[i].id);
+  return ids;
+}
+
+std::vector<int32_t> best_kept(GrammarStage& stage, const std::vector<float>& logits, size_t k) {
+  std::vector<TokenCandidate> buffer(logits.size());
+  Candidates candidates = load_logits(logits.data(), static_cast<int32_t>(logits.size()), buffer.data());
+  stage.keep_best_allowed(candidates, k);
+  sort_best(candidates, k);
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < std::min(k, candidates.size); ++i) ids.push_back(candidates.data[i].id);
+  return ids;
+}
+
+// States of `text`'s prefixes at every cut.
+std::vector<GrammarMatcher::State> states_along(const std::shared_ptr<const Grammar>& grammar,
+                                                const std::string& text) {
+  GrammarMatcher matcher(grammar);
+  std::vector<GrammarMatcher::State> states = {matcher.state()};
+  for (const char c : text) {
+    if (!matcher.accept_byte(static_cast<uint8_t>(c))) break;
+    states.push_back(matcher.state());
+  }
+  return states;
+}
+
+void expect_agreement(const std::shared_ptr<const Grammar>& grammar,
+                      const std::shared_ptr<const GrammarVocabulary>& vocabulary,
+                      const std::vector<GrammarMatcher::State>& states, const GrammarStateCache::Limits& limits) {
+  GrammarStage stage(grammar, vocabulary, limits);
+  GrammarMatcher matcher(grammar);
+  Pcg32 rng(7);
+  for (size_t s = 0; s < states.size(); ++s) {
+    const GrammarMatcher::State& state = states[s];
+    const std::vector<int32_t> expected = naive_allowed(grammar, *vocabulary, state);
+    const std::vector<float> logits = random_logits(rng, vocabulary->size());
+    stage.restore(state);
+    // The lazy tests first (before a mask exists), then the mask.
+    EXPECT_EQ(best_kept(stage, logits, 5), best_of(expected, logits, 5)) << "state " << s;
+    EXPECT_EQ(kept(stage, logits), expected) << "state " << s;
+    for (const int32_t id : {0, 1, 2, 3 + '{', 3 + '"', 3 + 0xC3, vocabulary->size() - 1}) {
+      EXPECT_EQ(stage.allows(id), naive_allows(matcher, *vocabulary, state, id)) << "state " << s << " token " << id;
+    }
+  }
+}
+
+TEST(GrammarVocabulary, TrieHoldsEveryTextTokenOnceOnItsPath) {
+  const GrammarVocabulary vocabulary({{"ab", Kind::kText},
+                                      {"a", Kind::kText},
+                                      {"", Kind::kEndOfGeneration},
+                                      {"b", Kind::kText},
+                                      {"ab", Kind::kText},
+                                      {"", Kind::kText},
+                                      {"abc", Kind::kControl},
+                                      {"ac", Kind::kText}});
+  EXPECT_EQ(vocabulary.kind(5), Kind::kEmpty);  // a text token without bytes
+  EXPECT_EQ(vocabulary.end_of_generation_tokens(), std::vector<int32_t>{2});
+  // a (1), ab (0, 4), ac (7), b (3): nodes a, b under a, c under a, b.
+  const auto& trie = vocabulary.trie();
+  ASSERT_EQ(vocabulary.trie_node_count(), 4u);
+  std::string bytes;
+  for (size_t i = 0; i < 4; ++i) bytes += static_cast<char>(trie[i].byte);
+  EXPECT_EQ(bytes, "abcb");
+  EXPECT_EQ(trie[0].subtree_end, 3u);
+  EXPECT_EQ(trie[3].subtree_end, 4u);
+  const int32_t* tokens = vocabulary.trie_tokens();
+  EXPECT_EQ(std::vector<int32_t>(tokens + trie[1].tokens_begin, tokens + trie[2].tokens_begin),
+            (std::vector<int32_t>{0, 4}));
+  EXPECT_EQ(std::vector<int32_t>(tokens + trie[3].tokens_begin, tokens + trie[4].tokens_begin),
+            std::vector<int32_t>{3});
+}
+
+TEST(GrammarStage, MasksAndLazyTestsAgreeWithANaivePassOnJsonStates) {
+  const auto grammar = Grammar::parse(kJsonGrammar);
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(1));
+  const std::vector<GrammarMatcher::State> states = states_along(grammar, kJsonText);
+  ASSERT_GT(states.size(), std::string(kJsonText).size());  // the whole text was read
+  expect_agreement(grammar, vocabulary, states, {});
+}
+
+TEST(GrammarStage, ACacheTooSmallForTheWalkGivesTheSameAnswers) {
+  const auto grammar = Grammar::parse(kJsonGrammar);
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(2));
+  std::vector<GrammarMatcher::State> states = states_along(grammar, kJsonText);
+  states.resize(40);
+  GrammarStateCache::Limits tiny;
+  tiny.max_states = 3;
+  tiny.max_transitions = 600;
+  tiny.mask_bytes = 1;
+  expect_agreement(grammar, vocabulary, states, tiny);
+}
+
+TEST(GrammarStage, RandomGrammarsAndStates) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"root ::= [a-z\\u00e9\\u65e5]+ (\" \" [0-9]{1,3})? \"\\n\"\n", "ab\xc3\xa9\xe6\x97\xa5 12\n"},
+      {"root ::= (\"true\" | \"tree\" | \"t\" [^x]*) \"!\"\n", "tree!"},
+      {"root ::= \"\\\"\" ( [^\"\\\\] | \"\\\\\" . )* \"\\\"\"\n", "\"a\\\"\xf0\x9f\x98\x80\""},
+      {"root ::= x x\nx ::= \"a\"* | \"ab\"\n", "aaab"},
+  };
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(3));
+  for (const auto& [text, sample] : cases) {
+    SCOPED_TRACE(text);
+    const auto grammar = Grammar::parse(text);
+    expect_agreement(grammar, vocabulary, states_along(grammar, sample), {});
+  }
+}
+
+TEST(GrammarStage, EndOfGenerationOnlyWhereTheGrammarCanEndAndControlTokensNever) {
+  const auto grammar = Grammar::parse("root ::= \"ab\" \"c\"?\n");
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(4));
+  GrammarStage stage(grammar, vocabulary);
+  EXPECT_FALSE(stage.allows(0));  // end of generation
+  stage.accept(3 + 'a');
+  EXPECT_FALSE(stage.allows(0));
+  EXPECT_FALSE(stage.finished());
+  stage.accept(3 + 'b');
+  EXPECT_TRUE(stage.allows(0));
+  EXPECT_FALSE(stage.finished());  // "c" can follow
+  EXPECT_FALSE(stage.allows(1));   // the control token, in no state
+  EXPECT_FALSE(stage.allows(2));   // the empty one
+  stage.accept(3 + 'c');
+  EXPECT_TRUE(stage.finished());
+  std::vector<float> logits(static_cast<size_t>(vocabulary->size()), 1.0f);
+  EXPECT_EQ(kept(stage, logits), std::vector<int32_t>{0});
+}
+
+TEST(GrammarStage, AcceptRefusesWhatTheGrammarDoesNotAllowAndKeepsItsState) {
+  const auto grammar = Grammar::parse("root ::= \"ab\"\n");
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(5));
+  GrammarStage stage(grammar, vocabulary);
+  stage.accept(3 + 'a');
+  const GrammarMatcher::State after_a = stage.state();
+  EXPECT_THROW(stage.accept(3 + 'x'), std::invalid_argument);
+  EXPECT_THROW(stage.accept(0), std::invalid_argument);  // not complete: no end of generation
+  EXPECT_THROW(stage.accept(1), std::invalid_argument);  // control
+  EXPECT_TRUE(stage.state() == after_a);
+  stage.accept(3 + 'b');
+  EXPECT_TRUE(stage.finished());
+}
+
+TEST(GrammarStage, NoTokenAllowedIsAClearError) {
+  // U+65E5 whole is no token of this vocabulary, and neither are its bytes alone.
+  const auto grammar = Grammar::parse("root ::= \"\\u65e5\"\n");
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(
+      std::vector<GrammarVocabulary::Token>{{"", Kind::kEndOfGeneration}, {"a", Kind::kText}, {"\xc3", Kind::kText}});
+  SamplerParams params;
+  params.grammar = grammar;
+  SamplerChain chain(3, params, vocabulary);
+  const std::vector<float> logits = {0.0f, 1.0f, 2.0f};
+  try {
+    chain.sample(logits.data());
+    FAIL() << "sampled under a grammar that allows no token";
+  } catch (const std::runtime_error& error) {
+    EXPECT_NE(std::string(error.what()).find("no token of the vocabulary can continue the grammar"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(SamplerChainGrammar, GreedyAndTopKChooseAmongTheAllowedTokens) {
+  const auto grammar = Grammar::parse(kJsonGrammar);
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(6));
+  const std::vector<GrammarMatcher::State> states = states_along(grammar, kJsonText);
+  Pcg32 rng(9);
+  for (const float temperature : {0.0f, 1.0f}) {
+    SamplerParams params;
+    params.grammar = grammar;
+    params.temperature = temperature;
+    params.top_k = 3;
+    params.top_p = 1.0f;
+    params.min_p = 0.0f;
+    SamplerChain chain(vocabulary->size(), params, vocabulary);
+    for (size_t s = 0; s < states.size(); s += 7) {
+      const std::vector<float> logits = random_logits(rng, vocabulary->size());
+      chain.restore_grammar(states[s]);
+      const int32_t token = chain.sample(logits.data());
+      const std::vector<int32_t> best =
+          best_of(naive_allowed(grammar, *vocabulary, states[s]), logits, temperature == 0 ? 1 : 3);
+      EXPECT_NE(std::find(best.begin(), best.end(), token), best.end()) << "state " << s;
+      if (temperature > 0) {
+        std::vector<int32_t> candidates;
+        for (size_t i = 0; i < chain.last_candidates().size; ++i)
+          candidates.push_back(chain.last_candidates().data[i].id);
+        EXPECT_EQ(candidates, best) << "state " << s;
+      }
+    }
+  }
+}
+
+TEST(SamplerChainGrammar, EveryStageOrderAndTheWholeDistributionKeepTheGrammar) {
+  const auto grammar = Grammar::parse(kJsonGrammar);
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(8));
+  SamplerParams params;
+  params.grammar = grammar;
+  params.top_k = 0;
+  params.temperature = 1.5f;
+  params.repeat_penalty = 1.3f;
+  params.order = {SamplerStage::TopP, SamplerStage::Penalties, SamplerStage::MinP};
+  SamplerChain chain(vocabulary->size(), params, vocabulary);
+  GrammarMatcher check(grammar);
+  Pcg32 rng(10);
+  std::string text;
+  for (int step = 0; step < 200 && !chain.grammar_finished(); ++step) {
+    const std::vector<float> logits = random_logits(rng, vocabulary->size());
+    const int32_t token = chain.sample(logits.data());
+    if (token == 0) break;  // end of generation
+    ASSERT_EQ(vocabulary->kind(token), Kind::kText);
+    chain.accept(token);
+    text += vocabulary->bytes(token);
+    ASSERT_TRUE(check.accept_bytes(vocabulary->bytes(token))) << text;
+  }
+  EXPECT_NE(check.verdict(), GrammarVerdict::kRejected);
+}
+
+TEST(SamplerChainGrammar, PromptTokensDoNotReachTheGrammarAndSnapshotsComeBack) {
+  const auto grammar = Grammar::parse("root ::= \"ab\"\n");
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(11));
+  SamplerParams params;
+  params.grammar = grammar;
+  SamplerChain chain(vocabulary->size(), params, vocabulary);
+  chain.accept_prompt(3 + 'x');  // not in the grammar, and no harm
+  chain.accept(3 + 'a');
+  const SamplerChain before_b = chain;
+  chain.accept(3 + 'b');
+  EXPECT_TRUE(chain.grammar_finished());
+  chain.take_penalty_window(before_b);
+  EXPECT_FALSE(chain.grammar_finished());
+  chain.accept(3 + 'b');
+  chain = before_b;  // copy-assigned: the grammar state too
+  EXPECT_TRUE(*chain.grammar_state() == *before_b.grammar_state());
+  EXPECT_THROW(chain.accept(3 + 'a'), std::invalid_argument);
+  chain.reset();
+  chain.accept(3 + 'a');
+  SamplerChain copy(chain);
+  copy.accept(3 + 'b');
+  EXPECT_TRUE(copy.grammar_finished());
+  EXPECT_FALSE(chain.grammar_finished());
+}
+
+TEST(SamplerChainGrammar, NeedsTheVocabularyOfItsSize) {
+  SamplerParams params;
+  params.grammar = Grammar::parse("root ::= \"a\"\n");
+  EXPECT_THROW(SamplerChain(10, params), std::invalid_argument);
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(12));
+  EXPECT_THROW(SamplerChain(10, params, vocabulary), std::invalid_argument);
+}
+
+// The qwen3 vocabulary (byte-level BPE, 151,936 tokens): its pieces as the
+// tokenizer writes them, its end-of-generation and control tokens.
+TEST(GrammarStage, AgreesWithANaivePassOnTheQwen3Vocabulary) {
+  const std::string path = std::string(PEAK_SHARED_DIR) + "/fixtures/vocab/ggml-vocab-qwen3.gguf";
+  if (!std::ifstream(path)) GTEST_SKIP() << "no " << path;
+  const auto file = gguf::GgufFile::open(path);
+  const auto tokenizer = tokenizer::Tokenizer::from_gguf(*file);
+  const auto vocabulary = GrammarVocabulary::from_tokenizer(*tokenizer, tokenizer->n_vocab());
+  ASSERT_EQ(vocabulary->size(), 151936);
+  EXPECT_EQ(vocabulary->kind(151645), Kind::kEndOfGeneration);  // <|im_end|>
+  EXPECT_EQ(vocabulary->kind(151644), Kind::kControl);          // <|im_start|>
+  EXPECT_EQ(vocabulary->kind(151700), Kind::kEmpty);            // [PAD...], unused
+  // Byte-level characters back to bytes, characters cut between tokens.
+  const std::string text = "{\"name\": \"Ann \xc3\xa9\xe6\x97\xa5\xf0\x9f\x98\x80\"}";
+  std::string written;
+  for (const int32_t id : tokenizer->encode(text, false, false)) written += vocabulary->bytes(id);
+  EXPECT_EQ(written, text);
+  const auto grammar = Grammar::parse(kJsonGrammar);
+  std::vector<GrammarMatcher::State> states = states_along(grammar, kJsonText);
+  std::vector<GrammarMatcher::State> some;
+  for (size_t i = 0; i < states.size(); i += PEAK_TEST_SANITIZED ? 37 : 9) some.push_back(states[i]);
+  expect_agreement(grammar, vocabulary, some, {});
+}
+
+}  // namespace
+}  // namespace peak::sampling

@@ -115,14 +115,18 @@ void GrammarStage::accept(int32_t token) {
   current_ = -1;
 }
 
-size_t GrammarStage::keep_allowed_from(Candidates& candidates, size_t from, size_t to) {
-  const int32_t id = current();
-  const uint64_t* bits = cache_->mask(id);
+const uint64_t* GrammarStage::current_mask() {
+  const uint64_t* bits = cache_->mask(current());
   if (!bits && cache_->state_count() > 1) {
     cache_->clear();
     current_ = -1;
     bits = cache_->mask(current());
   }
+  return bits;  // nullptr: one walk needs more than the whole cache
+}
+
+size_t GrammarStage::keep_allowed_from(Candidates& candidates, size_t from, size_t to) {
+  const uint64_t* bits = current_mask();
   for (size_t i = from; i < candidates.size; ++i) {
     const int32_t token = candidates.data[i].id;
     if (bits ? has_bit(bits, token) : allows_uncached(token)) candidates.data[to++] = candidates.data[i];
@@ -130,28 +134,60 @@ size_t GrammarStage::keep_allowed_from(Candidates& candidates, size_t from, size
   return to;
 }
 
-void GrammarStage::keep_allowed(Candidates& candidates) {
+// Candidates in id order: the allowed ones are read off the mask's set bits,
+// touching only them (token id >= its new place, so in place).
+void GrammarStage::gather(Candidates& candidates, const uint64_t* bits) {
+  size_t kept = 0;
+  const size_t words = (candidates.size + 63) / 64;
+  for (size_t w = 0; w < words; ++w) {
+    for (uint64_t word = bits[w]; word != 0; word &= word - 1) {
+      const size_t id = w * 64 + static_cast<size_t>(__builtin_ctzll(word));
+      candidates.data[kept++] = candidates.data[id];
+    }
+  }
+  candidates.size = kept;
+  candidates.sorted = false;
+}
+
+void GrammarStage::start(const Candidates& candidates) {
+  if (candidates.size != static_cast<size_t>(vocabulary_->size()) || candidates.sorted) {
+    throw std::logic_error("sampling: the grammar stage takes the candidates in id order, as load_logits leaves them");
+  }
   if (cache().crowded()) {
     cache_->clear();
     current_ = -1;
   }
-  candidates.size = keep_allowed_from(candidates, 0, 0);
+}
+
+void GrammarStage::keep_allowed(Candidates& candidates) {
+  start(candidates);
+  if (const uint64_t* bits = current_mask()) {
+    gather(candidates, bits);
+  } else {
+    candidates.size = keep_allowed_from(candidates, 0, 0);
+  }
   if (candidates.size == 0) refuse_all();
 }
 
 void GrammarStage::keep_best_allowed(Candidates& candidates, size_t k) {
-  if (cache().crowded()) {
-    cache_->clear();
-    current_ = -1;
-  }
-  if (cache_->cached_mask(current()) != nullptr) {
+  start(candidates);
+  if (k == 0) {
     keep_allowed(candidates);
     return;
   }
+  // A mask known to allow few tokens: reading them off it costs less than
+  // testing the best candidates one by one.
+  const int32_t id = current();
+  if (const uint64_t* bits = cache_->cached_mask(id); bits && cache_->cached_mask_count(id) * 8 < candidates.size) {
+    gather(candidates, bits);
+    if (candidates.size == 0) refuse_all();
+    return;
+  }
   // Candidates [0, ordered) are sorted and tested; the allowed ones among
-  // them were moved to [0, found).
+  // them were moved to [0, found). Greedy looks at the best one alone first.
   size_t found = 0, ordered = 0;
-  for (size_t chunk = std::max(kFirstChunk, k); ordered < candidates.size && ordered < kMaxTestedOneByOne; chunk *= 2) {
+  for (size_t chunk = k == 1 ? 1 : std::max(kFirstChunk, k); ordered < candidates.size && ordered < kMaxTestedOneByOne;
+       chunk = std::max(kFirstChunk, 2 * chunk)) {
     const size_t end = std::min(candidates.size, ordered + chunk);
     std::partial_sort(candidates.data + ordered, candidates.data + end, candidates.data + candidates.size,
                       ranks_before);

@@ -41,12 +41,16 @@ class GrammarStage {
   GrammarStage& operator=(GrammarStage&&) noexcept = default;
   ~GrammarStage();
 
-  // Keeps the candidates the grammar allows, in their order. Throws
+  // Both take the whole vocabulary's candidates in id order (as load_logits
+  // leaves them; the penalties may have changed their logits), else throw
+  // std::logic_error.
+  //
+  // Keeps the candidates the grammar allows, in id order. Throws
   // std::runtime_error when it allows none of the vocabulary.
   void keep_allowed(Candidates& candidates);
-  // Keeps the k best allowed candidates (ranks_before), or, when it had to
-  // take the mask, every allowed one (unsorted; the caller's top-k then
-  // keeps the best k). Throws as keep_allowed().
+  // Keeps the k best allowed candidates (ranks_before), sorted, or every
+  // allowed one (unsorted; the caller's top-k then keeps the best k). Throws
+  // as keep_allowed().
   void keep_best_allowed(Candidates& candidates, size_t k);
   bool allows(int32_t token);
   // Advances over the token's bytes (an end of generation changes nothing).
@@ -66,6 +70,9 @@ class GrammarStage {
   GrammarStateCache& cache();
   int32_t current();  // the matcher's state's id in the cache
   bool allows_uncached(int32_t token);
+  void start(const Candidates& candidates);
+  const uint64_t* current_mask();  // nullptr when the cache cannot hold one walk
+  static void gather(Candidates& candidates, const uint64_t* bits);
   // Moves the candidates of [from, size) that the mask (or, without one, a
   // test each) allows to `to` onwards; returns the new size.
   size_t keep_allowed_from(Candidates& candidates, size_t from, size_t to);

@@ -28,6 +28,7 @@ GrammarStateCache::GrammarStateCache(std::shared_ptr<const Grammar> grammar,
       mask_words_((static_cast<size_t>(vocabulary_->size()) + 63) / 64) {
   const size_t mask_slots = std::max<size_t>(1, limits_.mask_bytes / (mask_words_ * sizeof(uint64_t)));
   slot_owner_.assign(mask_slots, -1);
+  slot_count_.assign(mask_slots, 0);
   walk_ends_.reserve(vocabulary_->max_token_bytes() + 1);
   walk_states_.reserve(vocabulary_->max_token_bytes() + 1);
 }
@@ -120,6 +121,11 @@ const uint64_t* GrammarStateCache::cached_mask(int32_t id) const {
   return slot < 0 ? nullptr : masks_.data() + static_cast<size_t>(slot) * mask_words_;
 }
 
+size_t GrammarStateCache::cached_mask_count(int32_t id) const {
+  const int32_t slot = info_[static_cast<size_t>(id)].mask_slot;
+  return slot < 0 ? 0 : slot_count_[static_cast<size_t>(slot)];
+}
+
 const uint64_t* GrammarStateCache::mask(int32_t id) {
   if (const uint64_t* known = cached_mask(id)) return known;
   const size_t slot = next_slot_;
@@ -135,6 +141,9 @@ const uint64_t* GrammarStateCache::mask(int32_t id) {
       bits[static_cast<size_t>(token) / 64] |= uint64_t{1} << (token % 64);
     }
   }
+  size_t count = 0;
+  for (size_t w = 0; w < mask_words_; ++w) count += static_cast<size_t>(__builtin_popcountll(bits[w]));
+  slot_count_[slot] = count;
   slot_owner_[slot] = id;
   info_[static_cast<size_t>(id)].mask_slot = static_cast<int32_t>(slot);
   return bits;

@@ -67,6 +67,8 @@ class GrammarStateCache {
   const uint64_t* mask(int32_t id);
   // The mask when it was computed already, else nullptr.
   const uint64_t* cached_mask(int32_t id) const;
+  // How many tokens a cached mask allows.
+  size_t cached_mask_count(int32_t id) const;
   size_t mask_words() const { return mask_words_; }
 
   size_t state_count() const { return states_in_use_; }
@@ -104,6 +106,7 @@ class GrammarStateCache {
   size_t mask_words_;
   std::vector<uint64_t> masks_;
   std::vector<int32_t> slot_owner_;
+  std::vector<size_t> slot_count_;  // tokens the slot's mask allows
   size_t next_slot_ = 0;
   // The walk's stack: where each open node's subtree ends, and its state.
   std::vector<uint32_t> walk_ends_;

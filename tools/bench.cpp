@@ -8,7 +8,11 @@
 // For tg it also reports the bytes streamed per second and that as a share of
 // the machine's read bandwidth, probed right before each timed repetition: on
 // a shared machine the bandwidth on offer drifts within seconds, so each
-// repetition is compared with its own probe and the shares are averaged. A
+// repetition is compared with its own probe and the shares are averaged.
+// With --sample, tg samples each next token from the logits (llama.cpp's
+// default chain, seed 0) instead of feeding one token again; with --grammar or
+// --grammar-file it samples under that grammar, starting it again whenever its
+// text ends: both count the sampler's time in the tokens per second. A
 // generated token streams the weights and, at depth, every layer's K and V
 // rows of the used cells (their mean count over the test).
 #include <sys/stat.h>
@@ -43,6 +47,7 @@ struct BenchOptions {
   std::string output = "md";
   bool profile = false;
   bool probe = true;
+  bool sample = false;  // tg samples each next token (always with a grammar)
   GenerationOptions gen;
 };
 
@@ -53,6 +58,7 @@ struct Result {
   double mean = 0, sd = 0;      // tokens per second
   double gbps = 0, probe = 0;   // tg only: weights and KV streamed, mean probed bandwidth
   double share = 0;             // tg only: mean over repetitions of streamed / probed
+  const char* sampling = "";    // tg: "", " sampled" or " grammar" (--sample, --grammar)
 };
 
 void print_help() {
@@ -68,6 +74,9 @@ void print_help() {
       "  --profile    time per op type (printed to stderr after each test)\n"
       "  --no-probe   skip the memory bandwidth probe\n"
       "  --no-repack  keep weights in the file's layout (see peak run --help)\n"
+      "  --sample     tg samples each next token (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, seed 0)\n"
+      "  --grammar GBNF, --grammar-file FILE\n"
+      "               tg samples under the grammar, starting it again where its text ends\n"
       "  -ctk/-ctv T  KV cache types (default f16)\n"
       "  --lora FILE[:SCALE], --control-vector FILE[:STRENGTH], --control-vector-layers A-B\n"
       "               run the model with adapters (see peak run --help); tg's bytes count the\n"
@@ -134,6 +143,10 @@ BenchOptions parse(int argc, char** argv, bool* help) {
       o.profile = true;
     } else if (!std::strcmp(a, "--no-probe")) {
       o.probe = false;
+    } else if (!std::strcmp(a, "--sample")) {
+      o.sample = true;
+    } else if (parse_grammar_option(a, args, o.gen)) {
+      o.sample = true;
     } else if (!std::strcmp(a, "--no-repack")) {
       o.gen.model.repack_weights = PEAK_REPACK_NONE;
     } else if (parse_adapter_option(a, args, o.gen)) {
@@ -183,10 +196,28 @@ void print_profile(peak_context* ctx, const char* test) {
   peak_context_reset_profile(ctx);
 }
 
+// The token tg evaluates after `token`: sampled from the context's logits
+// when there is a sampler (and recorded: a grammar reads it; its end, the
+// only token a finished grammar allows, starts the grammar and the penalties
+// again), else `token` again.
+int32_t next_token(peak_sampler* sampler, peak_context* ctx, const peak_model* model, int32_t token) {
+  if (!sampler) return token;
+  int32_t next = -1;
+  check_status(peak_sampler_sample(sampler, ctx, &next));
+  if (peak_token_is_eog(model, next)) {
+    peak_sampler_reset(sampler);
+  } else {
+    check_status(peak_sampler_accept(sampler, next));
+  }
+  return next;
+}
+
 // Tokens/s of each timed run (after one warm-up run) of n_prompt prompt tokens
 // or n_gen generated ones, each after n_depth tokens in the cache; `before_run`,
-// when set, is called right before each timed run.
-std::vector<double> time_test(peak_context* ctx, int n_depth, int n_prompt, int n_gen, size_t n_vocab, int runs,
+// when set, is called right before each timed run. tg samples with `sampler`
+// when there is one (next_token).
+std::vector<double> time_test(peak_context* ctx, peak_sampler* sampler, const peak_model* model, int n_depth,
+                              int n_prompt, int n_gen, size_t n_vocab, int runs,
                               const std::function<void()>& before_run) {
   std::vector<int32_t> tokens(static_cast<size_t>(std::max({n_prompt, n_depth, 1})));
   uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
@@ -202,7 +233,11 @@ std::vector<double> time_test(peak_context* ctx, int n_depth, int n_prompt, int 
     if (n_prompt > 0) {
       check_status(peak_context_eval(ctx, tokens.data(), static_cast<size_t>(n_prompt)));
     } else {
-      for (int i = 0; i < n_gen; ++i) check_status(peak_context_eval(ctx, &tokens[0], 1));
+      int32_t token = tokens[0];
+      for (int i = 0; i < n_gen; ++i) {
+        check_status(peak_context_eval(ctx, &token, 1));
+        token = next_token(sampler, ctx, model, token);
+      }
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (run > 0) rates.push_back((n_prompt > 0 ? n_prompt : n_gen) / s);
@@ -248,7 +283,8 @@ void print_results(const std::vector<Result>& results, const std::string& format
     std::printf("| model | type | size | params | threads | depth | test | t/s | streamed GB/s | probe GB/s | %% of probe |\n");
     std::printf("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
     for (const Result& r : results) {
-      const std::string test = r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt) : "tg" + std::to_string(r.n_gen);
+      const std::string test =
+          r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt) : "tg" + std::to_string(r.n_gen) + r.sampling;
       std::printf("| %s | %s | %s | %.2f M | %d | %d | %s | %.2f ± %.2f |", r.model.c_str(), r.type.c_str(),
                   human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, r.n_depth, test.c_str(),
                   r.mean, r.sd);
@@ -323,11 +359,13 @@ int run_bench(int argc, char** argv) {
         std::function<void()> probe_before;
         if (n_gen > 0 && o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
         const std::vector<double> rates =
-            time_test(m.context.get(), n_depth, n_prompt, n_gen, m.info.n_vocab, o.repetitions, probe_before);
+            time_test(m.context.get(), o.sample ? m.sampler.get() : nullptr, m.model.get(), n_depth, n_prompt, n_gen,
+                      m.info.n_vocab, o.repetitions, probe_before);
         Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, n_prompt, n_gen,
                  n_depth};
         mean_sd(rates, &r.mean, &r.sd);
         if (n_gen > 0) {
+          r.sampling = o.gen.grammar_given ? " grammar" : o.sample ? " sampled" : "";
           const double bytes = decode_bytes_at_depth(m, g, n_depth, n_gen);
           r.gbps = bytes * r.mean / 1e9;
           for (size_t i = 0; i < probes.size(); ++i) {

@@ -12,6 +12,8 @@
 
 #include <unistd.h>
 
+#include "text_file.h"
+
 const char* ArgCursor::value(const char* name) {
   if (done()) throw UsageError(std::string("option ") + name + " needs a value");
   return next();
@@ -106,6 +108,22 @@ bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions
   }
   return true;
 }
+
+bool parse_grammar_option(const char* option, ArgCursor& args, GenerationOptions& o) {
+  if (is(option, "--grammar")) {
+    o.grammar = args.value(option);
+  } else if (is(option, "--grammar-file")) {
+    o.grammar = read_text_file(args.value(option), "grammar file");
+  } else {
+    return false;
+  }
+  o.grammar_given = true;
+  return true;
+}
+
+const char* const kGrammarOptionsHelp =
+    "  --grammar GBNF            only text of this grammar (llama.cpp's GBNF, root rule 'root')\n"
+    "  --grammar-file FILE       the same from a file (e.g. tools/grammars/json.gbnf)\n";
 
 bool parse_model_option(ArgCursor& args, GenerationOptions& o) {
   const char* a = args.peek();

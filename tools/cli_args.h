@@ -50,6 +50,9 @@ struct GenerationOptions {
   std::vector<AdapterOption> adapters;  // LoRA adapters and control vectors (the file says which)
   size_t control_first_layer = 0;       // --control-vector-layers A-B
   size_t control_last_layer = SIZE_MAX;
+  // --grammar / --grammar-file: GBNF for sampler.grammar (load_model points it here).
+  std::string grammar;
+  bool grammar_given = false;
 };
 
 // Consumes one model/context/sampling option at the cursor. Returns false
@@ -61,6 +64,11 @@ bool parse_model_option(ArgCursor& args, GenerationOptions& options);
 // --lora, --control-vector or --control-vector-layers, `option` being the one
 // just read: reads its value. Returns false for any other option.
 bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions& options);
+
+// --grammar TEXT or --grammar-file FILE, `option` being the one just read:
+// reads its value into options.grammar. Returns false for any other option.
+bool parse_grammar_option(const char* option, ArgCursor& args, GenerationOptions& options);
+extern const char* const kGrammarOptionsHelp;
 
 // Help text for the model, context and sampling options, with the -ctk/-ctv
 // default the command uses (the second form: a context's own, f16).

@@ -42,8 +42,8 @@ void print_help() {
       "  --no-echo                 do not print the prompt before the completion\n"
       "  --json                    print one JSON document (text, token ids, timings) when done\n"
       "  --logits-out FILE         write every prompt position's logits (f32; layout in tools/run.cpp)\n"
-      "%s",
-      generation_options_help());
+      "%s%s",
+      kGrammarOptionsHelp, generation_options_help());
 }
 
 RunOptions parse(int argc, char** argv, bool* help) {
@@ -62,6 +62,8 @@ RunOptions parse(int argc, char** argv, bool* help) {
     } else if (!std::strcmp(a, "-f") || !std::strcmp(a, "--file")) {
       o.prompt = read_text_file(args.value(a), "prompt file");
       o.prompt_given = true;
+    } else if (parse_grammar_option(a, args, o.gen)) {
+      continue;
     } else if (!std::strcmp(a, "--logits-out")) {
       o.logits_out = args.value(a);
     } else if (!std::strcmp(a, "--no-echo")) {
@@ -114,7 +116,7 @@ void generate_json(LoadedModel& m, const RunOptions& o, const std::vector<int32_
   const auto prompt_start = std::chrono::steady_clock::now();
   if (!prompt_evaluated) {
     check_status(peak_context_eval(m.context.get(), prompt.data(), prompt.size()));
-    for (const int32_t t : prompt) check_status(peak_sampler_accept(m.sampler.get(), t));
+    for (const int32_t t : prompt) check_status(peak_sampler_accept_prompt(m.sampler.get(), t));
   }
   const double prompt_seconds = seconds_since(prompt_start);
   const auto generate_start = std::chrono::steady_clock::now();
@@ -155,7 +157,7 @@ void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, std
   const size_t n_vocab = static_cast<size_t>(m.info.n_vocab);
   std::vector<float> logits(tokens.size() * n_vocab);
   check_status(peak_context_eval_all_logits(m.context.get(), tokens.data(), tokens.size(), logits.data()));
-  for (int32_t t : tokens) check_status(peak_sampler_accept(m.sampler.get(), t));
+  for (int32_t t : tokens) check_status(peak_sampler_accept_prompt(m.sampler.get(), t));
   const uint32_t header[4] = {0x474c4b50u /* "PKLG" */, 1, static_cast<uint32_t>(tokens.size()),
                               static_cast<uint32_t>(n_vocab)};
   const bool ok = std::fwrite(header, sizeof header, 1, out) == 1 &&

@@ -125,6 +125,40 @@ void BM_SampleJsonDocument(benchmark::State& state, const std::string& path, Cha
                          benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// A model that writes what it likes (random logits, as `peak synth` models
+// give): the chain's own choices are accepted, so the grammar goes wherever
+// sampling takes it, through states a document would not visit; its end
+// starts it again. The cache lives on across passes, as in one long
+// generation.
+void BM_SampleWandering(benchmark::State& state, const std::string& path, Chain kind, bool grammar) {
+  if (!std::ifstream(path)) {
+    state.SkipWithError(("no " + path).c_str());
+    return;
+  }
+  const Vocabulary& v = vocabulary(path);
+  const int32_t n_vocab = v.tokenizer->n_vocab();
+  SamplerChain chain(n_vocab, params_for(kind, grammar), v.grammar_vocabulary);
+  peak::sampling::Pcg32 rng(2);
+  std::vector<std::vector<float>> rows(16, std::vector<float>(static_cast<size_t>(n_vocab)));
+  for (auto& row : rows) {
+    for (float& l : row) l = static_cast<float>(rng.next_unit_double() * 10.0);
+  }
+  constexpr int kSteps = 128;
+  size_t step = 0;
+  for (auto _ : state) {
+    for (int i = 0; i < kSteps; ++i) {
+      const int32_t token = chain.sample(rows[(step++ * 7) % rows.size()].data());
+      if (v.tokenizer->is_eog(token)) {
+        chain.reset();
+      } else {
+        chain.accept(token);
+      }
+    }
+  }
+  state.counters["per_token"] =
+      benchmark::Counter(kSteps, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
 void register_all() {
   std::vector<std::pair<std::string, std::string>> files = {
       {"qwen3", std::string(PEAK_SHARED_DIR) + "/fixtures/vocab/ggml-vocab-qwen3.gguf"},
@@ -139,6 +173,12 @@ void register_all() {
       {"greedy", Chain::kGreedy}, {"defaults", Chain::kDefaults}, {"whole", Chain::kWhole}};
   for (const auto& [name, path] : files) {
     for (const auto& [chain_name, chain] : chains) {
+      for (const bool grammar : {false, true}) {
+        const std::string label = "SampleWandering/" + name + "/" + chain_name + (grammar ? "/json" : "/free");
+        benchmark::RegisterBenchmark(label.c_str(), BM_SampleWandering, path, chain, grammar)
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(1.0);
+      }
       for (const char* variant : {"free", "json", "json-cold"}) {
         const bool grammar = variant[0] == 'j';
         const bool cold = variant[4] == '-';

@@ -486,7 +486,18 @@ typedef struct peak_sampler peak_sampler;
 
 /* A chain: repetition penalties, top-k, top-p, min-p, temperature, then a seeded
    draw (greedy when temperature is 0). Same seed and inputs give the same tokens
-   on every platform. */
+   on every platform.
+
+   With a grammar (GBNF, the syntax of llama.cpp's GBNF Guide), a grammar stage
+   runs first: a token is chosen only when its bytes continue the text generated
+   so far toward a string of the grammar (tokens may cut through rules and UTF-8
+   characters), an end-of-generation token only where the text is a whole string
+   of it, a control token never (GBNF has no syntax to name one). The grammar
+   reads the tokens peak_sampler_accept records, not those of
+   peak_sampler_accept_prompt; peak_generate hands it the generated tokens only,
+   and stops with PEAK_STOP_EOG once the text is a whole string of the grammar
+   that nothing can follow. The grammar's state lasts until peak_sampler_reset
+   (a new text starts there). */
 typedef struct peak_sampler_params {
   size_t struct_size;
   float temperature;        /* >= 0; 0 = greedy. Default 0.8 */
@@ -498,6 +509,12 @@ typedef struct peak_sampler_params {
   float frequency_penalty;  /* 0 = off (default) */
   float presence_penalty;   /* 0 = off (default) */
   uint64_t seed;
+  /* GBNF text, NUL-terminated; NULL (default): no grammar. Copied at creation. A
+     grammar that does not compile makes peak_sampler_create fail with
+     PEAK_ERR_INVALID_ARGUMENT, the message naming the line and column. Sessions
+     do not take a grammar yet (PEAK_ERR_INVALID_ARGUMENT). */
+  const char* grammar;
+  const char* grammar_root; /* the start rule; NULL (default): "root" */
 } peak_sampler_params;
 
 PEAK_API peak_sampler_params peak_sampler_default_params(void);
@@ -506,9 +523,15 @@ PEAK_API peak_status peak_sampler_create(const peak_model* model, const peak_sam
 PEAK_API void peak_sampler_free(peak_sampler* sampler);
 /* Picks a token from the context's last logits (does not accept it). */
 PEAK_API peak_status peak_sampler_sample(peak_sampler* sampler, const peak_context* ctx, int32_t* token);
-/* Records a token as said (for the penalties). */
+/* Records a generated token: for the penalties, and the grammar reads its bytes.
+   PEAK_ERR_INVALID_ARGUMENT, recording nothing, for a token the grammar does not
+   allow here. */
 PEAK_API peak_status peak_sampler_accept(peak_sampler* sampler, int32_t token);
-/* Forgets accepted tokens and restarts the random sequence from the seed. */
+/* Records a token of the prompt (or of anything else the model reads but the
+   grammar does not): for the penalties only. */
+PEAK_API peak_status peak_sampler_accept_prompt(peak_sampler* sampler, int32_t token);
+/* Forgets accepted tokens, restarts the random sequence from the seed and the
+   grammar from its start. */
 PEAK_API void peak_sampler_reset(peak_sampler* sampler);
 
 /* ---- generation ----------------------------------------------------------------- */

@@ -60,13 +60,14 @@ peak_status context_params_from_c(const peak_context_params* params, const peak_
 }  // namespace peak::capi
 
 struct peak_sampler {
-  const peak_model* model;
+  const peak_model* model;  // with weights (peak_sampler_create checks)
   std::unique_ptr<peak::sampling::SamplerChain> chain;
 };
 
 inline peak_stop_reason stop_reason_to_c(peak::runtime::StopReason r) {
   switch (r) {
-    case peak::runtime::StopReason::EndOfGeneration: return PEAK_STOP_EOG;
+    case peak::runtime::StopReason::EndOfGeneration:
+    case peak::runtime::StopReason::GrammarEnd: return PEAK_STOP_EOG;
     case peak::runtime::StopReason::MaxTokens: return PEAK_STOP_MAX_TOKENS;
     case peak::runtime::StopReason::ContextFull: return PEAK_STOP_CONTEXT_FULL;
     case peak::runtime::StopReason::Callback: return PEAK_STOP_CALLBACK;
@@ -84,7 +85,17 @@ inline bool sampler_counts_ok(const peak_sampler_params& p, const std::string& s
          at_most(p.penalty_last_n, kMaxTokenCount, (struct_name + ".penalty_last_n").c_str());
 }
 
+// Sessions take no grammar yet: a thinking model's reasoning has to stay free
+// of it, and the grammar start where the answer does.
+inline bool session_sampler_ok(const peak_sampler_params& p, const std::string& struct_name) {
+  if (!p.grammar) return true;
+  peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, struct_name + ".grammar: sessions do not take a grammar yet");
+  return false;
+}
+
 // The C sampler parameters, checked by sampler_counts_ok, as the sampler chain's.
+// Throws std::invalid_argument, naming the line and column, for a grammar
+// that does not compile.
 inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_params& p) {
   peak::sampling::SamplerParams s;
   s.temperature = p.temperature;
@@ -96,6 +107,13 @@ inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_pa
   s.frequency_penalty = p.frequency_penalty;
   s.presence_penalty = p.presence_penalty;
   s.seed = p.seed;
+  if (p.grammar) {
+    try {
+      s.grammar = peak::sampling::Grammar::parse(p.grammar, p.grammar_root ? p.grammar_root : "root");
+    } catch (const peak::sampling::GrammarError& e) {
+      throw std::invalid_argument(std::string("peak_sampler_params.grammar: ") + e.what());
+    }
+  }
   return s;
 }
 

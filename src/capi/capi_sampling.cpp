@@ -14,6 +14,24 @@ namespace {
 using peak::capi::fail;
 using peak::capi::guarded;
 
+// A token generated (the grammar reads it) or of the prompt (it does not).
+peak_status accept_token(peak_sampler* sampler, int32_t token, bool generated, const char* function) {
+  PEAK_CHECK_ARG(sampler, std::string(function) + ": sampler");
+  if (token < 0 || token >= sampler->chain->n_vocab()) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, std::string(function) + ": token " + std::to_string(token) +
+                                               " is outside the vocabulary of " +
+                                               std::to_string(sampler->chain->n_vocab()));
+  }
+  return guarded([&] {
+    if (generated) {
+      sampler->chain->accept(token);
+    } else {
+      sampler->chain->accept_prompt(token);
+    }
+    return PEAK_OK;
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -48,8 +66,9 @@ peak_status peak_sampler_create(const peak_model* model, const peak_sampler_para
     const peak::sampling::SamplerParams sp = sampler_params_from_c(p);
     auto s = std::make_unique<peak_sampler>();
     s->model = model;
-    s->chain = std::make_unique<peak::sampling::SamplerChain>(
-        static_cast<int32_t>(model->model->hparams().n_vocab), sp);
+    s->chain =
+        std::make_unique<peak::sampling::SamplerChain>(static_cast<int32_t>(model->model->hparams().n_vocab), sp,
+                                                       sp.grammar ? model->model->grammar_vocabulary() : nullptr);
     *out = s.release();
     return PEAK_OK;
   });
@@ -74,15 +93,11 @@ peak_status peak_sampler_sample(peak_sampler* sampler, const peak_context* ctx, 
 }
 
 peak_status peak_sampler_accept(peak_sampler* sampler, int32_t token) {
-  PEAK_CHECK_ARG(sampler, "peak_sampler_accept: sampler");
-  if (token < 0 || token >= sampler->chain->n_vocab()) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_sampler_accept: token " + std::to_string(token) +
-                                               " is outside the vocabulary of " + std::to_string(sampler->chain->n_vocab()));
-  }
-  return guarded([&] {
-    sampler->chain->accept(token);
-    return PEAK_OK;
-  });
+  return accept_token(sampler, token, /*generated=*/true, "peak_sampler_accept");
+}
+
+peak_status peak_sampler_accept_prompt(peak_sampler* sampler, int32_t token) {
+  return accept_token(sampler, token, /*generated=*/false, "peak_sampler_accept_prompt");
 }
 
 void peak_sampler_reset(peak_sampler* sampler) {

@@ -11,6 +11,12 @@
 namespace peak::chat {
 namespace {
 
+// A grammar reads the model's vocabulary.
+sampling::SamplerChain make_sampler(const model::Model& model, const sampling::SamplerParams& params) {
+  return sampling::SamplerChain(static_cast<int32_t>(model.hparams().n_vocab), params,
+                                params.grammar ? model.grammar_vocabulary() : nullptr);
+}
+
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   size_t n = 0;
   while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
@@ -23,7 +29,7 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     : model_(model),
       settings_(settings),
       encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking)),
-      sampler_(static_cast<int32_t>(model.hparams().n_vocab), settings.sampler) {
+      sampler_(make_sampler(model, settings.sampler)) {
   validate_session_settings(settings_);
   prefix_ = encoder_->prefix(settings_.system_prompt);
   const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
@@ -237,6 +243,7 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   };
   o.on_text = [&](const std::string& text) { return splitter.feed(text, route); };
   const int64_t turn_first_cell = ctx_->kv().used();
+  sampler_.restart_grammar();  // each answer is a text of its own
   turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
   splitter.finish(route);
   turn.answer = splitter.answer();
@@ -301,7 +308,7 @@ void ChatSession::append_user(const std::string& text, std::vector<int32_t> segm
   }
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
   ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
-  for (const int32_t t : segment) sampler_.accept(t);
+  for (const int32_t t : segment) sampler_.accept_prompt(t);
   push_recent("user", text, std::move(segment));
   state_.log.push_back({"user", text});
   finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
@@ -337,7 +344,7 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   if (cut_tail && fits) {
     take_back_tail_cells(replaced, undo);
     ctx_->eval(pair.data() + same, added);
-    for (size_t i = same; i < pair.size(); ++i) sampler_.accept(pair[i]);
+    for (size_t i = same; i < pair.size(); ++i) sampler_.accept_prompt(pair[i]);
     const auto split = pair.begin() + static_cast<std::ptrdiff_t>(same);
     push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
     push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
@@ -357,7 +364,7 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
       make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
   ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
   const size_t kept_user = pair_user_part > cut ? pair_user_part - cut : 0;
-  for (size_t i = kept_user; i < pair.size(); ++i) sampler_.accept(pair[i]);
+  for (size_t i = kept_user; i < pair.size(); ++i) sampler_.accept_prompt(pair[i]);
   const auto split = pair.begin() + static_cast<std::ptrdiff_t>(kept_user);
   if (kept_user > 0) push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
   push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
@@ -465,19 +472,19 @@ void ChatSession::restore_penalty_window(const sampling::SamplerChain* earlier) 
     sampler_.take_penalty_window(*earlier);
     return;
   }
-  sampling::SamplerChain window(sampler_.n_vocab(), sampler_.params());
+  sampling::SamplerChain window(sampler_.n_vocab(), sampler_.params(), sampler_.grammar_vocabulary());
   accept_recent(window);
   sampler_.take_penalty_window(window);
 }
 
 void ChatSession::accept_recent(sampling::SamplerChain& chain) const {
   for (const RecentMessage& m : state_.recent) {
-    for (const int32_t t : m.tokens) chain.accept(t);
+    for (const int32_t t : m.tokens) chain.accept_prompt(t);
   }
 }
 
 void ChatSession::set_sampler(const sampling::SamplerParams& params) {
-  sampling::SamplerChain chain(sampler_.n_vocab(), params);  // checks params
+  sampling::SamplerChain chain = make_sampler(model_, params);  // checks params
   if (params.penalty_last_n == sampler_.params().penalty_last_n) {
     chain.take_penalty_window(sampler_);
   } else {

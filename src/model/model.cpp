@@ -109,6 +109,15 @@ const tokenizer::Tokenizer& Model::tokenizer() const {
   return *tokenizer_;
 }
 
+std::shared_ptr<const sampling::GrammarVocabulary> Model::grammar_vocabulary() const {
+  const tokenizer::Tokenizer& tok = tokenizer();
+  const std::lock_guard<std::mutex> lock(grammar_vocabulary_mutex_);
+  if (!grammar_vocabulary_) {
+    grammar_vocabulary_ = sampling::GrammarVocabulary::from_tokenizer(tok, static_cast<int32_t>(hparams_.n_vocab));
+  }
+  return grammar_vocabulary_;
+}
+
 uint64_t Model::repacked_bytes() const { return repacker_ ? repacker_->bytes() : 0; }
 
 Model::~Model() = default;

@@ -7,11 +7,13 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "gguf/gguf_reader.h"
 #include "model/hparams.h"
 #include "model/weights.h"
+#include "sampling/grammar_vocabulary.h"
 #include "tokenizer/tokenizer.h"
 
 namespace peak::model {
@@ -81,6 +83,10 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   // Throws std::logic_error for a layout (load_layout), which has none.
   const tokenizer::Tokenizer& tokenizer() const;
+  // The vocabulary as grammars read it, over the output's n_vocab tokens: built
+  // on the first call (a pass over the tokens), then shared by every sampler
+  // with a grammar. Any thread. Throws as tokenizer() does.
+  std::shared_ptr<const sampling::GrammarVocabulary> grammar_vocabulary() const;
   // general.name, or "" when absent.
   std::string name() const;
   // tokenizer.chat_template, or "" when absent.
@@ -120,6 +126,8 @@ class Model {
   HParams hparams_;
   ModelWeights weights_;
   std::unique_ptr<tokenizer::Tokenizer> tokenizer_;
+  mutable std::mutex grammar_vocabulary_mutex_;
+  mutable std::shared_ptr<const sampling::GrammarVocabulary> grammar_vocabulary_;
   // Owns the repacked weights and any background repacking; declared after
   // file_ and weights_, whose tensors it reads, so that it is destroyed first.
   std::unique_ptr<WeightRepacker> repacker_;

@@ -25,14 +25,16 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
   const core::Cancellation cancel(stop_asked_of, &options);
   ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()), nullptr,
            options.cancel || options.abort_flag ? &cancel : nullptr);
-  for (int32_t t : prompt) sampler.accept(t);
+  for (int32_t t : prompt) sampler.accept_prompt(t);
   result.n_prompt = static_cast<int32_t>(prompt.size());
   result.prompt_seconds = stopwatch.seconds();
 
   stopwatch.restart();
   tokenizer::Utf8StreamDecoder utf8;
   auto emit = [&](const std::string& text) { return text.empty() || !options.on_text || options.on_text(text); };
-  while (true) {
+  // A grammar whose text was complete already (and could not go on) writes nothing.
+  if (sampler.grammar_finished()) result.reason = StopReason::GrammarEnd;
+  while (result.reason != StopReason::GrammarEnd) {
     if (stop_asked(options)) {
       result.reason = StopReason::Aborted;
       break;
@@ -51,6 +53,10 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
     }
     if (!emit(utf8.push(tok.token_to_piece(token, /*render_special=*/false)))) {
       result.reason = StopReason::Callback;
+      break;
+    }
+    if (sampler.grammar_finished()) {
+      result.reason = StopReason::GrammarEnd;
       break;
     }
     if (ctx.kv().free_cells() == 0) {

@@ -1,6 +1,8 @@
 // Text generation on a context: evaluate a prompt, then sample, stream and
 // evaluate one token at a time until an end-of-generation token, a token limit,
-// a full context, the caller's callback or an abort flag stops it.
+// a full context, the caller's callback or an abort flag stops it. Under a
+// grammar (the sampler's), also once the text is a whole string of the grammar
+// that nothing can follow.
 #pragma once
 
 #include <atomic>
@@ -20,6 +22,10 @@ enum class StopReason {
   ContextFull,      // no cell left for the next token
   Callback,         // on_text returned false
   Aborted,          // *cancel or *abort_flag became non-zero
+  // The sampler's grammar: the text is a whole string of it and nothing can
+  // follow (its last token is not evaluated, as with Callback). The C API
+  // reports it as PEAK_STOP_EOG: the text ended where it had to.
+  GrammarEnd,
 };
 
 struct GenerateOptions {
@@ -52,7 +58,9 @@ struct GenerateResult {
 };
 
 // Appends `prompt` to the context (accepting it into the sampler's penalty
-// window, as llama.cpp does) and generates after it. Throws what Context::eval
+// window, as llama.cpp does, not into its grammar) and generates after it. A
+// grammar goes on from the sampler's state: reset or restart it for a new
+// text. Throws what Context::eval
 // throws when the prompt itself does not fit or holds bad ids, and Cancelled
 // when a stop was asked before the prompt's last batch was evaluated: the
 // context and the sampler are then as before the call. A stop asked later

@@ -9,11 +9,11 @@ namespace peak::sampling {
 
 namespace {
 
-// Candidates tested one by one, from the best down, before the stage takes
-// the mask instead: enough for top-k and greedy when the model writes what
-// the grammar wants, little beside a mask when it does not.
-constexpr size_t kFirstChunk = 64;
-constexpr size_t kMaxTestedOneByOne = 512;
+// The best candidates tested one by one before the stage takes the mask
+// instead: at least this many, and twice k. Ordering them costs a pass over
+// the candidates, as the mask's does; finding k among them is the common case
+// when the model writes what the grammar wants.
+constexpr size_t kTestedOneByOne = 64;
 
 bool has_bit(const uint64_t* bits, int32_t token) {
   return (bits[static_cast<size_t>(token) / 64] >> (token % 64) & 1u) != 0;
@@ -159,6 +159,20 @@ void GrammarStage::start(const Candidates& candidates) {
   }
 }
 
+// Greedy's usual case, the model's best token allowed: one scan (in id
+// order, so the first of equal logits is the lowest id, as ranks_before has it).
+bool GrammarStage::keep_best_if_allowed(Candidates& candidates) {
+  size_t best = 0;
+  for (size_t i = 1; i < candidates.size; ++i) {
+    if (candidates.data[i].logit > candidates.data[best].logit) best = i;
+  }
+  if (!allows(candidates.data[best].id)) return false;
+  candidates.data[0] = candidates.data[best];
+  candidates.size = 1;
+  candidates.sorted = true;
+  return true;
+}
+
 void GrammarStage::keep_allowed(Candidates& candidates) {
   start(candidates);
   if (const uint64_t* bits = current_mask()) {
@@ -183,29 +197,26 @@ void GrammarStage::keep_best_allowed(Candidates& candidates, size_t k) {
     if (candidates.size == 0) refuse_all();
     return;
   }
-  // Candidates [0, ordered) are sorted and tested; the allowed ones among
-  // them were moved to [0, found). Greedy looks at the best one alone first.
-  size_t found = 0, ordered = 0;
-  for (size_t chunk = k == 1 ? 1 : std::max(kFirstChunk, k); ordered < candidates.size && ordered < kMaxTestedOneByOne;
-       chunk = std::max(kFirstChunk, 2 * chunk)) {
-    const size_t end = std::min(candidates.size, ordered + chunk);
-    std::partial_sort(candidates.data + ordered, candidates.data + end, candidates.data + candidates.size,
-                      ranks_before);
-    for (; ordered < end; ++ordered) {
-      if (!allows(candidates.data[ordered].id)) continue;
-      candidates.data[found++] = candidates.data[ordered];
-      if (found == k) {
-        candidates.size = found;
-        candidates.sorted = true;
-        return;
-      }
+  if (k == 1 && keep_best_if_allowed(candidates)) return;
+  // The best `chunk` candidates sorted and tested, the allowed ones moved to
+  // the front; if fewer than k, the rest by the mask.
+  const size_t chunk = std::min(candidates.size, std::max(kTestedOneByOne, 2 * k));
+  std::partial_sort(candidates.data, candidates.data + chunk, candidates.data + candidates.size, ranks_before);
+  size_t found = 0;
+  for (size_t i = 0; i < chunk; ++i) {
+    if (!allows(candidates.data[i].id)) continue;
+    candidates.data[found++] = candidates.data[i];
+    if (found == k) {
+      candidates.size = found;
+      candidates.sorted = true;
+      return;
     }
   }
-  if (ordered == candidates.size) {
+  if (chunk == candidates.size) {
     candidates.size = found;
     candidates.sorted = true;
   } else {
-    candidates.size = keep_allowed_from(candidates, ordered, found);
+    candidates.size = keep_allowed_from(candidates, chunk, found);
     candidates.sorted = false;
   }
   if (candidates.size == 0) refuse_all();
@@ -213,11 +224,11 @@ void GrammarStage::keep_best_allowed(Candidates& candidates, size_t k) {
 
 void GrammarStage::refuse_all() const {
   if (matcher_.is_complete()) {
-    throw std::runtime_error(
+    throw std::invalid_argument(
         "sampling: the text is a whole string of the grammar here and no token can follow it: the vocabulary has "
         "no end-of-generation token, and no token's bytes continue the grammar");
   }
-  throw std::runtime_error(
+  throw std::invalid_argument(
       "sampling: no token of the vocabulary can continue the grammar here (the grammar asks for bytes that no "
       "token's bytes begin with, or its matcher reached a bound)");
 }

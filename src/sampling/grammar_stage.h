@@ -46,7 +46,7 @@ class GrammarStage {
   // std::logic_error.
   //
   // Keeps the candidates the grammar allows, in id order. Throws
-  // std::runtime_error when it allows none of the vocabulary.
+  // std::invalid_argument when it allows none of the vocabulary.
   void keep_allowed(Candidates& candidates);
   // Keeps the k best allowed candidates (ranks_before), sorted, or every
   // allowed one (unsorted; the caller's top-k then keeps the best k). Throws
@@ -71,6 +71,7 @@ class GrammarStage {
   int32_t current();  // the matcher's state's id in the cache
   bool allows_uncached(int32_t token);
   void start(const Candidates& candidates);
+  bool keep_best_if_allowed(Candidates& candidates);
   const uint64_t* current_mask();  // nullptr when the cache cannot hold one walk
   static void gather(Candidates& candidates, const uint64_t* bits);
   // Moves the candidates of [from, size) that the mask (or, without one, a

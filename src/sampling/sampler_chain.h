@@ -15,8 +15,8 @@
 //
 // With a grammar (SamplerParams::grammar), the grammar stage runs first
 // (grammar_stage.h): sample() only returns tokens the grammar allows after the
-// tokens accepted so far, and throws std::runtime_error when the grammar allows
-// no token of the vocabulary. The grammar reads the generated tokens
+// tokens accepted so far, and throws std::invalid_argument when the grammar
+// allows no token of the vocabulary. The grammar reads the generated tokens
 // (accept()), never the prompt (accept_prompt()).
 //
 // Logits may contain NaN (treated as -inf: never chosen), -inf (never chosen) and

@@ -139,7 +139,7 @@ std::vector<int32_t> kept(GrammarStage& stage, const std::vector<float>& logits)
   std::vector<int32_t> ids;
   try {
     stage.keep_allowed(candidates);
-  } catch (const std::runtime_error&) {
+  } catch (const std::invalid_argument&) {
     return ids;
   }
   for (size_t i = 0; i < candidates.size; ++i) ids.push_back(candidates.data[i].id);
@@ -305,7 +305,7 @@ TEST(GrammarStage, NoTokenAllowedIsAClearError) {
   try {
     chain.sample(logits.data());
     FAIL() << "sampled under a grammar that allows no token";
-  } catch (const std::runtime_error& error) {
+  } catch (const std::invalid_argument& error) {
     EXPECT_NE(std::string(error.what()).find("no token of the vocabulary can continue the grammar"), std::string::npos)
         << error.what();
   }

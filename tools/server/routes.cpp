@@ -384,7 +384,7 @@ void Server::completion(const HttpRequest& request, HttpResponder& out) {
   check(peak_sampler_create(model_, &sp, &sampler));
   std::unique_ptr<peak_sampler, void (*)(peak_sampler*)> sampler_owner(sampler, peak_sampler_free);
   // The penalties look back over the prompt too, as llama.cpp's do.
-  for (const int32_t t : tokens) check(peak_sampler_accept(sampler, t));
+  for (const int32_t t : tokens) check(peak_sampler_accept_prompt(sampler, t));
 
   Generation g(out, r, options_.request_timeout_ms,
                {Endpoint::Completion, new_id("cmpl"), unix_time(), options_.model_id});

@@ -15,7 +15,8 @@
  *  - Thread safety: functions on different handles may run concurrently.
  *    peak_gguf and peak_model handles are immutable once opened: any number of
  *    threads may use them at once, and one model may be shared by many contexts.
- *    A peak_context, peak_sampler or peak_session is used by one thread at a time.
+ *    A peak_grammar is immutable too. A peak_context, peak_sampler or peak_session
+ *    is used by one thread at a time.
  *  - Sizes and counts are checked: a buffer too small for a result gives
  *    PEAK_ERR_BUFFER_TOO_SMALL with the result's count or length in the output
  *    that reports it (text needs one byte more, see Strings).
@@ -514,7 +515,16 @@ typedef struct peak_sampler_params {
      PEAK_ERR_INVALID_ARGUMENT, the message naming the line and column. Sessions
      do not take a grammar yet (PEAK_ERR_INVALID_ARGUMENT). */
   const char* grammar;
-  const char* grammar_root; /* the start rule; NULL (default): "root" */
+  const char* grammar_root; /* the start rule of `grammar`; NULL (default): "root" */
+  /* A JSON Schema, NUL-terminated JSON text, instead of `grammar`: the text must
+     be JSON that satisfies it, as llama.cpp's --json-schema constrains it (its
+     grammar is peak_grammar_from_json_schema's). "{}" allows any JSON value;
+     OpenAI's response_format {"type": "json_object"} is the schema
+     {"type": "object"}: any JSON object. NULL (default): none. Setting it with
+     `grammar` or `grammar_root` is PEAK_ERR_INVALID_ARGUMENT naming both; a schema
+     that cannot be converted gives PEAK_ERR_INVALID_ARGUMENT, the message
+     "at POINTER: ..." naming the subschema (a JSON pointer, or "the root"). */
+  const char* json_schema;
 } peak_sampler_params;
 
 PEAK_API peak_sampler_params peak_sampler_default_params(void);
@@ -533,6 +543,40 @@ PEAK_API peak_status peak_sampler_accept_prompt(peak_sampler* sampler, int32_t t
 /* Forgets accepted tokens, restarts the random sequence from the seed and the
    grammar from its start. */
 PEAK_API void peak_sampler_reset(peak_sampler* sampler);
+
+/* ---- grammars ------------------------------------------------------------------- */
+
+/* A compiled grammar an application uses on its own: to tell whether a text
+   (a model's output, a test's expectation) is a whole string of it, the start
+   of one, or neither. The same grammars and verdicts as sampling with
+   peak_sampler_params.grammar or .json_schema. Immutable once created: any
+   number of threads may check texts against one grammar at once (each check
+   has its own state). */
+typedef struct peak_grammar peak_grammar;
+
+typedef enum peak_grammar_verdict {
+  PEAK_GRAMMAR_COMPLETE = 0, /* the text is a whole string of the grammar */
+  PEAK_GRAMMAR_PREFIX = 1,   /* it is not, but some continuation makes it one */
+  PEAK_GRAMMAR_REJECTED = 2  /* no continuation makes it one */
+} peak_grammar_verdict;
+
+/* Compiles GBNF text (NUL-terminated; llama.cpp's GBNF Guide) from the rule
+   `root` (NULL: "root"). A grammar that does not compile gives
+   PEAK_ERR_INVALID_ARGUMENT, the message naming the line and column. On
+   failure *out is set to NULL. */
+PEAK_API peak_status peak_grammar_create(const char* gbnf, const char* root, peak_grammar** out);
+/* The grammar of a JSON Schema (NUL-terminated JSON text), as for
+   peak_sampler_params.json_schema: a schema that cannot be converted gives
+   PEAK_ERR_INVALID_ARGUMENT with "at POINTER: ..." naming the subschema. */
+PEAK_API peak_status peak_grammar_from_json_schema(const char* json_schema, peak_grammar** out);
+PEAK_API void peak_grammar_free(peak_grammar* grammar);
+/* The verdict on `length` bytes of `text` (UTF-8; bytes that are not strict
+   UTF-8 are rejected), read from the grammar's start. text may be NULL when
+   length is 0. A grammar so ambiguous that the matcher's bounds are reached
+   before it can tell gives PEAK_ERR_UNSUPPORTED; *verdict is only written on
+   success. */
+PEAK_API peak_status peak_grammar_check(const peak_grammar* grammar, const char* text, size_t length,
+                                        peak_grammar_verdict* verdict);
 
 /* ---- generation ----------------------------------------------------------------- */
 

@@ -93,9 +93,25 @@ inline bool session_sampler_ok(const peak_sampler_params& p, const std::string& 
   return false;
 }
 
+namespace peak::capi {
+
+// GBNF text compiled from rule `root` (NULL: "root"), and the grammar of a
+// JSON Schema's text; `what` starts the message. Throw std::invalid_argument
+// naming the line and column of a grammar that does not compile, or the
+// subschema ("at POINTER") of a schema that cannot be converted. (capi_grammar.cpp)
+std::shared_ptr<const peak::sampling::Grammar> compile_gbnf(const char* gbnf, const char* root,
+                                                            const std::string& what);
+std::shared_ptr<const peak::sampling::Grammar> compile_json_schema(const char* json_schema, const std::string& what);
+
+// The grammar the C sampler parameters ask for (grammar or json_schema), or
+// NULL. Throws std::invalid_argument as above, and for both given.
+std::shared_ptr<const peak::sampling::Grammar> sampler_grammar(const peak_sampler_params& p);
+
+}  // namespace peak::capi
+
 // The C sampler parameters, checked by sampler_counts_ok, as the sampler chain's.
 // Throws std::invalid_argument, naming the line and column, for a grammar
-// that does not compile.
+// that does not compile (the subschema for a JSON Schema).
 inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_params& p) {
   peak::sampling::SamplerParams s;
   s.temperature = p.temperature;
@@ -107,13 +123,7 @@ inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_pa
   s.frequency_penalty = p.frequency_penalty;
   s.presence_penalty = p.presence_penalty;
   s.seed = p.seed;
-  if (p.grammar) {
-    try {
-      s.grammar = peak::sampling::Grammar::parse(p.grammar, p.grammar_root ? p.grammar_root : "root");
-    } catch (const peak::sampling::GrammarError& e) {
-      throw std::invalid_argument(std::string("peak_sampler_params.grammar: ") + e.what());
-    }
-  }
+  s.grammar = peak::capi::sampler_grammar(p);
   return s;
 }
 

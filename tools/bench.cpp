@@ -75,7 +75,8 @@ void print_help() {
       "  --no-probe   skip the memory bandwidth probe\n"
       "  --no-repack  keep weights in the file's layout (see peak run --help)\n"
       "  --sample     tg samples each next token (top-k 40, top-p 0.95, min-p 0.05, temp 0.8, seed 0)\n"
-      "  --grammar GBNF, --grammar-file FILE\n"
+      "  --grammar GBNF, --grammar-file FILE, --grammar-root NAME, -j/--json-schema SCHEMA,\n"
+      "  -jf/--json-schema-file FILE\n"
       "               tg samples under the grammar, starting it again where its text ends\n"
       "  -ctk/-ctv T  KV cache types (default f16)\n"
       "  --lora FILE[:SCALE], --control-vector FILE[:STRENGTH], --control-vector-layers A-B\n"
@@ -365,7 +366,7 @@ int run_bench(int argc, char** argv) {
                  n_depth};
         mean_sd(rates, &r.mean, &r.sd);
         if (n_gen > 0) {
-          r.sampling = o.gen.grammar_given ? " grammar" : o.sample ? " sampled" : "";
+          r.sampling = o.gen.grammar_given || o.gen.json_schema_given ? " grammar" : o.sample ? " sampled" : "";
           const double bytes = decode_bytes_at_depth(m, g, n_depth, n_gen);
           r.gbps = bytes * r.mean / 1e9;
           for (size_t i = 0; i < probes.size(); ++i) {

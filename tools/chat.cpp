@@ -84,8 +84,8 @@ void print_help() {
       "  --dump-prompt             print the text the model reads before each answer, control\n"
       "                            tokens written out, to stderr between [prompt] and [/prompt]\n"
       "  -c, --ctx-size N          sets --recent-max to N less the summary and headroom\n"
-      "%s%s%s",
-      session_options_help(),
+      "%s%s%s%s",
+      kGrammarOptionsHelp, session_options_help(),
       model_options_help("q8_0; f16 when the model's\n"
                          "                            head size is not a multiple of 32")
           .c_str(),
@@ -114,6 +114,8 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.show_thinking = true;
     } else if (!std::strcmp(a, "--dump-prompt")) {
       o.dump_prompt = true;
+    } else if (parse_grammar_option(a, args, o.gen)) {
+      continue;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak chat --help)");
     }

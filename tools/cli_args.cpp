@@ -112,18 +112,43 @@ bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions
 bool parse_grammar_option(const char* option, ArgCursor& args, GenerationOptions& o) {
   if (is(option, "--grammar")) {
     o.grammar = args.value(option);
+    o.grammar_given = true;
   } else if (is(option, "--grammar-file")) {
     o.grammar = read_text_file(args.value(option), "grammar file");
+    o.grammar_given = true;
+  } else if (is(option, "--grammar-root")) {
+    o.grammar_root = args.value(option);
+  } else if (is(option, "-j", "--json-schema")) {
+    o.json_schema = args.value(option);
+    o.json_schema_given = true;
+  } else if (is(option, "-jf", "--json-schema-file")) {
+    o.json_schema = read_text_file(args.value(option), "JSON Schema file");
+    o.json_schema_given = true;
   } else {
     return false;
   }
-  o.grammar_given = true;
+  if (o.json_schema_given && (o.grammar_given || !o.grammar_root.empty())) {
+    throw UsageError(std::string(o.grammar_given ? "--grammar" : "--grammar-root") +
+                     " and --json-schema do not go together: give a grammar or a JSON Schema");
+  }
   return true;
 }
 
 const char* const kGrammarOptionsHelp =
-    "  --grammar GBNF            only text of this grammar (llama.cpp's GBNF, root rule 'root')\n"
-    "  --grammar-file FILE       the same from a file (e.g. tools/grammars/json.gbnf)\n";
+    "  --grammar GBNF            only text of this grammar (llama.cpp's GBNF)\n"
+    "  --grammar-file FILE       the same from a file (e.g. tools/grammars/json.gbnf)\n"
+    "  --grammar-root NAME       the grammar's start rule (default root)\n"
+    "  -j, --json-schema SCHEMA  only JSON that satisfies this JSON Schema ('{}': any JSON value,\n"
+    "                            '{\"type\":\"object\"}': any object, OpenAI's json_object)\n"
+    "  -jf, --json-schema-file FILE  the same from a file\n";
+
+peak_sampler_params sampler_params(const GenerationOptions& o) {
+  peak_sampler_params p = o.sampler;
+  if (o.grammar_given) p.grammar = o.grammar.c_str();
+  if (!o.grammar_root.empty()) p.grammar_root = o.grammar_root.c_str();
+  if (o.json_schema_given) p.json_schema = o.json_schema.c_str();
+  return p;
+}
 
 bool parse_model_option(ArgCursor& args, GenerationOptions& o) {
   const char* a = args.peek();
@@ -355,7 +380,7 @@ peak_session_params chat_session_params(const ChatSessionOptions& o) {
   p.type_v = o.gen.context.type_v;
   p.n_threads = o.gen.context.n_threads;
   p.n_batch = o.gen.context.n_batch;
-  p.sampler = o.gen.sampler;
+  p.sampler = sampler_params(o.gen);
   if (o.context_given) {
     const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);
     if (rest < 32) throw UsageError("-c is too small for the summary and headroom (see --help)");

@@ -50,10 +50,18 @@ struct GenerationOptions {
   std::vector<AdapterOption> adapters;  // LoRA adapters and control vectors (the file says which)
   size_t control_first_layer = 0;       // --control-vector-layers A-B
   size_t control_last_layer = SIZE_MAX;
-  // --grammar / --grammar-file: GBNF for sampler.grammar (load_model points it here).
+  // --grammar / --grammar-file: GBNF for sampler.grammar, from --grammar-root;
+  // --json-schema / --json-schema-file: a JSON Schema for sampler.json_schema
+  // (sampler_params points them here).
   std::string grammar;
   bool grammar_given = false;
+  std::string grammar_root;  // empty: "root"
+  std::string json_schema;
+  bool json_schema_given = false;
 };
+
+// options.sampler with its grammar or JSON Schema, pointing into `options`.
+peak_sampler_params sampler_params(const GenerationOptions& options);
 
 // Consumes one model/context/sampling option at the cursor. Returns false
 // (consuming nothing) when the option is not one of them.
@@ -65,8 +73,10 @@ bool parse_model_option(ArgCursor& args, GenerationOptions& options);
 // just read: reads its value. Returns false for any other option.
 bool parse_adapter_option(const char* option, ArgCursor& args, GenerationOptions& options);
 
-// --grammar TEXT or --grammar-file FILE, `option` being the one just read:
-// reads its value into options.grammar. Returns false for any other option.
+// --grammar TEXT, --grammar-file FILE, --grammar-root NAME, -j/--json-schema
+// SCHEMA or -jf/--json-schema-file FILE (llama.cpp's names), `option` being the
+// one just read: reads its value into options. UsageError for a grammar and a
+// schema both. Returns false for any other option.
 bool parse_grammar_option(const char* option, ArgCursor& args, GenerationOptions& options);
 extern const char* const kGrammarOptionsHelp;
 

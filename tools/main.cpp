@@ -24,6 +24,7 @@ const Command kCommands[] = {
     {"bench", run_bench, "prompt and generation speed (llama-bench style), with a bandwidth probe"},
     {"perplexity", run_perplexity, "perplexity of a model over a text file, or its KL divergence from another"},
     {"tokenize", run_tokenize, "the tokens of a text (a vocabulary-only GGUF file is enough)"},
+    {"grammar", run_grammar, "check texts against a GBNF grammar or a JSON Schema (grammar check)"},
     {"quantize", run_quantize, "quantize an F32/F16/BF16 model (Q4_0, Q8_0, Q4_K_M ...)"},
     {"synth", run_synth, "write a random-weight model with a real model's shapes"},
     {"lora", run_lora, "merge a LoRA adapter into its model, or write a random one"},

@@ -66,8 +66,7 @@ LoadedModel load_model(const std::string& path, const GenerationOptions& options
   m.context.reset(context);
   if (!m.adapter_uses.empty()) check_status(peak_context_set_adapters(context, &m.adapter_set));
   peak_sampler* sampler = nullptr;
-  peak_sampler_params sampler_params = options.sampler;
-  if (options.grammar_given) sampler_params.grammar = options.grammar.c_str();
+  const peak_sampler_params sampler_params = ::sampler_params(options);
   check_status(peak_sampler_create(model, &sampler_params, &sampler));
   m.sampler.reset(sampler);
   return m;

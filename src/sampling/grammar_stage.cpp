@@ -115,6 +115,17 @@ void GrammarStage::accept(int32_t token) {
   current_ = -1;
 }
 
+void GrammarStage::accept_text(std::string_view text) {
+  scratch_.restore(matcher_.state());
+  if (!scratch_.accept_bytes(text)) {
+    throw std::invalid_argument("sampling: the text '" + std::string(text) +
+                                "' cannot continue the grammar here (the text so far and it are no prefix of a "
+                                "string of the grammar)");
+  }
+  matcher_.restore(scratch_.state());
+  current_ = -1;
+}
+
 const uint64_t* GrammarStage::current_mask() {
   const uint64_t* bits = cache_->mask(current());
   if (!bits && cache_->state_count() > 1) {

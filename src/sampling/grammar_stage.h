@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 #include "sampling/candidates.h"
 #include "sampling/grammar.h"
@@ -57,6 +58,9 @@ class GrammarStage {
   // Throws std::invalid_argument, changing nothing, for a token the grammar
   // does not allow here.
   void accept(int32_t token);
+  // Advances over text no token carried alone. Throws std::invalid_argument,
+  // changing nothing, when the grammar does not allow it here.
+  void accept_text(std::string_view text);
 
   // The text is a whole string of the grammar and nothing can follow it.
   bool finished() const { return matcher_.is_complete() && !matcher_.can_continue(); }

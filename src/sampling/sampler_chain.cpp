@@ -57,7 +57,7 @@ int32_t SamplerChain::sample(const float* logits) {
     for (SamplerStage stage : params_.order) {
       if (stage == SamplerStage::Penalties) run_stage(stage);
     }
-    if (grammar_) grammar_->keep_best_allowed(candidates_, 1);
+    if (GrammarStage* grammar = active_grammar()) grammar->keep_best_allowed(candidates_, 1);
     return select_greedy(candidates_);
   }
   run_stages();
@@ -68,19 +68,19 @@ int32_t SamplerChain::sample(const float* logits) {
 // they may run before it; a top-k after them takes the k best allowed
 // lazily; any other stage needs the allowed candidates first.
 void SamplerChain::run_stages() {
-  bool grammar_pending = grammar_.has_value();
+  GrammarStage* grammar = active_grammar();
   for (SamplerStage stage : params_.order) {
-    if (grammar_pending && stage != SamplerStage::Penalties) {
+    if (grammar && stage != SamplerStage::Penalties) {
       if (stage == SamplerStage::TopK && params_.top_k > 0) {
-        grammar_->keep_best_allowed(candidates_, static_cast<size_t>(params_.top_k));
+        grammar->keep_best_allowed(candidates_, static_cast<size_t>(params_.top_k));
       } else {
-        grammar_->keep_allowed(candidates_);
+        grammar->keep_allowed(candidates_);
       }
-      grammar_pending = false;
+      grammar = nullptr;
     }
     run_stage(stage);
   }
-  if (grammar_pending) grammar_->keep_allowed(candidates_);
+  if (grammar) grammar->keep_allowed(candidates_);
 }
 
 void SamplerChain::run_stage(SamplerStage stage) {
@@ -101,7 +101,7 @@ void SamplerChain::accept(int32_t token) {
     throw std::out_of_range("sampling: accepted token " + std::to_string(token) + " is outside the vocabulary of " +
                             std::to_string(n_vocab_) + " tokens");
   }
-  if (grammar_) grammar_->accept(token);
+  if (GrammarStage* grammar = active_grammar()) grammar->accept(token);
   penalty_window_.accept(token);
 }
 
@@ -109,6 +109,11 @@ void SamplerChain::accept_prompt(int32_t token) { penalty_window_.accept(token);
 
 void SamplerChain::restart_grammar() {
   if (grammar_) grammar_->reset();
+  grammar_held_ = false;
+}
+
+void SamplerChain::accept_grammar_text(std::string_view text) {
+  if (grammar_) grammar_->accept_text(text);
 }
 
 void SamplerChain::restore_grammar(const GrammarMatcher::State& state) {
@@ -124,6 +129,7 @@ void SamplerChain::take_penalty_window(const SamplerChain& other) {
   penalty_window_ = other.penalty_window_;  // buffers of the same sizes: copied in place
   if (grammar_ && other.grammar_ && other.grammar_->grammar() == grammar_->grammar()) {
     grammar_->restore(other.grammar_->state());
+    grammar_held_ = other.grammar_held_;
   }
 }
 

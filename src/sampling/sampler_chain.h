@@ -17,7 +17,9 @@
 // (grammar_stage.h): sample() only returns tokens the grammar allows after the
 // tokens accepted so far, and throws std::invalid_argument when the grammar
 // allows no token of the vocabulary. The grammar reads the generated tokens
-// (accept()), never the prompt (accept_prompt()).
+// (accept()), never the prompt (accept_prompt()). A thinking model's reasoning
+// is no text of the grammar: hold_grammar() sets the grammar aside while it is
+// written, release_grammar() starts it where the answer does.
 //
 // Logits may contain NaN (treated as -inf: never chosen), -inf (never chosen) and
 // +inf (the +inf tokens share all the probability). When no token is above -inf,
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "sampling/candidates.h"
@@ -57,14 +60,26 @@ class SamplerChain {
   // Forgets the accepted tokens, restarts the random sequence from the seed
   // and the grammar from its start.
   void reset();
-  // Starts the grammar again (a new answer), keeping the rest.
+  // Starts the grammar again (a new answer), not held, keeping the rest.
   void restart_grammar();
-  // With a grammar: the text accepted is a whole string of it and nothing can
-  // follow (the only token it allows is an end of generation).
-  bool grammar_finished() const { return grammar_ && grammar_->finished(); }
+  // Holds the grammar back (a thinking model writing its reasoning): until
+  // release_grammar(), sample() ignores it and accept() feeds the penalties
+  // only, as accept_prompt() does.
+  void hold_grammar() { grammar_held_ = grammar_.has_value(); }
+  // Ends the hold: the grammar starts from its start.
+  void release_grammar() { restart_grammar(); }
+  bool grammar_held() const { return grammar_held_; }
+  // Text the grammar reads that no token accepted under it carried: the start
+  // of an answer that came in the token which ended the hold. Throws
+  // std::invalid_argument, changing nothing, when the grammar does not allow
+  // it here; does nothing without a grammar.
+  void accept_grammar_text(std::string_view text);
+  // With a grammar not held: the text accepted is a whole string of it and
+  // nothing can follow (the only token it allows is an end of generation).
+  bool grammar_finished() const { return grammar_ && !grammar_held_ && grammar_->finished(); }
   // Takes the accepted tokens of `other` (a chain of the same n_vocab and
   // penalty_last_n: e.g. a copy of this one from before a turn that is taken
-  // back) and, when both have the same grammar, its grammar state, keeping
+  // back) and, when both have the same grammar, its grammar state and hold, keeping
   // this chain's random sequence where it is, so that a sampled answer written
   // again draws new numbers. Throws std::invalid_argument for another shape;
   // never allocates.
@@ -84,6 +99,7 @@ class SamplerChain {
  private:
   void run_stage(SamplerStage stage);
   void run_stages();
+  GrammarStage* active_grammar() { return grammar_ && !grammar_held_ ? &*grammar_ : nullptr; }
 
   int32_t n_vocab_;
   SamplerParams params_;
@@ -93,6 +109,7 @@ class SamplerChain {
   Pcg32 rng_;
   std::shared_ptr<const GrammarVocabulary> vocabulary_;
   std::optional<GrammarStage> grammar_;
+  bool grammar_held_ = false;
 };
 
 }  // namespace peak::sampling

@@ -366,12 +366,16 @@ TEST(SamplerChainGrammar, EveryStageOrderAndTheWholeDistributionKeepTheGrammar) 
   EXPECT_NE(check.verdict(), GrammarVerdict::kRejected);
 }
 
-TEST(SamplerChainGrammar, PromptTokensDoNotReachTheGrammarAndSnapshotsComeBack) {
-  const auto grammar = Grammar::parse("root ::= \"ab\"\n");
-  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(11));
+// A chain on the made-up vocabulary under `grammar`, with the other params' defaults.
+SamplerChain made_up_chain(const char* grammar, uint64_t seed) {
   SamplerParams params;
-  params.grammar = grammar;
-  SamplerChain chain(vocabulary->size(), params, vocabulary);
+  params.grammar = Grammar::parse(grammar);
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(seed));
+  return SamplerChain(vocabulary->size(), params, vocabulary);
+}
+
+TEST(SamplerChainGrammar, PromptTokensDoNotReachTheGrammarAndSnapshotsComeBack) {
+  SamplerChain chain = made_up_chain("root ::= \"ab\"\n", 11);
   chain.accept_prompt(3 + 'x');  // not in the grammar, and no harm
   chain.accept(3 + 'a');
   const SamplerChain before_b = chain;
@@ -389,6 +393,66 @@ TEST(SamplerChainGrammar, PromptTokensDoNotReachTheGrammarAndSnapshotsComeBack) 
   copy.accept(3 + 'b');
   EXPECT_TRUE(copy.grammar_finished());
   EXPECT_FALSE(chain.grammar_finished());
+}
+
+// A thinking model's reasoning: held, the grammar neither limits the choice
+// nor reads what is accepted; released, it starts from its start.
+TEST(SamplerChainGrammar, AHeldGrammarIsSetAsideAndStartsOverWhenReleased) {
+  const auto grammar = Grammar::parse("root ::= \"ab\"\n");
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(13));
+  SamplerParams params;
+  params.grammar = grammar;
+  params.temperature = 0.0f;
+  SamplerChain chain(vocabulary->size(), params, vocabulary);
+  std::vector<float> logits(static_cast<size_t>(vocabulary->size()), 0.0f);
+  logits[3 + 'x'] = 5.0f;
+  logits[3 + 'b'] = 2.0f;
+  logits[3 + 'a'] = 1.0f;
+  chain.accept(3 + 'a');
+  chain.hold_grammar();
+  EXPECT_TRUE(chain.grammar_held());
+  EXPECT_FALSE(chain.grammar_finished());
+  EXPECT_EQ(chain.sample(logits.data()), 3 + 'x');  // refused by the grammar, free here
+  chain.accept(3 + 'x');
+  chain.accept(3 + 'b');
+  EXPECT_FALSE(chain.grammar_finished());  // "ab" was read, but the grammar is set aside
+  chain.release_grammar();
+  EXPECT_FALSE(chain.grammar_held());
+  EXPECT_EQ(chain.sample(logits.data()), 3 + 'a');  // from the start: only 'a'
+  EXPECT_THROW(chain.accept(3 + 'b'), std::invalid_argument);
+  chain.accept(3 + 'a');
+  EXPECT_EQ(chain.sample(logits.data()), 3 + 'b');
+  chain.accept(3 + 'b');
+  EXPECT_TRUE(chain.grammar_finished());
+
+  // Sampled with the whole distribution too, and the hold is part of a snapshot.
+  params.temperature = 1.0f;
+  params.top_k = 0;
+  SamplerChain sampled(vocabulary->size(), params, vocabulary);
+  sampled.hold_grammar();
+  const SamplerChain held = sampled;
+  sampled.release_grammar();
+  sampled.take_penalty_window(held);
+  EXPECT_TRUE(sampled.grammar_held());
+  logits[3 + 'x'] = 50.0f;
+  EXPECT_EQ(sampled.sample(logits.data()), 3 + 'x');
+  sampled.restart_grammar();  // a new answer is not held
+  EXPECT_NE(sampled.sample(logits.data()), 3 + 'x');
+}
+
+TEST(SamplerChainGrammar, TextAcceptedAloneAdvancesTheGrammarOrChangesNothing) {
+  SamplerChain chain = made_up_chain("root ::= \"\\n\"* \"abc\"\n", 14);
+  chain.accept_grammar_text("\n\na");
+  const SamplerChain after_a = chain;
+  EXPECT_THROW(chain.accept_grammar_text("bx"), std::invalid_argument);
+  EXPECT_TRUE(*chain.grammar_state() == *after_a.grammar_state());
+  EXPECT_THROW(chain.accept(3 + 'a'), std::invalid_argument);
+  chain.accept_grammar_text("b");
+  chain.accept(3 + 'c');
+  EXPECT_TRUE(chain.grammar_finished());
+  SamplerChain free_chain(chain.n_vocab(), SamplerParams());
+  free_chain.accept_grammar_text("anything");  // no grammar: nothing to read it
+  EXPECT_EQ(free_chain.grammar_state(), nullptr);
 }
 
 TEST(SamplerChainGrammar, NeedsTheVocabularyOfItsSize) {

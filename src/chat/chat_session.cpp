@@ -241,9 +241,15 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
     if (kind == TextKind::Reasoning) return !on_reasoning || on_reasoning(text);
     return !options.on_text || options.on_text(text);
   };
-  o.on_text = [&](const std::string& text) { return splitter.feed(text, route); };
+  o.on_text = [&](const std::string& text) {
+    const bool go_on = splitter.feed(text, route);
+    if (sampler_.grammar_held() && !splitter.before_answer()) start_answer_grammar(splitter.answer_lead());
+    return go_on;
+  };
   const int64_t turn_first_cell = ctx_->kv().used();
   sampler_.restart_grammar();  // each answer is a text of its own
+  // A thinking model's reasoning is free: the grammar starts where the answer does.
+  if (settings_.enable_thinking || encoder_->generation_opens_reasoning()) sampler_.hold_grammar();
   turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
   splitter.finish(route);
   turn.answer = splitter.answer();
@@ -257,6 +263,17 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   state_.log.push_back({"user", user_text});
   state_.log.push_back({"assistant", turn.answer});
   ++state_.stats.turns;
+}
+
+void ChatSession::start_answer_grammar(const std::string& lead) {
+  sampler_.release_grammar();
+  try {
+    sampler_.accept_grammar_text(lead);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("the grammar does not allow the answer's start '" + lead +
+                                "', which the model wrote before the grammar could hold it (with the end of its "
+                                "reasoning, or where it could still have opened one)");
+  }
 }
 
 void ChatSession::append(const std::string& role, const std::string& text) {

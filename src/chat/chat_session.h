@@ -138,6 +138,16 @@ class ChatSession {
   // in place first stays, as wait_for_summary() would have put it.
   // Throws std::invalid_argument, changing nothing, while the conversation
   // ends with a user message without an answer (append()).
+  //
+  // Under a grammar (settings.sampler.grammar) the answer is a text of it, and
+  // the turn stops once it is whole and nothing can follow (GrammarEnd). When
+  // the model may think (enable_thinking, or a prompt that opens the block) the
+  // reasoning is free: the grammar starts right after the closing marker (the
+  // blank lines there are its text, though the answer drops them), or, when
+  // the output opens no block, reads it from its start. Text sampled before the
+  // grammar could hold it (the answer's start in the token that closes the
+  // reasoning, or that shows none opens) is read then; refused, the turn
+  // throws std::invalid_argument.
   TurnResult chat(const std::string& user_text, const runtime::GenerateOptions& options,
                   const std::function<bool(const std::string&)>& on_reasoning = nullptr);
   // Adds a message without generating: `role` "user" or "assistant", roles
@@ -266,6 +276,9 @@ class ChatSession {
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
   // Undoes what `undo` recorded: its journal, backwards, and the session's state.
   void roll_back(TurnUndo& undo);
+  // The reasoning is over: the grammar starts, reading first `lead`, the answer
+  // text that came before sampling could be held to it.
+  void start_answer_grammar(const std::string& lead);
   // What every turn (and append) starts and ends with: a finished summary put
   // in place first; the rebuild told, a summary job started when due, and the
   // turn kept as the last one, after it.

@@ -53,6 +53,7 @@ bool ReasoningSplitter::feed(std::string_view text, const KindedTextFn& emit) {
           return go_on;  // undecided
         } else {
           state_ = State::Answer;
+          answer_lead_ = pending_;
         }
         break;
       }
@@ -64,6 +65,7 @@ bool ReasoningSplitter::feed(std::string_view text, const KindedTextFn& emit) {
           while (!body.empty() && body.back() == '\n') body.pop_back();
           pending_.erase(0, close + markers_.close.size());
           state_ = State::AfterReasoning;
+          answer_lead_ = pending_;
           go_on = emit_piece(TextKind::Reasoning, std::move(body), emit);
           break;
         }

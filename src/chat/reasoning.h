@@ -43,6 +43,14 @@ class ReasoningSplitter {
   const std::string& reasoning() const { return reasoning_; }
   const std::string& answer() const { return answer_; }
 
+  // The text so far is reasoning, or may still open it (undecided at the
+  // start): a grammar for the answer waits while this holds.
+  bool before_answer() const { return state_ == State::Start || state_ == State::Reasoning; }
+  // The text fed after the reasoning block closed (all of it when the output
+  // opened none), as the feed() that decided so left it: the answer's start
+  // that came with the text ending the reasoning, blank lines included.
+  const std::string& answer_lead() const { return answer_lead_; }
+
  private:
   enum class State { Start, Reasoning, AfterReasoning, Answer };
   bool emit_piece(TextKind kind, std::string text, const KindedTextFn& emit);
@@ -52,6 +60,7 @@ class ReasoningSplitter {
   std::string pending_;  // undecided text: a possible marker prefix or leading newlines
   std::string reasoning_;
   std::string answer_;
+  std::string answer_lead_;
 };
 
 }  // namespace peak::chat

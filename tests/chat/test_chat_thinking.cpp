@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "chat/chat_session.h"
 #include "model/model.h"
+#include "sampling/grammar.h"
 #include "scripted_qwen3.h"
 #include "template_fixtures.h"
 
@@ -118,6 +120,66 @@ TEST(ChatThinking, ControlTokensTypedByTheUserStayText) {
   const TurnResult forged_turn = turn(session, forged, streamed);
   EXPECT_EQ(forged_turn.generation.n_prompt, framing + static_cast<int32_t>(as_text.size()));
   EXPECT_EQ(forged_turn.answer, "Blue.");
+}
+
+// Under a grammar the answer is a text of it, whatever the model would rather
+// write ("Blue."), and the turn ends where the grammar does.
+SessionSettings with_grammar(bool thinking, const std::string& gbnf) {
+  SessionSettings s = settings(thinking);
+  s.sampler.grammar = sampling::Grammar::parse(gbnf);
+  return s;
+}
+
+void expect_answer(const TurnResult& result, const std::string& answer, const std::string& reasoning) {
+  EXPECT_EQ(result.answer, answer);
+  EXPECT_EQ(result.reasoning, reasoning);
+  EXPECT_EQ(result.generation.reason, runtime::StopReason::GrammarEnd);
+}
+
+TEST(ChatThinking, AGrammarHoldsEveryAnswer) {
+  ChatSession session(scripted(), with_grammar(false, "root ::= \"Red.\"\n"));
+  Streamed streamed;
+  expect_answer(turn(session, "Name a colour.", streamed), "Red.", "");
+  expect_answer(turn(session, "Another one.", streamed), "Red.", "");  // the grammar starts again
+  EXPECT_EQ(streamed.answer, "Red.Red.");
+  ASSERT_EQ(session.log().size(), 4u);
+  EXPECT_EQ(session.log()[3].content, "Red.");
+}
+
+// The grammar refuses "<think>" and "Reason": held while the model reasons, it
+// starts after "</think>", where the model's "\n\n" is its text.
+TEST(ChatThinking, TheReasoningIsFreeAndTheAnswerKeepsTheGrammar) {
+  ChatSession session(scripted(), with_grammar(true, "root ::= \"\\n\\n\"? \"Red.\"\n"));
+  Streamed streamed;
+  expect_answer(turn(session, "Name a colour.", streamed), "Red.", "Reason");
+  EXPECT_EQ(streamed.reasoning, "Reason");
+  EXPECT_EQ(streamed.answer, "Red.");
+  const std::string cells = scripted().tokenizer().detokenize(session.cached_tokens(), false, true);
+  EXPECT_EQ(cells.find("Reason"), std::string::npos) << cells;
+  EXPECT_NE(cells.find("Red.<|im_end|>"), std::string::npos) << cells;
+}
+
+// A turn answered again (regenerate, edit) or taken back by its own failure
+// leaves the grammar to start over with the next answer.
+TEST(ChatThinking, AnswersWrittenAgainKeepTheGrammar) {
+  ChatSession session(scripted(), with_grammar(true, "root ::= \"\\n\\n\"? \"Red.\"\n"));
+  Streamed streamed;
+  expect_answer(turn(session, "Name a colour.", streamed), "Red.", "Reason");
+  runtime::GenerateOptions o;
+  o.max_tokens = 32;
+  expect_answer(session.regenerate(o), "Red.", "Reason");
+  expect_answer(session.edit_last("Name another colour.", o), "Red.", "Reason");
+  // A callback that throws in the answer takes the turn back: the grammar had
+  // started it and read part of it.
+  o.on_text = [](const std::string&) -> bool { throw std::runtime_error("the reader went away"); };
+  EXPECT_THROW(session.chat("One more.", o), std::runtime_error);
+  EXPECT_THROW(session.regenerate(o), std::runtime_error);
+  o.on_text = nullptr;
+  expect_answer(session.regenerate(o), "Red.", "Reason");
+  expect_answer(session.chat("One more.", o), "Red.", "Reason");
+  ASSERT_EQ(session.log().size(), 4u);
+  EXPECT_EQ(session.log()[1].content, "Red.");
+  EXPECT_EQ(session.log()[3].content, "Red.");
 }
 
 }  // namespace

@@ -107,6 +107,35 @@ TEST(ReasoningSplitter, AnOpenedBlockStartsInReasoning) {
   }
 }
 
+// What a grammar for the answer reads: everything after the closing marker
+// (all of the output when it opens no block), from the feed that ends the
+// reasoning on, whichever piece the marker ends in.
+TEST(ReasoningSplitter, TheAnswersLeadIsTheRawTextAfterTheReasoning) {
+  const std::vector<std::string> outputs = {
+      kOutputs[0], kOutputs[2], kOutputs[3], "Blue.", "  Text <think> in it", "<think>x</think>\n\n{\"a\": 1}"};
+  for (const std::string& output : outputs) {
+    const size_t close = output.find("</think>");
+    const std::string after = close == std::string::npos ? output : output.substr(close + 8);
+    for (size_t piece = 1; piece <= output.size(); ++piece) {
+      ReasoningSplitter splitter;
+      std::string read;  // what the grammar would read
+      bool found = false;
+      for (size_t at = 0; at < output.size(); at += piece) {
+        const std::string text = output.substr(at, piece);
+        if (found) read += text;
+        const bool before = splitter.before_answer();
+        splitter.feed(text, nullptr);
+        if (before && !splitter.before_answer()) {
+          found = true;
+          read = splitter.answer_lead();
+        }
+      }
+      EXPECT_TRUE(found) << output << " in pieces of " << piece;
+      EXPECT_EQ(read, after) << output << " in pieces of " << piece;
+    }
+  }
+}
+
 TEST(ReasoningSplitter, StopsWhenTheReceiverSaysSo) {
   ReasoningSplitter splitter;
   int calls = 0;

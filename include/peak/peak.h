@@ -512,8 +512,8 @@ typedef struct peak_sampler_params {
   uint64_t seed;
   /* GBNF text, NUL-terminated; NULL (default): no grammar. Copied at creation. A
      grammar that does not compile makes peak_sampler_create fail with
-     PEAK_ERR_INVALID_ARGUMENT, the message naming the line and column. Sessions
-     do not take a grammar yet (PEAK_ERR_INVALID_ARGUMENT). */
+     PEAK_ERR_INVALID_ARGUMENT, the message naming the line and column. In a
+     session it holds each answer (see peak_session_params.sampler). */
   const char* grammar;
   const char* grammar_root; /* the start rule of `grammar`; NULL (default): "root" */
   /* A JSON Schema, NUL-terminated JSON text, instead of `grammar`: the text must
@@ -779,7 +779,14 @@ typedef struct peak_session_params {
   int background_summary;          /* 1 (default): summarize on a worker thread; 0: before the turn returns */
   size_t n_threads;                /* 0: peak_default_threads(), the fast cores */
   size_t n_batch;                  /* default 512 */
-  peak_sampler_params sampler;     /* the answers' sampling */
+  /* The answers' sampling. A grammar starts again with each answer and ends it
+     once whole (PEAK_STOP_EOG). With enable_thinking (or a template whose prompt
+     opens the reasoning) the reasoning is free: the grammar starts after its
+     closing marker, the blank lines there read as its text though the answer
+     drops them. Answer text the model wrote before the grammar could hold it
+     (with the end of its reasoning, or where it could still have opened one)
+     that the grammar refuses fails the turn with PEAK_ERR_INVALID_ARGUMENT. */
+  peak_sampler_params sampler;
 } peak_session_params;
 
 PEAK_API peak_session_params peak_session_default_params(void);

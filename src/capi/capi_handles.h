@@ -85,14 +85,6 @@ inline bool sampler_counts_ok(const peak_sampler_params& p, const std::string& s
          at_most(p.penalty_last_n, kMaxTokenCount, (struct_name + ".penalty_last_n").c_str());
 }
 
-// Sessions take no grammar yet: a thinking model's reasoning has to stay free
-// of it, and the grammar start where the answer does.
-inline bool session_sampler_ok(const peak_sampler_params& p, const std::string& struct_name) {
-  if (!p.grammar) return true;
-  peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, struct_name + ".grammar: sessions do not take a grammar yet");
-  return false;
-}
-
 namespace peak::capi {
 
 // GBNF text compiled from rule `root` (NULL: "root"), and the grammar of a

@@ -28,8 +28,7 @@ bool session_counts_ok(const peak_session_params& p) {
          at_most(p.trigger_discard, kMaxTokenCount, "trigger_discard") &&
          at_most(p.headroom, kMaxTokenCount, "headroom") && at_most(p.summary_n_ctx, kMaxTokenCount, "summary_n_ctx") &&
          at_most(p.summary_max_new_tokens, kMaxTokenCount, "summary_max_new_tokens") &&
-         at_most(p.n_batch, kMaxTokenCount, "n_batch") && sampler_counts_ok(p.sampler, "peak_session_params.sampler") &&
-         session_sampler_ok(p.sampler, "peak_session_params.sampler");
+         at_most(p.n_batch, kMaxTokenCount, "n_batch") && sampler_counts_ok(p.sampler, "peak_session_params.sampler");
 }
 
 // A turn's generation parameters and result, checked; `turn` runs it with
@@ -209,7 +208,7 @@ peak_status peak_session_set_sampler(peak_session* session, const peak_sampler_p
   PEAK_CHECK_ARG(session, "peak_session_set_sampler: session");
   PEAK_CHECK_ARG(params, "peak_session_set_sampler: params");
   if (!peak::capi::struct_size_ok(params->struct_size, sizeof(peak_sampler_params), "peak_sampler_params") ||
-      !sampler_counts_ok(*params, "peak_sampler_params") || !session_sampler_ok(*params, "peak_sampler_params")) {
+      !sampler_counts_ok(*params, "peak_sampler_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {

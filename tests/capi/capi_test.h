@@ -29,6 +29,22 @@ static int capi_checks_failed = 0;
       fprintf(stderr, "  message was: %s\n", peak_last_error());         \
   } while (0)
 
+/* Appends streamed text to a buffer (struct text_buf): an on_text callback. */
+struct text_buf {
+  char text[4096];
+  size_t length;
+};
+
+static inline int collect_text(const char* text, size_t length, void* user) {
+  struct text_buf* b = (struct text_buf*)user;
+  if (b->length + length < sizeof b->text) {
+    memcpy(b->text + b->length, text, length);
+    b->length += length;
+    b->text[b->length] = '\0';
+  }
+  return 1;
+}
+
 static int capi_test_summary(const char* name) {
   printf("%s: %d passed, %d failed\n", name, capi_checks_passed, capi_checks_failed);
   return capi_checks_failed == 0 ? 0 : 1;

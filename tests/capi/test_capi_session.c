@@ -15,22 +15,6 @@ static int count_text(const char* text, size_t length, void* user) {
   return 1;
 }
 
-/* Appends streamed text to a buffer (struct text_buf). */
-struct text_buf {
-  char text[4096];
-  size_t length;
-};
-
-static int collect_text(const char* text, size_t length, void* user) {
-  struct text_buf* b = (struct text_buf*)user;
-  if (b->length + length < sizeof b->text) {
-    memcpy(b->text + b->length, text, length);
-    b->length += length;
-    b->text[b->length] = '\0';
-  }
-  return 1;
-}
-
 static peak_session_message message_at(const peak_session* s, size_t index) {
   peak_session_message m;
   memset(&m, 0, sizeof m);

@@ -6,6 +6,7 @@
 // schema.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -38,12 +39,17 @@ struct Generation {
   StopReason reason = StopReason::MaxTokens;
 };
 
-// Generates from BOS on a fresh context.
-Generation generate_from_bos(const model::Model& m, const sampling::SamplerParams& params, int32_t max_tokens) {
+std::unique_ptr<Context> new_context(const model::Model& m) {
   ContextParams cp;
   cp.n_ctx = 512;
   cp.n_threads = 1;
-  Context ctx(m, cp);
+  return std::make_unique<Context>(m, cp);
+}
+
+// Generates from BOS, on the context emptied first.
+Generation generate_from_bos(Context& ctx, const sampling::SamplerParams& params, int32_t max_tokens) {
+  const model::Model& m = ctx.model();
+  ctx.kv().clear();
   sampling::SamplerChain sampler(static_cast<int32_t>(m.hparams().n_vocab), params,
                                  params.grammar ? m.grammar_vocabulary() : nullptr);
   Generation g;
@@ -104,7 +110,7 @@ std::set<unsigned char> printable_bytes() {
 constexpr int32_t kGreedyTokens = 64;
 
 const Generation& unconstrained_greedy() {
-  static const Generation g = generate_from_bos(stories(), greedy(), kGreedyTokens);
+  static const Generation g = generate_from_bos(*new_context(stories()), greedy(), kGreedyTokens);
   return g;
 }
 
@@ -119,8 +125,8 @@ TEST(GrammarGeneration, StoriesGreedyTextIsPlainPrintableText) {
 
 TEST(GrammarGeneration, AnyPrintableTextLeavesGreedyOutputAsItIs) {
   const Generation& plain = unconstrained_greedy();
-  const Generation g =
-      generate_from_bos(stories(), greedy("root ::= " + gbnf_class(printable_bytes()) + "*"), kGreedyTokens);
+  const Generation g = generate_from_bos(*new_context(stories()),
+                                         greedy("root ::= " + gbnf_class(printable_bytes()) + "*"), kGreedyTokens);
   EXPECT_EQ(g.ids, plain.ids);
   EXPECT_EQ(g.text, plain.text);
   EXPECT_EQ(g.reason, StopReason::MaxTokens);
@@ -129,7 +135,8 @@ TEST(GrammarGeneration, AnyPrintableTextLeavesGreedyOutputAsItIs) {
 TEST(GrammarGeneration, TheGreedyTextAsALiteralLeavesItAsItIsAndEndsThere) {
   const Generation& plain = unconstrained_greedy();
   // More tokens allowed than the literal needs: the grammar ends it.
-  const Generation g = generate_from_bos(stories(), greedy("root ::= " + gbnf_literal(plain.text)), 2 * kGreedyTokens);
+  const Generation g =
+      generate_from_bos(*new_context(stories()), greedy("root ::= " + gbnf_literal(plain.text)), 2 * kGreedyTokens);
   EXPECT_EQ(g.ids, plain.ids);
   EXPECT_EQ(g.text, plain.text);
   EXPECT_EQ(g.reason, StopReason::GrammarEnd);
@@ -139,7 +146,8 @@ TEST(GrammarGeneration, OnlyTheGreedyTextsOwnCharactersLeaveItAsItIs) {
   const Generation& plain = unconstrained_greedy();
   const std::set<unsigned char> used(plain.text.begin(), plain.text.end());
   ASSERT_LT(used.size(), printable_bytes().size());  // a tighter class than the printable one
-  const Generation g = generate_from_bos(stories(), greedy("root ::= " + gbnf_class(used) + "+"), kGreedyTokens);
+  const Generation g =
+      generate_from_bos(*new_context(stories()), greedy("root ::= " + gbnf_class(used) + "+"), kGreedyTokens);
   EXPECT_EQ(g.ids, plain.ids);
   EXPECT_EQ(g.text, plain.text);
 }
@@ -157,7 +165,7 @@ TEST(GrammarGeneration, ForbiddingTheGreedyChoiceChangesTheOutputThereAndItObeys
     // first one of greedy token k, then printable text.
     const std::string gbnf =
         "root ::= " + gbnf_literal(prefix) + " " + gbnf_class(next) + " " + gbnf_class(printable_bytes()) + "*";
-    const Generation g = generate_from_bos(stories(), greedy(gbnf), kGreedyTokens);
+    const Generation g = generate_from_bos(*new_context(stories()), greedy(gbnf), kGreedyTokens);
     SCOPED_TRACE("forbidden first byte of token " + std::to_string(k) + ": " + hex_escape(forbidden));
     ASSERT_EQ(g.ids.size(), static_cast<size_t>(kGreedyTokens));
     EXPECT_EQ(std::vector<int32_t>(g.ids.begin(), g.ids.begin() + static_cast<ptrdiff_t>(k)),
@@ -172,7 +180,9 @@ TEST(GrammarGeneration, ForbiddingTheGreedyChoiceChangesTheOutputThereAndItObeys
 
 // Schemas whose every instance the grammar allows is short (lengths, counts,
 // ranges and enums bound them), so that every sample completes within
-// kSchemaTokens even one byte per token, whitespace included.
+// kSchemaTokens even at one byte per token: the longest, of the nested object,
+// has at most 22 bytes of whitespace at each of its 17 places and about 50
+// bytes besides.
 const char* const kSchemas[] = {
     R"({"type":"object","properties":{"name":{"type":"string","minLength":1,"maxLength":4},
         "age":{"type":"integer","minimum":0,"maximum":120},"pet":{"enum":["cat","dog","fish"]}},
@@ -205,6 +215,7 @@ void expect_complete_and_valid(const json::Value& schema, const Generation& g) {
 // each must reach the end of its grammar, parse and satisfy its schema.
 // Returns how many were sampled.
 int sample_under_schemas(const model::Model& m) {
+  const auto ctx = new_context(m);
   int sampled = 0;
   for (const char* schema_text : kSchemas) {
     json::Value schema;
@@ -224,7 +235,7 @@ int sample_under_schemas(const model::Model& m) {
         p.top_p = 1.0f;
         p.min_p = 0.0f;
       }
-      const Generation g = generate_from_bos(m, p, kSchemaTokens);
+      const Generation g = generate_from_bos(*ctx, p, kSchemaTokens);
       ++sampled;
       SCOPED_TRACE(std::string("schema ") + schema_text + ", seed " + std::to_string(seed) + ": " + g.text);
       expect_complete_and_valid(schema, g);

@@ -1,6 +1,8 @@
 // Contexts, samplers and plain generation (peak.Context, peak.Sampler).
 #include <jni.h>
 
+#include <deque>
+#include <string>
 #include <vector>
 
 #include <peak/peak.h>
@@ -106,7 +108,8 @@ JNIEXPORT jobject JNICALL Java_peak_Native_generate(JNIEnv* env, jclass, jlong c
 JNIEXPORT jlong JNICALL Java_peak_Native_samplerCreate(JNIEnv* env, jclass, jlong model, jobject params) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     peak_sampler_params sp = peak_sampler_default_params();
-    if (!sampler_params_fields.read(env, params, "params", &sp, nullptr)) return 0;
+    std::deque<std::string> strings;  // grammar, grammar_root, json_schema
+    if (!sampler_params_fields.read(env, params, "params", &sp, &strings)) return 0;
     peak_sampler* sampler = nullptr;
     if (!check(env, peak_sampler_create(from_handle<peak_model>(model), &sp, &sampler))) return 0;
     return to_handle(sampler);

@@ -37,7 +37,7 @@ extern "C" {
 JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlong model, jobject params) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     peak_session_params sp = peak_session_default_params();
-    std::deque<std::string> strings;  // system_prompt, chat_template
+    std::deque<std::string> strings;  // system_prompt, chat_template, the sampler's grammar texts
     if (!session_params_fields.read(env, params, "params", &sp, &strings)) return 0;
     peak_session* session = nullptr;
     if (!check(env, peak_session_create(from_handle<peak_model>(model), &sp, &session))) return 0;
@@ -110,7 +110,8 @@ JNIEXPORT jobject JNICALL Java_peak_Native_sessionMessage(JNIEnv* env, jclass, j
 JNIEXPORT void JNICALL Java_peak_Native_sessionSetSampler(JNIEnv* env, jclass, jlong session, jobject params) {
   guarded_void(env, [&] {
     peak_sampler_params sp = peak_sampler_default_params();
-    if (sampler_params_fields.read(env, params, "params", &sp, nullptr)) {
+    std::deque<std::string> strings;  // grammar, grammar_root, json_schema
+    if (sampler_params_fields.read(env, params, "params", &sp, &strings)) {
       check(env, peak_session_set_sampler(session_of(session), &sp));
     }
   });

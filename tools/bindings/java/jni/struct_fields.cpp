@@ -184,17 +184,21 @@ StructFields context_params_fields("peak/ContextParams", {
     PEAK_FIELD(peak_context_params, "logitsAll", logits_all, kBool),
 });
 
-StructFields sampler_params_fields("peak/SamplerParams", {
-    PEAK_FIELD(peak_sampler_params, "temperature", temperature, kFloat),
-    PEAK_FIELD(peak_sampler_params, "topK", top_k, kSize),
-    PEAK_FIELD(peak_sampler_params, "topP", top_p, kFloat),
-    PEAK_FIELD(peak_sampler_params, "minP", min_p, kFloat),
-    PEAK_FIELD(peak_sampler_params, "penaltyLastN", penalty_last_n, kSize),
-    PEAK_FIELD(peak_sampler_params, "repeatPenalty", repeat_penalty, kFloat),
-    PEAK_FIELD(peak_sampler_params, "frequencyPenalty", frequency_penalty, kFloat),
-    PEAK_FIELD(peak_sampler_params, "presencePenalty", presence_penalty, kFloat),
-    PEAK_FIELD(peak_sampler_params, "seed", seed, kU64),
-});
+StructFields sampler_params_fields("peak/SamplerParams",
+                                   {
+                                       PEAK_FIELD(peak_sampler_params, "temperature", temperature, kFloat),
+                                       PEAK_FIELD(peak_sampler_params, "topK", top_k, kSize),
+                                       PEAK_FIELD(peak_sampler_params, "topP", top_p, kFloat),
+                                       PEAK_FIELD(peak_sampler_params, "minP", min_p, kFloat),
+                                       PEAK_FIELD(peak_sampler_params, "penaltyLastN", penalty_last_n, kSize),
+                                       PEAK_FIELD(peak_sampler_params, "repeatPenalty", repeat_penalty, kFloat),
+                                       PEAK_FIELD(peak_sampler_params, "frequencyPenalty", frequency_penalty, kFloat),
+                                       PEAK_FIELD(peak_sampler_params, "presencePenalty", presence_penalty, kFloat),
+                                       PEAK_FIELD(peak_sampler_params, "seed", seed, kU64),
+                                       PEAK_FIELD(peak_sampler_params, "grammar", grammar, kString),
+                                       PEAK_FIELD(peak_sampler_params, "grammarRoot", grammar_root, kString),
+                                       PEAK_FIELD(peak_sampler_params, "jsonSchema", json_schema, kString),
+                                   });
 
 // The callbacks and the abort flag are the glue's own (generation.cpp).
 StructFields generate_options_fields("peak/GenerateOptions", {

@@ -80,6 +80,14 @@ final class Native {
   static native void samplerAccept(long sampler, int token);
   static native void samplerReset(long sampler);
 
+  // ---- grammars
+  /** {@code root} may be null ("root"). */
+  static native long grammarCreate(String gbnf, String root);
+  static native long grammarFromJsonSchema(String schema);
+  static native void grammarFree(long grammar);
+  /** peak_grammar_verdict: the ordinal of {@link Grammar.Verdict}. */
+  static native int grammarCheck(long grammar, String text);
+
   // ---- sessions
   static native long sessionCreate(long model, SessionParams params);
   static native void sessionFree(long session);

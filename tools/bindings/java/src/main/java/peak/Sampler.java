@@ -11,12 +11,15 @@ public final class Sampler extends NativeHandle {
     return Native.samplerSample(handle(), context.handle());
   }
 
-  /** Records a token as said (for the penalties). */
+  /**
+   * Records a token as said: for the penalties, and the grammar reads its bytes (a token the grammar
+   * does not allow here is refused, INVALID_ARGUMENT, recording nothing).
+   */
   public void accept(int token) {
     Native.samplerAccept(handle(), token);
   }
 
-  /** Forgets accepted tokens and restarts the random sequence from the seed. */
+  /** Forgets accepted tokens, restarts the random sequence from the seed and the grammar from its start. */
   public void reset() {
     Native.samplerReset(handle());
   }

@@ -1,9 +1,9 @@
 package peak;
 
 /**
- * The sampler chain (peak_sampler_params): repetition penalties, top-k, top-p, min-p, temperature,
- * then a seeded draw. Starts from peak's defaults; the same seed and inputs give the same tokens on
- * every platform.
+ * The sampler chain (peak_sampler_params): optionally a grammar or JSON Schema the text must
+ * follow, repetition penalties, top-k, top-p, min-p, temperature, then a seeded draw. Starts from
+ * peak's defaults; the same seed and inputs give the same tokens on every platform.
  */
 public final class SamplerParams {
   float temperature;
@@ -15,6 +15,9 @@ public final class SamplerParams {
   float frequencyPenalty;
   float presencePenalty;
   long seed;
+  String grammar;
+  String grammarRoot;
+  String jsonSchema;
 
   public SamplerParams() {
     Native.fillDefaults(this);
@@ -113,5 +116,45 @@ public final class SamplerParams {
 
   public long seed() {
     return seed;
+  }
+
+  /**
+   * GBNF text (llama.cpp's GBNF Guide) every generated text must be a string of; null (default): no
+   * grammar. Generation stops at the grammar's end once nothing can follow. A grammar that does not
+   * compile makes the Sampler or Session refuse it (PeakException, INVALID_ARGUMENT, naming the line
+   * and column). In a session it holds each answer; a thinking model's reasoning stays free.
+   */
+  public SamplerParams grammar(String gbnf) {
+    grammar = gbnf;
+    return this;
+  }
+
+  public String grammar() {
+    return grammar;
+  }
+
+  /** The start rule of {@link #grammar(String)}; null (default): "root". */
+  public SamplerParams grammarRoot(String rule) {
+    grammarRoot = rule;
+    return this;
+  }
+
+  public String grammarRoot() {
+    return grammarRoot;
+  }
+
+  /**
+   * A JSON Schema instead of a grammar: the text must be JSON that satisfies it (the grammar is
+   * {@link Grammar#fromJsonSchema}'s). "{}" allows any JSON value, {"type": "object"} any object;
+   * null (default): none. Set with a grammar or grammar root, or not convertible, it is refused
+   * (PeakException, INVALID_ARGUMENT; a schema's message names the subschema, "at POINTER: ...").
+   */
+  public SamplerParams jsonSchema(String schema) {
+    jsonSchema = schema;
+    return this;
+  }
+
+  public String jsonSchema() {
+    return jsonSchema;
   }
 }

@@ -72,7 +72,10 @@ public final class Session extends NativeHandle {
     return all;
   }
 
-  /** Sampling from the next answer on (regenerate and edit included). Not saved with the session. */
+  /**
+   * Sampling from the next answer on (regenerate and edit included). Not saved with the session. A
+   * grammar that does not compile is refused and changes nothing.
+   */
   public void setSampler(SamplerParams params) {
     Native.sessionSetSampler(handle(), params);
   }

@@ -202,7 +202,10 @@ public final class SessionParams {
     return nBatch;
   }
 
-  /** The answers' sampling. */
+  /**
+   * The answers' sampling. A grammar or JSON Schema holds each answer from its start; with thinking
+   * the reasoning is free and the grammar starts after it.
+   */
   public SessionParams sampler(SamplerParams value) {
     if (value == null) throw new NullPointerException("sampler");
     sampler = value;

@@ -88,6 +88,125 @@ TEST(ServerRequest, ErrorsNameTheField) {
   EXPECT_EQ(param_of(R"({"messages": [{"role": "assistant", "content": "x"}]})"), "messages");
 }
 
+// The C API's own message for a grammar or schema it refuses.
+std::string grammar_error(const char* text, bool json_schema) {
+  peak_grammar* g = nullptr;
+  const peak_status status =
+      json_schema ? peak_grammar_from_json_schema(text, &g) : peak_grammar_create(text, nullptr, &g);
+  peak_grammar_free(g);
+  EXPECT_EQ(status, PEAK_ERR_INVALID_ARGUMENT) << text;
+  return peak_last_error();
+}
+
+std::string message_of(const std::string& text) {
+  try {
+    peak_server::parse_chat_request(body(text));
+  } catch (const RequestError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text;
+  return "";
+}
+
+const std::string kUser = R"({"messages": [{"role": "user", "content": "x"}], )";
+
+TEST(ServerRequest, TextConstraints) {
+  const auto constraint = [](const std::string& fields) {
+    return peak_server::parse_chat_request(body(kUser + fields + "}")).constraint;
+  };
+  EXPECT_FALSE(constraint(R"("response_format": {"type": "text"})").has_value());
+  EXPECT_FALSE(constraint(R"("response_format": null, "grammar": "")").has_value());  // llama.cpp's "" is none
+
+  const auto object = constraint(R"("response_format": {"type": "json_object"})");
+  ASSERT_TRUE(object.has_value());
+  EXPECT_TRUE(object->json_schema);
+  EXPECT_EQ(object->field, "response_format");
+  const Value object_schema = body(object->text);
+  EXPECT_EQ(object_schema.find("type")->as_string(), "object");
+  EXPECT_EQ(object_schema.members().size(), 1u);
+
+  const auto named = constraint(R"("response_format": {"type": "json_schema", "json_schema": {"name": "a_B-1",
+      "strict": true, "schema": {"type": "integer", "maximum": 9}}})");
+  ASSERT_TRUE(named.has_value());
+  EXPECT_TRUE(named->json_schema);
+  EXPECT_EQ(named->field, "response_format.json_schema.schema");
+  const Value schema = body(named->text);
+  EXPECT_EQ(schema.find("type")->as_string(), "integer");
+  EXPECT_EQ(schema.find("maximum")->as_int(), 9);
+
+  const auto llama_schema = constraint(R"("json_schema": {"enum": ["a", "b"]}, "response_format": {"type": "text"})");
+  ASSERT_TRUE(llama_schema.has_value());
+  EXPECT_TRUE(llama_schema->json_schema);
+  EXPECT_EQ(body(llama_schema->text).find("enum")->items().size(), 2u);
+
+  const auto grammar = constraint(R"("grammar": "root ::= \"yes\" | \"no\"")");
+  ASSERT_TRUE(grammar.has_value());
+  EXPECT_FALSE(grammar->json_schema);
+  EXPECT_EQ(grammar->text, "root ::= \"yes\" | \"no\"");
+
+  // Into the sampler, in place of a grammar the defaults may hold; completions take them too.
+  const peak_server::CompletionRequest completion =
+      peak_server::parse_completion_request(body(R"({"prompt": "x", "response_format": {"type": "json_object"}})"));
+  ASSERT_TRUE(completion.constraint.has_value());
+  peak_sampler_params defaults = peak_sampler_default_params();
+  defaults.grammar = "root ::= \"x\"";
+  defaults.grammar_root = "root";
+  const peak_sampler_params p = completion.sampler(defaults);
+  EXPECT_EQ(p.grammar, nullptr);
+  EXPECT_EQ(p.grammar_root, nullptr);
+  ASSERT_NE(p.json_schema, nullptr);
+  EXPECT_EQ(std::string(p.json_schema), completion.constraint->text);
+  const peak_sampler_params g = peak_server::parse_chat_request(body(kUser + R"("grammar": "root ::= \"a\""})"))
+                                    .sampler(peak_sampler_default_params());
+  EXPECT_STREQ(g.grammar, "root ::= \"a\"");
+  EXPECT_EQ(g.json_schema, nullptr);
+  EXPECT_EQ(peak_server::parse_chat_request(body(kUser + "\"seed\": 1}")).sampler(defaults).grammar, defaults.grammar);
+}
+
+TEST(ServerRequest, TextConstraintErrorsNameTheField) {
+  const std::string schema_format = R"("response_format": {"type": "json_schema", "json_schema": )";
+  EXPECT_EQ(param_of(kUser + R"("response_format": "json_object"})"), "response_format");
+  EXPECT_EQ(param_of(kUser + R"("response_format": {}})"), "response_format.type");
+  EXPECT_EQ(param_of(kUser + R"("response_format": {"type": 1}})"), "response_format.type");
+  EXPECT_EQ(param_of(kUser + R"("response_format": {"type": "xml"}})"), "response_format.type");
+  EXPECT_EQ(param_of(kUser + R"("response_format": {"type": "json_schema"}})"), "response_format.json_schema");
+  EXPECT_EQ(param_of(kUser + schema_format + R"("s"}})"), "response_format.json_schema");
+  EXPECT_EQ(param_of(kUser + schema_format + R"({"schema": {}}}})"), "response_format.json_schema.name");
+  EXPECT_EQ(param_of(kUser + schema_format + R"({"name": "a b", "schema": {}}}})"), "response_format.json_schema.name");
+  EXPECT_EQ(param_of(kUser + schema_format + R"({"name": 1, "schema": {}}}})"), "response_format.json_schema.name");
+  EXPECT_EQ(param_of(kUser + schema_format + R"({"name": "n", "strict": "yes", "schema": {}}}})"),
+            "response_format.json_schema.strict");
+  EXPECT_EQ(param_of(kUser + schema_format + R"({"name": "n"}}})"), "response_format.json_schema.schema");
+  EXPECT_EQ(param_of(kUser + schema_format + R"({"name": "n", "schema": "{}"}}})"),
+            "response_format.json_schema.schema");
+  EXPECT_EQ(param_of(kUser + R"("grammar": 5})"), "grammar");
+  EXPECT_EQ(param_of(kUser + R"("json_schema": "{}"})"), "json_schema");
+  EXPECT_NE(message_of(kUser + R"("response_format": {"type": "xml"}})").find("\"xml\""), std::string::npos);
+
+  // Two at once: both named.
+  const std::string two = kUser + R"("grammar": "root ::= \"a\"", "json_schema": {}})";
+  EXPECT_EQ(param_of(two), "json_schema");
+  EXPECT_NE(message_of(two).find("'grammar' and 'json_schema'"), std::string::npos) << message_of(two);
+  const std::string format_and_grammar =
+      kUser + R"("response_format": {"type": "json_object"}, "grammar": "root ::= \"a\""})";
+  EXPECT_NE(message_of(format_and_grammar).find("'response_format' and 'grammar'"), std::string::npos)
+      << message_of(format_and_grammar);
+
+  // What the C API refuses, with its message.
+  const std::string gbnf = "root ::= \"a\" undefined_rule";
+  const std::string bad_grammar = kUser + "\"grammar\": " + peak::json::write(Value(gbnf)) + "}";
+  EXPECT_EQ(param_of(bad_grammar), "grammar");
+  EXPECT_NE(message_of(bad_grammar).find(grammar_error(gbnf.c_str(), false)), std::string::npos)
+      << message_of(bad_grammar);
+  const char* bad_schema = R"({"type": "object", "properties": {"n": {"type": "string", "format": "email"}}})";
+  const std::string schema_text = kUser + schema_format + R"({"name": "n", "schema": )" + bad_schema + "}}}";
+  EXPECT_EQ(param_of(schema_text), "response_format.json_schema.schema");
+  const std::string expected = grammar_error(peak::json::write(body(bad_schema)).c_str(), true);
+  EXPECT_NE(expected.find("/properties/n"), std::string::npos) << expected;
+  EXPECT_NE(message_of(schema_text).find(expected), std::string::npos) << message_of(schema_text);
+  EXPECT_EQ(param_of(kUser + R"("json_schema": {"type": "no-such-type"}})"), "json_schema");
+}
+
 std::string run_filter(const std::vector<std::string>& stops, const std::vector<std::string>& pieces, bool* stopped,
                        std::vector<std::string>* sent = nullptr) {
   StopFilter f(stops);

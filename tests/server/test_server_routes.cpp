@@ -237,6 +237,33 @@ const std::string& content_of(const Value& response) {
   return response.find("choices")->items()[0].find("message")->find("content")->as_string();
 }
 
+// A chat answer's content and finish_reason, whole or gathered from its stream.
+struct ChatAnswer {
+  std::string content, finish;
+};
+
+ChatAnswer chat_answer(const FakeResponder& out) {
+  ChatAnswer a;
+  if (!out.streamed) {
+    const Value v = out.json();
+    a.content = content_of(v);
+    a.finish = v.find("choices")->items()[0].find("finish_reason")->as_string();
+    return a;
+  }
+  for (const std::string& e : out.events()) {
+    if (e == "[DONE]") continue;
+    Value chunk;
+    if (!peak::json::parse(e, &chunk, nullptr)) {
+      ADD_FAILURE() << "not JSON: " << e;
+      continue;
+    }
+    const Value& choice = chunk.find("choices")->items()[0];
+    if (const Value* c = choice.find("delta")->find("content")) a.content += c->as_string();
+    if (choice.find("finish_reason")->is_string()) a.finish = choice.find("finish_reason")->as_string();
+  }
+  return a;
+}
+
 TEST(ServerRoutes, RequestErrors) {
   Server server(settings(), options());
   const auto post = [&](const std::string& body) { return call(server, request("POST", "/v1/chat/completions", body)); };
@@ -409,23 +436,9 @@ TEST(ServerRoutes, StopStringsCutTheAnswer) {
     FakeResponder out = call(server, request("POST", "/v1/chat/completions",
                                              chat_body(messages, extra + (stream ? ", \"stream\": true" : ""))));
     ASSERT_EQ(out.status, 200);
-    std::string content, finish;
-    if (!stream) {
-      const Value v = out.json();
-      content = content_of(v);
-      finish = v.find("choices")->items()[0].find("finish_reason")->as_string();
-    } else {
-      for (const std::string& e : out.events()) {
-        if (e == "[DONE]") continue;
-        Value chunk;
-        ASSERT_TRUE(peak::json::parse(e, &chunk, nullptr));
-        const Value& choice = chunk.find("choices")->items()[0];
-        if (const Value* c = choice.find("delta")->find("content")) content += c->as_string();
-        if (choice.find("finish_reason")->is_string()) finish = choice.find("finish_reason")->as_string();
-      }
-    }
-    EXPECT_EQ(content, expected) << "stream " << stream;
-    EXPECT_EQ(finish, "stop");
+    const ChatAnswer answer = chat_answer(out);
+    EXPECT_EQ(answer.content, expected) << "stream " << stream;
+    EXPECT_EQ(answer.finish, "stop");
   }
 }
 
@@ -710,6 +723,112 @@ TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
     EXPECT_EQ(reasoning, "Reason");
   }
   peak_model_free(qwen);
+}
+
+// A small bounded schema (an enum, a short integer range, a short string) that
+// stories260K completes within a few dozen tokens.
+const char* kPetSchema = R"({"type": "object", "properties": {
+    "mood": {"enum": ["happy", "sad"]}, "age": {"type": "integer", "minimum": 1, "maximum": 9},
+    "name": {"type": "string", "maxLength": 6}},
+  "required": ["mood", "age", "name"], "additionalProperties": false})";
+
+// `text` is a whole string of `schema`'s grammar (peak_grammar_check), and JSON holding its fields.
+void expect_pet(const std::string& text) {
+  peak_grammar* grammar = nullptr;
+  ASSERT_EQ(peak_grammar_from_json_schema(kPetSchema, &grammar), PEAK_OK) << peak_last_error();
+  peak_grammar_verdict verdict = PEAK_GRAMMAR_REJECTED;
+  EXPECT_EQ(peak_grammar_check(grammar, text.data(), text.size(), &verdict), PEAK_OK);
+  peak_grammar_free(grammar);
+  EXPECT_EQ(verdict, PEAK_GRAMMAR_COMPLETE) << text;
+  Value v;
+  ASSERT_TRUE(peak::json::parse(text, &v, nullptr)) << text;
+  ASSERT_TRUE(v.is_object()) << text;
+  EXPECT_EQ(v.members().size(), 3u) << text;
+  const Value* mood = v.find("mood");
+  ASSERT_TRUE(mood && mood->is_string()) << text;
+  EXPECT_TRUE(mood->as_string() == "happy" || mood->as_string() == "sad") << text;
+  const Value* age = v.find("age");
+  ASSERT_TRUE(age && age->is_integer()) << text;
+  EXPECT_TRUE(age->as_int() >= 1 && age->as_int() <= 9) << text;
+  const Value* name = v.find("name");
+  ASSERT_TRUE(name && name->is_string()) << text;
+  EXPECT_LE(name->as_string().size(), 6u) << text;
+}
+
+// response_format json_schema (and llama.cpp's json_schema and grammar): the
+// answer is a whole string of the schema, ended by it ("stop"); the next
+// request on the slot samples freely again.
+TEST(ServerRoutes, AnswersFollowTheRequestedSchema) {
+  Server server(settings(), options());
+  const std::vector<Msg> messages = {{"user", "Tell me about a pet."}};
+  const std::string format = std::string(R"("response_format": {"type": "json_schema", "json_schema": {"name": "pet",
+      "strict": true, "schema": )") +
+                             kPetSchema + "}}, \"max_tokens\": 64";
+  for (const bool stream : {false, true}) {
+    const FakeResponder out =
+        call(server, request("POST", "/v1/chat/completions",
+                             chat_body(messages, format + ", \"stream\": " + (stream ? "true" : "false"))));
+    ASSERT_EQ(out.status, 200) << out.body;
+    EXPECT_EQ(out.streamed, stream);
+    const ChatAnswer answer = chat_answer(out);
+    expect_pet(answer.content);
+    EXPECT_EQ(answer.finish, "stop") << answer.content;
+  }
+  // No grammar left behind in the slot's session: the answer a fresh server gives.
+  const std::string free_body = chat_body(messages, "\"max_tokens\": 24");
+  Server fresh(settings(), options());
+  const FakeResponder expected = call(fresh, request("POST", "/v1/chat/completions", free_body));
+  ASSERT_EQ(expected.status, 200) << expected.body;
+  const FakeResponder free_answer = call(server, request("POST", "/v1/chat/completions", free_body));
+  ASSERT_EQ(free_answer.status, 200) << free_answer.body;
+  EXPECT_EQ(content_of(free_answer.json()), content_of(expected.json()));
+  EXPECT_EQ(content_of(free_answer.json()).find('{'), std::string::npos);
+
+  const FakeResponder llama =
+      call(server, request("POST", "/v1/chat/completions",
+                           chat_body(messages, std::string("\"max_tokens\": 64, \"json_schema\": ") + kPetSchema)));
+  ASSERT_EQ(llama.status, 200) << llama.body;
+  expect_pet(content_of(llama.json()));
+  const FakeResponder grammar = call(server, request("POST", "/v1/chat/completions",
+                                                     chat_body(messages, R"("grammar": "root ::= \"yes\" | \"no\"")")));
+  ASSERT_EQ(grammar.status, 200) << grammar.body;
+  const std::string yes_no = content_of(grammar.json());
+  EXPECT_TRUE(yes_no == "yes" || yes_no == "no") << yes_no;
+
+  // Completions too, on the plain context.
+  const FakeResponder completion = call(
+      server,
+      request("POST", "/v1/completions",
+              std::string(R"({"prompt": "Once upon a time", "temperature": 0, "max_tokens": 64, "json_schema": )") +
+                  kPetSchema + "}"));
+  ASSERT_EQ(completion.status, 200) << completion.body;
+  const Value completion_body = completion.json();
+  const Value& choice = completion_body.find("choices")->items()[0];
+  expect_pet(choice.find("text")->as_string());
+  EXPECT_EQ(choice.find("finish_reason")->as_string(), "stop");
+}
+
+// A grammar or schema the C API refuses is a 400 with its message, before any
+// slot is touched.
+TEST(ServerRoutes, AnUnusableSchemaIsRefusedBeforeTheSlot) {
+  Server server(settings(), options());
+  const std::vector<Msg> messages = {{"user", "Hi"}};
+  const char* bad_schema = R"({"type": "object", "properties": {"n": {"type": "string", "format": "email"}}})";
+  const std::string format = std::string(R"("response_format": {"type": "json_schema",
+      "json_schema": {"name": "n", "schema": )") +
+                             bad_schema + "}}";
+  expect_error(call(server, request("POST", "/v1/chat/completions", chat_body(messages, format))), 400, "/properties/n",
+               "response_format.json_schema.schema");
+  expect_error(call(server, request("POST", "/v1/completions", R"({"prompt": "x", "grammar": "root ::= ("})")), 400,
+               "'grammar' is not a usable grammar", "grammar");
+  expect_error(call(server, request("POST", "/v1/chat/completions",
+                                    chat_body(messages, R"("grammar": "root ::= \"a\"", "json_schema": {})"))),
+               400, "'grammar' and 'json_schema'", "json_schema");
+  expect_error(call(server, request("POST", "/v1/chat/completions",
+                                    chat_body(messages, R"("response_format": {"type": "yaml"})"))),
+               400, "not \"yaml\"", "response_format.type");
+  EXPECT_EQ(server.counters().prompt_tokens_evaluated, 0u);
+  EXPECT_EQ(server.counters().completion_tokens, 0u);
 }
 
 TEST(ServerRoutes, CompletionsStream) {

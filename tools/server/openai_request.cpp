@@ -1,5 +1,7 @@
 #include "openai_request.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 
 namespace peak_server {
@@ -57,6 +59,94 @@ bool boolean(const Value& body, const char* name, bool fallback) {
   return v->as_bool();
 }
 
+const Value* required(const Value& object, const char* name, const std::string& field) {
+  const Value* v = member(object, name);
+  if (!v) throw RequestError("'" + field + "' is required", field);
+  return v;
+}
+
+// OpenAI's rule for a response format's name: 1 to 64 of a-z, A-Z, 0-9, '_' and '-'.
+void check_format_name(const Value& name, const std::string& field) {
+  if (!name.is_string()) wrong_type(field, "a string", name);
+  const std::string& s = name.as_string();
+  const bool valid = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (!valid) throw RequestError("'" + field + "' must be 1 to 64 letters, digits, '_' or '-'", field);
+}
+
+// OpenAI's response_format: "text" (no constraint), "json_object" (any JSON
+// object) or "json_schema" with {"name", "schema", "strict"} (the schema is
+// always held strictly).
+std::optional<TextConstraint> response_format(const Value& body) {
+  const Value* format = member(body, "response_format");
+  if (!format) return std::nullopt;
+  if (!format->is_object()) wrong_type("response_format", "an object", *format);
+  const Value* type = required(*format, "type", "response_format.type");
+  if (!type->is_string()) wrong_type("response_format.type", "a string", *type);
+  const std::string& kind = type->as_string();
+  if (kind == "text") return std::nullopt;
+  if (kind == "json_object") return TextConstraint{"response_format", true, R"({"type": "object"})"};
+  if (kind != "json_schema") {
+    throw RequestError(
+        "'response_format.type' must be \"text\", \"json_object\" or \"json_schema\", not \"" + kind + "\"",
+        "response_format.type");
+  }
+  const Value* spec = required(*format, "json_schema", "response_format.json_schema");
+  if (!spec->is_object()) wrong_type("response_format.json_schema", "an object", *spec);
+  check_format_name(*required(*spec, "name", "response_format.json_schema.name"), "response_format.json_schema.name");
+  if (const Value* strict = member(*spec, "strict"); strict && !strict->is_bool()) {
+    wrong_type("response_format.json_schema.strict", "a boolean", *strict);
+  }
+  const std::string field = "response_format.json_schema.schema";
+  const Value* schema = required(*spec, "schema", field);
+  if (!schema->is_object()) wrong_type(field, "an object", *schema);
+  return TextConstraint{field, true, peak::json::write(*schema)};
+}
+
+// llama.cpp's `grammar` (GBNF; "" is none, as there) and `json_schema`.
+std::vector<TextConstraint> llama_constraints(const Value& body) {
+  std::vector<TextConstraint> found;
+  if (const Value* grammar = member(body, "grammar")) {
+    if (!grammar->is_string()) wrong_type("grammar", "a string (GBNF)", *grammar);
+    if (!grammar->as_string().empty()) found.push_back({"grammar", false, grammar->as_string()});
+  }
+  if (const Value* schema = member(body, "json_schema")) {
+    if (!schema->is_object()) wrong_type("json_schema", "an object (a JSON Schema)", *schema);
+    found.push_back({"json_schema", true, peak::json::write(*schema)});
+  }
+  return found;
+}
+
+// The request field a constraint came from ("response_format" for its members).
+std::string top_field(const TextConstraint& c) { return c.field.substr(0, c.field.find('.')); }
+
+// Refuses a grammar or schema the C API cannot use with its message, before
+// the request takes a slot.
+void check_compiles(const TextConstraint& c) {
+  peak_grammar* grammar = nullptr;
+  const peak_status status = c.json_schema ? peak_grammar_from_json_schema(c.text.c_str(), &grammar)
+                                           : peak_grammar_create(c.text.c_str(), nullptr, &grammar);
+  peak_grammar_free(grammar);
+  if (status == PEAK_OK) return;
+  throw RequestError("'" + c.field + "' is not " + (c.json_schema ? "a usable JSON Schema: " : "a usable grammar: ") +
+                         peak_last_error(),
+                     c.field);
+}
+
+std::optional<TextConstraint> text_constraint(const Value& body) {
+  std::vector<TextConstraint> found = llama_constraints(body);
+  if (std::optional<TextConstraint> format = response_format(body)) found.insert(found.begin(), std::move(*format));
+  if (found.empty()) return std::nullopt;
+  if (found.size() > 1) {
+    throw RequestError("'" + top_field(found[0]) + "' and '" + top_field(found[1]) +
+                           "' do not go together: give one grammar or schema",
+                       top_field(found[1]));
+  }
+  check_compiles(found[0]);
+  return std::move(found[0]);
+}
+
 void parse_generation(const Value& body, GenerationRequest& r) {
   r.temperature = number(body, "temperature", 0, 100);
   r.top_p = number(body, "top_p", 0, 1);
@@ -93,6 +183,7 @@ void parse_generation(const Value& body, GenerationRequest& r) {
     if (!options->is_object()) wrong_type("stream_options", "an object", *options);
     r.include_usage = boolean(*options, "include_usage", false);
   }
+  r.constraint = text_constraint(body);
 }
 
 // A message's text: a string, or an array of {"type": "text", "text": ...} parts
@@ -130,6 +221,10 @@ peak_sampler_params GenerationRequest::sampler(const peak_sampler_params& defaul
   if (frequency_penalty) p.frequency_penalty = static_cast<float>(*frequency_penalty);
   if (repeat_penalty) p.repeat_penalty = static_cast<float>(*repeat_penalty);
   if (seed) p.seed = static_cast<uint64_t>(*seed);
+  if (constraint) {
+    p.grammar = p.grammar_root = p.json_schema = nullptr;
+    (constraint->json_schema ? p.json_schema : p.grammar) = constraint->text.c_str();
+  }
   return p;
 }
 

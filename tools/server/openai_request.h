@@ -1,7 +1,8 @@
 // The bodies of OpenAI's chat and completion requests (and llama.cpp's
 // /tokenize and /detokenize), read from JSON into checked structs. A field of
 // the wrong type or out of range is a RequestError naming it, which the routes
-// answer with 400 and OpenAI's error object ("param": the field). Fields this
+// answer with 400 and OpenAI's error object ("param": the field), as is a
+// grammar or JSON Schema the C API cannot use (its message). Fields this
 // server does not use (logprobs, tools, user ...) are ignored, as llama.cpp's
 // server ignores them, so that clients sending them still work.
 #pragma once
@@ -29,6 +30,15 @@ struct ChatMessage {
   std::string content;
 };
 
+// The grammar the generated text must be a whole string of: OpenAI's
+// `response_format` (json_object, json_schema) or llama.cpp's `grammar` or
+// `json_schema`, checked through the C API while the request is read.
+struct TextConstraint {
+  std::string field;         // where the request gave it, e.g. "grammar", "response_format.json_schema.schema"
+  bool json_schema = false;  // `text` is a JSON Schema (JSON text); else GBNF from the rule "root"
+  std::string text;
+};
+
 // Sampling and length settings common to both kinds of request; unset fields
 // keep the server's defaults (its command-line options).
 struct GenerationRequest {
@@ -37,8 +47,10 @@ struct GenerationRequest {
   std::vector<std::string> stop;  // at most kMaxStops, none empty
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  std::optional<TextConstraint> constraint;
 
-  // The server's sampler settings with this request's changes.
+  // The server's sampler settings with this request's changes (pointing into
+  // `constraint`: valid while this request is).
   peak_sampler_params sampler(const peak_sampler_params& defaults) const;
 };
 

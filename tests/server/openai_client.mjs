@@ -1,6 +1,7 @@
 // `peak serve` through OpenAI's own Node client (the npm package `openai`):
 // a chat completion, the same one streamed (its deltas must make the same
-// greedy text), the model list, and a wrong API key refused with 401.
+// greedy text), an answer held to a JSON Schema (response_format json_schema),
+// the model list, and a wrong API key refused with 401.
 //   node openai_client.mjs PEAK MODEL NODE_DIR
 // NODE_DIR holds node_modules (npm ci of package.json, in the build tree).
 import crypto from 'node:crypto';
@@ -12,7 +13,7 @@ if (!nodeDir) {
   console.error('usage: node openai_client.mjs PEAK MODEL NODE_DIR');
   process.exit(2);
 }
-const { default: OpenAI, AuthenticationError } = requirePackage(nodeDir, 'openai');
+const { default: OpenAI, AuthenticationError, BadRequestError } = requirePackage(nodeDir, 'openai');
 
 runTest(async () => {
   const apiKey = crypto.randomBytes(16).toString('hex');
@@ -75,6 +76,51 @@ runTest(async () => {
     check(streamUsage !== null, 'include_usage adds a usage chunk');
     check(streamUsage.completion_tokens === usage.completion_tokens &&
           streamUsage.prompt_tokens === usage.prompt_tokens, 'the streamed usage equals the non-streamed one');
+
+    // response_format json_schema: a small bounded schema the tiny model completes.
+    const schema = {
+      type: 'object',
+      properties: {
+        mood: { enum: ['happy', 'sad'] },
+        age: { type: 'integer', minimum: 1, maximum: 9 },
+        name: { type: 'string', maxLength: 6 },
+      },
+      required: ['mood', 'age', 'name'],
+      additionalProperties: false,
+    };
+    const structured = await client.chat.completions.create({
+      model: ids[0],
+      messages: [{ role: 'user', content: 'Tell me about a pet.' }],
+      max_tokens: 64, temperature: 0,
+      response_format: { type: 'json_schema', json_schema: { name: 'pet', schema, strict: true } },
+    });
+    const answer = structured.choices[0];
+    console.log(`json_schema: ${JSON.stringify(answer)}`);
+    let pet = null;
+    try {
+      pet = JSON.parse(answer.message.content);
+    } catch (e) {
+      check(false, `the answer is JSON (${e.message})`);
+    }
+    check(pet !== null && typeof pet === 'object' && !Array.isArray(pet), 'the answer is a JSON object');
+    check(Object.keys(pet).sort().join() === 'age,mood,name', 'it has exactly the properties mood, age and name');
+    check(['happy', 'sad'].includes(pet.mood), 'mood is one of the enum');
+    check(Number.isInteger(pet.age) && pet.age >= 1 && pet.age <= 9, 'age is an integer from 1 to 9');
+    check(typeof pet.name === 'string' && [...pet.name].length <= 6, 'name is a string of at most 6 characters');
+    check(answer.finish_reason === 'stop', 'the schema ends the answer: finish_reason "stop"');
+
+    let badSchema = null;
+    try {
+      await client.chat.completions.create({
+        ...request,
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'no-such-type' } } },
+      });
+    } catch (e) {
+      badSchema = e;
+    }
+    console.log(`bad schema: ${badSchema && `${badSchema.status}: ${badSchema.message}`}`);
+    check(badSchema instanceof BadRequestError, 'an unusable schema raises BadRequestError (400)');
+    check(badSchema.error?.param === 'response_format.json_schema.schema', 'the 400 names the schema');
 
     const wrong = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: `${apiKey}x`, maxRetries: 0 });
     let refusal = null;

@@ -156,8 +156,9 @@ TEST(ServerRequest, TextConstraints) {
   EXPECT_EQ(p.grammar_root, nullptr);
   ASSERT_NE(p.json_schema, nullptr);
   EXPECT_EQ(std::string(p.json_schema), completion.constraint->text);
-  const peak_sampler_params g = peak_server::parse_chat_request(body(kUser + R"("grammar": "root ::= \"a\""})"))
-                                    .sampler(peak_sampler_default_params());
+  // The parameters point into the request, which outlives them.
+  const auto with_grammar = peak_server::parse_chat_request(body(kUser + R"("grammar": "root ::= \"a\""})"));
+  const peak_sampler_params g = with_grammar.sampler(peak_sampler_default_params());
   EXPECT_STREQ(g.grammar, "root ::= \"a\"");
   EXPECT_EQ(g.json_schema, nullptr);
   EXPECT_EQ(peak_server::parse_chat_request(body(kUser + "\"seed\": 1}")).sampler(defaults).grammar, defaults.grammar);

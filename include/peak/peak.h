@@ -994,9 +994,9 @@ typedef struct peak_chat_template_params {
   /* The conversation as OpenAI's messages array in JSON text, used instead of
      the messages array (which must then be NULL with n_messages 0): [{"role":
      "system"|"user"|"assistant"|"tool", "content": string, "name"?: string}],
-     where an assistant's content may be null (None in the template) and it may
-     carry "tool_calls": [{"id"?: string, "type"?: "function", "function":
-     {"name": string, "arguments": string}}], and a tool message
+     where an assistant's content may be null or absent (None in the template)
+     and it may carry "tool_calls": [{"id"?: string, "type"?: "function",
+     "function": {"name": string, "arguments": string}}], and a tool message
      "tool_call_id"?: string. Arguments that are a JSON object reach the
      template as that object (templates write `arguments | tojson`), other text
      as the text. At most 65536 messages and 1024 tools or calls of a message.

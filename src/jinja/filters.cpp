@@ -145,7 +145,10 @@ std::vector<Value> sorted(Interpreter& in, std::vector<Value> items, bool revers
 }
 
 // select / reject / selectattr / rejectattr. `args` after the test name go to the test.
+// As in Jinja2, a false subject (none, undefined, 0, '', []) selects nothing
+// before the arguments are even looked at.
 Value select(Interpreter& in, const Value& subject, const CallArgs& args, bool by_attribute, bool keep) {
+  if (!subject.truthy()) return Value::list();
   size_t first = 0;
   std::string attribute;
   if (by_attribute) {
@@ -170,7 +173,9 @@ Value select(Interpreter& in, const Value& subject, const CallArgs& args, bool b
   return Value::list(std::move(out));
 }
 
+// Like select, a false subject maps to nothing whatever the arguments.
 Value map(Interpreter& in, const Value& subject, const CallArgs& args) {
+  if (!subject.truthy()) return Value::list();
   std::vector<Value> out;
   for (const auto& [key, value] : args.keywords) {
     if (key != "attribute" && key != "default") throw TemplateError("map: unexpected keyword argument '" + key + "'");

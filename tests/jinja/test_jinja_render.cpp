@@ -368,6 +368,29 @@ TEST(JinjaRender, Filters) {
   });
 }
 
+// Jinja2's select, reject, selectattr, rejectattr and map give nothing for a
+// false subject (none, undefined, 0, '', []) without looking at their arguments.
+TEST(JinjaRender, SelectAndMapOfNothing) {
+  expect_renders({
+      {"{{ none|selectattr('x')|list }}|{{ none|rejectattr('x')|list }}|{{ none|select|list }}|{{ "
+       "none|reject('none')|list }}|{{ none|map('upper')|list }}|{{ none|map(attribute='x')|list }}",
+       "{}", "[]|[]|[]|[]|[]|[]"},
+      {"{{ x|selectattr('a', 'equalto', 1)|list }}|{{ x|map('upper')|list }}|{{ x|select|list }}|{{ "
+       "none|selectattr('x')|first }}|{{ none|selectattr('x')|join(',') }}|{{ (none|select|list) == [] }}",
+       "{}", "[]|[]|[]|||True"},
+      {"{% for x in undefined_var|selectattr('a', 'equalto', 1) %}{{ x }}{% else %}empty{% endfor %}|{% for m in "
+       "messages|selectattr('role', 'equalto', 'tool') %}{{ m }}{% else %}no tools{% endfor %}",
+       "{\"messages\": null}", "empty|no tools"},
+      {"{{ none|map|list }}|{{ none|map(foo=1)|list }}|{{ none|selectattr|list }}|{{ 0|select|list }}|{{ "
+       "''|reject('odd')|list }}|{{ []|rejectattr|list }}|{{ false|map('upper')|list }}|{{ "
+       "none|select('no_such_test')|list }}",
+       "{}", "[]|[]|[]|[]|[]|[]|[]|[]"},
+      {"{{ users|selectattr('active')|map(attribute='name')|join(',') }}|{{ (none|map(attribute='x')|list) + [1] }}|{{ "
+       "'ab'|selectattr('x')|list }}",
+       "{\"users\": null}", "|[1]|[]"},
+  });
+}
+
 TEST(JinjaRender, Tojson) {
   expect_renders({
       {"{{ 'x\"\\\\'|tojson }}|{{ 1.0|tojson }}|{{ [1, 2]|tojson }}|{{ none|tojson }}|{{ true|tojson }}|{{ {'a': [1, {}], 'b': []}|tojson }}",
@@ -445,6 +468,14 @@ TEST(JinjaRenderErrors, Type) {
       {"{{ 5 // 0 }}", "{}", "integer division or modulo by zero"},
       {"{{ missing|tojson }}", "{}", "Object of type Undefined is not JSON serializable"},
       {"{{ 1 in none }}", "{}", "argument of type 'NoneType' is not iterable"},
+  });
+}
+
+TEST(JinjaRenderErrors, SelectAndMapOfATrueNonIterable) {
+  expect_errors({
+      {"{{ 5|selectattr('x')|list }}", "{}", "'int' object is not iterable"},
+      {"{{ true|select|list }}", "{}", "'bool' object is not iterable"},
+      {"{{ 5|map('upper')|list }}", "{}", "'int' object is not iterable"},
   });
 }
 

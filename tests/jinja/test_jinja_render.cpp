@@ -312,6 +312,28 @@ TEST(JinjaRender, Whitespace) {
   });
 }
 
+// Hugging Face's {% generation %} extension (transformers' AssistantTracker,
+// a call block that renders its body), checked against Jinja2 3.1.6 with that
+// extension added to the environment.
+TEST(JinjaRender, GenerationBlock) {
+  expect_renders({
+      {"a{% generation %}b{% endgeneration %}c", "{}", "abc"},
+      {"a\n{% generation %}\nb\n{% endgeneration %}\nc", "{}", "a\nb\nc"},
+      {"a {%- generation -%} b {%- endgeneration -%} c", "{}", "abc"},
+      {"   {% generation %}\n   x\n   {% endgeneration %}\ny\n", "{}", "   x\ny"},
+      {"{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}{{ loop.index }}"
+       "{% endgeneration %}{% else %}[{{ m.content }}]{% endif %}{% endfor %}",
+       "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", \"content\": \"yo\"}]}",
+       "[hi]yo2"},
+      {"{% generation %}{% set x = 1 %}{% endgeneration %}{{ x }}|{% set ns = namespace(v=0) %}{% generation %}"
+       "{% set ns.v = 5 %}{% endgeneration %}{{ ns.v }}",
+       "{}", "|5"},
+      {"{% set x = 1 %}{% generation %}{{ x }}{% set x = 2 %}{{ x }}{% endgeneration %}{{ x }}", "{}", "121"},
+      {"{% generation %}{% generation %}x{% endgeneration %}{% endgeneration %}", "{}", "x"},
+      {"{% generation %}{% macro m() %}M{% endmacro %}{{ m() }}{% endgeneration %}|{{ generation }}", "{}", "M|"},
+  });
+}
+
 TEST(JinjaRender, Filters) {
   expect_renders({
       {"{{ '  x '|trim }}|{{ 'xxaxx'|trim('x') }}|{{ 'hELLO wORLD'|capitalize }}|{{ 'hello world-wide (x)'|title }}|{{ \"they're\"|title }}|{{ 'Ab'|upper }}{{ 'Ab'|lower }}",

@@ -45,6 +45,16 @@ TEST(JinjaSyntax, ErrorsNameTheLine) {
       {"\n{{ x|no_such_filter }}", 2, "no filter named 'no_such_filter'"},
       {"\n\n{{ 1 is no_such_test }}", 3, "no test named 'no_such_test'"},
       {"{% set x = 1 %}\n{{ x.y.z }}", 2, "'int object' has no attribute 'y'"},
+      {"a\n{% generation %}\nb", 3, "unexpected end of template, expected 'endgeneration'"},
+      {"a\n{% generation %}b\n{% endfor %}", 3, "unknown or unsupported tag 'endfor'"},
+      {"\n{% endgeneration %}", 2, "unknown or unsupported tag 'endgeneration'"},
+      {"{% generation x %}b{% endgeneration %}", 1, "got 'x'"},
+      {"{% generation %}b\n{% endgeneration x %}", 2, "got 'x'"},
+      // Jinja2 refuses these too (the body compiles to a function) but names a line of its generated Python.
+      {"{% for i in [1, 2] %}{% generation %}\n{% break %}{% endgeneration %}{% endfor %}", 2,
+       "'break' outside a loop"},
+      {"{% for i in [1, 2] %}{% generation %}{% continue %}{% endgeneration %}{% endfor %}", 1,
+       "'continue' outside a loop"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.source);

@@ -252,7 +252,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     if (subject.is_undefined()) return Value::list();
     if (!subject.is_dict()) throw TemplateError("Can only get item pairs from a mapping.");
     std::vector<Value> pairs;
-    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({Value(key), value}));
+    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({key, value}));
     return Value::list(std::move(pairs));
   }
   if (name == "dictsort") {
@@ -261,7 +261,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     const bool by_value = a.get(1, Value("key")).str() == "value";
     const bool case_sensitive = a.get(0, Value(false)).truthy();
     std::vector<Value> pairs;
-    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({Value(key), value}));
+    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({key, value}));
     std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
       const size_t i = by_value ? 1 : 0;
       return less(in, sort_key(x.items()[i], case_sensitive), sort_key(y.items()[i], case_sensitive));

@@ -430,6 +430,54 @@ TEST(JinjaRender, Tojson) {
   });
 }
 
+// Dict keys of any hashable type, as Python keeps them: printed with repr,
+// 1, 1.0 and True one key (the first spelling stays), tojson writing them as
+// json.dumps does.
+TEST(JinjaRender, DictKeysThatAreNotStrings) {
+  expect_renders({
+      {"{% set d = {0: 0, 1: 512} %}{{ d }}|{{ d[0] }}|{{ d[1] }}|{{ d.get(1) }}|{{ d.get(2) }}|{{ d.get(2, 'x') }}|{{ "
+       "1 in d }}|{{ 2 in d }}|{{ '1' in d }}|{{ d|tojson }}",
+       "{}", "{0: 0, 1: 512}|0|512|512|None|x|True|False|False|{\"0\": 0, \"1\": 512}"},
+      {"{% set d = {0: 0, 1: 512} %}{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}{% for k in d %}{{ k + 1 "
+       "}},{% endfor %}",
+       "{}", "0=0;1=512;1,2,"},
+      {"{{ {true: 'a'} }}|{{ {none: 1} }}|{{ {1.5: 'x'} }}|{{ {(1, 2): 'x'} }}|{{ {true: 'a'}|tojson }}|{{ {none: "
+       "1}|tojson }}|{{ {1.5: 'x', false: 2}|tojson }}",
+       "{}",
+       "{True: 'a'}|{None: 1}|{1.5: 'x'}|{(1, 2): 'x'}|{\"true\": \"a\"}|{\"null\": 1}|{\"1.5\": \"x\", \"false\": 2}"},
+      {"{{ {1: 'a'}[1.0] }}|{{ {1: 'a'}[true] }}|{{ {1: 'a', 1.0: 'b', true: 'c'} }}|{{ {true: 'a', 1: 'b'} }}|{{ "
+       "{1.0: 'a'}[1] }}|{{ {1.0: 'a'} }}",
+       "{}", "a|a|{1: 'c'}|{True: 'b'}|a|{1.0: 'a'}"},
+      {"{{ {0: 'a'}['0'] }}|{{ {'0': 'a'}[0] }}|{{ {0: 'a'}[5] }}|{{ {0: 'a'}.x }}|{{ {0: 'a'}[[1]] }}|{{ {1: "
+       "'a'}['1'] is defined }}|{{ {1: 'a'}[1] is defined }}",
+       "{}", "|||||False|True"},
+      {"{{ {2: 'b', 1: 'a'}|tojson(sort_keys=true) }}|{{ {10: 'b', 9: 'a'}|tojson(sort_keys=true) }}|{{ {true: 'b', 0: "
+       "'a'}|tojson(sort_keys=true) }}|{{ {1: 'b', 'a': 'a'}|tojson }}|{{ {1: 'b', '1': 'a'}|tojson }}|{{ {1: "
+       "'a'}|tojson(indent=2) }}",
+       "{}",
+       "{\"1\": \"a\", \"2\": \"b\"}|{\"9\": \"a\", \"10\": \"b\"}|{\"0\": \"a\", \"true\": \"b\"}|{\"1\": \"b\", "
+       "\"a\": \"a\"}|{\"1\": \"b\", \"1\": \"a\"}|{\n  \"1\": \"a\"\n}"},
+      {"{{ {2: 'b', 1: 'a'}|dictsort }}|{{ {2: 'b', 1: 'a'}|dictsort(by='value') }}|{{ {2: 'b', 1: 'a'}|items|list }}",
+       "{}", "[(1, 'a'), (2, 'b')]|[(1, 'a'), (2, 'b')]|[(2, 'b'), (1, 'a')]"},
+      {"{{ {0: 0, 1: 512} == {1: 512, 0: 0} }}|{{ {1: 0} == {1.0: 0} }}|{{ {1: 0} == {'1': 0} }}|{{ {0: "
+       "'a'}.keys()|list }}|{{ {0: 'a'}.values()|list }}|{{ {0: 'a'}|list }}|{{ {0: 'a'}|length }}",
+       "{}", "True|True|False|[0]|['a']|[0]|1"},
+      {"{{ {0: 'a'}|string }}|{{ {0: 'a'} ~ '' }}|{{ [{0: 'a'}] }}|{% set ns = namespace({1: 'x'}) %}{{ ns }}", "{}",
+       "{0: 'a'}|{0: 'a'}|[{0: 'a'}]|<Namespace {1: 'x'}>"},
+      {"{{ {0.0: 'z'}[0] }}|{{ {-0.0: 'z'}[0] }}|{{ {2**62: 1} }}|{{ {1e20: 1} }}|{{ {1e20: 1}|tojson }}|{{ {(1, 2): "
+       "3}[(1, 2)] }}|{{ (1, 2) in {(1, 2): 3} }}",
+       "{}", "z|z|{4611686018427387904: 1}|{1e+20: 1}|{\"1e+20\": 1}|3|True"},
+      {"{% set d = {1: 'a', 2: 'b'} %}{{ d|map('string')|list }}|{{ d|join(',') }}|{{ d|first }}|{{ d|max }}|{{ d|sort "
+       "}}",
+       "{}", "['1', '2']|1,2|1|2|[1, 2]"},
+      // 14 keys: looked up through the hash index.
+      {"{% set big = {0: 'a', 1: 'b', 2: 'c', 3: 'd', 4: 'e', 5: 'f', 6: 'g', 7: 'h', 8: 'i', 9: 'j', 'k': 10, (1, 2): "
+       "11, none: 12, 2.5: 13} %}{{ big[9] }}{{ big[9.0] }}{{ big[true] }}{{ big.k }}{{ big[(1, 2)] }}{{ big[none] "
+       "}}{{ big[2.5] }}|{{ 10 in big }}|{{ big|length }}",
+       "{}", "jjb10111213|False|14"},
+  });
+}
+
 TEST(JinjaRender, Methods) {
   expect_renders({
       {"{{ '  a b '.strip() }}|{{ 'xyaxy'.strip('yx') }}|{{ '\\n\\na\\n'.lstrip('\\n') }}|{{ 'a\\n\\n'.rstrip() }}|{{ '\\u3000a\\xa0'.strip() }}",
@@ -498,6 +546,20 @@ TEST(JinjaRenderErrors, SelectAndMapOfATrueNonIterable) {
       {"{{ 5|selectattr('x')|list }}", "{}", "'int' object is not iterable"},
       {"{{ true|select|list }}", "{}", "'bool' object is not iterable"},
       {"{{ 5|map('upper')|list }}", "{}", "'int' object is not iterable"},
+  });
+}
+
+TEST(JinjaRenderErrors, DictKeys) {
+  expect_errors({
+      {"{{ {[1]: 'x'} }}", "{}", "unhashable type: 'list'"},
+      {"{{ {{}: 'x'} }}", "{}", "unhashable type: 'dict'"},
+      {"{{ {(1, [2]): 3} }}", "{}", "unhashable type: 'list'"},
+      {"{{ [1] in {0: 'a'} }}", "{}", "unhashable type: 'list'"},
+      {"{{ {0: 'a'}.get([1]) }}", "{}", "unhashable type: 'list'"},
+      {"{{ {0: 'a'}[5].y }}", "{}", "dict object has no element 5"},
+      {"{{ {(1, 2): 'x'}|tojson }}", "{}", "keys must be str, int, float, bool or None, not tuple"},
+      {"{{ {1: 'a'}|tojson(sort_keys=true) }}{{ {1: 'b', 'a': 'a'}|tojson(sort_keys=true) }}", "{}",
+       "'<' not supported between instances of 'str' and 'int'"},
   });
 }
 

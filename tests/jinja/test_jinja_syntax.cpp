@@ -45,6 +45,7 @@ TEST(JinjaSyntax, ErrorsNameTheLine) {
       {"\n{{ x|no_such_filter }}", 2, "no filter named 'no_such_filter'"},
       {"\n\n{{ 1 is no_such_test }}", 3, "no test named 'no_such_test'"},
       {"{% set x = 1 %}\n{{ x.y.z }}", 2, "'int object' has no attribute 'y'"},
+      {"{% set d = {0: 1} %}\n{{ d.get([0]) }}", 2, "unhashable type: 'list'"},
       {"a\n{% generation %}\nb", 3, "unexpected end of template, expected 'endgeneration'"},
       {"a\n{% generation %}b\n{% endfor %}", 3, "unknown or unsupported tag 'endfor'"},
       {"\n{% endgeneration %}", 2, "unknown or unsupported tag 'endgeneration'"},

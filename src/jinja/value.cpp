@@ -43,6 +43,31 @@ size_t mix(uint64_t h) {
   return static_cast<size_t>(h ^ (h >> 31));
 }
 
+// Python's hash of a dict key: keys same_key finds equal (1, 1.0 and True;
+// a string and its string_view) hash alike.
+size_t key_hash(const Value& key) {
+  switch (key.kind()) {
+    case Value::Kind::None: return 0x6e6f6e65;
+    case Value::Kind::Bool:
+    case Value::Kind::Int: return mix(static_cast<uint64_t>(key.as_int()));
+    case Value::Kind::Float: {
+      // A whole float hashes as the int it equals.
+      const double f = key.as_double();
+      if (f == std::floor(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
+        return mix(static_cast<uint64_t>(static_cast<int64_t>(f)));
+      }
+      return std::isnan(f) ? 0x6e616e : std::hash<double>{}(f);
+    }
+    case Value::Kind::String: return std::hash<std::string_view>{}(key.as_string());
+    case Value::Kind::List: {
+      size_t h = 0x7475706c;
+      for (const Value& item : key.items()) h = h * 1000003 ^ key_hash(item);
+      return h;
+    }
+    default: return 0;
+  }
+}
+
 // Why `key` cannot be a dict key, or "" when it can.
 std::string unhashable(const Value& key) {
   switch (key.kind()) {
@@ -65,7 +90,7 @@ std::string unhashable(const Value& key) {
       const std::string& what = key.undefined_message();
       return "a dict key cannot be undefined" + (what.empty() ? "" : " (" + what + ")");
     }
-    default: return std::string("a dict key cannot be a ") + key.type_name();
+    default: return std::string("a dict key cannot be of type '") + key.type_name() + "'";
   }
 }
 
@@ -321,29 +346,6 @@ const char* Value::type_name() const {
     case Kind::Function: return "function";
   }
   return "?";
-}
-
-size_t key_hash(const Value& key) {
-  switch (key.kind()) {
-    case Value::Kind::None: return 0x6e6f6e65;
-    case Value::Kind::Bool:
-    case Value::Kind::Int: return mix(static_cast<uint64_t>(key.as_int()));
-    case Value::Kind::Float: {
-      // A whole float hashes as the int it equals.
-      const double f = key.as_double();
-      if (f == std::floor(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
-        return mix(static_cast<uint64_t>(static_cast<int64_t>(f)));
-      }
-      return std::isnan(f) ? 0x6e616e : std::hash<double>{}(f);
-    }
-    case Value::Kind::String: return std::hash<std::string_view>{}(key.as_string());
-    case Value::Kind::List: {
-      size_t h = 0x7475706c;
-      for (const Value& item : key.items()) h = h * 1000003 ^ key_hash(item);
-      return h;
-    }
-    default: return 0;
-  }
 }
 
 void check_key(const Value& key) {

@@ -134,19 +134,15 @@ class Value {
 // Whether v is or holds (in a list or dict) an object.
 bool holds_object(const Value& v);
 
-// Python's hash of a dict key: equal keys (1, 1.0 and True; a string and its
-// string_view) hash alike.
-size_t key_hash(const Value& key);
-
 // Throws TemplateError unless `key` can be a dict key: none, bool, int, float,
-// str, or a tuple of those (Python's "unhashable type: 'list'"; undefined is
-// refused, though Jinja2 would take it).
+// str, or a tuple of those (Python's "unhashable type: 'list'"; undefined, a
+// namespace or a function is refused, though Jinja2 would take them).
 void check_key(const Value& key);
 
 // Insertion-ordered map from keys to values; setting an existing key (an equal
-// one: 1, 1.0 and True are the same key) keeps its place and first spelling, as
-// Python's dict does. Small dicts (most messages, every scope) are searched in
-// order; larger ones get a hash index.
+// one: 1, 1.0 and True are the same key, and so are NaNs) keeps its place and
+// first spelling, as Python's dict does. Small dicts (most messages, every
+// scope) are searched in order; larger ones get a hash index.
 class Dict {
  public:
   // find: a string key; find_key: any key (none when it cannot be one).

@@ -92,6 +92,9 @@ TEST(JinjaSyntax, UnsupportedConstructsAreNamed) {
   EXPECT_NE(error_of("{{ f(*args) }}").message().find("*args and **kwargs"), std::string::npos);
   EXPECT_NE(error_of("{% do x %}").message().find("unknown or unsupported tag 'do'"), std::string::npos);
   EXPECT_NE(error_of("{{ '\\N{BULLET}' }}").message().find("\\N{...}"), std::string::npos);
+  // Jinja2 would print {Undefined: 1} and <Namespace {}> keys.
+  EXPECT_EQ(error_of("{{ {x: 1} }}").message(), "a dict key cannot be undefined ('x' is undefined)");
+  EXPECT_EQ(error_of("{{ {namespace(): 1} }}").message(), "a dict key cannot be of type 'object'");
 }
 
 TEST(JinjaSyntax, RaisedMessageIsExact) {

@@ -85,7 +85,7 @@ struct Stmt {
     Macro,        // macro name(params = defaults): body
     CallBlock,    // call(params = defaults) expr: body, passed to the callee as caller()
     FilterBlock,  // filter expr (a Filter chain without subject): body
-    With,         // with params[i] = defaults[i], ...: body
+    With,         // with params[i] = defaults[i], ...: body (also a generation block, without params)
     Break,
     Continue,
   };

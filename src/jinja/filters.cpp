@@ -145,7 +145,10 @@ std::vector<Value> sorted(Interpreter& in, std::vector<Value> items, bool revers
 }
 
 // select / reject / selectattr / rejectattr. `args` after the test name go to the test.
+// As in Jinja2, a false subject (none, undefined, 0, '', []) selects nothing
+// before the arguments are even looked at.
 Value select(Interpreter& in, const Value& subject, const CallArgs& args, bool by_attribute, bool keep) {
+  if (!subject.truthy()) return Value::list();
   size_t first = 0;
   std::string attribute;
   if (by_attribute) {
@@ -170,7 +173,9 @@ Value select(Interpreter& in, const Value& subject, const CallArgs& args, bool b
   return Value::list(std::move(out));
 }
 
+// Like select, a false subject maps to nothing whatever the arguments.
 Value map(Interpreter& in, const Value& subject, const CallArgs& args) {
+  if (!subject.truthy()) return Value::list();
   std::vector<Value> out;
   for (const auto& [key, value] : args.keywords) {
     if (key != "attribute" && key != "default") throw TemplateError("map: unexpected keyword argument '" + key + "'");
@@ -247,7 +252,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     if (subject.is_undefined()) return Value::list();
     if (!subject.is_dict()) throw TemplateError("Can only get item pairs from a mapping.");
     std::vector<Value> pairs;
-    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({Value(key), value}));
+    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({key, value}));
     return Value::list(std::move(pairs));
   }
   if (name == "dictsort") {
@@ -256,7 +261,7 @@ Value apply_filter(Interpreter& in, const std::string& name, const Value& subjec
     const bool by_value = a.get(1, Value("key")).str() == "value";
     const bool case_sensitive = a.get(0, Value(false)).truthy();
     std::vector<Value> pairs;
-    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({Value(key), value}));
+    for (const auto& [key, value] : subject.as_dict().entries()) pairs.push_back(Value::tuple({key, value}));
     std::stable_sort(pairs.begin(), pairs.end(), [&](const Value& x, const Value& y) {
       const size_t i = by_value ? 1 : 0;
       return less(in, sort_key(x.items()[i], case_sensitive), sort_key(y.items()[i], case_sensitive));

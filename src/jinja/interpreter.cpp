@@ -262,7 +262,7 @@ Value Interpreter::make_macro(const Stmt& s, Scope& scope, const std::string& na
     closure->parent = top_;
     for (const Scope* level = &scope; level && level != top_; level = level->parent) {
       for (const auto& [key, value] : level->vars.entries()) {
-        if (!closure->vars.find(key)) closure->vars.set(key, value);
+        if (!closure->vars.find_key(key)) closure->vars.set(key, value);
       }
     }
   }
@@ -402,8 +402,8 @@ Value Interpreter::eval_node(const Expr& e, Scope& scope) {
       Value d = Value::dict();
       for (size_t i = 0; i + 1 < c.size(); i += 2) {
         Value key = eval(*c[i], scope);
-        if (!key.is_string()) throw TemplateError("dict keys must be strings");
-        d.set(key.as_string(), eval(*c[i + 1], scope));
+        Value value = eval(*c[i + 1], scope);
+        d.set(std::move(key), std::move(value));
       }
       return d;
     }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "jinja/error.h"
+#include "jinja/operators.h"
 #include "jinja/text.h"
 
 namespace peak::jinja {
@@ -206,14 +207,10 @@ class JsonWriter {
   void write(const Value& v, size_t level) {
     if (out.size() > max_bytes_) throw TemplateError("tojson: the text exceeds the output limit");
     switch (v.kind()) {
-      case Value::Kind::None: out += "null"; break;
-      case Value::Kind::Bool: out += v.as_bool() ? "true" : "false"; break;
-      case Value::Kind::Int: out += std::to_string(v.as_int()); break;
-      case Value::Kind::Float: {
-        const double f = v.as_double();
-        out += std::isnan(f) ? "NaN" : std::isinf(f) ? (f < 0 ? "-Infinity" : "Infinity") : text::float_repr(f);
-        break;
-      }
+      case Value::Kind::None:
+      case Value::Kind::Bool:
+      case Value::Kind::Int:
+      case Value::Kind::Float: out += scalar(v); break;
       case Value::Kind::String: string(v.as_string()); break;
       case Value::Kind::List: {
         const auto& items = v.items();
@@ -237,16 +234,14 @@ class JsonWriter {
           out += "{}";
           break;
         }
-        std::vector<const std::pair<std::string, Value>*> order;
+        std::vector<const std::pair<Value, Value>*> order;
         for (const auto& entry : entries) order.push_back(&entry);
-        if (format_.sort_keys) {
-          std::stable_sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->first < b->first; });
-        }
+        if (format_.sort_keys) sort_by_key(order);
         out += '{';
         for (size_t i = 0; i < order.size(); ++i) {
           if (i) out += item_separator_;
           newline(level + 1);
-          string(order[i]->first);
+          string(key_text(order[i]->first));
           out += format_.key_separator;
           write(order[i]->second, level + 1);
         }
@@ -264,6 +259,41 @@ class JsonWriter {
   std::string out;
 
  private:
+  // null, true, false, an int, or a float (NaN and Infinity as Python writes them).
+  static std::string scalar(const Value& v) {
+    if (v.is_none()) return "null";
+    if (v.is_bool()) return v.as_bool() ? "true" : "false";
+    if (v.is_int()) return std::to_string(v.as_int());
+    const double f = v.as_double();
+    return std::isnan(f) ? "NaN" : std::isinf(f) ? (f < 0 ? "-Infinity" : "Infinity") : text::float_repr(f);
+  }
+
+  // json.dumps writes a key that is not a string as the JSON text of its value:
+  // {1: 'a'} becomes {"1": "a"}, {None: 1} {"null": 1}.
+  static std::string key_text(const Value& key) {
+    if (key.is_string()) return key.as_string();
+    if (key.is_none() || key.is_number()) return scalar(key);
+    throw TemplateError(std::string("keys must be str, int, float, bool or None, not ") + key.type_name());
+  }
+
+  // sorted(d.items()), as sort_keys=True sorts: strings or numbers in Python's
+  // order; a mix (or None beside another key) has no order.
+  static void sort_by_key(std::vector<const std::pair<Value, Value>*>& order) {
+    const Value& first = order.front()->first;
+    for (const auto* entry : order) {
+      const Value& key = entry->first;
+      key_text(key);  // a key json.dumps refuses is the error, as the sort comes to it
+      const bool comparable = (key.is_string() && first.is_string()) || (key.is_number() && first.is_number());
+      if (!comparable && &key != &first) {
+        throw TemplateError(std::string("'<' not supported between instances of '") + key.type_name() + "' and '" +
+                            first.type_name() + "'");
+      }
+    }
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+      return a->first.is_string() ? a->first.as_string() < b->first.as_string() : numeric_less(a->first, b->first);
+    });
+  }
+
   void newline(size_t level) {
     if (!format_.indent) return;
     out += '\n';

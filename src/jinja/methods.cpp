@@ -183,7 +183,8 @@ Value dict_method(Interpreter& in, const Value& d, const std::string& name, cons
   if (name == "get") {
     const Arguments a(name, args, {"key", "default"});
     const Value key = a.get(0);
-    const Value* v = key.is_string() ? d.as_dict().find(key.as_string()) : nullptr;
+    if (!key.is_undefined()) check_key(key);
+    const Value* v = d.as_dict().find_key(key);
     return v ? *v : a.get(1, Value::none());
   }
   Arguments(name, args, {});
@@ -191,9 +192,9 @@ Value dict_method(Interpreter& in, const Value& d, const std::string& name, cons
   in.touch(d);
   std::vector<Value> out;
   for (const auto& [key, value] : d.as_dict().entries()) {
-    if (name == "keys") out.emplace_back(key);
+    if (name == "keys") out.push_back(key);
     if (name == "values") out.push_back(value);
-    if (name == "items") out.push_back(Value::tuple({Value(key), value}));
+    if (name == "items") out.push_back(Value::tuple({key, value}));
   }
   return Value::list(std::move(out));
 }
@@ -213,7 +214,7 @@ Value list_method(Interpreter& in, const Value& list, const std::string& name, c
 
 Value make_namespace(const CallArgs& args) {
   Value ns = Value::object("Namespace");
-  auto add = [&](const std::string& key, const Value& value) {
+  auto add = [&](const Value& key, const Value& value) {
     if (holds_object(value)) throw TemplateError("a namespace cannot hold a namespace or loop object");
     ns.as_object().attributes.set(key, value);
   };

@@ -111,12 +111,12 @@ Value arithmetic(const std::string& op, const Value& a, const Value& b) {
   return Value(op == "//" ? quotient : remainder);
 }
 
+}  // namespace
+
 bool numeric_less(const Value& a, const Value& b) {
   if (!a.is_float() && !b.is_float()) return a.as_int() < b.as_int();
   return a.as_double() < b.as_double();
 }
-
-}  // namespace
 
 std::string quoted(const std::string& name) {
   constexpr size_t kShown = 64;
@@ -187,7 +187,7 @@ bool equal(Interpreter& in, const Value& a, const Value& b) {
     const Dict& y = b.as_dict();
     if (x.size() != y.size()) return false;
     for (const auto& [key, value] : x.entries()) {
-      const Value* other = y.find(key);
+      const Value* other = y.find_key(key);
       if (!other || !equal(in, value, *other)) return false;
     }
     return true;
@@ -240,7 +240,10 @@ bool contains(Interpreter& in, const Value& container, const Value& item) {
         if (equal(in, v, item)) return true;
       }
       return false;
-    case Value::Kind::Dict: return item.is_string() && container.as_dict().find(item.as_string()) != nullptr;
+    case Value::Kind::Dict:
+      if (item.is_undefined()) return false;
+      check_key(item);
+      return container.as_dict().find_key(item) != nullptr;
     default: throw TemplateError(std::string("argument of type '") + container.type_name() + "' is not iterable");
   }
 }
@@ -267,7 +270,7 @@ Value subscript(Interpreter& in, const Value& object, const Value& key) {
         if (i >= 0 && i < size) return Value(text::encode(cps, static_cast<size_t>(i), static_cast<size_t>(i) + 1));
       }
     }
-    return Value::undefined(std::string("'") + object.type_name() + " object' has no element " + std::to_string(key.as_int()));
+    return Value::undefined(std::string(object.type_name()) + " object has no element " + std::to_string(key.as_int()));
   }
   if (key.is_string()) {
     if (object.is_dict()) {
@@ -275,8 +278,10 @@ Value subscript(Interpreter& in, const Value& object, const Value& key) {
     }
     return in.attribute(object, key.as_string());  // Jinja2 falls back to the attribute
   }
-  if (object.is_dict()) return Value::undefined("'dict object' has no attribute " + describe(key));
-  return Value::undefined(std::string("'") + object.type_name() + " object' has no element " + describe(key));
+  if (object.is_dict()) {
+    if (const Value* v = object.as_dict().find_key(key)) return *v;
+  }
+  return Value::undefined(std::string(object.type_name()) + " object has no element " + describe(key));
 }
 
 Value slice(const Value& object, std::optional<int64_t> start, std::optional<int64_t> stop, std::optional<int64_t> step) {
@@ -325,7 +330,7 @@ std::vector<Value> iterate(const Value& v) {
     case Value::Kind::Dict: {
       std::vector<Value> keys;
       keys.reserve(v.as_dict().size());
-      for (const auto& entry : v.as_dict().entries()) keys.emplace_back(entry.first);
+      for (const auto& entry : v.as_dict().entries()) keys.push_back(entry.first);
       return keys;
     }
     case Value::Kind::String: {

@@ -24,6 +24,8 @@ bool compare(Interpreter& in, const std::string& op, const Value& a, const Value
 bool equal(Interpreter& in, const Value& a, const Value& b);
 // Python's a < b; throws for values without an order.
 bool less(Interpreter& in, const Value& a, const Value& b);
+// Python's a < b for two numbers (bool, int or float).
+bool numeric_less(const Value& a, const Value& b);
 bool contains(Interpreter& in, const Value& container, const Value& item);
 // obj[key] as Jinja2's sandbox reads it: undefined when absent.
 Value subscript(Interpreter& in, const Value& object, const Value& key);

@@ -179,6 +179,15 @@ class Parser {
       advance();
       return s;
     }
+    if (tag == "generation") {
+      // Hugging Face's extension: {% generation %} marks what the assistant says,
+      // for training masks only. Rendering, it is a call block that prints its
+      // body: a scope of its own, which break and continue cannot leave.
+      s->kind = Stmt::Kind::With;
+      s->body = block_outside_loops({"endgeneration"});
+      advance();
+      return s;
+    }
     if (tag == "break" || tag == "continue") {
       if (loop_depth_ == 0) fail("'" + tag + "' outside a loop");
       s->kind = tag == "break" ? Stmt::Kind::Break : Stmt::Kind::Continue;
@@ -234,12 +243,18 @@ class Parser {
     }
     s->kind = Stmt::Kind::SetBlock;
     if (is_op("|")) s->expr = filter_chain(nullptr, false);
-    const int saved = loop_depth_;
-    loop_depth_ = 0;  // break/continue cannot leave a block set
-    s->body = block({"endset"});
-    loop_depth_ = saved;
+    s->body = block_outside_loops({"endset"});
     advance();
     return s;
+  }
+
+  // A block body that break and continue cannot leave, even inside a loop.
+  Body block_outside_loops(std::initializer_list<std::string_view> end) {
+    const int saved = loop_depth_;
+    loop_depth_ = 0;
+    Body body = block(end);
+    loop_depth_ = saved;
+    return body;
   }
 
   void signature(Stmt& s) {

@@ -18,6 +18,82 @@ bool int_equals_float(int64_t i, double f) {
   throw TemplateError(std::string("expected ") + wanted + ", got " + v.type_name());
 }
 
+// Whether two keys are one dict key: Python's ==, except that NaN is NaN (in
+// Python a NaN finds only itself, by identity). Without that, keys that never
+// match would pile up in one hash bucket.
+bool same_key(const Value& a, const Value& b) {
+  if (a.is_float() && b.is_float() && std::isnan(a.as_double()) && std::isnan(b.as_double())) return true;
+  if (a.is_tuple() && b.is_tuple()) {
+    const auto& x = a.items();
+    const auto& y = b.items();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (!same_key(x[i], y[i])) return false;
+    }
+    return true;
+  }
+  return a == b;
+}
+
+// std::hash of an integer is the integer itself: mixed (splitmix64's
+// finalizer) so that keys such as multiples of the bucket count spread out.
+size_t mix(uint64_t h) {
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return static_cast<size_t>(h ^ (h >> 31));
+}
+
+// Python's hash of a dict key: keys same_key finds equal (1, 1.0 and True;
+// a string and its string_view) hash alike.
+size_t key_hash(const Value& key) {
+  switch (key.kind()) {
+    case Value::Kind::None: return 0x6e6f6e65;
+    case Value::Kind::Bool:
+    case Value::Kind::Int: return mix(static_cast<uint64_t>(key.as_int()));
+    case Value::Kind::Float: {
+      // A whole float hashes as the int it equals.
+      const double f = key.as_double();
+      if (f == std::floor(f) && f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
+        return mix(static_cast<uint64_t>(static_cast<int64_t>(f)));
+      }
+      return std::isnan(f) ? 0x6e616e : std::hash<double>{}(f);
+    }
+    case Value::Kind::String: return std::hash<std::string_view>{}(key.as_string());
+    case Value::Kind::List: {
+      size_t h = 0x7475706c;
+      for (const Value& item : key.items()) h = h * 1000003 ^ key_hash(item);
+      return h;
+    }
+    default: return 0;
+  }
+}
+
+// Why `key` cannot be a dict key, or "" when it can.
+std::string unhashable(const Value& key) {
+  switch (key.kind()) {
+    case Value::Kind::None:
+    case Value::Kind::Bool:
+    case Value::Kind::Int:
+    case Value::Kind::Float:
+    case Value::Kind::String: return "";
+    case Value::Kind::List:
+      if (key.is_tuple()) {
+        for (const Value& item : key.items()) {
+          std::string why = unhashable(item);
+          if (!why.empty()) return why;
+        }
+        return "";
+      }
+      return "unhashable type: 'list'";
+    case Value::Kind::Dict: return "unhashable type: 'dict'";
+    case Value::Kind::Undefined: {
+      const std::string& what = key.undefined_message();
+      return "a dict key cannot be undefined" + (what.empty() ? "" : " (" + what + ")");
+    }
+    default: return std::string("a dict key cannot be of type '") + key.type_name() + "'";
+  }
+}
+
 }  // namespace
 
 Value Value::undefined(std::string message) {
@@ -128,13 +204,14 @@ Value& Value::push_back(Value v) {
   return *this;
 }
 
-Value& Value::set(std::string key, Value v) {
+Value& Value::set(Value key, Value v) {
   if (is_object()) {
     if (holds_object(v)) throw TemplateError("a namespace cannot hold a namespace or loop object");
     as_object().attributes.set(std::move(key), std::move(v));
     return *this;
   }
   auto& dict = std::get<std::shared_ptr<Dict>>(storage_);
+  check_key(key);
   nest(v);
   if (dict.use_count() > 1) dict = std::make_shared<Dict>(*dict);
   dict->set(std::move(key), std::move(v));
@@ -206,7 +283,8 @@ void Value::repr_into(std::string& out, size_t max_bytes) const {
       for (const auto& [key, value] : d.entries()) {
         if (!first) out += ", ";
         first = false;
-        out += text::string_repr(key) + ": ";
+        key.repr_into(out, max_bytes);
+        out += ": ";
         value.repr_into(out, max_bytes);
       }
       out += is_object() ? "}>" : "}";
@@ -243,7 +321,7 @@ bool Value::operator==(const Value& other) const {
       const Dict& b = other.as_dict();
       if (a.size() != b.size()) return false;
       for (const auto& [key, value] : a.entries()) {
-        const Value* found = b.find(key);
+        const Value* found = b.find_key(key);
         if (!found || *found != value) return false;
       }
       return true;
@@ -270,29 +348,50 @@ const char* Value::type_name() const {
   return "?";
 }
 
-const Value* Dict::find(std::string_view key) const {
+void check_key(const Value& key) {
+  const std::string why = unhashable(key);
+  if (!why.empty()) throw TemplateError(why);
+}
+
+template <typename Matches, typename Hash>
+const Value* Dict::lookup(Matches matches, Hash hash) const {
   if (entries_.size() < kIndexedFrom) {
     for (const auto& entry : entries_) {
-      if (entry.first == key) return &entry.second;
+      if (matches(entry.first)) return &entry.second;
     }
     return nullptr;
   }
-  const auto it = index_.find(std::string(key));
-  return it == index_.end() ? nullptr : &entries_[it->second].second;
+  const auto [first, last] = index_.equal_range(hash());
+  for (auto it = first; it != last; ++it) {
+    if (matches(entries_[it->second].first)) return &entries_[it->second].second;
+  }
+  return nullptr;
+}
+
+const Value* Dict::find(std::string_view key) const {
+  return lookup([key](const Value& k) { return k.is_string() && k.as_string() == key; },
+                [key] { return std::hash<std::string_view>{}(key); });
 }
 
 Value* Dict::find(std::string_view key) { return const_cast<Value*>(static_cast<const Dict*>(this)->find(key)); }
 
-void Dict::set(std::string key, Value value) {
-  if (Value* existing = find(key)) {
-    *existing = std::move(value);
+const Value* Dict::find_key(const Value& key) const {
+  if (key.is_string()) return find(key.as_string());
+  if (!unhashable(key).empty()) return nullptr;
+  return lookup([&key](const Value& k) { return same_key(k, key); }, [&key] { return key_hash(key); });
+}
+
+void Dict::set(Value key, Value value) {
+  check_key(key);
+  if (const Value* existing = find_key(key)) {
+    *const_cast<Value*>(existing) = std::move(value);
     return;
   }
   entries_.emplace_back(std::move(key), std::move(value));
   if (entries_.size() == kIndexedFrom) {
-    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(entries_[i].first, i);
+    for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(key_hash(entries_[i].first), i);
   } else if (entries_.size() > kIndexedFrom) {
-    index_.emplace(entries_.back().first, entries_.size() - 1);
+    index_.emplace(key_hash(entries_.back().first), entries_.size() - 1);
   }
 }
 

@@ -1,6 +1,7 @@
 // The dynamic value templates compute with, modelled on the Python objects
 // Jinja2 sees: undefined, none, bool, integer (int64), float (double), string
-// (UTF-8), list (and tuple), dict (insertion-ordered, string keys), objects
+// (UTF-8), list (and tuple), dict (insertion-ordered; keys none, bool, int,
+// float, str or tuples of them, 1 == 1.0 == True as in Python), objects
 // with attributes (namespace(), the loop variable) and functions.
 //
 // Lists and dicts built in C++ have value semantics: push_back and set copy a
@@ -97,9 +98,10 @@ class Value {
 
   // Builders: value semantics (a shared payload is copied first). push_back on
   // a list, set on a dict or an object; both return *this for chaining. Setting
-  // an object's attribute to a value that is or holds an object throws.
+  // an object's attribute to a value that is or holds an object, or a dict key
+  // that cannot be one (see Dict::set), throws.
   Value& push_back(Value v);
-  Value& set(std::string key, Value v);
+  Value& set(Value key, Value v);
 
   // Python semantics. str() and repr() throw TemplateError rather than build
   // more than max_bytes (a list can hold the same big list many times over).
@@ -132,23 +134,36 @@ class Value {
 // Whether v is or holds (in a list or dict) an object.
 bool holds_object(const Value& v);
 
-// Insertion-ordered map from string keys to values; setting an existing key
-// keeps its place, as Python's dict does. Small dicts (most messages, every
+// Throws TemplateError unless `key` can be a dict key: none, bool, int, float,
+// str, or a tuple of those (Python's "unhashable type: 'list'"; undefined, a
+// namespace or a function is refused, though Jinja2 would take them).
+void check_key(const Value& key);
+
+// Insertion-ordered map from keys to values; setting an existing key (an equal
+// one: 1, 1.0 and True are the same key, and so are NaNs) keeps its place and
+// first spelling, as Python's dict does. Small dicts (most messages, every
 // scope) are searched in order; larger ones get a hash index.
 class Dict {
  public:
+  // find: a string key; find_key: any key (none when it cannot be one).
   const Value* find(std::string_view key) const;
   Value* find(std::string_view key);
-  void set(std::string key, Value value);
+  const Value* find_key(const Value& key) const;
+  void set(Value key, Value value);  // check_key(key) first
   void clear();
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
-  const std::vector<std::pair<std::string, Value>>& entries() const { return entries_; }
+  const std::vector<std::pair<Value, Value>>& entries() const { return entries_; }
 
  private:
   static constexpr size_t kIndexedFrom = 9;
-  std::vector<std::pair<std::string, Value>> entries_;
-  std::unordered_map<std::string, size_t> index_;  // from kIndexedFrom entries on
+  // The value of the first key `matches` accepts; `hash` gives the key's
+  // key_hash, asked only of an indexed dict.
+  template <typename Matches, typename Hash>
+  const Value* lookup(Matches matches, Hash hash) const;
+
+  std::vector<std::pair<Value, Value>> entries_;
+  std::unordered_multimap<size_t, size_t> index_;  // key_hash -> entry, from kIndexedFrom entries on
 };
 
 // An object whose attributes a template reads with `.name`; a namespace's can

@@ -88,4 +88,36 @@ TEST(JinjaJson, DumpsLikePython) {
   EXPECT_THROW(to_json(Value::undefined("x")), peak::jinja::TemplateError);
 }
 
+TEST(JinjaJson, DumpsKeysThatAreNotStrings) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // json.dumps({1: 'a', 2.5: 'b', None: 'c', True: 'd', inf: 'e', -inf: 'f'}): True is the key 1
+  const Value keys =
+      Value::dict().set(1, "a").set(2.5, "b").set(nullptr, "c").set(true, "d").set(inf, "e").set(-inf, "f");
+  EXPECT_EQ(to_json(keys), R"({"1": "d", "2.5": "b", "null": "c", "Infinity": "e", "-Infinity": "f"})");
+  // n = float('nan'); d = {}; d[n] = 1; d[n] = 2; json.dumps(d)
+  const double nan = std::nan("");
+  EXPECT_EQ(to_json(Value::dict().set(nan, 1).set(nan, 2)), R"({"NaN": 2})");
+  // json.dumps({10: 'b', 9: 'a', 0.5: 'c'}, sort_keys=True): numbers sort as numbers
+  JsonFormat sorted;
+  sorted.sort_keys = true;
+  EXPECT_EQ(to_json(Value::dict().set(10, "b").set(9, "a").set(0.5, "c"), sorted),
+            R"({"0.5": "c", "9": "a", "10": "b"})");
+  // json.dumps raises "'<' not supported between instances of 'str' and 'int'",
+  // "... 'int' and 'NoneType'" and "keys must be str, int, float, bool or None, not tuple"
+  auto error_of = [](const Value& v, const JsonFormat& format) {
+    try {
+      to_json(v, format);
+    } catch (const peak::jinja::TemplateError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of(Value::dict().set(1, "a").set("b", 2), sorted),
+            "'<' not supported between instances of 'str' and 'int'");
+  EXPECT_EQ(error_of(Value::dict().set(nullptr, "a").set(2, 2), sorted),
+            "'<' not supported between instances of 'int' and 'NoneType'");
+  EXPECT_EQ(error_of(Value::dict().set(Value::tuple({1, 2}), "a"), {}),
+            "keys must be str, int, float, bool or None, not tuple");
+}
+
 }  // namespace

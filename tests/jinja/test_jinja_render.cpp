@@ -312,6 +312,28 @@ TEST(JinjaRender, Whitespace) {
   });
 }
 
+// Hugging Face's {% generation %} extension (transformers' AssistantTracker,
+// a call block that renders its body), checked against Jinja2 3.1.6 with that
+// extension added to the environment.
+TEST(JinjaRender, GenerationBlock) {
+  expect_renders({
+      {"a{% generation %}b{% endgeneration %}c", "{}", "abc"},
+      {"a\n{% generation %}\nb\n{% endgeneration %}\nc", "{}", "a\nb\nc"},
+      {"a {%- generation -%} b {%- endgeneration -%} c", "{}", "abc"},
+      {"   {% generation %}\n   x\n   {% endgeneration %}\ny\n", "{}", "   x\ny"},
+      {"{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}{{ loop.index }}"
+       "{% endgeneration %}{% else %}[{{ m.content }}]{% endif %}{% endfor %}",
+       "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", \"content\": \"yo\"}]}",
+       "[hi]yo2"},
+      {"{% generation %}{% set x = 1 %}{% endgeneration %}{{ x }}|{% set ns = namespace(v=0) %}{% generation %}"
+       "{% set ns.v = 5 %}{% endgeneration %}{{ ns.v }}",
+       "{}", "|5"},
+      {"{% set x = 1 %}{% generation %}{{ x }}{% set x = 2 %}{{ x }}{% endgeneration %}{{ x }}", "{}", "121"},
+      {"{% generation %}{% generation %}x{% endgeneration %}{% endgeneration %}", "{}", "x"},
+      {"{% generation %}{% macro m() %}M{% endmacro %}{{ m() }}{% endgeneration %}|{{ generation }}", "{}", "M|"},
+  });
+}
+
 TEST(JinjaRender, Filters) {
   expect_renders({
       {"{{ '  x '|trim }}|{{ 'xxaxx'|trim('x') }}|{{ 'hELLO wORLD'|capitalize }}|{{ 'hello world-wide (x)'|title }}|{{ \"they're\"|title }}|{{ 'Ab'|upper }}{{ 'Ab'|lower }}",
@@ -368,6 +390,29 @@ TEST(JinjaRender, Filters) {
   });
 }
 
+// Jinja2's select, reject, selectattr, rejectattr and map give nothing for a
+// false subject (none, undefined, 0, '', []) without looking at their arguments.
+TEST(JinjaRender, SelectAndMapOfNothing) {
+  expect_renders({
+      {"{{ none|selectattr('x')|list }}|{{ none|rejectattr('x')|list }}|{{ none|select|list }}|{{ "
+       "none|reject('none')|list }}|{{ none|map('upper')|list }}|{{ none|map(attribute='x')|list }}",
+       "{}", "[]|[]|[]|[]|[]|[]"},
+      {"{{ x|selectattr('a', 'equalto', 1)|list }}|{{ x|map('upper')|list }}|{{ x|select|list }}|{{ "
+       "none|selectattr('x')|first }}|{{ none|selectattr('x')|join(',') }}|{{ (none|select|list) == [] }}",
+       "{}", "[]|[]|[]|||True"},
+      {"{% for x in undefined_var|selectattr('a', 'equalto', 1) %}{{ x }}{% else %}empty{% endfor %}|{% for m in "
+       "messages|selectattr('role', 'equalto', 'tool') %}{{ m }}{% else %}no tools{% endfor %}",
+       "{\"messages\": null}", "empty|no tools"},
+      {"{{ none|map|list }}|{{ none|map(foo=1)|list }}|{{ none|selectattr|list }}|{{ 0|select|list }}|{{ "
+       "''|reject('odd')|list }}|{{ []|rejectattr|list }}|{{ false|map('upper')|list }}|{{ "
+       "none|select('no_such_test')|list }}",
+       "{}", "[]|[]|[]|[]|[]|[]|[]|[]"},
+      {"{{ users|selectattr('active')|map(attribute='name')|join(',') }}|{{ (none|map(attribute='x')|list) + [1] }}|{{ "
+       "'ab'|selectattr('x')|list }}",
+       "{\"users\": null}", "|[1]|[]"},
+  });
+}
+
 TEST(JinjaRender, Tojson) {
   expect_renders({
       {"{{ 'x\"\\\\'|tojson }}|{{ 1.0|tojson }}|{{ [1, 2]|tojson }}|{{ none|tojson }}|{{ true|tojson }}|{{ {'a': [1, {}], 'b': []}|tojson }}",
@@ -382,6 +427,54 @@ TEST(JinjaRender, Tojson) {
       {"{{ tool|tojson }}",
        "{\"tool\": {\"name\": \"get\", \"parameters\": {\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"number\"}}}, \"n\": 1.5, \"u\": \"日本\"}}",
        "{\"name\": \"get\", \"parameters\": {\"type\": \"object\", \"properties\": {\"x\": {\"type\": \"number\"}}}, \"n\": 1.5, \"u\": \"日本\"}"},
+  });
+}
+
+// Dict keys of any hashable type, as Python keeps them: printed with repr,
+// 1, 1.0 and True one key (the first spelling stays), tojson writing them as
+// json.dumps does.
+TEST(JinjaRender, DictKeysThatAreNotStrings) {
+  expect_renders({
+      {"{% set d = {0: 0, 1: 512} %}{{ d }}|{{ d[0] }}|{{ d[1] }}|{{ d.get(1) }}|{{ d.get(2) }}|{{ d.get(2, 'x') }}|{{ "
+       "1 in d }}|{{ 2 in d }}|{{ '1' in d }}|{{ d|tojson }}",
+       "{}", "{0: 0, 1: 512}|0|512|512|None|x|True|False|False|{\"0\": 0, \"1\": 512}"},
+      {"{% set d = {0: 0, 1: 512} %}{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}{% for k in d %}{{ k + 1 "
+       "}},{% endfor %}",
+       "{}", "0=0;1=512;1,2,"},
+      {"{{ {true: 'a'} }}|{{ {none: 1} }}|{{ {1.5: 'x'} }}|{{ {(1, 2): 'x'} }}|{{ {true: 'a'}|tojson }}|{{ {none: "
+       "1}|tojson }}|{{ {1.5: 'x', false: 2}|tojson }}",
+       "{}",
+       "{True: 'a'}|{None: 1}|{1.5: 'x'}|{(1, 2): 'x'}|{\"true\": \"a\"}|{\"null\": 1}|{\"1.5\": \"x\", \"false\": 2}"},
+      {"{{ {1: 'a'}[1.0] }}|{{ {1: 'a'}[true] }}|{{ {1: 'a', 1.0: 'b', true: 'c'} }}|{{ {true: 'a', 1: 'b'} }}|{{ "
+       "{1.0: 'a'}[1] }}|{{ {1.0: 'a'} }}",
+       "{}", "a|a|{1: 'c'}|{True: 'b'}|a|{1.0: 'a'}"},
+      {"{{ {0: 'a'}['0'] }}|{{ {'0': 'a'}[0] }}|{{ {0: 'a'}[5] }}|{{ {0: 'a'}.x }}|{{ {0: 'a'}[[1]] }}|{{ {1: "
+       "'a'}['1'] is defined }}|{{ {1: 'a'}[1] is defined }}",
+       "{}", "|||||False|True"},
+      {"{{ {2: 'b', 1: 'a'}|tojson(sort_keys=true) }}|{{ {10: 'b', 9: 'a'}|tojson(sort_keys=true) }}|{{ {true: 'b', 0: "
+       "'a'}|tojson(sort_keys=true) }}|{{ {1: 'b', 'a': 'a'}|tojson }}|{{ {1: 'b', '1': 'a'}|tojson }}|{{ {1: "
+       "'a'}|tojson(indent=2) }}",
+       "{}",
+       "{\"1\": \"a\", \"2\": \"b\"}|{\"9\": \"a\", \"10\": \"b\"}|{\"0\": \"a\", \"true\": \"b\"}|{\"1\": \"b\", "
+       "\"a\": \"a\"}|{\"1\": \"b\", \"1\": \"a\"}|{\n  \"1\": \"a\"\n}"},
+      {"{{ {2: 'b', 1: 'a'}|dictsort }}|{{ {2: 'b', 1: 'a'}|dictsort(by='value') }}|{{ {2: 'b', 1: 'a'}|items|list }}",
+       "{}", "[(1, 'a'), (2, 'b')]|[(1, 'a'), (2, 'b')]|[(2, 'b'), (1, 'a')]"},
+      {"{{ {0: 0, 1: 512} == {1: 512, 0: 0} }}|{{ {1: 0} == {1.0: 0} }}|{{ {1: 0} == {'1': 0} }}|{{ {0: "
+       "'a'}.keys()|list }}|{{ {0: 'a'}.values()|list }}|{{ {0: 'a'}|list }}|{{ {0: 'a'}|length }}",
+       "{}", "True|True|False|[0]|['a']|[0]|1"},
+      {"{{ {0: 'a'}|string }}|{{ {0: 'a'} ~ '' }}|{{ [{0: 'a'}] }}|{% set ns = namespace({1: 'x'}) %}{{ ns }}", "{}",
+       "{0: 'a'}|{0: 'a'}|[{0: 'a'}]|<Namespace {1: 'x'}>"},
+      {"{{ {0.0: 'z'}[0] }}|{{ {-0.0: 'z'}[0] }}|{{ {2**62: 1} }}|{{ {1e20: 1} }}|{{ {1e20: 1}|tojson }}|{{ {(1, 2): "
+       "3}[(1, 2)] }}|{{ (1, 2) in {(1, 2): 3} }}",
+       "{}", "z|z|{4611686018427387904: 1}|{1e+20: 1}|{\"1e+20\": 1}|3|True"},
+      {"{% set d = {1: 'a', 2: 'b'} %}{{ d|map('string')|list }}|{{ d|join(',') }}|{{ d|first }}|{{ d|max }}|{{ d|sort "
+       "}}",
+       "{}", "['1', '2']|1,2|1|2|[1, 2]"},
+      // 14 keys: looked up through the hash index.
+      {"{% set big = {0: 'a', 1: 'b', 2: 'c', 3: 'd', 4: 'e', 5: 'f', 6: 'g', 7: 'h', 8: 'i', 9: 'j', 'k': 10, (1, 2): "
+       "11, none: 12, 2.5: 13} %}{{ big[9] }}{{ big[9.0] }}{{ big[true] }}{{ big.k }}{{ big[(1, 2)] }}{{ big[none] "
+       "}}{{ big[2.5] }}|{{ 10 in big }}|{{ big|length }}",
+       "{}", "jjb10111213|False|14"},
   });
 }
 
@@ -445,6 +538,28 @@ TEST(JinjaRenderErrors, Type) {
       {"{{ 5 // 0 }}", "{}", "integer division or modulo by zero"},
       {"{{ missing|tojson }}", "{}", "Object of type Undefined is not JSON serializable"},
       {"{{ 1 in none }}", "{}", "argument of type 'NoneType' is not iterable"},
+  });
+}
+
+TEST(JinjaRenderErrors, SelectAndMapOfATrueNonIterable) {
+  expect_errors({
+      {"{{ 5|selectattr('x')|list }}", "{}", "'int' object is not iterable"},
+      {"{{ true|select|list }}", "{}", "'bool' object is not iterable"},
+      {"{{ 5|map('upper')|list }}", "{}", "'int' object is not iterable"},
+  });
+}
+
+TEST(JinjaRenderErrors, DictKeys) {
+  expect_errors({
+      {"{{ {[1]: 'x'} }}", "{}", "unhashable type: 'list'"},
+      {"{{ {{}: 'x'} }}", "{}", "unhashable type: 'dict'"},
+      {"{{ {(1, [2]): 3} }}", "{}", "unhashable type: 'list'"},
+      {"{{ [1] in {0: 'a'} }}", "{}", "unhashable type: 'list'"},
+      {"{{ {0: 'a'}.get([1]) }}", "{}", "unhashable type: 'list'"},
+      {"{{ {0: 'a'}[5].y }}", "{}", "dict object has no element 5"},
+      {"{{ {(1, 2): 'x'}|tojson }}", "{}", "keys must be str, int, float, bool or None, not tuple"},
+      {"{{ {1: 'a'}|tojson(sort_keys=true) }}{{ {1: 'b', 'a': 'a'}|tojson(sort_keys=true) }}", "{}",
+       "'<' not supported between instances of 'str' and 'int'"},
   });
 }
 

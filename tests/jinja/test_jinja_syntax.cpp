@@ -45,6 +45,17 @@ TEST(JinjaSyntax, ErrorsNameTheLine) {
       {"\n{{ x|no_such_filter }}", 2, "no filter named 'no_such_filter'"},
       {"\n\n{{ 1 is no_such_test }}", 3, "no test named 'no_such_test'"},
       {"{% set x = 1 %}\n{{ x.y.z }}", 2, "'int object' has no attribute 'y'"},
+      {"{% set d = {0: 1} %}\n{{ d.get([0]) }}", 2, "unhashable type: 'list'"},
+      {"a\n{% generation %}\nb", 3, "unexpected end of template, expected 'endgeneration'"},
+      {"a\n{% generation %}b\n{% endfor %}", 3, "unknown or unsupported tag 'endfor'"},
+      {"\n{% endgeneration %}", 2, "unknown or unsupported tag 'endgeneration'"},
+      {"{% generation x %}b{% endgeneration %}", 1, "got 'x'"},
+      {"{% generation %}b\n{% endgeneration x %}", 2, "got 'x'"},
+      // Jinja2 refuses these too (the body compiles to a function) but names a line of its generated Python.
+      {"{% for i in [1, 2] %}{% generation %}\n{% break %}{% endgeneration %}{% endfor %}", 2,
+       "'break' outside a loop"},
+      {"{% for i in [1, 2] %}{% generation %}{% continue %}{% endgeneration %}{% endfor %}", 1,
+       "'continue' outside a loop"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.source);
@@ -81,6 +92,9 @@ TEST(JinjaSyntax, UnsupportedConstructsAreNamed) {
   EXPECT_NE(error_of("{{ f(*args) }}").message().find("*args and **kwargs"), std::string::npos);
   EXPECT_NE(error_of("{% do x %}").message().find("unknown or unsupported tag 'do'"), std::string::npos);
   EXPECT_NE(error_of("{{ '\\N{BULLET}' }}").message().find("\\N{...}"), std::string::npos);
+  // Jinja2 would print {Undefined: 1} and <Namespace {}> keys.
+  EXPECT_EQ(error_of("{{ {x: 1} }}").message(), "a dict key cannot be undefined ('x' is undefined)");
+  EXPECT_EQ(error_of("{{ {namespace(): 1} }}").message(), "a dict key cannot be of type 'object'");
 }
 
 TEST(JinjaSyntax, RaisedMessageIsExact) {

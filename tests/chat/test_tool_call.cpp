@@ -1,0 +1,425 @@
+// Tool-call parsing against answers written as each family's models write them.
+// Where each text comes from:
+//  - hermes: Qwen2.5-7B-Instruct's and Qwen3-0.6B's chat templates (in
+//    ../shared/fixtures/templates; tests/data/jinja_tool_renders.json shows their
+//    renders of one and of two past calls), which also instruct the model to write
+//    <tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>;
+//  - llama3-json: Llama 3.1 and 3.2's templates ({"name": ..., "parameters": ...},
+//    one call per answer, <|python_tag|> before built-in calls);
+//  - mistral: Mistral-Nemo-Instruct-2407's template ([TOOL_CALLS][...] with ids of
+//    9 letters and digits);
+//  - phi4: Phi-4-mini's past calls as Ollama's phi4-mini template renders them;
+//  - granite: granite-3.3-2B-Instruct's template's system prompt ("respond only
+//    with <|tool_call|> followed by a JSON list of tools used");
+//  - deepseek-r1: DeepSeek-R1-Distill-Qwen-32B's template;
+//  - generic: the shape tool_call.h defines.
+// The expected messages are written by hand from those texts.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "chat/tool_call.h"
+#include "tool_call_checks.h"
+
+namespace peak::chat {
+namespace {
+
+using test::Call;
+using test::Expected;
+
+const std::string kWeather = R"({"name": "get_weather", "arguments": {"city": "Zürich", "n": 2}})";
+const std::string kWeatherArgs = R"({"city": "Zürich", "n": 2})";
+const std::string kTimeArgs = R"({"zone": "Asia/Tokyo"})";
+
+TEST(ToolCallHermes, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& hermes = tool_call_format("hermes");
+  const std::string call = "<tool_call>\n" + kWeather + "\n</tool_call>";
+  const std::string time_call = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}\n</tool_call>";
+  const std::vector<Expected> cases = {
+      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       call + "\n" + time_call,
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nThe user wants the weather.\n</think>\n\n" + call,
+       "",
+       "The user wants the weather.",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before", "Let me check.\n" + call, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text between and after",
+       "First:\n" + call + "\nThen:\n" + time_call + "\nDone.",
+       "First:Then:Done.",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"malformed JSON",
+       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\"}\n</tool_call>",
+       "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zürich\"}\n</tool_call>",
+       "",
+       {}},
+      {"malformed, then a call",
+       "<tool_call>\n{\"name\": get_time}\n</tool_call>\n" + call,
+       "<tool_call>\n{\"name\": get_time}\n</tool_call>",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"arguments not an object",
+       "<tool_call>\n{\"name\": \"f\", \"arguments\": \"{}\"}\n</tool_call>",
+       "<tool_call>\n{\"name\": \"f\", \"arguments\": \"{}\"}\n</tool_call>",
+       "",
+       {}},
+      {"truncated",
+       "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"argu",
+       "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"argu",
+       "",
+       {}},
+      {"truncated marker", "Let me check.\n<tool_ca", "Let me check.\n<tool_ca", "", {}},
+      {"no call", "It is 21 degrees in Zürich.\n", "It is 21 degrees in Zürich.\n", "", {}},
+      {"unicode arguments",
+       "<tool_call>\n{\"name\": \"translate\", \"arguments\": {\"text\": \"東京 ☃ 😀\", \"to\": "
+       "\"\\u00fc\\ud83d\\ude00\"}}\n</tool_call>",
+       "",
+       "",
+       {{"call_0", "translate", "{\"text\": \"東京 ☃ 😀\", \"to\": \"ü😀\"}"}}},
+      {"no arguments", "<tool_call>\n{\"name\": \"now\"}\n</tool_call>", "", "", {{"call_0", "now", "{}"}}},
+  };
+  test::check_cases(hermes, cases);
+}
+
+TEST(ToolCallLlama3Json, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& llama = tool_call_format("llama3-json");
+  const std::string call = R"({"name": "get_weather", "parameters": {"city": "Zürich", "n": 2}})";
+  const std::vector<Expected> cases = {
+      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"after python_tag", "<|python_tag|>" + call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before python_tag",
+       "Let me look.\n<|python_tag|>" + call,
+       "Let me look.",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + call,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      // The template refuses more than one call per answer: a second object is text.
+      {"a second object", call + "\n" + call, call, "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two python_tag calls",
+       "<|python_tag|>" + call + "<|python_tag|>" + call,
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_weather", kWeatherArgs}}},
+      {"malformed JSON",
+       R"({"name": "get_weather", "parameters": {"city": Zürich}})",
+       R"({"name": "get_weather", "parameters": {"city": Zürich}})",
+       "",
+       {}},
+      {"arguments key of another format", kWeather, kWeather, "", {}},
+      {"truncated",
+       R"({"name": "get_weather", "parameters": {"city": "Zür)",
+       R"({"name": "get_weather", "parameters": {"city": "Zür)",
+       "",
+       {}},
+      {"JSON that is no call", "  {\"answer\": 42}", "  {\"answer\": 42}", "", {}},
+      {"built-in tool",
+       "<|python_tag|>brave_search.call(query=\"weather in Zürich\")",
+       "<|python_tag|>brave_search.call(query=\"weather in Zürich\")",
+       "",
+       {}},
+      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
+      {"unicode arguments",
+       R"({"name": "say", "parameters": {"text": "こんにちは \u2603"}})",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "こんにちは ☃"})"}}},
+  };
+  test::check_cases(llama, cases);
+}
+
+TEST(ToolCallMistral, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& mistral = tool_call_format("mistral");
+  const std::string call =
+      R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Zürich", "n": 2}, "id": "call12345"}])";
+  const std::vector<Expected> cases = {
+      {"single call", call, "", "", {{"call12345", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Zürich", "n": 2}, "id": "a1b2c3d4e"}, {"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}, "id": "f5g6h7i8j"}])",
+       "",
+       "",
+       {{"a1b2c3d4e", "get_weather", kWeatherArgs}, {"f5g6h7i8j", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + call,
+       "",
+       "weather",
+       {{"call12345", "get_weather", kWeatherArgs}}},
+      {"text before", "Let me check. " + call, "Let me check.", "", {{"call12345", "get_weather", kWeatherArgs}}},
+      {"no id: generated",
+       R"([TOOL_CALLS][{"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}])",
+       "",
+       "",
+       {{"call_0", "get_time", kTimeArgs}}},
+      {"malformed JSON",
+       R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": Zürich}}])",
+       R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": Zürich}}])",
+       "",
+       {}},
+      {"unbalanced",
+       R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Zürich"}])",
+       R"([TOOL_CALLS][{"name": "get_weather", "arguments": {"city": "Zürich"}])",
+       "",
+       {}},
+      {"no JSON after the marker", "[TOOL_CALLS] none needed", "[TOOL_CALLS] none needed", "", {}},
+      {"truncated",
+       R"([TOOL_CALLS][{"name": "get_weather", "argum)",
+       R"([TOOL_CALLS][{"name": "get_weather", "argum)",
+       "",
+       {}},
+      {"no call", "It is [21] degrees.", "It is [21] degrees.", "", {}},
+      {"unicode arguments",
+       R"([TOOL_CALLS][{"name": "say", "arguments": {"text": "Grüße \"日本\" ]}"}, "id": "abcdefghi"}])",
+       "",
+       "",
+       {{"abcdefghi", "say", R"({"text": "Grüße \"日本\" ]}"})"}}},
+  };
+  test::check_cases(mistral, cases);
+}
+
+TEST(ToolCallPhi4, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& phi4 = tool_call_format("phi4");
+  const std::string call = "<|tool_call|>[" + kWeather + "]<|/tool_call|>";
+  const std::vector<Expected> cases = {
+      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       "<|tool_call|>[" + kWeather + ", {\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}]<|/tool_call|>",
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n" + call,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before", "Checking.\n\n" + call, "Checking.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"malformed JSON",
+       "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": }]<|/tool_call|>",
+       "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": }]<|/tool_call|>",
+       "",
+       {}},
+      {"truncated", "<|tool_call|>[" + kWeather, "<|tool_call|>[" + kWeather, "", {}},
+      {"no call", "21 degrees.", "21 degrees.", "", {}},
+      {"unicode arguments",
+       "<|tool_call|>[{\"name\": \"say\", \"arguments\": {\"text\": \"Ελληνικά\"}}]<|/tool_call|>",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "Ελληνικά"})"}}},
+  };
+  test::check_cases(phi4, cases);
+}
+
+TEST(ToolCallGranite, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& granite = tool_call_format("granite");
+  const std::string call = "<|tool_call|>[" + kWeather + "]";
+  const std::vector<Expected> cases = {
+      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       "<|tool_call|>[" + kWeather + ", {\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}]",
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + call,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before", "Checking. " + call, "Checking.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text after", call + "\nDone.", "Done.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"space after the marker",
+       "<|tool_call|> \n[" + kWeather + "]",
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"malformed JSON",
+       "<|tool_call|>[{\"name\": \"get_weather\" \"arguments\": {}}]",
+       "<|tool_call|>[{\"name\": \"get_weather\" \"arguments\": {}}]",
+       "",
+       {}},
+      {"truncated",
+       "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zür",
+       "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zür",
+       "",
+       {}},
+      {"no call", "I cannot do that.", "I cannot do that.", "", {}},
+      {"unicode arguments",
+       "<|tool_call|>[{\"name\": \"say\", \"arguments\": {\"text\": \"עברית\"}}]",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "עברית"})"}}},
+  };
+  test::check_cases(granite, cases);
+}
+
+TEST(ToolCallDeepSeekR1, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& deepseek = tool_call_format("deepseek-r1");
+  const std::string weather =
+      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n" + kWeatherArgs + "\n```<｜tool▁call▁end｜>";
+  const std::string time =
+      "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n" + kTimeArgs + "\n```<｜tool▁call▁end｜>";
+  const std::string begin = "<｜tool▁calls▁begin｜>";
+  const std::string end = "<｜tool▁calls▁end｜>";
+  const std::vector<Expected> cases = {
+      {"single call", begin + weather + end, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       begin + weather + "\n" + time + end,
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nThe user asks for the weather.\n</think>\n\n" + begin + weather + end,
+       "",
+       "The user asks for the weather.",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before",
+       "Let me check.\n\n" + begin + weather + end,
+       "Let me check.",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"malformed JSON",
+       begin + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": }\n```<｜tool▁call▁end｜>" +
+           end,
+       begin + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": }\n```<｜tool▁call▁end｜>" +
+           end,
+       "",
+       {}},
+      {"no fence",
+       begin + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n{}<｜tool▁call▁end｜>" + end,
+       begin + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n{}<｜tool▁call▁end｜>" + end,
+       "",
+       {}},
+      {"truncated", begin + weather, begin + weather, "", {}},
+      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
+      {"unicode arguments",
+       begin +
+           "<｜tool▁call▁begin｜>function<｜tool▁sep｜>say\n```json\n{\"text\": \"中文 ```\"}\n```<｜tool▁call▁end｜>" +
+           end,
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "中文 ```"})"}}},
+  };
+  test::check_cases(deepseek, cases);
+}
+
+TEST(ToolCallGeneric, ParsesTheDefinedShape) {
+  const ToolCallFormat& generic = tool_call_format("generic");
+  const std::string calls =
+      R"({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Zürich", "n": 2}}, {"name": "get_time", "arguments": {"zone": "Asia/Tokyo"}}]})";
+  const std::vector<Expected> cases = {
+      {"single call", R"({"tool_calls": [)" + kWeather + "]}", "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls", calls, "", "", {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"space around",
+       " \n" + calls + "\n",
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + calls,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"response", "{\"response\": \"It is 21 degrees in Zürich.\\n\"}", "It is 21 degrees in Zürich.\n", "", {}},
+      {"text before is text", "Sure: " + calls, "Sure: " + calls, "", {}},
+      {"malformed JSON",
+       R"({"tool_calls": [{"name": "get_weather", "arguments": {city: 1}}]})",
+       R"({"tool_calls": [{"name": "get_weather", "arguments": {city: 1}}]})",
+       "",
+       {}},
+      {"another shape", R"({"tool_calls": [], "response": "x"})", R"({"tool_calls": [], "response": "x"})", "", {}},
+      {"truncated",
+       R"({"tool_calls": [{"name": "get_weather", "argu)",
+       R"({"tool_calls": [{"name": "get_weather", "argu)",
+       "",
+       {}},
+      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
+      {"unicode arguments",
+       R"({"tool_calls": [{"name": "say", "arguments": {"text": "हिन्दी"}}]})",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "हिन्दी"})"}}},
+  };
+  test::check_cases(generic, cases);
+}
+
+TEST(ToolCallIds, GeneratedIdsUseThePrefixAndTheIndex) {
+  ToolParseOptions options;
+  options.id_prefix = "req7x";
+  const std::string text = "<tool_call>\n" + kWeather + "\n</tool_call>\n<tool_call>\n" + kWeather + "\n</tool_call>";
+  const ParsedResponse parsed = parse_response(tool_call_format("hermes"), text, options);
+  ASSERT_EQ(parsed.tool_calls.size(), 2u);
+  EXPECT_EQ(parsed.tool_calls[0].id, "call_req7x0");
+  EXPECT_EQ(parsed.tool_calls[1].id, "call_req7x1");
+}
+
+TEST(ToolCallReasoning, OptionsChooseHowReasoningIsRead) {
+  const std::string call = "<tool_call>\n" + kWeather + "\n</tool_call>";
+  ToolParseOptions opened;
+  opened.reasoning_opened = true;
+  const ParsedResponse from_opened = parse_response(tool_call_format("hermes"), "hm\n</think>\n\n" + call, opened);
+  EXPECT_EQ(from_opened.reasoning_content, "hm");
+  EXPECT_EQ(from_opened.content, "");
+  EXPECT_EQ(from_opened.tool_calls.size(), 1u);
+
+  ToolParseOptions off;
+  off.parse_reasoning = false;
+  const ParsedResponse kept = parse_response(tool_call_format("hermes"), "<think>\nhm\n</think>\n\n" + call, off);
+  EXPECT_EQ(kept.reasoning_content, "");
+  EXPECT_EQ(kept.content, "<think>\nhm\n</think>");
+  EXPECT_EQ(kept.tool_calls.size(), 1u);
+
+  // A call written inside the reasoning is reasoning.
+  const ParsedResponse inside = parse_response(tool_call_format("hermes"), "<think>\n" + call + "\n</think>\n\nNo.");
+  EXPECT_EQ(inside.reasoning_content, call);
+  EXPECT_EQ(inside.content, "No.");
+  EXPECT_TRUE(inside.tool_calls.empty());
+}
+
+TEST(ToolCallStream, ContentBeforeACallStreamsBeforeTheCallCompletes) {
+  ToolCallStreamParser parser(tool_call_format("hermes"));
+  std::vector<ToolParseEvent> events;
+  const auto record = [&](const ToolParseEvent& event) { events.push_back(event); };
+  parser.feed("Let me check.\n<tool_c", record);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, ToolParseEvent::Kind::Content);
+  EXPECT_EQ(events[0].text, "Let me check.");
+  parser.feed("all>\n" + kWeather + "\n</tool_", record);
+  EXPECT_EQ(events.size(), 1u);  // held until the section closes
+  parser.feed("call>", record);
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[1].kind, ToolParseEvent::Kind::CallStart);
+  EXPECT_EQ(events[1].index, 0u);
+  EXPECT_EQ(events[1].id, "call_0");
+  EXPECT_EQ(events[1].name, "get_weather");
+  EXPECT_EQ(events[2].kind, ToolParseEvent::Kind::Arguments);
+  EXPECT_EQ(events[3].kind, ToolParseEvent::Kind::CallEnd);
+  parser.finish(record);
+  EXPECT_EQ(events.size(), 4u);
+}
+
+TEST(ToolCallMessage, IsOpenAIsAssistantMessage) {
+  ParsedResponse response;
+  response.reasoning_content = "hm";
+  response.tool_calls.push_back({"call_0", "get_weather", R"({"city":"Zürich"})"});
+  json::Value expected;
+  std::string error;
+  ASSERT_TRUE(json::parse(R"({"role": "assistant", "content": null, "reasoning_content": "hm", "tool_calls": [
+      {"id": "call_0", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Zürich\"}"}}]})",
+                          &expected, &error))
+      << error;
+  EXPECT_EQ(to_openai_message(response), expected);
+
+  const ParsedResponse plain{"Hi", "", {}};
+  ASSERT_TRUE(json::parse(R"({"role": "assistant", "content": "Hi"})", &expected, &error)) << error;
+  EXPECT_EQ(to_openai_message(plain), expected);
+}
+
+}  // namespace
+}  // namespace peak::chat

@@ -24,6 +24,11 @@
 //   deepseek-r1  DeepSeek-R1 (and its distills): <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>
 //                  function<｜tool▁sep｜>f\n```json\n{...}\n```<｜tool▁call▁end｜>
 //                  (more calls after a newline) <｜tool▁calls▁end｜>
+//   qwen3-xml    Qwen3.5, Qwen3-Coder: calls in a row, each
+//                  <tool_call>\n<function=f>\n<parameter=city>\nZürich\n</parameter>\n
+//                  </function>\n</tool_call>
+//   minicpm-xml  MiniCPM 5: <function name="f"><param name="city">Zürich</param></function>,
+//                  in a row; values holding <, & or newlines in <![CDATA[...]]>
 //   generic      models with no format of their own (Gemma, Phi-3.5, ...): the
 //                  whole answer is one JSON object, either
 //                    {"tool_calls": [{"name": "f", "arguments": {...}}, ...]}
@@ -53,8 +58,29 @@ namespace peak::chat {
 enum class CallShape {
   JsonObject,     // one call object: {"name": "f", "<arguments_key>": {...}}
   JsonArray,      // a JSON array of call objects
-  DeepSeekCalls,  // DeepSeek-R1's per-call markers, see ToolCallFormat::call_*
+  DeepSeekCalls,  // calls between CallMarkers, each with its arguments in a ```json fence
+  XmlCalls,       // calls between CallMarkers, each parameter's value between ParameterMarkers
   Envelope,       // the generic format's {"tool_calls": [...]} or {"response": "..."}
+};
+
+// DeepSeekCalls and XmlCalls: the markers around each call in a section, which
+// holds the calls one after another (whitespace between them):
+//   open + name + name_end + arguments + close
+struct CallMarkers {
+  std::string_view open;
+  std::string_view name_end;
+  std::string_view close;  // empty: the call ends with the section
+};
+
+// XmlCalls: each parameter of a call is open + name + name_end + value + close.
+// The value is the text between, without one newline at each end; a value
+// wrapped in <![CDATA[...]]> is what it wraps. Values are strings when the
+// tool's JSON Schema says so (ToolParseOptions::tools); otherwise a value that
+// is JSON (2, true, {"a": 1}) is that value, anything else a string.
+struct ParameterMarkers {
+  std::string_view open;
+  std::string_view name_end;
+  std::string_view close;
 };
 
 struct ToolCallFormat {
@@ -73,11 +99,8 @@ struct ToolCallFormat {
   // The model writes an "id" (9 letters and digits for Mistral) in each call;
   // otherwise ids are generated, see ToolParseOptions::id_prefix.
   bool model_ids;
-  // DeepSeekCalls only: each call is
-  //   call_open + "function" + call_sep + name + "\n```json\n" + arguments + "\n```" + call_close
-  std::string_view call_open;
-  std::string_view call_sep;
-  std::string_view call_close;
+  CallMarkers call;            // DeepSeekCalls, XmlCalls
+  ParameterMarkers parameter;  // XmlCalls
 };
 
 // Every format, in the order of the list above.
@@ -113,6 +136,10 @@ struct ToolParseOptions {
   // however it streams in. Give each answer its own prefix (letters and digits,
   // e.g. from the request's id) to keep ids unique within a conversation.
   std::string id_prefix;
+  // The request's tools, as OpenAI's `tools` array ([{"type": "function",
+  // "function": {"name", "parameters": JSON Schema}}]), or null: the XML
+  // formats read the values of parameters typed "string" as strings.
+  json::Value tools;
 };
 
 // What a streamed parse reports, in text order.

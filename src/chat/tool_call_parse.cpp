@@ -33,7 +33,8 @@ size_t partial_marker_at_end(std::string_view text, std::string_view marker) {
 
 class ToolCallStreamParser::Answer {
  public:
-  Answer(const ToolCallFormat& format, std::string id_prefix) : format_(format), id_prefix_(std::move(id_prefix)) {}
+  Answer(const ToolCallFormat& format, std::string id_prefix, json::Value tools)
+      : format_(format), id_prefix_(std::move(id_prefix)), tools_(std::move(tools)) {}
 
   void feed(std::string_view text, const ToolParseEventFn& emit) {
     pending_.append(text);
@@ -130,7 +131,7 @@ class ToolCallStreamParser::Answer {
   }
 
   void decide(std::string_view whole, std::string_view body, const ToolParseEventFn& emit) {
-    Section read = read_section(format_, body);
+    Section read = read_section(format_, body, tools_);
     if (!read.ok) {
       add_content(whole, emit);
       return;
@@ -169,6 +170,7 @@ class ToolCallStreamParser::Answer {
 
   const ToolCallFormat& format_;
   const std::string id_prefix_;
+  const json::Value tools_;
   State state_ = State::Start;
   std::string pending_;  // text not yet decided, from pos_
   size_t pos_ = 0;
@@ -183,7 +185,7 @@ class ToolCallStreamParser::Answer {
 ToolCallStreamParser::ToolCallStreamParser(const ToolCallFormat& format, ToolParseOptions options)
     : reasoning_(options.reasoning_markers, options.reasoning_opened),
       parse_reasoning_(options.parse_reasoning),
-      answer_(std::make_unique<Answer>(format, std::move(options.id_prefix))) {}
+      answer_(std::make_unique<Answer>(format, std::move(options.id_prefix), std::move(options.tools))) {}
 
 ToolCallStreamParser::~ToolCallStreamParser() = default;
 

@@ -72,53 +72,119 @@ bool consume(std::string_view& text, std::string_view prefix) {
   return true;
 }
 
-// One call_open + "function" + call_sep + name + "\n```json\n" + arguments + "\n```" + call_close.
-bool read_deepseek_call(const ToolCallFormat& format, std::string_view& text, SectionCall* call) {
-  if (!consume(text, format.call_open) || !consume(text, "function") || !consume(text, format.call_sep)) return false;
-  const size_t newline = text.find('\n');
-  const size_t close = text.find(format.call_close);
-  if (newline == std::string_view::npos || close == std::string_view::npos || close < newline) return false;
-  call->name = std::string(trim(text.substr(0, newline)));
-  std::string_view fenced = trim(text.substr(newline + 1, close - newline - 1));
-  text.remove_prefix(close + format.call_close.size());
+// The call's name: from after open to name_end.
+bool read_call_name(const CallMarkers& markers, std::string_view& text, SectionCall* call) {
+  if (!consume(text, markers.open)) return false;
+  const size_t end = text.find(markers.name_end);
+  if (end == std::string_view::npos) return false;
+  call->name = std::string(trim(text.substr(0, end)));
+  text.remove_prefix(end + markers.name_end.size());
+  return !call->name.empty();
+}
+
+// name + "\n```json\n" + arguments + "\n```" + close, after the call's open marker.
+bool read_fenced_call(const ToolCallFormat& format, std::string_view& text, SectionCall* call) {
+  if (!read_call_name(format.call, text, call)) return false;
+  const size_t close = text.find(format.call.close);
+  if (close == std::string_view::npos) return false;
+  std::string_view fenced = trim(text.substr(0, close));
+  text.remove_prefix(close + format.call.close.size());
   json::Value arguments;
-  if (call->name.empty() || !consume(fenced, "```json") || fenced.size() < 3 ||
-      fenced.substr(fenced.size() - 3) != "```" || !parse_json(fenced.substr(0, fenced.size() - 3), &arguments) ||
-      !arguments.is_object()) {
+  if (!consume(fenced, "```json") || fenced.size() < 3 || fenced.substr(fenced.size() - 3) != "```" ||
+      !parse_json(fenced.substr(0, fenced.size() - 3), &arguments) || !arguments.is_object()) {
     return false;
   }
   call->arguments = json::write(arguments);
   return true;
 }
 
-bool read_deepseek_calls(const ToolCallFormat& format, std::string_view body, Section* section) {
+// The JSON Schema type the request's tools give `parameter` of `function`, or "".
+std::string_view schema_type(const json::Value& tools, std::string_view function, std::string_view parameter) {
+  if (!tools.is_array()) return {};
+  for (const json::Value& tool : tools.items()) {
+    const json::Value* spec = tool.find("function");
+    const json::Value* name = spec ? spec->find("name") : nullptr;
+    if (!name || !name->is_string() || name->as_string() != function) continue;
+    const json::Value* parameters = spec->find("parameters");
+    const json::Value* properties = parameters ? parameters->find("properties") : nullptr;
+    const json::Value* property = properties ? properties->find(parameter) : nullptr;
+    const json::Value* type = property ? property->find("type") : nullptr;
+    return type && type->is_string() ? std::string_view(type->as_string()) : std::string_view();
+  }
+  return {};
+}
+
+json::Value parameter_value(std::string_view text, std::string_view type) {
+  if (!text.empty() && text.front() == '\n') text.remove_prefix(1);
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  constexpr std::string_view cdata_open = "<![CDATA[", cdata_close = "]]>";
+  if (text.size() >= cdata_open.size() + cdata_close.size() && text.substr(0, cdata_open.size()) == cdata_open &&
+      text.substr(text.size() - cdata_close.size()) == cdata_close) {
+    text = text.substr(cdata_open.size(), text.size() - cdata_open.size() - cdata_close.size());
+  }
+  json::Value value;
+  if (type != "string" && parse_json(text, &value)) return value;
+  return json::Value(text);
+}
+
+// name + name_end, then the parameters, then close.
+bool read_xml_call(const ToolCallFormat& format, const json::Value& tools, std::string_view& text, SectionCall* call) {
+  if (!read_call_name(format.call, text, call)) return false;
+  const ParameterMarkers& parameter = format.parameter;
+  json::Value arguments = json::Value::object();
+  while (true) {
+    text = trim(text);
+    if (format.call.close.empty() ? text.empty() : consume(text, format.call.close)) break;
+    if (!consume(text, parameter.open)) return false;
+    const size_t name_end = text.find(parameter.name_end);
+    if (name_end == std::string_view::npos) return false;
+    const std::string_view name = text.substr(0, name_end);
+    text.remove_prefix(name_end + parameter.name_end.size());
+    const size_t close = text.find(parameter.close);
+    if (name.empty() || close == std::string_view::npos) return false;
+    arguments.set(name, parameter_value(text.substr(0, close), schema_type(tools, call->name, name)));
+    text.remove_prefix(close + parameter.close.size());
+  }
+  call->arguments = json::write(arguments);
+  return true;
+}
+
+// The calls one after another, whitespace between.
+bool read_marked_calls(const ToolCallFormat& format, const json::Value& tools, std::string_view body,
+                       Section* section) {
   body = trim(body);
   while (!body.empty()) {
     section->calls.emplace_back();
-    if (!read_deepseek_call(format, body, &section->calls.back())) return false;
+    SectionCall* call = &section->calls.back();
+    const bool ok = format.shape == CallShape::XmlCalls ? read_xml_call(format, tools, body, call)
+                                                        : read_fenced_call(format, body, call);
+    if (!ok) return false;
     body = trim(body);
   }
   return !section->calls.empty();
 }
 
-bool read_shape(const ToolCallFormat& format, std::string_view body, Section* section) {
-  if (format.shape == CallShape::DeepSeekCalls) return read_deepseek_calls(format, body, section);
+bool read_shape(const ToolCallFormat& format, const json::Value& tools, std::string_view body, Section* section) {
+  if (format.shape == CallShape::DeepSeekCalls || format.shape == CallShape::XmlCalls) {
+    return read_marked_calls(format, tools, body, section);
+  }
   json::Value value;
   if (!parse_json(body, &value)) return false;
   switch (format.shape) {
     case CallShape::JsonObject: section->calls.emplace_back(); return read_call(format, value, &section->calls.back());
     case CallShape::JsonArray: return read_calls(format, value, section);
     case CallShape::Envelope: return read_envelope(format, value, section);
-    case CallShape::DeepSeekCalls: break;
+    case CallShape::DeepSeekCalls:
+    case CallShape::XmlCalls: break;
   }
   return false;
 }
 
 }  // namespace
 
-Section read_section(const ToolCallFormat& format, std::string_view body) {
+Section read_section(const ToolCallFormat& format, std::string_view body, const json::Value& tools) {
   Section section;
-  section.ok = read_shape(format, body, &section);
+  section.ok = read_shape(format, tools, body, &section);
   if (!section.ok) section = Section();
   return section;
 }

@@ -23,7 +23,8 @@ struct Section {
   std::string content;  // the generic format's {"response": ...}
 };
 
-Section read_section(const ToolCallFormat& format, std::string_view body);
+// `tools`: the request's tools (ToolParseOptions::tools), for the XML formats.
+Section read_section(const ToolCallFormat& format, std::string_view body, const json::Value& tools);
 
 // Where a JSON array or object that starts a text ends, read as the text
 // streams in: brackets counted outside strings. It only finds the extent;

@@ -12,6 +12,10 @@
 //  - granite: granite-3.3-2B-Instruct's template's system prompt ("respond only
 //    with <|tool_call|> followed by a JSON list of tools used");
 //  - deepseek-r1: DeepSeek-R1-Distill-Qwen-32B's template;
+//  - qwen3-xml: Qwen3.5-4B's template (its render of past calls, and the format
+//    its system prompt teaches);
+//  - minicpm-xml: MiniCPM5-1B's template (its render of past calls; values with
+//    <, & or newlines in CDATA, as its system prompt says);
 //  - generic: the shape tool_call.h defines.
 // The expected messages are written by hand from those texts.
 #include <gtest/gtest.h>
@@ -307,6 +311,121 @@ TEST(ToolCallDeepSeekR1, ParsesTheTextsModelsWrite) {
        {{"call_0", "say", R"({"text": "中文 ```"})"}}},
   };
   test::check_cases(deepseek, cases);
+}
+
+TEST(ToolCallQwen3Xml, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& qwen = tool_call_format("qwen3-xml");
+  const std::string weather =
+      "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</parameter>\n<parameter=n>\n2\n</parameter>\n"
+      "</function>\n</tool_call>";
+  const std::string time =
+      "<tool_call>\n<function=get_time>\n<parameter=zone>\nAsia/Tokyo\n</parameter>\n</function>\n</tool_call>";
+  const std::vector<Expected> cases = {
+      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       weather + "\n" + time,
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + weather,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before", "Let me check.\n\n" + weather, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"multi-line and JSON values",
+       "<tool_call>\n<function=write>\n<parameter=text>\nline 1\nline 2\n</parameter>\n<parameter=tags>\n[\"a\", "
+       "\"b\"]\n</parameter>\n<parameter=force>\ntrue\n</parameter>\n</function>\n</tool_call>",
+       "",
+       "",
+       {{"call_0", "write", R"({"text": "line 1\nline 2", "tags": ["a", "b"], "force": true})"}}},
+      {"no parameters", "<tool_call>\n<function=now>\n</function>\n</tool_call>", "", "", {{"call_0", "now", "{}"}}},
+      {"malformed: parameter not closed",
+       "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</function>\n</tool_call>",
+       "<tool_call>\n<function=get_weather>\n<parameter=city>\nZürich\n</function>\n</tool_call>",
+       "",
+       {}},
+      {"JSON inside: another format",
+       "<tool_call>\n" + kWeather + "\n</tool_call>",
+       "<tool_call>\n" + kWeather + "\n</tool_call>",
+       "",
+       {}},
+      {"truncated",
+       "<tool_call>\n<function=get_weather>\n<parameter=city>\nZür",
+       "<tool_call>\n<function=get_weather>\n<parameter=city>\nZür",
+       "",
+       {}},
+      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
+      {"unicode arguments",
+       "<tool_call>\n<function=say>\n<parameter=text>\n日本語 😀\n</parameter>\n</function>\n</tool_call>",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "日本語 😀"})"}}},
+  };
+  test::check_cases(qwen, cases);
+}
+
+TEST(ToolCallMiniCpmXml, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& minicpm = tool_call_format("minicpm-xml");
+  const std::string weather =
+      R"(<function name="get_weather"><param name="city">Zürich</param><param name="n">2</param></function>)";
+  const std::string time = R"(<function name="get_time"><param name="zone">Asia/Tokyo</param></function>)";
+  const std::vector<Expected> cases = {
+      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       weather + "\n" + time,
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + weather,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before", "Let me check.\n" + weather, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"CDATA value",
+       R"(<function name="write"><param name="text"><![CDATA[a < b & c
+d]]></param></function>)",
+       "",
+       "",
+       {{"call_0", "write", R"({"text": "a < b & c\nd"})"}}},
+      {"malformed",
+       R"(<function name="get_weather"><param name="city">Zürich</function>)",
+       R"(<function name="get_weather"><param name="city">Zürich</function>)",
+       "",
+       {}},
+      {"truncated",
+       R"(Let me check.
+<function name="get_weather"><param name="ci)",
+       R"(Let me check.
+<function name="get_weather"><param name="ci)",
+       "",
+       {}},
+      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
+      {"unicode arguments",
+       R"(<function name="say"><param name="text">Ünïcödé ✓</param></function>)",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "Ünïcödé ✓"})"}}},
+  };
+  test::check_cases(minicpm, cases);
+}
+
+TEST(ToolCallXml, ToolSchemasKeepStringParametersStrings) {
+  const std::string text =
+      R"(<function name="lookup"><param name="zip">8001</param><param name="n">2</param></function>)";
+  ToolParseOptions options;
+  std::string error;
+  ASSERT_TRUE(json::parse(R"([{"type": "function", "function": {"name": "lookup", "parameters": {"type": "object",
+      "properties": {"zip": {"type": "string"}, "n": {"type": "integer"}}}}}])",
+                          &options.tools, &error))
+      << error;
+  const ParsedResponse typed = parse_response(tool_call_format("minicpm-xml"), text, options);
+  ASSERT_EQ(typed.tool_calls.size(), 1u);
+  EXPECT_EQ(test::parsed_json(typed.tool_calls[0].arguments), test::parsed_json(R"({"zip": "8001", "n": 2})"));
+  const ParsedResponse untyped = parse_response(tool_call_format("minicpm-xml"), text);
+  ASSERT_EQ(untyped.tool_calls.size(), 1u);
+  EXPECT_EQ(test::parsed_json(untyped.tool_calls[0].arguments), test::parsed_json(R"({"zip": 8001, "n": 2})"));
 }
 
 TEST(ToolCallGeneric, ParsesTheDefinedShape) {

@@ -24,6 +24,11 @@ TEST(ToolCallDetect, RecognisesEachFixtureTemplate) {
       {"mistralai-Mistral-Nemo-Instruct-2407", "mistral"},
       {"ibm-granite-granite-3.3-2B-Instruct", "granite"},
       {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek-r1"},
+      {"Qwen3.5-4B", "qwen3-xml"},
+      {"openbmb-MiniCPM5-1B", "minicpm-xml"},
+      // LFM2.5's template lists the tools but renders no calls (its models write
+      // <|tool_call_start|>[f(x="y")]<|tool_call_end|>, which peak does not read).
+      {"LFM2.5-Instruct", "generic"},
       // Templates that render no tool calls: the model knows no format.
       {"google-gemma-2-2b-it", "generic"},
       {"microsoft-Phi-3.5-mini-instruct", "generic"},

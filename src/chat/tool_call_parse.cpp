@@ -61,13 +61,14 @@ class ToolCallStreamParser::Answer {
   }
 
   // The answer's first '{' opens a call in formats whose calls are the whole answer.
+  // Leading whitespace waits in space_, as before any section: content if text
+  // follows, dropped if a call does.
   Step start(bool end) {
-    size_t first = pos_;
-    while (first < pending_.size() && is_space(pending_[first])) ++first;
+    const size_t first = std::min(pending_.find_first_not_of(" \n\t\r", pos_), pending_.size());
+    space_.append(pending_, pos_, first - pos_);
+    pos_ = first;
     if (first == pending_.size() && !end) return Step::Wait;
     if (format_.answer_is_json && first < pending_.size() && pending_[first] == '{') {
-      space_ = pending_.substr(pos_, first - pos_);
-      pos_ = first;
       begin_section(0);
     } else {
       state_ = State::Text;

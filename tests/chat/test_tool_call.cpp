@@ -523,6 +523,31 @@ TEST(ToolCallStream, ContentBeforeACallStreamsBeforeTheCallCompletes) {
   EXPECT_EQ(events.size(), 4u);
 }
 
+// Untrusted text: work linear in its length, whole or streamed, and sections
+// that never close (or nest past the JSON parser's depth) kept as content.
+TEST(ToolCallBounds, LongAdversarialTextsStayContent) {
+  std::string opens;
+  for (int i = 0; i < 100000; ++i) opens += "<tool_call>{";
+  std::string brackets = "[TOOL_CALLS]" + std::string(1000000, '[');
+  const std::string deep = "[TOOL_CALLS]" + std::string(100, '[') + std::string(100, ']');
+  std::string spaces(1000000, ' ');
+  const struct {
+    const char* format;
+    std::string text;
+  } texts[] = {{"hermes", opens}, {"mistral", brackets}, {"mistral", deep}, {"generic", spaces + "{" + spaces}};
+  ToolParseOptions options;
+  options.parse_reasoning = false;
+  for (const auto& item : texts) {
+    const ToolCallFormat& format = tool_call_format(item.format);
+    EXPECT_EQ(parse_response(format, item.text, options).content, item.text);
+    std::vector<std::string> pieces;
+    for (size_t at = 0; at < item.text.size(); at += 7) pieces.push_back(item.text.substr(at, 7));
+    const ParsedResponse streamed = test::streamed(format, pieces, options);
+    EXPECT_EQ(streamed.content, item.text);
+    EXPECT_TRUE(streamed.tool_calls.empty());
+  }
+}
+
 TEST(ToolCallMessage, IsOpenAIsAssistantMessage) {
   ParsedResponse response;
   response.reasoning_content = "hm";

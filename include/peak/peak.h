@@ -1007,6 +1007,7 @@ PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const pea
                     arguments and its tool-call-end marker, then its tool-calls-end marker
      "qwen3-xml"    Qwen3.5: <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>...
      "minicpm-xml"  MiniCPM 5: <function name="NAME"><param name="KEY">VALUE</param></function>
+     "lfm2"         LFM2, LFM2.5: <|tool_call_start|>[NAME(KEY="VALUE", ...)]<|tool_call_end|>
      "generic"      models without a format of their own: the answer is the JSON object
                     {"tool_calls": [{"name": ..., "arguments": {...}}]} or {"response": "..."} */
 typedef struct peak_tool_parse_params {

@@ -29,6 +29,8 @@
 //                  </function>\n</tool_call>
 //   minicpm-xml  MiniCPM 5: <function name="f"><param name="city">Zürich</param></function>,
 //                  in a row; values holding <, & or newlines in <![CDATA[...]]>
+//   lfm2         LFM2, LFM2.5 (their model cards): Pythonic calls, a Python list
+//                  <|tool_call_start|>[f(city="Zürich", n=2)]<|tool_call_end|>
 //   generic      models with no format of their own (Gemma, Phi-3.5, ...): the
 //                  whole answer is one JSON object, either
 //                    {"tool_calls": [{"name": "f", "arguments": {...}}, ...]}
@@ -60,6 +62,7 @@ enum class CallShape {
   JsonArray,      // a JSON array of call objects
   DeepSeekCalls,  // calls between CallMarkers, each with its arguments in a ```json fence
   XmlCalls,       // calls between CallMarkers, each parameter's value between ParameterMarkers
+  PythonCalls,    // a Python list of calls: [f(city="Zürich", n=2), g()]
   Envelope,       // the generic format's {"tool_calls": [...]} or {"response": "..."}
 };
 

@@ -81,6 +81,16 @@ const std::vector<ToolCallFormat>& tool_call_formats() {
        false,
        {"", "\">", ""},
        {"<param name=\"", "\">", "</param>"}},
+      {"lfm2",
+       "LFM2, LFM2.5",
+       "<|tool_call_start|>",
+       "<|tool_call_end|>",
+       false,
+       CallShape::PythonCalls,
+       "arguments",
+       false,
+       {},
+       {}},
       {"generic",
        "models without a format of their own (Gemma, Phi-3.5, ...)",
        "",
@@ -122,6 +132,11 @@ const ToolCallFormat& detect_tool_call_format(std::string_view template_source) 
   if (has("<|/tool_call|>") || has("<|/tool|>")) return tool_call_format("phi4");
   if (has("<tool_call>")) return tool_call_format(has("<function=") ? "qwen3-xml" : "hermes");
   if (has("<function name=\"")) return tool_call_format("minicpm-xml");
+  // LFM2's templates wrap the tools in <|tool_list_start|>; LFM2.5's introduce
+  // them as "List of tools: ", which their model cards pair with Pythonic calls.
+  if (has("<|tool_call_start|>") || has("<|tool_list_start|>") || has("List of tools: ")) {
+    return tool_call_format("lfm2");
+  }
   // Llama 3.1 renders built-in calls after <|python_tag|>; 3.2 only asks for
   // {"name": function name, "parameters": ...}.
   if (has("<|python_tag|>") || (has("<|start_header_id|>") && has("\"parameters\""))) {

@@ -168,6 +168,7 @@ bool read_shape(const ToolCallFormat& format, const json::Value& tools, std::str
   if (format.shape == CallShape::DeepSeekCalls || format.shape == CallShape::XmlCalls) {
     return read_marked_calls(format, tools, body, section);
   }
+  if (format.shape == CallShape::PythonCalls) return read_python_calls(body, &section->calls);
   json::Value value;
   if (!parse_json(body, &value)) return false;
   switch (format.shape) {
@@ -175,7 +176,8 @@ bool read_shape(const ToolCallFormat& format, const json::Value& tools, std::str
     case CallShape::JsonArray: return read_calls(format, value, section);
     case CallShape::Envelope: return read_envelope(format, value, section);
     case CallShape::DeepSeekCalls:
-    case CallShape::XmlCalls: break;
+    case CallShape::XmlCalls:
+    case CallShape::PythonCalls: break;
   }
   return false;
 }

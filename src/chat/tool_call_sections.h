@@ -26,6 +26,10 @@ struct Section {
 // `tools`: the request's tools (ToolParseOptions::tools), for the XML formats.
 Section read_section(const ToolCallFormat& format, std::string_view body, const json::Value& tools);
 
+// A Python list of calls with keyword arguments (CallShape::PythonCalls);
+// false when the text is not one. (tool_call_python.cpp)
+bool read_python_calls(std::string_view body, std::vector<SectionCall>* calls);
+
 // Where a JSON array or object that starts a text ends, read as the text
 // streams in: brackets counted outside strings. It only finds the extent;
 // json::parse then decides whether the text is valid.

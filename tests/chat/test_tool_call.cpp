@@ -16,6 +16,8 @@
 //    its system prompt teaches);
 //  - minicpm-xml: MiniCPM5-1B's template (its render of past calls; values with
 //    <, & or newlines in CDATA, as its system prompt says);
+//  - lfm2: LFM2-1.2B-Tool's model card and Liquid AI's tool-use docs ("a Python
+//    list between <|tool_call_start|> and <|tool_call_end|>", text may follow);
 //  - generic: the shape tool_call.h defines.
 // The expected messages are written by hand from those texts.
 #include <gtest/gtest.h>
@@ -426,6 +428,56 @@ TEST(ToolCallXml, ToolSchemasKeepStringParametersStrings) {
   const ParsedResponse untyped = parse_response(tool_call_format("minicpm-xml"), text);
   ASSERT_EQ(untyped.tool_calls.size(), 1u);
   EXPECT_EQ(test::parsed_json(untyped.tool_calls[0].arguments), test::parsed_json(R"({"zip": 8001, "n": 2})"));
+}
+
+TEST(ToolCallLfm2, ParsesTheTextsModelsWrite) {
+  const ToolCallFormat& lfm2 = tool_call_format("lfm2");
+  const std::string weather = "<|tool_call_start|>[get_weather(city=\"Zürich\", n=2)]<|tool_call_end|>";
+  const std::string deep =
+      "<|tool_call_start|>[f(a=" + std::string(100, '[') + std::string(100, ']') + ")]<|tool_call_end|>";
+  const std::vector<Expected> cases = {
+      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls",
+       "<|tool_call_start|>[get_weather(city=\"Zürich\", n=2), get_time(zone='Asia/Tokyo')]<|tool_call_end|>",
+       "",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nweather\n</think>\n\n" + weather,
+       "",
+       "weather",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before and after",
+       "Let me see.\n" + weather + "Checking the weather in Zürich.",
+       "Let me see.Checking the weather in Zürich.",
+       "",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"Python values",
+       "<|tool_call_start|>[f(a=True, b=None, c=[1, 'x'], d={'k': -1.5}, e=(2, 3))]<|tool_call_end|>",
+       "",
+       "",
+       {{"call_0", "f", R"({"a": true, "b": null, "c": [1, "x"], "d": {"k": -1.5}, "e": [2, 3]})"}}},
+      {"no arguments", "<|tool_call_start|>[now()]<|tool_call_end|>", "", "", {{"call_0", "now", "{}"}}},
+      {"malformed: a bare word",
+       "<|tool_call_start|>[get_weather(city=Zürich)]<|tool_call_end|>",
+       "<|tool_call_start|>[get_weather(city=Zürich)]<|tool_call_end|>",
+       "",
+       {}},
+      {"malformed: JSON inside",
+       "<|tool_call_start|>[" + kWeather + "]<|tool_call_end|>",
+       "<|tool_call_start|>[" + kWeather + "]<|tool_call_end|>",
+       "",
+       {}},
+      {"nested too deep", deep, deep, "", {}},
+      {"truncated", "<|tool_call_start|>[get_weather(city=\"Zür", "<|tool_call_start|>[get_weather(city=\"Zür", "", {}},
+      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
+      {"unicode and escapes",
+       "<|tool_call_start|>[say(text='It\\'s 日本\\n', path=\"C:\\d\")]<|tool_call_end|>",
+       "",
+       "",
+       {{"call_0", "say", R"({"text": "It's 日本\n", "path": "C:\\d"})"}}},
+  };
+  test::check_cases(lfm2, cases);
 }
 
 TEST(ToolCallGeneric, ParsesTheDefinedShape) {

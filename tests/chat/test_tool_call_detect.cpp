@@ -26,9 +26,9 @@ TEST(ToolCallDetect, RecognisesEachFixtureTemplate) {
       {"deepseek-ai-DeepSeek-R1-Distill-Qwen-32B", "deepseek-r1"},
       {"Qwen3.5-4B", "qwen3-xml"},
       {"openbmb-MiniCPM5-1B", "minicpm-xml"},
-      // LFM2.5's template lists the tools but renders no calls (its models write
-      // <|tool_call_start|>[f(x="y")]<|tool_call_end|>, which peak does not read).
-      {"LFM2.5-Instruct", "generic"},
+      // LFM2.5's template lists the tools ("List of tools: ") but renders no
+      // calls; its models write Pythonic ones.
+      {"LFM2.5-Instruct", "lfm2"},
       // Templates that render no tool calls: the model knows no format.
       {"google-gemma-2-2b-it", "generic"},
       {"microsoft-Phi-3.5-mini-instruct", "generic"},

@@ -38,23 +38,33 @@ const std::string kWeather = R"({"name": "get_weather", "arguments": {"city": "Z
 const std::string kWeatherArgs = R"({"city": "Zürich", "n": 2})";
 const std::string kTimeArgs = R"({"zone": "Asia/Tokyo"})";
 
+// The cases every format with markers shares, around its text of the weather
+// call (`weather`) and of the weather and time calls in one answer (`both`).
+std::vector<Expected> shared_cases(const std::string& weather, const std::string& both) {
+  return {
+      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"two calls", both, "", "", {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
+      {"after reasoning",
+       "<think>\nThe user wants the weather.\n</think>\n\n" + weather,
+       "",
+       "The user wants the weather.",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"text before", "Let me check.\n" + weather, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
+      {"reasoning and text before",
+       "<think>\nhm\n</think>\n\nLet me check.\n\n" + weather,
+       "Let me check.",
+       "hm",
+       {{"call_0", "get_weather", kWeatherArgs}}},
+      {"no call", "It is 21 degrees in Zürich.\n", "It is 21 degrees in Zürich.\n", "", {}},
+  };
+}
+
 TEST(ToolCallHermes, ParsesTheTextsModelsWrite) {
   const ToolCallFormat& hermes = tool_call_format("hermes");
   const std::string call = "<tool_call>\n" + kWeather + "\n</tool_call>";
   const std::string time_call = "<tool_call>\n{\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}\n</tool_call>";
+  const std::string both = call + "\n" + time_call;
   const std::vector<Expected> cases = {
-      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       call + "\n" + time_call,
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nThe user wants the weather.\n</think>\n\n" + call,
-       "",
-       "The user wants the weather.",
-       {{"call_0", "get_weather", kWeatherArgs}}},
-      {"text before", "Let me check.\n" + call, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
       {"text between and after",
        "First:\n" + call + "\nThen:\n" + time_call + "\nDone.",
        "First:Then:Done.",
@@ -81,7 +91,6 @@ TEST(ToolCallHermes, ParsesTheTextsModelsWrite) {
        "",
        {}},
       {"truncated marker", "Let me check.\n<tool_ca", "Let me check.\n<tool_ca", "", {}},
-      {"no call", "It is 21 degrees in Zürich.\n", "It is 21 degrees in Zürich.\n", "", {}},
       {"unicode arguments",
        "<tool_call>\n{\"name\": \"translate\", \"arguments\": {\"text\": \"東京 ☃ 😀\", \"to\": "
        "\"\\u00fc\\ud83d\\ude00\"}}\n</tool_call>",
@@ -90,6 +99,7 @@ TEST(ToolCallHermes, ParsesTheTextsModelsWrite) {
        {{"call_0", "translate", "{\"text\": \"東京 ☃ 😀\", \"to\": \"ü😀\"}"}}},
       {"no arguments", "<tool_call>\n{\"name\": \"now\"}\n</tool_call>", "", "", {{"call_0", "now", "{}"}}},
   };
+  test::check_cases(hermes, shared_cases(call, both));
   test::check_cases(hermes, cases);
 }
 
@@ -194,51 +204,31 @@ TEST(ToolCallMistral, ParsesTheTextsModelsWrite) {
 TEST(ToolCallPhi4, ParsesTheTextsModelsWrite) {
   const ToolCallFormat& phi4 = tool_call_format("phi4");
   const std::string call = "<|tool_call|>[" + kWeather + "]<|/tool_call|>";
+  const std::string both =
+      "<|tool_call|>[" + kWeather + ", {\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}]<|/tool_call|>";
   const std::vector<Expected> cases = {
-      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       "<|tool_call|>[" + kWeather + ", {\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}]<|/tool_call|>",
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nweather\n</think>\n" + call,
-       "",
-       "weather",
-       {{"call_0", "get_weather", kWeatherArgs}}},
-      {"text before", "Checking.\n\n" + call, "Checking.", "", {{"call_0", "get_weather", kWeatherArgs}}},
       {"malformed JSON",
        "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": }]<|/tool_call|>",
        "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": }]<|/tool_call|>",
        "",
        {}},
       {"truncated", "<|tool_call|>[" + kWeather, "<|tool_call|>[" + kWeather, "", {}},
-      {"no call", "21 degrees.", "21 degrees.", "", {}},
       {"unicode arguments",
        "<|tool_call|>[{\"name\": \"say\", \"arguments\": {\"text\": \"Ελληνικά\"}}]<|/tool_call|>",
        "",
        "",
        {{"call_0", "say", R"({"text": "Ελληνικά"})"}}},
   };
+  test::check_cases(phi4, shared_cases(call, both));
   test::check_cases(phi4, cases);
 }
 
 TEST(ToolCallGranite, ParsesTheTextsModelsWrite) {
   const ToolCallFormat& granite = tool_call_format("granite");
   const std::string call = "<|tool_call|>[" + kWeather + "]";
+  const std::string both =
+      "<|tool_call|>[" + kWeather + ", {\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}]";
   const std::vector<Expected> cases = {
-      {"single call", call, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       "<|tool_call|>[" + kWeather + ", {\"name\": \"get_time\", \"arguments\": " + kTimeArgs + "}]",
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nweather\n</think>\n\n" + call,
-       "",
-       "weather",
-       {{"call_0", "get_weather", kWeatherArgs}}},
-      {"text before", "Checking. " + call, "Checking.", "", {{"call_0", "get_weather", kWeatherArgs}}},
       {"text after", call + "\nDone.", "Done.", "", {{"call_0", "get_weather", kWeatherArgs}}},
       {"space after the marker",
        "<|tool_call|> \n[" + kWeather + "]",
@@ -255,13 +245,13 @@ TEST(ToolCallGranite, ParsesTheTextsModelsWrite) {
        "<|tool_call|>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Zür",
        "",
        {}},
-      {"no call", "I cannot do that.", "I cannot do that.", "", {}},
       {"unicode arguments",
        "<|tool_call|>[{\"name\": \"say\", \"arguments\": {\"text\": \"עברית\"}}]",
        "",
        "",
        {{"call_0", "say", R"({"text": "עברית"})"}}},
   };
+  test::check_cases(granite, shared_cases(call, both));
   test::check_cases(granite, cases);
 }
 
@@ -273,23 +263,8 @@ TEST(ToolCallDeepSeekR1, ParsesTheTextsModelsWrite) {
       "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n```json\n" + kTimeArgs + "\n```<｜tool▁call▁end｜>";
   const std::string begin = "<｜tool▁calls▁begin｜>";
   const std::string end = "<｜tool▁calls▁end｜>";
+  const std::string both = begin + weather + "\n" + time + end;
   const std::vector<Expected> cases = {
-      {"single call", begin + weather + end, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       begin + weather + "\n" + time + end,
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nThe user asks for the weather.\n</think>\n\n" + begin + weather + end,
-       "",
-       "The user asks for the weather.",
-       {{"call_0", "get_weather", kWeatherArgs}}},
-      {"text before",
-       "Let me check.\n\n" + begin + weather + end,
-       "Let me check.",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}}},
       {"malformed JSON",
        begin + "<｜tool▁call▁begin｜>function<｜tool▁sep｜>get_weather\n```json\n{\"city\": }\n```<｜tool▁call▁end｜>" +
            end,
@@ -303,7 +278,6 @@ TEST(ToolCallDeepSeekR1, ParsesTheTextsModelsWrite) {
        "",
        {}},
       {"truncated", begin + weather, begin + weather, "", {}},
-      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
       {"unicode arguments",
        begin +
            "<｜tool▁call▁begin｜>function<｜tool▁sep｜>say\n```json\n{\"text\": \"中文 ```\"}\n```<｜tool▁call▁end｜>" +
@@ -312,6 +286,7 @@ TEST(ToolCallDeepSeekR1, ParsesTheTextsModelsWrite) {
        "",
        {{"call_0", "say", R"({"text": "中文 ```"})"}}},
   };
+  test::check_cases(deepseek, shared_cases(begin + weather + end, both));
   test::check_cases(deepseek, cases);
 }
 
@@ -322,19 +297,8 @@ TEST(ToolCallQwen3Xml, ParsesTheTextsModelsWrite) {
       "</function>\n</tool_call>";
   const std::string time =
       "<tool_call>\n<function=get_time>\n<parameter=zone>\nAsia/Tokyo\n</parameter>\n</function>\n</tool_call>";
+  const std::string both = weather + "\n" + time;
   const std::vector<Expected> cases = {
-      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       weather + "\n" + time,
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nweather\n</think>\n\n" + weather,
-       "",
-       "weather",
-       {{"call_0", "get_weather", kWeatherArgs}}},
-      {"text before", "Let me check.\n\n" + weather, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
       {"multi-line and JSON values",
        "<tool_call>\n<function=write>\n<parameter=text>\nline 1\nline 2\n</parameter>\n<parameter=tags>\n[\"a\", "
        "\"b\"]\n</parameter>\n<parameter=force>\ntrue\n</parameter>\n</function>\n</tool_call>",
@@ -357,13 +321,13 @@ TEST(ToolCallQwen3Xml, ParsesTheTextsModelsWrite) {
        "<tool_call>\n<function=get_weather>\n<parameter=city>\nZür",
        "",
        {}},
-      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
       {"unicode arguments",
        "<tool_call>\n<function=say>\n<parameter=text>\n日本語 😀\n</parameter>\n</function>\n</tool_call>",
        "",
        "",
        {{"call_0", "say", R"({"text": "日本語 😀"})"}}},
   };
+  test::check_cases(qwen, shared_cases(weather, both));
   test::check_cases(qwen, cases);
 }
 
@@ -372,19 +336,8 @@ TEST(ToolCallMiniCpmXml, ParsesTheTextsModelsWrite) {
   const std::string weather =
       R"(<function name="get_weather"><param name="city">Zürich</param><param name="n">2</param></function>)";
   const std::string time = R"(<function name="get_time"><param name="zone">Asia/Tokyo</param></function>)";
+  const std::string both = weather + "\n" + time;
   const std::vector<Expected> cases = {
-      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       weather + "\n" + time,
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nweather\n</think>\n\n" + weather,
-       "",
-       "weather",
-       {{"call_0", "get_weather", kWeatherArgs}}},
-      {"text before", "Let me check.\n" + weather, "Let me check.", "", {{"call_0", "get_weather", kWeatherArgs}}},
       {"CDATA value",
        R"(<function name="write"><param name="text"><![CDATA[a < b & c
 d]]></param></function>)",
@@ -403,13 +356,13 @@ d]]></param></function>)",
 <function name="get_weather"><param name="ci)",
        "",
        {}},
-      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
       {"unicode arguments",
        R"(<function name="say"><param name="text">Ünïcödé ✓</param></function>)",
        "",
        "",
        {{"call_0", "say", R"({"text": "Ünïcödé ✓"})"}}},
   };
+  test::check_cases(minicpm, shared_cases(weather, both));
   test::check_cases(minicpm, cases);
 }
 
@@ -435,18 +388,9 @@ TEST(ToolCallLfm2, ParsesTheTextsModelsWrite) {
   const std::string weather = "<|tool_call_start|>[get_weather(city=\"Zürich\", n=2)]<|tool_call_end|>";
   const std::string deep =
       "<|tool_call_start|>[f(a=" + std::string(100, '[') + std::string(100, ']') + ")]<|tool_call_end|>";
+  const std::string both =
+      "<|tool_call_start|>[get_weather(city=\"Zürich\", n=2), get_time(zone='Asia/Tokyo')]<|tool_call_end|>";
   const std::vector<Expected> cases = {
-      {"single call", weather, "", "", {{"call_0", "get_weather", kWeatherArgs}}},
-      {"two calls",
-       "<|tool_call_start|>[get_weather(city=\"Zürich\", n=2), get_time(zone='Asia/Tokyo')]<|tool_call_end|>",
-       "",
-       "",
-       {{"call_0", "get_weather", kWeatherArgs}, {"call_1", "get_time", kTimeArgs}}},
-      {"after reasoning",
-       "<think>\nweather\n</think>\n\n" + weather,
-       "",
-       "weather",
-       {{"call_0", "get_weather", kWeatherArgs}}},
       {"text before and after",
        "Let me see.\n" + weather + "Checking the weather in Zürich.",
        "Let me see.Checking the weather in Zürich.",
@@ -470,13 +414,13 @@ TEST(ToolCallLfm2, ParsesTheTextsModelsWrite) {
        {}},
       {"nested too deep", deep, deep, "", {}},
       {"truncated", "<|tool_call_start|>[get_weather(city=\"Zür", "<|tool_call_start|>[get_weather(city=\"Zür", "", {}},
-      {"no call", "It is 21 degrees.", "It is 21 degrees.", "", {}},
       {"unicode and escapes",
        "<|tool_call_start|>[say(text='It\\'s 日本\\n', path=\"C:\\d\")]<|tool_call_end|>",
        "",
        "",
        {{"call_0", "say", R"({"text": "It's 日本\n", "path": "C:\\d"})"}}},
   };
+  test::check_cases(lfm2, shared_cases(weather, both));
   test::check_cases(lfm2, cases);
 }
 

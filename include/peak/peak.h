@@ -961,12 +961,17 @@ PEAK_API peak_status peak_session_restore(peak_session* session, const char* pat
 
 /* ---- chat templates --------------------------------------------------------------- */
 
+/* A message of role and text. Tool calls and a tool result's tool_call_id need
+   peak_chat_template_params.messages_json; a "tool" message of text alone fits here. */
 typedef struct peak_chat_message {
-  const char* role;     /* "system", "user" or "assistant" */
+  const char* role;     /* "system", "user", "assistant" or "tool" */
   const char* content;  /* NUL-terminated */
 } peak_chat_message;
 
 typedef struct peak_chat_template_params {
+  /* sizeof(peak_chat_template_params), or the size of its first version, which
+     ends at enable_thinking (offsetof(peak_chat_template_params, tools_json)):
+     the later fields are then NULL. */
   size_t struct_size;
   /* Which template: template_source when not NULL (Jinja source, e.g. a
      tokenizer.chat_template); else the built-in family template_name when not
@@ -980,6 +985,23 @@ typedef struct peak_chat_template_params {
   const char* eos_token;
   int add_generation_prompt;  /* append the header that opens the assistant's turn; default 1 */
   int enable_thinking;        /* 0 (default) or 1: passed to the template; -1: not passed (its default) */
+  /* Tools, as Hugging Face's apply_chat_template(tools=...) passes them: OpenAI's
+     tools array as JSON text, [{"type": "function", "function": {"name": string,
+     "description"?: string, "parameters"?: object}}], given to the template as
+     `tools`; NULL (default): `tools` is not defined. Only a model's own (Jinja)
+     template renders tools. */
+  const char* tools_json;
+  /* The conversation as OpenAI's messages array in JSON text, used instead of
+     the messages array (which must then be NULL with n_messages 0): [{"role":
+     "system"|"user"|"assistant"|"tool", "content": string, "name"?: string}],
+     where an assistant's content may be null or absent (None in the template)
+     and it may carry "tool_calls": [{"id"?: string, "type"?: "function",
+     "function": {"name": string, "arguments": string}}], and a tool message
+     "tool_call_id"?: string. Arguments that are a JSON object reach the
+     template as that object (templates write `arguments | tojson`), other text
+     as the text. At most 65536 messages and 1024 tools or calls of a message.
+     NULL (default): the messages array. */
+  const char* messages_json;
 } peak_chat_template_params;
 
 PEAK_API peak_chat_template_params peak_chat_template_default_params(void);
@@ -988,8 +1010,14 @@ PEAK_API peak_chat_template_params peak_chat_template_default_params(void);
    Hugging Face's apply_chat_template renders a Jinja template (a template that
    writes bos_token starts with it). `model` may be NULL when params give a
    template. A template that refuses the conversation (raise_exception) gives
-   PEAK_ERR_TEMPLATE with the template's message. The prompt is written with a
-   NUL after it. */
+   PEAK_ERR_TEMPLATE with the template's message. JSON that is not valid, or
+   not of the shape described at tools_json and messages_json, gives
+   PEAK_ERR_INVALID_ARGUMENT naming the JSON path of what is wrong
+   ("messages[2].tool_calls[0].function.name: expected a string, not a number").
+   Of the built-in families, only ChatML renders a "tool" message (as
+   <|im_start|>tool, as llama.cpp does); tools and tool calls need the model's
+   own template: a built-in family refuses them with PEAK_ERR_INVALID_ARGUMENT.
+   The prompt is written with a NUL after it. */
 PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_template_params* params,
                                               const peak_chat_message* messages, size_t n_messages, char* buf,
                                               size_t capacity, size_t* length);

@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -132,6 +133,25 @@ inline bool struct_size_ok(size_t declared, size_t expected, const char* struct_
                                       ", this library expects " + std::to_string(expected) +
                                       " (initialise it with the matching *_default_params function)");
   return false;
+}
+
+// Reads a params struct that grew at its end: a caller built against an older
+// header declares the size of an earlier version (one of `earlier_sizes`) and
+// the fields it does not have keep their defaults. NULL `given`: the defaults.
+template <typename Params>
+bool read_versioned_params(const Params* given, const Params& defaults, std::initializer_list<size_t> earlier_sizes,
+                           const char* struct_name, Params* out) {
+  *out = defaults;
+  if (!given) return true;
+  for (const size_t size : earlier_sizes) {
+    if (given->struct_size == size) {
+      std::memcpy(static_cast<void*>(out), given, size);
+      return true;
+    }
+  }
+  if (!struct_size_ok(given->struct_size, sizeof(Params), struct_name)) return false;
+  *out = *given;
+  return true;
 }
 
 }  // namespace peak::capi

@@ -1,10 +1,13 @@
 // peak_sampler_*, peak_generate and peak_chat_apply_template.
+#include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
+#include "chat/chat_messages_json.h"
 #include "chat/chat_template.h"
 #include "chat/model_chat_template.h"
 #include "runtime/generator.h"
@@ -30,6 +33,67 @@ peak_status accept_token(peak_sampler* sampler, int32_t token, bool generated, c
     }
     return PEAK_OK;
   });
+}
+
+// The first version of peak_chat_template_params ended at enable_thinking.
+constexpr size_t kChatTemplateParamsFirstSize = offsetof(peak_chat_template_params, tools_json);
+
+// The conversation comes from the messages array or from messages_json, not both.
+bool messages_ok(const peak_chat_template_params& p, const peak_chat_message* messages, size_t n_messages) {
+  if (p.messages_json && (messages || n_messages > 0)) {
+    fail(PEAK_ERR_INVALID_ARGUMENT,
+         "peak_chat_apply_template: give the messages array or messages_json, not both (the array must be NULL "
+         "with n_messages 0 when messages_json is set)");
+    return false;
+  }
+  if (!messages && n_messages > 0) {
+    fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: messages is NULL");
+    return false;
+  }
+  for (size_t i = 0; i < n_messages; ++i) {
+    if (!messages[i].role || !messages[i].content) {
+      fail(PEAK_ERR_INVALID_ARGUMENT,
+           "peak_chat_apply_template: message " + std::to_string(i) + " has a NULL role or content");
+      return false;
+    }
+  }
+  return true;
+}
+
+// Throws std::invalid_argument naming the JSON path of what messages_json gets wrong.
+std::vector<peak::chat::ChatMessage> conversation(const peak_chat_template_params& p, const peak_chat_message* messages,
+                                                  size_t n_messages) {
+  if (p.messages_json) return peak::chat::messages_from_json(p.messages_json);
+  std::vector<peak::chat::ChatMessage> list;
+  list.reserve(n_messages);
+  for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
+  return list;
+}
+
+// enable_thinking (-1: not passed) and the tools; throws std::invalid_argument
+// naming the JSON path of what tools_json gets wrong.
+peak::chat::FormatOptions format_options(const peak_chat_template_params& p) {
+  peak::chat::FormatOptions options;
+  if (p.enable_thinking < 0) {
+    options.enable_thinking.reset();
+  } else {
+    options.enable_thinking = p.enable_thinking != 0;
+  }
+  if (p.tools_json) options.tools = peak::chat::tools_from_json(p.tools_json);
+  return options;
+}
+
+// template_source when given (with the model's BOS and EOS texts unless the
+// params give them); else the family template_name names; else the model's own.
+peak::chat::ChatTemplate chosen_template(const peak_model* model, const peak_chat_template_params& p) {
+  if (p.template_source) {
+    const peak::chat::SpecialTexts model_texts =
+        model ? peak::chat::special_texts(*model->model) : peak::chat::SpecialTexts{};
+    return peak::chat::ChatTemplate::from_jinja(p.template_source, p.bos_token ? p.bos_token : model_texts.bos,
+                                                p.eos_token ? p.eos_token : model_texts.eos);
+  }
+  if (model) return peak::chat::chat_template_for(*model->model, p.template_name ? p.template_name : "").chat_template;
+  return peak::chat::ChatTemplate::from_name(p.template_name);
 }
 
 }  // namespace
@@ -159,8 +223,9 @@ peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_te
                                      size_t* length) {
   PEAK_CHECK_ARG(length, "peak_chat_apply_template: length");
   *length = 0;
-  const peak_chat_template_params p = params ? *params : peak_chat_template_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_chat_template_params), "peak_chat_template_params")) {
+  peak_chat_template_params p;
+  if (!peak::capi::read_versioned_params(params, peak_chat_template_default_params(), {kChatTemplateParamsFirstSize},
+                                         "peak_chat_template_params", &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   if (!model && !p.template_name && !p.template_source) {
@@ -170,34 +235,19 @@ peak_status peak_chat_apply_template(const peak_model* model, const peak_chat_te
   if (p.enable_thinking < -1 || p.enable_thinking > 1) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: enable_thinking must be -1, 0 or 1");
   }
-  if (!messages && n_messages > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: messages is NULL");
   if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: buf is NULL");
-  for (size_t i = 0; i < n_messages; ++i) {
-    if (!messages[i].role || !messages[i].content) {
-      return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_chat_apply_template: message " + std::to_string(i) +
-                                                 " has a NULL role or content");
-    }
-  }
+  if (!messages_ok(p, messages, n_messages)) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
     std::vector<peak::chat::ChatMessage> list;
-    list.reserve(n_messages);
-    for (size_t i = 0; i < n_messages; ++i) list.push_back({messages[i].role, messages[i].content});
-    const peak::chat::SpecialTexts model_texts =
-        model ? peak::chat::special_texts(*model->model) : peak::chat::SpecialTexts{};
-    const peak::chat::ChatTemplate chat =
-        p.template_source ? peak::chat::ChatTemplate::from_jinja(p.template_source,
-                                                                  p.bos_token ? p.bos_token : model_texts.bos,
-                                                                  p.eos_token ? p.eos_token : model_texts.eos)
-        : model ? peak::chat::chat_template_for(*model->model, p.template_name ? p.template_name : "").chat_template
-                : peak::chat::ChatTemplate::from_name(p.template_name);
     peak::chat::FormatOptions options;
-    if (p.enable_thinking < 0) {
-      options.enable_thinking.reset();
-    } else {
-      options.enable_thinking = p.enable_thinking != 0;
+    try {
+      list = conversation(p, messages, n_messages);
+      options = format_options(p);
+    } catch (const std::invalid_argument& e) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT, std::string("peak_chat_apply_template: ") + e.what());
     }
-    return peak::capi::copy_out(chat.format(list, p.add_generation_prompt != 0, options), "prompt", buf, capacity,
-                                length);
+    return peak::capi::copy_out(chosen_template(model, p).format(list, p.add_generation_prompt != 0, options), "prompt",
+                                buf, capacity, length);
   });
 }
 

@@ -11,10 +11,14 @@
 namespace peak::chat {
 namespace {
 
-// A grammar reads the model's vocabulary.
+// A grammar reads the model's vocabulary, and the answer alone.
 sampling::SamplerChain make_sampler(const model::Model& model, const sampling::SamplerParams& params) {
-  return sampling::SamplerChain(static_cast<int32_t>(model.hparams().n_vocab), params,
-                                params.grammar ? model.grammar_vocabulary() : nullptr);
+  sampling::SamplerChain chain(static_cast<int32_t>(model.hparams().n_vocab), params,
+                               params.grammar ? model.grammar_vocabulary() : nullptr);
+  if (params.grammar) {
+    chain.set_reasoning_grammars(*reasoning_opening_grammar(ReasoningMarkers{}), *reasoning_separator_grammar());
+  }
+  return chain;
 }
 
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -243,13 +247,15 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   };
   o.on_text = [&](const std::string& text) {
     const bool go_on = splitter.feed(text, route);
-    if (sampler_.grammar_held() && !splitter.before_answer()) start_answer_grammar(splitter.answer_lead());
+    follow_reasoning(splitter);
     return go_on;
   };
   const int64_t turn_first_cell = ctx_->kv().used();
-  sampler_.restart_grammar();  // each answer is a text of its own
-  // A thinking model's reasoning is free: the grammar starts where the answer does.
-  if (settings_.enable_thinking || encoder_->generation_opens_reasoning()) sampler_.hold_grammar();
+  // Each answer is a text of its own. A thinking model's reasoning is free:
+  // the grammar starts where the answer does.
+  sampler_.enter_grammar_phase(encoder_->generation_opens_reasoning() ? sampling::GrammarPhase::Held
+                               : settings_.enable_thinking            ? sampling::GrammarPhase::AnswerOrReasoning
+                                                                      : sampling::GrammarPhase::Answer);
   turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
   splitter.finish(route);
   turn.answer = splitter.answer();
@@ -265,14 +271,24 @@ void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> se
   ++state_.stats.turns;
 }
 
-void ChatSession::start_answer_grammar(const std::string& lead) {
-  sampler_.release_grammar();
+// The output's text so far told whether it reasons: the grammar moves on to
+// the answer (where it begins) or holds while the reasoning is written.
+void ChatSession::follow_reasoning(const ReasoningSplitter& splitter) {
+  using sampling::GrammarPhase;
+  const GrammarPhase phase = sampler_.grammar_phase();
+  if (phase != GrammarPhase::AnswerOrReasoning && phase != GrammarPhase::Held) return;
+  if (splitter.in_reasoning()) {
+    if (phase == GrammarPhase::AnswerOrReasoning) sampler_.enter_grammar_phase(GrammarPhase::Held);
+    return;
+  }
+  if (splitter.before_answer()) return;
+  sampler_.enter_grammar_phase(phase == GrammarPhase::Held ? GrammarPhase::AnswerAfterReasoning : GrammarPhase::Answer);
+  const std::string& lead = splitter.answer_lead();
   try {
     sampler_.accept_grammar_text(lead);
   } catch (const std::invalid_argument&) {
     throw std::invalid_argument("the grammar does not allow the answer's start '" + lead +
-                                "', which the model wrote before the grammar could hold it (with the end of its "
-                                "reasoning, or where it could still have opened one)");
+                                "', which came in one token with the end of the model's reasoning");
   }
 }
 

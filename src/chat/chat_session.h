@@ -276,9 +276,10 @@ class ChatSession {
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
   // Undoes what `undo` recorded: its journal, backwards, and the session's state.
   void roll_back(TurnUndo& undo);
-  // The reasoning is over: the grammar starts, reading first `lead`, the answer
-  // text that came before sampling could be held to it.
-  void start_answer_grammar(const std::string& lead);
+  // Moves the sampler's grammar to the phase the output has reached
+  // (sampling::GrammarPhase): the answer's grammar reads first the answer's
+  // text that came before the output could tell where the answer starts.
+  void follow_reasoning(const ReasoningSplitter& splitter);
   // What every turn (and append) starts and ends with: a finished summary put
   // in place first; the rebuild told, a summary job started when due, and the
   // turn kept as the last one, after it.

@@ -22,9 +22,30 @@ class Template;
 
 namespace peak::chat {
 
+// A call of a tool an assistant message makes, as OpenAI's API writes it
+// ({"id", "type": "function", "function": {"name", "arguments"}}).
+struct ToolCall {
+  std::optional<std::string> id;  // nullopt: the call has none (the template sees no `id`)
+  std::string name;
+  // The arguments as JSON text, as OpenAI's API carries them. Templates read
+  // them as a mapping (`arguments | tojson`, `arguments.items()`), the dict
+  // Hugging Face's documentation asks for; so text that is a JSON object reaches
+  // the template as that object (as llama.cpp does for templates that need one),
+  // anything else as the text itself.
+  std::string arguments;
+};
+
+// A message as Hugging Face's apply_chat_template takes it: the template sees
+// `role` and `content`, and each optional field below only when it is set.
 struct ChatMessage {
-  std::string role;  // "system", "user" or "assistant"
-  std::string content;
+  std::string role;  // "system", "user", "assistant" or "tool"
+  // nullopt: None, as for OpenAI's null content of an assistant message that
+  // only calls tools (templates test `message.content is none`).
+  std::optional<std::string> content;
+  // Given defaults, so {role, content} initialises a message of text alone.
+  std::vector<ToolCall> tool_calls = {};         // assistant; empty: no `tool_calls` key
+  std::optional<std::string> tool_call_id = {};  // tool: the call this result answers
+  std::optional<std::string> name = {};          // tool: the tool's name (OpenAI: any role's author name)
 };
 
 struct FormatOptions {
@@ -38,6 +59,12 @@ struct FormatOptions {
   bool fold_system = false;
   // What a Jinja template's strftime_now(format) returns; empty: the local time.
   std::function<std::string(const std::string& format)> strftime_now;
+  // OpenAI's tools array as JSON text ([{"type": "function", "function":
+  // {"name", "description", "parameters"}}], checked by tools_from_json),
+  // passed to a Jinja template as `tools` as Python's json.loads reads it;
+  // nullopt: `tools` is not defined. Kept as text so the template sees the
+  // numbers as written (1.0 stays a float, which peak::json does not record).
+  std::optional<std::string> tools;
 };
 
 enum class ChatTemplateFamily {
@@ -82,8 +109,11 @@ class ChatTemplate {
   // The prompt for `messages`. add_generation_prompt appends the header that
   // opens the assistant's turn; families whose user turn already ends with it
   // (Llama 2, Mistral) render the same either way. Throws std::invalid_argument
-  // for a role other than system, user or assistant; a Jinja template throws
-  // jinja::TemplateError, jinja::TemplateRaised with the template's own message.
+  // for a role other than system, user, assistant or tool, and for tools, tool
+  // calls or tool messages a built-in family cannot render (only ChatML renders
+  // a tool message, as llama.cpp does; tool prompts need the model's own
+  // template); a Jinja template throws jinja::TemplateError,
+  // jinja::TemplateRaised with the template's own message.
   std::string format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                      const FormatOptions& options = {}) const;
 

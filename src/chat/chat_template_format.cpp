@@ -19,16 +19,39 @@ std::string_view trimmed(std::string_view text) {
 
 void check_roles(const std::vector<ChatMessage>& messages) {
   for (const ChatMessage& m : messages) {
-    if (m.role != "system" && m.role != "user" && m.role != "assistant") {
+    if (m.role != "system" && m.role != "user" && m.role != "assistant" && m.role != "tool") {
       throw std::invalid_argument("chat template: unknown role '" + m.role +
-                                  "' (expected system, user or assistant)");
+                                  "' (expected system, user, assistant or tool)");
     }
   }
 }
 
+// llama.cpp's built-in formatter knows messages of a role and a text only: its
+// ChatML writes a tool result as a turn of role "tool"; the other families would
+// write it as a role the model never saw, and no family has a prompt for tool
+// definitions or calls, so those need the model's own template.
+void check_built_in_can_render(ChatTemplateFamily family, std::string_view name,
+                               const std::vector<ChatMessage>& messages, const FormatOptions& options) {
+  const auto refuse = [&](const std::string& what) {
+    throw std::invalid_argument("chat template " + std::string(name) + ": " + what +
+                                " cannot be rendered by this built-in template; use the model's own chat template");
+  };
+  if (options.tools) refuse("tools");
+  for (const ChatMessage& m : messages) {
+    if (!m.tool_calls.empty()) refuse("an assistant message with tool_calls");
+    if (m.role == "tool" && family != ChatTemplateFamily::ChatML) refuse("a tool message");
+  }
+}
+
+// A null content (an assistant message that only calls tools) is empty text here.
+const std::string& text_of(const ChatMessage& m) {
+  static const std::string kNone;
+  return m.content ? *m.content : kNone;
+}
+
 std::string format_chatml(const std::vector<ChatMessage>& messages, bool add_generation_prompt) {
   std::string out;
-  for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+  for (const ChatMessage& m : messages) out += "<|im_start|>" + m.role + "\n" + text_of(m) + "<|im_end|>\n";
   if (add_generation_prompt) out += "<|im_start|>assistant\n";
   return out;
 }
@@ -43,7 +66,7 @@ std::string format_llama2(ChatTemplateFamily family, const std::vector<ChatMessa
   bool inside_turn = false;
   bool first_turn = true;
   for (const ChatMessage& m : messages) {
-    const std::string_view content = strip ? trimmed(m.content) : std::string_view(m.content);
+    const std::string_view content = strip ? trimmed(text_of(m)) : std::string_view(text_of(m));
     if (!inside_turn) {
       out += !first_turn && bos_before_later_turns ? "<s>[INST] " : "[INST] ";
       inside_turn = true;
@@ -79,11 +102,13 @@ std::string format_mistral_v1_v3(ChatTemplateFamily family, const std::vector<Ch
       inside_turn = true;
     }
     if (m.role == "system") {
-      out.append(m.content).append("\n\n");
+      out.append(text_of(m)).append("\n\n");
     } else if (m.role == "user") {
-      out.append(m.content).append(leading_space).append("[/INST]");
+      out.append(text_of(m)).append(leading_space).append("[/INST]");
     } else {
-      out.append(trailing_space).append(trim_answers ? trimmed(m.content) : std::string_view(m.content)).append("</s>");
+      out.append(trailing_space)
+          .append(trim_answers ? trimmed(text_of(m)) : std::string_view(text_of(m)))
+          .append("</s>");
       inside_turn = false;
     }
   }
@@ -95,11 +120,11 @@ std::string format_mistral_v7(ChatTemplateFamily family, const std::vector<ChatM
   std::string out;
   for (const ChatMessage& m : messages) {
     if (m.role == "system") {
-      out.append("[SYSTEM_PROMPT]").append(space).append(m.content).append("[/SYSTEM_PROMPT]");
+      out.append("[SYSTEM_PROMPT]").append(space).append(text_of(m)).append("[/SYSTEM_PROMPT]");
     } else if (m.role == "user") {
-      out.append("[INST]").append(space).append(m.content).append("[/INST]");
+      out.append("[INST]").append(space).append(text_of(m)).append("[/INST]");
     } else {
-      out.append(space).append(m.content).append("</s>");
+      out.append(space).append(text_of(m)).append("</s>");
     }
   }
   return out;
@@ -109,7 +134,7 @@ std::string format_llama3(const std::vector<ChatMessage>& messages, bool add_gen
   std::string out;
   for (const ChatMessage& m : messages) {
     out.append("<|start_header_id|>").append(m.role).append("<|end_header_id|>\n\n");
-    out.append(trimmed(m.content)).append("<|eot_id|>");
+    out.append(trimmed(text_of(m))).append("<|eot_id|>");
   }
   if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
   return out;
@@ -122,7 +147,7 @@ std::string format_gemma(const std::vector<ChatMessage>& messages, bool add_gene
   std::string system_prompt;
   for (const ChatMessage& m : messages) {
     if (m.role == "system") {
-      system_prompt.append(trimmed(m.content));
+      system_prompt.append(trimmed(text_of(m)));
       continue;
     }
     const bool is_model = m.role == "assistant";
@@ -131,7 +156,7 @@ std::string format_gemma(const std::vector<ChatMessage>& messages, bool add_gene
       out.append(system_prompt).append("\n\n");
       system_prompt.clear();
     }
-    out.append(trimmed(m.content)).append("<end_of_turn>\n");
+    out.append(trimmed(text_of(m))).append("<end_of_turn>\n");
   }
   if (add_generation_prompt) out += "<start_of_turn>model\n";
   return out;
@@ -142,7 +167,7 @@ std::string format_role_tags(std::string_view turn_end, const std::vector<ChatMe
                              bool add_generation_prompt) {
   std::string out;
   for (const ChatMessage& m : messages) {
-    out.append("<|").append(m.role).append("|>\n").append(m.content).append(turn_end).append("\n");
+    out.append("<|").append(m.role).append("|>\n").append(text_of(m)).append(turn_end).append("\n");
   }
   if (add_generation_prompt) out += "<|assistant|>\n";
   return out;
@@ -153,6 +178,7 @@ std::string format_role_tags(std::string_view turn_end, const std::vector<ChatMe
 std::string ChatTemplate::format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
                                  const FormatOptions& options) const {
   check_roles(messages);
+  if (family_ != ChatTemplateFamily::Jinja) check_built_in_can_render(family_, name(), messages, options);
   switch (family_) {
     case ChatTemplateFamily::Jinja: return format_jinja(messages, add_generation_prompt, options);
     case ChatTemplateFamily::ChatML: return format_chatml(messages, add_generation_prompt);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "sampling/gbnf_text.h"
+
 namespace peak::chat {
 namespace {
 
@@ -27,6 +29,17 @@ size_t leading_whitespace(std::string_view text) {
 }
 
 }  // namespace
+
+// Not the whitespace the splitter skips before the opening marker: a model
+// could write it without end and never decide. The newlines leading_newlines()
+// drops after the closing one.
+std::shared_ptr<const sampling::Grammar> reasoning_opening_grammar(const ReasoningMarkers& markers) {
+  return sampling::Grammar::parse("root ::= " + sampling::gbnf_literal(markers.open) + " .*");
+}
+
+std::shared_ptr<const sampling::Grammar> reasoning_separator_grammar() {
+  return sampling::Grammar::parse("root ::= \"\\n\"*");
+}
 
 ReasoningSplitter::ReasoningSplitter(ReasoningMarkers markers, bool opened)
     : markers_(std::move(markers)), state_(opened ? State::Reasoning : State::Start) {}

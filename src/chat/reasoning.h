@@ -9,8 +9,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "sampling/grammar.h"
 
 namespace peak::chat {
 
@@ -20,6 +23,14 @@ struct ReasoningMarkers {
   std::string open = "<think>";
   std::string close = "</think>";
 };
+
+// For a grammar that constrains the answer alone (SamplerChain's phases): GBNF
+// grammars of what the splitter below reads around the reasoning block. The
+// opening is the output's start that opens a block (the marker, then anything:
+// the reasoning is free); the separator, the blank lines it drops between the
+// block's end and the answer.
+std::shared_ptr<const sampling::Grammar> reasoning_opening_grammar(const ReasoningMarkers& markers);
+std::shared_ptr<const sampling::Grammar> reasoning_separator_grammar();
 
 // Receives a piece of text and what it is; returns false to stop generating.
 using KindedTextFn = std::function<bool(TextKind kind, const std::string& text)>;
@@ -46,6 +57,8 @@ class ReasoningSplitter {
   // The text so far is reasoning, or may still open it (undecided at the
   // start): a grammar for the answer waits while this holds.
   bool before_answer() const { return state_ == State::Start || state_ == State::Reasoning; }
+  // The output opened a reasoning block that has not closed yet.
+  bool in_reasoning() const { return state_ == State::Reasoning; }
   // The text fed after the reasoning block closed (all of it when the output
   // opened none), as the feed() that decided so left it: the answer's start
   // that came with the text ending the reasoning, blank lines included.

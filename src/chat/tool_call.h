@@ -50,6 +50,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/chat_template.h"  // ToolCall: a parsed call has an id and compact arguments
 #include "chat/reasoning.h"
 #include "json/json.h"
 
@@ -115,12 +116,6 @@ std::string tool_call_format_names_list();
 // The format a chat template (a model's tokenizer.chat_template) renders past
 // calls in, recognised by its markers; `generic` when it shows none.
 const ToolCallFormat& detect_tool_call_format(std::string_view template_source);
-
-struct ToolCall {
-  std::string id;
-  std::string name;
-  std::string arguments;  // a JSON object's compact text
-};
 
 struct ParsedResponse {
   std::string content;

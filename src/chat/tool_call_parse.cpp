@@ -247,7 +247,7 @@ json::Value to_openai_message(const ParsedResponse& response) {
     json::Value function = json::Value::object();
     function.set("name", call.name).set("arguments", call.arguments);
     json::Value item = json::Value::object();
-    item.set("id", call.id).set("type", "function").set("function", std::move(function));
+    item.set("id", call.id.value_or("")).set("type", "function").set("function", std::move(function));
     calls.push(std::move(item));
   }
   message.set("tool_calls", std::move(calls));

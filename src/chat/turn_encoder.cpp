@@ -84,7 +84,7 @@ std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& tu
   const tokenizer::Tokenizer& tok = model_.tokenizer();
   if (raw_) {
     std::string text;
-    for (const ChatMessage& m : turn) text += m.content;
+    for (const ChatMessage& m : turn) text += m.content.value_or("");
     return tok.encode(text, false, false);
   }
   // Control tokens come from the template only: the messages' texts are not
@@ -117,9 +117,10 @@ std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& tu
     append(pieces[i], true);
     if (real.compare(at, pieces[i].size(), pieces[i]) == 0) at += pieces[i].size();
     // The text as written: as given, or trimmed when the template trims it.
-    std::string text = turn[i].content;
+    const std::string content = turn[i].content.value_or("");
+    std::string text = content;
     const std::string& next = pieces[i + 1];
-    for (const std::string& candidate : {turn[i].content, trimmed(turn[i].content)}) {
+    for (const std::string& candidate : {content, trimmed(content)}) {
       if (real.compare(at, candidate.size(), candidate) == 0 &&
           real.compare(at + candidate.size(), next.size(), next) == 0) {
         text = candidate;

@@ -1,6 +1,7 @@
 #include "sampling/grammar.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "sampling/gbnf_parser.h"
@@ -145,6 +146,69 @@ std::shared_ptr<const Grammar> Grammar::parse(std::string_view text, std::string
   check_left_recursion(tables, text);
   check_rules_finish(tables, text);
   return std::shared_ptr<const Grammar>(new Grammar(std::move(tables)));
+}
+
+std::shared_ptr<const Grammar> Grammar::joined(const Grammar& a, const Grammar& b,
+                                               const std::vector<std::vector<Part>>& alternatives,
+                                               const std::string& name) {
+  const GrammarTables& first = a.tables_;
+  const GrammarTables& second = b.tables_;
+  if (a.rule_count() + b.rule_count() + 1 > kGrammarMaxRules ||
+      a.element_count() + b.element_count() + 2 * alternatives.size() + 2 > kGrammarMaxElements) {
+    throw std::length_error("grammar: joining two grammars takes more than " + std::to_string(kGrammarMaxRules) +
+                            " rules or " + std::to_string(kGrammarMaxElements) + " elements");
+  }
+  GrammarTables tables = first;
+  const auto rule_base = static_cast<uint32_t>(a.rule_count());
+  const auto set_base = static_cast<uint32_t>(a.char_set_count());
+  const auto element_base = static_cast<uint32_t>(first.elements.size());
+  const auto alternative_base = static_cast<uint32_t>(first.alternative_starts.size());
+  const auto range_base = static_cast<uint32_t>(first.ranges.size());
+  for (GrammarElement element : second.elements) {
+    if (element.op == GrammarOp::kCharSet) element.arg += set_base;
+    if (element.op == GrammarOp::kRule) element.arg += rule_base;
+    tables.elements.push_back(element);
+  }
+  for (const uint32_t start : second.alternative_starts) tables.alternative_starts.push_back(start + element_base);
+  for (size_t r = 1; r < second.alternative_begin.size(); ++r) {
+    tables.alternative_begin.push_back(second.alternative_begin[r] + alternative_base);
+  }
+  tables.ranges.insert(tables.ranges.end(), second.ranges.begin(), second.ranges.end());
+  for (size_t s = 1; s < second.set_begin.size(); ++s) tables.set_begin.push_back(second.set_begin[s] + range_base);
+  tables.rule_names.insert(tables.rule_names.end(), second.rule_names.begin(), second.rule_names.end());
+  tables.rule_offsets.insert(tables.rule_offsets.end(), second.rule_offsets.begin(), second.rule_offsets.end());
+
+  const uint32_t itself = static_cast<uint32_t>(tables.rule_names.size());
+  const uint32_t rules[3] = {first.root, second.root + rule_base, itself};
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    tables.alternative_starts.push_back(static_cast<uint32_t>(tables.elements.size()));
+    for (const Part part : alternatives[i]) tables.elements.push_back({GrammarOp::kRule, rules[part]});
+    tables.elements.push_back({i + 1 < alternatives.size() ? GrammarOp::kAltEnd : GrammarOp::kRuleEnd, 0});
+  }
+  tables.alternative_begin.push_back(static_cast<uint32_t>(tables.alternative_starts.size()));
+  tables.rule_names.push_back(name);
+  tables.rule_offsets.push_back(0);
+  tables.root = itself;
+  return std::shared_ptr<const Grammar>(new Grammar(std::move(tables)));
+}
+
+std::shared_ptr<const Grammar> Grammar::either(const Grammar& a, const Grammar& b) {
+  return joined(a, b, {{kFirst}, {kSecond}}, a.rule_name(a.root()) + " | " + b.rule_name(b.root()));
+}
+
+std::shared_ptr<const Grammar> Grammar::then(const Grammar& a, const Grammar& b) {
+  return joined(a, b, {{kFirst, kSecond}}, a.rule_name(a.root()) + " " + b.rule_name(b.root()));
+}
+
+// `list ::= item | item separator list`: right recursion, which never reaches
+// itself before item has matched a character.
+std::shared_ptr<const Grammar> Grammar::one_or_more(const Grammar& item, const Grammar& separator) {
+  if (rules_where_an_alternative_holds(item.tables_, false)[item.root()]) {
+    throw std::invalid_argument("grammar: a repeated grammar '" + item.rule_name(item.root()) +
+                                "' that matches the empty string");
+  }
+  return joined(item, separator, {{kFirst}, {kFirst, kSecond, kItself}},
+                item.rule_name(item.root()) + " (" + separator.rule_name(separator.root()) + " ...)*");
 }
 
 const uint32_t* Grammar::alternatives_begin(uint32_t rule) const {

@@ -87,6 +87,15 @@ class Grammar {
  public:
   // Compiles GBNF text whose start rule is `root`. Throws GrammarError.
   static std::shared_ptr<const Grammar> parse(std::string_view text, std::string_view root = "root");
+  // Grammars built from two others, whose rules they take whole (b's numbered
+  // after a's) under a new start rule: the strings of either, or a string of a
+  // followed by one of b. Throws std::length_error past the bounds above.
+  static std::shared_ptr<const Grammar> either(const Grammar& a, const Grammar& b);
+  static std::shared_ptr<const Grammar> then(const Grammar& a, const Grammar& b);
+  // A string of `item`, then any number of (separator, item): `item (separator
+  // item)*`. Throws std::invalid_argument when item matches the empty string
+  // (the repetition could not tell its rounds apart), std::length_error as above.
+  static std::shared_ptr<const Grammar> one_or_more(const Grammar& item, const Grammar& separator);
 
   uint32_t root() const { return tables_.root; }
   size_t rule_count() const { return tables_.alternative_begin.size() - 1; }
@@ -108,6 +117,12 @@ class Grammar {
 
  private:
   explicit Grammar(GrammarTables tables) : tables_(std::move(tables)) {}
+  // a's and b's rules, and a start rule of `alternatives`, each a list of
+  // kFirst (a's start rule), kSecond (b's) and kItself (the new rule).
+  enum Part : int { kFirst, kSecond, kItself };
+  static std::shared_ptr<const Grammar> joined(const Grammar& a, const Grammar& b,
+                                               const std::vector<std::vector<Part>>& alternatives,
+                                               const std::string& name);
 
   GrammarTables tables_;
 };

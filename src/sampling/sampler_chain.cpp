@@ -107,17 +107,50 @@ void SamplerChain::accept(int32_t token) {
 
 void SamplerChain::accept_prompt(int32_t token) { penalty_window_.accept(token); }
 
-void SamplerChain::restart_grammar() {
-  if (grammar_) grammar_->reset();
-  grammar_held_ = false;
+GrammarStage* SamplerChain::active_grammar() {
+  if (!grammar_) return nullptr;
+  switch (phase_) {
+    case GrammarPhase::Answer: return &*grammar_;
+    case GrammarPhase::Held: return nullptr;
+    case GrammarPhase::AnswerOrReasoning: return &*answer_or_reasoning_;
+    case GrammarPhase::AnswerAfterReasoning: return &*answer_after_reasoning_;
+  }
+  return nullptr;
+}
+
+void SamplerChain::set_reasoning_grammars(const Grammar& opening, const Grammar& separator) {
+  if (!grammar_) return;
+  const Grammar& answer = *grammar_->grammar();
+  answer_or_reasoning_.emplace(Grammar::either(answer, opening), vocabulary_);
+  answer_after_reasoning_.emplace(Grammar::then(separator, answer), vocabulary_);
+}
+
+void SamplerChain::enter_grammar_phase(GrammarPhase phase) {
+  if (!grammar_) return;
+  if ((phase == GrammarPhase::AnswerOrReasoning || phase == GrammarPhase::AnswerAfterReasoning) &&
+      !answer_or_reasoning_) {
+    throw std::logic_error("sampling: a reasoning phase of the grammar before set_reasoning_grammars()");
+  }
+  phase_ = phase;
+  if (GrammarStage* grammar = active_grammar()) grammar->reset();
 }
 
 void SamplerChain::accept_grammar_text(std::string_view text) {
-  if (grammar_) grammar_->accept_text(text);
+  if (GrammarStage* grammar = active_grammar()) grammar->accept_text(text);
+}
+
+bool SamplerChain::grammar_finished() const {
+  const GrammarStage* grammar = active_grammar();
+  return grammar && phase_ != GrammarPhase::AnswerOrReasoning && grammar->finished();
+}
+
+const GrammarMatcher::State* SamplerChain::grammar_state() const {
+  const GrammarStage* grammar = active_grammar();
+  return grammar ? &grammar->state() : nullptr;
 }
 
 void SamplerChain::restore_grammar(const GrammarMatcher::State& state) {
-  if (grammar_) grammar_->restore(state);
+  if (GrammarStage* grammar = active_grammar()) grammar->restore(state);
 }
 
 void SamplerChain::take_penalty_window(const SamplerChain& other) {
@@ -127,9 +160,11 @@ void SamplerChain::take_penalty_window(const SamplerChain& other) {
                                 std::to_string(params_.penalty_last_n) + ")");
   }
   penalty_window_ = other.penalty_window_;  // buffers of the same sizes: copied in place
-  if (grammar_ && other.grammar_ && other.grammar_->grammar() == grammar_->grammar()) {
-    grammar_->restore(other.grammar_->state());
-    grammar_held_ = other.grammar_held_;
+  const bool phase_known =
+      other.phase_ == GrammarPhase::Answer || other.phase_ == GrammarPhase::Held || answer_or_reasoning_.has_value();
+  if (grammar_ && other.grammar_ && other.grammar_->grammar() == grammar_->grammar() && phase_known) {
+    phase_ = other.phase_;
+    if (const GrammarMatcher::State* state = other.grammar_state()) active_grammar()->restore(*state);
   }
 }
 

@@ -18,8 +18,8 @@
 // tokens accepted so far, and throws std::invalid_argument when the grammar
 // allows no token of the vocabulary. The grammar reads the generated tokens
 // (accept()), never the prompt (accept_prompt()). A thinking model's reasoning
-// is no text of the grammar: hold_grammar() sets the grammar aside while it is
-// written, release_grammar() starts it where the answer does.
+// is no text of the grammar: the caller moves the grammar through the phases
+// of GrammarPhase as the output shows where the answer starts.
 //
 // Logits may contain NaN (treated as -inf: never chosen), -inf (never chosen) and
 // +inf (the +inf tokens share all the probability). When no token is above -inf,
@@ -41,6 +41,14 @@
 
 namespace peak::sampling {
 
+// Where a thinking model's output stands, for the grammar of its answer.
+enum class GrammarPhase {
+  Answer,                // the grammar reads every token
+  Held,                  // tokens are free (the reasoning), the penalties still see them
+  AnswerOrReasoning,     // the output's start: the grammar's text, or the text opening the reasoning
+  AnswerAfterReasoning,  // the reasoning closed: the text that may separate it from the answer, then the grammar
+};
+
 class SamplerChain {
  public:
   // Throws std::invalid_argument for n_vocab <= 0, invalid params (see
@@ -60,26 +68,31 @@ class SamplerChain {
   // Forgets the accepted tokens, restarts the random sequence from the seed
   // and the grammar from its start.
   void reset();
-  // Starts the grammar again (a new answer), not held, keeping the rest.
-  void restart_grammar();
-  // Holds the grammar back (a thinking model writing its reasoning): until
-  // release_grammar(), sample() ignores it and accept() feeds the penalties
-  // only, as accept_prompt() does.
-  void hold_grammar() { grammar_held_ = grammar_.has_value(); }
-  // Ends the hold: the grammar starts from its start.
-  void release_grammar() { restart_grammar(); }
-  bool grammar_held() const { return grammar_held_; }
-  // Text the grammar reads that no token accepted under it carried: the start
-  // of an answer that came in the token which ended the hold. Throws
-  // std::invalid_argument, changing nothing, when the grammar does not allow
-  // it here; does nothing without a grammar.
+  // Starts the grammar again (a new answer) in phase Answer, keeping the rest.
+  void restart_grammar() { enter_grammar_phase(GrammarPhase::Answer); }
+  // For a thinking model: `opening`, a grammar of the output's start that opens
+  // the reasoning (its markers are the caller's), and `separator`, of the text
+  // that may come between the reasoning's end and the answer. The phases that
+  // use them are built here, once, so that entering one never allocates.
+  // Does nothing without a grammar.
+  void set_reasoning_grammars(const Grammar& opening, const Grammar& separator);
+  // Starts `phase` from its start. Throws std::logic_error for
+  // AnswerOrReasoning or AnswerAfterReasoning before set_reasoning_grammars().
+  // Without a grammar there is nothing to enter.
+  void enter_grammar_phase(GrammarPhase phase);
+  GrammarPhase grammar_phase() const { return phase_; }
+  // Text the grammar of this phase reads that no token accepted under it
+  // carried: the start of an answer that came in the token which ended the
+  // phase before. Throws std::invalid_argument, changing nothing, when the
+  // grammar does not allow it here; does nothing without a grammar.
   void accept_grammar_text(std::string_view text);
-  // With a grammar not held: the text accepted is a whole string of it and
-  // nothing can follow (the only token it allows is an end of generation).
-  bool grammar_finished() const { return grammar_ && !grammar_held_ && grammar_->finished(); }
+  // In a phase of the answer: the text accepted is a whole string of the
+  // grammar and nothing can follow (the only token it allows is an end of
+  // generation).
+  bool grammar_finished() const;
   // Takes the accepted tokens of `other` (a chain of the same n_vocab and
   // penalty_last_n: e.g. a copy of this one from before a turn that is taken
-  // back) and, when both have the same grammar, its grammar state and hold, keeping
+  // back) and, when both have the same grammar, its grammar phase and state, keeping
   // this chain's random sequence where it is, so that a sampled answer written
   // again draws new numbers. Throws std::invalid_argument for another shape;
   // never allocates.
@@ -88,9 +101,9 @@ class SamplerChain {
   int32_t n_vocab() const { return n_vocab_; }
   const SamplerParams& params() const { return params_; }
   const std::shared_ptr<const GrammarVocabulary>& grammar_vocabulary() const { return vocabulary_; }
-  // The grammar's state (nullptr without a grammar); restore it with
-  // restore_grammar().
-  const GrammarMatcher::State* grammar_state() const { return grammar_ ? &grammar_->state() : nullptr; }
+  // The state of the grammar of this phase (nullptr without a grammar);
+  // restore it with restore_grammar() in the same phase.
+  const GrammarMatcher::State* grammar_state() const;
   void restore_grammar(const GrammarMatcher::State& state);
   // The candidates the last sample() chose from, after its stages ran.
   const Candidates& last_candidates() const { return candidates_; }
@@ -99,7 +112,9 @@ class SamplerChain {
  private:
   void run_stage(SamplerStage stage);
   void run_stages();
-  GrammarStage* active_grammar() { return grammar_ && !grammar_held_ ? &*grammar_ : nullptr; }
+  // The stage of the phase: nullptr without a grammar or while it is held.
+  GrammarStage* active_grammar();
+  const GrammarStage* active_grammar() const { return const_cast<SamplerChain*>(this)->active_grammar(); }
 
   int32_t n_vocab_;
   SamplerParams params_;
@@ -109,7 +124,9 @@ class SamplerChain {
   Pcg32 rng_;
   std::shared_ptr<const GrammarVocabulary> vocabulary_;
   std::optional<GrammarStage> grammar_;
-  bool grammar_held_ = false;
+  std::optional<GrammarStage> answer_or_reasoning_;     // either(grammar, opening)
+  std::optional<GrammarStage> answer_after_reasoning_;  // then(separator, grammar)
+  GrammarPhase phase_ = GrammarPhase::Answer;
 };
 
 }  // namespace peak::sampling

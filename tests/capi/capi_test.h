@@ -45,6 +45,18 @@ static inline int collect_text(const char* text, size_t length, void* user) {
   return 1;
 }
 
+/* Reads a whole text file into buf with a NUL after it; 0 when it cannot be read
+   or does not fit. */
+static inline int read_fixture_text(const char* path, char* buf, size_t capacity) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return 0;
+  const size_t n = fread(buf, 1, capacity - 1, f);
+  const int whole = feof(f) != 0 || fgetc(f) == EOF;
+  fclose(f);
+  buf[n] = '\0';
+  return whole;
+}
+
 static int capi_test_summary(const char* name) {
   printf("%s: %d passed, %d failed\n", name, capi_checks_passed, capi_checks_failed);
   return capi_checks_failed == 0 ? 0 : 1;

@@ -560,11 +560,7 @@ static void test_chat_templates(peak_model* m) {
    expected texts are Jinja2's renders in ../shared/fixtures/templates/expected.json. */
 static void test_jinja_templates(void) {
   static char gemma[4096];
-  FILE* f = fopen(PEAK_SHARED_DIR "/fixtures/templates/google-gemma-2-2b-it.jinja", "rb");
-  CHECK(f != NULL);
-  const size_t n = fread(gemma, 1, sizeof gemma - 1, f);
-  fclose(f);
-  gemma[n] = '\0';
+  CHECK(read_fixture_text(PEAK_SHARED_DIR "/fixtures/templates/google-gemma-2-2b-it.jinja", gemma, sizeof gemma));
   peak_chat_message msgs[2] = {{"system", "You are a helpful assistant."}, {"user", "Hello!"}};
   char buf[512];
   size_t len = 0;

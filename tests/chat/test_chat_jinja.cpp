@@ -14,22 +14,18 @@
 namespace peak::chat {
 namespace {
 
-const jinja::Value& field(const jinja::Value& dict, const char* key) {
-  const jinja::Value* v = dict.as_dict().find(key);
-  if (!v) throw std::runtime_error(std::string("fixture lacks '") + key + "'");
-  return *v;
-}
+using test::fixture_field;
 
 TEST(ChatTemplateJinja, RendersEveryFixtureAsJinja2Does) {
   int renders = 0, refusals = 0;
   for (const jinja::Value& result : test::fixture_renders().items()) {
-    const std::string name = field(result, "template").as_string();
-    const std::string case_name = field(result, "case").as_string();
+    const std::string name = fixture_field(result, "template").as_string();
+    const std::string case_name = fixture_field(result, "case").as_string();
     const jinja::Value* conversation = test::fixture_case(case_name);
     ASSERT_NE(conversation, nullptr) << case_name;
     std::vector<ChatMessage> messages;
-    for (const jinja::Value& m : field(*conversation, "messages").items()) {
-      messages.push_back({field(m, "role").as_string(), field(m, "content").as_string()});
+    for (const jinja::Value& m : fixture_field(*conversation, "messages").items()) {
+      messages.push_back({fixture_field(m, "role").as_string(), fixture_field(m, "content").as_string()});
     }
     FormatOptions options;
     options.enable_thinking.reset();
@@ -37,14 +33,14 @@ TEST(ChatTemplateJinja, RendersEveryFixtureAsJinja2Does) {
       options.enable_thinking = thinking->as_bool();
     }
     options.strftime_now = test::fixture_clock;
-    const ChatTemplate chat = ChatTemplate::from_jinja(test::fixture_template(name),
-                                                       field(result, "bos_token").as_string(),
-                                                       field(result, "eos_token").as_string());
-    const bool generation_prompt = field(*conversation, "add_generation_prompt").as_bool();
-    const jinja::Value& error = field(result, "error");
+    const ChatTemplate chat =
+        ChatTemplate::from_jinja(test::fixture_template(name), fixture_field(result, "bos_token").as_string(),
+                                 fixture_field(result, "eos_token").as_string());
+    const bool generation_prompt = fixture_field(*conversation, "add_generation_prompt").as_bool();
+    const jinja::Value& error = fixture_field(result, "error");
     SCOPED_TRACE(name + " x " + case_name);
     if (error.is_none()) {
-      EXPECT_EQ(chat.format(messages, generation_prompt, options), field(result, "output").as_string());
+      EXPECT_EQ(chat.format(messages, generation_prompt, options), fixture_field(result, "output").as_string());
       ++renders;
     } else {
       try {

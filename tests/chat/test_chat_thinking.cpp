@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "sampling/grammar.h"
 #include "scripted_qwen3.h"
+#include "stories_session.h"
 #include "template_fixtures.h"
 
 namespace peak::chat {
@@ -180,6 +181,32 @@ TEST(ChatThinking, AnswersWrittenAgainKeepTheGrammar) {
   ASSERT_EQ(session.log().size(), 4u);
   EXPECT_EQ(session.log()[1].content, "Red.");
   EXPECT_EQ(session.log()[3].content, "Red.");
+}
+
+// A session with thinking on whose model answers at once (stories260K has never
+// seen a reasoning block): from its first token the answer is held to the
+// grammar, which the marker opening a reasoning block is the only way around.
+TEST(ChatThinking, AnAnswerWithoutReasoningKeepsTheGrammarFromItsStart) {
+  SessionSettings s = testing::small_stories_settings(MemoryMode::Window);
+  s.enable_thinking = true;
+  s.sampler.grammar = sampling::Grammar::parse("root ::= \"{\\\"n\\\": \" [0-9] \"}\"\n");
+  int answered_at_once = 0;
+  for (const float temperature : {0.0f, 1.0f}) {
+    s.sampler.temperature = temperature;
+    for (uint64_t seed = 0; seed < 5; ++seed) {
+      s.sampler.seed = seed;
+      ChatSession session(testing::stories_model(), s);
+      const TurnResult result = session.chat("Once upon a time", testing::max_tokens(24));
+      SCOPED_TRACE(result.reasoning + "|" + result.answer);
+      if (result.reasoning.empty()) {
+        ++answered_at_once;
+        EXPECT_EQ(result.generation.reason, runtime::StopReason::GrammarEnd);
+        EXPECT_EQ(result.answer.size(), 8u);
+        EXPECT_EQ(result.answer.substr(0, 6), "{\"n\": ");
+      }
+    }
+  }
+  EXPECT_GT(answered_at_once, 0);  // the others wrote "<think>" and reasoned to the end of their tokens
 }
 
 }  // namespace

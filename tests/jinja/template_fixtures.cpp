@@ -31,6 +31,12 @@ std::string read_file(const std::string& path) {
 
 std::string fixture_template(const std::string& name) { return read_file(kDir + name + ".jinja"); }
 
+const jinja::Value& fixture_field(const jinja::Value& dict, const char* key) {
+  const jinja::Value* v = dict.as_dict().find(key);
+  if (!v) throw std::runtime_error(std::string("fixture lacks '") + key + "'");
+  return *v;
+}
+
 const jinja::Value& fixture_renders() { return *parsed("expected.json").as_dict().find("results"); }
 
 const jinja::Value* fixture_case(const std::string& name) {

@@ -14,6 +14,8 @@ namespace peak::test {
 std::string read_file(const std::string& path);
 
 std::string fixture_template(const std::string& name);  // <name>.jinja
+// Member `key` of a fixture's dict; throws std::runtime_error naming it when absent.
+const jinja::Value& fixture_field(const jinja::Value& dict, const char* key);
 const jinja::Value& fixture_renders();                  // expected.json's "results", parsed once
 const jinja::Value* fixture_case(const std::string& name);  // from cases.json; nullptr when absent
 // Jinja2's render of one template x case (its "output"); a test failure when absent.

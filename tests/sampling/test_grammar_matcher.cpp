@@ -185,5 +185,49 @@ TEST(GrammarParse, RefusesMoreElementsThanTheBound) {
   EXPECT_NE(error.message().find("more than 1048576 elements"), std::string::npos) << error.what();
 }
 
+TEST(Grammar, EitherTakesTheStringsOfBoth) {
+  // Both with a rule named root and helper rules: the joined grammar keeps them apart.
+  const auto a = Grammar::parse("root ::= item (\",\" item)*\nitem ::= [0-9]+\n");
+  const auto b = Grammar::parse("root ::= \"<\" (\"x\" | root) \">\"\n");
+  const auto either = Grammar::either(*a, *b);
+  EXPECT_EQ(grammar_verdict(either, "1,22"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(either, "<<x>>"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(either, "<<x>"), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(either, "1,"), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(either, ""), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(either, "1<x>"), GrammarVerdict::kRejected);
+  EXPECT_EQ(grammar_verdict(either, "<1>"), GrammarVerdict::kRejected);
+  EXPECT_EQ(either->rule_count(), a->rule_count() + b->rule_count() + 1);
+}
+
+TEST(Grammar, ThenTakesAStringOfOneFollowedByOneOfTheOther) {
+  const auto blanks = Grammar::parse("root ::= \"\\n\"*\n");
+  const auto json_bit = Grammar::parse("root ::= \"{\" [a-z]* \"}\"\n");
+  const auto then = Grammar::then(*blanks, *json_bit);
+  EXPECT_EQ(grammar_verdict(then, "{ab}"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(then, "\n\n{}"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(then, "\n\n"), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(then, "\n{}\n"), GrammarVerdict::kRejected);
+  EXPECT_EQ(grammar_verdict(then, "{a}{b}"), GrammarVerdict::kRejected);
+  const auto reversed = Grammar::then(*json_bit, *blanks);
+  EXPECT_EQ(grammar_verdict(reversed, "{}\n\n"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(reversed, "\n{}"), GrammarVerdict::kRejected);
+}
+
+TEST(Grammar, OneOrMoreRepeatsAnItemWithASeparator) {
+  const auto item = Grammar::parse("root ::= \"<c>\" [0-9]+ \"</c>\"\n");
+  const auto list = Grammar::one_or_more(*item, *Grammar::parse("root ::= \"\\n\"\n"));
+  EXPECT_EQ(grammar_verdict(list, "<c>1</c>"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(list, "<c>1</c>\n<c>22</c>\n<c>3</c>"), GrammarVerdict::kComplete);
+  EXPECT_EQ(grammar_verdict(list, "<c>1</c>\n"), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(list, ""), GrammarVerdict::kPrefix);
+  EXPECT_EQ(grammar_verdict(list, "<c>1</c><c>2</c>"), GrammarVerdict::kRejected);
+  EXPECT_EQ(grammar_verdict(list, "<c>1</c>\n\n<c>2</c>"), GrammarVerdict::kRejected);
+  // An empty separator: items back to back.
+  const auto joined = Grammar::one_or_more(*item, *Grammar::parse("root ::= \"\"\n"));
+  EXPECT_EQ(grammar_verdict(joined, "<c>1</c><c>2</c>"), GrammarVerdict::kComplete);
+  EXPECT_THROW(Grammar::one_or_more(*Grammar::parse("root ::= \"a\"?\n"), *item), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace peak::sampling

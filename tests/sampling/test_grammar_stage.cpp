@@ -409,15 +409,15 @@ TEST(SamplerChainGrammar, AHeldGrammarIsSetAsideAndStartsOverWhenReleased) {
   logits[3 + 'b'] = 2.0f;
   logits[3 + 'a'] = 1.0f;
   chain.accept(3 + 'a');
-  chain.hold_grammar();
-  EXPECT_TRUE(chain.grammar_held());
+  chain.enter_grammar_phase(GrammarPhase::Held);
+  EXPECT_EQ(chain.grammar_phase(), GrammarPhase::Held);
   EXPECT_FALSE(chain.grammar_finished());
   EXPECT_EQ(chain.sample(logits.data()), 3 + 'x');  // refused by the grammar, free here
   chain.accept(3 + 'x');
   chain.accept(3 + 'b');
   EXPECT_FALSE(chain.grammar_finished());  // "ab" was read, but the grammar is set aside
-  chain.release_grammar();
-  EXPECT_FALSE(chain.grammar_held());
+  chain.enter_grammar_phase(GrammarPhase::Answer);
+  EXPECT_EQ(chain.grammar_phase(), GrammarPhase::Answer);
   EXPECT_EQ(chain.sample(logits.data()), 3 + 'a');  // from the start: only 'a'
   EXPECT_THROW(chain.accept(3 + 'b'), std::invalid_argument);
   chain.accept(3 + 'a');
@@ -425,19 +425,81 @@ TEST(SamplerChainGrammar, AHeldGrammarIsSetAsideAndStartsOverWhenReleased) {
   chain.accept(3 + 'b');
   EXPECT_TRUE(chain.grammar_finished());
 
-  // Sampled with the whole distribution too, and the hold is part of a snapshot.
+  // Sampled with the whole distribution too, and the phase is part of a snapshot.
   params.temperature = 1.0f;
   params.top_k = 0;
   SamplerChain sampled(vocabulary->size(), params, vocabulary);
-  sampled.hold_grammar();
+  sampled.enter_grammar_phase(GrammarPhase::Held);
   const SamplerChain held = sampled;
-  sampled.release_grammar();
+  sampled.enter_grammar_phase(GrammarPhase::Answer);
   sampled.take_penalty_window(held);
-  EXPECT_TRUE(sampled.grammar_held());
+  EXPECT_EQ(sampled.grammar_phase(), GrammarPhase::Held);
   logits[3 + 'x'] = 50.0f;
   EXPECT_EQ(sampled.sample(logits.data()), 3 + 'x');
   sampled.restart_grammar();  // a new answer is not held
   EXPECT_NE(sampled.sample(logits.data()), 3 + 'x');
+}
+
+// The phases of a thinking model's output, with "<t>" opening the reasoning
+// and newlines between it and the answer.
+SamplerChain reasoning_chain(float temperature) {
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(made_up_tokens(17));
+  SamplerParams params;
+  params.grammar = Grammar::parse("root ::= \"ab\"\n");
+  params.temperature = temperature;
+  params.top_k = 0;
+  SamplerChain chain(vocabulary->size(), params, vocabulary);
+  chain.set_reasoning_grammars(*Grammar::parse("root ::= \" \"* \"<t>\" .*\n"), *Grammar::parse("root ::= \"\\n\"*\n"));
+  return chain;
+}
+
+TEST(SamplerChainGrammar, AnOutputThatMayReasonStartsWithTheAnswerOrTheOpening) {
+  SamplerChain chain = reasoning_chain(0.0f);
+  SamplerChain without(chain.n_vocab(), chain.params(), chain.grammar_vocabulary());
+  EXPECT_THROW(without.enter_grammar_phase(GrammarPhase::AnswerOrReasoning), std::logic_error);
+  without.enter_grammar_phase(GrammarPhase::Held);  // needs nothing more
+  std::vector<float> logits(static_cast<size_t>(chain.n_vocab()), 0.0f);
+  logits[3 + 'x'] = 9.0f;
+  logits[3 + '<'] = 5.0f;
+  logits[3 + 'a'] = 4.0f;
+  chain.enter_grammar_phase(GrammarPhase::AnswerOrReasoning);
+  EXPECT_EQ(chain.sample(logits.data()), 3 + '<');  // not 'x': neither the answer nor the opening
+  logits[3 + 'a'] = 6.0f;
+  EXPECT_EQ(chain.sample(logits.data()), 3 + 'a');
+  chain.accept(3 + '<');
+  EXPECT_THROW(chain.accept(3 + 'a'), std::invalid_argument);  // "<a" starts neither
+  chain.accept(3 + 't');
+  chain.accept(3 + '>');
+  EXPECT_FALSE(chain.grammar_finished());
+  EXPECT_EQ(chain.sample(logits.data()), 3 + 'x');  // the reasoning is free once opened
+  // The caller saw the reasoning open; its end, then newlines and the answer.
+  chain.enter_grammar_phase(GrammarPhase::Held);
+  chain.accept(3 + 'x');
+  chain.enter_grammar_phase(GrammarPhase::AnswerAfterReasoning);
+  chain.accept_grammar_text("\n");
+  logits[3 + '\n'] = 7.0f;
+  EXPECT_EQ(chain.sample(logits.data()), 3 + '\n');
+  chain.accept(3 + '\n');
+  logits[3 + '\n'] = 0.0f;
+  EXPECT_EQ(chain.sample(logits.data()), 3 + 'a');
+  chain.accept(3 + 'a');
+  EXPECT_THROW(chain.accept(3 + '\n'), std::invalid_argument);  // newlines only before the answer
+  chain.accept(3 + 'b');
+  EXPECT_TRUE(chain.grammar_finished());
+
+  // An answer without reasoning: the answer's grammar alone from the start.
+  chain.enter_grammar_phase(GrammarPhase::AnswerOrReasoning);
+  chain.accept(3 + 'a');
+  const SamplerChain undecided = chain;
+  chain.enter_grammar_phase(GrammarPhase::Answer);
+  chain.accept_grammar_text("a");
+  chain.accept(3 + 'b');
+  EXPECT_TRUE(chain.grammar_finished());
+  chain.take_penalty_window(undecided);  // phase and state come back
+  EXPECT_EQ(chain.grammar_phase(), GrammarPhase::AnswerOrReasoning);
+  EXPECT_THROW(chain.accept(3 + 't'), std::invalid_argument);
+  chain.accept(3 + 'b');
+  EXPECT_FALSE(chain.grammar_finished());  // undecided: the caller moves to the answer
 }
 
 TEST(SamplerChainGrammar, TextAcceptedAloneAdvancesTheGrammarOrChangesNothing) {

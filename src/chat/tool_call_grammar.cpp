@@ -107,24 +107,35 @@ json::Value calls_schema(const ToolCallFormat& format, const std::vector<Tool>& 
   return json::Value::object().set("anyOf", std::move(choices));
 }
 
-json::Value array_schema(json::Value items, bool parallel) {
+// How many calls an answer may hold: 0 for any number.
+size_t call_bound(const ToolChoice& choice) { return choice.parallel ? choice.max_calls : 1; }
+
+json::Value array_schema(json::Value items, const ToolChoice& choice) {
   json::Value schema = json::Value::object().set("type", "array").set("items", std::move(items)).set("minItems", 1);
-  if (!parallel) schema.set("maxItems", 1);
+  if (call_bound(choice) > 0) schema.set("maxItems", static_cast<int64_t>(call_bound(choice)));
   return schema;
 }
 
-GrammarPtr repeated(const GrammarPtr& call, bool parallel, std::string_view separator) {
-  return parallel ? Grammar::one_or_more(*call, *literal(separator)) : call;
+// `call (separator call)*`, as many rounds as the choice allows: a bounded
+// list nests `call (separator list)?`, which holds one copy of the call per round.
+GrammarPtr repeated(const GrammarPtr& call, const ToolChoice& choice, std::string_view separator) {
+  const GrammarPtr between = literal(separator);
+  const size_t bound = call_bound(choice);
+  if (bound == 0) return Grammar::one_or_more(*call, *between);
+  GrammarPtr list = call;
+  for (size_t n = 1; n < bound; ++n)
+    list = Grammar::either(*call, *Grammar::then(*call, *Grammar::then(*between, *list)));
+  return list;
 }
 
-GrammarPtr deepseek_calls(const ToolCallFormat& format, const std::vector<Tool>& tools, bool parallel) {
+GrammarPtr deepseek_calls(const ToolCallFormat& format, const std::vector<Tool>& tools, const ToolChoice& choice) {
   std::vector<GrammarPtr> calls;
   for (const Tool& tool : tools) {
     calls.push_back(
         sequence({literal(std::string(format.call.open) + tool.name + std::string(format.call.name_end) + "```json\n"),
                   json_grammar(tool.parameters), literal("\n```" + std::string(format.call.close))}));
   }
-  return sequence({literal(format.open), repeated(any_of(calls), parallel, "\n"), literal(format.close)});
+  return sequence({literal(format.open), repeated(any_of(calls), choice, "\n"), literal(format.close)});
 }
 
 // Llama 3 under "auto": one call, or text that does not open with '{'.
@@ -137,8 +148,7 @@ json::Value envelope_schema(const ToolCallFormat& format, const std::vector<Tool
   json::Value calls =
       json::Value::object()
           .set("type", "object")
-          .set("properties",
-               json::Value::object().set("tool_calls", array_schema(calls_schema(format, tools), choice.parallel)))
+          .set("properties", json::Value::object().set("tool_calls", array_schema(calls_schema(format, tools), choice)))
           .set("required", string_array({"tool_calls"}))
           .set("additionalProperties", false);
   if (choice.mode == ToolChoice::Mode::Required || !choice.function.empty()) return calls;
@@ -154,6 +164,10 @@ json::Value envelope_schema(const ToolCallFormat& format, const std::vector<Tool
 }  // namespace
 
 ToolCallGrammar tool_call_grammar(const ToolCallFormat& format, const json::Value& tools, const ToolChoice& choice) {
+  if (choice.max_calls > kMaxBoundedCalls) {
+    throw std::invalid_argument("at most " + std::to_string(kMaxBoundedCalls) + " calls can be a bound, not " +
+                                std::to_string(choice.max_calls));
+  }
   const std::vector<Tool> callable = callable_tools(tools, choice);
   const bool required = choice.mode == ToolChoice::Mode::Required || !choice.function.empty();
   ToolCallGrammar result;
@@ -167,18 +181,18 @@ ToolCallGrammar tool_call_grammar(const ToolCallFormat& format, const json::Valu
         }
         const GrammarPtr section =
             sequence({literal(std::string(format.open) + "\n"), call, literal("\n" + std::string(format.close))});
-        result.grammar = repeated(section, choice.parallel, "\n");
+        result.grammar = repeated(section, choice, "\n");
         if (!required) result.trigger = std::string(format.open);
         break;
       }
       case CallShape::JsonArray:
-        result.grammar = sequence(
-            {literal(format.open), json_grammar(array_schema(calls_schema(format, callable), choice.parallel))});
+        result.grammar =
+            sequence({literal(format.open), json_grammar(array_schema(calls_schema(format, callable), choice))});
         if (!format.close.empty()) result.grammar = Grammar::then(*result.grammar, *literal(format.close));
         if (!required) result.trigger = std::string(format.open);
         break;
       case CallShape::DeepSeekCalls:
-        result.grammar = deepseek_calls(format, callable, choice.parallel);
+        result.grammar = deepseek_calls(format, callable, choice);
         if (!required) result.trigger = std::string(format.open);
         break;
       case CallShape::Envelope: result.grammar = json_grammar(envelope_schema(format, callable, choice)); break;

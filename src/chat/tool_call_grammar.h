@@ -11,7 +11,8 @@
 //    generic format's envelope is {"tool_calls": [...]} or {"response": "..."};
 //    Llama 3's answer is either one call or text that does not open with '{'.
 //  - "none" has no grammar: the caller leaves the tools out.
-// parallel_tool_calls false allows one call; true, one or more.
+// parallel_tool_calls false allows one call; true, one or more (up to
+// ToolChoice::max_calls).
 //
 // The calls are written as the family's chat template renders past ones:
 //   hermes       <tool_call>\n{"name": "f", "arguments": {...}}\n</tool_call>, "\n" between calls
@@ -28,6 +29,7 @@
 // JSON: they have no grammar here.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -37,6 +39,10 @@
 
 namespace peak::chat {
 
+// The largest ToolChoice::max_calls: a bounded list of calls holds a copy of
+// the call's grammar per call.
+inline constexpr size_t kMaxBoundedCalls = 64;
+
 struct ToolChoice {
   enum class Mode { Auto, Required };
   Mode mode = Mode::Auto;
@@ -44,6 +50,9 @@ struct ToolChoice {
   // "function": {"name": ...}}), which makes the mode Required.
   std::string function;
   bool parallel = true;  // parallel_tool_calls
+  // With parallel calls: at most this many in one answer (0: no bound), for a
+  // model that would go on calling where it should end its turn.
+  size_t max_calls = 0;
 };
 
 struct ToolCallGrammar {
@@ -58,7 +67,7 @@ struct ToolCallGrammar {
 // without parameters takes any object. Throws std::invalid_argument naming
 // what is wrong: no tools, a named function that is not among them, a format
 // without a grammar, a tool whose parameters the JSON Schema converter refuses
-// (with its pointer), a grammar past the bounds.
+// (with its pointer), max_calls past kMaxBoundedCalls, a grammar past the bounds.
 ToolCallGrammar tool_call_grammar(const ToolCallFormat& format, const json::Value& tools, const ToolChoice& choice);
 
 }  // namespace peak::chat

@@ -77,6 +77,12 @@ TEST(ToolCallGrammar, HermesCallsInARow) {
             GrammarVerdict::kRejected);
   EXPECT_EQ(verdict(g, "Sure. <tool_call>"), GrammarVerdict::kRejected);
 
+  ToolChoice two_at_most = required();
+  two_at_most.max_calls = 2;
+  const ToolCallGrammar bounded = tool_call_grammar(format, tools(), two_at_most);
+  EXPECT_EQ(verdict(bounded, two), GrammarVerdict::kComplete);
+  EXPECT_EQ(verdict(bounded, two + "\n"), GrammarVerdict::kRejected);
+  EXPECT_EQ(verdict(bounded, one + "\n"), GrammarVerdict::kPrefix);
   const ToolCallGrammar single = tool_call_grammar(format, tools(), required(false));
   EXPECT_EQ(verdict(single, one), GrammarVerdict::kComplete);
   EXPECT_EQ(verdict(single, two), GrammarVerdict::kRejected);
@@ -99,6 +105,9 @@ TEST(ToolCallGrammar, JsonArraysAfterAMarker) {
     expect_calls(format, g, text, {{"get_weather", R"({"city": "Zürich", "unit": "c"})"}, {"get_time", "{}"}});
     EXPECT_EQ(verdict(g, std::string(format.open) + "[]"), GrammarVerdict::kRejected);
     EXPECT_EQ(verdict(tool_call_grammar(format, tools(), required(false)), text), GrammarVerdict::kRejected);
+    ToolChoice one_at_most = required();
+    one_at_most.max_calls = 1;
+    EXPECT_EQ(verdict(tool_call_grammar(format, tools(), one_at_most), text), GrammarVerdict::kRejected);
     EXPECT_EQ(tool_call_grammar(format, tools(), {}).trigger, "<|tool_call|>");
   }
   // Mistral's calls carry the model's ids: nine letters and digits.
@@ -173,6 +182,9 @@ TEST(ToolCallGrammar, WhatCannotBeConstrainedIsNamed) {
   const std::string refused = message(hermes, unusable, required());
   EXPECT_NE(refused.find("tools[0].function.parameters (tool 'f')"), std::string::npos) << refused;
   EXPECT_NE(refused.find("patternProperties"), std::string::npos) << refused;
+  ToolChoice too_many = required();
+  too_many.max_calls = kMaxBoundedCalls + 1;
+  EXPECT_NE(message(hermes, tools(), too_many).find("at most 64 calls"), std::string::npos);
   for (const char* name : {"qwen3-xml", "minicpm-xml", "lfm2"}) {
     EXPECT_NE(message(tool_call_format(name), tools(), required()).find("no grammar"), std::string::npos) << name;
   }

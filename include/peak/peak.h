@@ -1027,6 +1027,7 @@ PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const pea
 /* Which tool-call format a model writes its calls in, by name:
      "hermes"       Qwen2.5, Qwen3, SmolLM3: <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>
      "llama3-json"  Llama 3.1, 3.2: the answer {"name": ..., "parameters": {...}}, or it after <|python_tag|>
+                    (Llama 3.1's built-in calls, <|python_tag|>NAME.call(...), stay content)
      "mistral"      Mistral Nemo, v3: [TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}]
      "phi4"         Phi-4-mini: <|tool_call|>[{"name": ..., "arguments": {...}}]<|/tool_call|>
      "granite"      Granite 3.x: <|tool_call|>[{"name": ..., "arguments": {...}}]

@@ -7,7 +7,7 @@
 // where `arguments` is the text of a JSON object. Each model family was trained
 // to write its calls one way; ToolCallFormat describes each way as data: the
 // marker that opens a call (what a grammar waits for before it constrains the
-// call), the one that closes it, the JSON shape of a call and whether the model
+// call), the one that closes it, the shape of a call and whether the model
 // writes the ids. The formats, by name (texts as the families' chat templates
 // render a past call, or as their model cards show one):
 //
@@ -37,11 +37,16 @@
 //                  or {"response": "the answer to the user"}, which a system
 //                  instruction can describe and a grammar can enforce.
 //
-// Parsing keeps every byte: a call whose text is not the format's shape (JSON
-// that does not parse, a missing closing marker, a truncated answer) stays in
-// the content as written. Only the whitespace between a call and the text
-// around it is dropped, as the templates add it when they render calls. Calls
-// inside the reasoning are reasoning, not calls.
+// A JSON call object is {"name": "f", <arguments key>: {...}}, optionally with
+// "type": "function" (and "id" where the model writes ids); without arguments
+// the call has none ({}); any other member makes it something else. The array
+// formats also take a lone call object without the array.
+//
+// Nothing is lost or invented: a call whose text is not the format's shape
+// (JSON that does not parse, a missing closing marker, a truncated answer)
+// stays in the content as written. Only the whitespace between a call and the
+// text around it is dropped, as the templates add it when they render calls.
+// Calls inside the reasoning are reasoning, not calls.
 #pragma once
 
 #include <functional>

@@ -20,15 +20,6 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
-// Length of the longest suffix of `text` that is a proper prefix of `marker`.
-size_t partial_marker_at_end(std::string_view text, std::string_view marker) {
-  if (marker.empty()) return 0;
-  for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n) {
-    if (text.substr(text.size() - n) == marker.substr(0, n)) return n;
-  }
-  return 0;
-}
-
 }  // namespace
 
 class ToolCallStreamParser::Answer {

@@ -1022,6 +1022,71 @@ PEAK_API peak_status peak_chat_apply_template(const peak_model* model, const pea
                                               const peak_chat_message* messages, size_t n_messages, char* buf,
                                               size_t capacity, size_t* length);
 
+/* ---- tool calls: parsing an answer ------------------------------------------------ */
+
+/* Which tool-call format a model writes its calls in, by name:
+     "hermes"       Qwen2.5, Qwen3, SmolLM3: <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>
+     "llama3-json"  Llama 3.1, 3.2: the answer {"name": ..., "parameters": {...}}, or it after <|python_tag|>
+                    (Llama 3.1's built-in calls, <|python_tag|>NAME.call(...), stay content)
+     "mistral"      Mistral Nemo, v3: [TOOL_CALLS][{"name": ..., "arguments": {...}, "id": ...}]
+     "phi4"         Phi-4-mini: <|tool_call|>[{"name": ..., "arguments": {...}}]<|/tool_call|>
+     "granite"      Granite 3.x: <|tool_call|>[{"name": ..., "arguments": {...}}]
+     "deepseek-r1"  DeepSeek-R1: its tool-calls-begin marker, then per call its tool-call-begin
+                    marker, "function", its tool-sep marker, NAME, a ```json fence holding the
+                    arguments and its tool-call-end marker, then its tool-calls-end marker
+     "qwen3-xml"    Qwen3.5: <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>...
+     "minicpm-xml"  MiniCPM 5: <function name="NAME"><param name="KEY">VALUE</param></function>
+     "lfm2"         LFM2, LFM2.5: <|tool_call_start|>[NAME(KEY="VALUE", ...)]<|tool_call_end|>
+     "generic"      models without a format of their own: the answer is the JSON object
+                    {"tool_calls": [{"name": ..., "arguments": {...}}]} or {"response": "..."} */
+typedef struct peak_tool_parse_params {
+  size_t struct_size;
+  /* The format: format_name when not NULL; else the one the Jinja template
+     template_source (e.g. a tokenizer.chat_template) renders past calls in;
+     else the one the model's own template renders them in; else "generic". */
+  const char* format_name;
+  const char* template_source;
+  /* The request's tools as JSON text (OpenAI's "tools" array), or NULL: the XML
+     formats keep the values of parameters typed "string" as strings, and read
+     other values as JSON where they are. */
+  const char* tools_json;
+  /* Ids of calls whose format has none (all but "mistral") are "call_" +
+     id_prefix + the call's index in the answer (0, 1, ...): the same text gives
+     the same ids. Give each answer its own prefix of letters and digits to keep
+     ids unique in a conversation. NULL: "". */
+  const char* id_prefix;
+  /* 1 (default): reasoning between reasoning_open and reasoning_close at the
+     start of the text goes to reasoning_content; 0: it stays in content. */
+  int parse_reasoning;
+  /* 1: the prompt already opened the reasoning block, so the text starts inside
+     it; default 0. */
+  int reasoning_opened;
+  const char* reasoning_open;  /* NULL: "<think>" */
+  const char* reasoning_close; /* NULL: "</think>" */
+} peak_tool_parse_params;
+
+PEAK_API peak_tool_parse_params peak_tool_parse_default_params(void);
+
+/* Parses `text_length` bytes of a generated answer (UTF-8; text may be NULL
+   when text_length is 0) into OpenAI's assistant message, written as JSON text:
+     {"role": "assistant", "content": "..." or null when empty with calls,
+      "reasoning_content": "..." (when there is some),
+      "tool_calls": [{"id": ..., "type": "function",
+                      "function": {"name": ..., "arguments": "<JSON object text>"}}] (when any)}
+   A call whose text does not have its format's shape (JSON that does not
+   parse, a missing closing marker, a truncated answer) stays in content as
+   written; only the whitespace between a call and the text around it is
+   dropped. Calls written inside the reasoning are reasoning. `model` may be
+   NULL (the format is then "generic" unless params name one or give a
+   template source); a model opened by peak_model_load_vocab has no template
+   and is refused unless they do. An unknown format
+   name or tools_json that is not a JSON array gives PEAK_ERR_INVALID_ARGUMENT
+   naming it. Work is linear in text_length. Any thread, any time: it changes no
+   handle. */
+PEAK_API peak_status peak_chat_parse_response(const peak_model* model, const peak_tool_parse_params* params,
+                                              const char* text, size_t text_length, char* buf, size_t capacity,
+                                              size_t* length);
+
 /* ---- adapters: LoRA and control vectors ----------------------------------------- */
 
 /* A LoRA adapter (a GGUF with general.type "adapter", as llama.cpp's

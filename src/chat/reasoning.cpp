@@ -6,15 +6,16 @@
 #include "sampling/gbnf_text.h"
 
 namespace peak::chat {
-namespace {
 
-// Length of the longest suffix of `text` that is a proper prefix of `marker`.
 size_t partial_marker_at_end(std::string_view text, std::string_view marker) {
+  if (marker.empty()) return 0;
   for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n) {
     if (text.substr(text.size() - n) == marker.substr(0, n)) return n;
   }
   return 0;
 }
+
+namespace {
 
 size_t leading_newlines(std::string_view text) {
   size_t n = 0;

@@ -24,6 +24,11 @@ struct ReasoningMarkers {
   std::string close = "</think>";
 };
 
+// Streams hold back text that may be the start of a marker: the length of the
+// longest suffix of `text` that is a proper prefix of `marker` (0 for an empty
+// marker).
+size_t partial_marker_at_end(std::string_view text, std::string_view marker);
+
 // For a grammar that constrains the answer alone (SamplerChain's phases): GBNF
 // grammars of what the splitter below reads around the reasoning block. The
 // opening is the output's start that opens a block (the marker, then anything:

@@ -100,7 +100,8 @@ void GrammarStage::accept(int32_t token) {
                                 " cannot continue the grammar here (the text so far and the token's bytes are no "
                                 "prefix of a string of the grammar" +
                                 std::string(token >= 0 && token < vocabulary_->size() &&
-                                                    vocabulary_->kind(token) == GrammarVocabulary::Kind::kControl
+                                                    vocabulary_->kind(token) == GrammarVocabulary::Kind::kControl &&
+                                                    !std::binary_search(preserved_.begin(), preserved_.end(), token)
                                                 ? "; a control token is allowed only when preserved)"
                                                 : ")"));
   }

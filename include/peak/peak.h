@@ -525,6 +525,18 @@ typedef struct peak_sampler_params {
      that cannot be converted gives PEAK_ERR_INVALID_ARGUMENT, the message
      "at POINTER: ..." naming the subschema (a JSON pointer, or "the root"). */
   const char* json_schema;
+  /* Preserved tokens: control tokens that count as their text, e.g. a model's
+     tool-call marker "<|tool_call|>" that it writes as one token. A grammar
+     allows one where its text can continue the grammar (other control tokens
+     never), and peak_generate streams its text (other control tokens write
+     nothing). n_preserved_tokens ids in any order; NULL with 0 (default):
+     none. Read during peak_sampler_create only (copied): the array may change
+     or go afterwards. A token outside the vocabulary, listed twice, or not a
+     control token with text makes it fail with PEAK_ERR_INVALID_ARGUMENT
+     naming the token. New in the second version of this struct: a struct_size
+     that ends at json_schema is still taken (no preserved tokens). */
+  const int32_t* preserved_tokens;
+  size_t n_preserved_tokens;
 } peak_sampler_params;
 
 PEAK_API peak_sampler_params peak_sampler_default_params(void);

@@ -2,6 +2,7 @@
 // and engine parameters that several C API files share.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -81,8 +82,14 @@ inline peak_stop_reason stop_reason_to_c(peak::runtime::StopReason r) {
 inline bool sampler_counts_ok(const peak_sampler_params& p, const std::string& struct_name) {
   using peak::capi::at_most;
   using peak::capi::kMaxTokenCount;
+  if (p.n_preserved_tokens > 0 && !p.preserved_tokens) {
+    peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, struct_name + ".preserved_tokens is NULL with n_preserved_tokens " +
+                                                    std::to_string(p.n_preserved_tokens));
+    return false;
+  }
   return at_most(p.top_k, kMaxTokenCount, (struct_name + ".top_k").c_str()) &&
-         at_most(p.penalty_last_n, kMaxTokenCount, (struct_name + ".penalty_last_n").c_str());
+         at_most(p.penalty_last_n, kMaxTokenCount, (struct_name + ".penalty_last_n").c_str()) &&
+         at_most(p.n_preserved_tokens, kMaxTokenCount, (struct_name + ".n_preserved_tokens").c_str());
 }
 
 namespace peak::capi {
@@ -116,6 +123,9 @@ inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_pa
   s.presence_penalty = p.presence_penalty;
   s.seed = p.seed;
   s.grammar = peak::capi::sampler_grammar(p);
+  // Any order from C; the chain takes them increasing (duplicates stay, for its message).
+  s.preserved_tokens.assign(p.preserved_tokens, p.preserved_tokens + p.n_preserved_tokens);
+  std::sort(s.preserved_tokens.begin(), s.preserved_tokens.end());
   return s;
 }
 

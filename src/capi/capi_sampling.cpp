@@ -35,6 +35,9 @@ peak_status accept_token(peak_sampler* sampler, int32_t token, bool generated, c
   });
 }
 
+// The first version of peak_sampler_params ended at json_schema.
+constexpr size_t kSamplerParamsFirstSize = offsetof(peak_sampler_params, preserved_tokens);
+
 // The first version of peak_chat_template_params ended at enable_thinking.
 constexpr size_t kChatTemplateParamsFirstSize = offsetof(peak_chat_template_params, tools_json);
 
@@ -121,18 +124,20 @@ peak_status peak_sampler_create(const peak_model* model, const peak_sampler_para
   *out = nullptr;
   PEAK_CHECK_ARG(model, "peak_sampler_create: model");
   if (!has_weights(model, "peak_sampler_create")) return PEAK_ERR_INVALID_ARGUMENT;
-  const peak_sampler_params p = params ? *params : peak_sampler_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_sampler_params), "peak_sampler_params") ||
+  peak_sampler_params p;
+  if (!peak::capi::read_versioned_params(params, peak_sampler_default_params(), {kSamplerParamsFirstSize},
+                                         "peak_sampler_params", &p) ||
       !sampler_counts_ok(p, "peak_sampler_params")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
     const peak::sampling::SamplerParams sp = sampler_params_from_c(p);
+    const bool reads_vocabulary = sp.grammar || !sp.preserved_tokens.empty();
     auto s = std::make_unique<peak_sampler>();
     s->model = model;
     s->chain =
         std::make_unique<peak::sampling::SamplerChain>(static_cast<int32_t>(model->model->hparams().n_vocab), sp,
-                                                       sp.grammar ? model->model->grammar_vocabulary() : nullptr);
+                                                       reads_vocabulary ? model->model->grammar_vocabulary() : nullptr);
     *out = s.release();
     return PEAK_OK;
   });

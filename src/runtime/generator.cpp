@@ -51,7 +51,7 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
       result.reason = StopReason::EndOfGeneration;
       break;
     }
-    if (!emit(utf8.push(tok.token_to_piece(token, /*render_special=*/false)))) {
+    if (!emit(utf8.push(tok.token_to_piece(token, /*render_special=*/sampler.preserves(token))))) {
       result.reason = StopReason::Callback;
       break;
     }

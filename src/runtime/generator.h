@@ -33,7 +33,9 @@ struct GenerateOptions {
   bool stop_at_eog = true;
   // Receives the generated text in order, always whole UTF-8 characters, in a
   // string (so NUL-terminated, as the C API hands it on); returns false to stop.
-  // May be empty.
+  // May be empty. Control tokens write nothing, except those the sampler
+  // preserves (SamplerParams::preserved_tokens, e.g. "<|tool_call|>"): their
+  // text, as the tool-call parser reads it.
   std::function<bool(const std::string& text)> on_text;
   // Both checked before each token; generation stops once either is non-zero.
   // While the prompt is evaluated they are also checked between its batches

@@ -22,23 +22,27 @@ bool has_bit(const uint64_t* bits, int32_t token) {
 }  // namespace
 
 GrammarStage::GrammarStage(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary,
-                           const GrammarStateCache::Limits& limits)
+                           std::vector<int32_t> preserved_tokens, const GrammarStateCache::Limits& limits)
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
+      preserved_(std::move(preserved_tokens)),
       limits_(limits),
       matcher_(grammar_),
-      scratch_(grammar_) {}
+      scratch_(grammar_) {
+  vocabulary_->check_preserved(preserved_);
+}
 
 GrammarStage::GrammarStage(const GrammarStage& other)
     : grammar_(other.grammar_),
       vocabulary_(other.vocabulary_),
+      preserved_(other.preserved_),
       limits_(other.limits_),
       matcher_(other.matcher_),
       scratch_(other.scratch_) {}
 
 GrammarStage& GrammarStage::operator=(const GrammarStage& other) {
   if (this == &other) return *this;
-  if (other.grammar_ != grammar_ || other.vocabulary_ != vocabulary_) {
+  if (other.grammar_ != grammar_ || other.vocabulary_ != vocabulary_ || other.preserved_ != preserved_) {
     *this = GrammarStage(other);
     return *this;
   }
@@ -49,7 +53,7 @@ GrammarStage& GrammarStage::operator=(const GrammarStage& other) {
 GrammarStage::~GrammarStage() = default;
 
 GrammarStateCache& GrammarStage::cache() {
-  if (!cache_) cache_ = std::make_unique<GrammarStateCache>(grammar_, vocabulary_, limits_);
+  if (!cache_) cache_ = std::make_unique<GrammarStateCache>(grammar_, vocabulary_, preserved_, limits_);
   return *cache_;
 }
 
@@ -75,15 +79,11 @@ void GrammarStage::reset() {
 }
 
 bool GrammarStage::allows_uncached(int32_t token) {
-  switch (vocabulary_->kind(token)) {
-    case GrammarVocabulary::Kind::kText:
-      scratch_.restore(matcher_.state());
-      return scratch_.accept_bytes(vocabulary_->bytes(token));
-    case GrammarVocabulary::Kind::kEndOfGeneration: return matcher_.is_complete();
-    case GrammarVocabulary::Kind::kControl:
-    case GrammarVocabulary::Kind::kEmpty: return false;
+  if (cache_->reads_bytes(token)) {
+    scratch_.restore(matcher_.state());
+    return scratch_.accept_bytes(vocabulary_->bytes(token));
   }
-  return false;
+  return vocabulary_->kind(token) == GrammarVocabulary::Kind::kEndOfGeneration && matcher_.is_complete();
 }
 
 bool GrammarStage::allows(int32_t token) {
@@ -100,11 +100,12 @@ void GrammarStage::accept(int32_t token) {
                                 " cannot continue the grammar here (the text so far and the token's bytes are no "
                                 "prefix of a string of the grammar" +
                                 std::string(token >= 0 && token < vocabulary_->size() &&
-                                                    vocabulary_->kind(token) == GrammarVocabulary::Kind::kControl
-                                                ? "; a control token is never allowed)"
+                                                    vocabulary_->kind(token) == GrammarVocabulary::Kind::kControl &&
+                                                    !std::binary_search(preserved_.begin(), preserved_.end(), token)
+                                                ? "; a control token is allowed only when preserved)"
                                                 : ")"));
   }
-  if (vocabulary_->kind(token) != GrammarVocabulary::Kind::kText) return;
+  if (!cache_->reads_bytes(token)) return;  // an end of generation
   const int32_t to = cache_->follow(current(), vocabulary_->bytes(token));
   if (to >= 0) {
     matcher_.restore(cache_->state(to));

@@ -2,7 +2,10 @@
 // can continue the text the grammar reads (a token may straddle rules and
 // carry part of a UTF-8 character), an end-of-generation token only where
 // the text is a whole string of the grammar, a control token or one that
-// writes nothing never.
+// writes nothing never. A preserved control token (a tool-call marker the
+// model was trained to emit as one token) is the exception: it counts as its
+// text, allowed where those bytes can continue the grammar, and accepting it
+// advances the grammar over them.
 //
 // It runs first in the chain, but lazily: when the next stage keeps the k best
 // candidates (top-k, or greedy with k = 1) it tests candidates from the best
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "sampling/candidates.h"
 #include "sampling/grammar.h"
@@ -33,10 +37,13 @@ namespace peak::sampling {
 class GrammarStage {
  public:
   // At the start of the grammar. The vocabulary gives the chain's token ids.
+  // Throws std::invalid_argument for preserved tokens that
+  // GrammarVocabulary::check_preserved refuses.
   GrammarStage(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary,
-               const GrammarStateCache::Limits& limits = {});
+               std::vector<int32_t> preserved_tokens = {}, const GrammarStateCache::Limits& limits = {});
   GrammarStage(const GrammarStage& other);
-  // Of the same grammar and vocabulary: takes the state, keeping this stage's cache.
+  // Of the same grammar, vocabulary and preserved tokens: takes the state,
+  // keeping this stage's cache.
   GrammarStage& operator=(const GrammarStage& other);
   GrammarStage(GrammarStage&&) noexcept = default;
   GrammarStage& operator=(GrammarStage&&) noexcept = default;
@@ -85,6 +92,7 @@ class GrammarStage {
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const GrammarVocabulary> vocabulary_;
+  std::vector<int32_t> preserved_;  // increasing; the cache keeps its own copy
   GrammarStateCache::Limits limits_;
   GrammarMatcher matcher_;                    // the accepted text's state: the truth
   GrammarMatcher scratch_;                    // tests a token when the cache is full

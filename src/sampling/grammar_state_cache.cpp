@@ -19,9 +19,11 @@ size_t table_size_for(size_t max_states) {
 }  // namespace
 
 GrammarStateCache::GrammarStateCache(std::shared_ptr<const Grammar> grammar,
-                                     std::shared_ptr<const GrammarVocabulary> vocabulary, const Limits& limits)
+                                     std::shared_ptr<const GrammarVocabulary> vocabulary,
+                                     std::vector<int32_t> preserved_tokens, const Limits& limits)
     : grammar_(std::move(grammar)),
       vocabulary_(std::move(vocabulary)),
+      preserved_(std::move(preserved_tokens)),
       limits_(limits),
       matcher_(grammar_),
       table_(table_size_for(limits.max_states), -1),
@@ -103,17 +105,18 @@ int32_t GrammarStateCache::follow(int32_t id, std::string_view bytes) {
   return id;
 }
 
+bool GrammarStateCache::reads_bytes(int32_t token) const {
+  const GrammarVocabulary::Kind kind = vocabulary_->kind(token);
+  return kind == GrammarVocabulary::Kind::kText ||
+         (kind == GrammarVocabulary::Kind::kControl && std::binary_search(preserved_.begin(), preserved_.end(), token));
+}
+
 int32_t GrammarStateCache::allows(int32_t id, int32_t token) {
-  switch (vocabulary_->kind(token)) {
-    case GrammarVocabulary::Kind::kText: {
-      const int32_t to = follow(id, vocabulary_->bytes(token));
-      return to >= 0 ? 1 : to == kNoRoom ? kNoRoom : 0;
-    }
-    case GrammarVocabulary::Kind::kEndOfGeneration: return complete(id) ? 1 : 0;
-    case GrammarVocabulary::Kind::kControl:
-    case GrammarVocabulary::Kind::kEmpty: return 0;
+  if (reads_bytes(token)) {
+    const int32_t to = follow(id, vocabulary_->bytes(token));
+    return to >= 0 ? 1 : to == kNoRoom ? kNoRoom : 0;
   }
-  return 0;
+  return vocabulary_->kind(token) == GrammarVocabulary::Kind::kEndOfGeneration && complete(id) ? 1 : 0;
 }
 
 const uint64_t* GrammarStateCache::cached_mask(int32_t id) const {
@@ -135,7 +138,7 @@ const uint64_t* GrammarStateCache::mask(int32_t id) {
   if (masks_.size() < (slot + 1) * mask_words_) masks_.resize((slot + 1) * mask_words_);
   uint64_t* bits = masks_.data() + slot * mask_words_;
   std::fill(bits, bits + mask_words_, 0);
-  if (!walk_trie(id, bits)) return nullptr;
+  if (!walk_trie(id, bits) || !add_preserved(id, bits)) return nullptr;
   if (complete(id)) {
     for (const int32_t token : vocabulary_->end_of_generation_tokens()) {
       bits[static_cast<size_t>(token) / 64] |= uint64_t{1} << (token % 64);
@@ -147,6 +150,17 @@ const uint64_t* GrammarStateCache::mask(int32_t id) {
   slot_owner_[slot] = id;
   info_[static_cast<size_t>(id)].mask_slot = static_cast<int32_t>(slot);
   return bits;
+}
+
+// Preserved tokens are in no trie (it holds text tokens only, shared by every
+// chain): each is followed on its own.
+bool GrammarStateCache::add_preserved(int32_t id, uint64_t* bits) {
+  for (const int32_t token : preserved_) {
+    const int32_t to = follow(id, vocabulary_->bytes(token));
+    if (to == kNoRoom) return false;
+    if (to >= 0) bits[static_cast<size_t>(token) / 64] |= uint64_t{1} << (token % 64);
+  }
+  return true;
 }
 
 // Depth first over the trie, a stack holding each open node's state: a node

@@ -14,6 +14,9 @@
 // row does not fit, the call returns kNoRoom and leaves the cache as it was;
 // the owner then clears it, between two uses of its ids.
 //
+// Preserved control tokens (SamplerParams::preserved_tokens) are read as their
+// text: a mask gets their bits after the walk, each followed over its bytes.
+//
 // One per sequence (it is not for threads to share); the grammar and the
 // vocabulary it reads are shared. Once its tables have grown it allocates
 // nothing.
@@ -42,8 +45,10 @@ class GrammarStateCache {
     size_t mask_bytes = size_t{8} << 20;       // at least one mask is kept whatever this says
   };
 
+  // preserved_tokens: control tokens of the vocabulary, increasing (as
+  // GrammarVocabulary::check_preserved checks).
   GrammarStateCache(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const GrammarVocabulary> vocabulary,
-                    const Limits& limits);
+                    std::vector<int32_t> preserved_tokens, const Limits& limits);
 
   // Forgets every state: the ids given so far mean nothing any more.
   void clear();
@@ -52,10 +57,12 @@ class GrammarStateCache {
   // The state after one byte, after bytes, or kRejected / kNoRoom.
   int32_t next(int32_t id, uint8_t byte);
   int32_t follow(int32_t id, std::string_view bytes);
-  // Whether `token` may come next in state id: a text token whose bytes
-  // continue it, an end of generation where it is complete. kNoRoom as a
-  // learnt transition did not fit (the answer is unknown then).
+  // Whether `token` may come next in state id: a text token (or a preserved
+  // one) whose bytes continue it, an end of generation where it is complete.
+  // kNoRoom as a learnt transition did not fit (the answer is unknown then).
   int32_t allows(int32_t id, int32_t token);
+  // The grammar reads the token's bytes: a text token, or a preserved one.
+  bool reads_bytes(int32_t token) const;
 
   const GrammarMatcher::State& state(int32_t id) const { return states_[static_cast<size_t>(id)]; }
   bool complete(int32_t id) const { return info_[static_cast<size_t>(id)].complete; }
@@ -89,10 +96,12 @@ class GrammarStateCache {
   };
   int32_t intern_matcher_state();
   int32_t learn(int32_t id, size_t slot, uint8_t byte);
-  bool walk_trie(int32_t id, uint64_t* bits);  // false: no room
+  bool walk_trie(int32_t id, uint64_t* bits);      // false: no room
+  bool add_preserved(int32_t id, uint64_t* bits);  // false: no room
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const GrammarVocabulary> vocabulary_;
+  std::vector<int32_t> preserved_;  // increasing
   Limits limits_;
   GrammarMatcher matcher_;  // learns the transitions that are not known yet
   // States by id: [0, states_in_use_) in use; the rest keep their buffers.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 
 namespace peak::sampling {
 
@@ -23,8 +24,10 @@ std::shared_ptr<const GrammarVocabulary> GrammarVocabulary::from_tokenizer(const
   for (int32_t id = 0; id < known; ++id) {
     Token& token = tokens[static_cast<size_t>(id)];
     token.kind = kind_of(tok, id);
-    // What the generator writes for the token (control tokens write nothing).
-    if (token.kind == Kind::kText) token.bytes = tok.token_to_piece(id, /*render_special=*/false);
+    // What the generator writes for the token (a control token only when preserved).
+    if (token.kind == Kind::kText || token.kind == Kind::kControl) {
+      token.bytes = tok.token_to_piece(id, /*render_special=*/token.kind == Kind::kControl);
+    }
   }
   for (int32_t id = known; id < n_vocab; ++id) tokens[static_cast<size_t>(id)].kind = Kind::kEmpty;
   return std::make_shared<const GrammarVocabulary>(std::move(tokens));
@@ -40,7 +43,7 @@ GrammarVocabulary::GrammarVocabulary(std::vector<Token> tokens) {
   for (size_t i = 0; i < tokens.size(); ++i) {
     Token& token = tokens[i];
     if (token.kind == Kind::kText && token.bytes.empty()) token.kind = Kind::kEmpty;
-    if (token.kind == Kind::kText) bytes_ += token.bytes;
+    if (token.kind == Kind::kText || token.kind == Kind::kControl) bytes_ += token.bytes;
     if (bytes_.size() > UINT32_MAX) throw std::invalid_argument("sampling: a vocabulary of more than 4 GiB of text");
     byte_begin_.push_back(static_cast<uint32_t>(bytes_.size()));
     kinds_.push_back(token.kind);
@@ -48,6 +51,33 @@ GrammarVocabulary::GrammarVocabulary(std::vector<Token> tokens) {
     max_token_bytes_ = std::max(max_token_bytes_, bytes(static_cast<int32_t>(i)).size());
   }
   build_trie();
+}
+
+void GrammarVocabulary::check_preserved(const std::vector<int32_t>& tokens) const {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    const int32_t id = tokens[i];
+    const std::string name = "sampling: preserved token " + std::to_string(id);
+    if (i > 0 && id <= tokens[i - 1]) {
+      throw std::invalid_argument(name + (id == tokens[i - 1] ? " is listed twice" : " comes after a greater id") +
+                                  " (preserved tokens are given in increasing order)");
+    }
+    if (id < 0 || id >= size()) {
+      throw std::invalid_argument(name + " is outside the vocabulary of " + std::to_string(size()) + " tokens");
+    }
+    switch (kind(id)) {
+      case Kind::kControl:
+        if (!bytes(id).empty()) break;
+        throw std::invalid_argument(name + " is a control token without text: it has nothing to write");
+      case Kind::kText:
+        throw std::invalid_argument(name +
+                                    " is a text token: only a control token can be preserved (a text "
+                                    "token's text is always written)");
+      case Kind::kEndOfGeneration:
+        throw std::invalid_argument(name + " ends the generation: only a control token can be preserved");
+      case Kind::kEmpty:
+        throw std::invalid_argument(name + " writes nothing (unused, or beyond the tokenizer's vocabulary)");
+    }
+  }
 }
 
 // Text tokens in byte order: each one shares its longest common prefix with

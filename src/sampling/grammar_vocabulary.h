@@ -1,9 +1,10 @@
 // A vocabulary as a grammar reads it: each token's bytes as generation writes
 // them into the text (the tokenizer's own pieces: SentencePiece's U+2581 as a
 // space, <0xNN> byte tokens as their byte, byte-level BPE's characters as their
-// bytes), which tokens end a generation, which are control tokens, and a byte
-// trie over the text tokens, so that tokens sharing a prefix share the walk over
-// it.
+// bytes), which tokens end a generation, which are control tokens (with their
+// text, e.g. "<|tool_call|>", written only when a sampler chain preserves them),
+// and a byte trie over the text tokens, so that tokens sharing a prefix share
+// the walk over it.
 //
 // Built once per vocabulary and then only read: any number of sampler chains on
 // any threads share one.
@@ -30,8 +31,10 @@ class GrammarVocabulary {
   enum class Kind : uint8_t {
     kText,             // writes its bytes
     kEndOfGeneration,  // ends the text (EOS, end of turn ...): allowed only where the grammar can end
-    kControl,          // a control or unknown token: GBNF has no syntax to name one, so never allowed
-    kEmpty,            // writes nothing (unused, or beyond the tokenizer's vocabulary): never allowed
+    // A control or unknown token: GBNF has no syntax to name one, so never
+    // allowed, unless preserved: then read as its text, as a text token is.
+    kControl,
+    kEmpty,  // writes nothing (unused, or beyond the tokenizer's vocabulary): never allowed
   };
   struct Token {
     std::string bytes;
@@ -47,11 +50,17 @@ class GrammarVocabulary {
   // model's output may have padding rows) are empty.
   static std::shared_ptr<const GrammarVocabulary> from_tokenizer(const tokenizer::Tokenizer& tokenizer,
                                                                  int32_t n_vocab);
-  // Token id i is tokens[i]; a text token without bytes counts as empty.
+  // Token id i is tokens[i]; a text token without bytes counts as empty. A
+  // control token's bytes are its text (the tokenizer's piece with specials
+  // rendered); an end of generation's and an empty token's are dropped.
   explicit GrammarVocabulary(std::vector<Token> tokens);
 
   int32_t size() const { return static_cast<int32_t>(kinds_.size()); }
   Kind kind(int32_t id) const { return kinds_[static_cast<size_t>(id)]; }
+  // Throws std::invalid_argument naming the first token that cannot be
+  // preserved: tokens must be in increasing order, each a control token with
+  // text (a text token writes its text anyway, an end of generation ends it).
+  void check_preserved(const std::vector<int32_t>& tokens) const;
   std::string_view bytes(int32_t id) const {
     const size_t i = static_cast<size_t>(id);
     return std::string_view(bytes_.data() + byte_begin_[i], byte_begin_[i + 1] - byte_begin_[i]);

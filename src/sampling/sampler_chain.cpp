@@ -1,5 +1,6 @@
 #include "sampling/sampler_chain.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -23,15 +24,24 @@ const SamplerParams& checked(const SamplerParams& params) {
   return params;
 }
 
-std::optional<GrammarStage> grammar_stage(int32_t n_vocab, const SamplerParams& params,
-                                          const std::shared_ptr<const GrammarVocabulary>& vocabulary) {
-  if (!params.grammar) return std::nullopt;
+// A grammar and preserved tokens read the vocabulary.
+void check_vocabulary(int32_t n_vocab, const SamplerParams& params,
+                      const std::shared_ptr<const GrammarVocabulary>& vocabulary) {
+  if (!params.grammar && params.preserved_tokens.empty()) return;
   if (!vocabulary || vocabulary->size() != n_vocab) {
-    throw std::invalid_argument("sampling: a grammar needs the vocabulary of the chain's " + std::to_string(n_vocab) +
-                                " tokens" +
+    throw std::invalid_argument(std::string("sampling: ") +
+                                (params.grammar ? "a grammar needs" : "preserved tokens need") +
+                                " the vocabulary of the chain's " + std::to_string(n_vocab) + " tokens" +
                                 (vocabulary ? ", got one of " + std::to_string(vocabulary->size()) : std::string()));
   }
-  return GrammarStage(params.grammar, vocabulary);
+  vocabulary->check_preserved(params.preserved_tokens);
+}
+
+std::optional<GrammarStage> grammar_stage(int32_t n_vocab, const SamplerParams& params,
+                                          const std::shared_ptr<const GrammarVocabulary>& vocabulary) {
+  check_vocabulary(n_vocab, params, vocabulary);
+  if (!params.grammar) return std::nullopt;
+  return GrammarStage(params.grammar, vocabulary, params.preserved_tokens);
 }
 
 }  // namespace
@@ -107,6 +117,10 @@ void SamplerChain::accept(int32_t token) {
 
 void SamplerChain::accept_prompt(int32_t token) { penalty_window_.accept(token); }
 
+bool SamplerChain::preserves(int32_t token) const {
+  return std::binary_search(params_.preserved_tokens.begin(), params_.preserved_tokens.end(), token);
+}
+
 GrammarStage* SamplerChain::active_grammar() {
   if (!grammar_) return nullptr;
   switch (phase_) {
@@ -121,8 +135,8 @@ GrammarStage* SamplerChain::active_grammar() {
 void SamplerChain::set_reasoning_grammars(const Grammar& opening, const Grammar& separator) {
   if (!grammar_) return;
   const Grammar& answer = *grammar_->grammar();
-  answer_or_reasoning_.emplace(Grammar::either(answer, opening), vocabulary_);
-  answer_after_reasoning_.emplace(Grammar::then(separator, answer), vocabulary_);
+  answer_or_reasoning_.emplace(Grammar::either(answer, opening), vocabulary_, params_.preserved_tokens);
+  answer_after_reasoning_.emplace(Grammar::then(separator, answer), vocabulary_, params_.preserved_tokens);
 }
 
 void SamplerChain::enter_grammar_phase(GrammarPhase phase) {

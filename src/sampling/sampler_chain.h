@@ -52,7 +52,8 @@ enum class GrammarPhase {
 class SamplerChain {
  public:
   // Throws std::invalid_argument for n_vocab <= 0, invalid params (see
-  // validate()), or a grammar without a vocabulary of n_vocab tokens.
+  // validate()), a grammar or preserved tokens without a vocabulary of n_vocab
+  // tokens, or preserved tokens it refuses.
   SamplerChain(int32_t n_vocab, const SamplerParams& params,
                std::shared_ptr<const GrammarVocabulary> vocabulary = nullptr);
 
@@ -100,6 +101,8 @@ class SamplerChain {
 
   int32_t n_vocab() const { return n_vocab_; }
   const SamplerParams& params() const { return params_; }
+  // One of params().preserved_tokens: its text is written (runtime::generate).
+  bool preserves(int32_t token) const;
   const std::shared_ptr<const GrammarVocabulary>& grammar_vocabulary() const { return vocabulary_; }
   // The state of the grammar of this phase (nullptr without a grammar);
   // restore it with restore_grammar() in the same phase.

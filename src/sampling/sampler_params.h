@@ -33,6 +33,12 @@ struct SamplerParams {
   // When set, runs before every stage: only tokens that continue the grammar
   // can be chosen (grammar_stage.h). The chain then needs the vocabulary.
   std::shared_ptr<const Grammar> grammar;
+  // Control tokens, in increasing order, that count as their text (e.g. a
+  // model's "<|tool_call|>"): a grammar allows one where its text can continue
+  // the grammar, and runtime::generate writes its text, where other control
+  // tokens write nothing. The chain then needs the vocabulary, which checks
+  // them (GrammarVocabulary::check_preserved).
+  std::vector<int32_t> preserved_tokens;
 };
 
 // Throws std::invalid_argument naming the first parameter out of its range.

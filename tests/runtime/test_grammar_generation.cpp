@@ -3,17 +3,23 @@
 // allows it must not change it), plain string checks of what a grammar
 // forbids, and an independent JSON Schema validator
 // (tests/sampling/json_schema_validator.h) for every output sampled under a
-// schema.
+// schema. Preserved control tokens: stories260K with one of the tokens its
+// greedy output writes made a control token named "<|tool_call|>" (type and
+// text edited, the weights as they were, so the same tokens come out).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
 #include "json/json.h"
 #include "json_schema_validator.h"
 #include "model/model.h"
@@ -50,8 +56,9 @@ std::unique_ptr<Context> new_context(const model::Model& m) {
 Generation generate_from_bos(Context& ctx, const sampling::SamplerParams& params, int32_t max_tokens) {
   const model::Model& m = ctx.model();
   ctx.kv().clear();
+  const bool reads_vocabulary = params.grammar || !params.preserved_tokens.empty();
   sampling::SamplerChain sampler(static_cast<int32_t>(m.hparams().n_vocab), params,
-                                 params.grammar ? m.grammar_vocabulary() : nullptr);
+                                 reads_vocabulary ? m.grammar_vocabulary() : nullptr);
   Generation g;
   GenerateOptions o;
   o.max_tokens = max_tokens;
@@ -254,6 +261,85 @@ TEST(GrammarGeneration, EverySchemaSampleOfASyntheticModelValidates) {
   const auto m = model::Model::load(path);
   EXPECT_GE(sample_under_schemas(*m), 100);
   std::remove(path.c_str());
+}
+
+constexpr int32_t kControlType = 3;  // llama.cpp's LLAMA_TOKEN_TYPE_CONTROL
+const char* const kMarker = "<|tool_call|>";
+
+int32_t most_frequent(const std::vector<int32_t>& ids) {
+  std::map<int32_t, int> counts;
+  for (const int32_t id : ids) ++counts[id];
+  return std::max_element(counts.begin(), counts.end(),
+                          [](const auto& a, const auto& b) { return a.second < b.second; })
+      ->first;
+}
+
+// stories260K with token `id` a control token spelled kMarker.
+std::unique_ptr<model::Model> stories_with_marker(int32_t id) {
+  const auto file = gguf::GgufFile::open(test::stories_path());
+  const gguf::ArrayView texts = file->find("tokenizer.ggml.tokens")->array();
+  const gguf::ArrayView types = file->find("tokenizer.ggml.token_type")->array();
+  std::vector<std::string> edited_texts;
+  std::vector<int32_t> edited_types;
+  for (uint64_t i = 0; i < texts.size(); ++i) {
+    edited_texts.emplace_back(texts.str(i));
+    edited_types.push_back(types.at<int32_t>(i));
+  }
+  edited_texts.at(static_cast<size_t>(id)) = kMarker;
+  edited_types.at(static_cast<size_t>(id)) = kControlType;
+  return model::Model::load(test::edited_stories([&](gguf::GgufWriter& w) {
+    w.set_string_array("tokenizer.ggml.tokens", edited_texts);
+    w.set_array("tokenizer.ggml.token_type", gguf::ValueType::Int32, edited_types.data(), edited_types.size());
+  }));
+}
+
+// The unedited model's pieces of `ids`, token marker_id's written as `marker`.
+std::string spelled(const std::vector<int32_t>& ids, int32_t marker_id, const std::string& marker) {
+  std::string text;
+  for (const int32_t id : ids) text += id == marker_id ? marker : stories().tokenizer().token_to_piece(id, false);
+  return text;
+}
+
+sampling::SamplerParams preserving(int32_t token, const std::string& gbnf = {}) {
+  sampling::SamplerParams p = greedy(gbnf);
+  p.preserved_tokens = {token};
+  return p;
+}
+
+TEST(GrammarGeneration, APreservedControlTokenWritesItsTextAndOthersNothing) {
+  const Generation& plain = unconstrained_greedy();
+  ASSERT_EQ(spelled(plain.ids, -1, ""), plain.text);  // the pieces make the stream
+  const int32_t marker = most_frequent(plain.ids);
+  const auto edited = stories_with_marker(marker);
+  ASSERT_NE(edited->tokenizer().vocab().token(marker).attr & tokenizer::kAttrControl, 0u);
+
+  const Generation dropped = generate_from_bos(*new_context(*edited), greedy(), kGreedyTokens);
+  EXPECT_EQ(dropped.ids, plain.ids);
+  EXPECT_EQ(dropped.text, spelled(plain.ids, marker, ""));
+
+  const Generation kept = generate_from_bos(*new_context(*edited), preserving(marker), kGreedyTokens);
+  EXPECT_EQ(kept.ids, plain.ids);
+  EXPECT_EQ(kept.text, spelled(plain.ids, marker, kMarker));
+  EXPECT_NE(kept.text.find(kMarker), std::string::npos);
+}
+
+TEST(GrammarGeneration, AGrammarSpellingTheMarkerTakesThePreservedTokenOnly) {
+  const Generation& plain = unconstrained_greedy();
+  const int32_t marker = most_frequent(plain.ids);
+  const auto edited = stories_with_marker(marker);
+  const std::string expected = spelled(plain.ids, marker, kMarker);
+  // The greedy text with the marker, as a literal: the greedy tokens fit it
+  // when the token is preserved, and it ends there.
+  const std::string gbnf = "root ::= " + gbnf_literal(expected);
+  const Generation kept = generate_from_bos(*new_context(*edited), preserving(marker, gbnf), 2 * kGreedyTokens);
+  EXPECT_EQ(kept.ids, plain.ids);
+  EXPECT_EQ(kept.text, expected);
+  EXPECT_EQ(kept.reason, StopReason::GrammarEnd);
+  // Not preserved, the token is refused: other tokens spell the marker.
+  const Generation spelled_out = generate_from_bos(*new_context(*edited), greedy(gbnf), 8 * kGreedyTokens);
+  EXPECT_EQ(std::find(spelled_out.ids.begin(), spelled_out.ids.end(), marker), spelled_out.ids.end());
+  EXPECT_EQ(spelled_out.text, expected);
+  EXPECT_EQ(spelled_out.reason, StopReason::GrammarEnd);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <stdexcept>
@@ -105,23 +106,27 @@ std::vector<GrammarVocabulary::Token> made_up_tokens(uint64_t seed) {
   return tokens;
 }
 
-// The reference: a matcher put in the state and fed the token's bytes.
+// The reference: a matcher put in the state and fed the token's bytes (a
+// preserved control token's too).
 bool naive_allows(GrammarMatcher& matcher, const GrammarVocabulary& vocabulary, const GrammarMatcher::State& state,
-                  int32_t token) {
+                  int32_t token, const std::vector<int32_t>& preserved = {}) {
   matcher.restore(state);
   switch (vocabulary.kind(token)) {
     case Kind::kText: return matcher.accept_bytes(vocabulary.bytes(token));
     case Kind::kEndOfGeneration: return matcher.is_complete();
+    case Kind::kControl:
+      return std::find(preserved.begin(), preserved.end(), token) != preserved.end() &&
+             matcher.accept_bytes(vocabulary.bytes(token));
     default: return false;
   }
 }
 
 std::vector<int32_t> naive_allowed(const std::shared_ptr<const Grammar>& grammar, const GrammarVocabulary& vocabulary,
-                                   const GrammarMatcher::State& state) {
+                                   const GrammarMatcher::State& state, const std::vector<int32_t>& preserved = {}) {
   GrammarMatcher matcher(grammar);
   std::vector<int32_t> ids;
   for (int32_t id = 0; id < vocabulary.size(); ++id) {
-    if (naive_allows(matcher, vocabulary, state, id)) ids.push_back(id);
+    if (naive_allows(matcher, vocabulary, state, id, preserved)) ids.push_back(id);
   }
   return ids;
 }
@@ -181,20 +186,24 @@ std::vector<GrammarMatcher::State> states_along(const std::shared_ptr<const Gram
 
 void expect_agreement(const std::shared_ptr<const Grammar>& grammar,
                       const std::shared_ptr<const GrammarVocabulary>& vocabulary,
-                      const std::vector<GrammarMatcher::State>& states, const GrammarStateCache::Limits& limits) {
-  GrammarStage stage(grammar, vocabulary, limits);
+                      const std::vector<GrammarMatcher::State>& states, const GrammarStateCache::Limits& limits,
+                      const std::vector<int32_t>& preserved = {}) {
+  GrammarStage stage(grammar, vocabulary, preserved, limits);
   GrammarMatcher matcher(grammar);
   Pcg32 rng(7);
+  std::vector<int32_t> probes = {0, 1, 2, 3 + '{', 3 + '"', 3 + 0xC3, vocabulary->size() - 1};
+  probes.insert(probes.end(), preserved.begin(), preserved.end());
   for (size_t s = 0; s < states.size(); ++s) {
     const GrammarMatcher::State& state = states[s];
-    const std::vector<int32_t> expected = naive_allowed(grammar, *vocabulary, state);
+    const std::vector<int32_t> expected = naive_allowed(grammar, *vocabulary, state, preserved);
     const std::vector<float> logits = random_logits(rng, vocabulary->size());
     stage.restore(state);
     // The lazy tests first (before a mask exists), then the mask.
     EXPECT_EQ(best_kept(stage, logits, 5), best_of(expected, logits, 5)) << "state " << s;
     EXPECT_EQ(kept(stage, logits), expected) << "state " << s;
-    for (const int32_t id : {0, 1, 2, 3 + '{', 3 + '"', 3 + 0xC3, vocabulary->size() - 1}) {
-      EXPECT_EQ(stage.allows(id), naive_allows(matcher, *vocabulary, state, id)) << "state " << s << " token " << id;
+    for (const int32_t id : probes) {
+      EXPECT_EQ(stage.allows(id), naive_allows(matcher, *vocabulary, state, id, preserved))
+          << "state " << s << " token " << id;
     }
   }
 }
@@ -527,12 +536,24 @@ TEST(SamplerChainGrammar, NeedsTheVocabularyOfItsSize) {
 
 // The qwen3 vocabulary (byte-level BPE, 151,936 tokens): its pieces as the
 // tokenizer writes them, its end-of-generation and control tokens.
+struct Qwen3Vocabulary {
+  std::unique_ptr<tokenizer::Tokenizer> tokenizer;
+  std::shared_ptr<const GrammarVocabulary> vocabulary;
+};
+
+const std::string kQwen3Path = std::string(PEAK_SHARED_DIR) + "/fixtures/vocab/ggml-vocab-qwen3.gguf";
+
+Qwen3Vocabulary qwen3_vocabulary() {
+  const auto file = gguf::GgufFile::open(kQwen3Path);
+  Qwen3Vocabulary q;
+  q.tokenizer = tokenizer::Tokenizer::from_gguf(*file);
+  q.vocabulary = GrammarVocabulary::from_tokenizer(*q.tokenizer, q.tokenizer->n_vocab());
+  return q;
+}
+
 TEST(GrammarStage, AgreesWithANaivePassOnTheQwen3Vocabulary) {
-  const std::string path = std::string(PEAK_SHARED_DIR) + "/fixtures/vocab/ggml-vocab-qwen3.gguf";
-  if (!std::ifstream(path)) GTEST_SKIP() << "no " << path;
-  const auto file = gguf::GgufFile::open(path);
-  const auto tokenizer = tokenizer::Tokenizer::from_gguf(*file);
-  const auto vocabulary = GrammarVocabulary::from_tokenizer(*tokenizer, tokenizer->n_vocab());
+  if (!std::ifstream(kQwen3Path)) GTEST_SKIP() << "no " << kQwen3Path;
+  const auto [tokenizer, vocabulary] = qwen3_vocabulary();
   ASSERT_EQ(vocabulary->size(), 151936);
   EXPECT_EQ(vocabulary->kind(151645), Kind::kEndOfGeneration);  // <|im_end|>
   EXPECT_EQ(vocabulary->kind(151644), Kind::kControl);          // <|im_start|>
@@ -547,6 +568,211 @@ TEST(GrammarStage, AgreesWithANaivePassOnTheQwen3Vocabulary) {
   std::vector<GrammarMatcher::State> some;
   for (size_t i = 0; i < states.size(); i += PEAK_TEST_SANITIZED ? 37 : 9) some.push_back(states[i]);
   expect_agreement(grammar, vocabulary, some, {});
+}
+
+// Preserved tokens: a made-up vocabulary with two control tokens of the same
+// text, one preserved, the marker as a text token too, and a preserved
+// control token whose text JSON allows.
+struct MarkerVocabulary {
+  std::shared_ptr<const GrammarVocabulary> vocabulary;
+  int32_t preserved;  // "<|tool_call|>", control
+  int32_t other;      // "<|tool_call|>", control, never preserved
+  int32_t spelled;    // "<|tool_call|>", text
+  int32_t json;       // "{\"a", control
+  int32_t textless;   // control without text
+};
+
+const char* const kMarkerGrammar = "root ::= \"<|tool_call|>\" [0-9]+\n";
+
+MarkerVocabulary marker_vocabulary(uint64_t seed) {
+  std::vector<GrammarVocabulary::Token> tokens = made_up_tokens(seed);
+  MarkerVocabulary v;
+  const auto add = [&tokens](const std::string& bytes, Kind kind) {
+    tokens.push_back({bytes, kind});
+    return static_cast<int32_t>(tokens.size() - 1);
+  };
+  v.preserved = add("<|tool_call|>", Kind::kControl);
+  v.other = add("<|tool_call|>", Kind::kControl);
+  v.spelled = add("<|tool_call|>", Kind::kText);
+  v.json = add("{\"a", Kind::kControl);
+  v.textless = add("", Kind::kControl);
+  v.vocabulary = std::make_shared<const GrammarVocabulary>(std::move(tokens));
+  return v;
+}
+
+TEST(GrammarStage, APreservedControlTokenCountsAsItsText) {
+  const MarkerVocabulary v = marker_vocabulary(21);
+  const auto grammar = Grammar::parse(kMarkerGrammar);
+  GrammarStage stage(grammar, v.vocabulary, {v.preserved});
+  EXPECT_TRUE(stage.allows(v.preserved));
+  EXPECT_FALSE(stage.allows(v.other));  // the same text, not preserved
+  EXPECT_TRUE(stage.allows(v.spelled));
+  EXPECT_TRUE(stage.allows(3 + '<'));  // the marker spelled byte by byte
+  EXPECT_FALSE(stage.allows(3 + '1'));
+  const std::vector<float> logits(static_cast<size_t>(v.vocabulary->size()), 1.0f);
+  const std::vector<int32_t> allowed = kept(stage, logits);
+  EXPECT_NE(std::find(allowed.begin(), allowed.end(), v.preserved), allowed.end());
+  EXPECT_EQ(std::find(allowed.begin(), allowed.end(), v.other), allowed.end());
+  try {
+    stage.accept(v.other);
+    FAIL() << "accepted a control token that is not preserved";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("a control token is allowed only when preserved"), std::string::npos)
+        << error.what();
+  }
+  stage.accept(v.preserved);                // reads "<|tool_call|>"
+  EXPECT_FALSE(stage.allows(v.preserved));  // digits now: its text does not fit
+  EXPECT_FALSE(stage.allows(v.spelled));
+  EXPECT_FALSE(stage.allows(0));
+  try {
+    stage.accept(v.preserved);
+    FAIL() << "accepted the marker where the grammar wants digits";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_EQ(std::string(error.what()).find("only when preserved"), std::string::npos) << error.what();
+  }
+  stage.accept(3 + '7');
+  EXPECT_TRUE(stage.allows(0));
+  EXPECT_TRUE(stage.allows(3 + '8'));
+}
+
+TEST(GrammarStage, TheMarkerSpelledWithTextTokensStaysAllowed) {
+  const MarkerVocabulary v = marker_vocabulary(22);
+  const auto grammar = Grammar::parse(kMarkerGrammar);
+  for (const std::vector<int32_t>& preserved : {std::vector<int32_t>{}, std::vector<int32_t>{v.preserved}}) {
+    GrammarStage stage(grammar, v.vocabulary, preserved);
+    EXPECT_EQ(stage.allows(v.preserved), !preserved.empty());
+    for (const char c : std::string("<|tool_call|>")) stage.accept(3 + static_cast<uint8_t>(c));
+    stage.accept(3 + '4');
+    EXPECT_TRUE(stage.allows(0));
+    stage.reset();
+    stage.accept(v.spelled);
+    EXPECT_TRUE(stage.allows(3 + '4'));
+  }
+}
+
+TEST(GrammarStage, PreservedTokensAgreeWithANaivePassInMasksAndLazyTests) {
+  const MarkerVocabulary v = marker_vocabulary(23);
+  const std::vector<int32_t> preserved = {v.preserved, v.json};
+  GrammarStateCache::Limits tiny;
+  tiny.max_states = 3;
+  tiny.max_transitions = 600;
+  tiny.mask_bytes = 1;
+  const auto marker = Grammar::parse(kMarkerGrammar);
+  const auto json = Grammar::parse(kJsonGrammar);
+  std::vector<GrammarMatcher::State> json_states = states_along(json, kJsonText);
+  json_states.resize(40);
+  for (const GrammarStateCache::Limits& limits : {GrammarStateCache::Limits{}, tiny}) {
+    SCOPED_TRACE(limits.max_states);
+    expect_agreement(marker, v.vocabulary, states_along(marker, "<|tool_call|>123"), limits, preserved);
+    expect_agreement(json, v.vocabulary, json_states, limits, preserved);
+  }
+}
+
+TEST(SamplerChainGrammar, GreedyAndTopKTakeAPreservedTokenWhereItsTextFits) {
+  const MarkerVocabulary v = marker_vocabulary(24);
+  std::vector<float> logits(static_cast<size_t>(v.vocabulary->size()), 0.0f);
+  logits[static_cast<size_t>(v.other)] = 9.0f;
+  logits[static_cast<size_t>(v.preserved)] = 8.0f;
+  logits.at(3 + '5') = 1.0f;
+  for (const float temperature : {0.0f, 1.0f}) {
+    SamplerParams params;
+    params.grammar = Grammar::parse(kMarkerGrammar);
+    params.preserved_tokens = {v.preserved};
+    params.temperature = temperature;
+    params.top_k = 1;
+    SamplerChain chain(v.vocabulary->size(), params, v.vocabulary);
+    EXPECT_TRUE(chain.preserves(v.preserved));
+    EXPECT_FALSE(chain.preserves(v.other));
+    EXPECT_EQ(chain.sample(logits.data()), v.preserved);
+    chain.accept(v.preserved);
+    EXPECT_EQ(chain.sample(logits.data()), 3 + '5');  // the marker's text cannot come again
+  }
+}
+
+TEST(SamplerChain, WithoutAGrammarAPreservedTokenIsSampledLikeAnyToken) {
+  const MarkerVocabulary v = marker_vocabulary(25);
+  std::vector<float> logits(static_cast<size_t>(v.vocabulary->size()), 0.0f);
+  logits[static_cast<size_t>(v.preserved)] = 5.0f;
+  SamplerParams params;
+  params.temperature = 0.0f;
+  params.preserved_tokens = {v.preserved};
+  SamplerChain chain(v.vocabulary->size(), params, v.vocabulary);
+  EXPECT_EQ(chain.sample(logits.data()), v.preserved);
+  chain.accept(v.preserved);
+  EXPECT_TRUE(chain.preserves(v.preserved));
+}
+
+TEST(SamplerChain, PreservedTokensTheVocabularyRefusesAreClearErrors) {
+  const MarkerVocabulary v = marker_vocabulary(26);
+  const int32_t n = v.vocabulary->size();
+  const std::vector<std::pair<std::vector<int32_t>, std::string>> cases = {
+      {{v.spelled}, "is a text token"},
+      {{0}, "ends the generation"},
+      {{2}, "writes nothing"},
+      {{n}, "is outside the vocabulary"},
+      {{-1}, "is outside the vocabulary"},
+      {{v.textless}, "without text"},
+      {{v.preserved, v.preserved}, "is listed twice"},
+      {{v.json, v.preserved}, "comes after a greater id"},
+  };
+  for (const bool with_grammar : {false, true}) {
+    for (const auto& [tokens, message] : cases) {
+      SamplerParams params;
+      if (with_grammar) params.grammar = Grammar::parse(kMarkerGrammar);
+      params.preserved_tokens = tokens;
+      try {
+        SamplerChain chain(n, params, v.vocabulary);
+        ADD_FAILURE() << "took preserved tokens " << ::testing::PrintToString(tokens);
+      } catch (const std::invalid_argument& error) {
+        EXPECT_NE(std::string(error.what()).find(message), std::string::npos) << error.what();
+      }
+    }
+  }
+  SamplerParams params;
+  params.preserved_tokens = {v.preserved};
+  try {
+    SamplerChain chain(n, params, nullptr);
+    ADD_FAILURE() << "preserved tokens without a vocabulary";
+  } catch (const std::invalid_argument& error) {
+    EXPECT_NE(std::string(error.what()).find("preserved tokens need the vocabulary"), std::string::npos)
+        << error.what();
+  }
+}
+
+// A real control token: qwen3's <|im_start|>, which its tokenizer parses out
+// of the text as one token.
+TEST(GrammarStage, APreservedControlTokenOfTheQwen3Vocabulary) {
+  if (!std::ifstream(kQwen3Path)) GTEST_SKIP() << "no " << kQwen3Path;
+  const auto [tokenizer, vocabulary] = qwen3_vocabulary();
+  const int32_t im_start = 151644;
+  ASSERT_EQ(tokenizer->encode("<|im_start|>", false, true), std::vector<int32_t>{im_start});
+  ASSERT_EQ(vocabulary->kind(im_start), Kind::kControl);
+  EXPECT_EQ(vocabulary->bytes(im_start), "<|im_start|>");
+  EXPECT_THROW(GrammarStage(Grammar::parse("root ::= \"a\"\n"), vocabulary, {151645}), std::invalid_argument);
+
+  const auto grammar = Grammar::parse("root ::= \"<|im_start|>\" [a-z]+\n");
+  GrammarStage preserving(grammar, vocabulary, {im_start});
+  GrammarStage plain(grammar, vocabulary);
+  std::vector<float> logits(static_cast<size_t>(vocabulary->size()), 0.0f);
+  logits[static_cast<size_t>(im_start)] = 10.0f;
+  EXPECT_EQ(best_kept(preserving, logits, 1), std::vector<int32_t>{im_start});
+  const std::vector<int32_t> spelled = best_kept(plain, logits, 1);
+  ASSERT_EQ(spelled.size(), 1u);
+  EXPECT_NE(spelled[0], im_start);
+  EXPECT_EQ(std::string("<|im_start|>").rfind(std::string(vocabulary->bytes(spelled[0])), 0), 0u);
+  const std::vector<int32_t> with = kept(preserving, logits);
+  const std::vector<int32_t> without = kept(plain, logits);
+  EXPECT_NE(std::find(with.begin(), with.end(), im_start), with.end());
+  EXPECT_EQ(std::find(without.begin(), without.end(), im_start), without.end());
+  std::vector<int32_t> rest;
+  std::set_difference(with.begin(), with.end(), without.begin(), without.end(), std::back_inserter(rest));
+  EXPECT_EQ(rest, std::vector<int32_t>{im_start});
+
+  preserving.accept(im_start);
+  EXPECT_FALSE(preserving.allows(im_start));
+  const std::vector<int32_t> word = tokenizer->encode("hello", false, false);
+  ASSERT_FALSE(word.empty());
+  EXPECT_TRUE(preserving.allows(word[0]));
 }
 
 }  // namespace

@@ -1,17 +1,20 @@
 // Once constructed, a sampler chain samples, accepts and resets without touching
 // the heap; a grammar matcher, once its buffers have grown, reads, snapshots and
-// restores without it. This binary replaces the global operator new to count
+// restores without it, and a chain under a grammar samples without it once
+// the grammar's states are known. This binary replaces the global operator new to count
 // allocations.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
 #include "sampling/grammar.h"
 #include "sampling/grammar_matcher.h"
+#include "sampling/grammar_vocabulary.h"
 #include "sampling/pcg32.h"
 #include "sampling/sampler_chain.h"
 
@@ -124,6 +127,51 @@ ws ::= [ \n]*
   g_counting = false;
   EXPECT_TRUE(complete);
   EXPECT_EQ(g_allocations.load(), 0);
+}
+
+// Under a grammar with a preserved control token, on the mask's path and the
+// lazy one: once the grammar's cache has learnt the states and the matcher's
+// two state buffers (it swaps them at each byte) have both grown, sampling and
+// accepting allocate nothing.
+TEST(SamplingNoAlloc, GrammarWithAPreservedTokenOnceWarm) {
+  using Kind = GrammarVocabulary::Kind;
+  std::vector<GrammarVocabulary::Token> tokens = {{"", Kind::kEndOfGeneration}};
+  for (int b = 0; b < 256; ++b) tokens.push_back({std::string(1, static_cast<char>(b)), Kind::kText});
+  const int32_t marker = static_cast<int32_t>(tokens.size());
+  tokens.push_back({"<|tool_call|>", Kind::kControl});
+  tokens.push_back({"<|tool_call|>", Kind::kControl});  // not preserved
+  const auto vocabulary = std::make_shared<const GrammarVocabulary>(std::move(tokens));
+  std::vector<float> logits(static_cast<size_t>(vocabulary->size()));
+  Pcg32 rng(3);
+  for (float& l : logits) l = static_cast<float>(rng.next_unit_double());
+  logits[static_cast<size_t>(marker) + 1] = 9.0f;
+  logits[static_cast<size_t>(marker)] = 8.0f;
+  for (const float temperature : {0.0f, 1.0f}) {
+    SamplerParams params;
+    params.grammar = Grammar::parse("root ::= \"<|tool_call|>\" [0-9]+\n");
+    params.preserved_tokens = {marker};
+    params.temperature = temperature;
+    params.top_k = temperature == 0.0f ? 40 : 0;  // greedy tests lazily, the whole distribution takes the mask
+    SamplerChain chain(vocabulary->size(), params, vocabulary);
+    std::vector<int32_t> sampled;
+    sampled.reserve(16);
+    const auto run = [&] {
+      chain.reset();
+      sampled.clear();
+      for (int i = 0; i < 12; ++i) {
+        sampled.push_back(chain.sample(logits.data()));
+        chain.accept(sampled.back());
+      }
+    };
+    run();  // the cache learns the states; the matcher's buffers grow
+    run();
+    g_allocations = 0;
+    g_counting = true;
+    run();
+    g_counting = false;
+    EXPECT_EQ(g_allocations.load(), 0) << "temperature " << temperature;
+    EXPECT_EQ(sampled.front(), marker);
+  }
 }
 
 }  // namespace

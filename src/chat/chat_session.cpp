@@ -95,6 +95,11 @@ int64_t ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& und
   while (!state_.recent.empty() && recent + incoming > settings_.recent_max) {
     recent -= state_.drop_front();
     ++turn.dropped_messages;
+    // A call's results leave with it: Recent never opens with a result whose call is gone.
+    while (!state_.recent.empty() && state_.recent.front().role == "tool") {
+      recent -= state_.drop_front();
+      ++turn.dropped_messages;
+    }
   }
   const int64_t dropped = before - recent;
   if (dropped == 0) return -1;

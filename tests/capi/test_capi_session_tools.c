@@ -1,7 +1,8 @@
 /* Sessions with tools from C, on the scripted Qwen3 model (tests/chat/
-   scripted_qwen3.h: it answers "Blue." and Qwen3's template renders tools,
-   Hermes calls and tool results): a required call, its result, the answer that
-   follows it, and the errors. */
+   scripted_qwen3.h: it answers "Blue.", or opens a tool call in its place, and
+   Qwen3's template renders tools, Hermes calls and tool results): a required
+   call, its result, the answer that follows it, a call the model opens under
+   tool_choice auto, and the errors. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -122,6 +123,22 @@ int main(void) {
     gp = collecting(&text);
     CHECK(peak_session_chat(s, question, strlen(question), &gp, NULL) == PEAK_OK);
     CHECK(strcmp(text.text, "Blue.") == 0);
+    peak_session_free(s);
+  }
+  peak_model_free(m);
+
+  /* Auto: the model opens a call; the grammar holds the rest of it. */
+  CHECK(peak_model_load(PEAK_SCRIPTED_QWEN3_CALL, NULL, &m) == PEAK_OK);
+  if (!m) return capi_test_summary("test_capi_session_tools");
+  p = tool_params(PEAK_TOOL_CHOICE_AUTO);
+  CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
+  if (s) {
+    gp = collecting(&text);
+    CHECK(peak_session_chat(s, question, strlen(question), &gp, NULL) == PEAK_OK);
+    CHECK(text.length == 0);
+    CHECK(peak_session_n_tool_calls(s) == 1);
+    CHECK(peak_session_get_tool_call(s, 0, &call) == PEAK_OK);
+    CHECK(strcmp(call.name, "get_weather") == 0);
     peak_session_free(s);
   }
   peak_model_free(m);

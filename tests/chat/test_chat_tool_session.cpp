@@ -435,6 +435,26 @@ TEST(ChatToolSession, DroppedCallsAndResultsReachTheSummarizer) {
   EXPECT_NE(dropped.find("Sunny, 21 C"), std::string::npos) << dropped;
 }
 
+// Recent never holds a result without its call: they leave it together.
+TEST(ChatToolSession, ACallAndItsResultsAreDroppedTogether) {
+  SessionSettings s = settings(ToolChoiceMode::Required);
+  s.recent_max = 300;
+  ChatSession session(scripted(Qwen3Script::Answer), s);
+  Streamed streamed;
+  const TurnResult call = turn(session, "Weather in Paris?", streamed);
+  session.append_tool_result(*call.tool_calls[0].id, "Sunny, 21 C");
+  session.set_tool_choice(ToolChoiceMode::Auto, "", true);
+  session.continue_turn(streaming(streamed));
+  for (int i = 0; session.message(1).state == MessageState::InContext && i < 20; ++i) {
+    turn(session, "A colour?", streamed);
+    EXPECT_EQ(session.message(2).state, session.message(1).state) << "after turn " << i;
+  }
+  EXPECT_NE(session.message(1).state, MessageState::InContext);
+  EXPECT_NE(session.cached_tokens().size(), 0u);
+  const std::string cells = scripted(Qwen3Script::Answer).tokenizer().detokenize(session.cached_tokens(), false, true);
+  EXPECT_EQ(cells.find("tool_response"), std::string::npos) << cells;
+}
+
 // The trigger is found however the answer's text is cut, once.
 TEST(TriggerWatch, FindsATextSplitAcrossPieces) {
   TriggerWatch watch("<tool_call>");

@@ -913,8 +913,10 @@ PEAK_API peak_status peak_session_edit_last(peak_session* session, const char* u
    peak_session_chat and peak_session_append refuse a user message
    (PEAK_ERR_INVALID_ARGUMENT saying what comes first). peak_session_regenerate
    of an answer to tool results answers them again (and answers results
-   waiting); peak_session_edit_last refuses both. peak_session_save refuses a
-   conversation with calls or results (session files do not hold them yet). */
+   waiting); peak_session_edit_last refuses both. A saved session keeps its
+   calls and results (and results waiting); peak_session_restore takes such a
+   conversation only into a session whose template and tools render it as it
+   was saved (PEAK_ERR_UNSUPPORTED otherwise). */
 
 /* A tool call of the last answer. The texts are NUL-terminated at their
    lengths and owned by the session: valid until the next call that takes a
@@ -1035,7 +1037,8 @@ PEAK_API peak_status peak_session_save(peak_session* session, const char* path, 
    - summary_max smaller than the saved summary needs: it is cut at its last
      sentence end that fits (the next summary job writes the next one);
    - another system prompt, chat template or enable_thinking: every message is
-     rendered again;
+     rendered again (a conversation with tool calls or results is refused with
+     PEAK_ERR_UNSUPPORTED: it is rendered only as it was saved);
    - the saved KV cache is used when its cells are still those the session
      needs (same segments and KV types), else the cells are prefilled.
    Refused with PEAK_ERR_UNSUPPORTED, the message naming the setting and both

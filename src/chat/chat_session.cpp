@@ -1,6 +1,7 @@
 #include "chat/chat_session.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "runtime/kv_cache.h"
@@ -24,6 +25,24 @@ std::vector<ChatMessage> chat_messages(const std::vector<LoggedMessage>& message
   std::vector<ChatMessage> out;
   for (const LoggedMessage& m : messages) out.push_back(chat_message(m));
   return out;
+}
+
+// The highest n of the ids "call_t<n>c<i>" generated for the log's calls, so
+// that the ids of a restored conversation's next calls are new.
+uint64_t last_call_answer(const std::vector<LoggedMessage>& log) {
+  uint64_t last = 0;
+  for (const LoggedMessage& m : log) {
+    for (const ToolCall& call : m.tool_calls) {
+      const std::string id = call.id.value_or("");
+      if (id.rfind("call_t", 0) != 0) continue;
+      uint64_t n = 0;
+      size_t at = 6;
+      while (at < id.size() && id[at] >= '0' && id[at] <= '9' && n < UINT64_MAX / 10)
+        n = n * 10 + static_cast<uint64_t>(id[at++] - '0');
+      last = std::max(last, n);
+    }
+  }
+  return last;
 }
 
 std::string call_ids(const std::vector<ToolCall>& calls) {
@@ -837,11 +856,6 @@ MessageView ChatSession::message(size_t index) const {
 }
 
 void ChatSession::save(const std::string& path, bool include_kv) {
-  for (const LoggedMessage& m : state_.log) {
-    if (m.role == "tool" || !m.tool_calls.empty()) {
-      throw std::invalid_argument("session files do not hold tool calls and results, and this conversation has them");
-    }
-  }
   // A running summary (and its rebuild) belongs to the state: let it finish,
   // then put it in place (swapping a rebuilt cache in).
   apply_pending_summary(/*wait=*/true);
@@ -858,6 +872,7 @@ void ChatSession::restore(const std::string& path) {
   last_turn_.reset();
   state_ = std::move(fitted.state);
   for (RecentMessage& m : state_.recent) m.serial = next_serial_++;
+  answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer(state_.log));
   try {
     if (fitted.cells) {
       load_saved_cells(*ctx_, fitted, first_recent_cell());

@@ -263,9 +263,11 @@ class ChatSession {
   std::string preview_prompt(const std::string& user_text) const;
 
   // Save / restore: settings, segments and messages, and optionally the KV
-  // cache, in a versioned file with a checksum (format 2; format 1 files are
-  // read too). Saving first waits for a running summary (and its rebuild) and
-  // puts it in place; restoring cancels one. (session_file.h)
+  // cache, in a versioned file with a checksum (format 3 for a conversation
+  // with tool calls or results, else format 2; formats 1 and 2 are read too).
+  // A conversation with tool calls is restored only into a session that
+  // renders it as it was saved (the same template and Prefix, tools included). Saving first waits for a running summary
+  // (and its rebuild) and puts it in place; restoring cancels one. (session_file.h)
   //
   // Restoring re-fits the saved conversation to this session's settings: only
   // another model (SessionMismatch naming what differs: architecture,

@@ -5,6 +5,8 @@
 // template renders the same conversation.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <memory>
@@ -19,6 +21,7 @@
 #include "model/model.h"
 #include "sampling/grammar.h"
 #include "scripted_qwen3.h"
+#include "session_file_edit.h"
 
 namespace peak::chat {
 namespace {
@@ -411,8 +414,18 @@ TEST(ChatToolSession, ToolResultsFollowTheirCalls) {
   expect_refused([&] { session.append_tool_result(id, "again"); }, {id, "already"});
   expect_refused([&] { session.chat("Hello?", streaming(streamed)); }, {"continue_turn"});
   expect_refused([&] { session.append("assistant", "Sunny."); }, {"continue_turn"});
-  expect_refused([&] { session.save(::testing::TempDir() + "tools.peaksession", false); }, {"tool"});
   EXPECT_EQ(session.log().size(), 5u);  // the refusals changed nothing
+}
+
+// A session of tool_choice required: a call to "Weather in Paris?", its
+// result "Sunny, 21 C", and under auto the answer to it ("Blue."). Returns the
+// turn of the call.
+TurnResult call_answered(ChatSession& session, Streamed& streamed) {
+  const TurnResult call = turn(session, "Weather in Paris?", streamed);
+  session.append_tool_result(*call.tool_calls.at(0).id, "Sunny, 21 C");
+  session.set_tool_choice(ToolChoiceMode::Auto, "", true);
+  session.continue_turn(streaming(streamed));
+  return call;
 }
 
 // Dropped from Recent, an answer's calls and a tool's result reach the
@@ -422,10 +435,7 @@ TEST(ChatToolSession, DroppedCallsAndResultsReachTheSummarizer) {
   s.recent_max = 300;  // the Prefix is apart; a call is ~30 tokens, the turns below ~100
   ChatSession session(scripted(Qwen3Script::Answer), s);
   Streamed streamed;
-  const TurnResult call = turn(session, "Weather in Paris?", streamed);
-  session.append_tool_result(*call.tool_calls[0].id, "Sunny, 21 C");
-  session.set_tool_choice(ToolChoiceMode::Auto, "", true);
-  session.continue_turn(streaming(streamed));
+  const TurnResult call = call_answered(session, streamed);
   for (int i = 0; session.message(2).state == MessageState::InContext && i < 20; ++i) {
     turn(session, "Another colour, please, and then one more after that.", streamed);
   }
@@ -441,10 +451,7 @@ TEST(ChatToolSession, ACallAndItsResultsAreDroppedTogether) {
   s.recent_max = 300;
   ChatSession session(scripted(Qwen3Script::Answer), s);
   Streamed streamed;
-  const TurnResult call = turn(session, "Weather in Paris?", streamed);
-  session.append_tool_result(*call.tool_calls[0].id, "Sunny, 21 C");
-  session.set_tool_choice(ToolChoiceMode::Auto, "", true);
-  session.continue_turn(streaming(streamed));
+  call_answered(session, streamed);
   for (int i = 0; session.message(1).state == MessageState::InContext && i < 20; ++i) {
     turn(session, "A colour?", streamed);
     EXPECT_EQ(session.message(2).state, session.message(1).state) << "after turn " << i;
@@ -453,6 +460,104 @@ TEST(ChatToolSession, ACallAndItsResultsAreDroppedTogether) {
   EXPECT_NE(session.cached_tokens().size(), 0u);
   const std::string cells = scripted(Qwen3Script::Answer).tokenizer().detokenize(session.cached_tokens(), false, true);
   EXPECT_EQ(cells.find("tool_response"), std::string::npos) << cells;
+}
+
+std::vector<ChatMessage> logged_messages(const ChatSession& session) {
+  std::vector<ChatMessage> out;
+  for (const LoggedMessage& m : session.log()) {
+    ChatMessage c{m.role, m.content, m.tool_calls};
+    if (m.role == "tool") {
+      c.tool_call_id = m.tool_call_id;
+      c.name = m.name;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+uint32_t file_version(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  uint8_t header[8] = {};
+  const size_t n = f ? std::fread(header, 1, sizeof header, f) : 0;
+  if (f) std::fclose(f);
+  EXPECT_EQ(n, sizeof header);
+  return static_cast<uint32_t>(header[4] | header[5] << 8 | header[6] << 16 | header[7] << 24);
+}
+
+// Calls, results and results waiting survive a session file, which the
+// session then answers and renders as the template does.
+TEST(ChatToolSession, SessionFilesKeepCallsAndResults) {
+  const std::string path = ::testing::TempDir() + "tool_session.peaksession";
+  Streamed streamed;
+  ChatSession saved(scripted(Qwen3Script::Answer), settings(ToolChoiceMode::Required));
+  const TurnResult call = turn(saved, "Weather in Paris?", streamed);
+  saved.append_tool_result(*call.tool_calls[0].id, "Sunny, 21 C");
+  saved.save(path, /*include_kv=*/false);
+  EXPECT_EQ(file_version(path), 3u);
+
+  ChatSession restored(scripted(Qwen3Script::Answer), settings(ToolChoiceMode::Auto));
+  restored.restore(path);
+  ASSERT_EQ(restored.log().size(), 3u);
+  EXPECT_TRUE(restored.tool_results_waiting());
+  ASSERT_EQ(restored.log()[1].tool_calls.size(), 1u);
+  EXPECT_EQ(restored.log()[1].tool_calls[0].id, call.tool_calls[0].id);
+  EXPECT_EQ(restored.log()[1].tool_calls[0].arguments, call.tool_calls[0].arguments);
+  EXPECT_EQ(restored.log()[2].tool_call_id, *call.tool_calls[0].id);
+  EXPECT_EQ(restored.log()[2].name, call.tool_calls[0].name);
+  EXPECT_EQ(restored.cached_tokens(), saved.cached_tokens());
+  EXPECT_EQ(restored.continue_turn(streaming(streamed)).answer, "Blue.");
+  EXPECT_EQ(restored.preview_prompt("Thanks."), template_render(restored, logged_messages(restored)));
+
+  // Saved with its cells after the answer, restored again; a new call gets a new id.
+  restored.save(path, /*include_kv=*/true);
+  ChatSession again(scripted(Qwen3Script::Answer), settings(ToolChoiceMode::Required));
+  again.restore(path);
+  EXPECT_EQ(again.cached_tokens(), restored.cached_tokens());
+  EXPECT_FALSE(again.tool_results_waiting());
+  const TurnResult next = turn(again, "And in Oslo?", streamed);
+  ASSERT_EQ(next.tool_calls.size(), 1u);
+  EXPECT_NE(next.tool_calls[0].id, call.tool_calls[0].id);
+
+  // Rendered otherwise (another system prompt), the calls are refused by name.
+  SessionSettings other = settings(ToolChoiceMode::Auto);
+  other.system_prompt = "Be brief.";
+  ChatSession elsewhere(scripted(Qwen3Script::Answer), other);
+  try {
+    elsewhere.restore(path);
+    ADD_FAILURE() << "restored";
+  } catch (const SessionMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("tool calls"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(elsewhere.log().empty());
+}
+
+// A file whose result answers a call its answer did not make is refused, and
+// the session kept as it was.
+TEST(ChatToolSession, AResultWithoutItsCallIsRefused) {
+  const std::string path = ::testing::TempDir() + "tool_session_bad.peaksession";
+  Streamed streamed;
+  ChatSession saved(scripted(Qwen3Script::Answer), settings(ToolChoiceMode::Required));
+  const TurnResult call = turn(saved, "Weather in Paris?", streamed);
+  const std::string id = *call.tool_calls[0].id;
+  saved.append_tool_result(id, "Sunny");
+  saved.save(path, /*include_kv=*/false);
+  // The payload (after the 16-byte header, before the 8-byte checksum): the
+  // result's tool_call_id is the id's last occurrence.
+  const std::vector<uint8_t> bytes = testing::read_bytes(path);
+  std::vector<uint8_t> payload(bytes.begin() + 16, bytes.end() - 8);
+  const std::string text(payload.begin(), payload.end());
+  const size_t at = text.rfind(id);
+  ASSERT_NE(at, std::string::npos);
+  payload[at + id.size() - 1] = payload[at + id.size() - 1] == '9' ? '8' : '9';
+  testing::write_bytes(path, testing::frame_session_payload(payload, 3));
+  ChatSession session(scripted(Qwen3Script::Answer), settings(ToolChoiceMode::Auto));
+  try {
+    session.restore(path);
+    ADD_FAILURE() << "restored";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("did not make"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(session.log().empty());
 }
 
 // The trigger is found however the answer's text is cut, once.

@@ -398,10 +398,10 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
   // One message alone exceeds the window: only then is a message cut, keeping its end.
   std::string prompt_text;
   for (const LoggedMessage& m : prompt.messages) prompt_text += summary_text(m);
-  const size_t prompt_cut =
-      settings_.mode == MemoryMode::None
-          ? 0
-          : state_.cut_long_segment(segment, settings_.recent_max, prompt_text, segment.size(), "");
+  const size_t prompt_cut = settings_.mode == MemoryMode::None
+                                ? 0
+                                : state_.cut_long_segment(segment, settings_.recent_max, prompt_text, segment.size(),
+                                                          "", prompt.messages.front().role);
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
   const int64_t turn_first_cell = ctx_->kv().used();
   generate_answer(segment, options, on_reasoning, turn);
@@ -435,7 +435,7 @@ void ChatSession::generate_answer(const std::vector<int32_t>& segment, const run
     po.tools = tools_.tools;
     calls.emplace(*tools_.format, po);
   }
-  const bool waits_for_trigger = tools_.grammar && !tools_.trigger.empty() && !settings_.sampler.grammar;
+  const bool waits_for_trigger = tools_.grammar && !tools_.trigger.empty();
   TriggerWatch trigger(waits_for_trigger ? tools_.trigger : std::string());
   ParsedResponse parsed;
   bool stopped = false;

@@ -42,13 +42,13 @@ void SessionState::cut_front(int64_t n) {
 }
 
 size_t SessionState::cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
-                                      size_t user_part, const std::string& answer) {
+                                      size_t user_part, const std::string& answer, const std::string& prompt_role) {
   if (static_cast<int64_t>(segment.size()) <= limit) return 0;
   const size_t cut = segment.size() - static_cast<size_t>(limit);
   if (cut < user_part) {
-    dropped_text += cut_message_line("user", user_text);
+    dropped_text += cut_message_line(prompt_role, user_text);
   } else {
-    dropped_text += dropped_message_line("user", user_text);
+    dropped_text += dropped_message_line(prompt_role, user_text);
     if (cut > user_part) dropped_text += cut_message_line("assistant", answer);
   }
   count_dropped(static_cast<int64_t>(cut));

@@ -87,9 +87,10 @@ struct SessionState {
   // Cuts `segment` (the tokens of a message, or of a user message and its
   // answer, the user's first `user_part`) to its last `limit` tokens when
   // longer, counting the cut as dropped with the start of the message in the
-  // dropped text; returns how many tokens were cut.
+  // dropped text; returns how many tokens were cut. `prompt_role`: whose
+  // message it is (tool results answered in one turn are one segment).
   size_t cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text, size_t user_part,
-                          const std::string& answer);
+                          const std::string& answer, const std::string& prompt_role = "user");
   void count_dropped(int64_t cells);
 };
 

@@ -106,6 +106,19 @@ ChatMessage tool_message(const std::string& id, const std::string& name, const s
   return m;
 }
 
+std::vector<ChatMessage> logged_messages(const ChatSession& session) {
+  std::vector<ChatMessage> out;
+  for (const LoggedMessage& m : session.log()) {
+    ChatMessage c{m.role, m.content, m.tool_calls};
+    if (m.role == "tool") {
+      c.tool_call_id = m.tool_call_id;
+      c.name = m.name;
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 json::Value parsed(const std::string& text) {
   json::Value value;
   std::string error;
@@ -348,6 +361,25 @@ TEST(ChatToolSession, ThinkingComesBeforeTheCalls) {
   }
 }
 
+// The answer to a result reasons first too, and keeps only its answer.
+TEST(ChatToolSession, TheAnswerToAResultReasonsFirst) {
+  ChatSession session(scripted(Qwen3Script::Answer), settings(ToolChoiceMode::Required, /*thinking=*/true));
+  Streamed streamed;
+  const TurnResult call = turn(session, "Weather in Paris?", streamed);
+  ASSERT_EQ(call.tool_calls.size(), 1u);
+  session.append_tool_result(*call.tool_calls[0].id, "Sunny");
+  session.set_tool_choice(ToolChoiceMode::Auto, "", true);
+  Streamed next;
+  const TurnResult answer = session.continue_turn(streaming(next), [&](const std::string& piece) {
+    next.reasoning += piece;
+    return true;
+  });
+  EXPECT_EQ(answer.reasoning, "Reason");
+  EXPECT_EQ(next.reasoning, "Reason");
+  EXPECT_EQ(answer.answer, "Blue.");
+  EXPECT_EQ(session.preview_prompt("Thanks."), template_render(session, logged_messages(session), true));
+}
+
 // tool_choice none: no tools in the prompt, and a call the model writes is text.
 TEST(ChatToolSession, ToolChoiceNoneLeavesTheToolsOut) {
   ChatSession session(scripted(Qwen3Script::Call), settings(ToolChoiceMode::None));
@@ -460,19 +492,6 @@ TEST(ChatToolSession, ACallAndItsResultsAreDroppedTogether) {
   EXPECT_NE(session.cached_tokens().size(), 0u);
   const std::string cells = scripted(Qwen3Script::Answer).tokenizer().detokenize(session.cached_tokens(), false, true);
   EXPECT_EQ(cells.find("tool_response"), std::string::npos) << cells;
-}
-
-std::vector<ChatMessage> logged_messages(const ChatSession& session) {
-  std::vector<ChatMessage> out;
-  for (const LoggedMessage& m : session.log()) {
-    ChatMessage c{m.role, m.content, m.tool_calls};
-    if (m.role == "tool") {
-      c.tool_call_id = m.tool_call_id;
-      c.name = m.name;
-    }
-    out.push_back(c);
-  }
-  return out;
 }
 
 uint32_t file_version(const std::string& path) {

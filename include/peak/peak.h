@@ -768,7 +768,18 @@ typedef enum peak_rebuild_strategy {
   PEAK_REBUILD_BACKGROUND = 2
 } peak_rebuild_strategy;
 
+/* OpenAI's tool_choice for a session's answers (peak_session_params.tools_json). */
+typedef enum peak_tool_choice {
+  PEAK_TOOL_CHOICE_NONE = 0,     /* the tools are left out of the prompt, calls are not read: answers are text */
+  PEAK_TOOL_CHOICE_AUTO = 1,     /* text, calls, or text then calls (default) */
+  PEAK_TOOL_CHOICE_REQUIRED = 2, /* one call or more from the answer's start */
+  PEAK_TOOL_CHOICE_FUNCTION = 3  /* calls of peak_session_params.tool_function only, from the answer's start */
+} peak_tool_choice;
+
 typedef struct peak_session_params {
+  /* sizeof(peak_session_params); a caller built against the header before the
+     tool fields declares offsetof(peak_session_params, tools_json), and those
+     fields keep their defaults. */
   size_t struct_size;
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */
@@ -799,6 +810,28 @@ typedef struct peak_session_params {
      (with the end of its reasoning, or where it could still have opened one)
      that the grammar refuses fails the turn with PEAK_ERR_INVALID_ARGUMENT. */
   peak_sampler_params sampler;
+  /* Tools: OpenAI's tools array as JSON text ([{"type": "function", "function":
+     {"name": string, "description"?: string, "parameters"?: JSON Schema}}]),
+     written into the Prefix by the model's own chat template, so fixed for the
+     session's life; NULL (default): none. Under a tool_choice other than NONE an
+     answer may call them: its text streams through on_text without the calls'
+     markup, and peak_session_get_tool_call gives the calls, held by a grammar
+     to the tools' schemas (which excludes sampler.grammar and
+     sampler.json_schema: PEAK_ERR_INVALID_ARGUMENT naming both). With AUTO the
+     grammar starts where the format's opening marker appears in the answer
+     (after any reasoning); REQUIRED and FUNCTION hold the whole answer, after
+     the reasoning as a grammar does. Invalid JSON or tools not of that shape
+     give PEAK_ERR_INVALID_ARGUMENT naming the JSON path ("tools[0].function.name:
+     ..."), as does a template that puts tools elsewhere than before the
+     conversation, or chat_template "raw". */
+  const char* tools_json;
+  peak_tool_choice tool_choice; /* default PEAK_TOOL_CHOICE_AUTO */
+  const char* tool_function;    /* PEAK_TOOL_CHOICE_FUNCTION: the function's name; else NULL */
+  int parallel_tool_calls;      /* 1 (default): an answer may make several calls; 0: one */
+  /* The format calls are written in (the names at peak_tool_parse_params); NULL
+     (default): the one the model's template renders past calls in, or "generic"
+     for a named built-in template. */
+  const char* tool_call_format;
 } peak_session_params;
 
 PEAK_API peak_session_params peak_session_default_params(void);
@@ -818,9 +851,10 @@ PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_t
 
 /* Who wrote a message. */
 typedef enum peak_role {
-  PEAK_ROLE_SYSTEM = 0,    /* the system prompt (a session parameter) */
+  PEAK_ROLE_SYSTEM = 0, /* the system prompt (a session parameter) */
   PEAK_ROLE_USER = 1,
-  PEAK_ROLE_ASSISTANT = 2
+  PEAK_ROLE_ASSISTANT = 2,
+  PEAK_ROLE_TOOL = 3 /* a tool's result (peak_session_add_tool_result) */
 } peak_role;
 
 /* Where a message is for the model. */
@@ -845,8 +879,9 @@ typedef struct peak_session_message {
 } peak_session_message;
 
 /* The conversation as an app shows it: the system prompt (when the session has
-   one) as message 0, then every user and assistant message in order, those
-   dropped into the summary included. 0 for NULL. */
+   one) as message 0, then every user, assistant and tool message in order, those
+   dropped into the summary included (an answer that only called tools has an
+   empty text). 0 for NULL. */
 PEAK_API size_t peak_session_n_messages(const peak_session* session);
 /* Message `index` (0 .. peak_session_n_messages - 1). */
 PEAK_API peak_status peak_session_get_message(const peak_session* session, size_t index,
@@ -881,6 +916,63 @@ PEAK_API peak_status peak_session_regenerate(peak_session* session, const peak_g
 /* As peak_session_regenerate, with `user_text` in place of the last user message. */
 PEAK_API peak_status peak_session_edit_last(peak_session* session, const char* user_text, size_t length,
                                             const peak_generate_params* params, peak_generate_result* result);
+/* ---- tools in a session (peak_session_params.tools_json) ----
+
+   A turn whose answer calls tools goes on: user message, the answer with its
+   calls, a result for each call (peak_session_add_tool_result), then the next
+   answer (peak_session_continue), which may call tools again. While an answer's
+   calls wait for their results, or results wait for their answer,
+   peak_session_chat and peak_session_append refuse a user message
+   (PEAK_ERR_INVALID_ARGUMENT saying what comes first). peak_session_regenerate
+   of an answer to tool results answers them again (and answers results
+   waiting); peak_session_edit_last refuses both. A saved session keeps its
+   calls and results (and results waiting); peak_session_restore takes such a
+   conversation only into a session whose template and tools render it as it
+   was saved (PEAK_ERR_UNSUPPORTED otherwise). */
+
+/* A tool call of the last answer. The texts are NUL-terminated at their
+   lengths and owned by the session: valid until the next call that takes a
+   non-const peak_session*. */
+typedef struct peak_tool_call {
+  size_t struct_size; /* set to sizeof(peak_tool_call) before the call */
+  const char* id;     /* unique within the session: "call_t<n>c<i>", the n-th answer read for calls, its
+                         i-th call (or the id the model wrote, in formats that have one) */
+  size_t id_length;
+  const char* name; /* one of the tools */
+  size_t name_length;
+  const char* arguments; /* the arguments as the text of a JSON object */
+  size_t arguments_length;
+} peak_tool_call;
+
+/* The calls of the conversation's last answer (the last assistant message,
+   results appended after it or not): 0 when it made none, or for NULL. Const:
+   safe while no other call on the session runs, as for peak_session_get_message. */
+PEAK_API size_t peak_session_n_tool_calls(const peak_session* session);
+/* Call `index` (0 .. peak_session_n_tool_calls - 1) of the last answer. */
+PEAK_API peak_status peak_session_get_tool_call(const peak_session* session, size_t index, peak_tool_call* call);
+/* The result (`length` bytes of UTF-8 text; content may be NULL when length is
+   0) of the call `tool_call_id` (NUL-terminated) of the last answer, kept as a
+   message of PEAK_ROLE_TOOL and read by peak_session_continue.
+   PEAK_ERR_INVALID_ARGUMENT, changing nothing, when the last answer made no
+   such call or its result was given already. */
+PEAK_API peak_status peak_session_add_tool_result(peak_session* session, const char* tool_call_id, const char* content,
+                                                  size_t length);
+/* The answer to the tool results added since the last answer (usually once
+   every call has its result), streamed and kept as peak_session_chat does with
+   a user turn, and taken back the same way when it fails.
+   PEAK_ERR_INVALID_ARGUMENT, changing nothing, when no result waits. */
+PEAK_API peak_status peak_session_continue(peak_session* session, const peak_generate_params* params,
+                                           peak_generate_result* result);
+/* tool_choice, tool_function and parallel_tool_calls from the next answer on
+   (as in peak_session_params). The tools stay as the prompt holds them: a
+   session created with PEAK_TOOL_CHOICE_NONE has none there and refuses
+   another choice; one created with another may move to NONE (no grammar, no
+   calls read, the tools still in the prompt). PEAK_ERR_INVALID_ARGUMENT,
+   changing nothing, for a choice out of range, a function not among the tools,
+   or a sampler grammar beside a choice other than NONE. */
+PEAK_API peak_status peak_session_set_tool_choice(peak_session* session, peak_tool_choice choice,
+                                                  const char* tool_function, int parallel_tool_calls);
+
 /* Sampling from the next answer on (regenerate and edit included): the session's
    `sampler` parameters are replaced. The penalty window keeps what it holds when
    penalty_last_n stays the same, else holds Recent's tokens; the random sequence
@@ -957,7 +1049,8 @@ PEAK_API peak_status peak_session_save(peak_session* session, const char* path, 
    - summary_max smaller than the saved summary needs: it is cut at its last
      sentence end that fits (the next summary job writes the next one);
    - another system prompt, chat template or enable_thinking: every message is
-     rendered again;
+     rendered again (a conversation with tool calls or results is refused with
+     PEAK_ERR_UNSUPPORTED: it is rendered only as it was saved);
    - the saved KV cache is used when its cells are still those the session
      needs (same segments and KV types), else the cells are prefilled.
    Refused with PEAK_ERR_UNSUPPORTED, the message naming the setting and both

@@ -1,4 +1,5 @@
 // peak_session_*: SSSKV-lite chat sessions through the C API.
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,32 @@ using peak::capi::fail;
 using peak::capi::guarded;
 using peak::capi::kMaxTokenCount;
 using peak::capi::raw_enum;
+
+// Callers built before the tool fields declare the size up to them.
+constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, tools_json);
+
+// The tool choice as the session takes it; false (an error set) out of range.
+bool tool_choice_from_c(peak_tool_choice choice, peak::chat::ToolChoiceMode* out) {
+  const int raw = raw_enum(choice);
+  if (raw < PEAK_TOOL_CHOICE_NONE || raw > PEAK_TOOL_CHOICE_FUNCTION) {
+    fail(PEAK_ERR_INVALID_ARGUMENT, "tool_choice is " + std::to_string(raw) +
+                                        "; it must be PEAK_TOOL_CHOICE_NONE (0), PEAK_TOOL_CHOICE_AUTO (1), "
+                                        "PEAK_TOOL_CHOICE_REQUIRED (2) or PEAK_TOOL_CHOICE_FUNCTION (3)");
+    return false;
+  }
+  *out = static_cast<peak::chat::ToolChoiceMode>(raw);
+  return true;
+}
+
+// The last answer of the conversation (results may follow it), or null.
+const peak::chat::LoggedMessage* last_answer(const peak_session* session) {
+  const std::vector<peak::chat::LoggedMessage>& log = session->session->log();
+  for (auto m = log.rbegin(); m != log.rend(); ++m) {
+    if (m->role == "assistant") return &*m;
+    if (m->role != "tool") return nullptr;
+  }
+  return nullptr;
+}
 
 // Checks the token counts of session parameters, which the session keeps as
 // int32_t or int64_t.
@@ -77,6 +104,8 @@ peak_session_params peak_session_default_params(void) {
   p.background_summary = 1;
   p.n_batch = 512;
   p.sampler = peak_sampler_default_params();
+  p.tool_choice = PEAK_TOOL_CHOICE_AUTO;
+  p.parallel_tool_calls = 1;
   return p;
 }
 
@@ -85,11 +114,14 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   *out = nullptr;
   PEAK_CHECK_ARG(model, "peak_session_create: model");
   if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
-  const peak_session_params p = params ? *params : peak_session_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_session_params), "peak_session_params") ||
+  peak_session_params p;
+  if (!peak::capi::read_versioned_params(params, peak_session_default_params(), {kSessionParamsFirstSize},
+                                         "peak_session_params", &p) ||
       !peak::capi::struct_size_ok(p.sampler.struct_size, sizeof(peak_sampler_params), "peak_session_params.sampler")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  peak::chat::ToolChoiceMode tool_choice;
+  if (!tool_choice_from_c(p.tool_choice, &tool_choice)) return PEAK_ERR_INVALID_ARGUMENT;
   const int mode = raw_enum(p.mode), rebuild = raw_enum(p.rebuild);
   if (mode < PEAK_MEMORY_SSSKV || mode > PEAK_MEMORY_NONE) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "mode is " + std::to_string(mode) +
@@ -129,6 +161,11 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.n_batch = static_cast<int64_t>(p.n_batch);
     s.summarizer.n_batch = static_cast<int64_t>(p.n_batch);
     s.sampler = sampler_params_from_c(p.sampler);
+    s.tools = p.tools_json ? p.tools_json : "";
+    s.tool_choice = tool_choice;
+    s.tool_function = p.tool_function ? p.tool_function : "";
+    s.parallel_tool_calls = p.parallel_tool_calls != 0;
+    s.tool_call_format = p.tool_call_format ? p.tool_call_format : "";
     auto session = std::make_unique<peak_session>();
     session->model = model;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);
@@ -162,7 +199,10 @@ peak_status peak_session_get_message(const peak_session* session, size_t index, 
                                                " of a conversation of " + std::to_string(n) + " messages");
   }
   const peak::chat::MessageView m = session->session->message(index);
-  message->role = m.role == "system" ? PEAK_ROLE_SYSTEM : m.role == "user" ? PEAK_ROLE_USER : PEAK_ROLE_ASSISTANT;
+  message->role = m.role == "system" ? PEAK_ROLE_SYSTEM
+                  : m.role == "user" ? PEAK_ROLE_USER
+                  : m.role == "tool" ? PEAK_ROLE_TOOL
+                                     : PEAK_ROLE_ASSISTANT;
   message->state = m.state == peak::chat::MessageState::InContext    ? PEAK_MESSAGE_IN_CONTEXT
                    : m.state == peak::chat::MessageState::Summarized ? PEAK_MESSAGE_SUMMARIZED
                                                                      : PEAK_MESSAGE_DROPPED;
@@ -201,6 +241,65 @@ peak_status peak_session_edit_last(peak_session* session, const char* user_text,
   if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_edit_last: user_text is NULL");
   return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
     return session->session->edit_last(std::string(user_text ? user_text : "", length), o, on_reasoning);
+  });
+}
+
+size_t peak_session_n_tool_calls(const peak_session* session) {
+  const peak::chat::LoggedMessage* answer = session ? last_answer(session) : nullptr;
+  return answer ? answer->tool_calls.size() : 0;
+}
+
+peak_status peak_session_get_tool_call(const peak_session* session, size_t index, peak_tool_call* call) {
+  PEAK_CHECK_ARG(session, "peak_session_get_tool_call: session");
+  PEAK_CHECK_ARG(call, "peak_session_get_tool_call: call");
+  if (!peak::capi::struct_size_ok(call->struct_size, sizeof(peak_tool_call), "peak_tool_call")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  const peak::chat::LoggedMessage* answer = last_answer(session);
+  const size_t n = answer ? answer->tool_calls.size() : 0;
+  if (!answer || index >= n) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_tool_call: index " + std::to_string(index) +
+                                               " of an answer of " + std::to_string(n) + " tool calls");
+  }
+  const peak::chat::ToolCall& c = answer->tool_calls[index];
+  static const std::string kNoId;
+  const std::string& id = c.id ? *c.id : kNoId;
+  call->id = id.c_str();
+  call->id_length = id.size();
+  call->name = c.name.c_str();
+  call->name_length = c.name.size();
+  call->arguments = c.arguments.c_str();
+  call->arguments_length = c.arguments.size();
+  return PEAK_OK;
+}
+
+peak_status peak_session_add_tool_result(peak_session* session, const char* tool_call_id, const char* content,
+                                         size_t length) {
+  PEAK_CHECK_ARG(session, "peak_session_add_tool_result: session");
+  PEAK_CHECK_ARG(tool_call_id, "peak_session_add_tool_result: tool_call_id");
+  if (!content && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_add_tool_result: content is NULL");
+  return guarded([&] {
+    session->session->append_tool_result(tool_call_id, std::string(content ? content : "", length));
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_continue(peak_session* session, const peak_generate_params* params,
+                                  peak_generate_result* result) {
+  PEAK_CHECK_ARG(session, "peak_session_continue: session");
+  return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
+    return session->session->continue_turn(o, on_reasoning);
+  });
+}
+
+peak_status peak_session_set_tool_choice(peak_session* session, peak_tool_choice choice, const char* tool_function,
+                                         int parallel_tool_calls) {
+  PEAK_CHECK_ARG(session, "peak_session_set_tool_choice: session");
+  peak::chat::ToolChoiceMode mode;
+  if (!tool_choice_from_c(choice, &mode)) return PEAK_ERR_INVALID_ARGUMENT;
+  return guarded([&] {
+    session->session->set_tool_choice(mode, tool_function ? tool_function : "", parallel_tool_calls != 0);
+    return PEAK_OK;
   });
 }
 

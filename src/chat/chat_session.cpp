@@ -1,6 +1,7 @@
 #include "chat/chat_session.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 
 #include "runtime/kv_cache.h"
@@ -11,14 +12,43 @@
 namespace peak::chat {
 namespace {
 
-// A grammar reads the model's vocabulary, and the answer alone.
-sampling::SamplerChain make_sampler(const model::Model& model, const sampling::SamplerParams& params) {
-  sampling::SamplerChain chain(static_cast<int32_t>(model.hparams().n_vocab), params,
-                               params.grammar ? model.grammar_vocabulary() : nullptr);
-  if (params.grammar) {
-    chain.set_reasoning_grammars(*reasoning_opening_grammar(ReasoningMarkers{}), *reasoning_separator_grammar());
+ChatMessage chat_message(const LoggedMessage& m) {
+  ChatMessage c{m.role, m.content, m.tool_calls};
+  if (m.role == "tool") {
+    c.tool_call_id = m.tool_call_id;
+    c.name = m.name;
   }
-  return chain;
+  return c;
+}
+
+std::vector<ChatMessage> chat_messages(const std::vector<LoggedMessage>& messages) {
+  std::vector<ChatMessage> out;
+  for (const LoggedMessage& m : messages) out.push_back(chat_message(m));
+  return out;
+}
+
+// The highest n of the ids "call_t<n>c<i>" generated for the log's calls, so
+// that the ids of a restored conversation's next calls are new.
+uint64_t last_call_answer(const std::vector<LoggedMessage>& log) {
+  uint64_t last = 0;
+  for (const LoggedMessage& m : log) {
+    for (const ToolCall& call : m.tool_calls) {
+      const std::string id = call.id.value_or("");
+      if (id.rfind("call_t", 0) != 0) continue;
+      uint64_t n = 0;
+      size_t at = 6;
+      while (at < id.size() && id[at] >= '0' && id[at] <= '9' && n < UINT64_MAX / 10)
+        n = n * 10 + static_cast<uint64_t>(id[at++] - '0');
+      last = std::max(last, n);
+    }
+  }
+  return last;
+}
+
+std::string call_ids(const std::vector<ToolCall>& calls) {
+  std::string ids;
+  for (const ToolCall& call : calls) ids += (ids.empty() ? "" : ", ") + call.id.value_or("");
+  return ids;
 }
 
 size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -29,11 +59,26 @@ size_t common_prefix(const std::vector<int32_t>& a, const std::vector<int32_t>& 
 
 }  // namespace
 
+// A grammar reads the model's vocabulary, and the answer alone.
+sampling::SamplerChain ChatSession::make_sampler(const sampling::SamplerParams& params,
+                                                 const SessionTools& tools) const {
+  sampling::SamplerParams p = params;
+  if (!p.grammar) p.grammar = tools.grammar;
+  sampling::SamplerChain chain(static_cast<int32_t>(model_.hparams().n_vocab), p,
+                               p.grammar ? model_.grammar_vocabulary() : nullptr);
+  if (p.grammar) {
+    chain.set_reasoning_grammars(*reasoning_opening_grammar(ReasoningMarkers{}), *reasoning_separator_grammar());
+  }
+  return chain;
+}
+
 ChatSession::ChatSession(const model::Model& model, const SessionSettings& settings)
     : model_(model),
       settings_(settings),
-      encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking)),
-      sampler_(make_sampler(model, settings.sampler)) {
+      tools_(session_tools(model, settings)),
+      encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking,
+                                                   tools_.rendered)),
+      sampler_(make_sampler(settings.sampler, tools_)) {
   validate_session_settings(settings_);
   prefix_ = encoder_->prefix(settings_.system_prompt);
   const int64_t summary_cells = settings_.mode == MemoryMode::Ssskv ? settings_.summary_max : 0;
@@ -69,6 +114,11 @@ int64_t ChatSession::make_room(int64_t incoming, TurnResult& turn, TurnUndo& und
   while (!state_.recent.empty() && recent + incoming > settings_.recent_max) {
     recent -= state_.drop_front();
     ++turn.dropped_messages;
+    // A call's results leave with it: Recent never opens with a result whose call is gone.
+    while (!state_.recent.empty() && state_.recent.front().role == "tool") {
+      recent -= state_.drop_front();
+      ++turn.dropped_messages;
+    }
   }
   const int64_t dropped = before - recent;
   if (dropped == 0) return -1;
@@ -139,31 +189,50 @@ bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   return summary_jobs_->put_in_place(ctx_, prefix_, state_, times.catch_up);
 }
 
-void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
-                              const std::string& user_text, const std::string& answer,
+void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& prompt_tokens, size_t prompt_cut,
+                              const TurnPrompt& prompt, const LoggedMessage& answer,
                               const std::vector<int32_t>& generated) {
-  // The cells of this turn hold the user segment and what was generated after
-  // it (the end-of-generation token is sampled, not evaluated). Keep what
-  // agrees with the turn as the template renders it in history (the answer
-  // without reasoning, then the closing marker) and evaluate the rest.
+  // The cells of this turn hold the prompt's segment and what was generated
+  // after it (the end-of-generation token is sampled, not evaluated). Keep
+  // what agrees with the turn as the template renders it in history (the
+  // answer without reasoning, then the closing marker) and evaluate the rest.
   runtime::KvCache& kv = ctx_->kv();
-  std::vector<int32_t> canonical = encoder_->history_tokens(user_text, answer);
-  // A message longer than the window lost its first user_cut tokens.
-  canonical.erase(canonical.begin(), canonical.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, canonical.size())));
-  std::vector<int32_t> cells = user_tokens;
-  const int64_t answer_cells = kv.used() - turn_first_cell - static_cast<int64_t>(user_tokens.size());
+  std::vector<ChatMessage> turn = chat_messages(prompt.messages);
+  turn.push_back(chat_message(answer));
+  std::vector<int32_t> canonical =
+      prompt.continuation() ? encoder_->history_after(prompt.context, turn) : encoder_->history_tokens(turn);
+  // A message longer than the window lost its first prompt_cut tokens.
+  canonical.erase(canonical.begin(),
+                  canonical.begin() + static_cast<std::ptrdiff_t>(std::min(prompt_cut, canonical.size())));
+  std::vector<int32_t> cells = prompt_tokens;
+  const int64_t answer_cells = kv.used() - turn_first_cell - static_cast<int64_t>(prompt_tokens.size());
   cells.insert(cells.end(), generated.begin(), generated.begin() + answer_cells);
-  size_t same = 0;
-  while (same < cells.size() && same < canonical.size() && cells[same] == canonical[same]) ++same;
+  const size_t same = common_prefix(cells, canonical);
   kv.remove(turn_first_cell + static_cast<int64_t>(same), static_cast<int64_t>(cells.size() - same));
   // Without room for all of it (an answer cut by the context's end), what fits.
   const int64_t missing = std::min<int64_t>(static_cast<int64_t>(canonical.size() - same), kv.free_cells());
   if (missing > 0) ctx_->eval(canonical.data() + same, missing);
 
   const size_t kept = same + static_cast<size_t>(std::max<int64_t>(missing, 0));
-  const size_t user_part = std::min(user_tokens.size(), same);
-  push_recent("user", user_text, std::vector<int32_t>(canonical.begin(), canonical.begin() + user_part));
-  push_recent("assistant", answer, std::vector<int32_t>(canonical.begin() + user_part, canonical.begin() + kept));
+  const size_t prompt_part = std::min(prompt_tokens.size(), same);
+  // Tool results share the prompt's tokens where each one's render ends.
+  size_t from = 0;
+  for (size_t i = 0; i < prompt.messages.size(); ++i) {
+    size_t to = prompt_part;
+    if (i + 1 < prompt.messages.size()) {
+      const std::vector<ChatMessage> first(turn.begin(), turn.begin() + static_cast<std::ptrdiff_t>(i + 1));
+      to = std::max(from,
+                    std::min(prompt_part, common_prefix(encoder_->history_after(prompt.context, first), canonical)));
+    }
+    const LoggedMessage& m = prompt.messages[i];
+    push_recent(m.role, summary_text(m),
+                std::vector<int32_t>(canonical.begin() + static_cast<std::ptrdiff_t>(from),
+                                     canonical.begin() + static_cast<std::ptrdiff_t>(to)));
+    from = to;
+  }
+  push_recent("assistant", summary_text(answer),
+              std::vector<int32_t>(canonical.begin() + static_cast<std::ptrdiff_t>(prompt_part),
+                                   canonical.begin() + static_cast<std::ptrdiff_t>(kept)));
 }
 
 void ChatSession::push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens) {
@@ -176,6 +245,7 @@ ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
       stats(s.state_.stats),
       sampler(s.sampler_),
       log_size(s.state_.log.size()),
+      unsent(s.state_.unsent),
       rebuild_taken_back_from(s.summary_jobs_ ? s.summary_jobs_->taken_back_from() : CacheRebuild::kNoneTakenBack),
       cells(s.ctx_->kv()) {}
 
@@ -203,6 +273,44 @@ void ChatSession::finish_turn(TurnResult& turn, TurnUndo undo, bool generated) {
   }
 }
 
+ChatSession::TurnPrompt ChatSession::user_prompt(const std::string& user_text) {
+  return TurnPrompt{{}, {LoggedMessage{"user", user_text}}};
+}
+
+size_t ChatSession::tool_results_before(size_t end) const {
+  size_t n = 0;
+  while (n < end && state_.log[end - 1 - n].role == "tool") ++n;
+  return n;
+}
+
+ChatSession::TurnPrompt ChatSession::tool_results_prompt(size_t end) const {
+  const size_t results = end - tool_results_before(end);
+  size_t from = results;
+  while (from > 0 && state_.log[from - 1].role != "user") --from;
+  if (from > 0) --from;  // the exchange's user message
+  TurnPrompt prompt;
+  for (size_t i = from; i < results; ++i) prompt.context.push_back(chat_message(state_.log[i]));
+  prompt.messages.assign(state_.log.begin() + static_cast<std::ptrdiff_t>(results),
+                         state_.log.begin() + static_cast<std::ptrdiff_t>(end));
+  return prompt;
+}
+
+std::vector<int32_t> ChatSession::prompt_segment(const TurnPrompt& prompt) const {
+  if (!prompt.continuation()) return encoder_->user_segment(prompt.messages.front().content);
+  return encoder_->prompt_after(prompt.context, chat_messages(prompt.messages));
+}
+
+void ChatSession::refuse_while_tools_pending(const std::string& action) const {
+  if (state_.unsent > 0) {
+    throw std::invalid_argument("tool results wait for their answer: continue_turn answers them before " + action);
+  }
+  if (!state_.log.empty() && !state_.log.back().tool_calls.empty()) {
+    throw std::invalid_argument("the last answer called tools (" + call_ids(state_.log.back().tool_calls) +
+                                "): append_tool_result gives their results and continue_turn answers them before " +
+                                action);
+  }
+}
+
 TurnResult ChatSession::chat(const std::string& user_text, const runtime::GenerateOptions& options,
                              const std::function<bool(const std::string&)>& on_reasoning) {
   if (awaiting_answer()) {
@@ -210,14 +318,20 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
         "the conversation ends with a user message that has no answer yet (appended): regenerate answers it, "
         "append adds its answer");
   }
+  refuse_while_tools_pending("a new user message");
+  return answer(user_prompt(user_text), options, on_reasoning);
+}
+
+TurnResult ChatSession::answer(const TurnPrompt& prompt, const runtime::GenerateOptions& options,
+                               const std::function<bool(const std::string&)>& on_reasoning) {
   TurnResult turn;
   start_turn(turn);
-  std::vector<int32_t> segment = encoder_->user_segment(user_text);
+  std::vector<int32_t> segment = prompt_segment(prompt);
 
   // From here on the turn changes the session; if it throws, all of it goes back.
   TurnUndo undo(*this);
   try {
-    run_turn(user_text, std::move(segment), options, on_reasoning, turn, undo);
+    run_turn(prompt, std::move(segment), options, on_reasoning, turn, undo);
   } catch (...) {
     roll_back(undo);
     throw;
@@ -226,49 +340,158 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
   return turn;
 }
 
-void ChatSession::run_turn(const std::string& user_text, std::vector<int32_t> segment,
+TurnResult ChatSession::continue_turn(const runtime::GenerateOptions& options,
+                                      const std::function<bool(const std::string&)>& on_reasoning) {
+  if (state_.unsent == 0) {
+    throw std::invalid_argument(!state_.log.empty() && !state_.log.back().tool_calls.empty()
+                                    ? "the last answer's tool calls have no results yet: append_tool_result gives them"
+                                    : "no tool result waits for an answer: continue_turn follows append_tool_result");
+  }
+  return answer(tool_results_prompt(state_.log.size()), options, on_reasoning);
+}
+
+void ChatSession::append_tool_result(const std::string& tool_call_id, const std::string& content) {
+  const size_t answer_at = state_.log.size() - state_.unsent;
+  if (answer_at == 0 || state_.log[answer_at - 1].role != "assistant") {
+    throw std::invalid_argument("a tool result follows an answer that called tools, and the conversation ends with " +
+                                std::string(state_.log.empty() ? "no message" : "a user message"));
+  }
+  const LoggedMessage& answer = state_.log[answer_at - 1];
+  if (answer.tool_calls.empty()) throw std::invalid_argument("the last answer called no tool, so no result can follow");
+  const auto call = std::find_if(answer.tool_calls.begin(), answer.tool_calls.end(),
+                                 [&](const ToolCall& c) { return c.id == tool_call_id; });
+  if (call == answer.tool_calls.end()) {
+    throw std::invalid_argument("the last answer made no call with the id '" + tool_call_id +
+                                "' (its calls: " + call_ids(answer.tool_calls) + ")");
+  }
+  for (size_t i = answer_at; i < state_.log.size(); ++i) {
+    if (state_.log[i].tool_call_id == tool_call_id) {
+      throw std::invalid_argument("the call '" + tool_call_id + "' has its result already");
+    }
+  }
+  LoggedMessage result{"tool", content};
+  result.tool_call_id = tool_call_id;
+  result.name = call->name;
+  state_.log.push_back(std::move(result));
+  ++state_.unsent;
+  // Taking the last turn back exactly would now lose the result.
+  last_turn_.reset();
+}
+
+void ChatSession::set_tool_choice(ToolChoiceMode choice, const std::string& function, bool parallel_tool_calls) {
+  SessionSettings s = settings_;
+  s.tool_choice = choice;
+  s.tool_function = function;
+  s.parallel_tool_calls = parallel_tool_calls;
+  SessionTools tools = session_tools(model_, s, tools_.rendered.has_value());
+  sampling::SamplerChain chain = make_sampler(settings_.sampler, tools);
+  chain.take_penalty_window(sampler_);
+  sampler_ = std::move(chain);
+  tools_ = std::move(tools);
+  settings_ = std::move(s);
+}
+
+void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segment,
                            const runtime::GenerateOptions& options,
                            const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn,
                            TurnUndo& undo) {
   // One message alone exceeds the window: only then is a message cut, keeping its end.
-  const size_t user_cut = settings_.mode == MemoryMode::None
-                              ? 0
-                              : state_.cut_long_segment(segment, settings_.recent_max, user_text, segment.size(), "");
+  std::string prompt_text;
+  for (const LoggedMessage& m : prompt.messages) prompt_text += summary_text(m);
+  const size_t prompt_cut = settings_.mode == MemoryMode::None
+                                ? 0
+                                : state_.cut_long_segment(segment, settings_.recent_max, prompt_text, segment.size(),
+                                                          "", prompt.messages.front().role);
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
+  const int64_t turn_first_cell = ctx_->kv().used();
+  generate_answer(segment, options, on_reasoning, turn);
+  LoggedMessage answer{"assistant", turn.answer, turn.tool_calls};
+  const runtime::Stopwatch settle_stopwatch;
+  settle_turn(turn_first_cell, segment, prompt_cut, prompt, answer, turn.generation.tokens);
+  turn.times.settle = settle_stopwatch.seconds();
+  finish_room(gap_at, turn, undo);
+  if (prompt.continuation()) {
+    state_.unsent = 0;
+  } else {
+    state_.log.push_back(prompt.messages.front());
+  }
+  state_.log.push_back(std::move(answer));
+  ++state_.stats.turns;
+}
 
+void ChatSession::generate_answer(const std::vector<int32_t>& segment, const runtime::GenerateOptions& options,
+                                  const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn) {
   runtime::GenerateOptions o = options;
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
                                         : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));
+  // Calls are read from the answer's text; with tool_choice auto their
+  // grammar waits for the format's opening marker there.
+  std::optional<ToolCallStreamParser> calls;
+  if (tools_.format) {
+    ToolParseOptions po;
+    po.parse_reasoning = false;  // the splitter below takes the reasoning off
+    po.id_prefix = "t" + std::to_string(++answers_read_for_calls_) + "c";
+    po.tools = tools_.tools;
+    calls.emplace(*tools_.format, po);
+  }
+  const bool waits_for_trigger = tools_.grammar && !tools_.trigger.empty();
+  TriggerWatch trigger(waits_for_trigger ? tools_.trigger : std::string());
+  ParsedResponse parsed;
+  bool stopped = false;
+  const ToolParseEventFn on_event = [&](const ToolParseEvent& event) {
+    apply_event(parsed, event);
+    if (event.kind == ToolParseEvent::Kind::Content && options.on_text && !stopped)
+      stopped = !options.on_text(event.text);
+  };
   ReasoningSplitter splitter({}, encoder_->generation_opens_reasoning());
   const KindedTextFn route = [&](TextKind kind, const std::string& text) {
     if (kind == TextKind::Reasoning) return !on_reasoning || on_reasoning(text);
-    return !options.on_text || options.on_text(text);
+    if (waits_for_trigger) start_calls_at_trigger(trigger, text);
+    if (!calls) return !options.on_text || options.on_text(text);
+    calls->feed(text, on_event);
+    return !stopped;
   };
   o.on_text = [&](const std::string& text) {
     const bool go_on = splitter.feed(text, route);
-    follow_reasoning(splitter);
+    if (!waits_for_trigger) follow_reasoning(splitter);
     return go_on;
   };
-  const int64_t turn_first_cell = ctx_->kv().used();
   // Each answer is a text of its own. A thinking model's reasoning is free:
-  // the grammar starts where the answer does.
-  sampler_.enter_grammar_phase(encoder_->generation_opens_reasoning() ? sampling::GrammarPhase::Held
-                               : settings_.enable_thinking            ? sampling::GrammarPhase::AnswerOrReasoning
-                                                                      : sampling::GrammarPhase::Answer);
+  // the grammar starts where the answer does (or, waiting for a trigger, holds
+  // until it appears).
+  sampler_.enter_grammar_phase(waits_for_trigger || encoder_->generation_opens_reasoning()
+                                   ? sampling::GrammarPhase::Held
+                               : settings_.enable_thinking ? sampling::GrammarPhase::AnswerOrReasoning
+                                                           : sampling::GrammarPhase::Answer);
   turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
   splitter.finish(route);
-  turn.answer = splitter.answer();
   turn.reasoning = splitter.reasoning();
+  if (calls) {
+    calls->finish(on_event);
+    turn.answer = std::move(parsed.content);
+    turn.tool_calls = std::move(parsed.tool_calls);
+  } else {
+    turn.answer = splitter.answer();
+  }
   turn.times.prefill = turn.generation.prompt_seconds;
   turn.times.generation = turn.generation.generate_seconds;
-  const runtime::Stopwatch settle_stopwatch;
-  settle_turn(turn_first_cell, segment, user_cut, user_text, turn.answer, turn.generation.tokens);
-  turn.times.settle = settle_stopwatch.seconds();
-  finish_room(gap_at, turn, undo);
-  state_.log.push_back({"user", user_text});
-  state_.log.push_back({"assistant", turn.answer});
-  ++state_.stats.turns;
+}
+
+// tool_choice auto: once the answer's text shows the trigger, the calls'
+// grammar starts, reading first the trigger and what came after it in the
+// same piece (sampled while the grammar held).
+void ChatSession::start_calls_at_trigger(TriggerWatch& trigger, const std::string& text) {
+  const size_t end = trigger.feed(text);
+  if (end == std::string::npos) return;
+  const std::string lead = trigger.trigger() + text.substr(end);
+  sampler_.enter_grammar_phase(sampling::GrammarPhase::Answer);
+  try {
+    sampler_.accept_grammar_text(lead);
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument("the tool calls' grammar does not allow '" + lead +
+                                "', which came in one token with the marker that opens a call");
+  }
 }
 
 // The output's text so far told whether it reasons: the grammar moves on to
@@ -298,6 +521,10 @@ void ChatSession::append(const std::string& role, const std::string& text) {
                                 "'; append takes user or assistant (the system prompt is the session's setting)");
   }
   const bool user = role == "user";
+  if (!user && state_.unsent > 0) {
+    throw std::invalid_argument("tool results wait for their answer: continue_turn writes it");
+  }
+  if (user && !awaiting_answer()) refuse_while_tools_pending("a new user message");
   if (user && awaiting_answer()) {
     throw std::invalid_argument(
         "the conversation already ends with a user message: roles alternate (a user message is rendered with "
@@ -425,14 +652,35 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
                                      const std::function<bool(const std::string&)>& on_reasoning) {
   // Roles alternate: the last user message is the last message, or the one before it.
   if (state_.log.empty()) throw std::invalid_argument("the conversation has no user message to answer again");
+  const size_t results = state_.unsent > 0 ? 0 : tool_results_before(state_.log.size() - 1);
+  if ((state_.unsent > 0 || results > 0) && user_text) {
+    throw std::invalid_argument(
+        "the last answer is to tool results, not to a user message: regenerate answers them again");
+  }
+  if (state_.unsent > 0) return continue_turn(options, on_reasoning);
+  if (results > 0) {
+    if (state_.recent.size() < results + 1) {
+      throw std::invalid_argument(
+          "the tool results of the last answer are no longer in the context (dropped to make room), so they cannot "
+          "be answered again");
+    }
+    const TurnPrompt prompt = tool_results_prompt(state_.log.size() - 1);
+    return answer_taken_back(prompt, prompt_segment(prompt), results + 1, 1, options, on_reasoning);
+  }
   const size_t taken = awaiting_answer() ? 1 : 2;
   if (state_.recent.size() < taken) {
     throw std::invalid_argument(
         "the last user message is no longer in the context (dropped to make room), so it cannot be answered again");
   }
-  const std::string text = user_text ? *user_text : state_.log[state_.log.size() - taken].content;
-  std::vector<int32_t> segment = encoder_->user_segment(text);  // a template that refuses it changes nothing
+  const TurnPrompt prompt = user_prompt(user_text ? *user_text : state_.log[state_.log.size() - taken].content);
+  // A template that refuses it changes nothing.
+  return answer_taken_back(prompt, prompt_segment(prompt), taken, taken, options, on_reasoning);
+}
 
+TurnResult ChatSession::answer_taken_back(const TurnPrompt& prompt, std::vector<int32_t> segment,
+                                          size_t recent_messages, size_t log_messages,
+                                          const runtime::GenerateOptions& options,
+                                          const std::function<bool(const std::string&)>& on_reasoning) {
   TurnResult turn;
   std::optional<TurnUndo> record = std::move(last_turn_);
   last_turn_.reset();
@@ -453,7 +701,7 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
     if (record) {
       take_back_exactly(*record, taken_back);
     } else {
-      take_back_messages(taken, taken_back);
+      take_back_messages(recent_messages, log_messages, taken_back);
     }
   } catch (...) {
     roll_back(taken_back);
@@ -462,7 +710,7 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
   }
   TurnUndo undo(*this);
   try {
-    run_turn(text, std::move(segment), options, on_reasoning, turn, undo);
+    run_turn(prompt, std::move(segment), options, on_reasoning, turn, undo);
   } catch (...) {
     roll_back(undo);
     roll_back(taken_back);
@@ -480,13 +728,14 @@ void ChatSession::take_back_exactly(const TurnUndo& record, TurnUndo& undo) {
   record.cells.undo(cells, &undo.cells);
   undo.log_tail.assign(state_.log.begin() + static_cast<std::ptrdiff_t>(record.log_size), state_.log.end());
   state_.log.resize(record.log_size);
+  state_.unsent = record.unsent;
   state_.recent = record.recent;
   state_.dropped_text = record.dropped_text;
   state_.stats = record.stats;
   restore_penalty_window(&record.sampler);
 }
 
-void ChatSession::take_back_messages(size_t n, TurnUndo& undo) {
+void ChatSession::take_back_messages(size_t n, size_t log_n, TurnUndo& undo) {
   int64_t cells = 0;
   for (size_t i = state_.recent.size() - n; i < state_.recent.size(); ++i) {
     cells += static_cast<int64_t>(state_.recent[i].tokens.size());
@@ -494,9 +743,10 @@ void ChatSession::take_back_messages(size_t n, TurnUndo& undo) {
   take_back_tail_cells(cells, undo);
   if (summary_jobs_) summary_jobs_->take_back_from(state_.recent[state_.recent.size() - n].serial);
   state_.recent.resize(state_.recent.size() - n);
-  undo.log_tail.assign(state_.log.end() - static_cast<std::ptrdiff_t>(n), state_.log.end());
-  state_.log.resize(state_.log.size() - n);
-  if (n == 2) --state_.stats.turns;  // it was answered
+  if (state_.log.back().role == "assistant") --state_.stats.turns;  // it was answered
+  undo.log_tail.assign(state_.log.end() - static_cast<std::ptrdiff_t>(log_n), state_.log.end());
+  state_.log.resize(state_.log.size() - log_n);
+  state_.unsent = n - log_n;  // tool results wait again
   restore_penalty_window(nullptr);
 }
 
@@ -517,7 +767,10 @@ void ChatSession::accept_recent(sampling::SamplerChain& chain) const {
 }
 
 void ChatSession::set_sampler(const sampling::SamplerParams& params) {
-  sampling::SamplerChain chain = make_sampler(model_, params);  // checks params
+  SessionSettings s = settings_;
+  s.sampler = params;
+  validate_tool_settings(s);
+  sampling::SamplerChain chain = make_sampler(params, tools_);  // checks params
   if (params.penalty_last_n == sampler_.params().penalty_last_n) {
     chain.take_penalty_window(sampler_);
   } else {
@@ -537,6 +790,7 @@ void ChatSession::roll_back(TurnUndo& undo) {
   sampler_ = undo.sampler;
   state_.log.resize(undo.log_size - undo.log_tail.size());
   state_.log.insert(state_.log.end(), undo.log_tail.begin(), undo.log_tail.end());
+  state_.unsent = undo.unsent;
   if (summary_jobs_) summary_jobs_->restore_taken_back_from(undo.rebuild_taken_back_from);
 }
 
@@ -618,6 +872,7 @@ void ChatSession::restore(const std::string& path) {
   last_turn_.reset();
   state_ = std::move(fitted.state);
   for (RecentMessage& m : state_.recent) m.serial = next_serial_++;
+  answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer(state_.log));
   try {
     if (fitted.cells) {
       load_saved_cells(*ctx_, fitted, first_recent_cell());

@@ -81,6 +81,7 @@
 #include "chat/cache_rebuild.h"
 #include "chat/session_settings.h"
 #include "chat/session_state.h"
+#include "chat/session_tools.h"
 #include "chat/summary_jobs.h"
 #include "chat/summarizer.h"
 #include "chat/turn_encoder.h"
@@ -96,7 +97,7 @@ class SessionMismatch : public std::runtime_error {
 };
 
 struct MessageView {
-  const std::string& role;  // "system", "user" or "assistant"
+  const std::string& role;  // "system", "user", "assistant" or "tool"
   const std::string& text;
   MessageState state;
 };
@@ -113,8 +114,9 @@ struct TurnTimes {
 
 struct TurnResult {
   runtime::GenerateResult generation;
-  std::string answer;                 // what the conversation keeps
+  std::string answer;                 // what the conversation keeps: the text, without calls
   std::string reasoning;              // a thinking model's reasoning, without its markers
+  std::vector<ToolCall> tool_calls;   // the calls the answer made (SessionSettings::tools), with their ids
   int64_t dropped_messages = 0;
   bool rebuilt = false;               // a new summary was put in place first
   bool summary_started = false;       // a summary job started after the answer
@@ -174,8 +176,40 @@ class ChatSession {
   TurnResult regenerate(const runtime::GenerateOptions& options,
                         const std::function<bool(const std::string&)>& on_reasoning = nullptr);
   // The same with `user_text` in place of the last user message.
+  // regenerate() of an answer to tool results answers them again, and
+  // answers tool results waiting for continue_turn(); edit_last() refuses both.
   TurnResult edit_last(const std::string& user_text, const runtime::GenerateOptions& options,
                        const std::function<bool(const std::string&)>& on_reasoning = nullptr);
+
+  // Tools (SessionSettings::tools). Under tool_choice other than none an
+  // answer may call them: its text streams through on_text without the calls'
+  // markup, and TurnResult::tool_calls holds the calls, each with an id unique
+  // within the session ("call_t<n>c<i>": the n-th answer read for calls, its
+  // i-th call). The conversation then goes user, assistant with calls, a tool
+  // result for each call (append_tool_result), the next answer (continue_turn),
+  // which may call tools again. While an answer's calls wait for results,
+  // chat() and append() refuse a new user message.
+  //
+  // The result of the call `tool_call_id` of the last answer, kept in the log
+  // (role "tool", with the call's name) and read by continue_turn().
+  // std::invalid_argument, changing nothing, when the last answer made no such
+  // call, or its result was given already.
+  void append_tool_result(const std::string& tool_call_id, const std::string& content);
+  // Answers the tool results appended since the last answer, as chat()
+  // answers a user message (the same reasoning, grammar, parsing, undo):
+  // usually once every call has its result. std::invalid_argument, changing
+  // nothing, when no tool result waits.
+  TurnResult continue_turn(const runtime::GenerateOptions& options,
+                           const std::function<bool(const std::string&)>& on_reasoning = nullptr);
+  // Whether tool results wait for continue_turn().
+  bool tool_results_waiting() const { return state_.unsent > 0; }
+  // tool_choice, tool_function and parallel_tool_calls from the next answer
+  // on. The tools stay as the Prefix holds them: a session started with
+  // tool_choice none has none in its prompt and refuses any other choice; one
+  // started with another choice may move to none (no grammar, no calls read,
+  // as OpenAI's none with tools). std::invalid_argument, changing nothing,
+  // for settings validate_tool_settings() refuses.
+  void set_tool_choice(ToolChoiceMode choice, const std::string& function, bool parallel_tool_calls);
   // Sampling from the next answer on (regenerate() included). The penalty
   // window keeps the tokens accepted so far when penalty_last_n is unchanged,
   // else sees Recent's tokens again; the random sequence restarts from
@@ -229,9 +263,11 @@ class ChatSession {
   std::string preview_prompt(const std::string& user_text) const;
 
   // Save / restore: settings, segments and messages, and optionally the KV
-  // cache, in a versioned file with a checksum (format 2; format 1 files are
-  // read too). Saving first waits for a running summary (and its rebuild) and
-  // puts it in place; restoring cancels one. (session_file.h)
+  // cache, in a versioned file with a checksum (format 3 for a conversation
+  // with tool calls or results, else format 2; formats 1 and 2 are read too).
+  // A conversation with tool calls is restored only into a session that
+  // renders it as it was saved (the same template and Prefix, tools included). Saving first waits for a running summary
+  // (and its rebuild) and puts it in place; restoring cancels one. (session_file.h)
   //
   // Restoring re-fits the saved conversation to this session's settings: only
   // another model (SessionMismatch naming what differs: architecture,
@@ -250,8 +286,32 @@ class ChatSession {
   void restore(const std::string& path);
 
  private:
-  void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& user_tokens, size_t user_cut,
-                   const std::string& user_text, const std::string& answer, const std::vector<int32_t>& generated);
+  // What a turn answers: a user message, or the tool results since the last
+  // answer (`context`: the exchange before them, from its user message on).
+  struct TurnPrompt {
+    std::vector<ChatMessage> context;
+    std::vector<LoggedMessage> messages;
+    bool continuation() const { return !messages.empty() && messages.front().role == "tool"; }
+  };
+  static TurnPrompt user_prompt(const std::string& user_text);
+  // A new turn for `prompt`: chat() and continue_turn().
+  TurnResult answer(const TurnPrompt& prompt, const runtime::GenerateOptions& options,
+                    const std::function<bool(const std::string&)>& on_reasoning);
+  // The tool results that end the log's first `end` messages, after their exchange.
+  TurnPrompt tool_results_prompt(size_t end) const;
+  std::vector<int32_t> prompt_segment(const TurnPrompt& prompt) const;
+  // How many tool results come right before the log's message `end` (the
+  // prompt of the answer at `end`, or of the next one when `end` is the log's size).
+  size_t tool_results_before(size_t end) const;
+  // Throws std::invalid_argument when the last answer's calls wait for their
+  // results, or results wait for their answer (`action` names what is refused).
+  void refuse_while_tools_pending(const std::string& action) const;
+  void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& prompt_tokens, size_t prompt_cut,
+                   const TurnPrompt& prompt, const LoggedMessage& answer, const std::vector<int32_t>& generated);
+  // The turn's answer (turn.answer, turn.tool_calls) generated into the cells.
+  void generate_answer(const std::vector<int32_t>& segment, const runtime::GenerateOptions& options,
+                       const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn);
+  void start_calls_at_trigger(TriggerWatch& trigger, const std::string& text);
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + state_.summary_tokens.size()); }
   // What an operation changes, kept until it has succeeded (see chat()). The
   // last turn's is kept after it (last_turn_): how regenerate() and
@@ -263,6 +323,7 @@ class ChatSession {
     SessionStats stats;
     sampling::SamplerChain sampler;
     size_t log_size;
+    size_t unsent;                     // SessionState::unsent
     uint64_t rebuild_taken_back_from;  // SummaryJobs::taken_back_from()
     // What it did to the main cache's cells: the messages making room
     // removed, Recent moved down after them, cells taken off the end (a turn
@@ -272,7 +333,7 @@ class ChatSession {
     std::vector<LoggedMessage> log_tail;  // the messages it took off the log
     bool started_job = false;  // the turn started the summary job that followed it
   };
-  void run_turn(const std::string& user_text, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
+  void run_turn(const TurnPrompt& prompt, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
                 const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
   // Undoes what `undo` recorded: its journal, backwards, and the session's state.
   void roll_back(TurnUndo& undo);
@@ -288,12 +349,18 @@ class ChatSession {
   // regenerate() and edit_last(): the last turn taken back, `user_text` answered.
   TurnResult answer_again(const std::string* user_text, const runtime::GenerateOptions& options,
                           const std::function<bool(const std::string&)>& on_reasoning);
+  // Runs `prompt`'s turn with `segment` after taking back the last turn
+  // (`recent_messages` of Recent, `log_messages` of the log).
+  TurnResult answer_taken_back(const TurnPrompt& prompt, std::vector<int32_t> segment, size_t recent_messages,
+                               size_t log_messages, const runtime::GenerateOptions& options,
+                               const std::function<bool(const std::string&)>& on_reasoning);
   // Takes the last turn back exactly, as `record` (its TurnUndo) says, filling
   // `undo` so that roll_back(undo) puts it back.
   void take_back_exactly(const TurnUndo& record, TurnUndo& undo);
-  // Takes the last `n` messages (the last user message and its answer) off
-  // Recent, the log and the cache's end.
-  void take_back_messages(size_t n, TurnUndo& undo);
+  // Takes the last `n` messages of Recent (the last turn's prompt and its
+  // answer) off Recent and the cache's end, and the last `log_n` off the log
+  // (tool results stay there, waiting again).
+  void take_back_messages(size_t n, size_t log_n, TurnUndo& undo);
   void take_back_tail_cells(int64_t n, TurnUndo& undo);
   void append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
   void append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo);
@@ -312,9 +379,13 @@ class ChatSession {
   void maybe_start_summary();
   void cancel_summary();
   void push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens);
+  // sampler params with the tools' grammar when they have one.
+  sampling::SamplerChain make_sampler(const sampling::SamplerParams& params, const SessionTools& tools) const;
 
   const model::Model& model_;
   SessionSettings settings_;
+  SessionTools tools_;
+  uint64_t answers_read_for_calls_ = 0;  // numbers the ids of generated calls (never taken back)
   // Shared with the summary worker, which encodes the new Summary segment with it.
   std::shared_ptr<const TurnEncoder> encoder_;
   std::unique_ptr<runtime::Context> ctx_;

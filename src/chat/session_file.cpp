@@ -17,8 +17,16 @@ using kernels::GgmlType;
 
 namespace {
 
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
 constexpr uint32_t kOldestFormatVersion = 1;
+// Format 3 added tool calls and results; a conversation without them is still
+// written as format 2, which the readers before format 3 take.
+constexpr uint32_t kToolsFormatVersion = 3;
+
+bool holds_tools(const SessionState& s) {
+  return std::any_of(s.log.begin(), s.log.end(),
+                     [](const LoggedMessage& m) { return m.role == "tool" || !m.tool_calls.empty(); });
+}
 constexpr char kMagic[4] = {'P', 'K', 'S', 'S'};
 constexpr size_t kHeaderBytes = 16;  // magic, version, payload bytes
 constexpr size_t kTrailerBytes = 8;  // checksum
@@ -220,13 +228,27 @@ void write_segments(Writer& w, const std::vector<int32_t>& prefix, const Session
   }
 }
 
-void write_messages(Writer& w, const SessionState& s) {
+void write_tool_fields(Writer& w, const LoggedMessage& m) {
+  w.put<uint64_t>(m.tool_calls.size());
+  for (const ToolCall& call : m.tool_calls) {
+    w.put<uint8_t>(call.id ? 1 : 0);
+    w.str(call.id.value_or(""));
+    w.str(call.name);
+    w.str(call.arguments);
+  }
+  w.str(m.tool_call_id);
+  w.str(m.name);
+}
+
+void write_messages(Writer& w, const SessionState& s, uint32_t version) {
   w.str(s.dropped_text);
   w.put<uint64_t>(s.log.size());
   for (const LoggedMessage& m : s.log) {
     w.str(m.role);
     w.str(m.content);
+    if (version >= kToolsFormatVersion) write_tool_fields(w, m);
   }
+  if (version >= kToolsFormatVersion) w.put<uint64_t>(s.unsent);
   w.put<uint64_t>(s.summarized_messages);
 }
 
@@ -279,7 +301,13 @@ class PayloadReader {
     const auto n_vocab = static_cast<int32_t>(session_.model.hparams().n_vocab);
     return std::all_of(t.begin(), t.end(), [n_vocab](int32_t x) { return x >= 0 && x < n_vocab; });
   }
-  static bool known_role(const std::string& role) { return role == "user" || role == "assistant"; }
+  bool known_role(const std::string& role) const {
+    return role == "user" || role == "assistant" || (version_ >= kToolsFormatVersion && role == "tool");
+  }
+  std::string known_roles() const {
+    return version_ >= kToolsFormatVersion ? "user, assistant or tool" : "user or assistant";
+  }
+  size_t first_recent() const { return f_.state.log.size() - f_.state.unsent - f_.state.recent.size(); }
 
   void read_model();
   void read_settings();
@@ -288,6 +316,10 @@ class PayloadReader {
   void read_recent();
   void read_messages();
   void read_log();
+  void read_tool_fields(LoggedMessage& m);
+  // Format 3: user, answer; an answer's calls are followed by their results
+  // (in any order) and the answer to them.
+  void check_order(size_t i, const LoggedMessage& m) const;
   void read_summarized();
   void work_out_summarized();
   void read_statistics();
@@ -365,7 +397,7 @@ void PayloadReader::read_recent() {
     m.text = r_.str();
     m.tokens = r_.tokens();
     if (!known_role(m.role)) {
-      throw bad("a recent message has the role '" + gguf::printable(m.role) + "' (user or assistant)");
+      throw bad("a recent message has the role '" + gguf::printable(m.role) + "' (" + known_roles() + ")");
     }
     if (!valid_ids(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary");
     recent_cells_ += static_cast<int64_t>(m.tokens.size());
@@ -389,37 +421,94 @@ void PayloadReader::read_log() {
     LoggedMessage m;
     m.role = r_.str();
     m.content = r_.str();
+    if (version_ >= kToolsFormatVersion) read_tool_fields(m);
     if (!known_role(m.role)) {
-      throw bad("a logged message has the role '" + gguf::printable(m.role) + "' (user or assistant)");
+      throw bad("a logged message has the role '" + gguf::printable(m.role) + "' (" + known_roles() + ")");
     }
-    if (m.role != (i % 2 == 0 ? "user" : "assistant")) {
+    if (version_ >= kToolsFormatVersion) {
+      check_order(static_cast<size_t>(i), m);
+    } else if (m.role != (i % 2 == 0 ? "user" : "assistant")) {
       throw bad("its messages do not alternate from a user's (message " + std::to_string(i) + " is the " + m.role +
                 "'s)");
     }
     answers_ += m.role == "assistant" ? 1 : 0;
     log.push_back(std::move(m));
   }
-  if (s.recent.size() > log.size()) throw bad("it holds more recent messages than messages");
-  if (log.size() % 2 == 1 && s.recent.empty()) {
+  if (version_ >= kToolsFormatVersion) {
+    const uint64_t unsent = r_.get<uint64_t>();
+    size_t results = 0;
+    while (results < log.size() && log[log.size() - 1 - results].role == "tool") ++results;
+    if (unsent != results) {
+      throw bad("it says " + std::to_string(unsent) + " tool results wait for their answer, of " +
+                std::to_string(results) + " at its end");
+    }
+    f_.state.unsent = static_cast<size_t>(unsent);
+  }
+  if (s.recent.size() > log.size() - s.unsent) throw bad("it holds more recent messages than messages");
+  if (!log.empty() && log.back().role == "user" && s.recent.empty()) {
     throw bad("its last message, a user's still without an answer, is not among its recent messages");
   }
-  const size_t first_recent = log.size() - s.recent.size();
   for (size_t i = 0; i < s.recent.size(); ++i) {
-    if (s.recent[i].role != log[first_recent + i].role || s.recent[i].text != log[first_recent + i].content) {
+    const LoggedMessage& logged = log[first_recent() + i];
+    if (s.recent[i].role != logged.role || s.recent[i].text != summary_text(logged)) {
       throw bad("its recent messages are not the last of its messages");
     }
+  }
+}
+
+void PayloadReader::read_tool_fields(LoggedMessage& m) {
+  for (uint64_t i = 0, count = r_.get<uint64_t>(); i < count; ++i) {
+    ToolCall call;
+    const uint8_t has_id = r_.get<uint8_t>();
+    const std::string id = r_.str();
+    if (has_id > 1) throw bad("a tool call's id flag is " + std::to_string(has_id) + ", not 0 or 1");
+    if (has_id) call.id = id;
+    call.name = r_.str();
+    call.arguments = r_.str();
+    m.tool_calls.push_back(std::move(call));
+  }
+  m.tool_call_id = r_.str();
+  m.name = r_.str();
+  if (!m.tool_calls.empty() && m.role != "assistant") throw bad("a " + m.role + " message holds tool calls");
+  if ((!m.tool_call_id.empty() || !m.name.empty()) && m.role != "tool") {
+    throw bad("a " + m.role + " message names a tool call");
+  }
+}
+
+void PayloadReader::check_order(size_t i, const LoggedMessage& m) const {
+  const std::vector<LoggedMessage>& log = f_.state.log;
+  const LoggedMessage* previous = i == 0 ? nullptr : &log[i - 1];
+  const std::string expected = !previous || previous->role == "assistant" ? "user" : "assistant";
+  size_t answer = i;
+  while (answer > 0 && log[answer - 1].role == "tool") --answer;
+  const LoggedMessage* calling = answer > 0 && log[answer - 1].role == "assistant" ? &log[answer - 1] : nullptr;
+  const bool after_calls = calling && !calling->tool_calls.empty();
+  if (m.role == "tool") {
+    const bool answers_call = after_calls && std::any_of(calling->tool_calls.begin(), calling->tool_calls.end(),
+                                                         [&](const ToolCall& c) { return c.id == m.tool_call_id; });
+    if (!answers_call) {
+      throw bad("message " + std::to_string(i) + " is the result of the call '" + gguf::printable(m.tool_call_id) +
+                "', which the answer before it did not make");
+    }
+    return;
+  }
+  if (after_calls && m.role == "user") {
+    throw bad("message " + std::to_string(i) + " is a user's, where the answer before it called tools");
+  }
+  if (m.role != expected && !(after_calls && m.role == "assistant" && previous->role == "tool")) {
+    throw bad("its messages do not alternate from a user's (message " + std::to_string(i) + " is the " + m.role +
+              "'s)");
   }
 }
 
 void PayloadReader::read_summarized() {
   if (version_ < 2) return;
   SessionState& s = f_.state;
-  const size_t first_recent = s.log.size() - s.recent.size();
   const bool ssskv = f_.settings.mode == MemoryMode::Ssskv;
   const uint64_t summarized = r_.get<uint64_t>();
-  if (summarized > first_recent || (!ssskv && summarized > 0)) {
-    throw bad("it says " + std::to_string(summarized) + " messages are summarized, of " + std::to_string(first_recent) +
-              " dropped" + (ssskv ? "" : " and no summary"));
+  if (summarized > first_recent() || (!ssskv && summarized > 0)) {
+    throw bad("it says " + std::to_string(summarized) + " messages are summarized, of " +
+              std::to_string(first_recent()) + " dropped" + (ssskv ? "" : " and no summary"));
   }
   s.summarized_messages = static_cast<size_t>(summarized);
 }
@@ -563,12 +652,13 @@ void write_session_file(const std::string& path, const model::Model& model, cons
   payload.str(fingerprint(model));
   write_settings(payload, settings);
   write_segments(payload, settings.prefix, state);
-  write_messages(payload, state);
+  const uint32_t version = holds_tools(state) ? kToolsFormatVersion : kToolsFormatVersion - 1;
+  write_messages(payload, state, version);
   write_statistics(payload, state.stats);
   write_cells(payload, cells);
   Writer header;
   header.bytes.insert(header.bytes.end(), kMagic, kMagic + 4);
-  header.put<uint32_t>(kFormatVersion);
+  header.put<uint32_t>(version);
   header.put<uint64_t>(payload.bytes.size());
   Writer trailer;
   trailer.put<uint64_t>(fnv1a(payload.bytes.data(), payload.bytes.size()));
@@ -615,6 +705,11 @@ FittedSession fit_session_file(SessionFileContents file, const RestoringSession&
   // Another system prompt, template or thinking setting: the Prefix differs,
   // and so may every message's render.
   const bool same_rendering = renders_as_saved(file.settings, session);
+  if (!same_rendering && holds_tools(s)) {
+    throw SessionMismatch("session file '" + path +
+                          "': its conversation holds tool calls, which are rendered again only with the template and "
+                          "Prefix (tools included) it was saved with, and this session's differ");
+  }
   if (!same_rendering) render_again(session.encoder, s);
   const bool summary_kept = fit_summary(s, session);
 
@@ -631,7 +726,11 @@ FittedSession fit_session_file(SessionFileContents file, const RestoringSession&
                           ") hold, and mode none never drops a message (it was saved with recent_max " +
                           std::to_string(file.settings.recent_max) + ")");
   }
-  while (cells > bound && s.recent.size() > 1) cells -= s.drop_front();
+  while (cells > bound && s.recent.size() > 1) {
+    cells -= s.drop_front();
+    // A call's results leave with it, as a turn drops them.
+    while (s.recent.size() > 1 && s.recent.front().role == "tool") cells -= s.drop_front();
+  }
   if (cells > bound) s.cut_front(cells - bound);
   fitted.dropped_cells = saved_cells - s.recent_cells();
   const runtime::KvCache& kv = session.cache;

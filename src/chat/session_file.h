@@ -6,9 +6,12 @@
 //   model       a fingerprint of the model the session ran
 //   settings    memory mode, recent_max, summary_max, headroom, system prompt, template name
 //   segments    the Prefix tokens, the Summary text and tokens, the Recent messages
-//   messages    the pending dropped text, the whole message log, how many of its
-//               first messages the summary covers (format 2; format 1 files lack
-//               it and it is worked out from the dropped text)
+//   messages    the pending dropped text, the whole message log (format 3: with
+//               each message's tool calls, or the call a tool result answers),
+//               how many of its last messages are tool results waiting for their
+//               answer (format 3), how many of its first messages the summary
+//               covers (format 2; format 1 files lack it and it is worked out
+//               from the dropped text)
 //   statistics  dropped tokens, summaries, turns and timings
 //   cells       whether they follow; then the K and V types, positions and bytes
 //               of the main cache's used cells

@@ -12,6 +12,13 @@ namespace peak::chat {
 
 enum class MemoryMode { Ssskv, Window, None };
 enum class RebuildStrategy { Shift, Reprefill, Background };
+// OpenAI's tool_choice: whether an answer may, must or must not call tools.
+enum class ToolChoiceMode {
+  None,      // the tools are not in the prompt and calls are not read: answers are text
+  Auto,      // text, calls, or text then calls; the format's opening marker starts the grammar of calls
+  Required,  // one call or more (parallel_tool_calls) from the answer's start
+  Function,  // calls of tool_function only, from the answer's start
+};
 
 struct SessionSettings {
   MemoryMode mode = MemoryMode::Ssskv;
@@ -34,6 +41,18 @@ struct SessionSettings {
   int n_threads = 0;
   int64_t n_batch = 512;
   sampling::SamplerParams sampler;
+  // Tools: OpenAI's `tools` array as JSON text ("" none), written into the
+  // Prefix by the chat template (so fixed for the session's life). Under
+  // tool_choice other than None, each answer is read for calls in
+  // tool_call_format ("" the one the model's chat template renders, see
+  // detect_tool_call_format; a built-in family: generic) and the calls are
+  // held to the tools' schemas by a grammar (tool_call_grammar.h), which
+  // excludes a grammar of the sampler's own.
+  std::string tools;
+  ToolChoiceMode tool_choice = ToolChoiceMode::Auto;
+  std::string tool_function;  // ToolChoiceMode::Function: the function's name
+  bool parallel_tool_calls = true;
+  std::string tool_call_format;
 };
 
 // Cells of the headroom kept after an answer for its turn's closing marker.
@@ -42,5 +61,9 @@ constexpr int64_t kClosingReserve = 16;
 // Throws std::invalid_argument naming the first field (as peak_session_params
 // spells it) out of range; checked before a session allocates anything.
 void validate_session_settings(const SessionSettings& settings);
+// The tool settings alone (validate_session_settings checks them too): the
+// tools' JSON (tools_from_json's error, prefixed "tools: "), a format name, a
+// named function, a sampler grammar beside calls.
+void validate_tool_settings(const SessionSettings& settings);
 
 }  // namespace peak::chat

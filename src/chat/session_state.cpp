@@ -9,7 +9,7 @@ int64_t SessionState::recent_cells() const {
 }
 
 MessageState SessionState::where(size_t index) const {
-  if (index >= log.size() - recent.size()) return MessageState::InContext;
+  if (index >= log.size() - unsent - recent.size()) return MessageState::InContext;
   return index < summarized_messages ? MessageState::Summarized : MessageState::Dropped;
 }
 
@@ -42,13 +42,13 @@ void SessionState::cut_front(int64_t n) {
 }
 
 size_t SessionState::cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text,
-                                      size_t user_part, const std::string& answer) {
+                                      size_t user_part, const std::string& answer, const std::string& prompt_role) {
   if (static_cast<int64_t>(segment.size()) <= limit) return 0;
   const size_t cut = segment.size() - static_cast<size_t>(limit);
   if (cut < user_part) {
-    dropped_text += cut_message_line("user", user_text);
+    dropped_text += cut_message_line(prompt_role, user_text);
   } else {
-    dropped_text += dropped_message_line("user", user_text);
+    dropped_text += dropped_message_line(prompt_role, user_text);
     if (cut > user_part) dropped_text += cut_message_line("assistant", answer);
   }
   count_dropped(static_cast<int64_t>(cut));
@@ -56,16 +56,33 @@ size_t SessionState::cut_long_segment(std::vector<int32_t>& segment, int64_t lim
   return cut;
 }
 
+namespace {
+
+std::string speaker(const std::string& role) {
+  if (role == "user") return "User";
+  return role == "tool" ? "Tool result" : "Assistant";
+}
+
+}  // namespace
+
 std::string dropped_message_line(const std::string& role, const std::string& text) {
-  return (role == "user" ? "User: " : "Assistant: ") + text + "\n";
+  return speaker(role) + ": " + text + "\n";
+}
+
+std::string summary_text(const LoggedMessage& m) {
+  if (m.role == "tool") return m.name.empty() ? m.content : "(" + m.name + ") " + m.content;
+  std::string text = m.content;
+  for (const ToolCall& call : m.tool_calls) {
+    text += (text.empty() ? "" : " ") + std::string("[calls ") + call.name + "(" + call.arguments + ")]";
+  }
+  return text;
 }
 
 std::string cut_message_line(const std::string& role, const std::string& text) {
   // About its first half, cut before a UTF-8 character rather than inside one.
   size_t n = text.size() / 2;
   while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return (role == "user" ? "User" : "Assistant") + std::string(" (start of a long message): ") + text.substr(0, n) +
-         "\n";
+  return speaker(role) + std::string(" (start of a long message): ") + text.substr(0, n) + "\n";
 }
 
 }  // namespace peak::chat

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "chat/chat_template.h"
+
 namespace peak::chat {
 
 struct SessionStats {
@@ -43,8 +45,11 @@ enum class MessageState {
 
 // A message of the conversation as it happened.
 struct LoggedMessage {
-  std::string role;  // "user" or "assistant"
+  std::string role;  // "user", "assistant" or "tool"
   std::string content;
+  std::vector<ToolCall> tool_calls = {};  // assistant: the calls it made (content may be empty)
+  std::string tool_call_id = {};          // tool: the call it answers
+  std::string name = {};                  // tool: the called function
 };
 
 // A message in the Recent segment.
@@ -63,6 +68,9 @@ struct SessionState {
   // The whole conversation. Recent's messages are always its last ones (a
   // message leaves Recent only from the front, or with the turn taken back).
   std::vector<LoggedMessage> log;
+  // The last messages of log not yet in Recent: tool results waiting for the
+  // answer that reads them (ChatSession::continue_turn).
+  size_t unsent = 0;
   size_t summarized_messages = 0;  // the first ones of log, which the summary in place covers
   SessionStats stats;
 
@@ -79,9 +87,10 @@ struct SessionState {
   // Cuts `segment` (the tokens of a message, or of a user message and its
   // answer, the user's first `user_part`) to its last `limit` tokens when
   // longer, counting the cut as dropped with the start of the message in the
-  // dropped text; returns how many tokens were cut.
+  // dropped text; returns how many tokens were cut. `prompt_role`: whose
+  // message it is (tool results answered in one turn are one segment).
   size_t cut_long_segment(std::vector<int32_t>& segment, int64_t limit, const std::string& user_text, size_t user_part,
-                          const std::string& answer);
+                          const std::string& answer, const std::string& prompt_role = "user");
   void count_dropped(int64_t cells);
 };
 
@@ -89,5 +98,9 @@ struct SessionState {
 std::string dropped_message_line(const std::string& role, const std::string& text);
 // The same for one whose start was cut: about its first half.
 std::string cut_message_line(const std::string& role, const std::string& text);
+// What the summarizer reads of a message (RecentMessage::text): its content,
+// and the calls an answer made ("[calls f({...})]") or the function whose
+// result a tool message is.
+std::string summary_text(const LoggedMessage& message);
 
 }  // namespace peak::chat

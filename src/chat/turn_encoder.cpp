@@ -11,6 +11,25 @@ namespace {
 
 constexpr const char* kSummaryLead = "Summary of the earlier conversation: ";
 
+// A message's text in the marked render: kMarkOpen, its number, kMarkClose.
+constexpr char kMarkOpen = '\x01';
+constexpr char kMarkClose = '\x02';
+
+// The template's own text between the marked messages' texts.
+std::vector<std::string> template_pieces(const std::string& framed) {
+  std::vector<std::string> pieces(1);
+  for (size_t i = 0; i < framed.size(); ++i) {
+    const size_t close = framed[i] == kMarkOpen ? framed.find(kMarkClose, i) : std::string::npos;
+    if (close == std::string::npos) {
+      pieces.back() += framed[i];
+    } else {
+      pieces.emplace_back();
+      i = close;
+    }
+  }
+  return pieces;
+}
+
 std::string trimmed(const std::string& text) {
   const size_t begin = text.find_first_not_of(" \t\n\r");
   if (begin == std::string::npos) return std::string();
@@ -27,13 +46,18 @@ bool opens_reasoning_block(std::string prompt) {
 
 }  // namespace
 
-TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking)
+TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
+                         std::optional<std::string> tools)
     : model_(model),
       chat_(template_name == "raw" ? ChatTemplate(ChatTemplateFamily::ChatML)
                                    : chat_template_for(model, template_name).chat_template),
       raw_(template_name == "raw"),
-      enable_thinking_(enable_thinking) {
-  if (raw_) return;
+      enable_thinking_(enable_thinking),
+      tools_(std::move(tools)) {
+  if (raw_) {
+    if (tools_) throw std::invalid_argument("tools need a chat template; template raw has none");
+    return;
+  }
   // What every render starts with (BOS text, Llama 3.1's dated system block):
   // the Prefix holds it once and the turns' texts leave it out. Some
   // templates cannot render no messages at all (they read messages[0]).
@@ -49,6 +73,44 @@ TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_
   system_role_ =
       chat_.format({{"system", probe}}, false, format_options()).find(probe) != std::string::npos ? "system" : "user";
   generation_opens_reasoning_ = opens_reasoning_block(format_turn({{"user", ""}}, true));
+  if (tools_) check_tools_in_prefix();
+}
+
+void TurnEncoder::check_tools_in_prefix() const { prefix_text(""); }
+
+// Templates may refuse to render tools without a message (Qwen3 reads
+// messages[0]): the Prefix with tools is the render of the system prompt and a
+// user message, less that message as a turn renders it.
+std::string TurnEncoder::prefix_text(const std::string& system_prompt) const {
+  std::vector<ChatMessage> messages;
+  if (!system_prompt.empty()) messages.push_back({system_role_, system_prompt});
+  const std::string without_tools = messages.empty() ? render_base_ : chat_.format(messages, false, format_options());
+  if (!tools_) return without_tools;
+  const std::string refused =
+      "the chat template writes no tools before the conversation (it may put them into the first user message), so "
+      "a session cannot hold them";
+  const ChatMessage probe{"user", "\x01"};
+  messages.push_back(probe);
+  std::string with_tools;
+  std::string user_turn;
+  try {
+    with_tools = chat_.format(messages, false, prefix_options());
+    user_turn = format_turn({probe}, false);
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(refused + ": " + e.what());
+  }
+  const size_t prefix_size = with_tools.size() - std::min(with_tools.size(), user_turn.size());
+  if (with_tools.compare(prefix_size, std::string::npos, user_turn) != 0 ||
+      with_tools.compare(0, prefix_size, without_tools) == 0) {
+    throw std::invalid_argument(refused);
+  }
+  return with_tools.substr(0, prefix_size);
+}
+
+FormatOptions TurnEncoder::prefix_options() const {
+  FormatOptions o = format_options();
+  o.tools = tools_;
+  return o;
 }
 
 FormatOptions TurnEncoder::format_options() const {
@@ -63,9 +125,7 @@ std::vector<int32_t> TurnEncoder::prefix(const std::string& system_prompt) const
   if (raw_) {
     if (!system_prompt.empty()) system_text = system_prompt + "\n";
   } else {
-    system_text =
-        system_prompt.empty() ? render_base_ : chat_.format({{system_role_, system_prompt}}, false, format_options());
-    system_text = without_added_bos(model_, system_text);
+    system_text = without_added_bos(model_, prefix_text(system_prompt));
   }
   return model_.tokenizer().encode(system_text, /*add_special=*/true, /*parse_special=*/!raw_);
 }
@@ -91,19 +151,18 @@ std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& tu
   // parsed for them (a message cannot forge a turn boundary). The turn is
   // rendered once with a marker in place of each text, which shows the
   // template's own pieces, and once for real, which shows each text as the
-  // template wrote it (trimmed or not).
+  // template wrote it (trimmed or not). An answer of calls alone keeps its
+  // empty text: templates write calls after a text differently (Qwen3 puts a
+  // newline between).
   std::vector<ChatMessage> marked = turn;
-  for (size_t i = 0; i < marked.size(); ++i) marked[i].content = std::string(1, static_cast<char>(1 + i));
-  const std::string framed = format_turn(marked, add_generation_prompt);
-  std::vector<std::string> pieces(1);
-  for (const char c : framed) {
-    if (c >= 1 && c <= static_cast<char>(marked.size())) {
-      pieces.emplace_back();
-    } else {
-      pieces.back() += c;
-    }
+  std::vector<size_t> with_text;  // the messages whose text is marked, in order
+  for (size_t i = 0; i < marked.size(); ++i) {
+    if (!turn[i].tool_calls.empty() && turn[i].content.value_or("").empty()) continue;
+    marked[i].content = kMarkOpen + std::to_string(with_text.size()) + kMarkClose;
+    with_text.push_back(i);
   }
-  if (pieces.size() != turn.size() + 1) {
+  const std::vector<std::string> pieces = template_pieces(format_turn(marked, add_generation_prompt));
+  if (pieces.size() != with_text.size() + 1) {
     throw std::runtime_error("the chat template does not write each message exactly once");
   }
   const std::string real = format_turn(turn, add_generation_prompt);
@@ -113,11 +172,11 @@ std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& tu
     const std::vector<int32_t> ids = tok.encode(text, false, special);
     out.insert(out.end(), ids.begin(), ids.end());
   };
-  for (size_t i = 0; i < turn.size(); ++i) {
+  for (size_t i = 0; i < with_text.size(); ++i) {
     append(pieces[i], true);
     if (real.compare(at, pieces[i].size(), pieces[i]) == 0) at += pieces[i].size();
     // The text as written: as given, or trimmed when the template trims it.
-    const std::string content = turn[i].content.value_or("");
+    const std::string content = turn[with_text[i]].content.value_or("");
     std::string text = content;
     const std::string& next = pieces[i + 1];
     for (const std::string& candidate : {content, trimmed(content)}) {
@@ -139,8 +198,11 @@ std::vector<int32_t> TurnEncoder::user_segment(const std::string& text) const {
 }
 
 std::vector<int32_t> TurnEncoder::history_tokens(const std::string& user_text, const std::string& answer) const {
-  const std::vector<ChatMessage> turn = {{"user", user_text}, {"assistant", answer}};
-  if (raw_) return encode_turn(turn, false);
+  return history_tokens({{"user", user_text}, {"assistant", answer}});
+}
+
+std::vector<int32_t> TurnEncoder::history_tokens(const std::vector<ChatMessage>& turn) const {
+  if (raw_ || turn.empty()) return encode_turn(turn, false);
   // Templates render the last answer differently from earlier ones (Qwen3 gives
   // only the last an empty reasoning block): the turn as every later prompt
   // shows it is its render followed by another user message, less that message.
@@ -153,6 +215,29 @@ std::vector<int32_t> TurnEncoder::history_tokens(const std::string& user_text, c
     return tokens;
   }
   return encode_turn(turn, false);
+}
+
+std::vector<int32_t> TurnEncoder::after_context(std::vector<int32_t> tokens, const std::vector<int32_t>& context) {
+  if (tokens.size() < context.size() || !std::equal(context.begin(), context.end(), tokens.begin())) {
+    throw std::runtime_error(
+        "the chat template renders the conversation before tool results differently once they follow it");
+  }
+  tokens.erase(tokens.begin(), tokens.begin() + static_cast<std::ptrdiff_t>(context.size()));
+  return tokens;
+}
+
+std::vector<int32_t> TurnEncoder::prompt_after(const std::vector<ChatMessage>& context,
+                                               const std::vector<ChatMessage>& prompt) const {
+  std::vector<ChatMessage> all = context;
+  all.insert(all.end(), prompt.begin(), prompt.end());
+  return after_context(encode_turn(all, true), history_tokens(context));
+}
+
+std::vector<int32_t> TurnEncoder::history_after(const std::vector<ChatMessage>& context,
+                                                const std::vector<ChatMessage>& messages) const {
+  std::vector<ChatMessage> all = context;
+  all.insert(all.end(), messages.begin(), messages.end());
+  return after_context(history_tokens(all), history_tokens(context));
 }
 
 std::vector<int32_t> TurnEncoder::summary_segment(const std::string& summary) const {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,13 @@ class TurnEncoder {
  public:
   // `template_name`: "" the model's own, "raw" no template (plain text), else
   // a family's name (std::invalid_argument for an unknown one, from
-  // chat_template_for). `enable_thinking`: see SessionSettings.
-  TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking);
+  // chat_template_for). `enable_thinking`: see SessionSettings. `tools`:
+  // OpenAI's tools array as JSON text, written into the Prefix (nullopt: none);
+  // std::invalid_argument when the template writes them nowhere before the
+  // conversation (it may put them into the first user message), or without a
+  // template (raw).
+  TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
+              std::optional<std::string> tools = std::nullopt);
 
   const ChatTemplate& chat_template() const { return chat_; }
   bool raw() const { return raw_; }
@@ -36,6 +42,21 @@ class TurnEncoder {
   std::vector<int32_t> user_segment(const std::string& text) const;
   // A finished turn as later prompts show it.
   std::vector<int32_t> history_tokens(const std::string& user_text, const std::string& answer) const;
+  // Messages as later prompts show them (followed by more).
+  std::vector<int32_t> history_tokens(const std::vector<ChatMessage>& messages) const;
+  // An exchange goes on after an answer with tool calls: `context` is the
+  // exchange so far (its user message, then answers and tool results), already
+  // in the cells as history_tokens() writes it. The tokens that follow it for
+  // `prompt` (tool results) and the header that opens the next answer; and for
+  // `messages` as later prompts show them. Templates render tool results by
+  // what surrounds them (Qwen3 groups consecutive ones in one user turn), so
+  // each is the render of the whole exchange less the context's tokens;
+  // std::runtime_error when a template renders the context otherwise once
+  // something follows it.
+  std::vector<int32_t> prompt_after(const std::vector<ChatMessage>& context,
+                                    const std::vector<ChatMessage>& prompt) const;
+  std::vector<int32_t> history_after(const std::vector<ChatMessage>& context,
+                                     const std::vector<ChatMessage>& messages) const;
   // The Summary segment for `summary`, framed as a system message.
   std::vector<int32_t> summary_segment(const std::string& summary) const;
   // The same as the cells hold it: clipped to `summary_max` tokens.
@@ -43,6 +64,12 @@ class TurnEncoder {
 
  private:
   FormatOptions format_options() const;
+  FormatOptions prefix_options() const;  // with the tools
+  void check_tools_in_prefix() const;
+  // The Prefix's text (its BOS text included).
+  std::string prefix_text(const std::string& system_prompt) const;
+  // `tokens` less `context`, which must start them.
+  static std::vector<int32_t> after_context(std::vector<int32_t> tokens, const std::vector<int32_t>& context);
   // A render of `turn` less what every render starts with (render_base_, else
   // the BOS text the tokenizer adds).
   std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
@@ -53,8 +80,9 @@ class TurnEncoder {
   ChatTemplate chat_;
   bool raw_;
   bool enable_thinking_;
-  std::string render_base_;  // what the template writes for no messages (BOS text, a dated system block)
-  std::string system_role_;  // "system", or "user" when the template has no system role
+  std::optional<std::string> tools_;  // the Prefix writes them; turns render without them
+  std::string render_base_;           // what the template writes for no messages (BOS text, a dated system block)
+  std::string system_role_;           // "system", or "user" when the template has no system role
   bool generation_opens_reasoning_ = false;
 };
 

@@ -28,7 +28,7 @@ int32_t id_of(const tokenizer::Tokenizer& tok, const std::string& text) {
 
 }  // namespace
 
-void write_scripted_qwen3(const std::string& path) {
+void write_scripted_qwen3(const std::string& path, Qwen3Script which) {
   const auto vocab = gguf::GgufFile::open(kFixtures + "vocab/ggml-vocab-qwen3.gguf");
   gguf::GgufWriter w;
   for (size_t i = 0; i < vocab->n_kv(); ++i) {
@@ -37,9 +37,17 @@ void write_scripted_qwen3(const std::string& path) {
   w.set_string("tokenizer.chat_template", fixture_template("Qwen-Qwen3-0.6B"));
   w.set_string("general.architecture", "llama");
   const auto tok = tokenizer::Tokenizer::from_gguf(*vocab);
+  const bool calls = which == Qwen3Script::Call || which == Qwen3Script::CallAgain;
   const std::vector<std::pair<std::string, std::string>> script = {
-      {"\n", "<think>"},     {"<think>", "Reason"}, {"Reason", "</think>"}, {"</think>", "\n\n"},
-      {"\n\n", "Blue"},      {"Blue", "."},         {".", "<|im_end|>"}};
+      {"\n", "<think>"},
+      {"<think>", "Reason"},
+      {"Reason", "</think>"},
+      {"</think>", "\n\n"},
+      {"\n\n", calls ? "<tool_call>" : "Blue"},
+      {"Blue", "."},
+      {".", which == Qwen3Script::TextThenCall ? "<tool_call>" : "<|im_end|>"},
+      // The last character of a call's closing marker, which ties spell out.
+      {">", which == Qwen3Script::CallAgain ? "\n" : "<|im_end|>"}};
 
   constexpr int64_t n_embd = 16, n_ff = 16, n_head = 2;
   const int64_t n_vocab = static_cast<int64_t>(vocab->find("tokenizer.ggml.tokens")->array().size());

@@ -241,8 +241,8 @@ TEST(ChatSession, ACorruptedOrTruncatedFileIsRefusedAndTheSessionKeptAsItWas) {
   std::vector<char> truncated(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 3));
   EXPECT_NE(try_restore(truncated).find("truncated"), std::string::npos);
   EXPECT_NE(try_restore({'n', 'o', 'p', 'e'}).find("not a peak session file"), std::string::npos);
-  EXPECT_NE(try_restore({'P', 'K', 'S', 'S', 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
-                .find("format version 3 is not supported (1 to 2)"),
+  EXPECT_NE(try_restore({'P', 'K', 'S', 'S', 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+                .find("format version 4 is not supported (1 to 3)"),
             std::string::npos);
   EXPECT_EQ(live.cached_tokens(), tokens_before);
   EXPECT_EQ(live.stats().turns, turns_before);

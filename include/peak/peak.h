@@ -778,8 +778,10 @@ typedef enum peak_tool_choice {
 
 typedef struct peak_session_params {
   /* sizeof(peak_session_params); a caller built against the header before the
-     tool fields declares offsetof(peak_session_params, tools_json), and those
-     fields keep their defaults. */
+     tool fields and sampler.preserved_tokens declares the size of that first
+     version (offsetof(peak_session_params, sampler) plus the first version's
+     sampler, which ends at json_schema), and the later fields keep their
+     defaults. */
   size_t struct_size;
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */

@@ -2,6 +2,8 @@
 // and engine parameters that several C API files share.
 #pragma once
 
+#include <cstddef>
+
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -107,6 +109,19 @@ std::shared_ptr<const peak::sampling::Grammar> compile_json_schema(const char* j
 std::shared_ptr<const peak::sampling::Grammar> sampler_grammar(const peak_sampler_params& p);
 
 }  // namespace peak::capi
+
+// The first version of peak_sampler_params ended at json_schema.
+constexpr size_t kSamplerParamsFirstSize = offsetof(peak_sampler_params, preserved_tokens);
+
+// Sampler parameters of either version (the later fields of the first keep
+// their defaults), their counts checked; `struct_name` names the struct in the
+// message.
+inline bool read_sampler_params(const peak_sampler_params* given, const std::string& struct_name,
+                                peak_sampler_params* out) {
+  return peak::capi::read_versioned_params(given, peak_sampler_default_params(), {kSamplerParamsFirstSize},
+                                           struct_name.c_str(), out) &&
+         sampler_counts_ok(*out, struct_name);
+}
 
 // The C sampler parameters, checked by sampler_counts_ok, as the sampler chain's.
 // Throws std::invalid_argument, naming the line and column, for a grammar

@@ -35,9 +35,6 @@ peak_status accept_token(peak_sampler* sampler, int32_t token, bool generated, c
   });
 }
 
-// The first version of peak_sampler_params ended at json_schema.
-constexpr size_t kSamplerParamsFirstSize = offsetof(peak_sampler_params, preserved_tokens);
-
 // The first version of peak_chat_template_params ended at enable_thinking.
 constexpr size_t kChatTemplateParamsFirstSize = offsetof(peak_chat_template_params, tools_json);
 
@@ -125,11 +122,7 @@ peak_status peak_sampler_create(const peak_model* model, const peak_sampler_para
   PEAK_CHECK_ARG(model, "peak_sampler_create: model");
   if (!has_weights(model, "peak_sampler_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak_sampler_params p;
-  if (!peak::capi::read_versioned_params(params, peak_sampler_default_params(), {kSamplerParamsFirstSize},
-                                         "peak_sampler_params", &p) ||
-      !sampler_counts_ok(p, "peak_sampler_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
+  if (!read_sampler_params(params, "peak_sampler_params", &p)) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
     const peak::sampling::SamplerParams sp = sampler_params_from_c(p);
     const bool reads_vocabulary = sp.grammar || !sp.preserved_tokens.empty();

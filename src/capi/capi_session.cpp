@@ -22,8 +22,9 @@ using peak::capi::guarded;
 using peak::capi::kMaxTokenCount;
 using peak::capi::raw_enum;
 
-// Callers built before the tool fields declare the size up to them.
-constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, tools_json);
+// The first version of peak_session_params ended with a sampler of the first
+// version (no preserved tokens) and had no tool fields.
+constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, sampler) + kSamplerParamsFirstSize;
 
 // The tool choice as the session takes it; false (an error set) out of range.
 bool tool_choice_from_c(peak_tool_choice choice, peak::chat::ToolChoiceMode* out) {
@@ -116,10 +117,11 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak_session_params p;
   if (!peak::capi::read_versioned_params(params, peak_session_default_params(), {kSessionParamsFirstSize},
-                                         "peak_session_params", &p) ||
-      !peak::capi::struct_size_ok(p.sampler.struct_size, sizeof(peak_sampler_params), "peak_session_params.sampler")) {
+                                         "peak_session_params", &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  const peak_sampler_params given_sampler = p.sampler;
+  if (!read_sampler_params(&given_sampler, "peak_session_params.sampler", &p.sampler)) return PEAK_ERR_INVALID_ARGUMENT;
   peak::chat::ToolChoiceMode tool_choice;
   if (!tool_choice_from_c(p.tool_choice, &tool_choice)) return PEAK_ERR_INVALID_ARGUMENT;
   const int mode = raw_enum(p.mode), rebuild = raw_enum(p.rebuild);
@@ -306,12 +308,10 @@ peak_status peak_session_set_tool_choice(peak_session* session, peak_tool_choice
 peak_status peak_session_set_sampler(peak_session* session, const peak_sampler_params* params) {
   PEAK_CHECK_ARG(session, "peak_session_set_sampler: session");
   PEAK_CHECK_ARG(params, "peak_session_set_sampler: params");
-  if (!peak::capi::struct_size_ok(params->struct_size, sizeof(peak_sampler_params), "peak_sampler_params") ||
-      !sampler_counts_ok(*params, "peak_sampler_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
+  peak_sampler_params p;
+  if (!read_sampler_params(params, "peak_sampler_params", &p)) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
-    session->session->set_sampler(sampler_params_from_c(*params));
+    session->session->set_sampler(sampler_params_from_c(p));
     return PEAK_OK;
   });
 }

@@ -64,8 +64,14 @@ sampling::SamplerChain ChatSession::make_sampler(const sampling::SamplerParams& 
                                                  const SessionTools& tools) const {
   sampling::SamplerParams p = params;
   if (!p.grammar) p.grammar = tools.grammar;
+  std::vector<int32_t> preserved = p.preserved_tokens;
+  preserved.insert(preserved.end(), tools.preserved_tokens.begin(), tools.preserved_tokens.end());
+  std::sort(preserved.begin(), preserved.end());
+  preserved.erase(std::unique(preserved.begin(), preserved.end()), preserved.end());
+  p.preserved_tokens = std::move(preserved);
+  const bool reads_vocabulary = p.grammar || !p.preserved_tokens.empty();
   sampling::SamplerChain chain(static_cast<int32_t>(model_.hparams().n_vocab), p,
-                               p.grammar ? model_.grammar_vocabulary() : nullptr);
+                               reads_vocabulary ? model_.grammar_vocabulary() : nullptr);
   if (p.grammar) {
     chain.set_reasoning_grammars(*reasoning_opening_grammar(ReasoningMarkers{}), *reasoning_separator_grammar());
   }

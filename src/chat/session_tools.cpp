@@ -1,9 +1,14 @@
 #include "chat/session_tools.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "chat/tool_call_grammar.h"
+#include "sampling/grammar_vocabulary.h"
 
 namespace peak::chat {
 namespace {
@@ -17,6 +22,29 @@ const ToolCallFormat& format_for(const model::Model& model, const SessionSetting
 // The XML and Pythonic formats are read, not written by a grammar.
 bool has_grammar(const ToolCallFormat& format) {
   return format.shape != CallShape::XmlCalls && format.shape != CallShape::PythonCalls;
+}
+
+// The control tokens the format's markers are written with in this
+// vocabulary (Phi-4-mini's <|tool_call|>, Mistral's [TOOL_CALLS], ...): the
+// model writes a marker as one such token, which must write its text for the
+// parser and be allowed where the grammar spells that text.
+std::vector<int32_t> marker_tokens(const model::Model& model, const ToolCallFormat& format) {
+  const sampling::GrammarVocabulary& vocabulary = *model.grammar_vocabulary();
+  std::vector<int32_t> ids;
+  for (const std::string_view marker :
+       {format.open, format.close, format.call.open, format.call.name_end, format.call.close, format.parameter.open,
+        format.parameter.name_end, format.parameter.close}) {
+    if (marker.empty()) continue;
+    for (const int32_t id : model.tokenizer().encode(std::string(marker), false, /*parse_special=*/true)) {
+      if (id < vocabulary.size() && vocabulary.kind(id) == sampling::GrammarVocabulary::Kind::kControl &&
+          !vocabulary.bytes(id).empty()) {
+        ids.push_back(id);
+      }
+    }
+  }
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 }  // namespace
@@ -36,6 +64,7 @@ SessionTools session_tools(const model::Model& model, const SessionSettings& s, 
         "another tool_choice to call them");
   }
   t.format = &format_for(model, s);
+  t.preserved_tokens = marker_tokens(model, *t.format);
   if (!has_grammar(*t.format)) {
     if (s.tool_choice != ToolChoiceMode::Auto) {
       throw std::invalid_argument(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ struct SessionTools {
   // Not empty: the grammar waits for this text in the answer (tool_choice
   // auto) and reads the answer from its start on; empty: from the answer's start.
   std::string trigger;
+  // The control tokens the format's markers are written with (sorted): the
+  // sampler preserves them (sampling::SamplerParams::preserved_tokens).
+  std::vector<int32_t> preserved_tokens;
 };
 
 // Checks the tool settings (validate_tool_settings) and builds them for

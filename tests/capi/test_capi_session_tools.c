@@ -114,9 +114,11 @@ int main(void) {
   p = tool_params((peak_tool_choice)9);
   CHECK_ERROR(peak_session_create(m, &p, &s), PEAK_ERR_INVALID_ARGUMENT, "tool_choice is 9");
 
-  /* A caller built before the tool fields: its struct ends before them, and the session has no tools. */
+  /* A caller built before the tool fields and the preserved tokens: its struct
+     ends with the first version of the sampler's, and the session has no tools. */
   p = tool_params(PEAK_TOOL_CHOICE_REQUIRED);
-  p.struct_size = offsetof(peak_session_params, tools_json);
+  p.struct_size = offsetof(peak_session_params, sampler) + offsetof(peak_sampler_params, preserved_tokens);
+  p.sampler.struct_size = offsetof(peak_sampler_params, preserved_tokens);
   CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
   if (s) {
     check_preview(s, "get_weather", 0);

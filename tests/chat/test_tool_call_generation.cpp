@@ -10,7 +10,9 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "chat/session_tools.h"
 #include "chat/tool_call.h"
 #include "chat/tool_call_grammar.h"
 #include "json/json.h"
@@ -120,6 +122,27 @@ TEST(ToolCallGeneration, EveryRequiredCallOfASyntheticModelValidates) {
   const auto m = model::Model::load(path);
   sample_calls(*m);
   std::remove(path.c_str());
+}
+
+// A format whose marker is one control token of the vocabulary: the session
+// preserves it (it writes its text for the parser, and the grammar may take
+// it); markers the vocabulary spells with text tokens preserve nothing.
+TEST(ToolCallGeneration, ASessionPreservesTheFormatsMarkerTokens) {
+  const int32_t marker = 300;
+  const auto m = model::Model::load(test::stories_with_control_token(marker, "<|tool_call|>"));
+  SessionSettings s;
+  s.template_name = "chatml";
+  s.tools = kTools;
+  s.tool_choice = ToolChoiceMode::Required;
+  for (const char* format : {"granite", "phi4"}) {
+    s.tool_call_format = format;
+    EXPECT_EQ(session_tools(*m, s).preserved_tokens, std::vector<int32_t>{marker}) << format;
+  }
+  s.tool_call_format = "hermes";
+  EXPECT_TRUE(session_tools(*m, s).preserved_tokens.empty());
+  s.tool_call_format = "granite";
+  const auto plain = model::Model::load(test::stories_path());
+  EXPECT_TRUE(session_tools(*plain, s).preserved_tokens.empty());
 }
 
 }  // namespace

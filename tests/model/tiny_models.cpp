@@ -82,4 +82,22 @@ std::string edited_stories(const KeyEdit& edit_keys, const ValueEdit& value) {
   return path;
 }
 
+std::string stories_with_control_token(int32_t id, const std::string& text) {
+  const auto file = gguf::GgufFile::open(stories_path());
+  const gguf::ArrayView texts = file->find("tokenizer.ggml.tokens")->array();
+  const gguf::ArrayView types = file->find("tokenizer.ggml.token_type")->array();
+  std::vector<std::string> edited_texts;
+  std::vector<int32_t> edited_types;
+  for (uint64_t i = 0; i < texts.size(); ++i) {
+    edited_texts.emplace_back(texts.str(i));
+    edited_types.push_back(types.at<int32_t>(i));
+  }
+  edited_texts.at(static_cast<size_t>(id)) = text;
+  edited_types.at(static_cast<size_t>(id)) = 3;
+  return edited_stories([&](gguf::GgufWriter& w) {
+    w.set_string_array("tokenizer.ggml.tokens", edited_texts);
+    w.set_array("tokenizer.ggml.token_type", gguf::ValueType::Int32, edited_types.data(), edited_types.size());
+  });
+}
+
 }  // namespace peak::test

@@ -5,6 +5,7 @@
 // LongRoPE, smollm3's layers without rotation).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -41,6 +42,9 @@ struct ValueEdit {
 // stories260K rewritten with `edit_keys` applied after its metadata and one
 // value edited; returns the path (test_temp_path).
 std::string edited_stories(const KeyEdit& edit_keys, const ValueEdit& value = {});
+// stories260K with token `id` renamed `text` and made a control token
+// (llama.cpp's LLAMA_TOKEN_TYPE_CONTROL, 3); returns the path (edited_stories).
+std::string stories_with_control_token(int32_t id, const std::string& text);
 // A file name in the test temp folder that no other test uses (ctest runs
 // tests in parallel processes): the running test's name, then `stem`.
 std::string test_temp_path(const std::string& stem);

@@ -18,8 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "gguf/gguf_reader.h"
-#include "gguf/gguf_writer.h"
 #include "json/json.h"
 #include "json_schema_validator.h"
 #include "model/model.h"
@@ -263,7 +261,6 @@ TEST(GrammarGeneration, EverySchemaSampleOfASyntheticModelValidates) {
   std::remove(path.c_str());
 }
 
-constexpr int32_t kControlType = 3;  // llama.cpp's LLAMA_TOKEN_TYPE_CONTROL
 const char* const kMarker = "<|tool_call|>";
 
 int32_t most_frequent(const std::vector<int32_t>& ids) {
@@ -276,21 +273,7 @@ int32_t most_frequent(const std::vector<int32_t>& ids) {
 
 // stories260K with token `id` a control token spelled kMarker.
 std::unique_ptr<model::Model> stories_with_marker(int32_t id) {
-  const auto file = gguf::GgufFile::open(test::stories_path());
-  const gguf::ArrayView texts = file->find("tokenizer.ggml.tokens")->array();
-  const gguf::ArrayView types = file->find("tokenizer.ggml.token_type")->array();
-  std::vector<std::string> edited_texts;
-  std::vector<int32_t> edited_types;
-  for (uint64_t i = 0; i < texts.size(); ++i) {
-    edited_texts.emplace_back(texts.str(i));
-    edited_types.push_back(types.at<int32_t>(i));
-  }
-  edited_texts.at(static_cast<size_t>(id)) = kMarker;
-  edited_types.at(static_cast<size_t>(id)) = kControlType;
-  return model::Model::load(test::edited_stories([&](gguf::GgufWriter& w) {
-    w.set_string_array("tokenizer.ggml.tokens", edited_texts);
-    w.set_array("tokenizer.ggml.token_type", gguf::ValueType::Int32, edited_types.data(), edited_types.size());
-  }));
+  return model::Model::load(test::stories_with_control_token(id, kMarker));
 }
 
 // The unedited model's pieces of `ids`, token marker_id's written as `marker`.

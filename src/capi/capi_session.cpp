@@ -27,7 +27,8 @@ using peak::capi::raw_enum;
 constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, sampler) + kSamplerParamsFirstSize;
 
 // The tool choice as the session takes it; false (an error set) out of range.
-bool tool_choice_from_c(peak_tool_choice choice, peak::chat::ToolChoiceMode* out) {
+// By reference: a value outside the enum is read as an int, never loaded as the enum.
+bool tool_choice_from_c(const peak_tool_choice& choice, peak::chat::ToolChoiceMode* out) {
   const int raw = raw_enum(choice);
   if (raw < PEAK_TOOL_CHOICE_NONE || raw > PEAK_TOOL_CHOICE_FUNCTION) {
     fail(PEAK_ERR_INVALID_ARGUMENT, "tool_choice is " + std::to_string(raw) +

@@ -1,5 +1,7 @@
 #include "sampling/json_schema_pattern.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -11,7 +13,8 @@
 namespace peak::sampling {
 namespace {
 
-constexpr int kPatternMaxNesting = 32;  // groups inside groups (the grammar compiler allows 64)
+constexpr int kPatternMaxNesting = 32;          // groups inside groups (the grammar compiler allows 64)
+constexpr uint32_t kNonEmptyPartBudget = 4096;  // nodes visited rewriting one nullable repetition
 
 struct RegexNode {
   enum class Kind { kSet, kSequence, kAlternation, kRepeat };
@@ -405,6 +408,109 @@ bool is_single_char(const RegexNode& node) {
          node.set.spans()[0].first == node.set.spans()[0].last;
 }
 
+// Whether `node` matches the empty string.
+bool nullable(const RegexNode& node) {
+  switch (node.kind) {
+    case RegexNode::Kind::kSet: return false;
+    case RegexNode::Kind::kRepeat: return node.min == 0 || node.max == 0 || nullable(node.children[0]);
+    case RegexNode::Kind::kAlternation:
+      for (const RegexNode& child : node.children) {
+        if (nullable(child)) return true;
+      }
+      return false;
+    case RegexNode::Kind::kSequence:
+      for (const RegexNode& child : node.children) {
+        if (!nullable(child)) return false;
+      }
+      return true;
+  }
+  return false;
+}
+
+RegexNode repeat_node(RegexNode item, uint32_t min, uint32_t max) {
+  RegexNode node;
+  node.kind = RegexNode::Kind::kRepeat;
+  node.min = min;
+  node.max = max;
+  node.children.push_back(std::move(item));
+  return node;
+}
+
+// The non-empty strings `node` matches, or false when it matches only the
+// empty string. An unbounded repetition of a nullable item is written as one
+// of its non-empty part: the grammar compiler expands x* to a rule that calls
+// itself after x, so a nullable x would be left recursion (refused), and both
+// match the same strings. `budget` bounds the nodes copied (a sequence's tail
+// is copied once per nullable item before it).
+bool non_empty_part(const RegexNode& node, RegexNode* out, uint32_t* budget) {
+  if (*budget == 0) throw PatternError("repetition of a group that can match nothing is too deeply nested");
+  --*budget;
+  switch (node.kind) {
+    case RegexNode::Kind::kSet: *out = node; return true;
+    case RegexNode::Kind::kRepeat: {
+      const RegexNode& item = node.children[0];
+      if (node.max == 0) return false;
+      if (!nullable(item)) {
+        *out = repeat_node(item, std::max<uint32_t>(node.min, 1), node.max);
+        return true;
+      }
+      RegexNode first;
+      if (!non_empty_part(item, &first, budget)) return false;
+      if (node.max == kUnboundedCount) {
+        *out = repeat_node(std::move(first), 1, kUnboundedCount);
+      } else {
+        // The first non-empty copy, then up to max-1 more of any kind.
+        out->kind = RegexNode::Kind::kSequence;
+        out->children.clear();
+        out->children.push_back(std::move(first));
+        if (node.max > 1) out->children.push_back(repeat_node(item, 0, node.max - 1));
+      }
+      return true;
+    }
+    case RegexNode::Kind::kAlternation: {
+      RegexNode alternatives;
+      alternatives.kind = RegexNode::Kind::kAlternation;
+      for (const RegexNode& child : node.children) {
+        RegexNode part;
+        if (!non_empty_part(child, &part, budget)) continue;
+        if (part.kind == RegexNode::Kind::kSequence) {
+          alternatives.children.push_back(std::move(part));
+        } else {
+          RegexNode sequence;  // the writer reads an alternative as a sequence
+          sequence.children.push_back(std::move(part));
+          alternatives.children.push_back(std::move(sequence));
+        }
+      }
+      if (alternatives.children.empty()) return false;
+      *out = std::move(alternatives);
+      return true;
+    }
+    case RegexNode::Kind::kSequence: {
+      if (!nullable(node)) {
+        *out = node;
+        return true;
+      }
+      // Every item is nullable: a non-empty match starts with the first item
+      // that matches something, followed by the rest as they are.
+      RegexNode alternatives;
+      alternatives.kind = RegexNode::Kind::kAlternation;
+      for (size_t i = 0; i < node.children.size(); ++i) {
+        RegexNode first;
+        if (!non_empty_part(node.children[i], &first, budget)) continue;
+        RegexNode branch;
+        branch.children.push_back(std::move(first));
+        branch.children.insert(branch.children.end(), node.children.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                               node.children.end());
+        alternatives.children.push_back(std::move(branch));
+      }
+      if (alternatives.children.empty()) return false;
+      *out = std::move(alternatives);
+      return true;
+    }
+  }
+  return false;
+}
+
 class PatternWriter {
  public:
   uint64_t repetition() const { return repetition_; }
@@ -471,6 +577,13 @@ std::string PatternWriter::repeat(const RegexNode& node) {
   if (repetition_ > kSchemaMaxRepetitionTotal) {
     throw PatternError("repetition counts add up to more than " + std::to_string(kSchemaMaxRepetitionTotal) +
                        " (kSchemaMaxRepetitionTotal)");
+  }
+  if (node.max == kUnboundedCount && nullable(node.children[0])) {
+    // x{m,} with x nullable matches what (x's non-empty part)* does.
+    RegexNode part;
+    uint32_t budget = kNonEmptyPartBudget;
+    if (!non_empty_part(node.children[0], &part, &budget)) return "\"\"";
+    return repeat(repeat_node(std::move(part), 0, kUnboundedCount));
   }
   // A GBNF item takes one suffix: "(x+)?", never "x+?".
   const RegexNode* inner = &node.children[0];

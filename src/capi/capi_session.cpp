@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "capi/capi_adapter.h"
 #include "capi/capi_guard.h"
@@ -225,6 +226,35 @@ peak_status peak_session_append(peak_session* session, peak_role role, const cha
   }
   return guarded([&] {
     session->session->append(raw == PEAK_ROLE_USER ? "user" : "assistant", std::string(text ? text : "", length));
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_append_tool_calls(peak_session* session, const char* content, size_t length,
+                                           const peak_tool_call* calls, size_t n_calls) {
+  PEAK_CHECK_ARG(session, "peak_session_append_tool_calls: session");
+  if (!content && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_append_tool_calls: content is NULL");
+  if (!calls && n_calls > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_append_tool_calls: calls is NULL");
+  std::vector<peak::chat::ToolCall> list;
+  for (size_t i = 0; i < n_calls; ++i) {
+    const peak_tool_call& c = calls[i];
+    const std::string field = "peak_session_append_tool_calls: calls[" + std::to_string(i) + "]";
+    if (!peak::capi::struct_size_ok(c.struct_size, sizeof(peak_tool_call), field.c_str())) {
+      return PEAK_ERR_INVALID_ARGUMENT;
+    }
+    if (!c.id || c.id_length == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, field + ".id is empty");
+    if (!c.name || c.name_length == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, field + ".name is empty");
+    if (!c.arguments && c.arguments_length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, field + ".arguments is NULL");
+    list.push_back({std::string(c.id, c.id_length), std::string(c.name, c.name_length),
+                    std::string(c.arguments ? c.arguments : "", c.arguments_length)});
+  }
+  return guarded([&] {
+    std::string text(content ? content : "", length);
+    if (session->session->tool_results_waiting()) {
+      session->session->append_results_answer(text, list);
+    } else {
+      session->session->append("assistant", text, list);
+    }
     return PEAK_OK;
   });
 }

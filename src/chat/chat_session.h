@@ -166,7 +166,16 @@ class ChatSession {
   // Recent changes (the `shift` approximation), its tokens do not. A user
   // message without an answer yet is answered by regenerate(), or given one by
   // append(); chat() refuses it. Failing, it leaves the session as it was.
-  void append(const std::string& role, const std::string& text);
+  // An assistant message may carry `calls` (each with its id: the results that
+  // follow it name them). A history with tools is replayed so: user (append),
+  // assistant with calls (append), a result for each call
+  // (append_tool_result), the answer to them (append_results_answer), ...
+  void append(const std::string& role, const std::string& text, const std::vector<ToolCall>& calls = {});
+  // Appends the answer (`text`, and `calls` as append() takes them) to the
+  // tool results waiting, without generating: completes them as
+  // continue_turn() would have, had the model written it. std::invalid_argument,
+  // changing nothing, when no result waits.
+  void append_results_answer(const std::string& text, const std::vector<ToolCall>& calls = {});
   // Answers the last user message again: takes its turn back (see the top of
   // this file), then runs it as chat() would, with the sampling set now (a
   // sampled answer draws new numbers; greedy gives the same answer from the
@@ -333,8 +342,10 @@ class ChatSession {
     std::vector<LoggedMessage> log_tail;  // the messages it took off the log
     bool started_job = false;  // the turn started the summary job that followed it
   };
+  // `given`: the answer, evaluated as the prompt's history instead of generated (append); else generated.
   void run_turn(const TurnPrompt& prompt, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
-                const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
+                const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo,
+                const LoggedMessage* given = nullptr);
   // Undoes what `undo` recorded: its journal, backwards, and the session's state.
   void roll_back(TurnUndo& undo);
   // Moves the sampler's grammar to the phase the output has reached
@@ -363,7 +374,9 @@ class ChatSession {
   void take_back_messages(size_t n, size_t log_n, TurnUndo& undo);
   void take_back_tail_cells(int64_t n, TurnUndo& undo);
   void append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
-  void append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo);
+  void append_answer(const LoggedMessage& answer, TurnResult& turn, TurnUndo& undo);
+  // Calls of a history's answer: each with an id and a name, else std::invalid_argument.
+  static void check_history_calls(const std::vector<ToolCall>& calls);
   // The sampler's penalty window as `earlier`'s when there is one of the same
   // length, else as Recent's tokens give it; the random sequence goes on.
   void restore_penalty_window(const sampling::SamplerChain* earlier);

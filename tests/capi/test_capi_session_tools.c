@@ -45,6 +45,57 @@ static void check_preview(const peak_session* s, const char* fragment, int prese
   CHECK((strstr(prompt, fragment) != NULL) == present);
 }
 
+/* The conversation `live` had (question, a call, its result "Sunny", the
+   answer "Blue.") replayed into a new session without generating: its prompt
+   and the next answer are those of the live one, and the calls and results
+   keep the order rules. */
+static void check_replay(const peak_model* m, const peak_session_params* p, const peak_session* live,
+                         const char* question, const char* id, const char* arguments) {
+  static char live_prompt[16384], replayed_prompt[16384];
+  size_t length = 0;
+  CHECK(peak_session_preview_prompt(live, "x", 1, live_prompt, sizeof live_prompt, &length) == PEAK_OK);
+  peak_session* r = NULL;
+  CHECK(peak_session_create(m, p, &r) == PEAK_OK);
+  if (!r) return;
+  peak_tool_call call;
+  memset(&call, 0, sizeof call);
+  call.struct_size = sizeof call;
+  call.id = id;
+  call.id_length = strlen(id);
+  call.name = "get_weather";
+  call.name_length = strlen(call.name);
+  call.arguments = arguments;
+  call.arguments_length = strlen(arguments);
+  CHECK_ERROR(peak_session_append_tool_calls(r, NULL, 0, &call, 1), PEAK_ERR_INVALID_ARGUMENT, "roles alternate");
+  CHECK(peak_session_append(r, PEAK_ROLE_USER, question, strlen(question)) == PEAK_OK);
+  peak_tool_call nameless = call;
+  nameless.name_length = 0;
+  CHECK_ERROR(peak_session_append_tool_calls(r, NULL, 0, &nameless, 1), PEAK_ERR_INVALID_ARGUMENT, "calls[0].name");
+  CHECK(peak_session_append_tool_calls(r, NULL, 0, &call, 1) == PEAK_OK);
+  CHECK(peak_session_n_tool_calls(r) == 1);
+  CHECK_ERROR(peak_session_append(r, PEAK_ROLE_USER, "Hi", 2), PEAK_ERR_INVALID_ARGUMENT, "append_tool_result");
+  CHECK(peak_session_add_tool_result(r, id, "Sunny", 5) == PEAK_OK);
+  CHECK_ERROR(peak_session_append(r, PEAK_ROLE_ASSISTANT, "Blue.", 5), PEAK_ERR_INVALID_ARGUMENT, "continue");
+  CHECK(peak_session_append_tool_calls(r, "Blue.", 5, NULL, 0) == PEAK_OK);
+  CHECK(peak_session_n_messages(r) == 4);
+  CHECK(peak_session_preview_prompt(r, "x", 1, replayed_prompt, sizeof replayed_prompt, &length) == PEAK_OK);
+  CHECK(strcmp(live_prompt, replayed_prompt) == 0);
+  peak_session_stats live_stats, replayed_stats;
+  memset(&live_stats, 0, sizeof live_stats);
+  memset(&replayed_stats, 0, sizeof replayed_stats);
+  live_stats.struct_size = replayed_stats.struct_size = sizeof live_stats;
+  CHECK(peak_session_get_stats(live, &live_stats) == PEAK_OK);
+  CHECK(peak_session_get_stats(r, &replayed_stats) == PEAK_OK);
+  CHECK(live_stats.recent_tokens == replayed_stats.recent_tokens);
+  /* The next user turn reads the replayed history: the model answers as it did live. */
+  struct text_buf text;
+  peak_generate_params gp = collecting(&text);
+  CHECK(peak_session_set_tool_choice(r, PEAK_TOOL_CHOICE_NONE, NULL, 1) == PEAK_OK);
+  CHECK(peak_session_chat(r, "And Oslo?", 9, &gp, NULL) == PEAK_OK);
+  CHECK(strcmp(text.text, "Blue.") == 0);
+  peak_session_free(r);
+}
+
 int main(void) {
   peak_model* m = NULL;
   CHECK(peak_model_load(PEAK_SCRIPTED_QWEN3, NULL, &m) == PEAK_OK);
@@ -75,6 +126,8 @@ int main(void) {
   CHECK_ERROR(peak_session_get_tool_call(s, 1, &call), PEAK_ERR_INVALID_ARGUMENT, "index 1");
   char id[64];
   snprintf(id, sizeof id, "%s", call.id);
+  char arguments[256];
+  snprintf(arguments, sizeof arguments, "%s", call.arguments);
 
   /* The result, then the answer to it (auto: the model writes text). */
   CHECK_ERROR(peak_session_chat(s, "Hi", 2, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "append_tool_result");
@@ -99,6 +152,7 @@ int main(void) {
   CHECK(peak_session_n_messages(s) == 4);
   /* The result is in the prompt as Qwen3's template writes it. */
   check_preview(s, "<|im_start|>user\n<tool_response>\nSunny\n</tool_response><|im_end|>", 1);
+  check_replay(m, &p, s, question, id, arguments);
   peak_session_free(s);
 
   /* Errors at creation, naming what is wrong. */

@@ -65,12 +65,16 @@ void Generation::finish() {
 }
 
 void Generation::answer(const peak_generate_result& result, size_t prompt_tokens, peak::json::Value extension) {
-  const ResponseEnd end{timed_out ? "length" : finish_reason(result.stop_reason, stop_string), prompt_tokens,
-                        result.n_generated_tokens, std::move(extension)};
+  const char* reason = !tool_calls.empty() ? "tool_calls"
+                       : timed_out         ? "length"
+                                           : finish_reason(result.stop_reason, stop_string);
+  const ResponseEnd end{reason, prompt_tokens, result.n_generated_tokens, std::move(extension)};
   if (!stream) {
-    out.respond(200, "application/json", response_body(head, end, content, reasoning), {});
+    out.respond(200, "application/json", response_body(head, end, content, reasoning, tool_calls), {});
     return;
   }
+  for (size_t i = 0; i < tool_calls.size(); ++i)
+    if (!write_all(tool_call_events(head, i, tool_calls[i]))) return;
   if (write_all(closing_events(head, end, include_usage))) out.write(kDoneEvent);
 }
 

@@ -31,8 +31,9 @@ struct Generation {
   // After the generation: sends what the stop strings held back.
   void finish();
   // Ends the answer of a generation that succeeded (the client still there):
-  // the stream's last events, or the whole response, with `extension` as its
-  // `peak` member.
+  // the stream's last events (the tool calls first), or the whole response,
+  // with `extension` as its `peak` member. An answer that made calls ends
+  // with finish_reason "tool_calls".
   void answer(const peak_generate_result& result, size_t prompt_tokens, peak::json::Value extension);
 
   HttpResponder& out;
@@ -40,10 +41,11 @@ struct Generation {
   const bool include_usage;
   const ResponseHead head;
 
-  std::string content, reasoning;  // all the text so far
-  bool stop_string = false;        // a stop string ended it
-  bool gone = false;               // the client left
-  bool timed_out = false;          // the time was up
+  std::string content, reasoning;        // all the text so far
+  std::vector<ChatToolCall> tool_calls;  // a chat answer's calls, set after the turn
+  bool stop_string = false;              // a stop string ended it
+  bool gone = false;                     // the client left
+  bool timed_out = false;                // the time was up
 
  private:
   int take(const char* text, size_t n, peak_text_kind kind);

@@ -50,6 +50,19 @@ const peak::chat::LoggedMessage* last_answer(const peak_session* session) {
   return nullptr;
 }
 
+// A call as the C API shows it, its texts pointing into `c`.
+void tool_call_to_c(const peak::chat::ToolCall& c, peak_tool_call* call) {
+  static const std::string kNoId;
+  const std::string& id = c.id ? *c.id : kNoId;
+  call->struct_size = sizeof(peak_tool_call);
+  call->id = id.c_str();
+  call->id_length = id.size();
+  call->name = c.name.c_str();
+  call->name_length = c.name.size();
+  call->arguments = c.arguments.c_str();
+  call->arguments_length = c.arguments.size();
+}
+
 // Checks the token counts of session parameters, which the session keeps as
 // int32_t or int64_t.
 bool session_counts_ok(const peak_session_params& p) {
@@ -293,15 +306,21 @@ peak_status peak_session_get_tool_call(const peak_session* session, size_t index
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_tool_call: index " + std::to_string(index) +
                                                " of an answer of " + std::to_string(n) + " tool calls");
   }
-  const peak::chat::ToolCall& c = answer->tool_calls[index];
-  static const std::string kNoId;
-  const std::string& id = c.id ? *c.id : kNoId;
-  call->id = id.c_str();
-  call->id_length = id.size();
-  call->name = c.name.c_str();
-  call->name_length = c.name.size();
-  call->arguments = c.arguments.c_str();
-  call->arguments_length = c.arguments.size();
+  tool_call_to_c(answer->tool_calls[index], call);
+  return PEAK_OK;
+}
+
+peak_status peak_session_set_tool_call_callback(peak_session* session, peak_tool_call_fn on_call, void* user_data) {
+  PEAK_CHECK_ARG(session, "peak_session_set_tool_call_callback: session");
+  if (!on_call) {
+    session->session->set_on_tool_call(nullptr);
+    return PEAK_OK;
+  }
+  session->session->set_on_tool_call([on_call, user_data](const peak::chat::ToolCall& c, size_t index) {
+    peak_tool_call call{};
+    tool_call_to_c(c, &call);
+    on_call(&call, index, user_data);
+  });
   return PEAK_OK;
 }
 

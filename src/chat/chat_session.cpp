@@ -452,6 +452,9 @@ void ChatSession::generate_answer(const std::vector<int32_t>& segment, const run
   bool stopped = false;
   const ToolParseEventFn on_event = [&](const ToolParseEvent& event) {
     apply_event(parsed, event);
+    if (event.kind == ToolParseEvent::Kind::CallEnd && on_tool_call_) {
+      on_tool_call_(parsed.tool_calls.back(), parsed.tool_calls.size() - 1);
+    }
     if (event.kind == ToolParseEvent::Kind::Content && options.on_text && !stopped)
       stopped = !options.on_text(event.text);
   };

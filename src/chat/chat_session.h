@@ -219,6 +219,11 @@ class ChatSession {
   // as OpenAI's none with tools). std::invalid_argument, changing nothing,
   // for settings validate_tool_settings() refuses.
   void set_tool_choice(ToolChoiceMode choice, const std::string& function, bool parallel_tool_calls);
+  // Receives each call of an answer once it parsed, while the answer is
+  // generated (`index`: its place among the answer's calls), for streaming;
+  // TurnResult::tool_calls holds the same calls after the turn. Empty: none.
+  using ToolCallFn = std::function<void(const ToolCall& call, size_t index)>;
+  void set_on_tool_call(ToolCallFn on_call) { on_tool_call_ = std::move(on_call); }
   // Sampling from the next answer on (regenerate() included). The penalty
   // window keeps the tokens accepted so far when penalty_last_n is unchanged,
   // else sees Recent's tokens again; the random sequence restarts from
@@ -399,6 +404,7 @@ class ChatSession {
   SessionSettings settings_;
   SessionTools tools_;
   uint64_t answers_read_for_calls_ = 0;  // numbers the ids of generated calls (never taken back)
+  ToolCallFn on_tool_call_;
   // Shared with the summary worker, which encodes the new Summary segment with it.
   std::shared_ptr<const TurnEncoder> encoder_;
   std::unique_ptr<runtime::Context> ctx_;

@@ -96,6 +96,20 @@ static void check_replay(const peak_model* m, const peak_session_params* p, cons
   peak_session_free(r);
 }
 
+/* What the call receiver saw: how many calls, the last one's index, id and name. */
+struct seen_calls {
+  size_t count, last_index;
+  char id[64], name[64];
+};
+
+static void see_call(const peak_tool_call* call, size_t index, void* user_data) {
+  struct seen_calls* seen = (struct seen_calls*)user_data;
+  ++seen->count;
+  seen->last_index = index;
+  snprintf(seen->id, sizeof seen->id, "%.*s", (int)call->id_length, call->id);
+  snprintf(seen->name, sizeof seen->name, "%.*s", (int)call->name_length, call->name);
+}
+
 int main(void) {
   peak_model* m = NULL;
   CHECK(peak_model_load(PEAK_SCRIPTED_QWEN3, NULL, &m) == PEAK_OK);
@@ -190,11 +204,18 @@ int main(void) {
   CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
   if (s) {
     gp = collecting(&text);
+    /* The call reaches the receiver during the turn: the one the turn then gives. */
+    struct seen_calls seen;
+    memset(&seen, 0, sizeof seen);
+    CHECK(peak_session_set_tool_call_callback(s, see_call, &seen) == PEAK_OK);
     CHECK(peak_session_chat(s, question, strlen(question), &gp, NULL) == PEAK_OK);
     CHECK(text.length == 0);
     CHECK(peak_session_n_tool_calls(s) == 1);
     CHECK(peak_session_get_tool_call(s, 0, &call) == PEAK_OK);
     CHECK(strcmp(call.name, "get_weather") == 0);
+    CHECK(seen.count == 1 && seen.last_index == 0);
+    CHECK(strcmp(seen.name, "get_weather") == 0 && strcmp(seen.id, call.id) == 0);
+    CHECK(peak_session_set_tool_call_callback(s, NULL, NULL) == PEAK_OK);
     peak_session_free(s);
   }
   peak_model_free(m);

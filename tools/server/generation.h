@@ -28,6 +28,9 @@ struct Generation {
   bool open();
   // Generation parameters sending the text here.
   peak_generate_params params(size_t max_tokens);
+  // A call of the answer as it parsed (peak_session_set_tool_call_callback):
+  // streamed now when the request asked for a stream.
+  static void on_tool_call(const peak_tool_call* call, size_t index, void* self);
   // After the generation: sends what the stop strings held back.
   void finish();
   // Ends the answer of a generation that succeeded (the client still there):
@@ -42,7 +45,7 @@ struct Generation {
   const ResponseHead head;
 
   std::string content, reasoning;        // all the text so far
-  std::vector<ChatToolCall> tool_calls;  // a chat answer's calls, set after the turn
+  std::vector<ChatToolCall> tool_calls;  // a chat answer's calls (the session's, after the turn)
   bool stop_string = false;              // a stop string ended it
   bool gone = false;                     // the client left
   bool timed_out = false;                // the time was up
@@ -52,6 +55,9 @@ struct Generation {
   void send(const std::string& new_content, const std::string& new_reasoning);
   bool write_all(const std::vector<std::string>& events);
 
+  void stream_call(size_t index, const ChatToolCall& call);
+
+  size_t calls_streamed_ = 0;
   StopFilter filter_;
   const Clock::time_point deadline_;
   const bool has_deadline_;

@@ -351,8 +351,10 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
       g.params(std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_));
   peak_generate_result result{};
   result.struct_size = sizeof result;
+  check(peak_session_set_tool_call_callback(slot.session(), Generation::on_tool_call, &g));
   const peak_status status = user ? peak_session_chat(slot.session(), user->data(), user->size(), &gp, &result)
                                   : peak_session_continue(slot.session(), &gp, &result);
+  peak_session_set_tool_call_callback(slot.session(), nullptr, nullptr);
   if (status != PEAK_OK) return send_failure(out, r.stream, status, peak_last_error());
   slot.note_answer();
   g.tool_calls = slot.answer_calls();

@@ -816,6 +816,11 @@ TEST(ServerRoutes, ToolCallsRoundTrip) {
                                   "tool_choice": "none"})";
     EXPECT_EQ(content_of(post(other)), "Blue.");
     EXPECT_EQ(content_of(post(chat_body({{"user", "Weather in Paris?"}}, "\"max_tokens\": 16"))), "Blue.");
+    // A parameters schema the session cannot use: a 400 naming it.
+    expect_error(call(server, request("POST", "/v1/chat/completions",
+                                      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+                                          "function": {"name": "f", "parameters": {"type": "no-such-type"}}}]})")),
+                 400, "no-such-type", "tools[0].function.parameters");
   }
   peak_model_free(qwen);
 }

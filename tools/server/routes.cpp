@@ -109,6 +109,17 @@ void send_failure(HttpResponder& out, bool streamed, peak_status status, const s
   send_error_or_event(out, streamed, status_for(status), message);
 }
 
+// The session refuses tools it cannot use (a parameters schema it cannot
+// compile ...) with the JSON path first ("tools[0].function.parameters (tool
+// 'f'): ..."): a 400 naming that field. Other failures stay as they are.
+[[noreturn]] void throw_tools_error(const PeakError& e) {
+  const std::string message = e.what();
+  if (e.status == PEAK_ERR_INVALID_ARGUMENT && message.rfind("tools[", 0) == 0) {
+    throw RequestError(message, message.substr(0, message.find_first_of(" :")));
+  }
+  throw e;
+}
+
 }  // namespace
 
 // A slot held by one request, released when it goes out of scope.
@@ -329,7 +340,11 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
     evaluated += slot.append(r.messages);
   } else {
     conversations_.evict(s, slot);
-    evaluated += slot.prepare_chat(r.system, r.tools.json, r.messages);
+    try {
+      evaluated += slot.prepare_chat(r.system, r.tools.json, r.messages);
+    } catch (const PeakError& e) {
+      throw_tools_error(e);
+    }
   }
 
   const size_t history_tokens = slot.cached_tokens();

@@ -965,6 +965,31 @@ PEAK_API peak_status peak_session_add_tool_result(peak_session* session, const c
    PEAK_ERR_INVALID_ARGUMENT, changing nothing, when no result waits. */
 PEAK_API peak_status peak_session_continue(peak_session* session, const peak_generate_params* params,
                                            peak_generate_result* result);
+/* Replaying a history with tool calls (e.g. OpenAI's messages) without
+   generating: an assistant message with its `content` (`length` bytes; NULL
+   when length is 0) and its `n_calls` tool calls (each call's struct_size, id,
+   name and arguments set with their lengths; the ids unique, as the results
+   that follow name them). After a user message it is appended as
+   peak_session_append appends an assistant message, in the same order rules;
+   after tool results (peak_session_add_tool_result gives each call's result)
+   it is their answer, completing them as peak_session_continue would have had
+   the model written it (n_calls 0: an answer of text alone; peak_session_append
+   refuses an assistant message there). PEAK_ERR_INVALID_ARGUMENT, changing
+   nothing, for a call without an id or a name, a call's struct_size that is
+   not sizeof(peak_tool_call), or a message out of order. */
+PEAK_API peak_status peak_session_append_tool_calls(peak_session* session, const char* content, size_t length,
+                                                    const peak_tool_call* calls, size_t n_calls);
+/* Receives a call of the answer being generated as soon as it parsed (a call
+   is held until its section of the answer parses, so it comes whole), for
+   streaming calls as text streams through on_text: `index` is its place among
+   the answer's calls, `call` and its texts valid during the callback. After
+   the turn peak_session_get_tool_call gives the same calls; a turn that fails
+   takes back the calls it reported. */
+typedef void (*peak_tool_call_fn)(const peak_tool_call* call, size_t index, void* user_data);
+/* Sets the session's call receiver for the answers from now on (chat,
+   continue, regenerate, edit_last); NULL: none (the default). */
+PEAK_API peak_status peak_session_set_tool_call_callback(peak_session* session, peak_tool_call_fn on_call,
+                                                         void* user_data);
 /* tool_choice, tool_function and parallel_tool_calls from the next answer on
    (as in peak_session_params). The tools stay as the prompt holds them: a
    session created with PEAK_TOOL_CHOICE_NONE has none there and refuses

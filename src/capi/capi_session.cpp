@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "capi/capi_adapter.h"
 #include "capi/capi_guard.h"
@@ -48,6 +49,19 @@ const peak::chat::LoggedMessage* last_answer(const peak_session* session) {
     if (m->role != "tool") return nullptr;
   }
   return nullptr;
+}
+
+// A call as the C API shows it, its texts pointing into `c`.
+void tool_call_to_c(const peak::chat::ToolCall& c, peak_tool_call* call) {
+  static const std::string kNoId;
+  const std::string& id = c.id ? *c.id : kNoId;
+  call->struct_size = sizeof(peak_tool_call);
+  call->id = id.c_str();
+  call->id_length = id.size();
+  call->name = c.name.c_str();
+  call->name_length = c.name.size();
+  call->arguments = c.arguments.c_str();
+  call->arguments_length = c.arguments.size();
 }
 
 // Checks the token counts of session parameters, which the session keeps as
@@ -230,6 +244,35 @@ peak_status peak_session_append(peak_session* session, peak_role role, const cha
   });
 }
 
+peak_status peak_session_append_tool_calls(peak_session* session, const char* content, size_t length,
+                                           const peak_tool_call* calls, size_t n_calls) {
+  PEAK_CHECK_ARG(session, "peak_session_append_tool_calls: session");
+  if (!content && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_append_tool_calls: content is NULL");
+  if (!calls && n_calls > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_append_tool_calls: calls is NULL");
+  std::vector<peak::chat::ToolCall> list;
+  for (size_t i = 0; i < n_calls; ++i) {
+    const peak_tool_call& c = calls[i];
+    const std::string field = "peak_session_append_tool_calls: calls[" + std::to_string(i) + "]";
+    if (!peak::capi::struct_size_ok(c.struct_size, sizeof(peak_tool_call), field.c_str())) {
+      return PEAK_ERR_INVALID_ARGUMENT;
+    }
+    if (!c.id || c.id_length == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, field + ".id is empty");
+    if (!c.name || c.name_length == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, field + ".name is empty");
+    if (!c.arguments && c.arguments_length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, field + ".arguments is NULL");
+    list.push_back({std::string(c.id, c.id_length), std::string(c.name, c.name_length),
+                    std::string(c.arguments ? c.arguments : "", c.arguments_length)});
+  }
+  return guarded([&] {
+    std::string text(content ? content : "", length);
+    if (session->session->tool_results_waiting()) {
+      session->session->append_results_answer(text, list);
+    } else {
+      session->session->append("assistant", text, list);
+    }
+    return PEAK_OK;
+  });
+}
+
 peak_status peak_session_regenerate(peak_session* session, const peak_generate_params* params,
                                     peak_generate_result* result) {
   PEAK_CHECK_ARG(session, "peak_session_regenerate: session");
@@ -264,15 +307,21 @@ peak_status peak_session_get_tool_call(const peak_session* session, size_t index
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_get_tool_call: index " + std::to_string(index) +
                                                " of an answer of " + std::to_string(n) + " tool calls");
   }
-  const peak::chat::ToolCall& c = answer->tool_calls[index];
-  static const std::string kNoId;
-  const std::string& id = c.id ? *c.id : kNoId;
-  call->id = id.c_str();
-  call->id_length = id.size();
-  call->name = c.name.c_str();
-  call->name_length = c.name.size();
-  call->arguments = c.arguments.c_str();
-  call->arguments_length = c.arguments.size();
+  tool_call_to_c(answer->tool_calls[index], call);
+  return PEAK_OK;
+}
+
+peak_status peak_session_set_tool_call_callback(peak_session* session, peak_tool_call_fn on_call, void* user_data) {
+  PEAK_CHECK_ARG(session, "peak_session_set_tool_call_callback: session");
+  if (!on_call) {
+    session->session->set_on_tool_call(nullptr);
+    return PEAK_OK;
+  }
+  session->session->set_on_tool_call([on_call, user_data](const peak::chat::ToolCall& c, size_t index) {
+    peak_tool_call call{};
+    tool_call_to_c(c, &call);
+    on_call(&call, index, user_data);
+  });
   return PEAK_OK;
 }
 

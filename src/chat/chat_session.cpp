@@ -400,7 +400,7 @@ void ChatSession::set_tool_choice(ToolChoiceMode choice, const std::string& func
 void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segment,
                            const runtime::GenerateOptions& options,
                            const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn,
-                           TurnUndo& undo) {
+                           TurnUndo& undo, const LoggedMessage* given) {
   // One message alone exceeds the window: only then is a message cut, keeping its end.
   std::string prompt_text;
   for (const LoggedMessage& m : prompt.messages) prompt_text += summary_text(m);
@@ -410,8 +410,13 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
                                                           "", prompt.messages.front().role);
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
   const int64_t turn_first_cell = ctx_->kv().used();
-  generate_answer(segment, options, on_reasoning, turn);
-  LoggedMessage answer{"assistant", turn.answer, turn.tool_calls};
+  if (given) {
+    ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
+    for (const int32_t t : segment) sampler_.accept_prompt(t);
+  } else {
+    generate_answer(segment, options, on_reasoning, turn);
+  }
+  LoggedMessage answer = given ? *given : LoggedMessage{"assistant", turn.answer, turn.tool_calls};
   const runtime::Stopwatch settle_stopwatch;
   settle_turn(turn_first_cell, segment, prompt_cut, prompt, answer, turn.generation.tokens);
   turn.times.settle = settle_stopwatch.seconds();
@@ -447,6 +452,9 @@ void ChatSession::generate_answer(const std::vector<int32_t>& segment, const run
   bool stopped = false;
   const ToolParseEventFn on_event = [&](const ToolParseEvent& event) {
     apply_event(parsed, event);
+    if (event.kind == ToolParseEvent::Kind::CallEnd && on_tool_call_) {
+      on_tool_call_(parsed.tool_calls.back(), parsed.tool_calls.size() - 1);
+    }
     if (event.kind == ToolParseEvent::Kind::Content && options.on_text && !stopped)
       stopped = !options.on_text(event.text);
   };
@@ -521,15 +529,20 @@ void ChatSession::follow_reasoning(const ReasoningSplitter& splitter) {
   }
 }
 
-void ChatSession::append(const std::string& role, const std::string& text) {
+void ChatSession::append(const std::string& role, const std::string& text, const std::vector<ToolCall>& calls) {
   if (role != "user" && role != "assistant") {
     throw std::invalid_argument("a message's role is '" + role +
                                 "'; append takes user or assistant (the system prompt is the session's setting)");
   }
   const bool user = role == "user";
+  if (user && !calls.empty()) throw std::invalid_argument("only an assistant message makes tool calls");
+  check_history_calls(calls);
   if (!user && state_.unsent > 0) {
-    throw std::invalid_argument("tool results wait for their answer: continue_turn writes it");
+    throw std::invalid_argument(
+        "tool results wait for their answer: continue_turn writes it (or append_results_answer "
+        "appends it)");
   }
+  const LoggedMessage answer{"assistant", text, calls};
   if (user && !awaiting_answer()) refuse_while_tools_pending("a new user message");
   if (user && awaiting_answer()) {
     throw std::invalid_argument(
@@ -556,13 +569,40 @@ void ChatSession::append(const std::string& role, const std::string& text) {
     if (user) {
       append_user(text, std::move(segment), turn, undo);
     } else {
-      append_answer(text, turn, undo);
+      append_answer(answer, turn, undo);
     }
   } catch (...) {
     roll_back(undo);
     throw;
   }
   finish_turn(turn, std::move(undo), /*generated=*/false);
+  answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer({answer}));
+}
+
+void ChatSession::check_history_calls(const std::vector<ToolCall>& calls) {
+  for (const ToolCall& call : calls) {
+    if (call.id.value_or("").empty()) throw std::invalid_argument("a tool call of the history has no id");
+    if (call.name.empty()) throw std::invalid_argument("the tool call '" + *call.id + "' has no name");
+  }
+}
+
+void ChatSession::append_results_answer(const std::string& text, const std::vector<ToolCall>& calls) {
+  if (state_.unsent == 0) throw std::invalid_argument("no tool result waits for an answer");
+  check_history_calls(calls);
+  const LoggedMessage answer{"assistant", text, calls};
+  const TurnPrompt prompt = tool_results_prompt(state_.log.size());
+  TurnResult turn;
+  start_turn(turn);
+  std::vector<int32_t> segment = prompt_segment(prompt);
+  TurnUndo undo(*this);
+  try {
+    run_turn(prompt, std::move(segment), {}, nullptr, turn, undo, &answer);
+  } catch (...) {
+    roll_back(undo);
+    throw;
+  }
+  finish_turn(turn, std::move(undo), /*generated=*/false);
+  answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer({answer}));
 }
 
 void ChatSession::append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn,
@@ -580,7 +620,7 @@ void ChatSession::append_user(const std::string& text, std::vector<int32_t> segm
   finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }
 
-void ChatSession::append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo) {
+void ChatSession::append_answer(const LoggedMessage& answer, TurnResult& turn, TurnUndo& undo) {
   runtime::KvCache& kv = ctx_->kv();
   const RecentMessage user = state_.recent.back();
   // The user message's cells are its segment less what a cut took from its
@@ -590,7 +630,7 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   const bool cut_tail = user.tokens.size() <= segment.size() &&
                         std::equal(user.tokens.begin(), user.tokens.end(), segment.end() - static_cast<std::ptrdiff_t>(user.tokens.size()));
   const size_t user_cut = cut_tail ? segment.size() - user.tokens.size() : 0;
-  const std::vector<int32_t> whole = encoder_->history_tokens(user.text, answer);
+  const std::vector<int32_t> whole = encoder_->history_tokens({{"user", user.text}, chat_message(answer)});
   const size_t user_part = std::min(segment.size(), common_prefix(segment, whole));
   std::vector<int32_t> pair(whole.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, whole.size())), whole.end());
   const size_t pair_user_part = user_part > user_cut ? user_part - user_cut : 0;
@@ -613,8 +653,8 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
     for (size_t i = same; i < pair.size(); ++i) sampler_.accept_prompt(pair[i]);
     const auto split = pair.begin() + static_cast<std::ptrdiff_t>(same);
     push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
-    push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
-    state_.log.push_back({"assistant", answer});
+    push_recent("assistant", summary_text(answer), std::vector<int32_t>(split, pair.end()));
+    state_.log.push_back(answer);
     ++state_.stats.turns;
     return;
   }
@@ -622,10 +662,10 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   // comes back with its answer after room was made for both (the pair cut
   // further when it exceeds recent_max + headroom, as a long message is).
   take_back_tail_cells(static_cast<int64_t>(user.tokens.size()), undo);
-  const size_t cut =
-      settings_.mode == MemoryMode::None
-          ? 0
-          : state_.cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text, pair_user_part, answer);
+  const size_t cut = settings_.mode == MemoryMode::None
+                         ? 0
+                         : state_.cut_long_segment(pair, settings_.recent_max + settings_.headroom, user.text,
+                                                   pair_user_part, summary_text(answer));
   const int64_t gap_at =
       make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
   ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
@@ -633,8 +673,8 @@ void ChatSession::append_answer(const std::string& answer, TurnResult& turn, Tur
   for (size_t i = kept_user; i < pair.size(); ++i) sampler_.accept_prompt(pair[i]);
   const auto split = pair.begin() + static_cast<std::ptrdiff_t>(kept_user);
   if (kept_user > 0) push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
-  push_recent("assistant", answer, std::vector<int32_t>(split, pair.end()));
-  state_.log.push_back({"assistant", answer});
+  push_recent("assistant", summary_text(answer), std::vector<int32_t>(split, pair.end()));
+  state_.log.push_back(answer);
   ++state_.stats.turns;
   finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }

@@ -166,7 +166,16 @@ class ChatSession {
   // Recent changes (the `shift` approximation), its tokens do not. A user
   // message without an answer yet is answered by regenerate(), or given one by
   // append(); chat() refuses it. Failing, it leaves the session as it was.
-  void append(const std::string& role, const std::string& text);
+  // An assistant message may carry `calls` (each with its id: the results that
+  // follow it name them). A history with tools is replayed so: user (append),
+  // assistant with calls (append), a result for each call
+  // (append_tool_result), the answer to them (append_results_answer), ...
+  void append(const std::string& role, const std::string& text, const std::vector<ToolCall>& calls = {});
+  // Appends the answer (`text`, and `calls` as append() takes them) to the
+  // tool results waiting, without generating: completes them as
+  // continue_turn() would have, had the model written it. std::invalid_argument,
+  // changing nothing, when no result waits.
+  void append_results_answer(const std::string& text, const std::vector<ToolCall>& calls = {});
   // Answers the last user message again: takes its turn back (see the top of
   // this file), then runs it as chat() would, with the sampling set now (a
   // sampled answer draws new numbers; greedy gives the same answer from the
@@ -210,6 +219,11 @@ class ChatSession {
   // as OpenAI's none with tools). std::invalid_argument, changing nothing,
   // for settings validate_tool_settings() refuses.
   void set_tool_choice(ToolChoiceMode choice, const std::string& function, bool parallel_tool_calls);
+  // Receives each call of an answer once it parsed, while the answer is
+  // generated (`index`: its place among the answer's calls), for streaming;
+  // TurnResult::tool_calls holds the same calls after the turn. Empty: none.
+  using ToolCallFn = std::function<void(const ToolCall& call, size_t index)>;
+  void set_on_tool_call(ToolCallFn on_call) { on_tool_call_ = std::move(on_call); }
   // Sampling from the next answer on (regenerate() included). The penalty
   // window keeps the tokens accepted so far when penalty_last_n is unchanged,
   // else sees Recent's tokens again; the random sequence restarts from
@@ -333,8 +347,10 @@ class ChatSession {
     std::vector<LoggedMessage> log_tail;  // the messages it took off the log
     bool started_job = false;  // the turn started the summary job that followed it
   };
+  // `given`: the answer, evaluated as the prompt's history instead of generated (append); else generated.
   void run_turn(const TurnPrompt& prompt, std::vector<int32_t> segment, const runtime::GenerateOptions& options,
-                const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo);
+                const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn, TurnUndo& undo,
+                const LoggedMessage* given = nullptr);
   // Undoes what `undo` recorded: its journal, backwards, and the session's state.
   void roll_back(TurnUndo& undo);
   // Moves the sampler's grammar to the phase the output has reached
@@ -363,7 +379,9 @@ class ChatSession {
   void take_back_messages(size_t n, size_t log_n, TurnUndo& undo);
   void take_back_tail_cells(int64_t n, TurnUndo& undo);
   void append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
-  void append_answer(const std::string& answer, TurnResult& turn, TurnUndo& undo);
+  void append_answer(const LoggedMessage& answer, TurnResult& turn, TurnUndo& undo);
+  // Calls of a history's answer: each with an id and a name, else std::invalid_argument.
+  static void check_history_calls(const std::vector<ToolCall>& calls);
   // The sampler's penalty window as `earlier`'s when there is one of the same
   // length, else as Recent's tokens give it; the random sequence goes on.
   void restore_penalty_window(const sampling::SamplerChain* earlier);
@@ -386,6 +404,7 @@ class ChatSession {
   SessionSettings settings_;
   SessionTools tools_;
   uint64_t answers_read_for_calls_ = 0;  // numbers the ids of generated calls (never taken back)
+  ToolCallFn on_tool_call_;
   // Shared with the summary worker, which encodes the new Summary segment with it.
   std::shared_ptr<const TurnEncoder> encoder_;
   std::unique_ptr<runtime::Context> ctx_;

@@ -45,6 +45,71 @@ static void check_preview(const peak_session* s, const char* fragment, int prese
   CHECK((strstr(prompt, fragment) != NULL) == present);
 }
 
+/* The conversation `live` had (question, a call, its result "Sunny", the
+   answer "Blue.") replayed into a new session without generating: its prompt
+   and the next answer are those of the live one, and the calls and results
+   keep the order rules. */
+static void check_replay(const peak_model* m, const peak_session_params* p, const peak_session* live,
+                         const char* question, const char* id, const char* arguments) {
+  static char live_prompt[16384], replayed_prompt[16384];
+  size_t length = 0;
+  CHECK(peak_session_preview_prompt(live, "x", 1, live_prompt, sizeof live_prompt, &length) == PEAK_OK);
+  peak_session* r = NULL;
+  CHECK(peak_session_create(m, p, &r) == PEAK_OK);
+  if (!r) return;
+  peak_tool_call call;
+  memset(&call, 0, sizeof call);
+  call.struct_size = sizeof call;
+  call.id = id;
+  call.id_length = strlen(id);
+  call.name = "get_weather";
+  call.name_length = strlen(call.name);
+  call.arguments = arguments;
+  call.arguments_length = strlen(arguments);
+  CHECK_ERROR(peak_session_append_tool_calls(r, NULL, 0, &call, 1), PEAK_ERR_INVALID_ARGUMENT, "roles alternate");
+  CHECK(peak_session_append(r, PEAK_ROLE_USER, question, strlen(question)) == PEAK_OK);
+  peak_tool_call nameless = call;
+  nameless.name_length = 0;
+  CHECK_ERROR(peak_session_append_tool_calls(r, NULL, 0, &nameless, 1), PEAK_ERR_INVALID_ARGUMENT, "calls[0].name");
+  CHECK(peak_session_append_tool_calls(r, NULL, 0, &call, 1) == PEAK_OK);
+  CHECK(peak_session_n_tool_calls(r) == 1);
+  CHECK_ERROR(peak_session_append(r, PEAK_ROLE_USER, "Hi", 2), PEAK_ERR_INVALID_ARGUMENT, "append_tool_result");
+  CHECK(peak_session_add_tool_result(r, id, "Sunny", 5) == PEAK_OK);
+  CHECK_ERROR(peak_session_append(r, PEAK_ROLE_ASSISTANT, "Blue.", 5), PEAK_ERR_INVALID_ARGUMENT, "continue");
+  CHECK(peak_session_append_tool_calls(r, "Blue.", 5, NULL, 0) == PEAK_OK);
+  CHECK(peak_session_n_messages(r) == 4);
+  CHECK(peak_session_preview_prompt(r, "x", 1, replayed_prompt, sizeof replayed_prompt, &length) == PEAK_OK);
+  CHECK(strcmp(live_prompt, replayed_prompt) == 0);
+  peak_session_stats live_stats, replayed_stats;
+  memset(&live_stats, 0, sizeof live_stats);
+  memset(&replayed_stats, 0, sizeof replayed_stats);
+  live_stats.struct_size = replayed_stats.struct_size = sizeof live_stats;
+  CHECK(peak_session_get_stats(live, &live_stats) == PEAK_OK);
+  CHECK(peak_session_get_stats(r, &replayed_stats) == PEAK_OK);
+  CHECK(live_stats.recent_tokens == replayed_stats.recent_tokens);
+  /* The next user turn reads the replayed history: the model answers as it did live. */
+  struct text_buf text;
+  peak_generate_params gp = collecting(&text);
+  CHECK(peak_session_set_tool_choice(r, PEAK_TOOL_CHOICE_NONE, NULL, 1) == PEAK_OK);
+  CHECK(peak_session_chat(r, "And Oslo?", 9, &gp, NULL) == PEAK_OK);
+  CHECK(strcmp(text.text, "Blue.") == 0);
+  peak_session_free(r);
+}
+
+/* What the call receiver saw: how many calls, the last one's index, id and name. */
+struct seen_calls {
+  size_t count, last_index;
+  char id[64], name[64];
+};
+
+static void see_call(const peak_tool_call* call, size_t index, void* user_data) {
+  struct seen_calls* seen = (struct seen_calls*)user_data;
+  ++seen->count;
+  seen->last_index = index;
+  snprintf(seen->id, sizeof seen->id, "%.*s", (int)call->id_length, call->id);
+  snprintf(seen->name, sizeof seen->name, "%.*s", (int)call->name_length, call->name);
+}
+
 int main(void) {
   peak_model* m = NULL;
   CHECK(peak_model_load(PEAK_SCRIPTED_QWEN3, NULL, &m) == PEAK_OK);
@@ -75,6 +140,8 @@ int main(void) {
   CHECK_ERROR(peak_session_get_tool_call(s, 1, &call), PEAK_ERR_INVALID_ARGUMENT, "index 1");
   char id[64];
   snprintf(id, sizeof id, "%s", call.id);
+  char arguments[256];
+  snprintf(arguments, sizeof arguments, "%s", call.arguments);
 
   /* The result, then the answer to it (auto: the model writes text). */
   CHECK_ERROR(peak_session_chat(s, "Hi", 2, &gp, NULL), PEAK_ERR_INVALID_ARGUMENT, "append_tool_result");
@@ -99,6 +166,7 @@ int main(void) {
   CHECK(peak_session_n_messages(s) == 4);
   /* The result is in the prompt as Qwen3's template writes it. */
   check_preview(s, "<|im_start|>user\n<tool_response>\nSunny\n</tool_response><|im_end|>", 1);
+  check_replay(m, &p, s, question, id, arguments);
   peak_session_free(s);
 
   /* Errors at creation, naming what is wrong. */
@@ -136,11 +204,18 @@ int main(void) {
   CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
   if (s) {
     gp = collecting(&text);
+    /* The call reaches the receiver during the turn: the one the turn then gives. */
+    struct seen_calls seen;
+    memset(&seen, 0, sizeof seen);
+    CHECK(peak_session_set_tool_call_callback(s, see_call, &seen) == PEAK_OK);
     CHECK(peak_session_chat(s, question, strlen(question), &gp, NULL) == PEAK_OK);
     CHECK(text.length == 0);
     CHECK(peak_session_n_tool_calls(s) == 1);
     CHECK(peak_session_get_tool_call(s, 0, &call) == PEAK_OK);
     CHECK(strcmp(call.name, "get_weather") == 0);
+    CHECK(seen.count == 1 && seen.last_index == 0);
+    CHECK(strcmp(seen.name, "get_weather") == 0 && strcmp(seen.id, call.id) == 0);
+    CHECK(peak_session_set_tool_call_callback(s, NULL, NULL) == PEAK_OK);
     peak_session_free(s);
   }
   peak_model_free(m);

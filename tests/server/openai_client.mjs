@@ -1,21 +1,115 @@
 // `peak serve` through OpenAI's own Node client (the npm package `openai`):
 // a chat completion, the same one streamed (its deltas must make the same
 // greedy text), an answer held to a JSON Schema (response_format json_schema),
-// the model list, and a wrong API key refused with 401.
-//   node openai_client.mjs PEAK MODEL NODE_DIR
+// the model list, and a wrong API key refused with 401. With TOOL_MODEL (the
+// scripted Qwen3 of tests/chat, which answers "Blue." and writes Hermes calls
+// under a grammar), a tool call's round trip, whole and streamed: tools ->
+// tool_calls (finish_reason "tool_calls") -> the result sent back -> the answer.
+//   node openai_client.mjs PEAK MODEL NODE_DIR [TOOL_MODEL]
 // NODE_DIR holds node_modules (npm ci of package.json, in the build tree).
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { check, requirePackage, runTest, startServer } from './harness.mjs';
 
-const [peak, model, nodeDir] = process.argv.slice(2);
+const [peak, model, nodeDir, toolModel] = process.argv.slice(2);
 if (!nodeDir) {
-  console.error('usage: node openai_client.mjs PEAK MODEL NODE_DIR');
+  console.error('usage: node openai_client.mjs PEAK MODEL NODE_DIR [TOOL_MODEL]');
   process.exit(2);
 }
 const { default: OpenAI, AuthenticationError, BadRequestError } = requirePackage(nodeDir, 'openai');
 
+const tools = [{
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'The weather in a city',
+    parameters: {
+      type: 'object',
+      properties: { city: { type: 'string', enum: ['Paris', 'Oslo'] } },
+      required: ['city'],
+      additionalProperties: false,
+    },
+  },
+}];
+
+// The call an answer made, gathered from a stream's delta.tool_calls: the
+// first chunk of a call has its id, type and name (arguments ""), the next
+// ones its arguments.
+async function streamedAnswer(stream) {
+  let content = '', finishReason = null;
+  const calls = [];
+  for await (const chunk of stream) {
+    for (const c of chunk.choices) {
+      if (c.delta.content) content += c.delta.content;
+      for (const call of c.delta.tool_calls ?? []) {
+        if (call.id !== undefined) {
+          check(call.index === calls.length, 'a call opens with the next index');
+          check(call.type === 'function', 'a streamed call has type "function"');
+          check(call.function.arguments === '', 'a call opens with arguments ""');
+          calls.push({ id: call.id, type: call.type, function: { name: call.function.name, arguments: '' } });
+        } else {
+          check(call.index === calls.length - 1, 'arguments follow their call');
+          calls[call.index].function.arguments += call.function.arguments;
+        }
+      }
+      if (c.finish_reason) finishReason = c.finish_reason;
+    }
+  }
+  return { content, calls, finishReason };
+}
+
+function checkWeatherCall(calls) {
+  check(calls.length === 1, 'one call');
+  check(typeof calls[0].id === 'string' && calls[0].id.length > 0, 'the call has an id');
+  check(calls[0].type === 'function' && calls[0].function.name === 'get_weather', 'it calls get_weather');
+  const args = JSON.parse(calls[0].function.arguments);
+  check(['Paris', 'Oslo'].includes(args.city) && Object.keys(args).length === 1,
+        'its arguments follow the tool\'s schema');
+}
+
+// tools -> tool_calls -> the tool's result -> the answer, whole and streamed.
+async function toolRoundTrip(toolPeak, modelPath) {
+  const server = await startServer(toolPeak, modelPath);
+  try {
+    const client = new OpenAI({ baseURL: `${server.url}/v1`, apiKey: 'none', maxRetries: 0, timeout: 60000 });
+    const question = { role: 'user', content: 'Weather in Paris?' };
+    const base = { model: 'x', tools, max_tokens: 200, temperature: 0 };
+    const first = await client.chat.completions.create({ ...base, messages: [question], tool_choice: 'required' });
+    const called = first.choices[0];
+    console.log(`tool call: ${JSON.stringify(called)}`);
+    check(called.finish_reason === 'tool_calls', 'an answer that calls ends with finish_reason "tool_calls"');
+    check(called.message.content === null, 'an answer of calls alone has content null');
+    checkWeatherCall(called.message.tool_calls);
+    const history = [question, called.message,
+                     { role: 'tool', tool_call_id: called.message.tool_calls[0].id, content: 'Sunny, 21 C' }];
+    const second = await client.chat.completions.create({ ...base, messages: history });
+    console.log(`answer to the result: ${JSON.stringify(second.choices[0])}`);
+    check(second.choices[0].message.content === 'Blue.', 'the result is answered');
+    check(second.choices[0].finish_reason === 'stop', 'the answer ends with "stop"');
+    check(!second.choices[0].message.tool_calls, 'the answer made no call');
+
+    const streamed = await streamedAnswer(await client.chat.completions.create(
+      { ...base, messages: [question], tool_choice: 'required', stream: true }));
+    console.log(`streamed tool call: ${JSON.stringify(streamed)}`);
+    check(streamed.content === '', 'no markup streams as content');
+    check(streamed.finishReason === 'tool_calls', 'the stream ends with finish_reason "tool_calls"');
+    checkWeatherCall(streamed.calls);
+    check(streamed.calls[0].function.arguments === called.message.tool_calls[0].function.arguments,
+          'the streamed arguments equal the greedy whole ones');
+    const streamedHistory = [question, { role: 'assistant', content: null, tool_calls: streamed.calls },
+                             { role: 'tool', tool_call_id: streamed.calls[0].id, content: 'Sunny, 21 C' }];
+    const answer = await streamedAnswer(await client.chat.completions.create(
+      { ...base, messages: streamedHistory, stream: true }));
+    console.log(`streamed answer: ${JSON.stringify(answer)}`);
+    check(answer.content === 'Blue.' && answer.calls.length === 0, 'the streamed result is answered');
+    check(answer.finishReason === 'stop', 'the streamed answer ends with "stop"');
+  } finally {
+    await server.stop();
+  }
+}
+
 runTest(async () => {
+  if (toolModel) await toolRoundTrip(peak, toolModel);
   const apiKey = crypto.randomBytes(16).toString('hex');
   const server = await startServer(peak, model, ['--api-key', apiKey]);
   try {

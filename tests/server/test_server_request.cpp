@@ -110,6 +110,117 @@ std::string message_of(const std::string& text) {
 
 const std::string kUser = R"({"messages": [{"role": "user", "content": "x"}], )";
 
+const std::string kTools =
+    R"("tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+       "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+     {"type": "function", "function": {"name": "get_time"}}])";
+
+// A history with a call and its result: user, assistant with tool_calls
+// (content null or absent), tool, then `tail` (more messages, "" for none).
+std::string tool_history(const std::string& tail = "", const std::string& call_id = "call_1") {
+  return R"({"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": null, "tool_calls": [{"id": "call_1", "type": "function",
+      "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+    {"role": "tool", "tool_call_id": ")" +
+         call_id + R"(", "content": "Sunny"})" + tail;
+}
+
+TEST(ServerRequest, ToolsChoiceAndToolMessages) {
+  const ChatRequest r = peak_server::parse_chat_request(body(
+      R"({"messages": [)" + tool_history() + "], " + kTools +
+      R"(, "tool_choice": {"type": "function", "function": {"name": "get_time"}}, "parallel_tool_calls": false})"));
+  const Value tools = body(r.tools.json);
+  ASSERT_EQ(tools.items().size(), 2u);
+  EXPECT_EQ(tools.items()[0].find("function")->find("name")->as_string(), "get_weather");
+  EXPECT_EQ(r.tools.choice, PEAK_TOOL_CHOICE_FUNCTION);
+  EXPECT_EQ(r.tools.function, "get_time");
+  EXPECT_FALSE(r.tools.parallel);
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[1].role, PEAK_ROLE_ASSISTANT);
+  EXPECT_EQ(r.messages[1].content, "");
+  ASSERT_EQ(r.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(r.messages[1].tool_calls[0].id, "call_1");
+  EXPECT_EQ(r.messages[1].tool_calls[0].name, "get_weather");
+  EXPECT_EQ(r.messages[1].tool_calls[0].arguments, R"({"city": "Paris"})");
+  EXPECT_EQ(r.messages[2].role, PEAK_ROLE_TOOL);
+  EXPECT_EQ(r.messages[2].tool_call_id, "call_1");
+  EXPECT_EQ(r.messages[2].content, "Sunny");
+
+  const auto choice = [](const std::string& c) {
+    return peak_server::parse_chat_request(body(kUser + kTools + R"(, "tool_choice": )" + c + "}")).tools.choice;
+  };
+  EXPECT_EQ(choice("\"none\""), PEAK_TOOL_CHOICE_NONE);
+  EXPECT_EQ(choice("\"auto\""), PEAK_TOOL_CHOICE_AUTO);
+  EXPECT_EQ(choice("\"required\""), PEAK_TOOL_CHOICE_REQUIRED);
+  EXPECT_EQ(choice("null"), PEAK_TOOL_CHOICE_AUTO);
+  // Without tools (or with none), as before; the answer to results, then a user message.
+  const ChatRequest plain = peak_server::parse_chat_request(body(R"({"messages": [{"role": "user", "content": "x"}],
+      "tools": [], "tool_choice": "auto"})"));
+  EXPECT_TRUE(plain.tools.json.empty());
+  const ChatRequest after = peak_server::parse_chat_request(
+      body(R"({"messages": [)" +
+           tool_history(R"(, {"role": "assistant", "content": "Sunny."}, {"role": "user", "content": "Thanks"}]})")));
+  ASSERT_EQ(after.messages.size(), 5u);
+  EXPECT_TRUE(after.messages[3].tool_calls.empty());
+}
+
+TEST(ServerRequest, AMalformedToolOrToolMessageNamesTheField) {
+  const std::string user = R"({"messages": [{"role": "user", "content": "x"}], )";
+  EXPECT_EQ(param_of(user + R"("tools": {}})"), "tools");
+  EXPECT_EQ(param_of(user + R"("tools": [1]})"), "tools[0]");
+  EXPECT_EQ(param_of(user + R"("tools": [{"type": "retrieval", "function": {"name": "f"}}]})"), "tools[0].type");
+  EXPECT_EQ(param_of(user + R"("tools": [{"type": "function"}]})"), "tools[0].function");
+  EXPECT_EQ(param_of(user + R"("tools": [{"type": "function", "function": {}}]})"), "tools[0].function.name");
+  EXPECT_EQ(param_of(user + R"("tools": [{"type": "function", "function": {"name": "a b"}}]})"),
+            "tools[0].function.name");
+  EXPECT_EQ(param_of(user + R"("tools": [{"type": "function", "function": {"name": "f", "parameters": 1}}]})"),
+            "tools[0].function.parameters");
+  EXPECT_EQ(param_of(user + R"("tools": [{"type": "function", "function": {"name": "f"}},
+                                         {"type": "function", "function": {"name": "f"}}]})"),
+            "tools[1].function.name");
+  EXPECT_EQ(param_of(user + kTools + R"(, "tool_choice": "sometimes"})"), "tool_choice");
+  EXPECT_EQ(param_of(user + kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "get_news"}}})"),
+            "tool_choice");
+  EXPECT_NE(message_of(user + kTools + R"(, "tool_choice": {"type": "function", "function": {"name": "get_news"}}})")
+                .find("get_news"),
+            std::string::npos);
+  EXPECT_EQ(param_of(user + R"("tool_choice": "required"})"), "tool_choice");
+  EXPECT_EQ(param_of(user + kTools + R"(, "parallel_tool_calls": 1})"), "parallel_tool_calls");
+  // Tools and a grammar of the answer's text: both named.
+  EXPECT_EQ(param_of(user + kTools + R"(, "response_format": {"type": "json_object"}})"), "response_format");
+  const std::string both = message_of(user + kTools + R"(, "grammar": "root ::= \"x\""})");
+  EXPECT_NE(both.find("'tools'"), std::string::npos) << both;
+  EXPECT_NE(both.find("'grammar'"), std::string::npos) << both;
+  // Messages.
+  EXPECT_EQ(param_of(R"({"messages": [)" + tool_history("", "call_2") + "]}"), "messages[2].tool_call_id");
+  EXPECT_EQ(param_of(R"({"messages": [)" +
+                     tool_history(R"(, {"role": "tool", "tool_call_id": "call_1", "content": "x"})") + "]}"),
+            "messages[3].tool_call_id");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"},
+      {"role": "tool", "tool_call_id": "c", "content": "z"}]})"),
+            "messages[2].role");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+      {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+      {"role": "tool", "content": "z"}]})"),
+            "messages[2].tool_call_id");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+      {"id": "c", "type": "function", "function": {"name": "f", "arguments": {}}}]},
+      {"role": "tool", "tool_call_id": "c", "content": "z"}]})"),
+            "messages[1].tool_calls[0].function.arguments");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+      {"type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "c", "content": "z"}]})"),
+            "messages[1].tool_calls[0].id");
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant"},
+      {"role": "user", "content": "z"}]})"),
+            "messages[1].content");
+  // The calls are answered by their results before anything else.
+  EXPECT_EQ(param_of(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "tool_calls": [
+      {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+      {"role": "user", "content": "z"}]})"),
+            "messages[2].role");
+}
+
 TEST(ServerRequest, TextConstraints) {
   const auto constraint = [](const std::string& fields) {
     return peak_server::parse_chat_request(body(kUser + fields + "}")).constraint;

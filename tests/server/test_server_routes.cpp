@@ -284,7 +284,10 @@ TEST(ServerRoutes, RequestErrors) {
   expect_error(post(chat_body({{"user", "Hi"}, {"user", "Again"}})), 400, "must alternate", "messages[1].role");
   expect_error(post(chat_body({{"user", "Hi"}, {"system", "Late"}, {"user", "x"}})), 400, "may only come first",
                "messages[1].role");
-  expect_error(post(chat_body({{"tool", "Hi"}, {"user", "x"}})), 400, "unsupported role 'tool'", "messages[0].role");
+  expect_error(post(chat_body({{"function", "Hi"}, {"user", "x"}})), 400, "unsupported role 'function'",
+               "messages[0].role");
+  expect_error(post(chat_body({{"tool", "Hi"}, {"user", "x"}})), 400, "'messages[0].tool_call_id' is required",
+               "messages[0].tool_call_id");
   expect_error(post("{\"messages\": [{\"role\": \"user\"}]}"), 400, "'messages[0].content' is required",
                "messages[0].content");
   expect_error(post("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}"), 400,
@@ -680,23 +683,33 @@ TEST(ServerRoutes, AConversationThatCannotBeRestoredIsRefusedAndTakesNothingElse
   fs::remove_all(dir);
 }
 
+// The scripted Qwen3 models of tests/chat ("answer": it answers "Blue."; "call":
+// it opens a Hermes call of its own accord), or nullptr when not built.
+peak_model* scripted_qwen3(const std::string& path) {
+  peak_model* m = nullptr;
+  if (path.empty() || peak_model_load(path.c_str(), nullptr, &m) != PEAK_OK) return nullptr;
+  return m;
+}
+
+SlotSettings qwen3_settings(const peak_model* model) {
+  SlotSettings s;
+  s.model = model;
+  s.session.n_threads = 1;
+  s.session.recent_max = 1024;
+  s.session.summary_n_ctx = 256;
+  s.session.summary_max_new_tokens = 32;
+  s.session.headroom = 256;
+  return s;
+}
+
 // A thinking model (the scripted Qwen3 of tests/chat, which reasons "Reason"
 // and answers "Blue."): the reasoning is reasoning_content, never content.
 TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
-  const std::string path = PEAK_SCRIPTED_QWEN3;
-  peak_model* qwen = nullptr;
-  if (path.empty() || peak_model_load(path.c_str(), nullptr, &qwen) != PEAK_OK) {
-    GTEST_SKIP() << "the scripted Qwen3 model is not built (" << path << ")";
-  }
+  peak_model* qwen = scripted_qwen3(PEAK_SCRIPTED_QWEN3);
+  if (!qwen) GTEST_SKIP() << "the scripted Qwen3 model is not built (" << PEAK_SCRIPTED_QWEN3 << ")";
   {
-    SlotSettings s;
-    s.model = qwen;
+    SlotSettings s = qwen3_settings(qwen);
     s.session.enable_thinking = 1;
-    s.session.n_threads = 1;
-    s.session.recent_max = 256;
-    s.session.summary_n_ctx = 256;
-    s.session.summary_max_new_tokens = 32;
-    s.session.headroom = 64;
     Server server(s, options());
     const std::string body = chat_body({{"user", "Name a colour."}}, "\"max_tokens\": 32");
     const Value v = call(server, request("POST", "/v1/chat/completions", body)).json();
@@ -721,6 +734,158 @@ TEST(ServerRoutes, ReasoningIsApartFromTheAnswer) {
     }
     EXPECT_EQ(content, "Blue.");
     EXPECT_EQ(reasoning, "Reason");
+  }
+  peak_model_free(qwen);
+}
+
+const char* kWeatherTools = R"("tools": [{"type": "function", "function": {"name": "get_weather",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "enum": ["Paris", "Oslo"]}},
+    "required": ["city"], "additionalProperties": false}}}])";
+
+std::string tools_body(const std::string& messages, const std::string& extra = "") {
+  return R"({"model": "x", "temperature": 0, "max_tokens": 200, "messages": [)" + messages + "], " + kWeatherTools +
+         extra + "}";
+}
+
+const char* kWeatherQuestion = R"({"role": "user", "content": "Weather in Paris?"})";
+
+// The history after the answer `answer` (a whole response) made its call: the
+// question, the assistant's message as the response gave it, the call's result.
+std::string with_result(const Value& answer) {
+  const Value& message = *answer.find("choices")->items()[0].find("message");
+  const std::string id = message.find("tool_calls")->items()[0].find("id")->as_string();
+  return std::string(kWeatherQuestion) + ", " + peak::json::write(message) + R"(, {"role": "tool", "tool_call_id": ")" +
+         id + R"(", "content": "Sunny, 21 C"})";
+}
+
+// A response whose answer is one call of get_weather for Paris or Oslo.
+void expect_weather_call(const Value& v) {
+  const Value& choice = v.find("choices")->items()[0];
+  EXPECT_EQ(choice.find("finish_reason")->as_string(), "tool_calls") << peak::json::write(v);
+  const Value& message = *choice.find("message");
+  ASSERT_NE(message.find("content"), nullptr);
+  EXPECT_TRUE(message.find("content")->is_null()) << peak::json::write(v);
+  const Value* calls = message.find("tool_calls");
+  ASSERT_TRUE(calls && calls->is_array() && calls->items().size() == 1u) << peak::json::write(v);
+  const Value& call = calls->items()[0];
+  EXPECT_FALSE(call.find("id")->as_string().empty());
+  EXPECT_EQ(call.find("type")->as_string(), "function");
+  EXPECT_EQ(call.find("function")->find("name")->as_string(), "get_weather");
+  Value arguments;
+  ASSERT_TRUE(peak::json::parse(call.find("function")->find("arguments")->as_string(), &arguments, nullptr));
+  const Value* city = arguments.find("city");
+  ASSERT_TRUE(city && city->is_string()) << peak::json::write(arguments);
+  EXPECT_TRUE(city->as_string() == "Paris" || city->as_string() == "Oslo") << city->as_string();
+}
+
+size_t evaluated_of(const Value& v) {
+  return static_cast<size_t>(v.find("peak")->find("prompt_tokens_evaluated")->as_int());
+}
+
+// tools -> tool_calls and finish_reason "tool_calls" -> the result sent back
+// -> the final answer; on the slot that made the call (which holds it: only
+// the result is new) and on a fresh server (the history replayed).
+TEST(ServerRoutes, ToolCallsRoundTrip) {
+  peak_model* qwen = scripted_qwen3(PEAK_SCRIPTED_QWEN3);
+  if (!qwen) GTEST_SKIP() << "the scripted Qwen3 model is not built";
+  {
+    Server server(qwen3_settings(qwen), options());
+    const auto post = [&](const std::string& body) {
+      return call(server, request("POST", "/v1/chat/completions", body)).json();
+    };
+    const Value first = post(tools_body(kWeatherQuestion, R"(, "tool_choice": "required")"));
+    expect_weather_call(first);
+    const std::string second_body = tools_body(with_result(first));
+    const Value second = post(second_body);
+    const Value& message = *second.find("choices")->items()[0].find("message");
+    EXPECT_EQ(message.find("content")->as_string(), "Blue.") << peak::json::write(second);
+    EXPECT_EQ(message.find("tool_calls"), nullptr);
+    EXPECT_EQ(second.find("choices")->items()[0].find("finish_reason")->as_string(), "stop");
+
+    Server fresh(qwen3_settings(qwen), options());
+    const Value replayed = call(fresh, request("POST", "/v1/chat/completions", second_body)).json();
+    EXPECT_EQ(content_of(replayed), "Blue.");
+    // The slot that made the call evaluated only the result (and the prompt after it).
+    EXPECT_LT(evaluated_of(second), evaluated_of(replayed));
+    EXPECT_LT(evaluated_of(second), evaluated_of(first));
+
+    // Other tools: a session of its own, answering as a fresh one would.
+    const std::string other = R"({"model": "x", "temperature": 0, "max_tokens": 16, "messages": [)" +
+                              std::string(kWeatherQuestion) +
+                              R"(], "tools": [{"type": "function", "function": {"name": "get_time"}}],
+                                  "tool_choice": "none"})";
+    EXPECT_EQ(content_of(post(other)), "Blue.");
+    EXPECT_EQ(content_of(post(chat_body({{"user", "Weather in Paris?"}}, "\"max_tokens\": 16"))), "Blue.");
+    // A parameters schema the session cannot use: a 400 naming it.
+    expect_error(call(server, request("POST", "/v1/chat/completions",
+                                      R"({"messages": [{"role": "user", "content": "x"}], "tools": [{"type": "function",
+                                          "function": {"name": "f", "parameters": {"type": "no-such-type"}}}]})")),
+                 400, "no-such-type", "tools[0].function.parameters");
+  }
+  peak_model_free(qwen);
+}
+
+// A call streams as OpenAI's delta.tool_calls[0]: a chunk with its index, id,
+// type, name and arguments "", then its arguments; no markup in the content.
+TEST(ServerRoutes, ToolCallsStream) {
+  peak_model* qwen = scripted_qwen3(PEAK_SCRIPTED_QWEN3);
+  if (!qwen) GTEST_SKIP() << "the scripted Qwen3 model is not built";
+  {
+    Server server(qwen3_settings(qwen), options());
+    const Value whole = call(server, request("POST", "/v1/chat/completions",
+                                             tools_body(kWeatherQuestion, R"(, "tool_choice": "required")")))
+                            .json();
+    const Value& whole_call = whole.find("choices")->items()[0].find("message")->find("tool_calls")->items()[0];
+    const FakeResponder out = call(
+        server, request("POST", "/v1/chat/completions", tools_body(kWeatherQuestion, R"(, "tool_choice": "required",
+                                                                                    "stream": true)")));
+    const std::vector<std::string> events = out.events();
+    ASSERT_GE(events.size(), 5u) << out.body;
+    EXPECT_EQ(events.back(), "[DONE]");
+    std::string content, arguments, finish;
+    int openings = 0;
+    for (const std::string& e : events) {
+      if (e == "[DONE]") continue;
+      Value chunk;
+      ASSERT_TRUE(peak::json::parse(e, &chunk, nullptr)) << e;
+      EXPECT_EQ(chunk.find("object")->as_string(), "chat.completion.chunk");
+      const Value& choice = chunk.find("choices")->items()[0];
+      if (choice.find("finish_reason")->is_string()) finish = choice.find("finish_reason")->as_string();
+      const Value& delta = *choice.find("delta");
+      if (const Value* c = delta.find("content")) content += c->as_string();
+      const Value* calls = delta.find("tool_calls");
+      if (!calls) continue;
+      ASSERT_EQ(calls->items().size(), 1u) << e;
+      const Value& entry = calls->items()[0];
+      EXPECT_EQ(entry.find("index")->as_int(), 0);
+      EXPECT_TRUE(finish.empty()) << "a call after the finish_reason";
+      if (const Value* id = entry.find("id")) {
+        ++openings;
+        EXPECT_TRUE(arguments.empty()) << "arguments before the call opened";
+        EXPECT_FALSE(id->as_string().empty());
+        EXPECT_EQ(entry.find("type")->as_string(), "function");
+        EXPECT_EQ(entry.find("function")->find("name")->as_string(), "get_weather");
+        EXPECT_EQ(entry.find("function")->find("arguments")->as_string(), "");
+        continue;
+      }
+      EXPECT_EQ(openings, 1) << "arguments before the call opened";
+      arguments += entry.find("function")->find("arguments")->as_string();
+    }
+    EXPECT_EQ(openings, 1);
+    EXPECT_EQ(arguments, whole_call.find("function")->find("arguments")->as_string());
+    EXPECT_EQ(content, "");
+    EXPECT_EQ(finish, "tool_calls");
+  }
+  peak_model_free(qwen);
+}
+
+// tool_choice auto: the model opens a call of its own accord (the "call" script).
+TEST(ServerRoutes, AModelsOwnCallIsAToolCall) {
+  peak_model* qwen = scripted_qwen3(PEAK_SCRIPTED_QWEN3_CALL);
+  if (!qwen) GTEST_SKIP() << "the scripted Qwen3 call model is not built";
+  {
+    Server server(qwen3_settings(qwen), options());
+    expect_weather_call(call(server, request("POST", "/v1/chat/completions", tools_body(kWeatherQuestion))).json());
   }
   peak_model_free(qwen);
 }

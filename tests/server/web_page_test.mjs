@@ -3,7 +3,8 @@
 // first sent with the Send button, a line break typed with Shift+Enter; the
 // second sent with Enter), each streamed to the end. Checks the conversation
 // in the DOM, the model name and the speed, that a phone-width screen needs
-// no sideways scrolling, and saves screenshots (desktop and phone width).
+// no sideways scrolling, that a streamed tool call shows in an answer's
+// bubble, and saves screenshots (desktop and phone width).
 //   node web_page_test.mjs PEAK MODEL NODE_DIR OUT_DIR CHROMIUM
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -188,6 +189,19 @@ runTest(async () => {
     const overflow = await evaluate(`document.documentElement.scrollWidth - window.innerWidth`);
     check(overflow <= 0, `the page fits a 360 px wide screen (${overflow} px too wide)`);
     await screenshot('web_page_phone.png');
+
+    // A tool call streamed as OpenAI's delta.tool_calls (its opening chunk,
+    // then its arguments in two pieces) shows in the assistant's bubble.
+    const callText = await evaluate(`(() => {
+      const message = addMessage('assistant', '');
+      const calls = [];
+      showToolCall(message, calls, { index: 0, id: 'call_1', type: 'function',
+                                     function: { name: 'get_weather', arguments: '' } });
+      showToolCall(message, calls, { index: 0, function: { arguments: '{"city": ' } });
+      showToolCall(message, calls, { index: 0, function: { arguments: '"Paris"}' } });
+      return message.querySelector('.tool-call').textContent;
+    })()`);
+    check(callText === 'Calls get_weather({"city": "Paris"})', `the call shows with its arguments (${callText})`);
 
     // New chat empties the conversation.
     await evaluate(`document.getElementById('new-chat').click()`);

@@ -17,10 +17,18 @@ size_t session_tokens(const peak_session* session) {
   return s.prefix_tokens + s.summary_tokens + s.recent_tokens;
 }
 
+// What chat_reuse compares beside a message's role and text.
+std::string call_note(const ChatMessage& m) {
+  if (m.role == PEAK_ROLE_TOOL) return m.tool_call_id;
+  std::string note;
+  for (const ChatToolCall& c : m.tool_calls) note += c.id + '\n' + c.name + '\n' + c.arguments + '\n';
+  return note;
+}
+
 }  // namespace
 
 ChatSlot::ChatSlot(const SlotSettings& settings) : settings_(settings) {
-  create_session(std::nullopt);
+  create_session(std::nullopt, "");
   peak_session_stats s{};
   s.struct_size = sizeof s;
   check(peak_session_get_stats(session_, &s));
@@ -32,9 +40,12 @@ ChatSlot::~ChatSlot() {
   peak_context_free(context_);
 }
 
-void ChatSlot::create_session(const std::optional<std::string>& system) {
+void ChatSlot::create_session(const std::optional<std::string>& system, const std::string& tools) {
   peak_session_params p = settings_.session;
   p.system_prompt = system ? system->c_str() : nullptr;
+  // AUTO keeps the tools in the prompt; each request sets its own choice.
+  p.tools_json = tools.empty() ? nullptr : tools.c_str();
+  p.tool_choice = PEAK_TOOL_CHOICE_AUTO;
   peak_session* s = nullptr;
   check(peak_session_create(settings_.model, &p, &s));
   if (settings_.adapters && settings_.adapters->n_adapters > 0) {
@@ -48,10 +59,37 @@ void ChatSlot::create_session(const std::optional<std::string>& system) {
   peak_session_free(session_);
   session_ = s;
   system_ = system;
+  tools_ = tools;
+  forget_notes();
 }
 
-long long ChatSlot::chat_reuse(const std::optional<std::string>& system, const std::vector<ChatMessage>& history) const {
-  if (system != system_) return -1;
+void ChatSlot::forget_notes() { notes_.assign(peak_session_n_messages(session_), std::string()); }
+
+std::vector<ChatToolCall> ChatSlot::answer_calls() const {
+  std::vector<ChatToolCall> calls;
+  for (size_t i = 0; i < peak_session_n_tool_calls(session_); ++i) {
+    peak_tool_call c{};
+    c.struct_size = sizeof c;
+    check(peak_session_get_tool_call(session_, i, &c));
+    calls.push_back({std::string(c.id, c.id_length), std::string(c.name, c.name_length),
+                     std::string(c.arguments, c.arguments_length)});
+  }
+  return calls;
+}
+
+void ChatSlot::note_answer() {
+  const size_t n = peak_session_n_messages(session_);
+  notes_.resize(n);
+  if (n == 0) return;
+  ChatMessage answer;
+  answer.role = PEAK_ROLE_ASSISTANT;
+  answer.tool_calls = answer_calls();
+  notes_[n - 1] = call_note(answer);
+}
+
+long long ChatSlot::chat_reuse(const std::optional<std::string>& system, const std::string& tools,
+                               const std::vector<ChatMessage>& history) const {
+  if (system != system_ || tools != tools_) return -1;
   const size_t n = peak_session_n_messages(session_);
   const size_t first = system_ ? 1 : 0;  // message 0 is the system prompt when there is one
   if (n - first > history.size()) return -1;
@@ -61,19 +99,22 @@ long long ChatSlot::chat_reuse(const std::optional<std::string>& system, const s
     if (peak_session_get_message(session_, i, &m) != PEAK_OK) return -1;
     const ChatMessage& want = history[i - first];
     if (m.role != want.role || std::string_view(m.text, m.length) != want.content) return -1;
+    if (i >= notes_.size() || notes_[i] != call_note(want)) return -1;
   }
   return static_cast<long long>(n);
 }
 
-size_t ChatSlot::prepare_chat(const std::optional<std::string>& system, const std::vector<ChatMessage>& history) {
+size_t ChatSlot::prepare_chat(const std::optional<std::string>& system, const std::string& tools,
+                              const std::vector<ChatMessage>& history) {
   size_t evaluated = 0;
-  long long held = chat_reuse(system, history);
+  long long held = chat_reuse(system, tools, history);
   if (held < 0) {
-    if (system != system_) {
-      create_session(system);
-      evaluated += session_tokens(session_);  // the system prompt
+    if (system != system_ || tools != tools_) {
+      create_session(system, tools);
+      evaluated += session_tokens(session_);  // the system prompt and the tools
     } else {
       check(peak_session_reset(session_));
+      forget_notes();
     }
     held = system_ ? 1 : 0;
   }
@@ -86,7 +127,10 @@ size_t ChatSlot::append(const std::vector<ChatMessage>& messages, size_t from) {
   for (size_t i = from; i < messages.size(); ++i) {
     const size_t before = session_tokens(session_);
     const ChatMessage& m = messages[i];
-    check(peak_session_append(session_, m.role, m.content.data(), m.content.size()));
+    add_message(m);
+    notes_.resize(peak_session_n_messages(session_));
+    notes_.back() = call_note(m);
+    if (m.role == PEAK_ROLE_TOOL) continue;  // read by the turn that answers it
     // What the message added to the cache; when making room for it dropped
     // older messages, at least its own text's tokens.
     const size_t after = session_tokens(session_);
@@ -95,6 +139,28 @@ size_t ChatSlot::append(const std::vector<ChatMessage>& messages, size_t from) {
     evaluated += std::max(after > before ? after - before : 0, own);
   }
   return evaluated;
+}
+
+void ChatSlot::add_message(const ChatMessage& m) {
+  if (m.role == PEAK_ROLE_TOOL) {
+    check(peak_session_add_tool_result(session_, m.tool_call_id.c_str(), m.content.data(), m.content.size()));
+  } else if (m.role == PEAK_ROLE_ASSISTANT) {  // also the answer to tool results, which peak_session_append refuses
+    std::vector<peak_tool_call> calls;
+    for (const ChatToolCall& c : m.tool_calls) {
+      peak_tool_call call{};
+      call.struct_size = sizeof call;
+      call.id = c.id.data();
+      call.id_length = c.id.size();
+      call.name = c.name.data();
+      call.name_length = c.name.size();
+      call.arguments = c.arguments.data();
+      call.arguments_length = c.arguments.size();
+      calls.push_back(call);
+    }
+    check(peak_session_append_tool_calls(session_, m.content.data(), m.content.size(), calls.data(), calls.size()));
+  } else {
+    check(peak_session_append(session_, m.role, m.content.data(), m.content.size()));
+  }
 }
 
 size_t ChatSlot::cached_tokens() const { return session_tokens(session_); }
@@ -120,15 +186,17 @@ size_t ChatSlot::summary_tokens() const {
 void ChatSlot::save(const std::string& path) { check(peak_session_save(session_, path.c_str(), 1)); }
 
 void ChatSlot::restore(const std::string& path, const std::optional<std::string>& system) {
-  if (system != system_) create_session(system);
+  if (system != system_ || !tools_.empty()) create_session(system, "");
   check(peak_session_restore(session_, path.c_str()));
+  forget_notes();
 }
 
 void ChatSlot::clear() {
-  if (system_) {
-    create_session(std::nullopt);
+  if (system_ || !tools_.empty()) {
+    create_session(std::nullopt, "");
   } else {
     check(peak_session_reset(session_));
+    forget_notes();
   }
   conversation_.clear();
 }

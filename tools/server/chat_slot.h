@@ -2,9 +2,11 @@
 // made on the first /v1/completions request it runs, a plain context, both on
 // the one shared model. A slot keeps what its last request left in them, so
 // that the next request sharing a prefix with it evaluates only the rest:
-//  - chat: the session's messages (system prompt, user, assistant) against the
-//    request's; a front-end resending the whole history each turn finds the
-//    slot holding all of it but the new message;
+//  - chat: the session's messages (system prompt, user, assistant, tool) and
+//    its tools against the request's; a front-end resending the whole history
+//    each turn finds the slot holding all of it but the new message. The tools
+//    are in the session's Prefix: a request with other tools (or none where
+//    the session has some) gets a new session;
 //  - completions: the longest common token prefix of the prompts
 //    (llama.cpp's cache_prompt).
 #pragma once
@@ -48,15 +50,25 @@ class ChatSlot {
 
   // How many messages of system + history (the request's messages before the
   // one to answer) the session holds already, when everything it holds is a
-  // prefix of them; -1 when it holds something else (it would be reset).
-  long long chat_reuse(const std::optional<std::string>& system, const std::vector<ChatMessage>& history) const;
-  // Makes the session hold exactly system + history: keeps what it holds when
-  // chat_reuse allows, else resets it (another system prompt: creates it anew),
-  // then appends the missing messages. Returns the tokens that evaluated.
-  size_t prepare_chat(const std::optional<std::string>& system, const std::vector<ChatMessage>& history);
-  // Appends messages[from..] to the session (peak_session_append). Returns the
-  // tokens that evaluated.
+  // prefix of them and it has these tools (ChatTools::json); -1 when it holds
+  // something else (it would be reset, or made anew).
+  long long chat_reuse(const std::optional<std::string>& system, const std::string& tools,
+                       const std::vector<ChatMessage>& history) const;
+  // Makes the session hold exactly system + history with these tools: keeps
+  // what it holds when chat_reuse allows, else resets it (another system
+  // prompt or other tools: creates it anew), then appends the missing
+  // messages. Returns the tokens that evaluated.
+  size_t prepare_chat(const std::optional<std::string>& system, const std::string& tools,
+                      const std::vector<ChatMessage>& history);
+  // Appends messages[from..] to the session (peak_session_append, an
+  // assistant's calls by peak_session_append_tool_calls, a tool result by
+  // peak_session_add_tool_result). Returns the tokens that evaluated.
   size_t append(const std::vector<ChatMessage>& messages, size_t from = 0);
+  // After a turn: notes the calls of the answer it generated (the session's
+  // last message), which chat_reuse compares with the next request's history.
+  void note_answer();
+  // The calls of the session's last answer (peak_session_get_tool_call).
+  std::vector<ChatToolCall> answer_calls() const;
   // The session for the turn (valid until the next prepare_chat or restore).
   peak_session* session() { return session_; }
   // Tokens the session's cache holds (Prefix + Summary + Recent).
@@ -87,11 +99,18 @@ class ChatSlot {
   size_t n_ctx() const { return n_ctx_; }
 
  private:
-  void create_session(const std::optional<std::string>& system);
+  void create_session(const std::optional<std::string>& system, const std::string& tools);
+  // No message noted beyond what the session holds (a new or reset session).
+  void forget_notes();
+  void add_message(const ChatMessage& m);
 
   SlotSettings settings_;
   peak_session* session_ = nullptr;
   std::optional<std::string> system_;  // the session's system prompt
+  std::string tools_;                  // the session's tools (JSON text), "" for none
+  // By the session's message index: what its text does not show, an
+  // assistant's calls or a tool result's call id (call_note()).
+  std::vector<std::string> notes_;
   std::string conversation_;
   size_t n_ctx_ = 0;
   peak_context* context_ = nullptr;

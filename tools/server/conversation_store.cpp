@@ -111,7 +111,7 @@ void ConversationStore::load(size_t s, ChatSlot& slot, const std::string& id,
     if (!file.empty()) {
       slot.restore(file, saved_system);
     } else {
-      slot.prepare_chat(saved_system, {});
+      slot.prepare_chat(saved_system, "", {});
     }
   } catch (...) {
     // The slot must not pass for this conversation's: the next eviction would

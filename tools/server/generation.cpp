@@ -30,6 +30,18 @@ peak_generate_params Generation::params(size_t max_tokens) {
   return p;
 }
 
+void Generation::on_tool_call(const peak_tool_call* call, size_t index, void* self) {
+  const ChatToolCall c{std::string(call->id, call->id_length), std::string(call->name, call->name_length),
+                       std::string(call->arguments, call->arguments_length)};
+  static_cast<Generation*>(self)->stream_call(index, c);
+}
+
+void Generation::stream_call(size_t index, const ChatToolCall& call) {
+  if (!stream || gone || index != calls_streamed_) return;
+  ++calls_streamed_;
+  if (!write_all(tool_call_events(head, index, call))) gone = true;
+}
+
 int Generation::take(const char* text, size_t n, peak_text_kind kind) {
   if (has_deadline_ && Clock::now() >= deadline_) {
     timed_out = true;
@@ -65,12 +77,17 @@ void Generation::finish() {
 }
 
 void Generation::answer(const peak_generate_result& result, size_t prompt_tokens, peak::json::Value extension) {
-  const ResponseEnd end{timed_out ? "length" : finish_reason(result.stop_reason, stop_string), prompt_tokens,
-                        result.n_generated_tokens, std::move(extension)};
+  const char* reason = !tool_calls.empty() ? "tool_calls"
+                       : timed_out         ? "length"
+                                           : finish_reason(result.stop_reason, stop_string);
+  const ResponseEnd end{reason, prompt_tokens, result.n_generated_tokens, std::move(extension)};
   if (!stream) {
-    out.respond(200, "application/json", response_body(head, end, content, reasoning), {});
+    out.respond(200, "application/json", response_body(head, end, content, reasoning, tool_calls), {});
     return;
   }
+  // Calls the answer made that did not stream as they parsed.
+  for (size_t i = calls_streamed_; i < tool_calls.size(); ++i) stream_call(i, tool_calls[i]);
+  if (gone) return;
   if (write_all(closing_events(head, end, include_usage))) out.write(kDoneEvent);
 }
 

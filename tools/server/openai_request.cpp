@@ -65,8 +65,8 @@ const Value* required(const Value& object, const char* name, const std::string& 
   return v;
 }
 
-// OpenAI's rule for a response format's name: 1 to 64 of a-z, A-Z, 0-9, '_' and '-'.
-void check_format_name(const Value& name, const std::string& field) {
+// OpenAI's rule for a response format's or a function's name: 1 to 64 of a-z, A-Z, 0-9, '_' and '-'.
+void check_name(const Value& name, const std::string& field) {
   if (!name.is_string()) wrong_type(field, "a string", name);
   const std::string& s = name.as_string();
   const bool valid = !s.empty() && s.size() <= 64 && std::all_of(s.begin(), s.end(), [](char c) {
@@ -94,7 +94,7 @@ std::optional<TextConstraint> response_format(const Value& body) {
   }
   const Value* spec = required(*format, "json_schema", "response_format.json_schema");
   if (!spec->is_object()) wrong_type("response_format.json_schema", "an object", *spec);
-  check_format_name(*required(*spec, "name", "response_format.json_schema.name"), "response_format.json_schema.name");
+  check_name(*required(*spec, "name", "response_format.json_schema.name"), "response_format.json_schema.name");
   if (const Value* strict = member(*spec, "strict"); strict && !strict->is_bool()) {
     wrong_type("response_format.json_schema.strict", "a boolean", *strict);
   }
@@ -209,6 +209,185 @@ std::string content_text(const Value& v, const std::string& field) {
   return text;
 }
 
+const Value& object_at(const Value& parent, const char* name, const std::string& field) {
+  const Value* v = required(parent, name, field);
+  if (!v->is_object()) wrong_type(field, "an object", *v);
+  return *v;
+}
+
+const std::string& string_at(const Value& parent, const char* name, const std::string& field) {
+  const Value* v = required(parent, name, field);
+  if (!v->is_string()) wrong_type(field, "a string", *v);
+  return v->as_string();
+}
+
+// OpenAI's tools: [{"type": "function", "function": {"name", "description"?,
+// "parameters"?}}]. The names, for tool_choice to name one of them.
+std::vector<std::string> tool_names(const Value& tools) {
+  if (!tools.is_array()) wrong_type("tools", "an array", tools);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < tools.items().size(); ++i) {
+    const std::string field = "tools[" + std::to_string(i) + "]";
+    const Value& tool = tools.items()[i];
+    if (!tool.is_object()) wrong_type(field, "an object", tool);
+    if (string_at(tool, "type", field + ".type") != "function") {
+      throw RequestError("'" + field + ".type' must be \"function\"", field + ".type");
+    }
+    const Value& function = object_at(tool, "function", field + ".function");
+    const Value* name = required(function, "name", field + ".function.name");
+    check_name(*name, field + ".function.name");
+    if (std::find(names.begin(), names.end(), name->as_string()) != names.end()) {
+      throw RequestError("'" + field + ".function.name' names a function given before", field + ".function.name");
+    }
+    names.push_back(name->as_string());
+    if (const Value* d = member(function, "description"); d && !d->is_string()) {
+      wrong_type(field + ".function.description", "a string", *d);
+    }
+    if (const Value* p = member(function, "parameters"); p && !p->is_object()) {
+      wrong_type(field + ".function.parameters", "an object (a JSON Schema)", *p);
+    }
+  }
+  return names;
+}
+
+void parse_tool_choice(const Value& body, const std::vector<std::string>& names, ChatTools& tools) {
+  const Value* choice = member(body, "tool_choice");
+  if (!choice) return;
+  if (choice->is_string()) {
+    const std::string& c = choice->as_string();
+    if (c == "none") {
+      tools.choice = PEAK_TOOL_CHOICE_NONE;
+    } else if (c == "auto") {
+      tools.choice = PEAK_TOOL_CHOICE_AUTO;
+    } else if (c == "required") {
+      tools.choice = PEAK_TOOL_CHOICE_REQUIRED;
+    } else {
+      throw RequestError("'tool_choice' must be \"none\", \"auto\", \"required\" or a function, not \"" + c + "\"",
+                         "tool_choice");
+    }
+  } else if (choice->is_object()) {
+    if (string_at(*choice, "type", "tool_choice.type") != "function") {
+      throw RequestError("'tool_choice.type' must be \"function\"", "tool_choice.type");
+    }
+    const std::string& name =
+        string_at(object_at(*choice, "function", "tool_choice.function"), "name", "tool_choice.function.name");
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw RequestError("'tool_choice' names the function '" + name + "', which is not among the tools",
+                         "tool_choice");
+    }
+    tools.choice = PEAK_TOOL_CHOICE_FUNCTION;
+    tools.function = name;
+  } else {
+    wrong_type("tool_choice", "a string or an object", *choice);
+  }
+  if (names.empty() && tools.choice != PEAK_TOOL_CHOICE_NONE && tools.choice != PEAK_TOOL_CHOICE_AUTO) {
+    throw RequestError("'tool_choice' asks for a call, but the request gives no tools", "tool_choice");
+  }
+}
+
+ChatTools parse_tools(const Value& body, const std::optional<TextConstraint>& constraint) {
+  ChatTools tools;
+  std::vector<std::string> names;
+  if (const Value* list = member(body, "tools")) {
+    names = tool_names(*list);
+    if (!names.empty()) tools.json = peak::json::write(*list);
+  }
+  parse_tool_choice(body, names, tools);
+  tools.parallel = boolean(body, "parallel_tool_calls", true);
+  if (!names.empty() && constraint) {
+    // The calls have a grammar of their own (the tools' schemas).
+    throw RequestError("'tools' and '" + top_field(*constraint) +
+                           "' do not go together: the calls follow the tools' "
+                           "schemas",
+                       top_field(*constraint));
+  }
+  return tools;
+}
+
+// messages[i].tool_calls: [{"id", "type": "function", "function": {"name", "arguments"}}].
+std::vector<ChatToolCall> message_tool_calls(const Value& calls, const std::string& field) {
+  if (!calls.is_array()) wrong_type(field, "an array", calls);
+  std::vector<ChatToolCall> out;
+  for (size_t j = 0; j < calls.items().size(); ++j) {
+    const std::string at = field + "[" + std::to_string(j) + "]";
+    const Value& call = calls.items()[j];
+    if (!call.is_object()) wrong_type(at, "an object", call);
+    if (const Value* type = member(call, "type"); type && (!type->is_string() || type->as_string() != "function")) {
+      throw RequestError("'" + at + ".type' must be \"function\"", at + ".type");
+    }
+    ChatToolCall c;
+    c.id = string_at(call, "id", at + ".id");
+    if (c.id.empty()) throw RequestError("'" + at + ".id' must not be empty", at + ".id");
+    for (const ChatToolCall& before : out) {
+      if (before.id == c.id) throw RequestError("'" + at + ".id' repeats the id of a call before it", at + ".id");
+    }
+    const Value& function = object_at(call, "function", at + ".function");
+    c.name = string_at(function, "name", at + ".function.name");
+    if (c.name.empty()) throw RequestError("'" + at + ".function.name' must not be empty", at + ".function.name");
+    c.arguments = string_at(function, "arguments", at + ".function.arguments");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// What may come after `before` (the message before; nullptr: none): user
+// first, then user and assistant alternating, an assistant's calls answered by
+// tool results naming them, and after the results more of them or the answer.
+void check_order(const std::vector<ChatMessage>& messages, const ChatMessage& m, const std::string& field) {
+  const ChatMessage* before = messages.empty() ? nullptr : &messages.back();
+  const bool after_calls = before && (before->role == PEAK_ROLE_TOOL || !before->tool_calls.empty());
+  if (m.role == PEAK_ROLE_TOOL) {
+    if (!after_calls)
+      throw RequestError("a tool message follows an assistant message with tool_calls", field + ".role");
+    auto answer = messages.rbegin();
+    while (answer->role == PEAK_ROLE_TOOL) ++answer;
+    const auto& calls = answer->tool_calls;
+    const bool known =
+        std::any_of(calls.begin(), calls.end(), [&](const ChatToolCall& c) { return c.id == m.tool_call_id; });
+    if (!known) {
+      throw RequestError("'" + field + ".tool_call_id' is '" + m.tool_call_id +
+                             "', not the id of a call of the assistant message before it",
+                         field + ".tool_call_id");
+    }
+    for (auto r = messages.rbegin(); r != answer; ++r) {
+      if (r->tool_call_id == m.tool_call_id) {
+        throw RequestError("'" + field + ".tool_call_id' answers a call answered before", field + ".tool_call_id");
+      }
+    }
+    return;
+  }
+  if (before && before->role == PEAK_ROLE_ASSISTANT && after_calls) {
+    throw RequestError("the assistant message before called tools: tool messages with their results come next",
+                       field + ".role");
+  }
+  const bool answers = before && (before->role == PEAK_ROLE_USER || before->role == PEAK_ROLE_TOOL);
+  if ((m.role == PEAK_ROLE_ASSISTANT) != answers) {
+    throw RequestError("user and assistant messages must alternate, starting with a user message", field + ".role");
+  }
+}
+
+ChatMessage chat_message(const Value& m, const std::string& field, const std::string& role) {
+  ChatMessage message;
+  const Value* content = m.find("content");
+  if (role == "user") {
+    message.role = PEAK_ROLE_USER;
+  } else if (role == "assistant") {
+    message.role = PEAK_ROLE_ASSISTANT;
+    if (const Value* calls = member(m, "tool_calls"))
+      message.tool_calls = message_tool_calls(*calls, field + ".tool_calls");
+  } else if (role == "tool") {
+    message.role = PEAK_ROLE_TOOL;
+    message.tool_call_id = string_at(m, "tool_call_id", field + ".tool_call_id");
+  } else {
+    throw RequestError("unsupported role '" + role + "' (system, user, assistant and tool are)", field + ".role");
+  }
+  if (!content && message.tool_calls.empty()) {
+    throw RequestError("'" + field + ".content' is required", field + ".content");
+  }
+  if (content) message.content = content_text(*content, field + ".content");
+  return message;
+}
+
 }  // namespace
 
 peak_sampler_params GenerationRequest::sampler(const peak_sampler_params& defaults) const {
@@ -232,13 +411,14 @@ ChatRequest parse_chat_request(const Value& body) {
   require_object(body);
   ChatRequest r;
   parse_generation(body, r);
+  r.tools = parse_tools(body, r.constraint);
   const Value* messages = body.find("messages");
   if (!messages) throw RequestError("'messages' is required", "messages");
   if (!messages->is_array()) wrong_type("messages", "an array", *messages);
   if (messages->items().empty()) throw RequestError("'messages' must not be empty", "messages");
   const Value* last_role = messages->items().back().find("role");
-  if (last_role && last_role->is_string() && last_role->as_string() != "user") {
-    throw RequestError("the last message must be a user message", "messages");
+  if (last_role && last_role->is_string() && last_role->as_string() != "user" && last_role->as_string() != "tool") {
+    throw RequestError("the last message must be a user message (or tool results)", "messages");
   }
   for (size_t i = 0; i < messages->items().size(); ++i) {
     const std::string field = "messages[" + std::to_string(i) + "]";
@@ -247,33 +427,21 @@ ChatRequest parse_chat_request(const Value& body) {
     const Value* role = m.find("role");
     if (!role) throw RequestError("'" + field + ".role' is required", field + ".role");
     if (!role->is_string()) wrong_type(field + ".role", "a string", *role);
-    const Value* content = m.find("content");
-    if (!content) throw RequestError("'" + field + ".content' is required", field + ".content");
-    const std::string text = content_text(*content, field + ".content");
     const std::string& name = role->as_string();
     if (name == "system" || name == "developer") {
+      const Value* content = m.find("content");
+      if (!content) throw RequestError("'" + field + ".content' is required", field + ".content");
+      const std::string text = content_text(*content, field + ".content");
       if (i != 0) throw RequestError("a system message may only come first", field + ".role");
       r.system = text;
       continue;
     }
-    ChatMessage message;
-    if (name == "user") {
-      message.role = PEAK_ROLE_USER;
-    } else if (name == "assistant") {
-      message.role = PEAK_ROLE_ASSISTANT;
-    } else {
-      throw RequestError("unsupported role '" + name + "' (system, user and assistant are)", field + ".role");
-    }
-    const peak_role expected = r.messages.empty() || r.messages.back().role == PEAK_ROLE_ASSISTANT ? PEAK_ROLE_USER
-                                                                                                   : PEAK_ROLE_ASSISTANT;
-    if (message.role != expected) {
-      throw RequestError("user and assistant messages must alternate, starting with a user message", field + ".role");
-    }
-    message.content = text;
+    ChatMessage message = chat_message(m, field, name);
+    check_order(r.messages, message, field);
     r.messages.push_back(std::move(message));
   }
-  if (r.messages.empty() || r.messages.back().role != PEAK_ROLE_USER) {
-    throw RequestError("the last message must be a user message", "messages");
+  if (r.messages.empty() || (r.messages.back().role != PEAK_ROLE_USER && r.messages.back().role != PEAK_ROLE_TOOL)) {
+    throw RequestError("the last message must be a user message (or tool results)", "messages");
   }
   if (const Value* c = member(body, "conversation")) {
     if (!c->is_string()) wrong_type("conversation", "a string", *c);

@@ -3,7 +3,7 @@
 // the wrong type or out of range is a RequestError naming it, which the routes
 // answer with 400 and OpenAI's error object ("param": the field), as is a
 // grammar or JSON Schema the C API cannot use (its message). Fields this
-// server does not use (logprobs, tools, user ...) are ignored, as llama.cpp's
+// server does not use (logprobs, user ...) are ignored, as llama.cpp's
 // server ignores them, so that clients sending them still work.
 #pragma once
 
@@ -25,9 +25,27 @@ class RequestError : public std::runtime_error {
   std::string param;  // the field, e.g. "messages[2].role"; "" for the body itself
 };
 
+// A tool call of an assistant message in the history (OpenAI's
+// messages[i].tool_calls[j]).
+struct ChatToolCall {
+  std::string id, name;
+  std::string arguments;  // JSON text, as the client sent it
+  bool operator==(const ChatToolCall& o) const { return id == o.id && name == o.name && arguments == o.arguments; }
+};
+
 struct ChatMessage {
-  peak_role role = PEAK_ROLE_USER;  // user or assistant ("system" is ChatRequest::system)
+  peak_role role = PEAK_ROLE_USER;  // user, assistant or tool ("system" is ChatRequest::system)
   std::string content;
+  std::vector<ChatToolCall> tool_calls;  // an assistant's calls
+  std::string tool_call_id;              // a tool result's call
+};
+
+// OpenAI's `tools`, `tool_choice` and `parallel_tool_calls`.
+struct ChatTools {
+  std::string json;  // the tools array as JSON text; "" for none (absent or [])
+  peak_tool_choice choice = PEAK_TOOL_CHOICE_AUTO;
+  std::string function;  // the function tool_choice names (choice FUNCTION)
+  bool parallel = true;
 };
 
 // The grammar the generated text must be a whole string of: OpenAI's
@@ -56,7 +74,10 @@ struct GenerationRequest {
 
 struct ChatRequest : GenerationRequest {
   std::optional<std::string> system;  // a leading "system" (or "developer") message
-  std::vector<ChatMessage> messages;  // user and assistant, alternating, ending with a user message
+  // user and assistant alternating, an assistant's tool calls followed by
+  // their results (tool), ending with a user message or tool results
+  std::vector<ChatMessage> messages;
+  ChatTools tools;
   std::string conversation;           // the `conversation` extension; "" when not given
 };
 

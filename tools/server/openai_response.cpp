@@ -49,6 +49,16 @@ Value usage(const ResponseEnd& end) {
       .set("total_tokens", end.prompt_tokens + end.completion_tokens);
 }
 
+Value function_object(const ChatToolCall& call) {
+  return Value::object().set("name", call.name).set("arguments", call.arguments);
+}
+
+// A chunk whose delta is one entry of tool_calls.
+Value tool_call_chunk(const ResponseHead& head, Value entry) {
+  Value delta = Value::object().set("tool_calls", Value::array().push(std::move(entry)));
+  return chunk(head, chat_choice("delta", std::move(delta), nullptr));
+}
+
 std::string data_event(const std::string& json_text) { return "data: " + json_text + "\n\n"; }
 std::string event(const Value& data) { return data_event(peak::json::write(data)); }
 
@@ -73,11 +83,19 @@ const char* finish_reason(peak_stop_reason reason, bool stop_string) {
 }
 
 std::string response_body(const ResponseHead& head, const ResponseEnd& end, const std::string& content,
-                          const std::string& reasoning) {
+                          const std::string& reasoning, const std::vector<ChatToolCall>& tool_calls) {
   Value choice;
   if (is_chat(head)) {
-    Value message = Value::object().set("role", "assistant").set("content", content);
+    const bool only_calls = content.empty() && !tool_calls.empty();
+    Value message = Value::object().set("role", "assistant").set("content", only_calls ? Value() : Value(content));
     if (!reasoning.empty()) message.set("reasoning_content", reasoning);
+    if (!tool_calls.empty()) {
+      Value calls = Value::array();
+      for (const ChatToolCall& c : tool_calls) {
+        calls.push(Value::object().set("id", c.id).set("type", "function").set("function", function_object(c)));
+      }
+      message.set("tool_calls", std::move(calls));
+    }
     choice = chat_choice("message", std::move(message), end.finish_reason);
   } else {
     choice = completion_choice(content, end.finish_reason);
@@ -99,6 +117,19 @@ std::string text_event(const ResponseHead& head, const std::string& content, con
   if (!content.empty()) delta.set("content", content);
   if (!reasoning.empty()) delta.set("reasoning_content", reasoning);
   return event(chunk(head, chat_choice("delta", std::move(delta), nullptr)));
+}
+
+std::vector<std::string> tool_call_events(const ResponseHead& head, size_t index, const ChatToolCall& call) {
+  ChatToolCall opening = call;
+  opening.arguments.clear();
+  const Value start = Value::object()
+                          .set("index", index)
+                          .set("id", call.id)
+                          .set("type", "function")
+                          .set("function", function_object(opening));
+  const Value arguments =
+      Value::object().set("index", index).set("function", Value::object().set("arguments", call.arguments));
+  return {event(tool_call_chunk(head, start)), event(tool_call_chunk(head, arguments))};
 }
 
 std::vector<std::string> closing_events(const ResponseHead& head, const ResponseEnd& end, bool include_usage) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "json/json.h"
+#include "openai_request.h"
 #include "peak/peak.h"
 
 namespace peak_server {
@@ -32,7 +33,7 @@ struct ResponseHead {
 
 // How a generation that succeeded ended.
 struct ResponseEnd {
-  const char* finish_reason;  // finish_reason() or "length"
+  const char* finish_reason;  // finish_reason(), "length" or "tool_calls"
   size_t prompt_tokens;
   size_t completion_tokens;
   peak::json::Value extension;  // the `peak` member: slot, prompt_tokens_evaluated, ...
@@ -43,15 +44,20 @@ struct ResponseEnd {
 const char* finish_reason(peak_stop_reason reason, bool stop_string);
 
 // The whole response: the answer text, and for chat its reasoning apart
-// (message.reasoning_content, when there is any).
+// (message.reasoning_content, when there is any) and its tool calls
+// (message.tool_calls; content null when the answer is only calls).
 std::string response_body(const ResponseHead& head, const ResponseEnd& end, const std::string& content,
-                          const std::string& reasoning);
+                          const std::string& reasoning, const std::vector<ChatToolCall>& tool_calls = {});
 
 // The events a stream starts with (chat: the assistant's role).
 std::vector<std::string> opening_events(const ResponseHead& head);
 // One event of new answer text and new reasoning text (chat:
 // delta.content and delta.reasoning_content; completion: text alone).
 std::string text_event(const ResponseHead& head, const std::string& content, const std::string& reasoning);
+// A chat answer's call `index` as OpenAI streams it: a chunk opening it
+// (delta.tool_calls[0]: index, id, type "function", function.name and
+// arguments ""), then one with its arguments.
+std::vector<std::string> tool_call_events(const ResponseHead& head, size_t index, const ChatToolCall& call);
 // The events after the text: the finish_reason, and the usage when asked
 // (stream_options.include_usage), "[DONE]" not included.
 std::vector<std::string> closing_events(const ResponseHead& head, const ResponseEnd& end, bool include_usage);

@@ -109,6 +109,17 @@ void send_failure(HttpResponder& out, bool streamed, peak_status status, const s
   send_error_or_event(out, streamed, status_for(status), message);
 }
 
+// The session refuses tools it cannot use (a parameters schema it cannot
+// compile ...) with the JSON path first ("tools[0].function.parameters (tool
+// 'f'): ..."): a 400 naming that field. Other failures stay as they are.
+[[noreturn]] void throw_tools_error(const PeakError& e) {
+  const std::string message = e.what();
+  if (e.status == PEAK_ERR_INVALID_ARGUMENT && message.rfind("tools[", 0) == 0) {
+    throw RequestError(message, message.substr(0, message.find_first_of(" :")));
+  }
+  throw e;
+}
+
 }  // namespace
 
 // A slot held by one request, released when it goes out of scope.
@@ -291,8 +302,16 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   Value body;
   if (!parse_body(request, out, &body)) return;
   ChatRequest r = parse_chat_request(body);
-  const std::string user = std::move(r.messages.back().content);
-  r.messages.pop_back();
+  if (!r.conversation.empty() && !r.tools.json.empty()) {
+    throw RequestError("'tools' and 'conversation' do not go together: a saved conversation keeps no tools", "tools");
+  }
+  // The message to answer: a user's, or else the tool results that end the
+  // history (peak_session_continue answers them).
+  std::optional<std::string> user;
+  if (r.messages.back().role == PEAK_ROLE_USER) {
+    user = std::move(r.messages.back().content);
+    r.messages.pop_back();
+  }
   const std::string& conversation = r.conversation;
 
   // Scores: a slot holding the conversation wins (and only it may run it
@@ -305,7 +324,7 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
       case ConversationStore::Claim::HoldsAnother: return 0;
       case ConversationStore::Claim::HoldsNothing: break;
     }
-    return conversation.empty() ? 1 + std::max(0LL, slots_[s]->chat_reuse(r.system, r.messages)) : 1;
+    return conversation.empty() ? 1 + std::max(0LL, slots_[s]->chat_reuse(r.system, r.tools.json, r.messages)) : 1;
   };
   size_t s = 0;
   if (!acquire(score, out, &s)) return;
@@ -321,13 +340,22 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
     evaluated += slot.append(r.messages);
   } else {
     conversations_.evict(s, slot);
-    evaluated += slot.prepare_chat(r.system, r.messages);
+    try {
+      evaluated += slot.prepare_chat(r.system, r.tools.json, r.messages);
+    } catch (const PeakError& e) {
+      throw_tools_error(e);
+    }
   }
 
   const size_t history_tokens = slot.cached_tokens();
   peak_sampler_params sp = r.sampler(options_.sampler);
   if (!r.seed) sp.seed = next_seed();
   check(peak_session_set_sampler(slot.session(), &sp));
+  if (!r.tools.json.empty()) {
+    check(peak_session_set_tool_choice(slot.session(), r.tools.choice,
+                                       r.tools.function.empty() ? nullptr : r.tools.function.c_str(),
+                                       r.tools.parallel ? 1 : 0));
+  }
 
   Generation g(out, r, options_.request_timeout_ms,
                {Endpoint::Chat, new_id("chatcmpl"), unix_time(), options_.model_id});
@@ -338,8 +366,13 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
       g.params(std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_));
   peak_generate_result result{};
   result.struct_size = sizeof result;
-  const peak_status status = peak_session_chat(slot.session(), user.data(), user.size(), &gp, &result);
+  check(peak_session_set_tool_call_callback(slot.session(), Generation::on_tool_call, &g));
+  const peak_status status = user ? peak_session_chat(slot.session(), user->data(), user->size(), &gp, &result)
+                                  : peak_session_continue(slot.session(), &gp, &result);
+  peak_session_set_tool_call_callback(slot.session(), nullptr, nullptr);
   if (status != PEAK_OK) return send_failure(out, r.stream, status, peak_last_error());
+  slot.note_answer();
+  g.tool_calls = slot.answer_calls();
   evaluated += result.n_prompt_tokens;
   // What the model read before answering: the history held, then the new message.
   const size_t prompt_tokens = history_tokens + result.n_prompt_tokens;

@@ -23,6 +23,7 @@
 #include "model_session.h"
 #include "terminal.h"
 #include "terminal_line_reader.h"
+#include "text_file.h"
 #include "text_format.h"
 
 namespace {
@@ -59,6 +60,11 @@ std::string fetch_text(Call call) {
 struct ChatOptions : ChatSessionOptions {
   std::string system;
   std::string load_path;
+  std::string tools_path;  // --tools FILE: OpenAI's tools array
+  std::string tools_json;  // its text
+  peak_tool_choice tool_choice = PEAK_TOOL_CHOICE_AUTO;
+  std::string tool_function;  // --tool-choice NAME
+  bool parallel_tool_calls = true;
   bool show_thinking = false;  // --show-thinking: print its reasoning (dim)
   bool dump_prompt = false;    // --dump-prompt: print what the model reads before each answer
 };
@@ -83,6 +89,16 @@ void print_help() {
       "  --show-thinking           print the reasoning, dim (to stderr when stdout is not a terminal)\n"
       "  --dump-prompt             print the text the model reads before each answer, control\n"
       "                            tokens written out, to stderr between [prompt] and [/prompt]\n"
+      "  --tools FILE              tools the model may call: OpenAI's tools array as JSON\n"
+      "                            ([{\"type\": \"function\", \"function\": {\"name\", \"description\",\n"
+      "                            \"parameters\"}}]); needs the model's own template. Each call is shown\n"
+      "                            as a line \"[tool call] NAME ARGUMENTS\" and you type its result (a\n"
+      "                            line, sent as it is); the model then answers the results\n"
+      "  --tool-choice auto|none|required|NAME\n"
+      "                            auto (default): the model calls when it sees fit; none: never;\n"
+      "                            required or a tool's name: each of your messages is answered\n"
+      "                            with a call (of that tool), the results with text or calls\n"
+      "  --parallel-tool-calls on|off  one answer may make several calls (default on)\n"
       "  -c, --ctx-size N          sets --recent-max to N less the summary and headroom\n"
       "%s%s%s%s",
       kGrammarOptionsHelp, session_options_help(),
@@ -114,28 +130,112 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.show_thinking = true;
     } else if (!std::strcmp(a, "--dump-prompt")) {
       o.dump_prompt = true;
+    } else if (!std::strcmp(a, "--tools")) {
+      o.tools_path = args.value(a);
+    } else if (!std::strcmp(a, "--tool-choice")) {
+      const std::string v = args.value(a);
+      if (v.empty()) throw UsageError("--tool-choice needs auto, none, required or a tool's name");
+      o.tool_choice = v == "auto"       ? PEAK_TOOL_CHOICE_AUTO
+                      : v == "none"     ? PEAK_TOOL_CHOICE_NONE
+                      : v == "required" ? PEAK_TOOL_CHOICE_REQUIRED
+                                        : PEAK_TOOL_CHOICE_FUNCTION;
+      o.tool_function = o.tool_choice == PEAK_TOOL_CHOICE_FUNCTION ? v : std::string();
+    } else if (!std::strcmp(a, "--parallel-tool-calls")) {
+      const std::string v = args.value(a);
+      if (v != "on" && v != "off") throw UsageError("--parallel-tool-calls needs on or off, not '" + v + "'");
+      o.parallel_tool_calls = v == "on";
     } else if (parse_grammar_option(a, args, o.gen)) {
       continue;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak chat --help)");
     }
   }
+  if (o.tools_path.empty() && (o.tool_choice != PEAK_TOOL_CHOICE_AUTO || !o.parallel_tool_calls)) {
+    throw UsageError("--tool-choice and --parallel-tool-calls need --tools FILE");
+  }
   return o;
 }
+
+// A tool call of the last answer, waiting for the result the user types.
+struct PendingCall {
+  std::string id;
+  std::string name;
+};
 
 class Chat {
  public:
   Chat(LoadedModel& m, const ChatOptions& o, bool tty) : m_(m), o_(o), tty_(tty) {
     peak_session_params p = chat_session_params(o);
     p.system_prompt = o.system.empty() ? nullptr : o.system.c_str();
+    if (!o.tools_path.empty()) {
+      p.tools_json = o.tools_json.c_str();
+      p.tool_choice = o.tool_choice;
+      p.tool_function = o.tool_function.empty() ? nullptr : o.tool_function.c_str();
+      p.parallel_tool_calls = o.parallel_tool_calls ? 1 : 0;
+    }
     peak_session* s = nullptr;
-    check_status(peak_session_create(m.model.get(), &p, &s));
+    const peak_status status = peak_session_create(m.model.get(), &p, &s);
+    if (status != PEAK_OK && !o.tools_path.empty() && std::strncmp(peak_last_error(), "tools", 5) == 0) {
+      throw CommandError(o.tools_path + ": " + peak_last_error());
+    }
+    check_status(status);
     session_.reset(s);
     if (!m.adapter_uses.empty()) check_status(peak_session_set_adapters(s, &m.adapter_set));
+    if (!o.tools_path.empty()) {
+      check_status(peak_session_set_tool_call_callback(
+          s, [](const peak_tool_call* call, size_t, void* self) { static_cast<Chat*>(self)->show_call(*call); }, this));
+    }
   }
 
-  void answer(const std::string& text) {
+  // A message of the user, answered under --tool-choice. False when Ctrl-C
+  // stopped it before the answer began (the turn is undone).
+  bool answer(const std::string& text) {
     if (o_.dump_prompt) dump_prompt(text);
+    set_tool_choice(o_.tool_choice);
+    return generate([&](const peak_generate_params* gp, peak_generate_result* r) {
+      return peak_session_chat(session_.get(), text.data(), text.size(), gp, r);
+    });
+  }
+
+  // The calls of the last answer, when it made any (each waits for its result).
+  std::vector<PendingCall> calls() const {
+    std::vector<PendingCall> out;
+    const size_t n = peak_session_n_tool_calls(session_.get());
+    for (size_t i = 0; i < n; ++i) {
+      peak_tool_call call{};
+      call.struct_size = sizeof call;
+      check_status(peak_session_get_tool_call(session_.get(), i, &call));
+      out.push_back({std::string(call.id, call.id_length), std::string(call.name, call.name_length)});
+    }
+    return out;
+  }
+
+  void add_result(const PendingCall& call, const std::string& result) {
+    check_status(peak_session_add_tool_result(session_.get(), call.id.c_str(), result.data(), result.size()));
+  }
+
+  // Whether tool results wait for their answer (the last message is one).
+  bool results_waiting() const {
+    const size_t n = peak_session_n_messages(session_.get());
+    peak_session_message message{};
+    message.struct_size = sizeof message;
+    return n > 0 && peak_session_get_message(session_.get(), n - 1, &message) == PEAK_OK &&
+           message.role == PEAK_ROLE_TOOL;
+  }
+
+  // The answer to the results: text, or calls again (never forced to call,
+  // so that required does not loop). False when Ctrl-C stopped it before it
+  // began (the results still wait).
+  bool answer_results() {
+    set_tool_choice(o_.tool_choice == PEAK_TOOL_CHOICE_NONE ? PEAK_TOOL_CHOICE_NONE : PEAK_TOOL_CHOICE_AUTO);
+    return generate([&](const peak_generate_params* gp, peak_generate_result* r) {
+      return peak_session_continue(session_.get(), gp, r);
+    });
+  }
+
+ private:
+  template <typename Turn>
+  bool generate(Turn turn) {
     peak_generate_params gp = peak_generate_default_params();
     gp.max_tokens = o_.gen.n_predict;
     gp.abort_flag = &g_abort;
@@ -149,21 +249,33 @@ class Chat {
     g_abort = 0;
     g_generating = 1;
     reasoning_open_ = false;
-    const peak_status status = peak_session_chat(session_.get(), text.data(), text.size(), &gp, &last_);
+    line_open_ = false;
+    const peak_status status = turn(&gp, &last_);
     g_generating = 0;
     end_reasoning();
-    std::printf("\n");
+    if (line_open_ || !shown_call_) std::printf("\n");
+    shown_call_ = false;
     if (status == PEAK_ERR_CANCELLED) {  // Ctrl-C before the answer began: the turn is undone
-      std::printf("(stopped while the message was read; it is not part of the conversation)\n");
-      return;
+      std::printf(results_waiting() ? "(stopped while the results were read; press Enter to have them answered)\n"
+                                    : "(stopped while the message was read; it is not part of the conversation)\n");
+      return false;
     }
     if (status != PEAK_OK) {
       throw CommandError(std::string(peak_last_error()) +
                          (status == PEAK_ERR_CONTEXT_FULL ? " (type /reset to start a new conversation)" : ""));
     }
     print_turn_stats();
+    return true;
   }
 
+  void set_tool_choice(peak_tool_choice choice) {
+    if (o_.tools_path.empty()) return;
+    check_status(peak_session_set_tool_choice(session_.get(), choice,
+                                              choice == PEAK_TOOL_CHOICE_FUNCTION ? o_.tool_function.c_str() : nullptr,
+                                              o_.parallel_tool_calls ? 1 : 0));
+  }
+
+ public:
   void reset() { check_status(peak_session_reset(session_.get())); }
   void save(const std::string& path) {
     check_status(peak_session_save(session_.get(), path.c_str(), 1));
@@ -231,8 +343,20 @@ class Chat {
       return;
     }
     end_reasoning();
+    if (n > 0) line_open_ = text[n - 1] != '\n';
     std::fwrite(text, 1, n, stdout);
     std::fflush(stdout);
+  }
+
+  // A call as soon as it parsed, on a line of its own (dim at a terminal).
+  void show_call(const peak_tool_call& call) {
+    end_reasoning();
+    if (line_open_) std::printf("\n");
+    std::printf("%s[tool call] %.*s %.*s%s\n", tty_ ? "\033[36m" : "", static_cast<int>(call.name_length), call.name,
+                static_cast<int>(call.arguments_length), call.arguments, tty_ ? "\033[0m" : "");
+    std::fflush(stdout);
+    line_open_ = false;
+    shown_call_ = true;
   }
 
   void end_reasoning() {
@@ -281,6 +405,8 @@ class Chat {
   std::unique_ptr<peak_session, SessionDeleter> session_;
   peak_generate_result last_{};
   bool reasoning_open_ = false;
+  bool line_open_ = false;    // the answer's text shown so far does not end its line
+  bool shown_call_ = false;   // this answer showed a call (which ended its line)
   size_t failures_told_ = 0;  // summary failures already reported
 };
 
@@ -353,6 +479,37 @@ bool run_command(Chat& chat, const std::string& line, bool line_editor) {
   return true;
 }
 
+// Reads the next line: at the line editor under `prompt`, else from stdin
+// (showing the prompt when stdin is a terminal). False at the end of input.
+bool read_line(TerminalLineReader* editor, bool tty_in, const char* prompt, std::string* line) {
+  if (editor) {
+    editor->set_prompt(Prompt(prompt));
+    return editor->read_line(line);
+  }
+  if (tty_in) {
+    std::printf("%s", prompt);
+    std::fflush(stdout);
+  }
+  return static_cast<bool>(std::getline(std::cin, *line));
+}
+
+// After an answer: the result of each of its calls, typed by the user, then
+// the answer to them, until an answer makes no call. False at the end of
+// input.
+bool give_tool_results(Chat& chat, TerminalLineReader* editor, bool tty_in, bool tty_out) {
+  for (std::vector<PendingCall> calls = chat.calls(); !calls.empty(); calls = chat.calls()) {
+    for (const PendingCall& call : calls) {
+      const std::string prompt =
+          (tty_out ? "\033[36mresult of " : "result of ") + call.name + (tty_out ? ">\033[0m " : "> ");
+      std::string result;
+      if (!read_line(editor, tty_in, prompt.c_str(), &result)) return false;
+      chat.add_result(call, result);
+    }
+    if (!chat.answer_results()) return true;
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_chat(int argc, char** argv) {
@@ -372,6 +529,7 @@ int run_chat(int argc, char** argv) {
                  "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
                  "writes children's stories, not an assistant. Start a story and it goes on.\n");
   }
+  if (!o.tools_path.empty()) o.tools_json = read_text_file(o.tools_path, "tools file");
   LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
   if (o.template_name.empty() && m.info.chat_template_warning[0]) {
     std::fprintf(stderr, "peak chat: %s\n", shown(m.info.chat_template_warning).c_str());
@@ -393,23 +551,19 @@ int run_chat(int argc, char** argv) {
   }
   if (tty_in) std::printf("%s: type a message, /help for commands\n", shown(m.info.name[0] ? m.info.name : path.c_str()).c_str());
   std::string line;
-  while (true) {
-    if (editor) {
-      if (!editor->read_line(&line)) break;  // Ctrl-D, Ctrl-C twice: leave cleanly
-    } else {
-      if (tty_in) {
-        std::printf("%s", prompt);
-        std::fflush(stdout);
-      }
-      if (!std::getline(std::cin, line)) break;  // EOF: leave cleanly
-    }
-    if (line.empty()) continue;
+  // Ctrl-D, Ctrl-C twice at the line editor, or the end of stdin: leave cleanly.
+  while (read_line(editor.get(), tty_in, prompt, &line)) {
     try {
-      if (line[0] != '/') {
-        chat.answer(line);
+      bool answered = false;
+      if (line.empty()) {
+        if (!chat.results_waiting()) continue;  // Enter after a stopped answer to tool results: answer them
+        answered = chat.answer_results();
+      } else if (line[0] != '/') {
+        answered = chat.answer(line);
       } else if (!run_command(chat, line, editor != nullptr)) {
         break;
       }
+      if (answered && !give_tool_results(chat, editor.get(), tty_in, tty_out)) break;
     } catch (const CommandError& e) {
       std::fprintf(stderr, "peak chat: %s\n", e.what());
     }

@@ -5,6 +5,7 @@
 
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "line_editor.h"
@@ -26,6 +27,8 @@ class TerminalLineReader {
   // user leaves: Ctrl-D on an empty line, Ctrl-C twice in a row, or the
   // terminal is gone. Ctrl-C once abandons the line for a fresh prompt.
   bool read_line(std::string* message);
+  // The prompt of the next lines (peak chat asks a tool's result under its own).
+  void set_prompt(Prompt prompt) { prompt_ = std::move(prompt); }
 
  private:
   enum class Outcome { Editing, Message, Leave };

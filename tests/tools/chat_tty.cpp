@@ -59,7 +59,10 @@ std::string printable(const std::string& bytes) {
 // `peak chat` on the slave side of a new pseudo-terminal; stderr to a file.
 class PtyChat {
  public:
-  PtyChat(const std::string& peak, const std::string& stderr_path, const std::vector<std::string>& env)
+  // `options` follow "peak chat" (default: the demo model's, as the first chats use it).
+  PtyChat(const std::string& peak, const std::string& stderr_path, const std::vector<std::string>& env,
+          const std::vector<std::string>& options = {"--chat-template", "chatml", "--temp", "0", "-n", "4", "-t", "1",
+                                                     "--dump-prompt"})
       : screen_(kColumns, kRows) {
     master_ = ::posix_openpt(O_RDWR | O_NOCTTY);
     if (master_ < 0 || ::grantpt(master_) != 0 || ::unlockpt(master_) != 0) throw std::runtime_error("no pty");
@@ -78,8 +81,8 @@ class PtyChat {
       const std::string name = var.substr(0, var.find('='));
       if (name != "TERM" && name != "HOME" && name != "XDG_STATE_HOME") vars.push_back(var);
     }
-    const std::vector<std::string> args = {peak, "chat", "--chat-template", "chatml", "--temp", "0", "-n", "4",
-                                           "-t", "1", "--dump-prompt"};
+    std::vector<std::string> args = {peak, "chat"};
+    args.insert(args.end(), options.begin(), options.end());
     pid_ = ::fork();
     if (pid_ < 0) throw std::runtime_error("cannot fork");
     if (pid_ == 0) {
@@ -406,11 +409,41 @@ void terminated_chat(const std::string& peak, const std::string& dir, const std:
   chat.check_mode_restored();
 }
 
+// Tools at the line editor: the model's call shown, its result asked for under
+// a prompt naming the tool, then the answer to it and the message prompt again.
+void tools_chat(const std::string& peak, const std::string& dir, const std::vector<std::string>& env,
+                const std::string& qwen3) {
+  const std::string tools = dir + "tools.json";
+  std::FILE* f = std::fopen(tools.c_str(), "wb");
+  expect(f != nullptr, "cannot write " + tools);
+  std::fputs(
+      "[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"parameters\": {\"type\": "
+      "\"object\", \"properties\": {\"city\": {\"enum\": [\"Paris\", \"Oslo\"]}}, \"required\": [\"city\"]}}}]",
+      f);
+  expect(std::fclose(f) == 0, "cannot write " + tools);
+  PtyChat chat(peak, dir + "tools.stderr", env,
+               {"-m", qwen3, "--temp", "0", "-t", "1", "--tools", tools, "--tool-choice", "required"});
+  chat.wait_for_prompt("the first prompt");
+  chat.type("Name a colour.\r");
+  chat.wait_until("the call and the result's prompt", [&] {
+    bool call_shown = false;
+    for (const std::string& row : chat.screen().rows()) {
+      call_shown = call_shown || row.rfind("[tool call] get_weather {\"city\":\"", 0) == 0;
+    }
+    return call_shown && chat.cursor_row() == "result of get_weather>" && chat.screen().cursor_column() == 23;
+  });
+  chat.type("Sunny, 21 C\r");
+  chat.wait_for_answers(2);
+  expect(chat.output().find("Blue.") != std::string::npos, "no answer to the result in:\n" + printable(chat.output()));
+  chat.type("\x04");
+  chat.expect_clean_exit("Ctrl-D after the tools");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: chat_tty PEAK DIR\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: chat_tty PEAK DIR [SCRIPTED_QWEN3]\n");
     return 2;
   }
   const std::string dir = peak::test::make_scratch_dir(std::string(argv[2]) + "/", "chat_tty_");
@@ -423,6 +456,10 @@ int main(int argc, char** argv) {
     std::printf("second chat: history from the file, Ctrl-C twice: ok\n");
     terminated_chat(argv[1], dir, env);
     std::printf("SIGTERM at the prompt: terminal restored\n");
+    if (argc == 4) {
+      tools_chat(argv[1], dir, env, argv[3]);
+      std::printf("tools: the call shown, its result typed at its own prompt, the answer: ok\n");
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "chat_tty: %s\n(files in %s)\n", e.what(), dir.c_str());
     return 1;

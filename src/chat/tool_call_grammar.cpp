@@ -31,6 +31,7 @@ GrammarPtr any_of(const std::vector<GrammarPtr>& choices) {
 }
 
 struct Tool {
+  size_t index;  // in the tools array
   std::string name;
   json::Value parameters;
 };
@@ -45,8 +46,7 @@ std::string tool_names(const json::Value& tools) {
   return names;
 }
 
-// The tools the answer may call, each with the schema of its arguments
-// (checked here, so that an error names the tool).
+// The tools the answer may call, each with the schema of its arguments.
 std::vector<Tool> callable_tools(const json::Value& tools, const ToolChoice& choice) {
   if (!tools.is_array() || tools.items().empty()) throw std::invalid_argument("tool calls need at least one tool");
   std::vector<Tool> callable;
@@ -58,14 +58,7 @@ std::vector<Tool> callable_tools(const json::Value& tools, const ToolChoice& cho
     }
     if (!choice.function.empty() && name->as_string() != choice.function) continue;
     const json::Value* parameters = function->find("parameters");
-    Tool tool{name->as_string(), parameters ? *parameters : json::Value::object().set("type", "object")};
-    try {
-      sampling::json_schema_to_gbnf(tool.parameters);
-    } catch (const sampling::JsonSchemaError& e) {
-      throw std::invalid_argument("tools[" + std::to_string(i) + "].function.parameters (tool '" + tool.name +
-                                  "'): " + e.what());
-    }
-    callable.push_back(std::move(tool));
+    callable.push_back({i, name->as_string(), parameters ? *parameters : json::Value::object().set("type", "object")});
   }
   if (callable.empty()) {
     throw std::invalid_argument("tool_choice names the function '" + choice.function +
@@ -161,6 +154,20 @@ json::Value envelope_schema(const ToolCallFormat& format, const std::vector<Tool
   return json::Value::object().set("anyOf", json::Value::array().push(std::move(calls)).push(std::move(response)));
 }
 
+// The error of the tools' calls as a JSON Schema: the first tool whose
+// parameters are refused alone, named (converted again only now that one is).
+std::invalid_argument schema_error(const std::vector<Tool>& tools, const sampling::JsonSchemaError& error) {
+  for (const Tool& tool : tools) {
+    try {
+      sampling::json_schema_to_gbnf(tool.parameters);
+    } catch (const sampling::JsonSchemaError& e) {
+      return std::invalid_argument("tools[" + std::to_string(tool.index) + "].function.parameters (tool '" + tool.name +
+                                   "'): " + e.what());
+    }
+  }
+  return std::invalid_argument(std::string("the tools' calls as a JSON Schema: ") + error.what());
+}
+
 }  // namespace
 
 ToolCallGrammar tool_call_grammar(const ToolCallFormat& format, const json::Value& tools, const ToolChoice& choice) {
@@ -202,7 +209,7 @@ ToolCallGrammar tool_call_grammar(const ToolCallFormat& format, const json::Valu
                                     "' are read from the answer but have no grammar to constrain them");
     }
   } catch (const sampling::JsonSchemaError& e) {
-    throw std::invalid_argument(std::string("the tools' calls as a JSON Schema: ") + e.what());
+    throw schema_error(callable, e);
   } catch (const sampling::GrammarError& e) {
     throw std::invalid_argument(std::string("the tools' calls as a grammar: ") + e.what());
   } catch (const std::length_error& e) {

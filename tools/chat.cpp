@@ -23,8 +23,8 @@
 #include "model_session.h"
 #include "terminal.h"
 #include "terminal_line_reader.h"
-#include "text_file.h"
 #include "text_format.h"
+#include "tool_options.h"
 
 namespace {
 
@@ -60,11 +60,7 @@ std::string fetch_text(Call call) {
 struct ChatOptions : ChatSessionOptions {
   std::string system;
   std::string load_path;
-  std::string tools_path;  // --tools FILE: OpenAI's tools array
-  std::string tools_json;  // its text
-  peak_tool_choice tool_choice = PEAK_TOOL_CHOICE_AUTO;
-  std::string tool_function;  // --tool-choice NAME
-  bool parallel_tool_calls = true;
+  ToolOptions tools;
   bool show_thinking = false;  // --show-thinking: print its reasoning (dim)
   bool dump_prompt = false;    // --dump-prompt: print what the model reads before each answer
 };
@@ -89,19 +85,13 @@ void print_help() {
       "  --show-thinking           print the reasoning, dim (to stderr when stdout is not a terminal)\n"
       "  --dump-prompt             print the text the model reads before each answer, control\n"
       "                            tokens written out, to stderr between [prompt] and [/prompt]\n"
-      "  --tools FILE              tools the model may call: OpenAI's tools array as JSON\n"
-      "                            ([{\"type\": \"function\", \"function\": {\"name\", \"description\",\n"
-      "                            \"parameters\"}}]); needs the model's own template. Each call is shown\n"
-      "                            as a line \"[tool call] NAME ARGUMENTS\" and you type its result (a\n"
-      "                            line, sent as it is); the model then answers the results\n"
-      "  --tool-choice auto|none|required|NAME\n"
-      "                            auto (default): the model calls when it sees fit; none: never;\n"
-      "                            required or a tool's name: each of your messages is answered\n"
-      "                            with a call (of that tool), the results with text or calls\n"
-      "  --parallel-tool-calls on|off  one answer may make several calls (default on)\n"
       "  -c, --ctx-size N          sets --recent-max to N less the summary and headroom\n"
+      "%s"
+      "  After each call you type its result (a line, sent as it is) at a prompt naming the tool,\n"
+      "  and the model answers the results (free to call again: required and a tool's name hold\n"
+      "  only the answers to your messages).\n"
       "%s%s%s%s",
-      kGrammarOptionsHelp, session_options_help(),
+      kToolOptionsHelp, kGrammarOptionsHelp, session_options_help(),
       model_options_help("q8_0; f16 when the model's\n"
                          "                            head size is not a multiple of 32")
           .c_str(),
@@ -130,29 +120,15 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.show_thinking = true;
     } else if (!std::strcmp(a, "--dump-prompt")) {
       o.dump_prompt = true;
-    } else if (!std::strcmp(a, "--tools")) {
-      o.tools_path = args.value(a);
-    } else if (!std::strcmp(a, "--tool-choice")) {
-      const std::string v = args.value(a);
-      if (v.empty()) throw UsageError("--tool-choice needs auto, none, required or a tool's name");
-      o.tool_choice = v == "auto"       ? PEAK_TOOL_CHOICE_AUTO
-                      : v == "none"     ? PEAK_TOOL_CHOICE_NONE
-                      : v == "required" ? PEAK_TOOL_CHOICE_REQUIRED
-                                        : PEAK_TOOL_CHOICE_FUNCTION;
-      o.tool_function = o.tool_choice == PEAK_TOOL_CHOICE_FUNCTION ? v : std::string();
-    } else if (!std::strcmp(a, "--parallel-tool-calls")) {
-      const std::string v = args.value(a);
-      if (v != "on" && v != "off") throw UsageError("--parallel-tool-calls needs on or off, not '" + v + "'");
-      o.parallel_tool_calls = v == "on";
+    } else if (parse_tool_option(a, args, o.tools)) {
+      continue;
     } else if (parse_grammar_option(a, args, o.gen)) {
       continue;
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak chat --help)");
     }
   }
-  if (o.tools_path.empty() && (o.tool_choice != PEAK_TOOL_CHOICE_AUTO || !o.parallel_tool_calls)) {
-    throw UsageError("--tool-choice and --parallel-tool-calls need --tools FILE");
-  }
+  check_tool_options(o.tools);
   return o;
 }
 
@@ -167,21 +143,11 @@ class Chat {
   Chat(LoadedModel& m, const ChatOptions& o, bool tty) : m_(m), o_(o), tty_(tty) {
     peak_session_params p = chat_session_params(o);
     p.system_prompt = o.system.empty() ? nullptr : o.system.c_str();
-    if (!o.tools_path.empty()) {
-      p.tools_json = o.tools_json.c_str();
-      p.tool_choice = o.tool_choice;
-      p.tool_function = o.tool_function.empty() ? nullptr : o.tool_function.c_str();
-      p.parallel_tool_calls = o.parallel_tool_calls ? 1 : 0;
-    }
-    peak_session* s = nullptr;
-    const peak_status status = peak_session_create(m.model.get(), &p, &s);
-    if (status != PEAK_OK && !o.tools_path.empty() && std::strncmp(peak_last_error(), "tools", 5) == 0) {
-      throw CommandError(o.tools_path + ": " + peak_last_error());
-    }
-    check_status(status);
+    set_session_tools(o.tools, p);
+    peak_session* s = create_tool_session(m.model.get(), p, o.tools);
     session_.reset(s);
     if (!m.adapter_uses.empty()) check_status(peak_session_set_adapters(s, &m.adapter_set));
-    if (!o.tools_path.empty()) {
+    if (o.tools.given()) {
       check_status(peak_session_set_tool_call_callback(
           s, [](const peak_tool_call* call, size_t, void* self) { static_cast<Chat*>(self)->show_call(*call); }, this));
     }
@@ -191,7 +157,7 @@ class Chat {
   // stopped it before the answer began (the turn is undone).
   bool answer(const std::string& text) {
     if (o_.dump_prompt) dump_prompt(text);
-    set_tool_choice(o_.tool_choice);
+    set_tool_choice(o_.tools.choice);
     return generate([&](const peak_generate_params* gp, peak_generate_result* r) {
       return peak_session_chat(session_.get(), text.data(), text.size(), gp, r);
     });
@@ -227,7 +193,7 @@ class Chat {
   // so that required does not loop). False when Ctrl-C stopped it before it
   // began (the results still wait).
   bool answer_results() {
-    set_tool_choice(o_.tool_choice == PEAK_TOOL_CHOICE_NONE ? PEAK_TOOL_CHOICE_NONE : PEAK_TOOL_CHOICE_AUTO);
+    set_tool_choice(o_.tools.choice == PEAK_TOOL_CHOICE_NONE ? PEAK_TOOL_CHOICE_NONE : PEAK_TOOL_CHOICE_AUTO);
     return generate([&](const peak_generate_params* gp, peak_generate_result* r) {
       return peak_session_continue(session_.get(), gp, r);
     });
@@ -269,10 +235,9 @@ class Chat {
   }
 
   void set_tool_choice(peak_tool_choice choice) {
-    if (o_.tools_path.empty()) return;
-    check_status(peak_session_set_tool_choice(session_.get(), choice,
-                                              choice == PEAK_TOOL_CHOICE_FUNCTION ? o_.tool_function.c_str() : nullptr,
-                                              o_.parallel_tool_calls ? 1 : 0));
+    if (!o_.tools.given()) return;
+    const char* function = choice == PEAK_TOOL_CHOICE_FUNCTION ? o_.tools.function.c_str() : nullptr;
+    check_status(peak_session_set_tool_choice(session_.get(), choice, function, o_.tools.parallel ? 1 : 0));
   }
 
  public:
@@ -352,8 +317,7 @@ class Chat {
   void show_call(const peak_tool_call& call) {
     end_reasoning();
     if (line_open_) std::printf("\n");
-    std::printf("%s[tool call] %.*s %.*s%s\n", tty_ ? "\033[36m" : "", static_cast<int>(call.name_length), call.name,
-                static_cast<int>(call.arguments_length), call.arguments, tty_ ? "\033[0m" : "");
+    std::printf("%s%s%s\n", tty_ ? "\033[36m" : "", tool_call_line(call).c_str(), tty_ ? "\033[0m" : "");
     std::fflush(stdout);
     line_open_ = false;
     shown_call_ = true;
@@ -529,7 +493,7 @@ int run_chat(int argc, char** argv) {
                  "peak chat: no model given (-m), so this is the bundled demo model stories260K: a tiny model that "
                  "writes children's stories, not an assistant. Start a story and it goes on.\n");
   }
-  if (!o.tools_path.empty()) o.tools_json = read_text_file(o.tools_path, "tools file");
+  read_tools_file(o.tools);
   LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
   if (o.template_name.empty() && m.info.chat_template_warning[0]) {
     std::fprintf(stderr, "peak chat: %s\n", shown(m.info.chat_template_warning).c_str());

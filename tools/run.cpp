@@ -3,15 +3,21 @@
 // --json prints, once done, one document instead: the prompt and completion
 // with their token ids, why generation stopped and the timings.
 //
+// --tools FILE makes the prompt a user message of a one-turn chat in the
+// model's own template, answered under the tool options (tool_options.h); with
+// --json the document is then the answer as OpenAI's assistant message.
+//
 // --logits-out FILE writes the logits of every prompt position, for comparing
 // engines. Layout (little-endian): "PKLG", u32 version 1, u32 n_tokens,
 // u32 n_vocab, i32 token ids [n_tokens], then f32 logits [n_tokens][n_vocab]
 // (row i: the logits after reading tokens 0..i).
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +26,7 @@
 #include "model_session.h"
 #include "text_file.h"
 #include "text_format.h"
+#include "tool_options.h"
 
 namespace {
 
@@ -30,6 +37,7 @@ struct RunOptions {
   std::string logits_out;
   bool echo = true;
   bool json = false;
+  ToolOptions tools;
 };
 
 void print_help() {
@@ -42,8 +50,13 @@ void print_help() {
       "  --no-echo                 do not print the prompt before the completion\n"
       "  --json                    print one JSON document (text, token ids, timings) when done\n"
       "  --logits-out FILE         write every prompt position's logits (f32; layout in tools/run.cpp)\n"
+      "%s"
+      "  With --tools the prompt is a user message (not echoed) and the answer's text and calls are\n"
+      "  printed; --json prints {\"message\": OpenAI's assistant message (content, reasoning_content,\n"
+      "  tool_calls), \"finish_reason\": \"stop\", \"tool_calls\" or \"length\"}. -c is the room for the\n"
+      "  prompt with the tools, -n the answer's.\n"
       "%s%s",
-      kGrammarOptionsHelp, generation_options_help());
+      kToolOptionsHelp, kGrammarOptionsHelp, generation_options_help());
 }
 
 RunOptions parse(int argc, char** argv, bool* help) {
@@ -64,6 +77,8 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.prompt_given = true;
     } else if (parse_grammar_option(a, args, o.gen)) {
       continue;
+    } else if (parse_tool_option(a, args, o.tools)) {
+      continue;
     } else if (!std::strcmp(a, "--logits-out")) {
       o.logits_out = args.value(a);
     } else if (!std::strcmp(a, "--no-echo")) {
@@ -75,6 +90,10 @@ RunOptions parse(int argc, char** argv, bool* help) {
     }
   }
   if (!o.prompt_given) throw UsageError("no prompt given (-p PROMPT or -f FILE)");
+  check_tool_options(o.tools);
+  if (o.tools.given() && !o.logits_out.empty()) {
+    throw UsageError("--logits-out reads a plain prompt's logits: it does not go with --tools");
+  }
   return o;
 }
 
@@ -166,6 +185,128 @@ void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, std
   if (std::fclose(out) != 0 || !ok) throw CommandError("cannot write '" + path + "'");
 }
 
+// --tools: the turn's output as it is generated (the answer's text and each
+// call on a line of its own), or kept for the --json document.
+class ToolTurn {
+ public:
+  explicit ToolTurn(bool json) : json_(json) {}
+
+  void text(const char* t, size_t n, peak_text_kind kind) {
+    if (kind == PEAK_TEXT_REASONING) {
+      reasoning_.append(t, n);
+      return;
+    }
+    if (json_ || n == 0) return;
+    line_open_ = t[n - 1] != '\n';
+    std::fwrite(t, 1, n, stdout);
+    std::fflush(stdout);
+  }
+
+  void call(const peak_tool_call& c) {
+    if (json_) return;
+    std::printf("%s%s\n", line_open_ ? "\n" : "", tool_call_line(c).c_str());
+    std::fflush(stdout);
+    line_open_ = false;
+  }
+
+  bool line_open() const { return line_open_; }
+  const std::string& reasoning() const { return reasoning_; }
+
+ private:
+  bool json_;
+  bool line_open_ = false;
+  std::string reasoning_;
+};
+
+struct SessionFree {
+  void operator()(peak_session* s) const { peak_session_free(s); }
+};
+
+// The session's last message (the answer's text without its calls).
+std::string last_message_text(const peak_session* session) {
+  peak_session_message message{};
+  message.struct_size = sizeof message;
+  check_status(peak_session_get_message(session, peak_session_n_messages(session) - 1, &message));
+  return std::string(message.text, message.length);
+}
+
+// OpenAI's assistant message: content (null when the answer only called),
+// reasoning_content (when the model reasoned), tool_calls (when it called).
+std::string assistant_message_json(const peak_session* session, const std::string& reasoning) {
+  const std::string content = last_message_text(session);
+  const size_t n_calls = peak_session_n_tool_calls(session);
+  std::string out = "{\"role\": \"assistant\", \"content\": ";
+  out += content.empty() && n_calls > 0 ? "null" : json_string(content);
+  if (!reasoning.empty()) out += ", \"reasoning_content\": " + json_string(reasoning);
+  if (n_calls > 0) {
+    out += ", \"tool_calls\": [";
+    for (size_t i = 0; i < n_calls; ++i) {
+      peak_tool_call call{};
+      call.struct_size = sizeof call;
+      check_status(peak_session_get_tool_call(session, i, &call));
+      out += std::string(i ? ", " : "") + "{\"id\": " + json_string(std::string(call.id, call.id_length)) +
+             ", \"type\": \"function\", \"function\": {\"name\": " +
+             json_string(std::string(call.name, call.name_length)) +
+             ", \"arguments\": " + json_string(std::string(call.arguments, call.arguments_length)) + "}}";
+    }
+    out += "]";
+  }
+  return out + "}";
+}
+
+void run_tool_turn(const std::string& path, RunOptions& o) {
+  read_tools_file(o.tools);
+  const auto load_start = std::chrono::steady_clock::now();
+  LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
+  const double load_seconds = seconds_since(load_start);
+  peak_session_params p = peak_session_default_params();
+  p.mode = PEAK_MEMORY_NONE;  // one turn: nothing to drop or summarize
+  p.recent_max = o.gen.context.n_ctx;
+  p.headroom = std::max<size_t>(24, std::min(o.gen.n_predict, o.gen.context.n_ctx));
+  p.type_k = o.gen.context.type_k;
+  p.type_v = o.gen.context.type_v;
+  p.n_threads = o.gen.context.n_threads;
+  p.n_batch = o.gen.context.n_batch;
+  p.sampler = sampler_params(o.gen);
+  set_session_tools(o.tools, p);
+  std::unique_ptr<peak_session, SessionFree> session(create_tool_session(m.model.get(), p, o.tools));
+  if (!m.adapter_uses.empty()) check_status(peak_session_set_adapters(session.get(), &m.adapter_set));
+  ToolTurn turn(o.json);
+  check_status(peak_session_set_tool_call_callback(
+      session.get(), [](const peak_tool_call* c, size_t, void* t) { static_cast<ToolTurn*>(t)->call(*c); }, &turn));
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = o.gen.n_predict;
+  gp.user_data = &turn;
+  gp.on_kinded_text = [](const char* t, size_t n, peak_text_kind kind, void* self) {
+    static_cast<ToolTurn*>(self)->text(t, n, kind);
+    return 1;
+  };
+  peak_generate_result r{};
+  r.struct_size = sizeof r;
+  check_status(peak_session_chat(session.get(), o.prompt.data(), o.prompt.size(), &gp, &r));
+  const char* finish = peak_session_n_tool_calls(session.get()) > 0 ? "tool_calls"
+                       : r.stop_reason == PEAK_STOP_EOG             ? "stop"
+                                                                    : "length";
+  if (o.json) {
+    peak_session_stats stats{};
+    stats.struct_size = sizeof stats;
+    check_status(peak_session_get_stats(session.get(), &stats));
+    // The prompt the model read: the prefix (system part, with the tools) and the turn.
+    std::printf(
+        "{\"message\": %s, \"finish_reason\": \"%s\", \"usage\": {\"prompt_tokens\": %zu, "
+        "\"completion_tokens\": %zu}}\n",
+        assistant_message_json(session.get(), turn.reasoning()).c_str(), finish,
+        stats.prefix_tokens + r.n_prompt_tokens, r.n_generated_tokens);
+  } else if (turn.line_open()) {
+    std::printf("\n");
+  }
+  if (std::fflush(stdout) != 0)
+    throw CommandError(std::string("cannot write to standard output: ") + std::strerror(errno));
+  std::fprintf(stderr, "load: %.3f s | prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s\n",
+               load_seconds, r.n_prompt_tokens, per_second(r.n_prompt_tokens, r.prompt_seconds), r.n_generated_tokens,
+               per_second(r.n_generated_tokens, r.generate_seconds));
+}
+
 }  // namespace
 
 int run_run(int argc, char** argv) {
@@ -173,6 +314,10 @@ int run_run(int argc, char** argv) {
   RunOptions o = parse(argc, argv, &help);
   if (help) {
     print_help();
+    return 0;
+  }
+  if (o.tools.given()) {
+    run_tool_turn(o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path, o);
     return 0;
   }
   // Open the output first: an unwritable path fails before the model loads.

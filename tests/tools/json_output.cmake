@@ -4,18 +4,7 @@
 # perplexity --json` (per-window values, the final one the text's), also with
 # --kl-divergence.
 #   cmake -DPEAK=<exe> -DTEXT=<file> -DWORK=<dir> -P json_output.cmake
-function(peak_stdout out)
-  execute_process(COMMAND ${PEAK} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE err)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "peak ${ARGN} failed (${rc}): ${err}")
-  endif()
-  set(${out} "${stdout}" PARENT_SCOPE)
-endfunction()
-function(expect_equal what got want)
-  if(NOT "${got}" STREQUAL "${want}")
-    message(FATAL_ERROR "${what}: got '${got}', expected '${want}'")
-  endif()
-endfunction()
+include(${CMAKE_CURRENT_LIST_DIR}/script_checks.cmake)
 
 # peak run
 peak_stdout(json run -p "Once upon a time" -n 16 --temp 0 --json)

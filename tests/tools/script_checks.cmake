@@ -1,0 +1,13 @@
+# Shared by the cmake -P scripts of tests/tools: peak's stdout, and equality.
+function(peak_stdout out)
+  execute_process(COMMAND ${PEAK} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE stdout ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "peak ${ARGN} failed (${rc}): ${err}")
+  endif()
+  set(${out} "${stdout}" PARENT_SCOPE)
+endfunction()
+function(expect_equal what got want)
+  if(NOT "${got}" STREQUAL "${want}")
+    message(FATAL_ERROR "${what}: got '${got}', expected '${want}'")
+  endif()
+endfunction()

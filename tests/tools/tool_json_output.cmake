@@ -1,0 +1,47 @@
+# `peak run --tools` on the scripted Qwen3 (tests/chat/scripted_qwen3.h): with
+# --json the answer is OpenAI's assistant message, and it holds the call the
+# text output shows; an answer of text has no tool_calls and ends with "stop".
+#   cmake -DPEAK=<exe> -DMODEL=<qwen3_scripted.gguf> -DTOOLS=<tools.json> -P tool_json_output.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/script_checks.cmake)
+
+peak_stdout(json run -m ${MODEL} -t 1 --temp 0 --tools ${TOOLS} -p "Weather?" --tool-choice required --json)
+peak_stdout(text run -m ${MODEL} -t 1 --temp 0 --tools ${TOOLS} -p "Weather?" --tool-choice required)
+string(JSON role GET "${json}" message role)
+expect_equal("the role" "${role}" "assistant")
+string(JSON type TYPE "${json}" message content)
+expect_equal("the content of an answer that only called" "${type}" "NULL")
+string(JSON n LENGTH "${json}" message tool_calls)
+expect_equal("the calls" ${n} 1)
+string(JSON call_type GET "${json}" message tool_calls 0 type)
+expect_equal("the call's type" "${call_type}" "function")
+string(JSON id GET "${json}" message tool_calls 0 id)
+if(NOT id MATCHES "^call_[A-Za-z0-9]+$")
+  message(FATAL_ERROR "the call's id: '${id}'")
+endif()
+string(JSON name GET "${json}" message tool_calls 0 function name)
+expect_equal("the function" "${name}" "get_weather")
+string(JSON arguments GET "${json}" message tool_calls 0 function arguments)
+string(JSON city GET "${arguments}" city)  # the arguments are a JSON object's text
+if(NOT city MATCHES "^(Paris|Oslo)$")
+  message(FATAL_ERROR "the city: '${city}' (arguments ${arguments})")
+endif()
+string(JSON n LENGTH "${arguments}")
+expect_equal("the arguments' members" ${n} 1)
+expect_equal("the text output" "${text}" "[tool call] get_weather ${arguments}\n")
+string(JSON finish GET "${json}" finish_reason)
+expect_equal("the finish reason" "${finish}" "tool_calls")
+# The tools are part of the prompt the model read.
+string(JSON prompt_tokens GET "${json}" usage prompt_tokens)
+if(prompt_tokens LESS 100)
+  message(FATAL_ERROR "prompt_tokens ${prompt_tokens}: the tools are not in the prompt")
+endif()
+
+peak_stdout(json run -m ${MODEL} -t 1 --temp 0 --tools ${TOOLS} -p "Name a colour." --json)
+string(JSON content GET "${json}" message content)
+expect_equal("the answer" "${content}" "Blue.")
+string(JSON calls ERROR_VARIABLE no_calls GET "${json}" message tool_calls)
+if(NOT no_calls)
+  message(FATAL_ERROR "an answer of text has tool_calls: ${calls}")
+endif()
+string(JSON finish GET "${json}" finish_reason)
+expect_equal("the finish reason" "${finish}" "stop")

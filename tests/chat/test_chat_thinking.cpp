@@ -13,6 +13,7 @@
 #include "model/model.h"
 #include "sampling/grammar.h"
 #include "scripted_qwen3.h"
+#include "scripted_qwen3_session.h"
 #include "stories_session.h"
 #include "template_fixtures.h"
 
@@ -33,32 +34,12 @@ const model::Model& scripted() {
 // Jinja2's render of a fixture case for Qwen3.
 std::string jinja2_render(const std::string& case_name) { return test::fixture_render("Qwen-Qwen3-0.6B", case_name); }
 
-SessionSettings settings(bool thinking) {
-  SessionSettings s;
-  s.enable_thinking = thinking;
-  s.mode = MemoryMode::Window;
-  s.sampler.temperature = 0.0f;
-  s.n_threads = 1;
-  s.recent_max = 256;
-  s.headroom = 64;
-  return s;
-}
+SessionSettings settings(bool thinking) { return test::scripted_qwen3_settings(thinking, 256, 64); }
 
-struct Streamed {
-  std::string answer, reasoning;
-};
+using Streamed = test::StreamedTurn;
 
 TurnResult turn(ChatSession& session, const std::string& text, Streamed& streamed) {
-  runtime::GenerateOptions o;
-  o.max_tokens = 32;
-  o.on_text = [&](const std::string& piece) {
-    streamed.answer += piece;
-    return true;
-  };
-  return session.chat(text, o, [&](const std::string& piece) {
-    streamed.reasoning += piece;
-    return true;
-  });
+  return test::streamed_turn(session, text, streamed, 32);
 }
 
 TEST(ChatThinking, ThinkingOffPromptsAreTheTemplatesOwn) {

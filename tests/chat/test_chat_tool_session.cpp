@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "sampling/grammar.h"
 #include "scripted_qwen3.h"
+#include "scripted_qwen3_session.h"
 #include "session_file_edit.h"
 
 namespace peak::chat {
@@ -53,37 +54,20 @@ const char* const kTools = R"([
 ])";
 
 SessionSettings settings(ToolChoiceMode choice, bool thinking = false) {
-  SessionSettings s;
-  s.enable_thinking = thinking;
-  s.mode = MemoryMode::Window;
-  s.sampler.temperature = 0.0f;
-  s.n_threads = 1;
-  s.recent_max = 1024;
-  s.headroom = 256;
+  SessionSettings s = test::scripted_qwen3_settings(thinking, 1024, 256);
   s.tools = kTools;
   s.tool_choice = choice;
   return s;
 }
 
-struct Streamed {
-  std::string answer, reasoning;
-};
+using Streamed = test::StreamedTurn;
 
-runtime::GenerateOptions streaming(Streamed& streamed) {
-  runtime::GenerateOptions o;
-  o.max_tokens = 200;  // ties spell a call out in about 60 tokens
-  o.on_text = [&streamed](const std::string& piece) {
-    streamed.answer += piece;
-    return true;
-  };
-  return o;
-}
+constexpr int32_t kMaxTokens = 200;  // ties spell a call out in about 60 tokens
+
+runtime::GenerateOptions streaming(Streamed& streamed) { return test::streaming_options(streamed, kMaxTokens); }
 
 TurnResult turn(ChatSession& session, const std::string& text, Streamed& streamed) {
-  return session.chat(text, streaming(streamed), [&](const std::string& piece) {
-    streamed.reasoning += piece;
-    return true;
-  });
+  return test::streamed_turn(session, text, streamed, kMaxTokens);
 }
 
 // The conversation as Qwen3's template renders it with the tools, followed by

@@ -824,8 +824,15 @@ typedef struct peak_session_params {
      (after any reasoning); REQUIRED and FUNCTION hold the whole answer, after
      the reasoning as a grammar does. Invalid JSON or tools not of that shape
      give PEAK_ERR_INVALID_ARGUMENT naming the JSON path ("tools[0].function.name:
-     ..."), as does a template that puts tools elsewhere than before the
-     conversation, or chat_template "raw". */
+     ..."), as does chat_template "raw". A template with no place for tools
+     (Gemma's, the built-in families) gets them as an instruction after the
+     system prompt, in the "generic" format: the answer is the JSON object
+     {"tool_calls": [...]} or {"response": "..."}, an answer's calls are
+     written back as that object and tool results as a user message of
+     {"tool_response": {"name", "content"}} lines. A template that puts tools
+     elsewhere than before the conversation (into the first user message), or
+     one without a place for them under another tool_call_format, gives
+     PEAK_ERR_INVALID_ARGUMENT. */
   const char* tools_json;
   peak_tool_choice tool_choice; /* default PEAK_TOOL_CHOICE_AUTO */
   const char* tool_function;    /* PEAK_TOOL_CHOICE_FUNCTION: the function's name; else NULL */

@@ -83,7 +83,8 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
       settings_(settings),
       tools_(session_tools(model, settings)),
       encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking,
-                                                   tools_.rendered)),
+                                                   tools_.rendered,
+                                                   tools_.format && tools_.format->shape == CallShape::Envelope)),
       sampler_(make_sampler(settings.sampler, tools_)) {
   validate_session_settings(settings_);
   prefix_ = encoder_->prefix(settings_.system_prompt);

@@ -5,6 +5,7 @@
 
 #include "chat/model_chat_template.h"
 #include "chat/reasoning.h"
+#include "chat/tools_as_text.h"
 
 namespace peak::chat {
 namespace {
@@ -47,7 +48,7 @@ bool opens_reasoning_block(std::string prompt) {
 }  // namespace
 
 TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
-                         std::optional<std::string> tools)
+                         std::optional<std::string> tools, bool tools_as_text)
     : model_(model),
       chat_(template_name == "raw" ? ChatTemplate(ChatTemplateFamily::ChatML)
                                    : chat_template_for(model, template_name).chat_template),
@@ -73,7 +74,13 @@ TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_
   system_role_ =
       chat_.format({{"system", probe}}, false, format_options()).find(probe) != std::string::npos ? "system" : "user";
   generation_opens_reasoning_ = opens_reasoning_block(format_turn({{"user", ""}}, true));
-  if (tools_) check_tools_in_prefix();
+  if (!tools_) return;
+  try {
+    check_tools_in_prefix();
+  } catch (const std::invalid_argument&) {
+    if (!tools_as_text) throw;
+    tools_as_text_ = true;
+  }
 }
 
 void TurnEncoder::check_tools_in_prefix() const { prefix_text(""); }
@@ -82,6 +89,11 @@ void TurnEncoder::check_tools_in_prefix() const { prefix_text(""); }
 // messages[0]): the Prefix with tools is the render of the system prompt and a
 // user message, less that message as a turn renders it.
 std::string TurnEncoder::prefix_text(const std::string& system_prompt) const {
+  if (tools_as_text_) {
+    const std::string instruction = tools_instruction(*tools_);
+    return chat_.format({{system_role_, system_prompt.empty() ? instruction : system_prompt + "\n\n" + instruction}},
+                        false, format_options());
+  }
   std::vector<ChatMessage> messages;
   if (!system_prompt.empty()) messages.push_back({system_role_, system_prompt});
   const std::string without_tools = messages.empty() ? render_base_ : chat_.format(messages, false, format_options());
@@ -93,14 +105,16 @@ std::string TurnEncoder::prefix_text(const std::string& system_prompt) const {
   messages.push_back(probe);
   std::string with_tools;
   std::string user_turn;
+  std::string without_tools_too;  // the same messages (a template may not render none)
   try {
     with_tools = chat_.format(messages, false, prefix_options());
+    without_tools_too = chat_.format(messages, false, format_options());
     user_turn = format_turn({probe}, false);
   } catch (const std::exception& e) {
     throw std::invalid_argument(refused + ": " + e.what());
   }
   const size_t prefix_size = with_tools.size() - std::min(with_tools.size(), user_turn.size());
-  if (with_tools.compare(prefix_size, std::string::npos, user_turn) != 0 ||
+  if (with_tools == without_tools_too || with_tools.compare(prefix_size, std::string::npos, user_turn) != 0 ||
       with_tools.compare(0, prefix_size, without_tools) == 0) {
     throw std::invalid_argument(refused);
   }
@@ -140,7 +154,9 @@ std::string TurnEncoder::format_turn(const std::vector<ChatMessage>& turn, bool 
   return without_added_bos(model_, text);
 }
 
-std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const {
+std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& messages,
+                                              bool add_generation_prompt) const {
+  const std::vector<ChatMessage> turn = tools_as_text_ ? tool_messages_as_text(messages) : messages;
   const tokenizer::Tokenizer& tok = model_.tokenizer();
   if (raw_) {
     std::string text;

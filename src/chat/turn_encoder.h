@@ -23,11 +23,13 @@ class TurnEncoder {
   // a family's name (std::invalid_argument for an unknown one, from
   // chat_template_for). `enable_thinking`: see SessionSettings. `tools`:
   // OpenAI's tools array as JSON text, written into the Prefix (nullopt: none);
-  // std::invalid_argument when the template writes them nowhere before the
-  // conversation (it may put them into the first user message), or without a
-  // template (raw).
+  // std::invalid_argument without a template (raw), and when the template
+  // writes them nowhere before the conversation (it may put them into the
+  // first user message) unless `tools_as_text` allows the generic format's
+  // text (tools_as_text.h) in their place: the tools then go into the system
+  // prompt, and calls and results into texts the template renders.
   TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
-              std::optional<std::string> tools = std::nullopt);
+              std::optional<std::string> tools = std::nullopt, bool tools_as_text = false);
 
   const ChatTemplate& chat_template() const { return chat_; }
   bool raw() const { return raw_; }
@@ -81,6 +83,7 @@ class TurnEncoder {
   bool raw_;
   bool enable_thinking_;
   std::optional<std::string> tools_;  // the Prefix writes them; turns render without them
+  bool tools_as_text_ = false;        // the template cannot: tools_as_text.h writes them
   std::string render_base_;           // what the template writes for no messages (BOS text, a dated system block)
   std::string system_role_;           // "system", or "user" when the template has no system role
   bool generation_opens_reasoning_ = false;

@@ -13,6 +13,13 @@
 
 using namespace peak_jni;
 
+// Role's and ToolChoice's ordinals are peak_role's and peak_tool_choice's values.
+static_assert(PEAK_ROLE_SYSTEM == 0 && PEAK_ROLE_USER == 1 && PEAK_ROLE_ASSISTANT == 2 && PEAK_ROLE_TOOL == 3,
+              "Role mirrors peak_role");
+static_assert(PEAK_TOOL_CHOICE_NONE == 0 && PEAK_TOOL_CHOICE_AUTO == 1 && PEAK_TOOL_CHOICE_REQUIRED == 2 &&
+                  PEAK_TOOL_CHOICE_FUNCTION == 3,
+              "ToolChoice mirrors peak_tool_choice");
+
 namespace {
 
 peak_session* session_of(jlong handle) { return from_handle<peak_session>(handle); }

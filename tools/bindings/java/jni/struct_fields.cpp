@@ -14,7 +14,8 @@ namespace {
 // kInt fields hold C enums of int's size (peak_type, peak_repack's int, ...).
 static_assert(sizeof(peak_type) == sizeof(int) && sizeof(peak_memory_mode) == sizeof(int) &&
                   sizeof(peak_rebuild_strategy) == sizeof(int) && sizeof(peak_stop_reason) == sizeof(int) &&
-                  sizeof(peak_adapter_kind) == sizeof(int) && sizeof(int32_t) == sizeof(int),
+                  sizeof(peak_adapter_kind) == sizeof(int) && sizeof(peak_tool_choice) == sizeof(int) &&
+                  sizeof(int32_t) == sizeof(int),
               "kInt fields are int-sized");
 
 const char* signature(const Field& f) {
@@ -207,27 +208,34 @@ StructFields generate_options_fields("peak/GenerateOptions", {
     PEAK_FIELD(peak_generate_params, "parseSpecial", parse_special, kBool),
 });
 
-StructFields session_params_fields("peak/SessionParams", {
-    PEAK_FIELD(peak_session_params, "mode", mode, kInt),
-    PEAK_FIELD(peak_session_params, "systemPrompt", system_prompt, kString),
-    PEAK_FIELD(peak_session_params, "chatTemplate", chat_template, kString),
-    PEAK_FIELD(peak_session_params, "enableThinking", enable_thinking, kBool),
-    PEAK_FIELD(peak_session_params, "recentMax", recent_max, kSize),
-    PEAK_FIELD(peak_session_params, "summaryMax", summary_max, kSize),
-    PEAK_FIELD(peak_session_params, "triggerDiscard", trigger_discard, kSize),
-    PEAK_FIELD(peak_session_params, "headroom", headroom, kSize),
-    PEAK_FIELD(peak_session_params, "typeK", type_k, kInt),
-    PEAK_FIELD(peak_session_params, "typeV", type_v, kInt),
-    PEAK_FIELD(peak_session_params, "summaryTypeKv", summary_type_kv, kInt),
-    PEAK_FIELD(peak_session_params, "summaryNCtx", summary_n_ctx, kSize),
-    PEAK_FIELD(peak_session_params, "summaryMaxNewTokens", summary_max_new_tokens, kSize),
-    PEAK_FIELD(peak_session_params, "rebuild", rebuild, kInt),
-    PEAK_FIELD(peak_session_params, "waitForSummary", wait_for_summary, kBool),
-    PEAK_FIELD(peak_session_params, "backgroundSummary", background_summary, kBool),
-    PEAK_FIELD(peak_session_params, "nThreads", n_threads, kSize),
-    PEAK_FIELD(peak_session_params, "nBatch", n_batch, kSize),
-    Field{"sampler", "sampler", FieldKind::kStruct, offsetof(peak_session_params, sampler), &sampler_params_fields},
-});
+StructFields session_params_fields(
+    "peak/SessionParams",
+    {
+        PEAK_FIELD(peak_session_params, "mode", mode, kInt),
+        PEAK_FIELD(peak_session_params, "systemPrompt", system_prompt, kString),
+        PEAK_FIELD(peak_session_params, "chatTemplate", chat_template, kString),
+        PEAK_FIELD(peak_session_params, "enableThinking", enable_thinking, kBool),
+        PEAK_FIELD(peak_session_params, "recentMax", recent_max, kSize),
+        PEAK_FIELD(peak_session_params, "summaryMax", summary_max, kSize),
+        PEAK_FIELD(peak_session_params, "triggerDiscard", trigger_discard, kSize),
+        PEAK_FIELD(peak_session_params, "headroom", headroom, kSize),
+        PEAK_FIELD(peak_session_params, "typeK", type_k, kInt),
+        PEAK_FIELD(peak_session_params, "typeV", type_v, kInt),
+        PEAK_FIELD(peak_session_params, "summaryTypeKv", summary_type_kv, kInt),
+        PEAK_FIELD(peak_session_params, "summaryNCtx", summary_n_ctx, kSize),
+        PEAK_FIELD(peak_session_params, "summaryMaxNewTokens", summary_max_new_tokens, kSize),
+        PEAK_FIELD(peak_session_params, "rebuild", rebuild, kInt),
+        PEAK_FIELD(peak_session_params, "waitForSummary", wait_for_summary, kBool),
+        PEAK_FIELD(peak_session_params, "backgroundSummary", background_summary, kBool),
+        PEAK_FIELD(peak_session_params, "nThreads", n_threads, kSize),
+        PEAK_FIELD(peak_session_params, "nBatch", n_batch, kSize),
+        Field{"sampler", "sampler", FieldKind::kStruct, offsetof(peak_session_params, sampler), &sampler_params_fields},
+        PEAK_FIELD(peak_session_params, "tools", tools_json, kString),
+        PEAK_FIELD(peak_session_params, "toolChoice", tool_choice, kInt),
+        PEAK_FIELD(peak_session_params, "toolFunction", tool_function, kString),
+        PEAK_FIELD(peak_session_params, "parallelToolCalls", parallel_tool_calls, kBool),
+        PEAK_FIELD(peak_session_params, "toolCallFormat", tool_call_format, kString),
+    });
 
 StructFields generate_result_fields("peak/GenerateResult", {
     PEAK_FIELD(peak_generate_result, "nPromptTokens", n_prompt_tokens, kSize),

@@ -36,6 +36,8 @@ struct JavaRefs {
   jmethodID peak_dispatch_log = nullptr;    // static (int level, String message)
   jclass message = nullptr;
   jmethodID message_init = nullptr;         // (int role, int state, String text)
+  jclass tool_call = nullptr;
+  jmethodID tool_call_init = nullptr;       // (String id, String name, String arguments)
   jfieldID file_descriptor_fd = nullptr;    // FileDescriptor's int: "descriptor" (Android) or "fd"; may be null
   jfieldID generate_options_cancellation = nullptr;
   jfieldID generate_options_on_reasoning = nullptr;

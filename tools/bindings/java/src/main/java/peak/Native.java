@@ -109,4 +109,13 @@ final class Native {
   static native String sessionPreviewPrompt(long session, String text);
   static native void sessionSetAdapters(long session, long[] adapters, float[] scales, long controlFirstLayer,
                                         long controlLastLayer);
+  static native long sessionNToolCalls(long session);
+  static native ToolCall sessionToolCall(long session, long index);
+  static native void sessionAddToolResult(long session, String toolCallId, String content);
+  static native GenerateResult sessionContinue(long session, GenerateOptions options, TextCallback onText);
+  /** The calls' fields pairwise; {@code content} may be null. */
+  static native void sessionAppendToolCalls(long session, String content, String[] ids, String[] names,
+                                            String[] arguments);
+  /** {@code choice}: the ordinal of {@link ToolChoice}; {@code function} may be null. */
+  static native void sessionSetToolChoice(long session, int choice, String function, boolean parallelToolCalls);
 }

@@ -1,10 +1,17 @@
 package peak.tests;
 
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
+import peak.GenerateOptions;
+import peak.Message;
 import peak.Model;
+import peak.Role;
 import peak.SamplerParams;
 import peak.Session;
 import peak.SessionParams;
 import peak.Status;
+import peak.ToolCall;
 import peak.ToolChoice;
 
 /**
@@ -17,6 +24,8 @@ public final class ToolTests {
       + "\"parameters\": {\"type\": \"object\", \"properties\": {\"city\": {\"enum\": [\"Paris\", \"Oslo\"]}}, "
       + "\"required\": [\"city\"]}}}]";
 
+  private static final String QUESTION = "Weather in Paris?";
+
   private static SessionParams toolParams(ToolChoice choice) {
     return new SessionParams()
         .mode(peak.MemoryMode.WINDOW)
@@ -26,6 +35,23 @@ public final class ToolTests {
         .sampler(SamplerParams.greedy())
         .tools(TOOLS)
         .toolChoice(choice);
+  }
+
+  private static GenerateOptions options() {
+    return new GenerateOptions().maxTokens(200);
+  }
+
+  /** Checks the scripted model's call: get_weather of one of the two cities its enum allows. */
+  private static void checkWeatherCall(ToolCall call, String what) {
+    Check.equal("get_weather", call.name(), what + ": name");
+    String arguments = Texts.compactJson(call.arguments());
+    Check.isTrue(arguments.equals("{\"city\":\"Paris\"}") || arguments.equals("{\"city\":\"Oslo\"}"),
+        what + ": arguments " + call.arguments());
+  }
+
+  private static void checkMessage(Role role, String text, Message message, String what) {
+    Check.equal(role, message.role(), what + ": role");
+    Check.equal(text, message.text(), what + ": text");
   }
 
   @Test
@@ -65,6 +91,83 @@ public final class ToolTests {
           () -> new Session(model, toolParams(ToolChoice.AUTO).tools("[]\u0000")));
       Check.throwsA(NullPointerException.class, () -> toolParams(null));
       // Refused sessions hold nothing: the model closes.
+    }
+  }
+
+  @Test
+  public void requiredCallItsResultAndTheAnswer() {
+    try (Model model = Model.load(Fixtures.scriptedQwen3());
+         Session session = new Session(model, toolParams(ToolChoice.REQUIRED))) {
+      // Required: a call, though the model would answer "Blue."; none of its markup streams.
+      StringBuilder text = new StringBuilder();
+      session.chat(QUESTION, options(), text::append);
+      Check.equal("", text.toString(), "streamed text");
+      List<ToolCall> calls = session.toolCalls();
+      Check.equal(1, calls.size(), "calls");
+      ToolCall call = calls.get(0);
+      checkWeatherCall(call, "the call");
+      Check.equal("call_t1c0", call.id(), "the first answer's first call's id");
+
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "append_tool_result", () -> session.chat("Hi", options(), null));
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "no call with the id 'call_none'",
+          () -> session.addToolResult("call_none", "x"));
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "have no results yet", () -> session.continueTurn(options(), null));
+      session.addToolResult(call.id(), "Sunny");
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "has its result already", () -> session.addToolResult(call.id(), "Sunny"));
+      Check.throwsA(NullPointerException.class, () -> session.addToolResult(null, "x"));
+      Check.throwsA(NullPointerException.class, () -> session.addToolResult(call.id(), null));
+
+      List<Message> messages = session.messages();
+      Check.equal(3, messages.size(), "messages before the answer");
+      checkMessage(Role.USER, QUESTION, messages.get(0), "message 0");
+      checkMessage(Role.ASSISTANT, "", messages.get(1), "the answer that only called");
+      checkMessage(Role.TOOL, "Sunny", messages.get(2), "the result");
+      Check.equal(calls, session.toolCalls(), "the last answer's calls, its result after it");
+
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "'get_time', which is not among the tools (get_weather)",
+          () -> session.setToolChoice(ToolChoice.FUNCTION, "get_time", true));
+      Check.throwsA(NullPointerException.class, () -> session.setToolChoice(null, null, true));
+      session.setToolChoice(ToolChoice.AUTO, null, true);
+      session.continueTurn(options(), text::append);
+      Check.equal("Blue.", text.toString(), "the answer to the result");
+      Check.equal(0, session.toolCalls().size(), "the answer's calls");
+      Check.equal(4, session.messageCount(), "messages");
+      checkMessage(Role.ASSISTANT, "Blue.", session.message(3), "the answer");
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "no tool result waits", () -> session.continueTurn(null));
+      // Qwen3's template writes a result as a user message in <tool_response>.
+      Check.contains(session.previewPrompt("x"), "<|im_start|>user\n<tool_response>\nSunny\n</tool_response><|im_end|>",
+          "the result in the prompt");
+    }
+  }
+
+  @Test
+  public void replayedCallsAndResultsAreAnswered() {
+    ToolCall call = new ToolCall("call_1", "get_weather", "{\"city\": \"Paris\"}");
+    try (Model model = Model.load(Fixtures.scriptedQwen3());
+         Session session = new Session(model, toolParams(ToolChoice.REQUIRED))) {
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "roles alternate",
+          () -> session.appendToolCalls(null, Collections.singletonList(call)));
+      session.append(Role.USER, QUESTION);
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "calls[0].id is empty",
+          () -> session.appendToolCalls(null, Collections.singletonList(new ToolCall("", "get_weather", "{}"))));
+      Check.throwsA(NullPointerException.class, () -> session.appendToolCalls(null, Arrays.asList(call, null)));
+      Check.throwsA(NullPointerException.class, () -> session.appendToolCalls(null, null));
+      Check.throwsA(NullPointerException.class, () -> new ToolCall(null, "get_weather", "{}"));
+      Check.equal(1, session.messageCount(), "refused calls change nothing");
+
+      session.appendToolCalls(null, Collections.singletonList(call));
+      Check.equal(Collections.singletonList(call), session.toolCalls(), "the replayed calls");
+      // Qwen3's template writes the call after the answer's header.
+      Check.contains(session.previewPrompt("x"),
+          "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call><|im_end|>",
+          "the replayed call in the prompt");
+      session.addToolResult("call_1", "Sunny");
+      session.setToolChoice(ToolChoice.AUTO, null, true);
+      StringBuilder text = new StringBuilder();
+      session.continueTurn(text::append);
+      Check.equal("Blue.", text.toString(), "the answer to the replayed result");
+      Check.equal(4, session.messageCount(), "messages");
+      checkMessage(Role.TOOL, "Sunny", session.message(2), "the result");
     }
   }
 }

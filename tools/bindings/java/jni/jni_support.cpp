@@ -83,6 +83,11 @@ bool bind_refs(JNIEnv* env, JavaVM* vm) {
             env->GetMethodID(refs.tool_call, "<init>", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)V"))) {
     return false;
   }
+  if (!(refs.tool_call_listener = global_class(env, "peak/ToolCallListener"))) return false;
+  if (!(refs.tool_call_listener_on_call =
+            env->GetMethodID(refs.tool_call_listener, "onToolCall", "(Lpeak/ToolCall;I)V"))) {
+    return false;
+  }
   refs.file_descriptor_fd = file_descriptor_field(env);
   if (env->ExceptionCheck()) return false;
 

@@ -2,12 +2,14 @@
 #include <jni.h>
 
 #include <deque>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <peak/peak.h>
 
 #include "generation.h"
+#include "java_session.h"
 #include "jni_exports.h"
 #include "jni_support.h"
 #include "struct_fields.h"
@@ -24,18 +26,25 @@ static_assert(PEAK_TOOL_CHOICE_NONE == 0 && PEAK_TOOL_CHOICE_AUTO == 1 && PEAK_T
 
 namespace {
 
-peak_session* session_of(jlong handle) { return from_handle<peak_session>(handle); }
+// peak_tool_call_fn: runs on the generating thread, inside a turn of run_turn.
+void on_tool_call(const peak_tool_call* call, size_t index, void* user_data) noexcept {
+  const auto* js = static_cast<const JavaSession*>(user_data);
+  if (js->turn) js->turn->deliver_call(js->listener, *call, index);
+}
 
 // A turn: chat (`text` given), regenerate or continue (no text) or edit_last (`text`, editing).
 template <class Turn>
-jobject run_turn(JNIEnv* env, jstring text, bool has_text, jobject options, jobject on_text, Turn turn) {
+jobject run_turn(JNIEnv* env, jlong session, jstring text, bool has_text, jobject options, jobject on_text, Turn turn) {
   std::string c_text;
   Generation generation(env, on_text);
   peak_generate_params gp;
   if ((has_text && !utf8_from_java(env, text, "text", &c_text)) || !generation.params(options, &gp)) return nullptr;
   peak_generate_result result{};
   result.struct_size = sizeof result;
+  JavaSession* js = java_session(session);
+  js->turn = &generation;
   const peak_status status = turn(c_text, gp, result);
+  js->turn = nullptr;
   return generation.finish(status, result);
 }
 
@@ -86,43 +95,45 @@ JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlon
     peak_session_params sp = peak_session_default_params();
     std::deque<std::string> strings;  // system_prompt, chat_template, the sampler's grammar texts
     if (!session_params_fields.read(env, params, "params", &sp, &strings)) return 0;
-    peak_session* session = nullptr;
-    if (!check(env, peak_session_create(from_handle<peak_model>(model), &sp, &session))) return 0;
-    return to_handle(session);
+    auto js = std::make_unique<JavaSession>();
+    if (!check(env, peak_session_create(from_handle<peak_model>(model), &sp, &js->session))) return 0;
+    return to_handle(js.release());
   });
 }
 
-JNIEXPORT void JNICALL Java_peak_Native_sessionFree(JNIEnv*, jclass, jlong session) {
-  peak_session_free(session_of(session));
+JNIEXPORT void JNICALL Java_peak_Native_sessionFree(JNIEnv* env, jclass, jlong session) {
+  const std::unique_ptr<JavaSession> js(java_session(session));
+  peak_session_free(js->session);
+  if (js->listener) env->DeleteGlobalRef(js->listener);
 }
 
 JNIEXPORT jobject JNICALL Java_peak_Native_sessionChat(JNIEnv* env, jclass, jlong session, jstring text,
                                                         jobject options, jobject on_text) {
   return guarded(env, jobject{}, [&] {
-    return run_turn(env, text, true, options, on_text, [&](const std::string& t, const peak_generate_params& gp,
-                                                           peak_generate_result& result) {
-      return peak_session_chat(session_of(session), t.data(), t.size(), &gp, &result);
-    });
+    return run_turn(env, session, text, true, options, on_text,
+                    [&](const std::string& t, const peak_generate_params& gp, peak_generate_result& result) {
+                      return peak_session_chat(session_of(session), t.data(), t.size(), &gp, &result);
+                    });
   });
 }
 
 JNIEXPORT jobject JNICALL Java_peak_Native_sessionRegenerate(JNIEnv* env, jclass, jlong session, jobject options,
                                                               jobject on_text) {
   return guarded(env, jobject{}, [&] {
-    return run_turn(env, nullptr, false, options, on_text, [&](const std::string&, const peak_generate_params& gp,
-                                                               peak_generate_result& result) {
-      return peak_session_regenerate(session_of(session), &gp, &result);
-    });
+    return run_turn(env, session, nullptr, false, options, on_text,
+                    [&](const std::string&, const peak_generate_params& gp, peak_generate_result& result) {
+                      return peak_session_regenerate(session_of(session), &gp, &result);
+                    });
   });
 }
 
 JNIEXPORT jobject JNICALL Java_peak_Native_sessionEditLast(JNIEnv* env, jclass, jlong session, jstring text,
                                                             jobject options, jobject on_text) {
   return guarded(env, jobject{}, [&] {
-    return run_turn(env, text, true, options, on_text, [&](const std::string& t, const peak_generate_params& gp,
-                                                           peak_generate_result& result) {
-      return peak_session_edit_last(session_of(session), t.data(), t.size(), &gp, &result);
-    });
+    return run_turn(env, session, text, true, options, on_text,
+                    [&](const std::string& t, const peak_generate_params& gp, peak_generate_result& result) {
+                      return peak_session_edit_last(session_of(session), t.data(), t.size(), &gp, &result);
+                    });
   });
 }
 
@@ -254,7 +265,7 @@ JNIEXPORT void JNICALL Java_peak_Native_sessionAddToolResult(JNIEnv* env, jclass
 JNIEXPORT jobject JNICALL Java_peak_Native_sessionContinue(JNIEnv* env, jclass, jlong session, jobject options,
                                                            jobject on_text) {
   return guarded(env, jobject{}, [&] {
-    return run_turn(env, nullptr, false, options, on_text,
+    return run_turn(env, session, nullptr, false, options, on_text,
                     [&](const std::string&, const peak_generate_params& gp, peak_generate_result& result) {
                       return peak_session_continue(session_of(session), &gp, &result);
                     });
@@ -284,6 +295,29 @@ JNIEXPORT void JNICALL Java_peak_Native_sessionSetToolChoice(JNIEnv* env, jclass
     if (function && !c_string_from_java(env, function, "function", &c_function)) return;
     check(env, peak_session_set_tool_choice(session_of(session), static_cast<peak_tool_choice>(choice),
                                             function ? c_function.c_str() : nullptr, parallel_tool_calls ? 1 : 0));
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionSetToolCallListener(JNIEnv* env, jclass, jlong session,
+                                                                   jobject listener) {
+  guarded_void(env, [&] {
+    JavaSession* js = java_session(session);
+    if (js->turn) {  // from a callback of the turn: peak is calling the receiver being replaced
+      jclass state = env->FindClass("java/lang/IllegalStateException");
+      if (state) env->ThrowNew(state, "the tool call listener cannot change during a turn");
+      return;
+    }
+    jobject global = listener ? env->NewGlobalRef(listener) : nullptr;
+    if (listener && !global) {
+      throw_peak(env, PEAK_ERR_OUT_OF_MEMORY, "no room for a global reference to the tool call listener");
+      return;
+    }
+    if (!check(env, peak_session_set_tool_call_callback(js->session, global ? on_tool_call : nullptr, js))) {
+      if (global) env->DeleteGlobalRef(global);
+      return;
+    }
+    if (js->listener) env->DeleteGlobalRef(js->listener);
+    js->listener = global;
   });
 }
 

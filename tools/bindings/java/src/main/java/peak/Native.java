@@ -118,4 +118,6 @@ final class Native {
                                             String[] arguments);
   /** {@code choice}: the ordinal of {@link ToolChoice}; {@code function} may be null. */
   static native void sessionSetToolChoice(long session, int choice, String function, boolean parallelToolCalls);
+  /** The session's native side keeps a global reference to {@code listener} (null: none) until replaced or freed. */
+  static native void sessionSetToolCallListener(long session, ToolCallListener listener);
 }

@@ -153,6 +153,19 @@ public final class Session extends NativeHandle {
   }
 
   /**
+   * Receives each tool call of the answers from now on ({@link #chat}, {@link #continueTurn}, {@link
+   * #regenerate}, {@link #editLast}) as soon as it parsed, on the generating thread during the call;
+   * after it {@link #toolCalls()} gives the same calls (a turn that fails takes back those it
+   * reported). null: none (the default). The session holds the listener until another replaces it
+   * or the session is closed. An exception the listener throws is rethrown by the call once peak
+   * returns, the listener hearing no more calls of that turn; the generation stops at the next piece
+   * of text it would stream, and the session keeps the answer as when a {@link TextCallback} throws.
+   */
+  public void setToolCallListener(ToolCallListener listener) {
+    Native.sessionSetToolCallListener(handle(), listener);
+  }
+
+  /**
    * Sampling from the next answer on (regenerate and edit included). Not saved with the session. A
    * grammar that does not compile is refused and changes nothing.
    */

@@ -1,5 +1,6 @@
 package peak.tests;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
@@ -168,6 +169,69 @@ public final class ToolTests {
       Check.equal("Blue.", text.toString(), "the answer to the replayed result");
       Check.equal(4, session.messageCount(), "messages");
       checkMessage(Role.TOOL, "Sunny", session.message(2), "the result");
+    }
+  }
+
+  /** What a listener heard: each call, its index, and whether the turn had returned by then. */
+  private static final class Heard {
+    final List<ToolCall> calls = new ArrayList<>();
+    final List<Integer> indexes = new ArrayList<>();
+    boolean afterTheTurn;
+    boolean turnReturned;
+
+    void hear(ToolCall call, int index) {
+      calls.add(call);
+      indexes.add(index);
+      afterTheTurn |= turnReturned;
+    }
+  }
+
+  @Test
+  public void theListenerHearsEachCallDuringTheTurn() {
+    try (Model model = Model.load(Fixtures.scriptedQwen3());
+         Session session = new Session(model, toolParams(ToolChoice.REQUIRED))) {
+      Heard first = new Heard();
+      session.setToolCallListener(first::hear);
+      session.chat(QUESTION, options(), null);
+      first.turnReturned = true;
+      Check.equal(session.toolCalls(), first.calls, "the calls heard");
+      Check.equal(Collections.singletonList(0), first.indexes, "their indexes");
+      Check.isTrue(!first.afterTheTurn, "heard before chat returned");
+      checkWeatherCall(first.calls.get(0), "the call heard");
+
+      // Another listener replaces the first; null removes it.
+      Heard second = new Heard();
+      session.setToolCallListener(second::hear);
+      session.regenerate(options(), null);
+      Check.equal(1, first.calls.size(), "calls the replaced listener heard");
+      Check.equal(session.toolCalls(), second.calls, "the regenerated answer's calls heard");
+      Check.equal("call_t2c0", second.calls.get(0).id(), "the second answer's call's id");
+      session.setToolCallListener(null);
+      session.regenerate(options(), null);
+      Check.equal(1, second.calls.size(), "calls heard without a listener");
+      Check.equal(1, session.toolCalls().size(), "the answer still calls");
+    }
+  }
+
+  @Test
+  public void aListenersExceptionComesOutOfTheTurn() {
+    // The call script opens a call of its own accord under AUTO.
+    try (Model model = Model.load(Fixtures.scriptedQwen3Call());
+         Session session = new Session(model, toolParams(ToolChoice.AUTO))) {
+      RuntimeException boom = new IllegalStateException("no weather today");
+      int[] heard = new int[1];
+      session.setToolCallListener((call, index) -> {
+        ++heard[0];
+        checkWeatherCall(call, "the call heard");
+        Check.throwsA(IllegalStateException.class, () -> session.setToolCallListener(null));
+        throw boom;
+      });
+      RuntimeException thrown =
+          Check.throwsA(IllegalStateException.class, () -> session.chat(QUESTION, options(), null));
+      Check.isTrue(thrown == boom, "the listener's own exception is rethrown: " + thrown);
+      Check.equal(1, heard[0], "calls heard");
+      session.setToolCallListener(null);
+      Check.equal(2, session.messageCount(), "the question and its answer");
     }
   }
 }

@@ -88,6 +88,11 @@ bool bind_refs(JNIEnv* env, JavaVM* vm) {
             env->GetMethodID(refs.tool_call_listener, "onToolCall", "(Lpeak/ToolCall;I)V"))) {
     return false;
   }
+  if (!(refs.parsed_response = global_class(env, "peak/ParsedResponse"))) return false;
+  if (!(refs.parsed_response_init = env->GetMethodID(refs.parsed_response, "<init>",
+                                                     "(Ljava/lang/String;Ljava/lang/String;[Lpeak/ToolCall;)V"))) {
+    return false;
+  }
   refs.file_descriptor_fd = file_descriptor_field(env);
   if (env->ExceptionCheck()) return false;
 

@@ -306,13 +306,25 @@ StructFields adapter_info_fields("peak/AdapterInfo", {
     PEAK_FIELD(peak_adapter_info, "tensorBytes", tensor_bytes, kU64),
 });
 
+StructFields tool_parse_params_fields(
+    "peak/ToolParseParams", {
+                                PEAK_FIELD(peak_tool_parse_params, "formatName", format_name, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "templateSource", template_source, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "tools", tools_json, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "idPrefix", id_prefix, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "parseReasoning", parse_reasoning, kBool),
+                                PEAK_FIELD(peak_tool_parse_params, "reasoningOpened", reasoning_opened, kBool),
+                                PEAK_FIELD(peak_tool_parse_params, "reasoningOpen", reasoning_open, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "reasoningClose", reasoning_close, kString),
+                            });
+
 #undef PEAK_FIELD
 
 bool bind_struct_fields(JNIEnv* env) {
-  for (StructFields* table : {&model_params_fields, &context_params_fields, &sampler_params_fields,
-                              &generate_options_fields, &session_params_fields, &generate_result_fields,
-                              &model_info_fields, &memory_estimate_fields, &session_stats_fields,
-                              &adapter_info_fields}) {
+  for (StructFields* table :
+       {&model_params_fields, &context_params_fields, &sampler_params_fields, &generate_options_fields,
+        &session_params_fields, &generate_result_fields, &model_info_fields, &memory_estimate_fields,
+        &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

@@ -28,8 +28,13 @@ final class Native {
   /** true: messages go to {@link Peak#dispatchLog}; false: the default (stderr, logcat on Android). */
   static native void useJavaLogger(boolean enabled);
 
-  /** Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions or SessionParams. */
+  /**
+   * Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions,
+   * SessionParams or ToolParseParams.
+   */
   static native void fillDefaults(Object params);
+  /** peak_chat_parse_response; {@code model} 0: none. */
+  static native ParsedResponse parseResponse(long model, String text, ToolParseParams params);
 
   // ---- abort flags: a direct buffer of one int, stored and loaded atomically
   static native void flagStore(ByteBuffer flag, int value);

@@ -277,9 +277,9 @@ public final class SessionParams {
   }
 
   /**
-   * The format the model writes calls in, by name ("hermes", "mistral", "generic" ...: peak.h lists
-   * them at peak_tool_parse_params); null (default): the one the model's template writes past calls
-   * in, or "generic" for a named built-in template.
+   * The format the model writes calls in, by name (those of {@link ToolParseParams#formatName});
+   * null (default): the one the model's template writes past calls in, or "generic" for a named
+   * built-in template.
    */
   public SessionParams toolCallFormat(String name) {
     toolCallFormat = name;

@@ -5,8 +5,8 @@ import java.util.Objects;
 /**
  * One tool call of an answer (peak_tool_call): its id, the tool's name and the arguments as the
  * text of a JSON object. Immutable. peak makes them for the calls a model writes ({@link
- * Session#toolCalls()}); an app makes them to replay a conversation ({@link
- * Session#appendToolCalls}).
+ * Session#toolCalls()}, {@link ToolCallListener}, {@link ParsedResponse}); an app makes them to
+ * replay a conversation ({@link Session#appendToolCalls}).
  */
 public final class ToolCall {
   private final String id;

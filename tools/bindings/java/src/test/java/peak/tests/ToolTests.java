@@ -7,6 +7,8 @@ import java.util.List;
 import peak.GenerateOptions;
 import peak.Message;
 import peak.Model;
+import peak.ParsedResponse;
+import peak.Peak;
 import peak.Role;
 import peak.SamplerParams;
 import peak.Session;
@@ -14,6 +16,7 @@ import peak.SessionParams;
 import peak.Status;
 import peak.ToolCall;
 import peak.ToolChoice;
+import peak.ToolParseParams;
 
 /**
  * Sessions with tools on tests/chat's scripted Qwen3 models, whose real Qwen3 template writes the
@@ -232,6 +235,24 @@ public final class ToolTests {
       Check.equal(1, heard[0], "calls heard");
       session.setToolCallListener(null);
       Check.equal(2, session.messageCount(), "the question and its answer");
+    }
+  }
+
+  @Test
+  public void theModelsTemplateTellsTheFormatOfAnAnswer() {
+    String text = "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>";
+    try (Model model = Model.load(Fixtures.scriptedQwen3())) {
+      // Qwen3's template writes past calls as Hermes does.
+      ParsedResponse r = Peak.parseResponse(model, text);
+      Check.equal(1, r.toolCalls().size(), "calls read in the template's format");
+      Check.equal("get_weather", r.toolCalls().get(0).name(), "the call's name");
+      Check.equal("{\"city\":\"Oslo\"}", Texts.compactJson(r.toolCalls().get(0).arguments()), "its arguments");
+      Check.equal(null, r.content(), "content");
+    }
+    try (Model vocab = Model.loadVocab(Fixtures.scriptedQwen3())) {
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "without weights", () -> Peak.parseResponse(vocab, text));
+      ParsedResponse r = Peak.parseResponse(vocab, text, new ToolParseParams().formatName("hermes"));
+      Check.equal(1, r.toolCalls().size(), "calls read in the format named");
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include <peak/peak.h>
 
+#include "java_session.h"
 #include "jni_exports.h"
 #include "jni_support.h"
 #include "struct_fields.h"
@@ -92,7 +93,7 @@ JNIEXPORT void JNICALL Java_peak_Native_contextSetAdapters(JNIEnv* env, jclass, 
 JNIEXPORT void JNICALL Java_peak_Native_sessionSetAdapters(JNIEnv* env, jclass, jlong session, jlongArray adapters,
                                                             jfloatArray scales, jlong first, jlong last) {
   set_adapters(env, adapters, scales, first, last, [&](const peak_adapter_set_params& params) {
-    return peak_session_set_adapters(from_handle<peak_session>(session), &params);
+    return peak_session_set_adapters(session_of(session), &params);
   });
 }
 

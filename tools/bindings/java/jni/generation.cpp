@@ -4,6 +4,7 @@
 
 #include "jni_support.h"
 #include "struct_fields.h"
+#include "tool_calls.h"
 
 namespace peak_jni {
 
@@ -45,6 +46,7 @@ int Generation::on_kinded_text(const char* text, size_t length, peak_text_kind k
 }
 
 int Generation::deliver(const char* text, size_t length, peak_text_kind kind) {
+  if (thrown_) return 0;
   jobject callback = kind == PEAK_TEXT_REASONING ? on_reasoning_ : on_text_;
   if (!callback) return 1;
   // One local reference per piece, deleted at once: a long generation runs in
@@ -55,6 +57,16 @@ int Generation::deliver(const char* text, size_t length, peak_text_kind kind) {
   env_->DeleteLocalRef(piece);
   if (env_->ExceptionCheck()) return stop_with_pending_exception();
   return 1;
+}
+
+void Generation::deliver_call(jobject listener, const peak_tool_call& call, size_t index) noexcept {
+  if (thrown_) return;
+  jobject java_call = java_tool_call(env_, call);
+  if (java_call) {
+    env_->CallVoidMethod(listener, refs.tool_call_listener_on_call, java_call, static_cast<jint>(index));
+    env_->DeleteLocalRef(java_call);
+  }
+  if (env_->ExceptionCheck()) stop_with_pending_exception();
 }
 
 int Generation::stop_with_pending_exception() {

@@ -1,6 +1,7 @@
 // A generation's Java side: GenerateOptions -> peak_generate_params (with the
-// cancellation token's flag), the text streamed to the Java callbacks, and the
-// call's end (its result, peak's error, or the callback's own exception).
+// cancellation token's flag), the text streamed to the Java callbacks (and a
+// session's tool calls to its listener), and the call's end (its result,
+// peak's error, or a callback's own exception).
 #ifndef PEAK_JNI_GENERATION_H
 #define PEAK_JNI_GENERATION_H
 
@@ -24,6 +25,10 @@ class Generation {
   // The call's outcome: the exception a callback threw (rethrown, whatever the
   // status), else peak's error, else a new peak.GenerateResult.
   jobject finish(peak_status status, const peak_generate_result& result);
+  // Passes a tool call of the answer to `listener` (a peak.ToolCallListener).
+  // After a callback threw, nothing more reaches Java and the next piece of
+  // text stops the generation.
+  void deliver_call(jobject listener, const peak_tool_call& call, size_t index) noexcept;
 
  private:
   static int on_kinded_text(const char* text, size_t length, peak_text_kind kind, void* self) noexcept;

@@ -78,6 +78,21 @@ bool bind_refs(JNIEnv* env, JavaVM* vm) {
   if (!(refs.peak_dispatch_log = env->GetStaticMethodID(refs.peak, "dispatchLog", "(ILjava/lang/String;)V"))) return false;
   if (!(refs.message = global_class(env, "peak/Message"))) return false;
   if (!(refs.message_init = env->GetMethodID(refs.message, "<init>", "(IILjava/lang/String;)V"))) return false;
+  if (!(refs.tool_call = global_class(env, "peak/ToolCall"))) return false;
+  if (!(refs.tool_call_init =
+            env->GetMethodID(refs.tool_call, "<init>", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)V"))) {
+    return false;
+  }
+  if (!(refs.tool_call_listener = global_class(env, "peak/ToolCallListener"))) return false;
+  if (!(refs.tool_call_listener_on_call =
+            env->GetMethodID(refs.tool_call_listener, "onToolCall", "(Lpeak/ToolCall;I)V"))) {
+    return false;
+  }
+  if (!(refs.parsed_response = global_class(env, "peak/ParsedResponse"))) return false;
+  if (!(refs.parsed_response_init = env->GetMethodID(refs.parsed_response, "<init>",
+                                                     "(Ljava/lang/String;Ljava/lang/String;[Lpeak/ToolCall;)V"))) {
+    return false;
+  }
   refs.file_descriptor_fd = file_descriptor_field(env);
   if (env->ExceptionCheck()) return false;
 

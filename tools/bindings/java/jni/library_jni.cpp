@@ -3,12 +3,15 @@
 #include <jni.h>
 
 #include <cstdio>
+#include <deque>
+#include <string>
 
 #include <peak/peak.h>
 
 #include "jni_exports.h"
 #include "jni_support.h"
 #include "struct_fields.h"
+#include "tool_calls.h"
 
 #ifdef __ANDROID__
 #include <android/log.h>
@@ -134,9 +137,33 @@ JNIEXPORT void JNICALL Java_peak_Native_fillDefaults(JNIEnv* env, jclass, jobjec
       write_defaults(env, generate_options_fields, peak_generate_default_params(), params);
     } else if (session_params_fields.is_instance(env, params)) {
       write_defaults(env, session_params_fields, peak_session_default_params(), params);
+    } else if (tool_parse_params_fields.is_instance(env, params)) {
+      write_defaults(env, tool_parse_params_fields, peak_tool_parse_default_params(), params);
     } else {
       throw_peak(env, PEAK_ERR_INTERNAL, "fillDefaults: not a parameter class");
     }
+  });
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_parseResponse(JNIEnv* env, jclass, jlong model, jstring text,
+                                                         jobject params) {
+  return guarded(env, jobject{}, [&]() -> jobject {
+    std::string c_text;  // may hold NUL: the length counts
+    peak_tool_parse_params p = peak_tool_parse_default_params();
+    std::deque<std::string> strings;  // format_name, template_source, tools_json, id_prefix, the markers
+    if (!utf8_from_java(env, text, "text", &c_text) ||
+        !tool_parse_params_fields.read(env, params, "params", &p, &strings)) {
+      return nullptr;
+    }
+    std::string message;
+    const bool parsed = fetch_bytes(
+        env,
+        [&](char* buf, size_t capacity, size_t* length) {
+          return peak_chat_parse_response(from_handle<peak_model>(model), &p, c_text.data(), c_text.size(), buf,
+                                          capacity, length);
+        },
+        &message);
+    return parsed ? java_parsed_response(env, message) : nullptr;
   });
 }
 

@@ -14,7 +14,8 @@ namespace {
 // kInt fields hold C enums of int's size (peak_type, peak_repack's int, ...).
 static_assert(sizeof(peak_type) == sizeof(int) && sizeof(peak_memory_mode) == sizeof(int) &&
                   sizeof(peak_rebuild_strategy) == sizeof(int) && sizeof(peak_stop_reason) == sizeof(int) &&
-                  sizeof(peak_adapter_kind) == sizeof(int) && sizeof(int32_t) == sizeof(int),
+                  sizeof(peak_adapter_kind) == sizeof(int) && sizeof(peak_tool_choice) == sizeof(int) &&
+                  sizeof(int32_t) == sizeof(int),
               "kInt fields are int-sized");
 
 const char* signature(const Field& f) {
@@ -207,27 +208,34 @@ StructFields generate_options_fields("peak/GenerateOptions", {
     PEAK_FIELD(peak_generate_params, "parseSpecial", parse_special, kBool),
 });
 
-StructFields session_params_fields("peak/SessionParams", {
-    PEAK_FIELD(peak_session_params, "mode", mode, kInt),
-    PEAK_FIELD(peak_session_params, "systemPrompt", system_prompt, kString),
-    PEAK_FIELD(peak_session_params, "chatTemplate", chat_template, kString),
-    PEAK_FIELD(peak_session_params, "enableThinking", enable_thinking, kBool),
-    PEAK_FIELD(peak_session_params, "recentMax", recent_max, kSize),
-    PEAK_FIELD(peak_session_params, "summaryMax", summary_max, kSize),
-    PEAK_FIELD(peak_session_params, "triggerDiscard", trigger_discard, kSize),
-    PEAK_FIELD(peak_session_params, "headroom", headroom, kSize),
-    PEAK_FIELD(peak_session_params, "typeK", type_k, kInt),
-    PEAK_FIELD(peak_session_params, "typeV", type_v, kInt),
-    PEAK_FIELD(peak_session_params, "summaryTypeKv", summary_type_kv, kInt),
-    PEAK_FIELD(peak_session_params, "summaryNCtx", summary_n_ctx, kSize),
-    PEAK_FIELD(peak_session_params, "summaryMaxNewTokens", summary_max_new_tokens, kSize),
-    PEAK_FIELD(peak_session_params, "rebuild", rebuild, kInt),
-    PEAK_FIELD(peak_session_params, "waitForSummary", wait_for_summary, kBool),
-    PEAK_FIELD(peak_session_params, "backgroundSummary", background_summary, kBool),
-    PEAK_FIELD(peak_session_params, "nThreads", n_threads, kSize),
-    PEAK_FIELD(peak_session_params, "nBatch", n_batch, kSize),
-    Field{"sampler", "sampler", FieldKind::kStruct, offsetof(peak_session_params, sampler), &sampler_params_fields},
-});
+StructFields session_params_fields(
+    "peak/SessionParams",
+    {
+        PEAK_FIELD(peak_session_params, "mode", mode, kInt),
+        PEAK_FIELD(peak_session_params, "systemPrompt", system_prompt, kString),
+        PEAK_FIELD(peak_session_params, "chatTemplate", chat_template, kString),
+        PEAK_FIELD(peak_session_params, "enableThinking", enable_thinking, kBool),
+        PEAK_FIELD(peak_session_params, "recentMax", recent_max, kSize),
+        PEAK_FIELD(peak_session_params, "summaryMax", summary_max, kSize),
+        PEAK_FIELD(peak_session_params, "triggerDiscard", trigger_discard, kSize),
+        PEAK_FIELD(peak_session_params, "headroom", headroom, kSize),
+        PEAK_FIELD(peak_session_params, "typeK", type_k, kInt),
+        PEAK_FIELD(peak_session_params, "typeV", type_v, kInt),
+        PEAK_FIELD(peak_session_params, "summaryTypeKv", summary_type_kv, kInt),
+        PEAK_FIELD(peak_session_params, "summaryNCtx", summary_n_ctx, kSize),
+        PEAK_FIELD(peak_session_params, "summaryMaxNewTokens", summary_max_new_tokens, kSize),
+        PEAK_FIELD(peak_session_params, "rebuild", rebuild, kInt),
+        PEAK_FIELD(peak_session_params, "waitForSummary", wait_for_summary, kBool),
+        PEAK_FIELD(peak_session_params, "backgroundSummary", background_summary, kBool),
+        PEAK_FIELD(peak_session_params, "nThreads", n_threads, kSize),
+        PEAK_FIELD(peak_session_params, "nBatch", n_batch, kSize),
+        Field{"sampler", "sampler", FieldKind::kStruct, offsetof(peak_session_params, sampler), &sampler_params_fields},
+        PEAK_FIELD(peak_session_params, "tools", tools_json, kString),
+        PEAK_FIELD(peak_session_params, "toolChoice", tool_choice, kInt),
+        PEAK_FIELD(peak_session_params, "toolFunction", tool_function, kString),
+        PEAK_FIELD(peak_session_params, "parallelToolCalls", parallel_tool_calls, kBool),
+        PEAK_FIELD(peak_session_params, "toolCallFormat", tool_call_format, kString),
+    });
 
 StructFields generate_result_fields("peak/GenerateResult", {
     PEAK_FIELD(peak_generate_result, "nPromptTokens", n_prompt_tokens, kSize),
@@ -298,13 +306,25 @@ StructFields adapter_info_fields("peak/AdapterInfo", {
     PEAK_FIELD(peak_adapter_info, "tensorBytes", tensor_bytes, kU64),
 });
 
+StructFields tool_parse_params_fields(
+    "peak/ToolParseParams", {
+                                PEAK_FIELD(peak_tool_parse_params, "formatName", format_name, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "templateSource", template_source, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "tools", tools_json, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "idPrefix", id_prefix, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "parseReasoning", parse_reasoning, kBool),
+                                PEAK_FIELD(peak_tool_parse_params, "reasoningOpened", reasoning_opened, kBool),
+                                PEAK_FIELD(peak_tool_parse_params, "reasoningOpen", reasoning_open, kString),
+                                PEAK_FIELD(peak_tool_parse_params, "reasoningClose", reasoning_close, kString),
+                            });
+
 #undef PEAK_FIELD
 
 bool bind_struct_fields(JNIEnv* env) {
-  for (StructFields* table : {&model_params_fields, &context_params_fields, &sampler_params_fields,
-                              &generate_options_fields, &session_params_fields, &generate_result_fields,
-                              &model_info_fields, &memory_estimate_fields, &session_stats_fields,
-                              &adapter_info_fields}) {
+  for (StructFields* table :
+       {&model_params_fields, &context_params_fields, &sampler_params_fields, &generate_options_fields,
+        &session_params_fields, &generate_result_fields, &model_info_fields, &memory_estimate_fields,
+        &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

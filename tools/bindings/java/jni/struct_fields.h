@@ -75,6 +75,7 @@ extern StructFields model_info_fields;        // peak.ModelInfo: peak_model_info
 extern StructFields memory_estimate_fields;   // peak.MemoryEstimate: peak_memory_estimate
 extern StructFields session_stats_fields;     // peak.SessionStats: peak_session_stats
 extern StructFields adapter_info_fields;      // peak.AdapterInfo: peak_adapter_info
+extern StructFields tool_parse_params_fields;  // peak.ToolParseParams: peak_tool_parse_params
 
 bool bind_struct_fields(JNIEnv* env);
 

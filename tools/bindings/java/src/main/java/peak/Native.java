@@ -28,8 +28,13 @@ final class Native {
   /** true: messages go to {@link Peak#dispatchLog}; false: the default (stderr, logcat on Android). */
   static native void useJavaLogger(boolean enabled);
 
-  /** Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions or SessionParams. */
+  /**
+   * Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions,
+   * SessionParams or ToolParseParams.
+   */
   static native void fillDefaults(Object params);
+  /** peak_chat_parse_response; {@code model} 0: none. */
+  static native ParsedResponse parseResponse(long model, String text, ToolParseParams params);
 
   // ---- abort flags: a direct buffer of one int, stored and loaded atomically
   static native void flagStore(ByteBuffer flag, int value);
@@ -109,4 +114,15 @@ final class Native {
   static native String sessionPreviewPrompt(long session, String text);
   static native void sessionSetAdapters(long session, long[] adapters, float[] scales, long controlFirstLayer,
                                         long controlLastLayer);
+  static native long sessionNToolCalls(long session);
+  static native ToolCall sessionToolCall(long session, long index);
+  static native void sessionAddToolResult(long session, String toolCallId, String content);
+  static native GenerateResult sessionContinue(long session, GenerateOptions options, TextCallback onText);
+  /** The calls' fields pairwise; {@code content} may be null. */
+  static native void sessionAppendToolCalls(long session, String content, String[] ids, String[] names,
+                                            String[] arguments);
+  /** {@code choice}: the ordinal of {@link ToolChoice}; {@code function} may be null. */
+  static native void sessionSetToolChoice(long session, int choice, String function, boolean parallelToolCalls);
+  /** The session's native side keeps a global reference to {@code listener} (null: none) until replaced or freed. */
+  static native void sessionSetToolCallListener(long session, ToolCallListener listener);
 }

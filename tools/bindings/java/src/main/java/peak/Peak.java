@@ -56,6 +56,22 @@ public final class Peak {
     return Native.statusName(status.code());
   }
 
+  /** {@link #parseResponse(Model, String, ToolParseParams)} with the default parameters. */
+  public static ParsedResponse parseResponse(Model model, String text) {
+    return parseResponse(model, text, new ToolParseParams());
+  }
+
+  /**
+   * Reads a generated answer back into OpenAI's assistant message: its text, its reasoning and its
+   * tool calls, in the format {@code params} name or, else, the one {@code model}'s template writes
+   * calls in ({@code model} may be null: the format is then "generic" unless params name one or give
+   * a template). A vocabulary-only model has no template and is refused unless params name one.
+   * Takes time linear in the text's length, and changes no handle.
+   */
+  public static ParsedResponse parseResponse(Model model, String text, ToolParseParams params) {
+    return Native.parseResponse(model == null ? 0 : model.handle(), text, params);
+  }
+
   /** Called by the glue for each message while a logger is set. */
   static void dispatchLog(int level, String message) {
     Logger current = logger;

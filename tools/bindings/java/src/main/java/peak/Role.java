@@ -4,5 +4,7 @@ package peak;
 public enum Role {
   SYSTEM,
   USER,
-  ASSISTANT
+  ASSISTANT,
+  /** A tool's result ({@link Session#addToolResult}). */
+  TOOL
 }

@@ -3,6 +3,7 @@ package peak;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A conversation in a fixed-size KV cache (SSSKV-lite): Prefix (the system prompt) + Summary (of
@@ -48,13 +49,14 @@ public final class Session extends NativeHandle {
 
   /**
    * Adds a message without generating, e.g. a history imported from elsewhere: {@link Role#USER} or
-   * {@link Role#ASSISTANT}, alternating from a user's message.
+   * {@link Role#ASSISTANT}, alternating from a user's message. An answer with tool calls, or the
+   * answer to tool results, is {@link #appendToolCalls}.
    */
   public void append(Role role, String text) {
     Native.sessionAppend(handle(), role.ordinal(), text);
   }
 
-  /** The number of messages: the system prompt (when there is one) and every user and assistant message. */
+  /** The number of messages: the system prompt (when there is one) and every user, assistant and tool message. */
   public int messageCount() {
     return (int) Native.sessionNMessages(handle());
   }
@@ -63,13 +65,104 @@ public final class Session extends NativeHandle {
     return Native.sessionMessage(handle(), index);
   }
 
-  /** The conversation as an app shows it, those dropped into the summary included. */
+  /**
+   * The conversation as an app shows it, those dropped into the summary included: a tool's result is
+   * a {@link Role#TOOL} message; an answer that only called tools has an empty text.
+   */
   public List<Message> messages() {
     long h = handle();
     int n = (int) Native.sessionNMessages(h);
     List<Message> all = new ArrayList<>(n);
     for (int i = 0; i < n; ++i) all.add(Native.sessionMessage(h, i));
     return all;
+  }
+
+  /**
+   * The tool calls of the conversation's last answer (results added after it or not); empty when it
+   * made none. See {@link SessionParams#tools(String)}.
+   */
+  public List<ToolCall> toolCalls() {
+    long h = handle();
+    int n = (int) Native.sessionNToolCalls(h);
+    List<ToolCall> calls = new ArrayList<>(n);
+    for (int i = 0; i < n; ++i) calls.add(Native.sessionToolCall(h, i));
+    return calls;
+  }
+
+  /**
+   * The result of the last answer's call {@code toolCallId}, kept as a {@link Role#TOOL} message for
+   * {@link #continueTurn} to answer. While an answer's calls wait for their results, or results for
+   * their answer, {@link #chat} and {@link #append} refuse a user message. PeakException
+   * (INVALID_ARGUMENT), changing nothing, when the last answer made no such call or its result was
+   * given already.
+   */
+  public void addToolResult(String toolCallId, String content) {
+    Native.sessionAddToolResult(handle(), toolCallId, content);
+  }
+
+  /** {@link #continueTurn(GenerateOptions, TextCallback)} with the default options. */
+  public GenerateResult continueTurn(TextCallback onText) {
+    return continueTurn(new GenerateOptions(), onText);
+  }
+
+  /**
+   * The answer to the tool results added since the last answer (usually once every call has its
+   * result), streamed to {@code onText} (may be null) and kept as {@link #chat} does; it may call
+   * tools again. PeakException (INVALID_ARGUMENT), changing nothing, when no result waits.
+   */
+  public GenerateResult continueTurn(GenerateOptions options, TextCallback onText) {
+    return Native.sessionContinue(handle(), options, onText);
+  }
+
+  /**
+   * Replays an assistant message with tool calls without generating, e.g. from OpenAI's messages:
+   * {@code content} (null or "" for none) and {@code calls}, whose ids are unique (the results that
+   * follow name them). After a user message it is that message's answer, as {@link #append} adds
+   * one; after tool results ({@link #addToolResult}) it is their answer, as {@link #continueTurn}
+   * would have had the model written it ({@code calls} empty: an answer of text alone).
+   * PeakException (INVALID_ARGUMENT), changing nothing, for a call with an empty id or name, or a
+   * message out of order.
+   */
+  public void appendToolCalls(String content, List<ToolCall> calls) {
+    Objects.requireNonNull(calls, "calls");
+    int n = calls.size();
+    String[] ids = new String[n];
+    String[] names = new String[n];
+    String[] arguments = new String[n];
+    for (int i = 0; i < n; ++i) {
+      ToolCall call = calls.get(i);
+      if (call == null) throw new NullPointerException("calls[" + i + "]");
+      ids[i] = call.id();
+      names[i] = call.name();
+      arguments[i] = call.arguments();
+    }
+    Native.sessionAppendToolCalls(handle(), content, ids, names, arguments);
+  }
+
+  /**
+   * Sets {@link SessionParams#toolChoice}, {@link SessionParams#toolFunction} (the tool for {@link
+   * ToolChoice#FUNCTION}, else null) and {@link SessionParams#parallelToolCalls} from the next answer
+   * on. The tools stay in the prompt as the session was created: one created with {@link
+   * ToolChoice#NONE} has none there and refuses another choice; another may move to NONE (no grammar,
+   * no calls read). PeakException (INVALID_ARGUMENT), changing nothing, for a function not among the
+   * tools, or a sampler grammar beside a choice other than NONE.
+   */
+  public void setToolChoice(ToolChoice choice, String function, boolean parallelToolCalls) {
+    Objects.requireNonNull(choice, "choice");
+    Native.sessionSetToolChoice(handle(), choice.ordinal(), function, parallelToolCalls);
+  }
+
+  /**
+   * Receives each tool call of the answers from now on ({@link #chat}, {@link #continueTurn}, {@link
+   * #regenerate}, {@link #editLast}) as soon as it parsed, on the generating thread during the call;
+   * after it {@link #toolCalls()} gives the same calls (a turn that fails takes back those it
+   * reported). null: none (the default). The session holds the listener until another replaces it
+   * or the session is closed. An exception the listener throws is rethrown by the call once peak
+   * returns, the listener hearing no more calls of that turn; the generation stops at the next piece
+   * of text it would stream, and the session keeps the answer as when a {@link TextCallback} throws.
+   */
+  public void setToolCallListener(ToolCallListener listener) {
+    Native.sessionSetToolCallListener(handle(), listener);
   }
 
   /**

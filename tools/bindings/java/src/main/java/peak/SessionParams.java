@@ -2,7 +2,8 @@ package peak;
 
 /**
  * A chat session's settings (peak_session_params): the cache's segments, the summary context, the
- * threads and the answers' sampling. Starts from peak's defaults; peak.h documents each value.
+ * threads, the answers' sampling and the tools they may call. Starts from peak's defaults; peak.h
+ * documents each value.
  */
 public final class SessionParams {
   int mode;
@@ -24,6 +25,11 @@ public final class SessionParams {
   long nThreads;
   long nBatch;
   SamplerParams sampler = new SamplerParams();
+  String tools;
+  int toolChoice;
+  String toolFunction;
+  boolean parallelToolCalls;
+  String toolCallFormat;
 
   public SessionParams() {
     Native.fillDefaults(this);
@@ -214,5 +220,73 @@ public final class SessionParams {
 
   public SamplerParams sampler() {
     return sampler;
+  }
+
+  /**
+   * The tools the answers may call: OpenAI's tools array as JSON text ({@code [{"type": "function",
+   * "function": {"name": ..., "description": ..., "parameters": JSON Schema}}]}); null (default):
+   * none. The model's own chat template writes them before the conversation, so they stay for the
+   * session's life. Under a {@link #toolChoice} other than NONE an answer's calls are held by a
+   * grammar to the tools' parameters schemas (so a sampler grammar or JSON Schema cannot be given
+   * beside them), their markup never reaches the {@link TextCallback}, and {@link
+   * Session#toolCalls()} gives them. Creating the session throws PeakException (INVALID_ARGUMENT)
+   * naming the JSON path ("tools[0].function.name: ...") for JSON of another shape, and for a
+   * template that cannot hold tools there (or chatTemplate "raw").
+   */
+  public SessionParams tools(String json) {
+    tools = json;
+    return this;
+  }
+
+  public String tools() {
+    return tools;
+  }
+
+  /**
+   * {@link ToolChoice#AUTO} (default) lets the model choose; its calls' grammar starts where the
+   * format's opening marker appears in the answer. REQUIRED and FUNCTION hold the whole answer
+   * (after any reasoning) to calls.
+   */
+  public SessionParams toolChoice(ToolChoice value) {
+    toolChoice = value.ordinal();
+    return this;
+  }
+
+  public ToolChoice toolChoice() {
+    return ToolChoice.values()[toolChoice];
+  }
+
+  /** With {@link ToolChoice#FUNCTION}: the name of the one tool the answers call; else null (default). */
+  public SessionParams toolFunction(String name) {
+    toolFunction = name;
+    return this;
+  }
+
+  public String toolFunction() {
+    return toolFunction;
+  }
+
+  /** true (default): an answer may make several calls; false: one at most. */
+  public SessionParams parallelToolCalls(boolean value) {
+    parallelToolCalls = value;
+    return this;
+  }
+
+  public boolean parallelToolCalls() {
+    return parallelToolCalls;
+  }
+
+  /**
+   * The format the model writes calls in, by name (those of {@link ToolParseParams#formatName});
+   * null (default): the one the model's template writes past calls in, or "generic" for a named
+   * built-in template.
+   */
+  public SessionParams toolCallFormat(String name) {
+    toolCallFormat = name;
+    return this;
+  }
+
+  public String toolCallFormat() {
+    return toolCallFormat;
   }
 }

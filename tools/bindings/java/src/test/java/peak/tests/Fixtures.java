@@ -11,6 +11,19 @@ final class Fixtures {
     return new File(property("peak.shared"), "models/stories260K.gguf").getPath();
   }
 
+  /**
+   * tests/chat's scripted Qwen3 model: Qwen3's tokenizer and chat template, and weights that answer
+   * "Blue." to any question (after the empty reasoning block its template opens).
+   */
+  static String scriptedQwen3() {
+    return property("peak.scriptedQwen3");
+  }
+
+  /** The scripted Qwen3 model whose script opens a Hermes tool call where the other answers. */
+  static String scriptedQwen3Call() {
+    return property("peak.scriptedQwen3Call");
+  }
+
   /** A fresh directory for one test class's files, in the build tree. */
   static File scratch(String name) {
     File dir = new File(property("peak.tmp"), "java-" + name);

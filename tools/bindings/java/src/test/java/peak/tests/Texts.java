@@ -51,4 +51,30 @@ final class Texts {
     for (int n; (n = in.read(buf)) > 0; ) out.write(buf, 0, n);
     return out.toByteArray();
   }
+
+  /**
+   * JSON text without the whitespace between its tokens (what is inside strings kept): two texts of
+   * one value with members in the same order compare equal.
+   */
+  static String compactJson(String json) {
+    StringBuilder out = new StringBuilder();
+    boolean inString = false;
+    for (int i = 0; i < json.length(); ++i) {
+      char c = json.charAt(i);
+      if (inString) {
+        out.append(c);
+        if (c == '\\') {
+          out.append(json.charAt(++i));
+        } else if (c == '"') {
+          inString = false;
+        }
+      } else if (c == '"') {
+        inString = true;
+        out.append(c);
+      } else if (" \t\n\r".indexOf(c) < 0) {
+        out.append(c);
+      }
+    }
+    return out.toString();
+  }
 }

@@ -731,7 +731,8 @@ PEAK_API const char* peak_synth_presets(void);
    a symbolic link is written through to its target, and an OUTPUT that is not a
    regular file (directory, device, FIFO, socket) is refused. An error or a
    cancel removes the temporary file. A process that ends on a signal does not
-   run that cleanup: its SIGINT / SIGTERM handler calls this to remove the
+   run that cleanup: its handler of the signals that end it (SIGINT, SIGTERM,
+   SIGHUP, SIGQUIT) calls this to remove the
    temporary files being written, then ends the process (e.g. restores the
    default action and raises the signal again) without returning into peak.
    Async-signal-safe. */

@@ -1073,7 +1073,8 @@ PEAK_API peak_status peak_session_get_summary_error(const peak_session* session,
                                                     size_t* length);
 /* Saves settings, segments and messages (and the KV cache when include_kv) to a
    versioned file with a checksum. A running summary is waited for and put in
-   place first. */
+   place first. A path naming the session's model file (also through a link)
+   is refused with PEAK_ERR_INVALID_ARGUMENT, writing nothing. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
 /* Restores a saved session (this version's files and the previous format's)
    into one created with the same model, fitting it to this session's settings:

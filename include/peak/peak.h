@@ -189,11 +189,23 @@ PEAK_API const char* peak_type_name(peak_type type);
 
 typedef struct peak_gguf peak_gguf;
 
-/* Metadata value types, numbered as in the GGUF format. */
+/* Metadata value types, numbered as in the GGUF format; PEAK_GGUF_TYPE_INVALID
+   is what peak_gguf_kv_type gives for no value (a NULL handle, an index out of
+   range), never a stored type. */
 typedef enum peak_gguf_type {
-  PEAK_GGUF_UINT8 = 0, PEAK_GGUF_INT8 = 1, PEAK_GGUF_UINT16 = 2, PEAK_GGUF_INT16 = 3,
-  PEAK_GGUF_UINT32 = 4, PEAK_GGUF_INT32 = 5, PEAK_GGUF_FLOAT32 = 6, PEAK_GGUF_BOOL = 7,
-  PEAK_GGUF_STRING = 8, PEAK_GGUF_ARRAY = 9, PEAK_GGUF_UINT64 = 10, PEAK_GGUF_INT64 = 11,
+  PEAK_GGUF_TYPE_INVALID = -1,
+  PEAK_GGUF_UINT8 = 0,
+  PEAK_GGUF_INT8 = 1,
+  PEAK_GGUF_UINT16 = 2,
+  PEAK_GGUF_INT16 = 3,
+  PEAK_GGUF_UINT32 = 4,
+  PEAK_GGUF_INT32 = 5,
+  PEAK_GGUF_FLOAT32 = 6,
+  PEAK_GGUF_BOOL = 7,
+  PEAK_GGUF_STRING = 8,
+  PEAK_GGUF_ARRAY = 9,
+  PEAK_GGUF_UINT64 = 10,
+  PEAK_GGUF_INT64 = 11,
   PEAK_GGUF_FLOAT64 = 12
 } peak_gguf_type;
 
@@ -228,6 +240,8 @@ PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, size_t index);
 /* The index of `key` in *index (O(1)); PEAK_ERR_NOT_FOUND, naming the key, when
    the file has no such key. *index is only written on success. */
 PEAK_API peak_status peak_gguf_lookup_key(const peak_gguf* gguf, const char* key, size_t* index);
+/* The stored type of value `index`; PEAK_GGUF_TYPE_INVALID (the message says
+   why) for a NULL handle or an index out of range. */
 PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, size_t index);
 PEAK_API const char* peak_gguf_type_name(peak_gguf_type type);
 
@@ -239,9 +253,10 @@ PEAK_API peak_status peak_gguf_get_float(const peak_gguf* gguf, size_t index, do
 PEAK_API peak_status peak_gguf_get_bool(const peak_gguf* gguf, size_t index, int* out);
 PEAK_API peak_status peak_gguf_get_string(const peak_gguf* gguf, size_t index, const char** data, size_t* length);
 
-/* Arrays: element type and count, then elements by position. Nested arrays
-   report PEAK_GGUF_ARRAY as their element type; their elements are not
-   reachable through this API. */
+/* Arrays: element type and count, then elements by position (a position past
+   the end gives PEAK_ERR_INVALID_ARGUMENT, as an index out of range does).
+   Nested arrays report PEAK_GGUF_ARRAY as their element type; their elements
+   are not reachable through this API. */
 PEAK_API peak_status peak_gguf_get_array_info(const peak_gguf* gguf, size_t index, peak_gguf_type* elem_type,
                                               size_t* count);
 PEAK_API peak_status peak_gguf_get_array_uint(const peak_gguf* gguf, size_t index, size_t i, uint64_t* out);

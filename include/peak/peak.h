@@ -753,6 +753,28 @@ PEAK_API const char* peak_synth_presets(void);
    Async-signal-safe. */
 PEAK_API void peak_remove_temporary_files(void);
 
+/* An app's (or a tool's) own output file, written the same way: to a temporary
+   file beside `path`, renamed over it by peak_file_writer_commit, so that a
+   reader sees the old content or the whole new one, never a part; a symbolic
+   link is written through to its target; a path that is not a regular file
+   (directory, device, FIFO, socket) is refused by peak_file_writer_open before
+   anything is written (PEAK_ERR_IO naming the path), as is a directory that
+   does not exist. An error, peak_file_writer_free before the commit, and
+   peak_remove_temporary_files remove the temporary file. One writer is used by
+   one thread at a time; writers of different files are independent. */
+typedef struct peak_file_writer peak_file_writer;
+
+PEAK_API peak_status peak_file_writer_open(const char* path, peak_file_writer** out);
+/* Appends `n` bytes (data may be NULL when n is 0). PEAK_ERR_IO naming the path
+   (a full disk ...): the writer then only refuses, and the target is unchanged. */
+PEAK_API peak_status peak_file_writer_write(peak_file_writer* writer, const void* data, size_t n);
+/* Syncs the data, gives it the old file's permission bits and renames it over
+   the target. PEAK_ERR_IO: the target is unchanged. Writing or committing
+   again afterwards gives PEAK_ERR_INVALID_ARGUMENT. */
+PEAK_API peak_status peak_file_writer_commit(peak_file_writer* writer);
+/* Frees the writer, removing what it wrote unless committed. NULL: nothing. */
+PEAK_API void peak_file_writer_free(peak_file_writer* writer);
+
 /* ---- chat sessions (SSSKV-lite) --------------------------------------------------- */
 
 /* A conversation in a fixed-size KV cache: Prefix (system prompt, never dropped)

@@ -291,7 +291,8 @@ class Chat {
     const std::string text = fetch_text([this](char* buf, size_t capacity, size_t* n) {
       return peak_session_get_summary(session_.get(), buf, capacity, n);
     });
-    std::printf("%s\n", text.empty() ? "(no summary yet)" : text.c_str());
+    // A session file may bring the summary: shown escaped.
+    std::printf("%s\n", text.empty() ? "(no summary yet)" : escape_keeping_lines(text).c_str());
   }
 
  private:
@@ -334,7 +335,8 @@ class Chat {
       return peak_session_preview_prompt(session_.get(), text.data(), text.size(), buf, capacity, n);
     });
     std::fprintf(stderr, "[prompt]\n");
-    std::fwrite(prompt.data(), 1, prompt.size(), stderr);
+    const std::string escaped = escape_keeping_lines(prompt);  // the template's and the messages' text
+    std::fwrite(escaped.data(), 1, escaped.size(), stderr);
     std::fprintf(stderr, "\n[/prompt]\n");
   }
 

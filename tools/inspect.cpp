@@ -93,6 +93,7 @@ std::string format_scalar(const peak_gguf* g, size_t kv, peak_gguf_type type, st
     }
     case PEAK_GGUF_ARRAY:
       return json ? "null" : "[...]";
+    case PEAK_GGUF_TYPE_INVALID: break;  // peak_gguf_kv_type of a valid index never gives it
   }
   return "?";
 }

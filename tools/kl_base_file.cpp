@@ -26,23 +26,18 @@ bool multiply(uint64_t a, uint64_t b, uint64_t* product) { return !__builtin_mul
 
 size_t kl_base_row_length(size_t n_vocab) { return 2 * ((n_vocab + 1) / 2) + 4; }
 
-KlBaseWriter::KlBaseWriter(const std::string& path) : path_(path) {
-  file_ = std::fopen(path.c_str(), "wb");
-  if (!file_) throw CommandError("cannot write '" + path + "': " + std::strerror(errno));
-}
-
-KlBaseWriter::~KlBaseWriter() {
-  if (file_) std::fclose(file_);
-}
+KlBaseWriter::KlBaseWriter(const std::string& path, const std::vector<OutputFile::Input>& inputs)
+    : file_(path, inputs) {}
 
 void KlBaseWriter::write_header(uint32_t n_ctx, size_t n_vocab, const int32_t* tokens, size_t n_chunk) {
   n_vocab_ = n_vocab;
   row_.assign(kl_base_row_length(n_vocab), 0);
   const int32_t sizes[2] = {static_cast<int32_t>(n_vocab), static_cast<int32_t>(n_chunk)};
   const size_t n_tokens = n_chunk * n_ctx;
-  ok_ = ok_ && std::fwrite(kMagic, sizeof kMagic, 1, file_) == 1 && std::fwrite(&n_ctx, sizeof n_ctx, 1, file_) == 1 &&
-        std::fwrite(sizes, sizeof sizes, 1, file_) == 1 &&
-        std::fwrite(tokens, sizeof(int32_t), n_tokens, file_) == n_tokens;
+  file_.write(kMagic, sizeof kMagic);
+  file_.write(&n_ctx, sizeof n_ctx);
+  file_.write(sizes, sizeof sizes);
+  file_.write(tokens, sizeof(int32_t) * n_tokens);
 }
 
 void KlBaseWriter::write_row(const float* logits) {
@@ -60,14 +55,10 @@ void KlBaseWriter::write_row(const float* logits) {
                ? static_cast<uint16_t>(std::min(65535L, std::lrint((logits[i] - min_logit) / header[0])))
                : 0;
   }
-  ok_ = ok_ && std::fwrite(row_.data(), sizeof(uint16_t), row_.size(), file_) == row_.size();
+  file_.write(row_.data(), sizeof(uint16_t) * row_.size());
 }
 
-void KlBaseWriter::finish() {
-  const bool closed = std::fclose(file_) == 0;
-  file_ = nullptr;
-  if (!ok_ || !closed) throw CommandError("cannot write '" + path_ + "'");
-}
+void KlBaseWriter::finish() { file_.commit(); }
 
 KlBaseReader::KlBaseReader(const std::string& path) : path_(path) {
   const std::string named = "the KL divergence base '" + path + "'";

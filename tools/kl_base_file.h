@@ -25,29 +25,28 @@
 #include <string>
 #include <vector>
 
+#include "output_file.h"
+
 // The row length (uint16 values) for a vocabulary of n_vocab tokens.
 size_t kl_base_row_length(size_t n_vocab);
 
+// Writes the file whole or not at all (output_file.h).
 class KlBaseWriter {
  public:
-  // Opens `path` for writing; CommandError when it cannot be.
-  explicit KlBaseWriter(const std::string& path);
-  ~KlBaseWriter();
-  KlBaseWriter(const KlBaseWriter&) = delete;
-  KlBaseWriter& operator=(const KlBaseWriter&) = delete;
+  // Opens `path` for writing; CommandError when it cannot be, or when it is
+  // one of `inputs` (the model, the text).
+  KlBaseWriter(const std::string& path, const std::vector<OutputFile::Input>& inputs);
 
   // The header and the tokens of all n_chunk windows (n_chunk * n_ctx of them).
   void write_header(uint32_t n_ctx, size_t n_vocab, const int32_t* tokens, size_t n_chunk);
   // One scored position: its logits (n_vocab floats) as a quantized row.
   void write_row(const float* logits);
-  // Closes the file; CommandError when anything failed to reach it.
+  // Puts the whole file in place; CommandError when it cannot be.
   void finish();
 
  private:
-  std::string path_;
-  std::FILE* file_ = nullptr;
+  OutputFile file_;
   size_t n_vocab_ = 0;
-  bool ok_ = true;
   std::vector<uint16_t> row_;
 };
 

@@ -79,9 +79,10 @@ void print_usage(std::FILE* out) {
   std::fprintf(out, "\n'peak <command> --help' describes a command's options.\n");
 }
 
-// SIGINT and SIGTERM end the process as they would by default, but first
-// remove the temporary file of a model or session being written, which would
-// otherwise be left behind ("OUT.gguf.partial-..."). A signal the process
+// SIGINT, SIGTERM, SIGHUP (the terminal closed) and SIGQUIT end the process as
+// they would by default, but first remove the temporary file of a model or
+// session being written, which would otherwise be left behind
+// ("OUT.gguf.partial-..."). A signal the process
 // started with ignored (nohup, a background job) stays ignored. `peak chat`
 // replaces the SIGINT handler with one that stops the answer being written.
 void remove_temporary_files_and_die(int sig) {
@@ -91,7 +92,7 @@ void remove_temporary_files_and_die(int sig) {
 }
 
 void install_signal_handlers() {
-  for (const int sig : {SIGINT, SIGTERM}) {
+  for (const int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
     struct sigaction old {};
     if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
     struct sigaction sa {};

@@ -175,7 +175,10 @@ int run_ppl(PerplexityOptions& o) {
   const std::string text = read_text_file(o.text_path, "text file");
   // Open the output first: an unwritable path fails before the model loads.
   std::unique_ptr<KlBaseWriter> base;
-  if (!o.kl_base_path.empty()) base = std::make_unique<KlBaseWriter>(o.kl_base_path);
+  if (!o.kl_base_path.empty()) {
+    base = std::make_unique<KlBaseWriter>(
+        o.kl_base_path, std::vector<OutputFile::Input>{{o.text_path, "the text"}, {model_path_of(o), "the model"}});
+  }
   prepare_context(o.gen, n_ctx);
   LoadedModel m = load_model(model_path_of(o), o.gen);
   const std::vector<int32_t> tokens = tokenize(m.model.get(), text, true, false);

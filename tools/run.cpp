@@ -24,6 +24,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "output_file.h"
 #include "text_file.h"
 #include "text_format.h"
 #include "tool_options.h"
@@ -34,6 +35,7 @@ struct RunOptions {
   GenerationOptions gen;
   std::string prompt;
   bool prompt_given = false;
+  std::string prompt_path;  // -f FILE
   std::string logits_out;
   bool echo = true;
   bool json = false;
@@ -73,7 +75,8 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.prompt = args.value(a);
       o.prompt_given = true;
     } else if (!std::strcmp(a, "-f") || !std::strcmp(a, "--file")) {
-      o.prompt = read_text_file(args.value(a), "prompt file");
+      o.prompt_path = args.value(a);
+      o.prompt = read_text_file(o.prompt_path, "prompt file");
       o.prompt_given = true;
     } else if (parse_grammar_option(a, args, o.gen)) {
       continue;
@@ -171,18 +174,17 @@ void generate_json(LoadedModel& m, const RunOptions& o, const std::vector<int32_
 
 // Evaluates the prompt with per-token logits and writes them; the context then
 // holds the prompt, so generation continues from there.
-void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, std::FILE* out,
-                         const std::string& path) {
+void write_prompt_logits(LoadedModel& m, const std::vector<int32_t>& tokens, OutputFile& out) {
   const size_t n_vocab = static_cast<size_t>(m.info.n_vocab);
   std::vector<float> logits(tokens.size() * n_vocab);
   check_status(peak_context_eval_all_logits(m.context.get(), tokens.data(), tokens.size(), logits.data()));
   for (int32_t t : tokens) check_status(peak_sampler_accept_prompt(m.sampler.get(), t));
   const uint32_t header[4] = {0x474c4b50u /* "PKLG" */, 1, static_cast<uint32_t>(tokens.size()),
                               static_cast<uint32_t>(n_vocab)};
-  const bool ok = std::fwrite(header, sizeof header, 1, out) == 1 &&
-                  std::fwrite(tokens.data(), sizeof(int32_t), tokens.size(), out) == tokens.size() &&
-                  std::fwrite(logits.data(), sizeof(float), logits.size(), out) == logits.size();
-  if (std::fclose(out) != 0 || !ok) throw CommandError("cannot write '" + path + "'");
+  out.write(header, sizeof header);
+  out.write(tokens.data(), sizeof(int32_t) * tokens.size());
+  out.write(logits.data(), sizeof(float) * logits.size());
+  out.commit();
 }
 
 // --tools: the turn's output as it is generated (the answer's text and each
@@ -320,14 +322,14 @@ int run_run(int argc, char** argv) {
     run_tool_turn(o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path, o);
     return 0;
   }
+  const std::string path = o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
   // Open the output first: an unwritable path fails before the model loads.
-  std::FILE* logits_file = nullptr;
+  std::unique_ptr<OutputFile> logits_file;
   if (!o.logits_out.empty()) {
-    logits_file = std::fopen(o.logits_out.c_str(), "wb");
-    if (!logits_file) throw CommandError("cannot write '" + o.logits_out + "': " + std::strerror(errno));
+    logits_file = std::make_unique<OutputFile>(
+        o.logits_out, std::vector<OutputFile::Input>{{path, "the model"}, {o.prompt_path, "the prompt file"}});
     o.gen.context.logits_all = 1;
   }
-  const std::string path = o.gen.model_path.empty() ? demo_model_path() : o.gen.model_path;
   const auto load_start = std::chrono::steady_clock::now();
   LoadedModel m = load_model(path, o.gen);
   const double load_seconds = seconds_since(load_start);
@@ -341,7 +343,7 @@ int run_run(int argc, char** argv) {
   gp.parse_special = 0;  // the prompt is the user's text: it cannot spell control tokens
   std::string prompt = o.prompt;
   if (logits_file) {
-    write_prompt_logits(m, tokens, logits_file, o.logits_out);
+    write_prompt_logits(m, tokens, *logits_file);
     gp.add_special = 0;
     prompt.clear();  // already in the context
   }

@@ -34,13 +34,18 @@ void append_hex_byte(std::string& out, unsigned char c) {
   out += kHex[c & 15];
 }
 
-}  // namespace
+enum class LineBreaks { Escaped, Kept };
 
-std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
+std::string escape(std::string_view s, size_t max_bytes, LineBreaks line_breaks) {
   std::string out;
   size_t i = 0;
   while (i < s.size() && i < max_bytes) {
     const auto c = static_cast<unsigned char>(s[i]);
+    if ((c == '\n' || c == '\t') && line_breaks == LineBreaks::Kept) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
     if (c == '\n') { out += "\\n"; ++i; continue; }
     if (c == '\t') { out += "\\t"; ++i; continue; }
     if (c == '\\') { out += "\\\\"; ++i; continue; }
@@ -59,6 +64,14 @@ std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
   if (i < s.size()) out += "... (" + std::to_string(s.size()) + " bytes)";
   return out;
 }
+
+}  // namespace
+
+std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
+  return escape(s, max_bytes, LineBreaks::Escaped);
+}
+
+std::string escape_keeping_lines(std::string_view s) { return escape(s, s.size(), LineBreaks::Kept); }
 
 std::string shown(const char* file_text) { return escape_for_terminal(file_text, 256); }
 

@@ -11,6 +11,9 @@
 // too, which terminals act on); invalid UTF-8 bytes become \xNN. At most
 // `max_bytes` input bytes are shown, then "..." and the total length.
 std::string escape_for_terminal(std::string_view s, size_t max_bytes);
+// Text of many lines shown as laid out (a prompt, a summary): the same with
+// newlines and tabs kept, and no length limit.
+std::string escape_keeping_lines(std::string_view s);
 // Text from a model file (its name, its chat template's name ...) as the
 // commands print it: escape_for_terminal, up to 256 bytes. Generated text is the
 // product's output and is printed as the model wrote it.

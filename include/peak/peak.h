@@ -189,11 +189,23 @@ PEAK_API const char* peak_type_name(peak_type type);
 
 typedef struct peak_gguf peak_gguf;
 
-/* Metadata value types, numbered as in the GGUF format. */
+/* Metadata value types, numbered as in the GGUF format; PEAK_GGUF_TYPE_INVALID
+   is what peak_gguf_kv_type gives for no value (a NULL handle, an index out of
+   range), never a stored type. */
 typedef enum peak_gguf_type {
-  PEAK_GGUF_UINT8 = 0, PEAK_GGUF_INT8 = 1, PEAK_GGUF_UINT16 = 2, PEAK_GGUF_INT16 = 3,
-  PEAK_GGUF_UINT32 = 4, PEAK_GGUF_INT32 = 5, PEAK_GGUF_FLOAT32 = 6, PEAK_GGUF_BOOL = 7,
-  PEAK_GGUF_STRING = 8, PEAK_GGUF_ARRAY = 9, PEAK_GGUF_UINT64 = 10, PEAK_GGUF_INT64 = 11,
+  PEAK_GGUF_TYPE_INVALID = -1,
+  PEAK_GGUF_UINT8 = 0,
+  PEAK_GGUF_INT8 = 1,
+  PEAK_GGUF_UINT16 = 2,
+  PEAK_GGUF_INT16 = 3,
+  PEAK_GGUF_UINT32 = 4,
+  PEAK_GGUF_INT32 = 5,
+  PEAK_GGUF_FLOAT32 = 6,
+  PEAK_GGUF_BOOL = 7,
+  PEAK_GGUF_STRING = 8,
+  PEAK_GGUF_ARRAY = 9,
+  PEAK_GGUF_UINT64 = 10,
+  PEAK_GGUF_INT64 = 11,
   PEAK_GGUF_FLOAT64 = 12
 } peak_gguf_type;
 
@@ -228,6 +240,8 @@ PEAK_API const char* peak_gguf_key(const peak_gguf* gguf, size_t index);
 /* The index of `key` in *index (O(1)); PEAK_ERR_NOT_FOUND, naming the key, when
    the file has no such key. *index is only written on success. */
 PEAK_API peak_status peak_gguf_lookup_key(const peak_gguf* gguf, const char* key, size_t* index);
+/* The stored type of value `index`; PEAK_GGUF_TYPE_INVALID (the message says
+   why) for a NULL handle or an index out of range. */
 PEAK_API peak_gguf_type peak_gguf_kv_type(const peak_gguf* gguf, size_t index);
 PEAK_API const char* peak_gguf_type_name(peak_gguf_type type);
 
@@ -239,9 +253,10 @@ PEAK_API peak_status peak_gguf_get_float(const peak_gguf* gguf, size_t index, do
 PEAK_API peak_status peak_gguf_get_bool(const peak_gguf* gguf, size_t index, int* out);
 PEAK_API peak_status peak_gguf_get_string(const peak_gguf* gguf, size_t index, const char** data, size_t* length);
 
-/* Arrays: element type and count, then elements by position. Nested arrays
-   report PEAK_GGUF_ARRAY as their element type; their elements are not
-   reachable through this API. */
+/* Arrays: element type and count, then elements by position (a position past
+   the end gives PEAK_ERR_INVALID_ARGUMENT, as an index out of range does).
+   Nested arrays report PEAK_GGUF_ARRAY as their element type; their elements
+   are not reachable through this API. */
 PEAK_API peak_status peak_gguf_get_array_info(const peak_gguf* gguf, size_t index, peak_gguf_type* elem_type,
                                               size_t* count);
 PEAK_API peak_status peak_gguf_get_array_uint(const peak_gguf* gguf, size_t index, size_t i, uint64_t* out);
@@ -731,11 +746,34 @@ PEAK_API const char* peak_synth_presets(void);
    a symbolic link is written through to its target, and an OUTPUT that is not a
    regular file (directory, device, FIFO, socket) is refused. An error or a
    cancel removes the temporary file. A process that ends on a signal does not
-   run that cleanup: its SIGINT / SIGTERM handler calls this to remove the
+   run that cleanup: its handler of the signals that end it (SIGINT, SIGTERM,
+   SIGHUP, SIGQUIT) calls this to remove the
    temporary files being written, then ends the process (e.g. restores the
    default action and raises the signal again) without returning into peak.
    Async-signal-safe. */
 PEAK_API void peak_remove_temporary_files(void);
+
+/* An app's (or a tool's) own output file, written the same way: to a temporary
+   file beside `path`, renamed over it by peak_file_writer_commit, so that a
+   reader sees the old content or the whole new one, never a part; a symbolic
+   link is written through to its target; a path that is not a regular file
+   (directory, device, FIFO, socket) is refused by peak_file_writer_open before
+   anything is written (PEAK_ERR_IO naming the path), as is a directory that
+   does not exist. An error, peak_file_writer_free before the commit, and
+   peak_remove_temporary_files remove the temporary file. One writer is used by
+   one thread at a time; writers of different files are independent. */
+typedef struct peak_file_writer peak_file_writer;
+
+PEAK_API peak_status peak_file_writer_open(const char* path, peak_file_writer** out);
+/* Appends `n` bytes (data may be NULL when n is 0). PEAK_ERR_IO naming the path
+   (a full disk ...): the writer then only refuses, and the target is unchanged. */
+PEAK_API peak_status peak_file_writer_write(peak_file_writer* writer, const void* data, size_t n);
+/* Syncs the data, gives it the old file's permission bits and renames it over
+   the target. PEAK_ERR_IO: the target is unchanged. Writing or committing
+   again afterwards gives PEAK_ERR_INVALID_ARGUMENT. */
+PEAK_API peak_status peak_file_writer_commit(peak_file_writer* writer);
+/* Frees the writer, removing what it wrote unless committed. NULL: nothing. */
+PEAK_API void peak_file_writer_free(peak_file_writer* writer);
 
 /* ---- chat sessions (SSSKV-lite) --------------------------------------------------- */
 
@@ -1072,7 +1110,8 @@ PEAK_API peak_status peak_session_get_summary_error(const peak_session* session,
                                                     size_t* length);
 /* Saves settings, segments and messages (and the KV cache when include_kv) to a
    versioned file with a checksum. A running summary is waited for and put in
-   place first. */
+   place first. A path naming the session's model file (also through a link)
+   is refused with PEAK_ERR_INVALID_ARGUMENT, writing nothing. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
 /* Restores a saved session (this version's files and the previous format's)
    into one created with the same model, fitting it to this session's settings:

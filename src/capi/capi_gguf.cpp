@@ -86,13 +86,18 @@ peak_status read_kv(const peak_gguf* g, size_t index, Out* out, Read&& read) {
 // Runs `read(array, i)` for a valid array element and a non-null output.
 template <typename Out, typename Read>
 peak_status read_element(const peak_gguf* g, size_t index, size_t i, Out* out, Read&& read) {
-  return read_kv(g, index, out, [&](const Value& v) {
+  if (!valid_kv(g, index)) return PEAK_ERR_INVALID_ARGUMENT;
+  PEAK_CHECK_ARG(out, "output pointer");
+  return guarded([&] {
+    const Value& v = g->file->value(index);
     const ArrayView a = v.array();
     if (i >= a.size()) {
-      throw peak::gguf::GgufError("index " + std::to_string(i) + " is past the end of array '" +
-                                  std::string(v.key()) + "' (" + std::to_string(a.size()) + " elements)");
+      return fail(PEAK_ERR_INVALID_ARGUMENT, "index " + std::to_string(i) + " is past the end of array '" +
+                                                 std::string(v.key()) + "' (" + std::to_string(a.size()) +
+                                                 " elements)");
     }
-    return read(a, i);
+    *out = read(a, i);
+    return PEAK_OK;
   });
 }
 
@@ -190,7 +195,7 @@ peak_status peak_gguf_lookup_key(const peak_gguf* g, const char* key, size_t* in
 }
 
 peak_gguf_type peak_gguf_kv_type(const peak_gguf* g, size_t index) {
-  if (!valid_kv(g, index)) return PEAK_GGUF_UINT8;
+  if (!valid_kv(g, index)) return PEAK_GGUF_TYPE_INVALID;
   return static_cast<peak_gguf_type>(g->file->value(index).type());
 }
 

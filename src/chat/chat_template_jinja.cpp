@@ -99,10 +99,18 @@ std::string ChatTemplate::format_jinja(const std::vector<ChatMessage>& messages,
     return jinja_->render(context, render_options);
   };
   try {
-    return render(messages);
+    try {
+      return render(messages);
+    } catch (const jinja::TemplateRaised&) {
+      if (!options.fold_system || messages.empty() || messages.front().role != "system") throw;
+      return render(system_folded(messages));
+    }
   } catch (const jinja::TemplateRaised&) {
-    if (!options.fold_system || messages.empty() || messages.front().role != "system") throw;
-    return render(system_folded(messages));
+    throw;  // the template's own message (raise_exception), as Jinja2 gives it
+  } catch (const jinja::TemplateError& e) {
+    // The interpreter's errors and bounds ("line 1: the output exceeds ...")
+    // say which template they are about.
+    throw e.in_context("the chat template: ");
   }
 }
 

@@ -62,7 +62,8 @@ class Writer {
 
 class Reader {
  public:
-  Reader(const uint8_t* p, size_t n) : p_(p), n_(n) {}
+  // `path` names the file in messages.
+  Reader(const uint8_t* p, size_t n, const std::string& path) : p_(p), n_(n), path_(path) {}
   template <typename T>
   T get() {
     need(sizeof(T));
@@ -98,9 +99,10 @@ class Reader {
   void need(uint64_t k) {
     if (k > n_ - at_) fail();
   }
-  [[noreturn]] static void fail() { throw std::runtime_error("session file: payload ends early"); }
+  [[noreturn]] void fail() const { throw std::runtime_error("session file '" + path_ + "': payload ends early"); }
   const uint8_t* p_;
   size_t n_;
+  const std::string& path_;
   size_t at_ = 0;
 };
 
@@ -276,7 +278,7 @@ class PayloadReader {
  public:
   PayloadReader(const std::string& path, uint32_t version, const uint8_t* payload, size_t n,
                 const RestoringSession& session)
-      : path_(path), version_(version), r_(payload, n), session_(session) {}
+      : path_(path), version_(version), r_(payload, n, path_), session_(session) {}
 
   SessionFileContents read() {
     read_model();
@@ -648,6 +650,10 @@ SavedSettings saved_settings(const SessionSettings& settings, const std::vector<
 
 void write_session_file(const std::string& path, const model::Model& model, const SavedSettings& settings,
                         const SessionState& state, const runtime::KvCache* cells) {
+  const io::MappedFile* model_file = model.file().mapping();
+  if (model_file && model_file->is_file(path)) {
+    throw std::invalid_argument("refusing to write a session file over the model in use, '" + path + "'");
+  }
   Writer payload;
   payload.str(fingerprint(model));
   write_settings(payload, settings);

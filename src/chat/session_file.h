@@ -77,6 +77,7 @@ struct RestoringSession {
 };
 
 // Writes the file atomically (io::AtomicFile); `cells` null: without them.
+// std::invalid_argument, writing nothing, when `path` names the model's file.
 void write_session_file(const std::string& path, const model::Model& model, const SavedSettings& settings,
                         const SessionState& state, const runtime::KvCache* cells);
 

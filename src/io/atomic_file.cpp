@@ -42,8 +42,10 @@ void unregister_temporary(int slot) {
   if (slot >= 0) g_slots[slot].state.store(kFree);
 }
 
-[[noreturn]] void fail(const std::string& what, const std::string& path, int err) {
-  throw IoError(what + " '" + path + "': " + std::strerror(err));
+// Messages name the path the caller gave, never the temporary file: "cannot
+// write 'X' (<while doing what>): <the system's error>".
+[[noreturn]] void fail(const std::string& what, const std::string& path, int err, const std::string& step = "") {
+  throw IoError(what + " '" + path + "'" + (step.empty() ? "" : " (" + step + ")") + ": " + std::strerror(err));
 }
 
 const char* file_kind(mode_t mode) {
@@ -117,7 +119,7 @@ AtomicFile::AtomicFile(const std::string& path) : path_(path) {
     const int err = errno;
     unregister_temporary(slot_);
     slot_ = -1;
-    if (err != EEXIST) fail("cannot create", temporary_, err);
+    if (err != EEXIST) fail("cannot write", path_, err, "creating its temporary file beside it");
   }
 }
 
@@ -140,7 +142,7 @@ void AtomicFile::write(const void* data, size_t n) {
     const ssize_t done = ::write(fd_, p, n);
     if (done < 0) {
       if (errno == EINTR) continue;
-      fail("cannot write", temporary_, errno);
+      fail("cannot write", path_, errno);
     }
     p += done;
     n -= static_cast<size_t>(done);
@@ -149,26 +151,28 @@ void AtomicFile::write(const void* data, size_t n) {
 
 void AtomicFile::commit() {
   if (fd_ < 0) throw IoError("cannot write '" + path_ + "': the file was already committed");
-  if (::fsync(fd_) != 0) fail("cannot write", temporary_, errno);
+  if (::fsync(fd_) != 0) fail("cannot write", path_, errno);
   if (keep_mode_) {
     // The owner first: changing it clears set-user-ID bits, which fchmod then restores.
     // Only a privileged process may give a file away; others keep their own.
     if (::fchown(fd_, static_cast<uid_t>(uid_), static_cast<gid_t>(gid_)) != 0 && errno != EPERM) {
-      fail("cannot set the owner of", temporary_, errno);
+      fail("cannot write", path_, errno, "giving the new file the old one's owner");
     }
-    if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0) fail("cannot set the permissions of", temporary_, errno);
+    if (::fchmod(fd_, static_cast<mode_t>(mode_)) != 0) {
+      fail("cannot write", path_, errno, "giving the new file the old one's permissions");
+    }
   }
   const int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) {
     const int err = errno;
     ::unlink(temporary_.c_str());
-    fail("cannot write", temporary_, err);
+    fail("cannot write", path_, err);
   }
   if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
     const int err = errno;
     ::unlink(temporary_.c_str());
-    throw IoError("cannot rename '" + temporary_ + "' to '" + target_ + "': " + std::strerror(err));
+    fail("cannot write", path_, err, "renaming the new file onto '" + target_ + "'");
   }
   unregister_temporary(slot_);
   slot_ = -1;

@@ -94,6 +94,9 @@ std::unique_ptr<MappedFile> MappedFile::open(const FileSource& source, const Map
   const OwnedFd owned(source.is_region() ? -1 : fd);
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw_system_error("cannot stat", name, errno);
+  file->identified_ = true;
+  file->device_ = static_cast<uint64_t>(st.st_dev);
+  file->inode_ = static_cast<uint64_t>(st.st_ino);
   if (!S_ISREG(st.st_mode)) {
     throw IoError("not a regular file: '" + name + "'" +
                   (source.is_region() ? " (a pipe, socket or device cannot be mapped or read at an offset)" : ""));
@@ -169,6 +172,17 @@ MappedFile::~MappedFile() {
   } else if (locked_) {
     ::munlock(data_, size_);
   }
+#endif
+}
+
+bool MappedFile::is_file(const std::string& path) const {
+#if PEAK_HAVE_MMAP
+  struct stat st {};
+  return identified_ && ::stat(path.c_str(), &st) == 0 && static_cast<uint64_t>(st.st_dev) == device_ &&
+         static_cast<uint64_t>(st.st_ino) == inode_;
+#else
+  (void)path;
+  return false;  // no identity without POSIX: the file is not known as in use
 #endif
 }
 

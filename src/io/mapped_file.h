@@ -67,6 +67,9 @@ class MappedFile {
   size_t size() const { return size_; }
   bool is_mapped() const { return mapped_; }
   bool is_locked() const { return locked_; }
+  // Whether `path` (links followed) names the file this view was opened from:
+  // a writer refuses to replace a file in use.
+  bool is_file(const std::string& path) const;
   // Hint that [offset, offset+length) will be read soon (no-op for read buffers).
   void prefetch(size_t offset, size_t length) const;
   // Declares that [offset, offset+length) will not be read again: a mapped,
@@ -88,6 +91,9 @@ class MappedFile {
   size_t map_size_ = 0;
   bool mapped_ = false;
   bool locked_ = false;
+  bool identified_ = false;  // device_ and inode_ are the file's
+  uint64_t device_ = 0;
+  uint64_t inode_ = 0;
   std::unique_ptr<uint8_t[]> buffer_;  // owns the bytes when not mapped
 
   // The whole pages inside [offset, offset+length) that release and drop may

@@ -18,6 +18,12 @@ TemplateError::TemplateError(const std::string& message, int line, int column)
 TemplateError::TemplateError(const std::string& what, const std::string& message, int line)
     : std::runtime_error(what), message_(message), line_(line), column_(0) {}
 
+TemplateError TemplateError::in_context(const std::string& context) const {
+  TemplateError error(context + what(), message_, line_);
+  error.column_ = column_;
+  return error;
+}
+
 TemplateRaised::TemplateRaised(const std::string& message, int line) : TemplateError(message, message, line) {}
 
 JsonError::JsonError(const std::string& message, size_t offset)

@@ -17,6 +17,9 @@ class TemplateError : public std::runtime_error {
   const std::string& message() const { return message_; }  // without the position
   int line() const { return line_; }
   int column() const { return column_; }
+  // The same error, its text led by `context` (what a caller knows of the
+  // template: "the chat template: line 3: ...").
+  TemplateError in_context(const std::string& context) const;
 
  protected:
   TemplateError(const std::string& what, const std::string& message, int line);

@@ -210,7 +210,8 @@ void Vocab::load_tokens(const gguf::GgufFile& file) {
     max_token_bytes_ = std::max(max_token_bytes_, text.size());
     const auto [it, inserted] = token_ids_.emplace(text, static_cast<int32_t>(i));
     if (!inserted) {
-      refuse(kTokensKey, "tokens " + std::to_string(it->second) + " and " + std::to_string(i) + " are both '" + text + "'");
+      refuse(kTokensKey, "tokens " + std::to_string(it->second) + " and " + std::to_string(i) + " are both '" +
+                             gguf::printable(text) + "'");
     }
   }
 }
@@ -227,13 +228,14 @@ void Vocab::load_merges(const gguf::GgufFile& file) {
     // part may itself be a space.
     const size_t space = merge.find(' ', 1);
     if (space == std::string_view::npos) {
-      refuse(kMergesKey, "merge " + std::to_string(i) + " '" + std::string(merge) + "' is not two tokens");
+      refuse(kMergesKey, "merge " + std::to_string(i) + " '" + gguf::printable(merge) + "' is not two tokens");
     }
     const std::string_view left_text = merge.substr(0, space), right_text = merge.substr(space + 1);
     const int32_t left = find(left_text), right = find(right_text);
     const int32_t result = find(std::string(left_text) + std::string(right_text));
     if (left == kNoToken || right == kNoToken || result == kNoToken) {
-      refuse(kMergesKey, "merge " + std::to_string(i) + " '" + std::string(merge) + "' names a token not in the vocabulary");
+      refuse(kMergesKey,
+             "merge " + std::to_string(i) + " '" + gguf::printable(merge) + "' names a token not in the vocabulary");
     }
     const uint64_t key = (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
     merges_.emplace(key, Merge{static_cast<int32_t>(i), result});  // a repeated pair keeps its first rank

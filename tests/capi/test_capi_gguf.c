@@ -91,7 +91,7 @@ static void test_metadata(void) {
   CHECK(peak_gguf_get_array_string(g, tokens, 1, &s, &len) == PEAK_OK);
   CHECK(len == 3 && memcmp(s, "<s>", 3) == 0);
   CHECK(s[len] == '\0');
-  CHECK_ERROR(peak_gguf_get_array_string(g, tokens, 512, &s, &len), PEAK_ERR_FORMAT, "past the end");
+  CHECK_ERROR(peak_gguf_get_array_string(g, tokens, 512, &s, &len), PEAK_ERR_INVALID_ARGUMENT, "past the end");
   CHECK_ERROR(peak_gguf_get_array_uint(g, tokens, 0, &u), PEAK_ERR_TYPE_MISMATCH, "not integers");
   CHECK_ERROR(peak_gguf_get_array_info(g, arch, &elem, &count), PEAK_ERR_TYPE_MISMATCH, "not array");
 
@@ -108,6 +108,9 @@ static void test_metadata(void) {
   CHECK(strstr(peak_last_error(), "out of range") != NULL);
   CHECK(peak_gguf_key(g, -1) == NULL);
   CHECK_ERROR(peak_gguf_get_uint(g, 1000, &u), PEAK_ERR_INVALID_ARGUMENT, "out of range");
+  CHECK(peak_gguf_kv_type(g, 1000) == PEAK_GGUF_TYPE_INVALID);
+  CHECK(strstr(peak_last_error(), "out of range") != NULL);
+  CHECK(strcmp(peak_gguf_type_name(PEAK_GGUF_TYPE_INVALID), "unknown") == 0);
   CHECK_ERROR(peak_gguf_get_uint(g, blocks, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_gguf_get_string(g, arch, &s, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_gguf_get_array_info(g, tokens, &elem, NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
@@ -229,7 +232,7 @@ static void test_misuse(void) {
   CHECK(peak_gguf_data_offset(NULL) == 0);
   CHECK(peak_gguf_file_size(NULL) == 0);
   CHECK(peak_gguf_key(NULL, 0) == NULL);
-  CHECK(peak_gguf_kv_type(NULL, 0) == PEAK_GGUF_UINT8);
+  CHECK(peak_gguf_kv_type(NULL, 0) == PEAK_GGUF_TYPE_INVALID);
   uint64_t u = 0;
   CHECK_ERROR(peak_gguf_get_uint(NULL, 0, &u), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   peak_gguf_tensor_info t;

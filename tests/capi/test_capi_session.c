@@ -328,7 +328,8 @@ int main(void) {
   CHECK_ERROR(peak_session_get_stats(NULL, &st), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   st.struct_size = 3;
   CHECK_ERROR(peak_session_get_stats(s, &st), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
-  CHECK_ERROR(peak_session_save(s, "/nonexistent-dir/x.pkss", 0), PEAK_ERR_IO, "cannot create");
+  CHECK_ERROR(peak_session_save(s, "/nonexistent-dir/x.pkss", 0), PEAK_ERR_IO,
+              "cannot write '/nonexistent-dir/x.pkss'");
   CHECK_ERROR(peak_session_save(NULL, "x", 0), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_session_reset(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");
   CHECK_ERROR(peak_session_wait_summary(NULL), PEAK_ERR_INVALID_ARGUMENT, "NULL");

@@ -85,5 +85,19 @@ TEST(ChatTemplateJinja, ChoosesTheModelsOwnTemplateAndSaysWhere) {
   EXPECT_EQ(none.source, TemplateSource::Fallback);
 }
 
+// The interpreter's errors say they are about the chat template; the
+// template's own raise_exception stays its message.
+TEST(ChatTemplateJinja, ErrorsNameTheChatTemplate) {
+  const ChatTemplate flood =
+      ChatTemplate::from_jinja("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}", "<s>", "</s>");
+  try {
+    flood.format({{"user", "Hi"}}, true);
+    ADD_FAILURE() << "an output of 100 MB was rendered";
+  } catch (const jinja::TemplateError& e) {  // PEAK_ERR_TEMPLATE at the C API
+    EXPECT_EQ(std::string(e.what()).rfind("the chat template: line 1", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the output exceeds"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace peak::chat

@@ -240,6 +240,13 @@ TEST(ChatSession, ACorruptedOrTruncatedFileIsRefusedAndTheSessionKeptAsItWas) {
   EXPECT_NE(try_restore(flipped).find("checksum mismatch"), std::string::npos);
   std::vector<char> truncated(bytes.begin(), bytes.begin() + static_cast<long>(bytes.size() / 3));
   EXPECT_NE(try_restore(truncated).find("truncated"), std::string::npos);
+  // A payload cut short under a valid checksum: the message names the file.
+  const std::vector<uint8_t> payload(bytes.begin() + 16,
+                                     bytes.begin() + 16 + static_cast<long>((bytes.size() - 24) / 2));
+  const std::vector<uint8_t> short_payload = testing::frame_session_payload(payload, 2);
+  EXPECT_NE(try_restore(std::vector<char>(short_payload.begin(), short_payload.end()))
+                .find("session file '" + path + ".bad': payload ends early"),
+            std::string::npos);
   EXPECT_NE(try_restore({'n', 'o', 'p', 'e'}).find("not a peak session file"), std::string::npos);
   EXPECT_NE(try_restore({'P', 'K', 'S', 'S', 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
                 .find("format version 4 is not supported (1 to 3)"),

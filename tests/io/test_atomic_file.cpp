@@ -4,9 +4,11 @@
 // write: abandoned, committed, or removed from a signal handler.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -135,6 +137,39 @@ TEST(AtomicFile, AnAbandonedWriteLeavesTheTargetAsItWasAndNoTemporaryFile) {
   done.commit();
   EXPECT_THROW(done.write("x", 1), IoError);
   EXPECT_THROW(done.commit(), IoError);
+}
+
+// Messages name the path given, never "X.partial-PID-N".
+TEST(AtomicFile, ErrorsNameThePathNotTheTemporaryFile) {
+  const std::string dir = fresh_dir();
+  const std::string missing = refusal(dir + "no-such-dir/out.bin");
+  EXPECT_NE(missing.find("'" + dir + "no-such-dir/out.bin' (creating its temporary file beside it): No such file"),
+            std::string::npos)
+      << missing;
+  EXPECT_EQ(missing.find(".partial"), std::string::npos) << missing;
+
+  // A write past the file size limit fails as a full disk does (EFBIG instead of ENOSPC).
+  rlimit saved{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &saved), 0);
+  const auto previous = std::signal(SIGXFSZ, SIG_IGN);
+  std::string message;
+  {
+    AtomicFile f(dir + "big.bin");
+    rlimit small = saved;
+    small.rlim_cur = 4096;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    const std::string block(8192, 'x');
+    try {
+      f.write(block.data(), block.size());
+      f.write(block.data(), block.size());
+    } catch (const IoError& e) {
+      message = e.what();
+    }
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+  }
+  std::signal(SIGXFSZ, previous);
+  EXPECT_NE(message.find("cannot write '" + dir + "big.bin': File too large"), std::string::npos) << message;
+  EXPECT_TRUE(files_in(dir).empty());
 }
 
 TEST(AtomicFile, TheSignalHandlerCleanupRemovesOnlyTemporaryFilesInProgress) {

@@ -117,6 +117,30 @@ TEST(VocabValidation, RefusesMergesOfUnknownTokens) {
   expect_refused(no_merges, "tokenizer.ggml.merges");
 }
 
+// A refusal quoting the file's text escapes its control characters: an ESC
+// sequence in a token or merge never reaches the terminal.
+TEST(VocabValidation, QuotesTokensAndMergesEscaped) {
+  const std::string clear = "\x1b[2J";
+  std::vector<std::string> messages;
+  gguf::GgufWriter duplicate = tiny_bpe();
+  duplicate.set_string_array("tokenizer.ggml.tokens", {"a", "b", clear, clear});
+  gguf::GgufWriter merge = tiny_bpe();
+  merge.set_string_array("tokenizer.ggml.merges", {"a" + clear});
+  gguf::GgufWriter unknown = tiny_bpe();
+  unknown.set_string_array("tokenizer.ggml.merges", {"a " + clear});
+  for (const gguf::GgufWriter* writer : {&duplicate, &merge, &unknown}) {
+    std::vector<uint8_t> bytes;
+    try {
+      load(*writer, bytes);
+      ADD_FAILURE() << "accepted";
+    } catch (const TokenizerError& error) {
+      const std::string what = error.what();
+      EXPECT_EQ(what.find('\x1b'), std::string::npos) << what;
+      EXPECT_NE(what.find("\\x1b[2J"), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(VocabValidation, RefusesSpecialIdsOutsideTheVocabulary) {
   gguf::GgufWriter eos = tiny_bpe();
   eos.set_u32("tokenizer.ggml.eos_token_id", 4);

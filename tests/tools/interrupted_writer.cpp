@@ -1,9 +1,10 @@
 // Interrupts `peak synth` with a signal while it writes a model and checks that
 // it dies of that signal leaving nothing behind: no output file and no
 // temporary "OUT.partial..." file.
-//   interrupted_writer PEAK DIR INT|TERM
+//   interrupted_writer PEAK DIR INT|TERM|HUP|QUIT
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,8 +40,14 @@ int fail(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) return fail("usage: interrupted_writer PEAK DIR INT|TERM");
-  const int sig = std::strcmp(argv[3], "INT") == 0 ? SIGINT : SIGTERM;
+  if (argc != 4) return fail("usage: interrupted_writer PEAK DIR INT|TERM|HUP|QUIT");
+  const std::string signal_name = argv[3];
+  const int sig = signal_name == "INT"    ? SIGINT
+                  : signal_name == "TERM" ? SIGTERM
+                  : signal_name == "HUP"  ? SIGHUP
+                  : signal_name == "QUIT" ? SIGQUIT
+                                          : 0;
+  if (sig == 0) return fail("unknown signal " + signal_name);
   const std::string dir = peak::test::make_scratch_dir(std::string(argv[2]) + "/", "interrupted_");
   const std::string out = dir + "out.gguf";
 
@@ -48,8 +55,9 @@ int main(int argc, char** argv) {
   if (pid < 0) return fail("cannot fork");
   if (pid == 0) {
     // The signals as an interactive shell leaves them, whatever this test inherited.
-    ::signal(SIGINT, SIG_DFL);
-    ::signal(SIGTERM, SIG_DFL);
+    for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::signal(s, SIG_DFL);
+    const rlimit no_core{0, 0};  // SIGQUIT's default action dumps core
+    ::setrlimit(RLIMIT_CORE, &no_core);
     const int devnull = ::open("/dev/null", O_WRONLY);
     ::dup2(devnull, STDERR_FILENO);  // the progress bar
     ::execl(argv[1], argv[1], "synth", "--preset", "qwen3-0.6b", "--type", "Q8_0", "-o", out.c_str(),

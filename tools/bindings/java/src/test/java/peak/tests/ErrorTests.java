@@ -81,7 +81,7 @@ public final class ErrorTests {
       Check.throwsPeak(Status.INVALID_ARGUMENT, "token id 100000 at index 0 is outside the vocabulary of 512",
           () -> context.eval(new int[] {100000}));
       Check.throwsPeak(Status.FORMAT, "not a peak session file", () -> session.restore(Fixtures.stories()));
-      Check.throwsPeak(Status.IO, "cannot create", () -> session.save("/nonexistent-dir/s.pkss", false));
+      Check.throwsPeak(Status.IO, "cannot write '/nonexistent-dir/s.pkss'", () -> session.save("/nonexistent-dir/s.pkss", false));
       Check.throwsPeak(Status.INVALID_ARGUMENT, "index 5 of a conversation of 0 messages", () -> session.message(5));
       Check.throwsPeak(Status.INVALID_ARGUMENT, "index is -1; it must be at least 0", () -> session.message(-1));
       Check.equal(0, session.messageCount(), "the session is as it was");

@@ -44,8 +44,6 @@ void on_sigint(int) {
   g_abort = 1;
 }
 
-struct SessionDeleter { void operator()(peak_session* s) const { peak_session_free(s); } };
-
 // The text a C API call writes as (buf, capacity, *length): its length first,
 // then the text into a buffer with room for its NUL.
 template <typename Call>

@@ -28,8 +28,6 @@
 
 namespace {
 
-struct SessionDeleter { void operator()(peak_session* s) const { peak_session_free(s); } };
-
 struct ChatBenchOptions {
   std::string model;
   int turns = 300;

@@ -23,6 +23,9 @@ struct ModelDeleter { void operator()(peak_model* m) const { peak_model_free(m);
 struct ContextDeleter { void operator()(peak_context* c) const { peak_context_free(c); } };
 struct SamplerDeleter { void operator()(peak_sampler* s) const { peak_sampler_free(s); } };
 struct AdapterDeleter { void operator()(peak_adapter* a) const { peak_adapter_free(a); } };
+struct SessionDeleter {
+  void operator()(peak_session* s) const { peak_session_free(s); }
+};
 
 struct LoadedModel {
   // Declared first, so freed last: the adapters after the context, the model after them.

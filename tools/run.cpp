@@ -23,7 +23,9 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "chat_slot.h"
 #include "model_session.h"
+#include "openai_response.h"
 #include "output_file.h"
 #include "text_file.h"
 #include "text_format.h"
@@ -220,40 +222,12 @@ class ToolTurn {
   std::string reasoning_;
 };
 
-struct SessionFree {
-  void operator()(peak_session* s) const { peak_session_free(s); }
-};
-
 // The session's last message (the answer's text without its calls).
 std::string last_message_text(const peak_session* session) {
   peak_session_message message{};
   message.struct_size = sizeof message;
   check_status(peak_session_get_message(session, peak_session_n_messages(session) - 1, &message));
   return std::string(message.text, message.length);
-}
-
-// OpenAI's assistant message: content (null when the answer only called),
-// reasoning_content (when the model reasoned), tool_calls (when it called).
-std::string assistant_message_json(const peak_session* session, const std::string& reasoning) {
-  const std::string content = last_message_text(session);
-  const size_t n_calls = peak_session_n_tool_calls(session);
-  std::string out = "{\"role\": \"assistant\", \"content\": ";
-  out += content.empty() && n_calls > 0 ? "null" : json_string(content);
-  if (!reasoning.empty()) out += ", \"reasoning_content\": " + json_string(reasoning);
-  if (n_calls > 0) {
-    out += ", \"tool_calls\": [";
-    for (size_t i = 0; i < n_calls; ++i) {
-      peak_tool_call call{};
-      call.struct_size = sizeof call;
-      check_status(peak_session_get_tool_call(session, i, &call));
-      out += std::string(i ? ", " : "") + "{\"id\": " + json_string(std::string(call.id, call.id_length)) +
-             ", \"type\": \"function\", \"function\": {\"name\": " +
-             json_string(std::string(call.name, call.name_length)) +
-             ", \"arguments\": " + json_string(std::string(call.arguments, call.arguments_length)) + "}}";
-    }
-    out += "]";
-  }
-  return out + "}";
 }
 
 void run_tool_turn(const std::string& path, RunOptions& o) {
@@ -271,7 +245,7 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
   p.n_batch = o.gen.context.n_batch;
   p.sampler = sampler_params(o.gen);
   set_session_tools(o.tools, p);
-  std::unique_ptr<peak_session, SessionFree> session(create_tool_session(m.model.get(), p, o.tools));
+  std::unique_ptr<peak_session, SessionDeleter> session(create_tool_session(m.model.get(), p, o.tools));
   if (!m.adapter_uses.empty()) check_status(peak_session_set_adapters(session.get(), &m.adapter_set));
   ToolTurn turn(o.json);
   check_status(peak_session_set_tool_call_callback(
@@ -286,9 +260,9 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
   peak_generate_result r{};
   r.struct_size = sizeof r;
   check_status(peak_session_chat(session.get(), o.prompt.data(), o.prompt.size(), &gp, &r));
-  const char* finish = peak_session_n_tool_calls(session.get()) > 0 ? "tool_calls"
-                       : r.stop_reason == PEAK_STOP_EOG             ? "stop"
-                                                                    : "length";
+  // As peak serve answers: OpenAI's message and finish_reason.
+  const std::vector<peak_server::ChatToolCall> calls = peak_server::session_tool_calls(session.get());
+  const char* finish = calls.empty() ? peak_server::finish_reason(r.stop_reason, false) : "tool_calls";
   if (o.json) {
     peak_session_stats stats{};
     stats.struct_size = sizeof stats;
@@ -297,8 +271,9 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
     std::printf(
         "{\"message\": %s, \"finish_reason\": \"%s\", \"usage\": {\"prompt_tokens\": %zu, "
         "\"completion_tokens\": %zu}}\n",
-        assistant_message_json(session.get(), turn.reasoning()).c_str(), finish,
-        stats.prefix_tokens + r.n_prompt_tokens, r.n_generated_tokens);
+        peak::json::write(peak_server::assistant_message(last_message_text(session.get()), turn.reasoning(), calls))
+            .c_str(),
+        finish, stats.prefix_tokens + r.n_prompt_tokens, r.n_generated_tokens);
   } else if (turn.line_open()) {
     std::printf("\n");
   }

@@ -8,6 +8,18 @@ void check(peak_status status) {
   if (status != PEAK_OK) throw PeakError(status, peak_last_error());
 }
 
+std::vector<ChatToolCall> session_tool_calls(const peak_session* session) {
+  std::vector<ChatToolCall> calls;
+  for (size_t i = 0; i < peak_session_n_tool_calls(session); ++i) {
+    peak_tool_call c{};
+    c.struct_size = sizeof c;
+    check(peak_session_get_tool_call(session, i, &c));
+    calls.push_back({std::string(c.id, c.id_length), std::string(c.name, c.name_length),
+                     std::string(c.arguments, c.arguments_length)});
+  }
+  return calls;
+}
+
 namespace {
 
 size_t session_tokens(const peak_session* session) {
@@ -64,18 +76,6 @@ void ChatSlot::create_session(const std::optional<std::string>& system, const st
 }
 
 void ChatSlot::forget_notes() { notes_.assign(peak_session_n_messages(session_), std::string()); }
-
-std::vector<ChatToolCall> ChatSlot::answer_calls() const {
-  std::vector<ChatToolCall> calls;
-  for (size_t i = 0; i < peak_session_n_tool_calls(session_); ++i) {
-    peak_tool_call c{};
-    c.struct_size = sizeof c;
-    check(peak_session_get_tool_call(session_, i, &c));
-    calls.push_back({std::string(c.id, c.id_length), std::string(c.name, c.name_length),
-                     std::string(c.arguments, c.arguments_length)});
-  }
-  return calls;
-}
 
 void ChatSlot::note_answer() {
   const size_t n = peak_session_n_messages(session_);

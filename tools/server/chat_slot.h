@@ -34,6 +34,9 @@ class PeakError : public std::runtime_error {
 // Throws PeakError with peak_last_error() when `status` is not PEAK_OK.
 void check(peak_status status);
 
+// The calls of the session's last answer (peak_session_get_tool_call), in order.
+std::vector<ChatToolCall> session_tool_calls(const peak_session* session);
+
 struct SlotSettings {
   const peak_model* model = nullptr;
   peak_session_params session = peak_session_default_params();  // system_prompt is per slot
@@ -68,7 +71,7 @@ class ChatSlot {
   // last message), which chat_reuse compares with the next request's history.
   void note_answer();
   // The calls of the session's last answer (peak_session_get_tool_call).
-  std::vector<ChatToolCall> answer_calls() const;
+  std::vector<ChatToolCall> answer_calls() const { return session_tool_calls(session_); }
   // The session for the turn (valid until the next prepare_chat or restore).
   peak_session* session() { return session_; }
   // Tokens the session's cache holds (Prefix + Summary + Recent).

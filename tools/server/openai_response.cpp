@@ -77,6 +77,21 @@ const char* error_type(int status) {
 
 const char kDoneEvent[] = "data: [DONE]\n\n";
 
+Value assistant_message(const std::string& content, const std::string& reasoning,
+                        const std::vector<ChatToolCall>& tool_calls) {
+  const bool only_calls = content.empty() && !tool_calls.empty();
+  Value message = Value::object().set("role", "assistant").set("content", only_calls ? Value() : Value(content));
+  if (!reasoning.empty()) message.set("reasoning_content", reasoning);
+  if (!tool_calls.empty()) {
+    Value calls = Value::array();
+    for (const ChatToolCall& c : tool_calls) {
+      calls.push(Value::object().set("id", c.id).set("type", "function").set("function", function_object(c)));
+    }
+    message.set("tool_calls", std::move(calls));
+  }
+  return message;
+}
+
 const char* finish_reason(peak_stop_reason reason, bool stop_string) {
   if (stop_string) return "stop";
   return reason == PEAK_STOP_EOG || reason == PEAK_STOP_CALLBACK || reason == PEAK_STOP_ABORTED ? "stop" : "length";
@@ -86,17 +101,7 @@ std::string response_body(const ResponseHead& head, const ResponseEnd& end, cons
                           const std::string& reasoning, const std::vector<ChatToolCall>& tool_calls) {
   Value choice;
   if (is_chat(head)) {
-    const bool only_calls = content.empty() && !tool_calls.empty();
-    Value message = Value::object().set("role", "assistant").set("content", only_calls ? Value() : Value(content));
-    if (!reasoning.empty()) message.set("reasoning_content", reasoning);
-    if (!tool_calls.empty()) {
-      Value calls = Value::array();
-      for (const ChatToolCall& c : tool_calls) {
-        calls.push(Value::object().set("id", c.id).set("type", "function").set("function", function_object(c)));
-      }
-      message.set("tool_calls", std::move(calls));
-    }
-    choice = chat_choice("message", std::move(message), end.finish_reason);
+    choice = chat_choice("message", assistant_message(content, reasoning, tool_calls), end.finish_reason);
   } else {
     choice = completion_choice(content, end.finish_reason);
   }

@@ -43,6 +43,11 @@ struct ResponseEnd {
 // or a stop string, "length" at max_tokens.
 const char* finish_reason(peak_stop_reason reason, bool stop_string);
 
+// OpenAI's assistant message: content (null when the answer is only calls),
+// reasoning_content (when there is any) and tool_calls (when there are any).
+peak::json::Value assistant_message(const std::string& content, const std::string& reasoning,
+                                    const std::vector<ChatToolCall>& tool_calls);
+
 // The whole response: the answer text, and for chat its reasoning apart
 // (message.reasoning_content, when there is any) and its tool calls
 // (message.tool_calls; content null when the answer is only calls).

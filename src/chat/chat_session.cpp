@@ -12,21 +12,6 @@
 namespace peak::chat {
 namespace {
 
-ChatMessage chat_message(const LoggedMessage& m) {
-  ChatMessage c{m.role, m.content, m.tool_calls};
-  if (m.role == "tool") {
-    c.tool_call_id = m.tool_call_id;
-    c.name = m.name;
-  }
-  return c;
-}
-
-std::vector<ChatMessage> chat_messages(const std::vector<LoggedMessage>& messages) {
-  std::vector<ChatMessage> out;
-  for (const LoggedMessage& m : messages) out.push_back(chat_message(m));
-  return out;
-}
-
 // The highest n of the ids "call_t<n>c<i>" generated for the log's calls, so
 // that the ids of a restored conversation's next calls are new.
 uint64_t last_call_answer(const std::vector<LoggedMessage>& log) {
@@ -292,11 +277,9 @@ size_t ChatSession::tool_results_before(size_t end) const {
 
 ChatSession::TurnPrompt ChatSession::tool_results_prompt(size_t end) const {
   const size_t results = end - tool_results_before(end);
-  size_t from = results;
-  while (from > 0 && state_.log[from - 1].role != "user") --from;
-  if (from > 0) --from;  // the exchange's user message
   TurnPrompt prompt;
-  for (size_t i = from; i < results; ++i) prompt.context.push_back(chat_message(state_.log[i]));
+  for (size_t i = exchange_start(state_.log, results); i < results; ++i)
+    prompt.context.push_back(chat_message(state_.log[i]));
   prompt.messages.assign(state_.log.begin() + static_cast<std::ptrdiff_t>(results),
                          state_.log.begin() + static_cast<std::ptrdiff_t>(end));
   return prompt;

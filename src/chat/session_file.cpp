@@ -322,6 +322,7 @@ class PayloadReader {
   // Format 3: user, answer; an answer's calls are followed by their results
   // (in any order) and the answer to them.
   void check_order(size_t i, const LoggedMessage& m) const;
+  void check_recent_tokens() const;
   void read_summarized();
   void work_out_summarized();
   void read_statistics();
@@ -414,6 +415,7 @@ void PayloadReader::read_messages() {
   f_.state.dropped_text = r_.str();
   read_log();
   read_summarized();
+  if (renders_as_saved(f_.settings, session_)) check_recent_tokens();
 }
 
 void PayloadReader::read_log() {
@@ -455,6 +457,65 @@ void PayloadReader::read_log() {
     if (s.recent[i].role != logged.role || s.recent[i].text != summary_text(logged)) {
       throw bad("its recent messages are not the last of its messages");
     }
+  }
+}
+
+// Recent's messages hold the cells their turns left (ChatSession's
+// settle_turn, append_user, append_answer): a turn's tokens, its prompt's then
+// its answer's, are the turn as the template renders it in history (a user
+// message still waiting for its answer: its segment, with the header that
+// opens the answer). Of that render they may hold a piece only: the oldest
+// message loses its start as Recent moves on, a message longer than
+// recent_max keeps its end, and an answer cut by the context's end lacks its
+// tail (so a message waiting for its answer holds the end of its segment). Any other tokens would have the model read
+// what the log does not say. Checked with this session's encoder, whose renders are the saved ones' (renders_as_saved:
+// the same template and Prefix).
+void PayloadReader::check_recent_tokens() const {
+  const SessionState& s = f_.state;
+  const std::vector<LoggedMessage>& log = s.log;
+  const size_t first = first_recent();
+  const size_t end = log.size() - s.unsent;
+  for (size_t at = first; at < end;) {
+    size_t start = at;  // the turn's first message
+    while (start > 0 && log[start - 1].role != "assistant") --start;
+    size_t answer = at;
+    while (answer < end && log[answer].role != "assistant") ++answer;
+    const size_t next = std::min(answer + 1, end);
+    std::vector<int32_t> held;
+    for (size_t i = at; i < next; ++i) {
+      const std::vector<int32_t>& tokens = s.recent[i - first].tokens;
+      held.insert(held.end(), tokens.begin(), tokens.end());
+    }
+    std::vector<int32_t> rendered;
+    try {
+      if (answer == end) {
+        rendered = session_.encoder.user_segment(log[end - 1].content);
+      } else {
+        const std::vector<LoggedMessage> turn(log.begin() + static_cast<std::ptrdiff_t>(start),
+                                              log.begin() + static_cast<std::ptrdiff_t>(answer + 1));
+        if (log[start].role == "tool") {
+          const std::vector<LoggedMessage> context(
+              log.begin() + static_cast<std::ptrdiff_t>(exchange_start(log, start)),
+              log.begin() + static_cast<std::ptrdiff_t>(start));
+          rendered = session_.encoder.history_after(chat_messages(context), chat_messages(turn));
+        } else {
+          rendered = session_.encoder.history_tokens(chat_messages(turn));
+        }
+      }
+    } catch (const std::exception& e) {
+      throw bad("the chat template does not render message " + std::to_string(at) +
+                " again to check its tokens: " + e.what());
+    }
+    // A message waiting for its answer loses only its start (a cut keeps a message's end).
+    const bool agrees =
+        answer == end ? held.size() <= rendered.size() && std::equal(held.rbegin(), held.rend(), rendered.rbegin())
+                      : std::search(rendered.begin(), rendered.end(), held.begin(), held.end()) != rendered.end();
+    if (!agrees) {
+      throw bad("the tokens of its recent message " + std::to_string(at) +
+                (next > at + 1 ? "-" + std::to_string(next - 1) : "") +
+                " are not their text as the chat template renders it");
+    }
+    at = next;
   }
 }
 

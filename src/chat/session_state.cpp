@@ -69,6 +69,27 @@ std::string dropped_message_line(const std::string& role, const std::string& tex
   return speaker(role) + ": " + text + "\n";
 }
 
+ChatMessage chat_message(const LoggedMessage& m) {
+  ChatMessage c{m.role, m.content, m.tool_calls};
+  if (m.role == "tool") {
+    c.tool_call_id = m.tool_call_id;
+    c.name = m.name;
+  }
+  return c;
+}
+
+std::vector<ChatMessage> chat_messages(const std::vector<LoggedMessage>& messages) {
+  std::vector<ChatMessage> out;
+  for (const LoggedMessage& m : messages) out.push_back(chat_message(m));
+  return out;
+}
+
+size_t exchange_start(const std::vector<LoggedMessage>& log, size_t at) {
+  size_t from = at;
+  while (from > 0 && log[from - 1].role != "user") --from;
+  return from > 0 ? from - 1 : 0;
+}
+
 std::string summary_text(const LoggedMessage& m) {
   if (m.role == "tool") return m.name.empty() ? m.content : "(" + m.name + ") " + m.content;
   std::string text = m.content;

@@ -102,5 +102,11 @@ std::string cut_message_line(const std::string& role, const std::string& text);
 // and the calls an answer made ("[calls f({...})]") or the function whose
 // result a tool message is.
 std::string summary_text(const LoggedMessage& message);
+// A logged message as the template renders it.
+ChatMessage chat_message(const LoggedMessage& message);
+std::vector<ChatMessage> chat_messages(const std::vector<LoggedMessage>& messages);
+// Where the exchange that log[at] belongs to starts: its user message (0 when
+// no user message comes before it).
+size_t exchange_start(const std::vector<LoggedMessage>& log, size_t at);
 
 }  // namespace peak::chat

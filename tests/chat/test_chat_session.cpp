@@ -348,6 +348,42 @@ TEST(ChatSession, AMessageLongerThanTheWindowAfterOthersKeepsItsEnd) {
   session.chat(kLines[0], max_tokens(8));
 }
 
+// Recent's tokens are checked against their text on restore: what the session
+// itself cuts of a message stays acceptable (a long message's start, the
+// oldest message's start after a refit to a smaller Recent).
+TEST(ChatSession, MessagesCutAsASessionCutsThemAreRestored) {
+  const std::string path = ::testing::TempDir() + "peak_session_cut.pkss";
+  auto restores_as_saved = [&](ChatSession& saved, const SessionSettings& settings) {
+    saved.save(path, /*include_kv=*/false);
+    ChatSession restored(stories(), settings);
+    restored.restore(path);
+    EXPECT_EQ(restored.cached_tokens(), saved.cached_tokens());
+  };
+  const SessionSettings window = small_settings(MemoryMode::Window);
+  ChatSession session(stories(), window);
+  for (int turn = 0; turn < 2; ++turn) session.chat(kLines[turn], max_tokens(8));
+  std::string long_text;
+  for (int i = 0; i < 12; ++i) long_text += std::string(kLines[i % 5]) + " ";
+  session.chat(long_text, max_tokens(8));
+  ASSERT_NE(session.dropped_text().find("(start of a long message)"), std::string::npos);
+  restores_as_saved(session, window);
+
+  // Restored into a smaller Recent, the oldest message loses its start; saved
+  // again, it is restored as it is.
+  SessionSettings smaller = window;
+  smaller.recent_max = 32;
+  smaller.headroom = 24;
+  ChatSession refitted(stories(), smaller);
+  session.chat(kLines[3], max_tokens(12));
+  session.chat(std::string(kLines[0]) + " " + kLines[1] + " " + kLines[2] + " " + kLines[4], max_tokens(12));
+  session.save(path, false);
+  refitted.restore(path);
+  ASSERT_NE(refitted.dropped_text().find("(start of a long message)"), std::string::npos);
+  ASSERT_EQ(refitted.stats().recent_messages, 1);
+  restores_as_saved(refitted, smaller);
+  std::remove(path.c_str());
+}
+
 // Files whose bytes match their checksum but say what a session never writes.
 TEST(ChatSession, AFileWithARightChecksumIsStillCheckedForWhatItSays) {
   const SessionSettings settings = small_settings(MemoryMode::Ssskv);
@@ -406,12 +442,35 @@ TEST(ChatSession, AFileWithARightChecksumIsStillCheckedForWhatItSays) {
       {"KV flag 2", [](auto& f) { f.has_kv = 2; }, "KV flag is 2"},
       {"token id outside the vocabulary", [](auto& f) { f.recent[1].tokens[0] = 1 << 20; }, "outside the vocabulary"},
       {"prefix id outside the vocabulary", [](auto& f) { f.prefix[0] = -7; }, "its prefix holds token ids outside"},
-      {"memory mode outside the enum", [](auto& f) { f.mode = 7; }, "its memory mode is 7 (0 ssskv, 1 window or 2 none)"},
+      {"memory mode outside the enum", [](auto& f) { f.mode = 7; },
+       "its memory mode is 7 (0 ssskv, 1 window or 2 none)"},
       {"negative recent_max", [](auto& f) { f.recent_max = -1; }, "sizes (recent_max, summary_max, headroom) are out"},
-      {"roles not alternating", [](auto& f) { f.log[2].role = "assistant"; }, "do not alternate from a user's (message 2"},
+      {"roles not alternating", [](auto& f) { f.log[2].role = "assistant"; },
+       "do not alternate from a user's (message 2"},
       {"recent not the end of the log", [](auto& f) { f.recent.back().text += " (edited)"; },
        "its recent messages are not the last of its messages"},
-      {"more recent messages than messages", [](auto& f) { f.log.resize(2); f.turns = 1; },
+      // Tokens and text that disagree: the model would read what the log does not say.
+      {"recent tokens of another message",
+       [](auto& f) { std::swap(f.recent[f.recent.size() - 2].tokens, f.recent[f.recent.size() - 4].tokens); },
+       "are not their text as the chat template renders it"},
+      {"one recent token replaced",
+       [](auto& f) {
+         std::vector<int32_t>& t = f.recent[f.recent.size() - 2].tokens;
+         t[t.size() / 2] = t[t.size() / 2] == 300 ? 301 : 300;
+       },
+       "are not their text as the chat template renders it"},
+      {"recent text replaced",
+       [](auto& f) {
+         const std::string other = "The cat slept all day.";
+         f.recent[f.recent.size() - 2].text = other;
+         f.log[f.log.size() - 2].content = other;
+       },
+       "are not their text as the chat template renders it"},
+      {"more recent messages than messages",
+       [](auto& f) {
+         f.log.resize(2);
+         f.turns = 1;
+       },
        "more recent messages than messages"},
       {"more summarized messages than dropped", [](auto& f) { f.summarized_messages = f.log.size(); },
        "messages are summarized, of"},

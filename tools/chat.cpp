@@ -154,6 +154,7 @@ class Chat {
   // A message of the user, answered under --tool-choice. False when Ctrl-C
   // stopped it before the answer began (the turn is undone).
   bool answer(const std::string& text) {
+    check_spelled(m_.model.get(), text, false, "chat", "the message");
     if (o_.dump_prompt) dump_prompt(text);
     set_tool_choice(o_.tools.choice);
     return generate([&](const peak_generate_params* gp, peak_generate_result* r) {

@@ -1,5 +1,6 @@
 // peak_model_* and the token functions of the C API.
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "capi/capi_handles.h"
 #include "chat/model_chat_template.h"
 #include "runtime/memory_estimate.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 
@@ -103,6 +105,21 @@ peak_status estimate(const peak::io::FileSource& source, const peak_model_params
 }
 
 }  // namespace
+
+namespace peak::capi {
+
+std::vector<int32_t> encode_user_text(const peak_model& model, std::string_view text, bool add_special,
+                                      bool parse_special, const std::string& what) {
+  peak::tokenizer::Unspelled unspelled;
+  std::vector<int32_t> ids = model.tokenizer().encode(text, add_special, parse_special, &unspelled);
+  if (unspelled.nothing_left) {
+    throw std::invalid_argument(what + ": the model's vocabulary can spell none of its characters (" +
+                                peak::tokenizer::quote_characters(unspelled.characters) + ")");
+  }
+  return ids;
+}
+
+}  // namespace peak::capi
 
 extern "C" {
 
@@ -228,7 +245,8 @@ peak_status peak_tokenize(const peak_model* model, const char* text, size_t leng
   if (!tokens && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_tokenize: tokens is NULL");
   return guarded([&] {
     const std::vector<int32_t> ids =
-        model->tokenizer().encode(std::string_view(text ? text : "", length), add_special != 0, parse_special != 0);
+        peak::capi::encode_user_text(*model, std::string_view(text ? text : "", length), add_special != 0,
+                                     parse_special != 0, "peak_tokenize: the text");
     *n_tokens = ids.size();
     if (ids.size() > capacity) {
       return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the text has " + std::to_string(ids.size()) +
@@ -236,6 +254,20 @@ peak_status peak_tokenize(const peak_model* model, const char* text, size_t leng
     }
     if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
     return PEAK_OK;
+  });
+}
+
+peak_status peak_text_unspelled(const peak_model* model, const char* text, size_t length, int parse_special, char* buf,
+                                size_t capacity, size_t* characters_length) {
+  PEAK_CHECK_ARG(model, "peak_text_unspelled: model");
+  PEAK_CHECK_ARG(characters_length, "peak_text_unspelled: characters_length");
+  *characters_length = 0;
+  if (!text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_text_unspelled: text is NULL");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_text_unspelled: buf is NULL");
+  return guarded([&] {
+    peak::tokenizer::Unspelled unspelled;
+    model->tokenizer().encode(std::string_view(text ? text : "", length), false, parse_special != 0, &unspelled);
+    return peak::capi::copy_out(unspelled.characters, "characters", buf, capacity, characters_length);
   });
 }
 

@@ -74,7 +74,7 @@ std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
 
 std::string escape_keeping_lines(std::string_view s) { return escape(s, s.size(), LineBreaks::Kept); }
 
-std::string shown(const char* file_text) { return escape_for_terminal(file_text, 256); }
+std::string shown(std::string_view file_text) { return escape_for_terminal(file_text, 256); }
 
 std::string quoted_characters(std::string_view characters) {
   constexpr size_t kShown = 16;

@@ -343,9 +343,12 @@ PEAK_API void peak_model_free(peak_model* model);
 /* n_params and the byte counts measure the file's tensor data, so they are
    uint64_t like the file's sizes. */
 typedef struct peak_model_info {
-  size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
+  /* sizeof(peak_model_info), set before the call, or the size of its first
+     version, which ends at decode_bytes_per_token (offsetof(peak_model_info,
+     name_length)): only the fields that version has are written. */
+  size_t struct_size;
   const char* architecture;    /* "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3" */
-  const char* name;            /* general.name, "" if absent */
+  const char* name;            /* general.name, "" if absent; may hold a NUL: see name_length */
   const char* chat_template;   /* "jinja" (the model's own template) or the built-in family, e.g. "chatml" */
   const char* chat_template_source; /* "embedded": the model's tokenizer.chat_template, rendered by
                                        peak's Jinja interpreter; "built-in": a family recognised in a
@@ -367,6 +370,7 @@ typedef struct peak_model_info {
   /* Weight bytes one decoded token reads: every tensor, less the token embedding
      when the model has a separate output matrix (only one embedding row is read). */
   uint64_t decode_bytes_per_token;
+  size_t name_length; /* bytes of name, which the first NUL would cut short */
 } peak_model_info;
 
 /* Strings stay valid until peak_model_free. */

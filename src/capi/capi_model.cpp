@@ -1,4 +1,5 @@
 // peak_model_* and the token functions of the C API.
+#include <cstddef>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -106,6 +107,9 @@ peak_status estimate(const peak::io::FileSource& source, const peak_model_params
 
 }  // namespace
 
+// The first version of peak_model_info ended at decode_bytes_per_token.
+constexpr size_t kModelInfoFirstSize = offsetof(peak_model_info, name_length);
+
 namespace peak::capi {
 
 std::vector<int32_t> encode_user_text(const peak_model& model, std::string_view text, bool add_special,
@@ -191,23 +195,28 @@ peak_status peak_model_estimate_memory_fd(int fd, uint64_t offset, uint64_t leng
 
 void peak_model_free(peak_model* model) { delete model; }
 
-peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) {
+peak_status peak_model_get_info(const peak_model* model, peak_model_info* out) {
   PEAK_CHECK_ARG(model, "peak_model_get_info: model");
-  PEAK_CHECK_ARG(info, "peak_model_get_info: info");
-  if (!peak::capi::struct_size_ok(info->struct_size, sizeof(peak_model_info), "peak_model_info")) {
+  PEAK_CHECK_ARG(out, "peak_model_get_info: info");
+  const size_t struct_size = out->struct_size;
+  if (struct_size != kModelInfoFirstSize &&
+      !peak::capi::struct_size_ok(struct_size, sizeof(peak_model_info), "peak_model_info")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  // Filled whole here, then copied out as far as the caller's version goes.
+  peak_model_info filled{};
+  peak_model_info* info = &filled;
+  info->struct_size = struct_size;
+  info->name_length = model->name.size();
   const peak::tokenizer::Tokenizer& tok = model->tokenizer();
   if (!model->model) {  // a tokenizer alone (peak_model_load_vocab)
-    const size_t struct_size = info->struct_size;
-    *info = peak_model_info{};
-    info->struct_size = struct_size;
     info->architecture = model->architecture.c_str();
     info->name = model->name.c_str();
     info->chat_template = info->chat_template_source = info->chat_template_warning = "";
     info->n_vocab = static_cast<size_t>(tok.n_vocab());
     info->bos_token = tok.bos();
     info->eos_token = tok.eos();
+    std::memcpy(static_cast<void*>(out), info, struct_size);
     return PEAK_OK;
   }
   const peak::model::HParams& hp = model->model->hparams();
@@ -233,6 +242,7 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) 
   if (!w.tied_output) {
     info->decode_bytes_per_token -= static_cast<uint64_t>(w.token_embd->row_count()) * w.token_embd->nb[1];
   }
+  std::memcpy(static_cast<void*>(out), info, struct_size);
   return PEAK_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
@@ -49,7 +50,8 @@ int main(int argc, char** argv) {
     if (no_byte_tokens) {
       use_vocabulary_without_byte_tokens(w, stories->find("tokenizer.ggml.tokens")->array().size());
     } else {
-      w.set_string("general.name", std::string("Stories\0\x1b[2J260K", 15));
+      static const char kName[] = "Stories\0\x1b[2J260K";
+      w.set_string("general.name", std::string_view(kName, sizeof kName - 1));
     }
     for (size_t i = 0; i < stories->n_tensors(); ++i) {
       const peak::gguf::TensorInfo& t = stories->tensor(i);

@@ -154,6 +154,7 @@ class Chat {
   // A message of the user, answered under --tool-choice. False when Ctrl-C
   // stopped it before the answer began (the turn is undone).
   bool answer(const std::string& text) {
+    check_spelled(m_.model.get(), text, false, "chat", "the message");
     if (o_.dump_prompt) dump_prompt(text);
     set_tool_choice(o_.tools.choice);
     return generate([&](const peak_generate_params* gp, peak_generate_result* r) {
@@ -259,8 +260,9 @@ class Chat {
   void print_stats() const {
     const peak_session_stats s = stats();
     // Names from the model file are shown escaped (text_format.h); answers are not.
-    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s (%s)\n", shown(m_.info.name).c_str(),
-                m_.info.architecture, m_.info.n_layer, m_.info.n_vocab,
+    std::printf("model:     %s (%s, %zu layers, vocab %zu), chat template %s (%s)\n",
+                shown({m_.info.name, m_.info.name_length}).c_str(), m_.info.architecture, m_.info.n_layer,
+                m_.info.n_vocab,
                 shown(o_.template_name.empty() ? m_.info.chat_template : o_.template_name.c_str()).c_str(),
                 shown(o_.template_name.empty() ? m_.info.chat_template_source : "chosen by name").c_str());
     std::printf("memory:    mode %s, context %zu tokens: prefix %zu + summary %zu + recent %zu (%zu messages)\n",
@@ -513,7 +515,10 @@ int run_chat(int argc, char** argv) {
         HistoryFile(HistoryFile::default_path(),
                     [](const std::string& why) { std::fprintf(stderr, "peak chat: %s\n", why.c_str()); }));
   }
-  if (tty_in) std::printf("%s: type a message, /help for commands\n", shown(m.info.name[0] ? m.info.name : path.c_str()).c_str());
+  if (tty_in) {
+    const std::string_view name(m.info.name, m.info.name_length);
+    std::printf("%s: type a message, /help for commands\n", shown(name.empty() ? path : name).c_str());
+  }
   std::string line;
   // Ctrl-D, Ctrl-C twice at the line editor, or the end of stdin: leave cleanly.
   while (read_line(editor.get(), tty_in, prompt, &line)) {

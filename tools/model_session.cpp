@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include "text_format.h"
 
 void check_status(peak_status status) {
@@ -14,6 +16,27 @@ std::vector<int32_t> tokenize(const peak_model* model, const std::string& text, 
   std::vector<int32_t> tokens(n);
   check_status(peak_tokenize(model, text.data(), text.size(), add_special, parse_special, tokens.data(), n, &n));
   return tokens;
+}
+
+void check_spelled(const peak_model* model, const std::string& text, bool parse_special, const char* command,
+                   const char* what) {
+  size_t length = 0;
+  peak_text_unspelled(model, text.data(), text.size(), parse_special, nullptr, 0, &length);
+  if (length == 0) return;
+  std::string characters(length + 1, '\0');
+  check_status(peak_text_unspelled(model, text.data(), text.size(), parse_special, characters.data(), characters.size(),
+                                   &length));
+  characters.resize(length);
+  // peak_tokenize refuses text of which nothing is left (asking for the count
+  // is enough to know).
+  size_t n = 0;
+  if (peak_tokenize(model, text.data(), text.size(), 0, parse_special, nullptr, 0, &n) == PEAK_ERR_INVALID_ARGUMENT) {
+    throw CommandError(std::string(what) + ": the model's vocabulary can spell none of its characters (" +
+                       quoted_characters(characters) + ")");
+  }
+  std::fprintf(stderr,
+               "peak %s: warning: the model's vocabulary has no tokens for %s in %s: the model does not see them\n",
+               command, quoted_characters(characters).c_str(), what);
 }
 
 std::string token_piece(const peak_model* model, int32_t token, bool render_special) {

@@ -42,6 +42,11 @@ struct LoadedModel {
 // The tokens of `text` (peak_tokenize: add_special adds BOS/EOS as the model
 // asks, parse_special reads control tokens written in the text).
 std::vector<int32_t> tokenize(const peak_model* model, const std::string& text, bool add_special, bool parse_special);
+// What the model's vocabulary cannot spell of `what` ("the prompt"), text the
+// user wrote: a warning on stderr ("peak <command>: ...") naming the characters
+// the model will not see, or CommandError when none of the text is left.
+void check_spelled(const peak_model* model, const std::string& text, bool parse_special, const char* command,
+                   const char* what);
 // The bytes of one token (peak_token_to_piece).
 std::string token_piece(const peak_model* model, int32_t token, bool render_special);
 

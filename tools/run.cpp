@@ -235,6 +235,7 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
   const auto load_start = std::chrono::steady_clock::now();
   LoadedModel m = load_model(path, o.gen, /*with_context=*/false);
   const double load_seconds = seconds_since(load_start);
+  check_spelled(m.model.get(), o.prompt, false, "run", "the prompt");
   peak_session_params p = peak_session_default_params();
   p.mode = PEAK_MEMORY_NONE;  // one turn: nothing to drop or summarize
   p.recent_max = o.gen.context.n_ctx;
@@ -311,6 +312,7 @@ int run_run(int argc, char** argv) {
 
   // Tokenized as peak_generate tokenizes the prompt below (BOS as the model
   // asks; the user's text cannot spell control tokens).
+  check_spelled(m.model.get(), o.prompt, false, "run", "the prompt");
   const std::vector<int32_t> tokens = tokenize(m.model.get(), o.prompt, true, false);
   check_prompt_fits(tokens.size(), peak_context_n_ctx(m.context.get()));
   peak_generate_params gp = peak_generate_default_params();

@@ -1,5 +1,6 @@
 #include "text_format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -73,7 +74,20 @@ std::string escape_for_terminal(std::string_view s, size_t max_bytes) {
 
 std::string escape_keeping_lines(std::string_view s) { return escape(s, s.size(), LineBreaks::Kept); }
 
-std::string shown(const char* file_text) { return escape_for_terminal(file_text, 256); }
+std::string shown(std::string_view file_text) { return escape_for_terminal(file_text, 256); }
+
+std::string quoted_characters(std::string_view characters) {
+  constexpr size_t kShown = 16;
+  std::string quoted;
+  size_t count = 0;
+  for (size_t i = 0; i < characters.size(); ++count) {
+    const size_t n = std::max<size_t>(1, utf8_sequence_length(characters, i));  // invalid bytes one at a time
+    if (count < kShown) quoted += (count ? ", '" : "'") + escape_for_terminal(characters.substr(i, n), n) + "'";
+    i += n;
+  }
+  if (count > kShown) quoted += " and " + std::to_string(count - kShown) + " more";
+  return quoted;
+}
 
 std::string json_string(std::string_view s) {
   std::string out = "\"";

@@ -17,7 +17,10 @@ std::string escape_keeping_lines(std::string_view s);
 // Text from a model file (its name, its chat template's name ...) as the
 // commands print it: escape_for_terminal, up to 256 bytes. Generated text is the
 // product's output and is printed as the model wrote it.
-std::string shown(const char* file_text);
+std::string shown(std::string_view file_text);
+// Characters (UTF-8, each once) quoted one by one and escaped as
+// escape_for_terminal does: "'h', ' ', '\\x1b'"; the first 16, then how many more.
+std::string quoted_characters(std::string_view characters);
 // A JSON string literal with quotes; invalid UTF-8 becomes U+FFFD.
 std::string json_string(std::string_view s);
 // A JSON number with 10 significant digits; NaN and infinities, which JSON

@@ -100,6 +100,7 @@ int run_tokenize(int argc, char** argv) {
   const std::unique_ptr<peak_model, ModelDeleter> model(loaded);
 
   const std::string text = o.escape ? process_escapes(o.text) : o.text;
+  check_spelled(model.get(), text, o.parse_special, "tokenize", "the text");
   const std::vector<int32_t> tokens = tokenize(model.get(), text, o.add_special, o.parse_special);
 
   if (o.ids) {

@@ -343,9 +343,12 @@ PEAK_API void peak_model_free(peak_model* model);
 /* n_params and the byte counts measure the file's tensor data, so they are
    uint64_t like the file's sizes. */
 typedef struct peak_model_info {
-  size_t struct_size;          /* set to sizeof(peak_model_info) before the call */
+  /* sizeof(peak_model_info), set before the call, or the size of its first
+     version, which ends at decode_bytes_per_token (offsetof(peak_model_info,
+     name_length)): only the fields that version has are written. */
+  size_t struct_size;
   const char* architecture;    /* "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3" */
-  const char* name;            /* general.name, "" if absent */
+  const char* name;            /* general.name, "" if absent; may hold a NUL: see name_length */
   const char* chat_template;   /* "jinja" (the model's own template) or the built-in family, e.g. "chatml" */
   const char* chat_template_source; /* "embedded": the model's tokenizer.chat_template, rendered by
                                        peak's Jinja interpreter; "built-in": a family recognised in a
@@ -367,6 +370,7 @@ typedef struct peak_model_info {
   /* Weight bytes one decoded token reads: every tensor, less the token embedding
      when the model has a separate output matrix (only one embedding row is read). */
   uint64_t decode_bytes_per_token;
+  size_t name_length; /* bytes of name, which the first NUL would cut short */
 } peak_model_info;
 
 /* Strings stay valid until peak_model_free. */
@@ -377,9 +381,20 @@ PEAK_API peak_status peak_model_get_info(const peak_model* model, peak_model_inf
 /* Text (any bytes, `length` of them) to token ids. add_special: add BOS/EOS as the
    model asks. parse_special: recognise control tokens written in the text, such as
    "<|im_end|>" (only when the text is trusted). On PEAK_ERR_BUFFER_TOO_SMALL
-   *n_tokens holds the count needed. */
+   *n_tokens holds the count needed. Text that is not empty but of which the
+   vocabulary can spell no character (peak_text_unspelled) gives
+   PEAK_ERR_INVALID_ARGUMENT, naming the characters, and *n_tokens 0. */
 PEAK_API peak_status peak_tokenize(const peak_model* model, const char* text, size_t length, int add_special,
                                    int parse_special, int32_t* tokens, size_t capacity, size_t* n_tokens);
+/* The characters of `text` the model's vocabulary has no token for, each once, in
+   the order they first appear, then a NUL ("" when it can spell all of it);
+   *characters_length as *length elsewhere. A byte-level BPE vocabulary without
+   some of its 256 byte tokens drops them and a SentencePiece one without byte tokens
+   makes them its unknown token, as llama.cpp does: peak_tokenize, peak_generate
+   and a session's messages tokenize such text the same way, so ask this to tell
+   the user what the model will not see. parse_special as for peak_tokenize. */
+PEAK_API peak_status peak_text_unspelled(const peak_model* model, const char* text, size_t length, int parse_special,
+                                         char* buf, size_t capacity, size_t* characters_length);
 /* The bytes of one token (possibly part of a UTF-8 character), then a NUL. Control
    tokens give no bytes unless render_special. */
 PEAK_API peak_status peak_token_to_piece(const peak_model* model, int32_t token, int render_special, char* buf,
@@ -680,7 +695,9 @@ PEAK_API peak_generate_params peak_generate_default_params(void);
    tokens already there never gets BOS. An empty prompt continues the context as it
    is (from its last logits); on an empty context it is BOS alone (generation from
    nothing, as llama.cpp does), or
-   PEAK_ERR_INVALID_ARGUMENT when no BOS is added. `result` may be NULL. */
+   PEAK_ERR_INVALID_ARGUMENT when no BOS is added. A prompt of which the vocabulary
+   can spell no character is not empty: PEAK_ERR_INVALID_ARGUMENT, naming the
+   characters (peak_text_unspelled). `result` may be NULL. */
 PEAK_API peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* prompt, size_t length,
                                    const peak_generate_params* params, peak_generate_result* result);
 
@@ -892,7 +909,9 @@ PEAK_API void peak_session_free(peak_session* session);
    the message itself and never parses control tokens in the user's text). A
    turn that fails (an error status) leaves the session as it was before it.
    PEAK_ERR_INVALID_ARGUMENT while the conversation ends with a user message
-   appended without an answer (answer it with peak_session_regenerate). */
+   appended without an answer (answer it with peak_session_regenerate), and for
+   a message, not empty, of which the vocabulary can spell no character
+   (peak_text_unspelled): the model would answer nothing. */
 PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
                                        const peak_generate_params* params, peak_generate_result* result);
 
@@ -943,8 +962,9 @@ PEAK_API peak_status peak_session_get_message(const peak_session* session, size_
    it as a turn would have, had the model written that answer (one longer than
    the headroom drops more first; one longer than recent_max + headroom keeps
    its end). A user message left without an answer is answered by
-   peak_session_regenerate, or given one by appending it. An error status leaves
-   the session as it was. */
+   peak_session_regenerate, or given one by appending it. A user message of which
+   the vocabulary can spell no character is refused as peak_session_chat refuses
+   it. An error status leaves the session as it was. */
 PEAK_API peak_status peak_session_append(peak_session* session, peak_role role, const char* text, size_t length);
 /* Answers the last user message again (also one appended without an answer),
    with the sampling set now: its answer and everything that turn did are taken

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "capi/capi_guard.h"
@@ -59,6 +60,14 @@ namespace peak::capi {
 // context to the message for n_ctx 0. (capi_context.cpp)
 peak_status context_params_from_c(const peak_context_params* params, const peak_model* model,
                                   peak::runtime::ContextParams* cp);
+
+// The tokens of text from a user (a prompt, a message). Text that is not empty
+// but of which the model's vocabulary can spell no character gives no token:
+// that is refused with std::invalid_argument, `what` ("peak_generate: the
+// prompt") and the characters named, rather than run as an empty text.
+// (capi_model.cpp)
+std::vector<int32_t> encode_user_text(const peak_model& model, std::string_view text, bool add_special,
+                                      bool parse_special, const std::string& what);
 
 }  // namespace peak::capi
 

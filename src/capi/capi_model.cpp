@@ -1,5 +1,7 @@
 // peak_model_* and the token functions of the C API.
+#include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -7,6 +9,7 @@
 #include "capi/capi_handles.h"
 #include "chat/model_chat_template.h"
 #include "runtime/memory_estimate.h"
+#include "tokenizer/tokenizer.h"
 
 namespace {
 
@@ -104,6 +107,24 @@ peak_status estimate(const peak::io::FileSource& source, const peak_model_params
 
 }  // namespace
 
+// The first version of peak_model_info ended at decode_bytes_per_token.
+constexpr size_t kModelInfoFirstSize = offsetof(peak_model_info, name_length);
+
+namespace peak::capi {
+
+std::vector<int32_t> encode_user_text(const peak_model& model, std::string_view text, bool add_special,
+                                      bool parse_special, const std::string& what) {
+  peak::tokenizer::Unspelled unspelled;
+  std::vector<int32_t> ids = model.tokenizer().encode(text, add_special, parse_special, &unspelled);
+  if (unspelled.nothing_left) {
+    throw std::invalid_argument(what + ": the model's vocabulary can spell none of its characters (" +
+                                peak::tokenizer::quote_characters(unspelled.characters) + ")");
+  }
+  return ids;
+}
+
+}  // namespace peak::capi
+
 extern "C" {
 
 peak_model_params peak_model_default_params(void) {
@@ -174,23 +195,28 @@ peak_status peak_model_estimate_memory_fd(int fd, uint64_t offset, uint64_t leng
 
 void peak_model_free(peak_model* model) { delete model; }
 
-peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) {
+peak_status peak_model_get_info(const peak_model* model, peak_model_info* out) {
   PEAK_CHECK_ARG(model, "peak_model_get_info: model");
-  PEAK_CHECK_ARG(info, "peak_model_get_info: info");
-  if (!peak::capi::struct_size_ok(info->struct_size, sizeof(peak_model_info), "peak_model_info")) {
+  PEAK_CHECK_ARG(out, "peak_model_get_info: info");
+  const size_t struct_size = out->struct_size;
+  if (struct_size != kModelInfoFirstSize &&
+      !peak::capi::struct_size_ok(struct_size, sizeof(peak_model_info), "peak_model_info")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  // Filled whole here, then copied out as far as the caller's version goes.
+  peak_model_info filled{};
+  peak_model_info* info = &filled;
+  info->struct_size = struct_size;
+  info->name_length = model->name.size();
   const peak::tokenizer::Tokenizer& tok = model->tokenizer();
   if (!model->model) {  // a tokenizer alone (peak_model_load_vocab)
-    const size_t struct_size = info->struct_size;
-    *info = peak_model_info{};
-    info->struct_size = struct_size;
     info->architecture = model->architecture.c_str();
     info->name = model->name.c_str();
     info->chat_template = info->chat_template_source = info->chat_template_warning = "";
     info->n_vocab = static_cast<size_t>(tok.n_vocab());
     info->bos_token = tok.bos();
     info->eos_token = tok.eos();
+    std::memcpy(static_cast<void*>(out), info, struct_size);
     return PEAK_OK;
   }
   const peak::model::HParams& hp = model->model->hparams();
@@ -216,6 +242,7 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* info) 
   if (!w.tied_output) {
     info->decode_bytes_per_token -= static_cast<uint64_t>(w.token_embd->row_count()) * w.token_embd->nb[1];
   }
+  std::memcpy(static_cast<void*>(out), info, struct_size);
   return PEAK_OK;
 }
 
@@ -228,7 +255,8 @@ peak_status peak_tokenize(const peak_model* model, const char* text, size_t leng
   if (!tokens && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_tokenize: tokens is NULL");
   return guarded([&] {
     const std::vector<int32_t> ids =
-        model->tokenizer().encode(std::string_view(text ? text : "", length), add_special != 0, parse_special != 0);
+        peak::capi::encode_user_text(*model, std::string_view(text ? text : "", length), add_special != 0,
+                                     parse_special != 0, "peak_tokenize: the text");
     *n_tokens = ids.size();
     if (ids.size() > capacity) {
       return fail(PEAK_ERR_BUFFER_TOO_SMALL, "the text has " + std::to_string(ids.size()) +
@@ -236,6 +264,20 @@ peak_status peak_tokenize(const peak_model* model, const char* text, size_t leng
     }
     if (!ids.empty()) std::memcpy(tokens, ids.data(), ids.size() * sizeof(int32_t));
     return PEAK_OK;
+  });
+}
+
+peak_status peak_text_unspelled(const peak_model* model, const char* text, size_t length, int parse_special, char* buf,
+                                size_t capacity, size_t* characters_length) {
+  PEAK_CHECK_ARG(model, "peak_text_unspelled: model");
+  PEAK_CHECK_ARG(characters_length, "peak_text_unspelled: characters_length");
+  *characters_length = 0;
+  if (!text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_text_unspelled: text is NULL");
+  if (!buf && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_text_unspelled: buf is NULL");
+  return guarded([&] {
+    peak::tokenizer::Unspelled unspelled;
+    model->tokenizer().encode(std::string_view(text ? text : "", length), false, parse_special != 0, &unspelled);
+    return peak::capi::copy_out(unspelled.characters, "characters", buf, capacity, characters_length);
   });
 }
 

@@ -191,12 +191,12 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: the sampler and the context use different models");
   }
   return guarded([&] {
-    const peak::tokenizer::Tokenizer& tok = ctx->model->model->tokenizer();
     // BOS (and whatever else the model adds) starts a sequence: only a context
     // holding no tokens yet gets it, never a continuation.
     const bool starts_sequence = ctx->context->kv().used() == 0;
-    const std::vector<int32_t> tokens = tok.encode(std::string_view(prompt ? prompt : "", length),
-                                                   starts_sequence && p.add_special != 0, p.parse_special != 0);
+    const std::vector<int32_t> tokens = peak::capi::encode_user_text(
+        *ctx->model, std::string_view(prompt ? prompt : "", length), starts_sequence && p.add_special != 0,
+        p.parse_special != 0, "peak_generate: the prompt");
     if (tokens.empty() && starts_sequence) {
       return fail(PEAK_ERR_INVALID_ARGUMENT,
                   "peak_generate: the prompt is empty and the context holds no tokens, so there is nothing to "

@@ -198,7 +198,9 @@ peak_status peak_session_chat(peak_session* session, const char* user_text, size
   PEAK_CHECK_ARG(session, "peak_session_chat: session");
   if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_chat: user_text is NULL");
   return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
-    return session->session->chat(std::string(user_text ? user_text : "", length), o, on_reasoning);
+    const std::string_view text(user_text ? user_text : "", length);
+    peak::capi::encode_user_text(*session->model, text, false, false, "peak_session_chat: the message");
+    return session->session->chat(std::string(text), o, on_reasoning);
   });
 }
 
@@ -239,7 +241,11 @@ peak_status peak_session_append(peak_session* session, peak_role role, const cha
                     "peak_session_params field)");
   }
   return guarded([&] {
-    session->session->append(raw == PEAK_ROLE_USER ? "user" : "assistant", std::string(text ? text : "", length));
+    const std::string_view message(text ? text : "", length);
+    if (raw == PEAK_ROLE_USER) {
+      peak::capi::encode_user_text(*session->model, message, false, false, "peak_session_append: the user message");
+    }
+    session->session->append(raw == PEAK_ROLE_USER ? "user" : "assistant", std::string(message));
     return PEAK_OK;
   });
 }
@@ -286,7 +292,9 @@ peak_status peak_session_edit_last(peak_session* session, const char* user_text,
   PEAK_CHECK_ARG(session, "peak_session_edit_last: session");
   if (!user_text && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_edit_last: user_text is NULL");
   return run_turn(params, result, [&](const auto& o, const auto& on_reasoning) {
-    return session->session->edit_last(std::string(user_text ? user_text : "", length), o, on_reasoning);
+    const std::string_view text(user_text ? user_text : "", length);
+    peak::capi::encode_user_text(*session->model, text, false, false, "peak_session_edit_last: the message");
+    return session->session->edit_last(std::string(text), o, on_reasoning);
   });
 }
 

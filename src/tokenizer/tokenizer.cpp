@@ -1,5 +1,6 @@
 #include "tokenizer/tokenizer.h"
 
+#include "gguf/printable.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/tokenizer_bpe.h"
 #include "tokenizer/tokenizer_spm.h"
@@ -8,8 +9,6 @@
 namespace peak::tokenizer {
 
 namespace {
-
-constexpr std::string_view kSpaceMarker = "\xE2\x96\x81";  // U+2581, SentencePiece's space
 
 // A piece of the input: raw text still to tokenize, or a special token found in it.
 struct Fragment {
@@ -106,6 +105,21 @@ std::string byte_level_to_bytes(std::string_view text) {
 
 }  // namespace
 
+std::string quote_characters(std::string_view characters) {
+  constexpr size_t kShown = 16;
+  std::string quoted;
+  size_t count = 0;
+  for (size_t pos = 0; pos < characters.size(); ++count) {
+    const size_t length = decode_utf8_char(characters, pos).length;
+    if (count < kShown) {
+      quoted += (count ? ", '" : "'") + gguf::printable(characters.substr(pos, length)) + "'";
+    }
+    pos += length;
+  }
+  if (count > kShown) quoted += " and " + std::to_string(count - kShown) + " more";
+  return quoted;
+}
+
 std::unique_ptr<Tokenizer> Tokenizer::from_gguf(const gguf::GgufFile& file) {
   return std::unique_ptr<Tokenizer>(new Tokenizer(Vocab::from_gguf(file)));
 }
@@ -128,10 +142,17 @@ std::string Tokenizer::render_piece(int32_t id) const {
   return std::string();  // unused and undefined tokens stand for nothing
 }
 
-std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special,
+                                       Unspelled* unspelled) const {
   const TokenizerFlags& flags = vocab_->flags();
   std::vector<int32_t> ids;
   if (add_special && flags.add_bos) ids.push_back(bos());
+  const size_t text_start = ids.size();
+  std::string* characters = nullptr;
+  if (unspelled) {
+    *unspelled = Unspelled{};
+    characters = &unspelled->characters;
+  }
   // SPM puts a space before text at the start and after a special token, as
   // SentencePiece does at the start of every sentence.
   bool after_special = true;
@@ -145,18 +166,17 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
     switch (vocab_->type()) {
       case VocabType::Spm: {
         const std::string prefix = flags.add_space_prefix && after_special ? " " : "";
-        tokenize_spm(*vocab_, escape_spaces(prefix + std::string(raw)), ids);
+        tokenize_spm(*vocab_, escape_spaces(prefix + std::string(raw)), ids, characters);
         break;
       }
-      case VocabType::Bpe:
-        tokenize_bpe(*vocab_, raw, ids);
-        break;
+      case VocabType::Bpe: tokenize_bpe(*vocab_, raw, ids, characters); break;
       case VocabType::Wpm:
         tokenize_wpm(*vocab_, raw, ids);
         break;
     }
     after_special = false;
   }
+  if (unspelled) unspelled->nothing_left = !unspelled->characters.empty() && ids.size() == text_start;
   if (add_special && flags.add_eos) ids.push_back(eos());
   if (add_special && flags.add_sep) ids.push_back(vocab_->special().sep);
   return ids;

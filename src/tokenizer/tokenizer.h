@@ -17,6 +17,9 @@
 //   detokenize does not apply llama.cpp's clean_spaces (" ," -> ",") pass.
 // - Model-specific attribute hacks other than Phi-3's are not reproduced (jina and
 //   modern-bert <mask> LSTRIP, gpt-oss / solar-open / gemma4 token retyping).
+// Where both lose text, peak says so: encode reports the characters a vocabulary
+// without byte tokens cannot spell (llama.cpp drops them, or makes them unknown,
+// without a word).
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,19 @@
 
 namespace peak::tokenizer {
 
+// What encode could not spell: the characters of the text the vocabulary has no
+// token for, which byte-level BPE drops (as llama.cpp does) and SPM turns into its
+// unknown token. WordPiece's unknown words are not counted: BERT makes a word it
+// cannot spell whole unknown by design.
+struct Unspelled {
+  std::string characters;     // each once, in the order they first appear
+  bool nothing_left = false;  // the text gave no token: it had nothing the vocabulary can spell
+};
+
+// `characters` (as in Unspelled) quoted one by one for a message, escaped
+// (gguf::printable): "'h', ' ', '\x1b'"; the first 16, then how many more.
+std::string quote_characters(std::string_view characters);
+
 class Tokenizer {
  public:
   // Reads and validates the tokenizer.ggml.* metadata. Throws TokenizerError naming
@@ -40,7 +56,9 @@ class Tokenizer {
   // `add_special`: add BOS / EOS (/ SEP) as the model asks (tokenizer.ggml.add_bos_token ...).
   // `parse_special`: recognise control tokens spelled in the text ("<|im_end|>").
   // User-defined tokens are recognised either way, as llama.cpp does.
-  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special) const;
+  // `unspelled`, when given, receives what the vocabulary could not spell.
+  std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special,
+                              Unspelled* unspelled = nullptr) const;
 
   // The bytes a token stands for (not always whole UTF-8 characters: feed them to a
   // Utf8StreamDecoder). Control and unknown tokens give "" unless `render_special`.

@@ -33,7 +33,14 @@ std::string byte_level_spelling(std::string_view bytes) {
   return spelled;
 }
 
-void merge_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>& out) {
+// The character of `word` (valid UTF-8) that holds the byte at `offset`.
+std::string_view character_at(std::string_view word, size_t offset) {
+  size_t start = offset;
+  while (start > 0 && (static_cast<uint8_t>(word[start]) & 0xC0) == 0x80) --start;
+  return word.substr(start, decode_utf8_char(word, start).length);
+}
+
+void merge_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>& out, std::string* unspelled) {
   if (vocab.flags().ignore_merges) {
     if (const int32_t id = vocab.find(byte_level_spelling(word)); id != kNoToken) {
       out.push_back(id);
@@ -79,7 +86,8 @@ void merge_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>&
       return;
     }
     // A byte the vocabulary cannot spell: llama.cpp keeps whichever single bytes of
-    // its spelling are tokens and drops the rest; so does peak.
+    // its spelling are tokens and drops the rest; so does peak, and tells.
+    if (unspelled) add_character_once(*unspelled, character_at(word, symbols[index].offset));
     for (const char c : byte_level_spelling(word.substr(symbols[index].offset, symbols[index].length))) {
       if (const int32_t id = vocab.find(std::string_view(&c, 1)); id != kNoToken) out.push_back(id);
     }
@@ -88,7 +96,7 @@ void merge_word(const Vocab& vocab, std::string_view word, std::vector<int32_t>&
 
 }  // namespace
 
-void tokenize_bpe(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
+void tokenize_bpe(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out, std::string* unspelled) {
   const std::vector<uint32_t> cpts = decode_utf8(text);
   const std::vector<size_t> word_lengths = pre_tokenize(vocab.pre_tokenizer(), cpts);
   std::string word;
@@ -98,7 +106,7 @@ void tokenize_bpe(const Vocab& vocab, std::string_view text, std::vector<int32_t
     word.clear();
     for (size_t i = begin; i < begin + length; ++i) append_utf8(word, cpts[i]);
     begin += length;
-    merge_word(vocab, word, out);
+    merge_word(vocab, word, out, unspelled);
   }
 }
 

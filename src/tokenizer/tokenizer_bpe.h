@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -12,7 +13,8 @@
 
 namespace peak::tokenizer {
 
-// Appends to `out`.
-void tokenize_bpe(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out);
+// Appends to `out`; appends to `unspelled` (unless null) each character the
+// vocabulary lacks a byte token for and that is not there yet (add_character_once).
+void tokenize_bpe(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out, std::string* unspelled);
 
 }  // namespace peak::tokenizer

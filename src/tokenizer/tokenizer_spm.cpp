@@ -26,7 +26,7 @@ struct BigramOrder {
 
 }  // namespace
 
-void tokenize_spm(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out) {
+void tokenize_spm(const Vocab& vocab, std::string_view text, std::vector<int32_t>& out, std::string* unspelled) {
   SymbolChain symbols(text.size());
   for (size_t offset = 0; offset < text.size();) {
     // One symbol per character; an ill-formed sequence is a symbol of its own and
@@ -73,6 +73,10 @@ void tokenize_spm(const Vocab& vocab, std::string_view text, std::vector<int32_t
       if (byte_id == kNoToken) {
         throw TokenizerError("tokenizer: the vocabulary has neither a token for byte " +
                              std::to_string(static_cast<uint8_t>(c)) + " nor an unknown token");
+      }
+      // The text's own space, not the marker it was escaped to.
+      if (unspelled && byte_id == vocab.special().unk) {
+        add_character_once(*unspelled, piece == kSpaceMarker ? std::string_view(" ") : piece);
       }
       out.push_back(byte_id);
     }

@@ -56,6 +56,17 @@ std::vector<uint32_t> decode_utf8(std::string_view text) {
   return cpts;
 }
 
+void add_character_once(std::string& characters, std::string_view character) {
+  // Compared a character at a time: a byte search could find an ill-formed
+  // sequence inside a whole character.
+  for (size_t pos = 0; pos < characters.size();) {
+    const size_t length = decode_utf8_char(characters, pos).length;
+    if (std::string_view(characters).substr(pos, length) == character) return;
+    pos += length;
+  }
+  characters.append(character);
+}
+
 void append_utf8(std::string& out, uint32_t cpt) {
   if (cpt < 0x80) {
     out.push_back(static_cast<char>(cpt));

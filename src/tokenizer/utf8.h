@@ -34,6 +34,10 @@ std::vector<uint32_t> decode_utf8(std::string_view text);
 // Appends the UTF-8 form of a code point (<= U+10FFFF).
 void append_utf8(std::string& out, uint32_t cpt);
 
+// Appends `character` (the bytes of one character, or of one ill-formed sequence)
+// to `characters` unless they already hold it: a set kept in the order of adding.
+void add_character_once(std::string& characters, std::string_view character);
+
 // Turns a byte stream cut at arbitrary points (one detokenized piece after another)
 // into text that never splits a character: bytes of an incomplete character are held
 // until it completes; ill-formed sequences come out as U+FFFD, never dropped.

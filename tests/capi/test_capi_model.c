@@ -83,6 +83,14 @@ static void test_model_info(peak_model* m) {
   CHECK(strcmp(info.chat_template, "chatml") == 0);       /* the model has no template: */
   CHECK(strcmp(info.chat_template_source, "fallback") == 0);
   CHECK(strlen(info.chat_template_warning) > 0);           /* ChatML with a warning */
+  CHECK(strcmp(info.name, "llama") == 0 && info.name_length == 5);
+  /* A caller built before name_length gets the fields it has, and no more. */
+  memset(&info, 0xAB, sizeof info);
+  info.struct_size = offsetof(peak_model_info, name_length);
+  CHECK(peak_model_get_info(m, &info) == PEAK_OK);
+  CHECK(info.n_vocab == 512 && info.decode_bytes_per_token > 0 &&
+        info.struct_size == offsetof(peak_model_info, name_length));
+  CHECK(info.name_length == (size_t)0xABABABABABABABABull);
   info.struct_size = 8;
   CHECK_ERROR(peak_model_get_info(m, &info), PEAK_ERR_INVALID_ARGUMENT, "struct_size");
 }

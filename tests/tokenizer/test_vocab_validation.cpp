@@ -141,6 +141,42 @@ TEST(VocabValidation, QuotesTokensAndMergesEscaped) {
   }
 }
 
+// The tiny vocabularies have no byte tokens. BPE drops what it cannot spell and SPM
+// makes it <unk>, as llama.cpp does (the ids are the same with the report and
+// without), and encode says which characters those were.
+TEST(VocabValidation, ReportsWhatAVocabularyWithoutByteTokensCannotSpell) {
+  std::vector<uint8_t> bytes;
+  const auto bpe = load(tiny_bpe(), bytes);
+  Unspelled unspelled;
+  EXPECT_EQ(bpe->encode("abc", false, false, &unspelled), (std::vector<int32_t>{2}));
+  EXPECT_EQ(unspelled.characters, "c");
+  EXPECT_FALSE(unspelled.nothing_left);
+  EXPECT_EQ(bpe->encode("abc", false, false), (std::vector<int32_t>{2}));
+  // Each character once, in order; é is two bytes, neither a token.
+  EXPECT_EQ(bpe->encode("c \xC3\xA9 c\x1b", true, false, &unspelled), (std::vector<int32_t>{}));
+  EXPECT_EQ(unspelled.characters, "c \xC3\xA9\x1b");
+  EXPECT_TRUE(unspelled.nothing_left);
+  EXPECT_EQ(quote_characters(unspelled.characters), "'c', ' ', '\xC3\xA9', '\\x1b'");
+  // A special token is something left.
+  EXPECT_EQ(bpe->encode("c<|endoftext|>", false, true, &unspelled), (std::vector<int32_t>{3}));
+  EXPECT_EQ(unspelled.characters, "c");
+  EXPECT_FALSE(unspelled.nothing_left);
+  bpe->encode("ab", false, false, &unspelled);  // a report starts empty
+  EXPECT_EQ(unspelled.characters, "");
+
+  std::vector<uint8_t> spm_bytes;
+  const auto spm = load(tiny_spm(), spm_bytes);
+  EXPECT_EQ(spm->encode("c", false, false, &unspelled), (std::vector<int32_t>{0, 0, 0, 0}));
+  EXPECT_EQ(unspelled.characters, " c");  // the space SPM puts before the text, and c
+  EXPECT_FALSE(unspelled.nothing_left);   // <unk> is a token
+}
+
+TEST(VocabValidation, QuotesAtMostSixteenCharacters) {
+  EXPECT_EQ(quote_characters("abcdefghijklmnopqrst"),
+            "'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p' and 4 more");
+  EXPECT_EQ(quote_characters(""), "");
+}
+
 TEST(VocabValidation, RefusesSpecialIdsOutsideTheVocabulary) {
   gguf::GgufWriter eos = tiny_bpe();
   eos.set_u32("tokenizer.ggml.eos_token_id", 4);

@@ -31,3 +31,8 @@ class OutputFile {
  private:
   peak_file_writer* writer_ = nullptr;
 };
+
+// CommandError when `path` is one of `inputs` (also through a link), for the
+// commands whose output the library writes (peak synth --vocab-from, peak lora
+// synth's base): a command never writes over a file it reads.
+void refuse_inputs(const std::string& path, const std::vector<OutputFile::Input>& inputs);

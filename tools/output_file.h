@@ -1,5 +1,5 @@
 // A command's own output file (peak run --logits-out, peak perplexity
-// --kl-divergence-base), written as the library writes models and sessions
+// --kl-divergence-base, peak bench --chat --csv), written as the library writes models and sessions
 // (peak_file_writer): nothing at the path changes until commit() puts the
 // whole file there, and a failure, an exception or a signal leaves the old
 // file as it was and no temporary file behind.

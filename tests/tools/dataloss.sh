@@ -93,14 +93,33 @@ complete_bench_csv() {
 }
 inputs_bench_csv() { echo "$in/m.gguf"; }
 
-writers=(quantize synth lora_synth lora_merge chat_save run_logits perplexity_kl bench_csv)
+# peak chat at a terminal appends each message to $XDG_STATE_HOME/peak/history
+# (a pseudo-terminal from script(1); the line editor drops keys typed before
+# it starts, hence the pause). A file it cannot use is a warning, and the
+# chat goes on.
+write_history() {
+  { sleep 1; printf 'Hello\r/quit\r'; } | XDG_STATE_HOME=${1%/peak/history} TERM=xterm \
+    timeout $TIMEOUT script -qec "'$peak' chat -m '$in/m.gguf' -n 2 -t 1" /dev/null >&2
+  local rc=$?
+  if ((rc == 0)) && grep -q "history file '$1'" "$case_dir/err"; then return 1; fi
+  return $rc
+}
+complete_history() { [[ $(cat "$1") == $'Hello\n/quit' || $(cat "$1") == $'old\nHello\n/quit' ]]; }
 
-# A fresh directory for a case; the target is $case_dir/target, what it points
-# to (if anything) in $case_dir/real/.
+writers=(quantize synth lora_synth lora_merge chat_save run_logits perplexity_kl bench_csv history)
+
+# A fresh directory for a case; the target is $case_dir/target (the history
+# file's own path for history), what it points to (if anything) in
+# $case_dir/real/.
 new_case() {
   case_dir=$work/$1-$2
   rm -rf "$case_dir"
   mkdir -p "$case_dir/real"
+  t=$case_dir/target
+  if [[ $1 == history ]]; then
+    t=$case_dir/state/peak/history
+    mkdir -p "${t%/history}"
+  fi
 }
 
 run_writer() {  # run_writer WRITER OUT: the writer's exit status
@@ -141,7 +160,7 @@ refused() {  # refused RC PATH [INPUT]
 
 case_regular() {  # an old file is replaced by a whole new one
   new_case "$1" regular
-  local t=$case_dir/target why=""
+  local why=""
   echo old >"$t"
   run_writer "$1" "$t" || why="exit status $?: $(tail -c 300 "$case_dir/err")"
   [[ -n $why ]] || "complete_$1" "$t" || why="the new file is not complete"
@@ -150,28 +169,28 @@ case_regular() {  # an old file is replaced by a whole new one
 
 case_symlink() {  # the link stays, the file it points to is replaced
   new_case "$1" symlink
-  local t=$case_dir/target why=""
+  local why=""
   echo old >"$case_dir/real/file"
-  ln -s real/file "$t"
+  ln -s "$case_dir/real/file" "$t"
   run_writer "$1" "$t" || why="exit status $?: $(tail -c 300 "$case_dir/err")"
-  [[ -n $why || $(readlink "$t") == real/file ]] || why="the link was replaced"
+  [[ -n $why || $(readlink "$t") == "$case_dir/real/file" ]] || why="the link was replaced"
   [[ -n $why ]] || "complete_$1" "$case_dir/real/file" || why="the file the link names is not complete"
   finish "$1" symlink "$why"
 }
 
 case_dangling() {  # the link stays, the file it names is created
   new_case "$1" dangling-link
-  local t=$case_dir/target why=""
-  ln -s real/new "$t"
+  local why=""
+  ln -s "$case_dir/real/new" "$t"
   run_writer "$1" "$t" || why="exit status $?: $(tail -c 300 "$case_dir/err")"
-  [[ -n $why || $(readlink "$t") == real/new ]] || why="the link was replaced"
+  [[ -n $why || $(readlink "$t") == "$case_dir/real/new" ]] || why="the link was replaced"
   [[ -n $why ]] || "complete_$1" "$case_dir/real/new" || why="the file the link names is not complete"
   finish "$1" dangling-link "$why"
 }
 
 case_fifo() {  # refused at once: no reader ever comes
   new_case "$1" fifo
-  local t=$case_dir/target why=""
+  local why=""
   mkfifo "$t"
   run_writer "$1" "$t"
   why=$(refused $? "$t")
@@ -181,7 +200,7 @@ case_fifo() {  # refused at once: no reader ever comes
 
 case_device() {  # a copy of /dev/null, else a link to it: refused, the node kept
   new_case "$1" device
-  local t=$case_dir/target why="" kind=device
+  local why="" kind=device
   if ! mknod "$t" c 1 3 2>/dev/null; then
     ln -s /dev/null "$t"
     kind=device-link
@@ -194,7 +213,7 @@ case_device() {  # a copy of /dev/null, else a link to it: refused, the node kep
 
 case_directory() {  # refused, the directory and its files kept
   new_case "$1" directory
-  local t=$case_dir/target why=""
+  local why=""
   mkdir "$t"
   echo kept >"$t/file"
   run_writer "$1" "$t"
@@ -239,7 +258,7 @@ case_full_tmpfs() {
 }
 
 if [[ -n ${full_tmpfs_only:-} ]]; then
-  for w in "${writers[@]}"; do case_full_tmpfs "$w"; done
+  for w in "${writers[@]}"; do [[ $w == history ]] || case_full_tmpfs "$w"; done
   exit 0
 fi
 
@@ -318,7 +337,9 @@ for w in "${writers[@]}"; do
   case_fifo "$w"
   case_device "$w"
   case_directory "$w"
-  if [[ $w == synth ]]; then
+  if [[ $w == history ]]; then
+    record history own-input SKIP "peak chat reads no file the history could be aimed at"
+  elif [[ $w == synth ]]; then
     # A model of SmolLM2's vocabulary size, read by --vocab-from and written over.
     cp "$case_dir/../synth-regular/target" "$in/vocab.gguf" && cp "$in/vocab.gguf" "$in/vocab.gguf.orig"
     inputs_synth() { echo "$in/vocab.gguf"; }
@@ -337,7 +358,9 @@ if unshare -m true 2>/dev/null; then
 elif unshare -rm true 2>/dev/null; then
   unshare -rm -- bash "$0" --full-tmpfs "$@"
 else
-  for w in "${writers[@]}"; do record "$w" full-tmpfs SKIP "no mount namespace (unshare -m, unshare -rm)"; done
+  for w in "${writers[@]}"; do
+    [[ $w == history ]] || record "$w" full-tmpfs SKIP "no mount namespace (unshare -m, unshare -rm)"
+  done
 fi
 
 if signal_input; then
@@ -348,6 +371,8 @@ else
   record all signals FAIL "cannot make the model to interrupt"
 fi
 for w in chat_save lora_synth; do record "$w" signals SKIP "written in a millisecond: no time to aim a signal"; done
+record history full-tmpfs SKIP "an append of a few bytes: a full disk fails it whole, as a directory does above"
+record history signals SKIP "one write() per message: nothing for a signal to interrupt"
 
 printf '%-14s %-14s %s\n' writer case result
 fails=0

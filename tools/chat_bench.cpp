@@ -25,6 +25,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "output_file.h"
 
 namespace {
 
@@ -276,9 +277,8 @@ void print_parts_table(const std::vector<ModeResult>& results) {
   }
 }
 
-void write_csv(const std::string& path, const std::vector<ModeResult>& results) {
-  std::ofstream csv(path);
-  if (!csv) throw CommandError("cannot write '" + path + "'");
+void write_csv(OutputFile& out, const std::vector<ModeResult>& results) {
+  std::ostringstream csv;
   csv << "mode,turn,seconds,rebuilt,worker_busy,rebuild,catch_up,window_shift,prefill,generation,settle\n";
   for (const ModeResult& r : results) {
     for (size_t i = 0; i < r.turns.size(); ++i) {
@@ -289,7 +289,9 @@ void write_csv(const std::string& path, const std::vector<ModeResult>& results) 
           << p.prefill_seconds << "," << p.generation_seconds << "," << p.settle_seconds << "\n";
     }
   }
-  if (!csv.flush()) throw CommandError("cannot write '" + path + "'");
+  const std::string bytes = csv.str();
+  out.write(bytes.data(), bytes.size());
+  out.commit();
 }
 
 }  // namespace
@@ -332,6 +334,10 @@ int run_chat_bench(int argc, char** argv) {
     }
   }
   if (o.model.empty()) throw UsageError("no model given (-m MODEL)");
+  // Opened first: a path that cannot be written fails before the benchmark's
+  // minutes, and the old file stays whole until the new one is.
+  std::unique_ptr<OutputFile> csv;
+  if (!o.csv.empty()) csv = std::make_unique<OutputFile>(o.csv, std::vector<OutputFile::Input>{{o.model, "the model"}});
   GenerationOptions g;
   g.model.repack_weights = PEAK_REPACK_AT_LOAD;  // the steady state, as in peak bench
   LoadedModel m = load_model(o.model, g, /*with_context=*/false);
@@ -347,6 +353,6 @@ int run_chat_bench(int argc, char** argv) {
   for (const ModeResult& r : results) {
     if (!r.stopped.empty()) std::printf("\n%s stopped after %d turns: %s\n", r.mode.c_str(), r.turns_done, r.stopped.c_str());
   }
-  if (!o.csv.empty()) write_csv(o.csv, results);
+  if (csv) write_csv(*csv, results);
   return 0;
 }

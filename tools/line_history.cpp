@@ -123,7 +123,8 @@ void HistoryFile::load(History& history, size_t max_entries) {
     warn("the history is not kept: neither XDG_STATE_HOME nor HOME names a directory");
     return;
   }
-  const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking: opening a FIFO to read waits for a writer, which never comes.
+  const int fd = ::open(path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
     if (errno != ENOENT) warn("cannot read the history file '" + path_ + "': " + error_text(errno));
     return;
@@ -151,6 +152,9 @@ void HistoryFile::load(History& history, size_t max_entries) {
   }
   ::close(fd);
   if (err != 0) {
+    // Nothing is appended to what is not a history file: a FIFO would block
+    // the write, a device would take it.
+    if (err == EINVAL) write_failed_ = true;
     warn("cannot read the history file '" + path_ + "': " +
          (err == EINVAL ? std::string("not a regular file") : error_text(err)));
     return;

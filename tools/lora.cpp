@@ -8,6 +8,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "output_file.h"
 #include "progress_bar.h"
 
 namespace {
@@ -98,6 +99,7 @@ int run_synth_adapter(ArgCursor& args) {
     }
   }
   if (n_positional != 2) throw UsageError("synth needs BASE.gguf OUTPUT.gguf (see peak lora --help)");
+  refuse_inputs(positional[1], {{positional[0], "the base model"}});
   p.targets = targets.empty() ? nullptr : targets.c_str();
   check_status(peak_lora_synth(positional[0].c_str(), positional[1].c_str(), &p));
   std::fprintf(stderr, "wrote %s (rank %zu)\n", positional[1].c_str(), p.rank);

@@ -15,12 +15,16 @@ bool same_file(const std::string& a, const std::string& b) {
 
 }  // namespace
 
-OutputFile::OutputFile(const std::string& path, const std::vector<Input>& inputs) {
-  for (const Input& input : inputs) {
+void refuse_inputs(const std::string& path, const std::vector<OutputFile::Input>& inputs) {
+  for (const OutputFile::Input& input : inputs) {
     if (!input.first.empty() && same_file(path, input.first)) {
       throw CommandError("refusing to write '" + path + "': it is " + input.second + " ('" + input.first + "')");
     }
   }
+}
+
+OutputFile::OutputFile(const std::string& path, const std::vector<Input>& inputs) {
+  refuse_inputs(path, inputs);
   check_status(peak_file_writer_open(path.c_str(), &writer_));
 }
 

@@ -1,5 +1,5 @@
 // A command's own output file (peak run --logits-out, peak perplexity
-// --kl-divergence-base), written as the library writes models and sessions
+// --kl-divergence-base, peak bench --chat --csv), written as the library writes models and sessions
 // (peak_file_writer): nothing at the path changes until commit() puts the
 // whole file there, and a failure, an exception or a signal leaves the old
 // file as it was and no temporary file behind.
@@ -31,3 +31,8 @@ class OutputFile {
  private:
   peak_file_writer* writer_ = nullptr;
 };
+
+// CommandError when `path` is one of `inputs` (also through a link), for the
+// commands whose output the library writes (peak synth --vocab-from, peak lora
+// synth's base): a command never writes over a file it reads.
+void refuse_inputs(const std::string& path, const std::vector<OutputFile::Input>& inputs);

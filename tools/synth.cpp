@@ -8,6 +8,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "output_file.h"
 #include "progress_bar.h"
 
 namespace {
@@ -53,6 +54,7 @@ int run_synth(int argc, char** argv) {
   }
   if (preset.empty()) throw UsageError(std::string("no --preset given (one of ") + peak_synth_presets() + ")");
   if (output.empty()) throw UsageError("no output file given (-o FILE)");
+  refuse_inputs(output, {{vocab, "the --vocab-from model"}});
   ProgressBar bar{"writing"};
   sp.preset = preset.c_str();
   sp.type = type.c_str();

@@ -339,6 +339,9 @@ bool parse_session_option(ArgCursor& args, peak_session_params& p) {
   } else if (is(a, "--summary-wait")) {
     args.next();
     p.wait_for_summary = 1;
+  } else if (is(a, "--verify-kv")) {
+    args.next();
+    p.verify_kv_cells = static_cast<size_t>(args.integer(a, 0, 1 << 24));
   } else if (is(a, "--summary-ctx")) {
     args.next();
     p.summary_n_ctx = static_cast<size_t>(args.integer(a, 64, 1 << 20));
@@ -399,5 +402,7 @@ const char* session_options_help() {
          "  --rebuild S               background (default: prefill the new cache on the summary worker,\n"
          "                            a second main cache meanwhile), shift (re-rotate kept keys) or reprefill\n"
          "  --summary-wait            a message sent while a summary is written (or rebuilt) waits for it\n"
-         "  --summary-ctx N           the summary context's size (default 2048)\n";
+         "  --summary-ctx N           the summary context's size (default 2048)\n"
+         "  --verify-kv N             a restored session's first N KV cells are prefilled again and compared;\n"
+         "                            cells that differ are not used: the conversation is prefilled (default 0)\n";
 }

@@ -835,8 +835,9 @@ typedef struct peak_session_params {
   /* sizeof(peak_session_params); a caller built against the header before the
      tool fields and sampler.preserved_tokens declares the size of that first
      version (offsetof(peak_session_params, sampler) plus the first version's
-     sampler, which ends at json_schema), and the later fields keep their
-     defaults. */
+     sampler, which ends at json_schema), one built before verify_kv_cells the
+     size of the second (offsetof(peak_session_params, verify_kv_cells)), and
+     the later fields keep their defaults. */
   size_t struct_size;
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */
@@ -896,6 +897,20 @@ typedef struct peak_session_params {
      (default): the one the model's template renders past calls in, or "generic"
      for a named built-in template. */
   const char* tool_call_format;
+  /* peak_session_restore of a file with KV cells: how many of the first cells
+     to compute again (a prefill of their tokens) and compare with the saved
+     ones before using them; 0 (default): they are used as read. The file's
+     checks catch sizes and non-finite values, not finite but wrong ones. Only
+     cells a prefill gives again are checked: the system prompt's and the
+     summary's, and the recent messages' while none was ever dropped (a drop
+     moves the rest over it). Costs a prefill of that many tokens; later cells
+     are used unchecked. Cells differing by more than their KV type's storage
+     step plus 1/32 of their row's scale (other batch sizes and thread counts
+     sum in other orders) are not used: the session prefills the conversation
+     instead, losing nothing of it, and logs a warning (peak_set_log_callback)
+     naming the file and the first differing layer, K or V, cell and head;
+     peak_session_restore still returns PEAK_OK. */
+  size_t verify_kv_cells;
 } peak_session_params;
 
 PEAK_API peak_session_params peak_session_default_params(void);
@@ -1145,7 +1160,9 @@ PEAK_API peak_status peak_session_save(peak_session* session, const char* path, 
      rendered again (a conversation with tool calls or results is refused with
      PEAK_ERR_UNSUPPORTED: it is rendered only as it was saved);
    - the saved KV cache is used when its cells are still those the session
-     needs (same segments and KV types), else the cells are prefilled.
+     needs (same segments and KV types), else the cells are prefilled; with
+     peak_session_params.verify_kv_cells its first cells are checked first,
+     and cells that differ are replaced by a prefill.
    Refused with PEAK_ERR_UNSUPPORTED, the message naming the setting and both
    values: another model (architecture, parameters, vocabulary size, layers,
    weight bytes), or a memory mode that cannot continue the file's

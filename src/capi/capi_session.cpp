@@ -26,6 +26,8 @@ using peak::capi::raw_enum;
 // The first version of peak_session_params ended with a sampler of the first
 // version (no preserved tokens) and had no tool fields.
 constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, sampler) + kSamplerParamsFirstSize;
+// The second ended with tool_call_format.
+constexpr size_t kSessionParamsSecondSize = offsetof(peak_session_params, verify_kv_cells);
 
 // The tool choice as the session takes it; false (an error set) out of range.
 // By reference: a value outside the enum is read as an int, never loaded as the enum.
@@ -71,7 +73,9 @@ bool session_counts_ok(const peak_session_params& p) {
          at_most(p.trigger_discard, kMaxTokenCount, "trigger_discard") &&
          at_most(p.headroom, kMaxTokenCount, "headroom") && at_most(p.summary_n_ctx, kMaxTokenCount, "summary_n_ctx") &&
          at_most(p.summary_max_new_tokens, kMaxTokenCount, "summary_max_new_tokens") &&
-         at_most(p.n_batch, kMaxTokenCount, "n_batch") && sampler_counts_ok(p.sampler, "peak_session_params.sampler");
+         at_most(p.n_batch, kMaxTokenCount, "n_batch") &&
+         at_most(p.verify_kv_cells, kMaxTokenCount, "verify_kv_cells") &&
+         sampler_counts_ok(p.sampler, "peak_session_params.sampler");
 }
 
 // A turn's generation parameters and result, checked; `turn` runs it with
@@ -122,6 +126,7 @@ peak_session_params peak_session_default_params(void) {
   p.sampler = peak_sampler_default_params();
   p.tool_choice = PEAK_TOOL_CHOICE_AUTO;
   p.parallel_tool_calls = 1;
+  p.verify_kv_cells = static_cast<size_t>(d.verify_kv_cells);
   return p;
 }
 
@@ -131,8 +136,9 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   PEAK_CHECK_ARG(model, "peak_session_create: model");
   if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak_session_params p;
-  if (!peak::capi::read_versioned_params(params, peak_session_default_params(), {kSessionParamsFirstSize},
-                                         "peak_session_params", &p)) {
+  if (!peak::capi::read_versioned_params(params, peak_session_default_params(),
+                                         {kSessionParamsFirstSize, kSessionParamsSecondSize}, "peak_session_params",
+                                         &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   const peak_sampler_params given_sampler = p.sampler;
@@ -183,6 +189,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.tool_function = p.tool_function ? p.tool_function : "";
     s.parallel_tool_calls = p.parallel_tool_calls != 0;
     s.tool_call_format = p.tool_call_format ? p.tool_call_format : "";
+    s.verify_kv_cells = static_cast<int64_t>(p.verify_kv_cells);
     auto session = std::make_unique<peak_session>();
     session->model = model;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);

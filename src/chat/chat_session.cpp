@@ -6,8 +6,10 @@
 
 #include "runtime/kv_cache.h"
 #include "runtime/kv_journal.h"
+#include "runtime/kv_verify.h"
 #include "runtime/stopwatch.h"
 #include "chat/session_file.h"
+#include "log/log.h"
 
 namespace peak::chat {
 namespace {
@@ -892,6 +894,44 @@ void ChatSession::save(const std::string& path, bool include_kv) {
   write_session_file(path, model_, saved_settings(settings_, prefix_), state_, include_kv ? &ctx_->kv() : nullptr);
 }
 
+int64_t ChatSession::reproducible_cells(const FittedSession& fitted) const {
+  // A cell's K and V depend only on the tokens up to it, so prefilling the
+  // first cells' tokens gives them again, for cells computed where they are:
+  // the Prefix and the Summary always (a summary is put in place by
+  // evaluating it right after the Prefix, or in a cache rebuilt from
+  // scratch); Recent's only while no message ever left it, since a message
+  // leaving moves Recent down over its cells (window, `shift`, the fit
+  // dropping saved messages), values computed with it in view.
+  const int64_t segments = first_recent_cell();
+  if (fitted.dropped_cells > 0 || state_.stats.dropped_total > 0) return segments;
+  return segments + state_.recent_cells();
+}
+
+void ChatSession::load_checked_cells(const FittedSession& fitted, const std::string& path) {
+  // Only the first cells are computed again: a prefill of them all would cost
+  // what loading them saves. Later cells are trusted unchecked; the first ones
+  // are what every later cell was computed from.
+  const int64_t checked = std::min(settings_.verify_kv_cells, reproducible_cells(fitted));
+  std::vector<uint8_t> recomputed;
+  if (checked > 0) {
+    const std::vector<int32_t> tokens = cached_tokens();
+    ctx_->kv().clear();
+    ctx_->eval(tokens.data(), checked);
+    recomputed = ctx_->kv().snapshot_first(checked);
+  }
+  load_saved_cells(*ctx_, fitted, first_recent_cell());
+  if (checked == 0) return;
+  const std::optional<runtime::KvRowDifference> d = runtime::first_kv_difference(ctx_->kv(), recomputed, checked);
+  if (!d) return;
+  // The conversation passed every other check: only the cells are not
+  // trusted, and a prefill computes them from its tokens.
+  log::warn(path + ": its KV cache differs from the cells computed again (layer " + std::to_string(d->layer) + " " +
+            (d->value ? "V" : "K") + ", cell " + std::to_string(d->cell) + ", head " + std::to_string(d->head) +
+            ": by " + std::to_string(d->difference) + ", allowed " + std::to_string(d->allowed) +
+            "); the conversation is prefilled instead");
+  prefill_all();
+}
+
 void ChatSession::restore(const std::string& path) {
   const RestoringSession target{model_,      settings_,  prefix_,
                                 *encoder_,   ctx_->kv(), summary_jobs_ ? &summary_jobs_->summarizer() : nullptr,
@@ -905,7 +945,7 @@ void ChatSession::restore(const std::string& path) {
   answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer(state_.log));
   try {
     if (fitted.cells) {
-      load_saved_cells(*ctx_, fitted, first_recent_cell());
+      load_checked_cells(fitted, path);
     } else {
       prefill_all();
     }

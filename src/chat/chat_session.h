@@ -96,6 +96,8 @@ class SessionMismatch : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+struct FittedSession;  // session_file.h: a file's conversation fitted to a session
+
 struct MessageView {
   const std::string& role;  // "system", "user", "assistant" or "tool"
   const std::string& text;
@@ -296,6 +298,20 @@ class ChatSession {
   // still the ones the session needs (same segments and KV types), else the
   // segments are prefilled. Restoring a bad file throws std::runtime_error and
   // leaves the session as it was.
+  //
+  // The file's checks cannot tell finite but wrong cells (values overwritten,
+  // rows of another layout) from right ones. With settings.verify_kv_cells N,
+  // the first N cells whose values a prefill of their tokens gives again (the
+  // Prefix and the Summary; Recent too while no message ever left it, since
+  // leaving moves Recent over the dropped cells) are prefilled first and the
+  // saved ones compared with them within the KV type's allowance
+  // (runtime/kv_verify.h). A difference is written as a warning (log::warn:
+  // the file, the first differing layer, K or V, cell and head) and the whole
+  // conversation is prefilled instead, as from a file without cells: its
+  // tokens passed the file's other checks, so nothing of it is lost and the
+  // cells are exactly what the model computes. The check costs a prefill of N
+  // tokens; cells after the first N are used unchecked. Off (0, the default),
+  // the cells are used as read.
   void save(const std::string& path, bool include_kv);
   void restore(const std::string& path);
 
@@ -394,6 +410,12 @@ class ChatSession {
   void finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo);
   bool put_pending_summary_in_place(bool wait, TurnTimes& times);
   void prefill_all();
+  // restore(): how many of the first cells a prefill of their tokens gives
+  // again, once `fitted` is the state; and the fitted cells put in place,
+  // checked against a prefill of the first settings_.verify_kv_cells of
+  // those (a difference: the warning and prefill_all()).
+  int64_t reproducible_cells(const FittedSession& fitted) const;
+  void load_checked_cells(const FittedSession& fitted, const std::string& path);
   void maybe_start_summary();
   void cancel_summary();
   void push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens);

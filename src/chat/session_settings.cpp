@@ -23,6 +23,7 @@ void validate_session_settings(const SessionSettings& s) {
   require_at_least("recent_max", s.recent_max, 32);
   require_at_least("trigger_discard", s.trigger_discard, 1);
   require_at_least("n_batch", s.n_batch, 1);
+  require_at_least("verify_kv_cells", s.verify_kv_cells, 0);
   if (s.mode == MemoryMode::Ssskv) {
     require_at_least("summary_max", s.summary_max, 16);
     validate_summarizer(s.summarizer);

@@ -35,6 +35,10 @@ struct SessionSettings {
   kernels::GgmlType type_k = kernels::GgmlType::Q8_0;  // main KV cache; F16 when its blocks do not divide the head size
   kernels::GgmlType type_v = kernels::GgmlType::Q8_0;
   RebuildStrategy rebuild = RebuildStrategy::Background;
+  // Restoring a file's KV cells: how many of the first cells to compute again
+  // and compare before trusting them (ChatSession::restore); 0 (the default)
+  // trusts them as read. Costs a prefill of that many tokens.
+  int64_t verify_kv_cells = 0;
   bool wait_for_summary = false;   // a turn arriving while a summary runs waits for it
   bool background_summary = true;  // false: summarize before the turn returns (deterministic tests)
   SummarizerSettings summarizer;   // its n_ctx, KV type, generation length

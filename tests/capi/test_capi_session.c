@@ -68,6 +68,99 @@ static void check_count_refusals(peak_model* m) {
   }
 }
 
+/* The warnings logged while collecting (peak_set_log_callback), the last kept. */
+static char last_warning[1024];
+static int warnings_seen = 0;
+
+static void collect_warning(peak_log_level level, const char* message, void* user_data) {
+  (void)user_data;
+  if (level != PEAK_LOG_WARN) return;
+  ++warnings_seen;
+  snprintf(last_warning, sizeof last_warning, "%s", message);
+}
+
+/* The greedy answer of `s` to a line. */
+static void answer_line(peak_session* s, struct text_buf* out) {
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = 16;
+  gp.on_text = collect_text;
+  gp.user_data = out;
+  memset(out, 0, sizeof *out);
+  const char* line = "Then it rained.";
+  CHECK(peak_session_chat(s, line, strlen(line), &gp, NULL) == PEAK_OK);
+}
+
+/* verify_kv_cells: a file whose cells were rewritten behind a right checksum
+   is caught on restore, and the session answers as one that prefilled. */
+static void check_kv_verification(peak_model* m) {
+  CHECK(peak_session_default_params().verify_kv_cells == 0);
+  peak_session_params p = small_params();
+  p.type_k = p.type_v = PEAK_TYPE_F32;
+  /* A caller built before verify_kv_cells declares the struct without it: never read. */
+  peak_session_params older = p;
+  older.struct_size = offsetof(peak_session_params, verify_kv_cells);
+  older.verify_kv_cells = (size_t)INT32_MAX + 1;
+  peak_session* s = NULL;
+  CHECK(peak_session_create(m, &older, &s) == PEAK_OK);
+  peak_session_free(s);
+  p.verify_kv_cells = (size_t)INT32_MAX + 1;
+  s = (peak_session*)0x1;
+  CHECK_ERROR(peak_session_create(m, &p, &s), PEAK_ERR_INVALID_ARGUMENT,
+              "verify_kv_cells is 2147483648, more than the");
+  CHECK(s == NULL);
+
+  p.verify_kv_cells = 0;
+  CHECK(peak_session_create(m, &p, &s) == PEAK_OK);
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = 12;
+  for (int i = 0; i < 3; ++i) CHECK(peak_session_chat(s, "Max liked to run in the sun.", 28, &gp, NULL) == PEAK_OK);
+  const char* path = "capi_session_kv_verify.pkss";
+  const char* plain = "capi_session_kv_verify_plain.pkss";
+  CHECK(peak_session_save(s, path, 1) == PEAK_OK);
+  CHECK(peak_session_save(s, plain, 0) == PEAK_OK);
+  peak_session_free(s);
+
+  /* The file ends with the cells (the last layer's V last, a cell's 8 heads of
+     8 floats for stories260K) and the FNV-1a checksum of the payload after the
+     16-byte header: the last cell's last V set to 1.0, the checksum made right. */
+  static unsigned char file[1 << 20];
+  FILE* f = fopen(path, "rb");
+  CHECK(f != NULL);
+  const size_t size = fread(file, 1, sizeof file, f);
+  fclose(f);
+  CHECK(size > 16 + 256 + 8 && size < sizeof file);
+  const float one = 1.0f;
+  for (size_t at = size - 8 - 256; at < size - 8; at += 4) memcpy(file + at, &one, 4);
+  uint64_t sum = 0xcbf29ce484222325ull;
+  for (size_t i = 16; i < size - 8; ++i) sum = (sum ^ file[i]) * 0x100000001b3ull;
+  memcpy(file + size - 8, &sum, 8);
+  f = fopen(path, "wb");
+  CHECK(f != NULL && fwrite(file, 1, size, f) == size);
+  fclose(f);
+
+  peak_session* prefilled = NULL;
+  CHECK(peak_session_create(m, &p, &prefilled) == PEAK_OK);
+  CHECK(peak_session_restore(prefilled, plain) == PEAK_OK);
+  p.verify_kv_cells = 100000;
+  peak_session* checked = NULL;
+  CHECK(peak_session_create(m, &p, &checked) == PEAK_OK);
+  peak_set_log_callback(collect_warning, NULL);
+  CHECK(peak_session_restore(checked, path) == PEAK_OK);
+  peak_set_log_callback(NULL, NULL);
+  CHECK(warnings_seen == 1);
+  CHECK(strstr(last_warning,
+               "capi_session_kv_verify.pkss: its KV cache differs from the cells computed again (layer 4 V") != NULL);
+  if (warnings_seen != 1) fprintf(stderr, "  last warning: %s\n", last_warning);
+  struct text_buf a, b;
+  answer_line(checked, &a);
+  answer_line(prefilled, &b);
+  CHECK(a.length > 0 && strcmp(a.text, b.text) == 0);
+  peak_session_free(checked);
+  peak_session_free(prefilled);
+  remove(path);
+  remove(plain);
+}
+
 /* An imported history, answered again, edited, with other sampling. */
 static void check_editing(peak_model* m) {
   peak_session_params p = small_params();
@@ -320,6 +413,7 @@ int main(void) {
   q.sampler.top_k = SIZE_MAX;
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "sampler.top_k");
   check_count_refusals(m);
+  check_kv_verification(m);
   q = small_params();
   q.chat_template = "klingon";
   CHECK_ERROR(peak_session_create(m, &q, &bad), PEAK_ERR_INVALID_ARGUMENT, "klingon");

@@ -184,6 +184,7 @@ public final class Session extends NativeHandle {
   /**
    * Restores a saved session into this one (made with the same model), fitted to this session's
    * settings; a file of another model, or a damaged one, is refused and leaves the session as it was.
+   * Its KV cells are used as read unless {@link SessionParams#verifyKvCells} asks for a check.
    */
   public void restore(String path) {
     Native.sessionRestore(handle(), path);

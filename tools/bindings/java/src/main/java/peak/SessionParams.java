@@ -30,6 +30,7 @@ public final class SessionParams {
   String toolFunction;
   boolean parallelToolCalls;
   String toolCallFormat;
+  long verifyKvCells;
 
   public SessionParams() {
     Native.fillDefaults(this);
@@ -288,5 +289,20 @@ public final class SessionParams {
 
   public String toolCallFormat() {
     return toolCallFormat;
+  }
+
+  /**
+   * {@link Session#restore} of a file with KV cells: how many of the first cells to prefill again
+   * and compare with the saved ones before using them; 0 (default): they are used as read. Cells
+   * that differ are not used: the conversation is prefilled instead (nothing of it is lost) and a
+   * warning names the file and the first differing cell. Costs a prefill of that many tokens.
+   */
+  public SessionParams verifyKvCells(long value) {
+    verifyKvCells = value;
+    return this;
+  }
+
+  public long verifyKvCells() {
+    return verifyKvCells;
   }
 }

@@ -1,12 +1,19 @@
 package peak.tests;
 
 import java.io.File;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import peak.CacheType;
 import peak.GenerateOptions;
 import peak.GenerateResult;
 import peak.Message;
+import peak.LogLevel;
 import peak.MessageState;
 import peak.Model;
+import peak.Peak;
 import peak.Role;
 import peak.SamplerParams;
 import peak.Session;
@@ -124,6 +131,62 @@ public final class SessionTests {
       Check.contains(session.previewPrompt("And then?"), "And then?", "the preview");
       session.reset();
       Check.equal(1, session.messageCount(), "after a reset: the system prompt");
+    }
+  }
+
+  /**
+   * Sets the floats of the file's last cell's last V (stories260K: 8 heads of 8, the file's last
+   * 256 bytes before its checksum) to 1.0 and makes the checksum, the FNV-1a of the payload after
+   * the 16-byte header, right again.
+   */
+  private static void rewriteLastCell(File file) throws IOException {
+    try (RandomAccessFile f = new RandomAccessFile(file, "rw")) {
+      byte[] bytes = new byte[(int) f.length()];
+      f.readFully(bytes);
+      int end = bytes.length - 8;
+      for (int at = end - 256; at < end; at += 4) {
+        int one = Float.floatToIntBits(1.0f);
+        for (int b = 0; b < 4; ++b) bytes[at + b] = (byte) (one >>> (8 * b));
+      }
+      long sum = 0xcbf29ce484222325L;
+      for (int i = 16; i < end; ++i) sum = (sum ^ (bytes[i] & 0xff)) * 0x100000001b3L;
+      for (int b = 0; b < 8; ++b) bytes[end + b] = (byte) (sum >>> (8 * b));
+      f.seek(0);
+      f.write(bytes);
+    }
+  }
+
+  @Test
+  public void verifiedRestoreDoesNotUseWrongCells() throws IOException {
+    Check.equal(0L, new SessionParams().verifyKvCells(), "verifyKvCells by default");
+    File file = new File(Fixtures.scratch("session"), "wrong cells.pkss");
+    File plain = new File(Fixtures.scratch("session"), "no cells.pkss");
+    SessionParams params = smallParams().cacheType(CacheType.F32, CacheType.F32);
+    List<String> warnings = Collections.synchronizedList(new ArrayList<>());
+    try (Model model = Model.load(Fixtures.stories())) {
+      try (Session session = new Session(model, params)) {
+        for (int i = 0; i < 3; ++i) chat(session, "Max liked to run in the sun.");
+        session.save(file.getPath(), true);
+        session.save(plain.getPath(), false);
+      }
+      rewriteLastCell(file);
+      try (Session prefilled = new Session(model, params);
+           Session checked = new Session(model, smallParams().cacheType(CacheType.F32, CacheType.F32).verifyKvCells(100000))) {
+        prefilled.restore(plain.getPath());
+        Peak.setLogger((level, message) -> {
+          if (level == LogLevel.WARN) warnings.add(message);
+        });
+        try {
+          checked.restore(file.getPath());
+        } finally {
+          Peak.setLogger(null);
+        }
+        Check.equal(1, warnings.size(), "warnings");
+        Check.contains(warnings.get(0), "wrong cells.pkss: its KV cache differs from the cells computed again (layer 4 V",
+                       "the warning");
+        String next = "Then it rained.";
+        Check.equal(chat(prefilled, next), chat(checked, next), "the next greedy answer");
+      }
     }
   }
 

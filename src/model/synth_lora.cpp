@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "gguf/gguf_writer.h"
+#include "io/mapped_file.h"
 #include "kernels/kernels.h"
 #include "model/lora_adapter.h"
 #include "model/synth_random.h"
@@ -32,6 +33,9 @@ bool adapts(const SynthLoraSpec& spec, const std::string& projection) {
 }  // namespace
 
 void write_synth_lora(const gguf::GgufFile& base, const SynthLoraSpec& spec, const std::string& path) {
+  if (base.mapping() && base.mapping()->is_file(path)) {
+    throw std::invalid_argument("refusing to overwrite the base model '" + path + "' with an adapter");
+  }
   if (spec.rank < 1) throw std::invalid_argument("the rank must be at least 1");
   if (spec.type != GgmlType::F32 && spec.type != GgmlType::F16 && spec.type != GgmlType::Q8_0) {
     throw std::invalid_argument("adapter matrices are F32, F16 or Q8_0");

@@ -25,7 +25,8 @@ struct SynthLoraSpec {
 // matrix W [n_in, n_out], A [n_in, rank] ~ N(0, 1/n_in), so that A·x of a
 // normalised x has unit scale, and B [rank, n_out] ~ N(0, 0.02²), the scale of
 // synthetic weights. Throws std::invalid_argument for a spec the base cannot
-// take (a target it lacks, a rank Q8_0 cannot hold) and io::IoError.
+// take (a target it lacks, a rank Q8_0 cannot hold) or a `path` that is the
+// base's own file (by any name), and io::IoError.
 void write_synth_lora(const gguf::GgufFile& base, const SynthLoraSpec& spec, const std::string& path);
 
 }  // namespace peak::model

@@ -93,6 +93,9 @@ int main(void) {
   sp.rank = 8;
   sp.alpha = 16.0f;
   CHECK(peak_lora_synth(model_path, lora_path, &sp) == PEAK_OK);
+  /* Never over its base: the adapter file, a GGUF, stands in for one (the
+     refusal comes before the base is read), and still loads below. */
+  CHECK_ERROR(peak_lora_synth(lora_path, lora_path, &sp), PEAK_ERR_INVALID_ARGUMENT, "overwrite the base model");
   write_control_vector(cv_path, "direction.2");
   write_control_vector(bad_cv_path, "direction.0");
 

@@ -94,7 +94,18 @@ JNIEXPORT jobject JNICALL Java_peak_Native_modelInfo(JNIEnv* env, jclass, jlong 
     peak_model_info info{};
     info.struct_size = sizeof info;
     if (!check(env, peak_model_get_info(model_of(model), &info))) return nullptr;
-    return model_info_fields.make(env, &info);
+    jobject made = model_info_fields.make(env, &info);
+    if (!made) return nullptr;
+    // general.name may hold a NUL, where the C string the mirrored field reads ends.
+    jclass cls = env->GetObjectClass(made);
+    const jfieldID name = env->GetFieldID(cls, "name", "Ljava/lang/String;");
+    env->DeleteLocalRef(cls);
+    if (!name) return nullptr;
+    jstring whole = java_string(env, info.name, info.name_length);
+    if (!whole) return nullptr;
+    env->SetObjectField(made, name, whole);
+    env->DeleteLocalRef(whole);
+    return made;
   });
 }
 

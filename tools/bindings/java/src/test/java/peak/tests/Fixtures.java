@@ -24,6 +24,14 @@ final class Fixtures {
     return property("peak.scriptedQwen3Call");
   }
 
+  /**
+   * stories260K whose general.name is "Stories\0\u001b[2J260K" (tests/tools'
+   * write_edited_stories), or null when the build has none.
+   */
+  static String oddNameModel() {
+    return System.getProperty("peak.oddNameModel");
+  }
+
   /** A fresh directory for one test class's files, in the build tree. */
   static File scratch(String name) {
     File dir = new File(property("peak.tmp"), "java-" + name);

@@ -55,6 +55,15 @@ public final class GenerationTests {
   }
 
   @Test
+  public void modelNameKeepsWhatFollowsANul() {
+    String path = Fixtures.oddNameModel();
+    if (path == null) return;
+    try (Model model = Model.load(path)) {
+      Check.equal("Stories\0\u001b[2J260K", model.info().name(), "general.name");
+    }
+  }
+
+  @Test
   public void greedyStreamEqualsPeakRun() throws Exception {
     String cli = Fixtures.cli();
     if (cli == null) {

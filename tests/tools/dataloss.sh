@@ -280,7 +280,10 @@ signal_input() {
 signal_write_quantize() { exec "$peak" quantize "$work/big/f16.gguf" "$1" Q8_0 -t 1; }
 signal_write_lora_merge() { exec "$peak" lora merge "$work/big/f16.gguf" "$work/big/adapter.gguf" "$1" -t 1; }
 signal_write_synth() { exec "$peak" synth --preset smollm2-135m --type Q4_0 -o "$1"; }
-signal_write_run_logits() { exec "$peak" run -m "$in/m.gguf" -f "$in/prompt.txt" -n 2000 -c 2048 --temp 0 -t 1 --logits-out "$1"; }
+# The larger model: stories260K may end its answer within milliseconds.
+signal_write_run_logits() {
+  exec "$peak" run -m "$work/big/f16.gguf" -f "$in/prompt.txt" -n 2000 -c 2048 --temp 0 -t 1 --logits-out "$1"
+}
 signal_write_perplexity_kl() {
   exec "$peak" perplexity -m "$in/m.gguf" -f "$work/big/text.txt" -c 64 -t 1 --kl-divergence-base "$1"
 }

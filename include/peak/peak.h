@@ -1169,7 +1169,8 @@ PEAK_API peak_status peak_session_save(peak_session* session, const char* path, 
    (PEAK_MEMORY_SSSKV into WINDOW or NONE, which keep no summary; WINDOW into
    NONE, which promises every message in context). A truncated, corrupted or
    inconsistent file (positions, sizes, roles and their order, statistics,
-   non-finite KV values; checked even when its checksum is right) gives
+   non-finite KV values, tokens in context that are not their message's text
+   as the template renders it; checked even when its checksum is right) gives
    PEAK_ERR_FORMAT naming what is wrong. Either way the session is left as it
    was, a running or finished summary included. */
 PEAK_API peak_status peak_session_restore(peak_session* session, const char* path);

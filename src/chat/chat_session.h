@@ -294,7 +294,9 @@ class ChatSession {
   // messages as a turn would (to the summary path in ssskv; mode none refuses,
   // naming recent_max); a summary longer than summary_max allows is cut at a
   // sentence end; another system prompt, template or thinking setting renders
-  // every message again. The saved KV cache is used when the cells it holds are
+  // every message again; rendered as saved, each message's tokens must be its
+  // text's render (the part a cut keeps), else the file is refused. The saved
+  // KV cache is used when the cells it holds are
   // still the ones the session needs (same segments and KV types), else the
   // segments are prefilled. Restoring a bad file throws std::runtime_error and
   // leaves the session as it was.

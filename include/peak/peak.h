@@ -320,7 +320,7 @@ typedef struct peak_model_params {
 PEAK_API peak_model_params peak_model_default_params(void);
 
 /* Loads a GGUF model (architectures llama, qwen2, qwen3, gemma2, gemma3, phi3,
-   smollm3). An unknown architecture, a missing tensor or a wrong shape is
+   smollm3, and the encoder bert for peak_embedder). An unknown architecture, a missing tensor or a wrong shape is
    refused with a message naming it. */
 PEAK_API peak_status peak_model_load(const char* path, const peak_model_params* params, peak_model** out);
 /* Loads the GGUF held in bytes [offset, offset + length) of an open file: a
@@ -343,11 +343,12 @@ PEAK_API void peak_model_free(peak_model* model);
 /* n_params and the byte counts measure the file's tensor data, so they are
    uint64_t like the file's sizes. */
 typedef struct peak_model_info {
-  /* sizeof(peak_model_info), set before the call, or the size of its first
-     version, which ends at decode_bytes_per_token (offsetof(peak_model_info,
-     name_length)): only the fields that version has are written. */
+  /* sizeof(peak_model_info), set before the call, or the size of an earlier
+     version: the first ends at decode_bytes_per_token (offsetof(peak_model_info,
+     name_length)), the second at name_length (offsetof(peak_model_info,
+     is_encoder)). Only the fields that version has are written. */
   size_t struct_size;
-  const char* architecture;    /* "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3" */
+  const char* architecture;    /* "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3", "bert" */
   const char* name;            /* general.name, "" if absent; may hold a NUL: see name_length */
   const char* chat_template;   /* "jinja" (the model's own template) or the built-in family, e.g. "chatml" */
   const char* chat_template_source; /* "embedded": the model's tokenizer.chat_template, rendered by
@@ -371,6 +372,10 @@ typedef struct peak_model_info {
      when the model has a separate output matrix (only one embedding row is read). */
   uint64_t decode_bytes_per_token;
   size_t name_length; /* bytes of name, which the first NUL would cut short */
+  /* New in the third version (a struct_size of offsetof(peak_model_info,
+     is_encoder) is the second, which ends at name_length): */
+  int is_encoder; /* 1: an embedding model (bert) for peak_embedder; 0: a decoder for contexts */
+  int pooling;    /* an encoder's own peak_pooling (never PEAK_POOLING_MODEL); PEAK_POOLING_NONE otherwise */
 } peak_model_info;
 
 /* Strings stay valid until peak_model_free. */
@@ -700,6 +705,70 @@ PEAK_API peak_generate_params peak_generate_default_params(void);
    characters (peak_text_unspelled). `result` may be NULL. */
 PEAK_API peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* prompt, size_t length,
                                    const peak_generate_params* params, peak_generate_result* result);
+
+/* ---- embeddings ------------------------------------------------------------------ */
+
+/* Turns texts into vectors with an encoder model (peak_model_info.is_encoder:
+   bert, such as BGE or all-MiniLM), for search and retrieval. Many short texts
+   share each forward pass; there is no KV cache. A peak_embedder is used by one
+   thread at a time; several embedders may share one model, each on its own
+   thread. */
+typedef struct peak_embedder peak_embedder;
+
+/* How a text's last hidden states become its output, numbered as llama.cpp
+   numbers `<arch>.pooling_type`. */
+typedef enum peak_pooling {
+  PEAK_POOLING_MODEL = -1, /* the model's own (peak_model_info.pooling) */
+  PEAK_POOLING_NONE = 0,   /* no pooling: one vector per token */
+  PEAK_POOLING_MEAN = 1,   /* the mean of the tokens' vectors */
+  PEAK_POOLING_CLS = 2,    /* the first token's ([CLS]) */
+  PEAK_POOLING_LAST = 3    /* the last token's */
+} peak_pooling;
+
+typedef struct peak_embedder_params {
+  size_t struct_size;
+  size_t n_batch;   /* tokens per forward pass, hence the longest text in tokens; 0 (default): the
+                       model's training context (peak_model_info.n_ctx_train), its most */
+  size_t n_threads; /* 0 (default): peak_default_threads(), the fast cores */
+} peak_embedder_params;
+
+PEAK_API peak_embedder_params peak_embedder_default_params(void);
+
+/* Creates an embedder on a model (params NULL: the defaults); the compute
+   buffers for a full batch are allocated here. A decoder model (a chat model)
+   is refused with PEAK_ERR_INVALID_ARGUMENT, naming its architecture. Free the
+   embedder before its model. */
+PEAK_API peak_status peak_embedder_create(const peak_model* model, const peak_embedder_params* params,
+                                          peak_embedder** out);
+PEAK_API void peak_embedder_free(peak_embedder* embedder);
+/* Floats per vector (the model's n_embd); 0 for NULL. */
+PEAK_API size_t peak_embedder_n_embd(const peak_embedder* embedder);
+
+typedef struct peak_embed_params {
+  size_t struct_size;
+  int pooling;   /* a peak_pooling; default PEAK_POOLING_MODEL */
+  int normalize; /* 1 (default): scale each vector to Euclidean length 1 (a zero vector stays zero) */
+} peak_embed_params;
+
+PEAK_API peak_embed_params peak_embed_default_params(void);
+
+/* Embeds n_texts texts (texts[i], lengths[i] bytes, any bytes), each tokenized
+   with the model's tokenizer as peak_tokenize does with add_special (a BERT
+   vocabulary adds [CLS] and [SEP]) and without parse_special. Writes the
+   vectors one after another to `out` (capacity floats) and their float count
+   to *n_floats: n_texts x n_embd when pooled; with PEAK_POOLING_NONE each
+   text's tokens' vectors, so n_vectors (NULL, or n_texts entries) tells how
+   many vectors each text got (1 when pooled). params NULL: the defaults.
+   Everything is checked before anything runs: an empty text, a NULL text, one
+   of which the vocabulary can spell no character, or one of more tokens than
+   the embedder's n_batch is refused with PEAK_ERR_INVALID_ARGUMENT naming the
+   text's index (the first such text); a buffer too small gives
+   PEAK_ERR_BUFFER_TOO_SMALL with the floats needed in *n_floats (out may then
+   be NULL with capacity 0, to ask for it; n_vectors is filled either way).
+   n_texts 0 writes nothing. */
+PEAK_API peak_status peak_embed(peak_embedder* embedder, const char* const* texts, const size_t* lengths,
+                                size_t n_texts, const peak_embed_params* params, float* out, size_t capacity,
+                                size_t* n_floats, size_t* n_vectors);
 
 /* ---- profiling ------------------------------------------------------------------- */
 

@@ -109,6 +109,8 @@ peak_status estimate(const peak::io::FileSource& source, const peak_model_params
 
 // The first version of peak_model_info ended at decode_bytes_per_token.
 constexpr size_t kModelInfoFirstSize = offsetof(peak_model_info, name_length);
+// The second ended at name_length.
+constexpr size_t kModelInfoSecondSize = offsetof(peak_model_info, is_encoder);
 
 namespace peak::capi {
 
@@ -199,7 +201,7 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* out) {
   PEAK_CHECK_ARG(model, "peak_model_get_info: model");
   PEAK_CHECK_ARG(out, "peak_model_get_info: info");
   const size_t struct_size = out->struct_size;
-  if (struct_size != kModelInfoFirstSize &&
+  if (struct_size != kModelInfoFirstSize && struct_size != kModelInfoSecondSize &&
       !peak::capi::struct_size_ok(struct_size, sizeof(peak_model_info), "peak_model_info")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
@@ -238,6 +240,8 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* out) {
   info->bos_token = tok.bos();
   info->eos_token = tok.eos();
   const peak::model::ModelWeights& w = model->model->weights();
+  info->is_encoder = hp.spec().encoder ? 1 : 0;
+  info->pooling = static_cast<int>(info->is_encoder ? hp.pooling : peak::model::Pooling::None);
   info->decode_bytes_per_token = model->model->weight_bytes();
   if (!w.tied_output) {
     info->decode_bytes_per_token -= static_cast<uint64_t>(w.token_embd->row_count()) * w.token_embd->nb[1];

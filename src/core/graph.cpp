@@ -245,6 +245,19 @@ Tensor* Graph::rms_norm(Tensor* a, float eps, Tensor* weight) {
   return t;
 }
 
+Tensor* Graph::layer_norm(Tensor* a, float eps, Tensor* weight, Tensor* bias) {
+  for (const Tensor* row : {weight, bias}) {
+    require(row == nullptr ||
+                (is_f32(row) && row->ne[0] == a->ne[0] && row->row_count() == 1 && row->nb[0] == sizeof(float)),
+            "layer_norm: weight and bias must be F32 contiguous rows as long as a's rows");
+  }
+  require(eps >= 0.0f && std::isfinite(eps), "layer_norm: eps must be finite and not negative");
+  Tensor* t = element_wise(Op::LayerNorm, a, weight);
+  t->src[2] = bias;
+  t->params.f[0] = eps;
+  return t;
+}
+
 Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors) {
   const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
   require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");
@@ -275,6 +288,8 @@ Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
   require(gate->same_shape(*up), "geglu: gate and up must have the same shape");
   return element_wise(Op::GeGlu, gate, up);
 }
+
+Tensor* Graph::gelu(Tensor* a) { return element_wise(Op::Gelu, a, nullptr); }
 
 Tensor* Graph::softcap(Tensor* a, float cap) {
   require(cap > 0.0f && std::isfinite(cap), "softcap: cap must be positive and finite");
@@ -333,6 +348,25 @@ Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams&
   t->params.i[0] = params.causal ? 1 : 0;
   t->params.i[1] = static_cast<int32_t>(window);
   return t;
+}
+
+Tensor* Graph::attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params, Tensor* key_ranges) {
+  require(!params.causal && params.window == 0, "attention: key ranges take the place of causal masks and windows");
+  require(key_ranges->type == GgmlType::I32 && key_ranges->ne[0] == 2 && key_ranges->ne[1] == q->ne[2] &&
+              key_ranges->ne[2] == 1 && key_ranges->ne[3] == 1 && key_ranges->is_contiguous(),
+          "attention: key_ranges must be a dense I32 [2, n_tokens]");
+  Tensor* t = attention(q, k, v, params);
+  t->src[3] = key_ranges;
+  return t;
+}
+
+Tensor* Graph::mean_rows(Tensor* a, Tensor* row_ranges) {
+  require(is_f32(a) && a->nb[0] == sizeof(float) && a->ne[2] == 1 && a->ne[3] == 1,
+          "mean_rows: a must be an F32 matrix with dense rows");
+  require(row_ranges->type == GgmlType::I32 && row_ranges->ne[0] == 2 && row_ranges->ne[2] == 1 &&
+              row_ranges->ne[3] == 1 && row_ranges->is_contiguous(),
+          "mean_rows: row_ranges must be a dense I32 [2, m]");
+  return new_node(Op::MeanRows, GgmlType::F32, {a->ne[0], row_ranges->ne[1], 1, 1}, {a, row_ranges});
 }
 
 // ---- Graph: ordering -----------------------------------------------------------

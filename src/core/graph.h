@@ -105,6 +105,10 @@ class Graph {
   // multiplied by it element-wise: the usual norm-then-scale of a decoder in
   // one pass (one node, so one thread barrier fewer per norm).
   Tensor* rms_norm(Tensor* a, float eps, Tensor* weight = nullptr);
+  // Each row centred on its mean and divided by sqrt(variance + eps), then
+  // times `weight` and plus `bias` (each F32 [a->ne[0]], contiguous, or null):
+  // the LayerNorm of encoders (BERT), in one node.
+  Tensor* layer_norm(Tensor* a, float eps, Tensor* weight, Tensor* bias);
   // a [head_dim, n_head, n_tokens], positions I32 [n_tokens]. freq_factors
   // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs or Phi-3's LongRoPE
   // factors) divide each pair's theta.
@@ -113,6 +117,8 @@ class Graph {
   // gelu_tanh(gate) * up, gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
   // (Gemma's gelu_pytorch_tanh).
   Tensor* geglu(Tensor* gate, Tensor* up);
+  // gelu_tanh(a) element-wise: the ungated feed-forward activation of encoders (BERT).
+  Tensor* gelu(Tensor* a);
   // cap * tanh(a / cap) element-wise, cap > 0 (gemma2's final_logit_softcapping).
   Tensor* softcap(Tensor* a, float cap);
   // Writes `src` (F32) converted to dst's type into dst's memory (F32, F16, BF16,
@@ -127,6 +133,18 @@ class Graph {
   // cells inside some query's window are read.
   // Result F32 [head_dim, n_head, n_tokens].
   Tensor* attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params);
+  // The same where each query token t sees exactly the cells [key_ranges[2t],
+  // key_ranges[2t + 1]) (key_ranges I32 [2, n_tokens], dense; the caller
+  // fills it before each compute, ranges non-empty and within n_kv), so a
+  // batch of several sequences side by side attends within each sequence
+  // only. params must be neither causal nor windowed: the ranges say it all.
+  Tensor* attention(Tensor* q, Tensor* k, Tensor* v, const AttentionParams& params, Tensor* key_ranges);
+  // a F32 [n, n_rows] (dense rows), row_ranges I32 [2, m] (dense, filled
+  // before each compute, each range non-empty and within n_rows) -> F32
+  // [n, m]: column j is the mean of a's rows [row_ranges[2j], row_ranges[2j + 1]).
+  // Pools the hidden states of each sequence of a batch into one vector (a
+  // range of one row picks that row).
+  Tensor* mean_rows(Tensor* a, Tensor* row_ranges);
 
   // ---- building ----------------------------------------------------------
   // Appends `t` and every tensor it depends on, in dependency order.

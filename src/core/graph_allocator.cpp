@@ -21,9 +21,15 @@ const Tensor* memory_root(const Tensor* t) { return t->view_src != nullptr ? t->
 
 bool runs_in_place_safely(Op op) {
   switch (op) {
-    case Op::Add: case Op::Scale: case Op::RmsNorm: case Op::Rope: case Op::SwiGlu: case Op::GeGlu:
-    case Op::Softcap:
-      return true;
+    case Op::Add:
+    case Op::Scale:
+    case Op::RmsNorm:
+    case Op::LayerNorm:
+    case Op::Rope:
+    case Op::SwiGlu:
+    case Op::GeGlu:
+    case Op::Gelu:
+    case Op::Softcap: return true;
     default:
       return false;
   }

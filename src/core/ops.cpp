@@ -13,9 +13,12 @@ void compute_op(const ComputeParams& params, Tensor& node) {
     case Op::Scale:
     case Op::SwiGlu:
     case Op::GeGlu:
+    case Op::Gelu:
     case Op::Softcap:
       return compute_element_wise(params, node);
     case Op::RmsNorm: return compute_rms_norm(params, node);
+    case Op::LayerNorm: return compute_layer_norm(params, node);
+    case Op::MeanRows: return compute_mean_rows(params, node);
     case Op::Rope: return compute_rope(params, node);
     case Op::Copy: return compute_copy(params, node);
     case Op::Attention: return compute_attention(params, node);

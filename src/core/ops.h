@@ -113,6 +113,8 @@ bool converts_privately(const Tensor& node);
 void compute_element_wise(const ComputeParams& params, Tensor& node); // ops_elementwise.cpp
 void compute_copy(const ComputeParams& params, Tensor& node);         // ops_copy.cpp
 void compute_rms_norm(const ComputeParams& params, Tensor& node);     // ops_norm.cpp
+void compute_layer_norm(const ComputeParams& params, Tensor& node);   // ops_norm.cpp
+void compute_mean_rows(const ComputeParams& params, Tensor& node);    // ops_norm.cpp
 void compute_rope(const ComputeParams& params, Tensor& node);         // ops_rope.cpp
 size_t rope_work_size(const Tensor& node, int n_threads);
 void compute_attention(const ComputeParams& params, Tensor& node);    // ops_attention.cpp

@@ -280,6 +280,7 @@ struct Attention {
   float scale;
   float softcap;  // > 0: scores become softcap * tanh(scores / softcap)
   bool causal;
+  const int32_t* key_ranges;  // [first, end) per query token (Graph::attention's key_ranges), or null
   const AttentionShape& s;
   GemmFn score_gemm;  // K rows against query rows in the score kernel's query type
   RowFromFloatFn query_to_partner;
@@ -297,8 +298,12 @@ struct Attention {
   RowToFloatFn value_to_float;
 
   // Query token `token` sees keys [first_visible(token), visible(token)).
-  int64_t visible(int64_t token) const { return causal ? s.n_kv - s.n_tokens + token + 1 : s.n_kv; }
+  int64_t visible(int64_t token) const {
+    if (key_ranges != nullptr) return key_ranges[2 * token + 1];
+    return causal ? s.n_kv - s.n_tokens + token + 1 : s.n_kv;
+  }
   int64_t first_visible(int64_t token) const {
+    if (key_ranges != nullptr) return key_ranges[2 * token];
     return s.window > 0 ? std::max<int64_t>(0, visible(token) - s.window) : 0;
   }
 };
@@ -634,8 +639,9 @@ size_t attention_work_size(const Tensor& node, int n_threads) {
 }
 
 // node F32 [head_dim, n_head, n_tokens]; src0 Q F32 [head_dim, n_head, n_tokens];
-// src1 K, src2 V [head_dim, n_head_kv, n_kv]; params.f[0]: scale, f[1]: softcap
-// (0: none), i[0]: causal, i[1]: window (0: none).
+// src1 K, src2 V [head_dim, n_head_kv, n_kv]; src3 I32 [2, n_tokens] each
+// token's key range, or null; params.f[0]: scale, f[1]: softcap (0: none),
+// i[0]: causal, i[1]: window (0: none).
 void compute_attention(const ComputeParams& params, Tensor& node) {
   const AttentionShape s(node);
   const AttentionWork layout = attention_work(node, s, params.n_threads);
@@ -646,6 +652,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
                     node.params.f[0],
                     node.params.f[1],
                     node.params.i[0] != 0,
+                    node.src[3] != nullptr ? static_cast<const int32_t*>(node.src[3]->data) : nullptr,
                     s,
                     scores.gemm,
                     kernels_for(scores.query_type).from_float,
@@ -676,9 +683,16 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
     const int64_t tokens = std::min(s.tile_tokens, s.n_tokens - first_token);
     const int64_t rows = tokens * s.group;
     // The keys some row of the tile sees: from its first token's first to its
-    // last token's last; the chunks share them out.
-    const int64_t tile_begin = a.first_visible(first_token);
-    const int64_t tile_end = a.visible(first_token + tokens - 1);
+    // last token's last (with key ranges, the least first and greatest end of
+    // its tokens'); the chunks share them out.
+    int64_t tile_begin = a.first_visible(first_token);
+    int64_t tile_end = a.visible(first_token + tokens - 1);
+    if (a.key_ranges != nullptr) {
+      for (int64_t t = first_token; t < first_token + tokens; ++t) {
+        tile_begin = std::min(tile_begin, a.first_visible(t));
+        tile_end = std::max(tile_end, a.visible(t));
+      }
+    }
     // Chunks but the first start at multiples of kLaneGroup (whole groups of
     // keys in lanes), counted from the group of the first key.
     const int64_t aligned_begin = tile_begin - tile_begin % kLaneGroup;

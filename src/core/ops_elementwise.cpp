@@ -1,6 +1,8 @@
 // Element-wise ops: add with broadcasting, scale, the gated units (swiglu,
-// geglu), softcap. Sources may be strided views; results are dense. Work is
+// geglu), gelu, softcap. Sources may be strided views; results are dense. Work is
 // split by rows, or by element ranges when every tensor is one flat array.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -15,11 +17,13 @@ using kernels::SwiGluFn;
 
 namespace {
 
-// The strided fallbacks' formulas (the kernels take dense rows).
+// The strided fallbacks' formulas (the kernels take dense rows); gelu's only one.
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
+// 0.5 x (1 + tanh(u)) as x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3):
+// the same value without 1 + tanh(u) cancelling for negative x.
 float gelu_tanh(float x) {
-  const float sqrt_2_over_pi = 0.797884561f;
-  return 0.5f * x * (1.0f + std::tanh(sqrt_2_over_pi * (x + 0.044715f * x * x * x)));
+  const float two_u = x * (1.59576912f + 0.0713548163f * x * x);
+  return x / (1.0f + std::exp(-two_u));
 }
 
 // The row of b that broadcasts onto row r of a tensor of b's shape repeated.
@@ -95,6 +99,23 @@ void gated(const ComputeParams& params, Tensor& node, SwiGluFn kernel, float (*a
   });
 }
 
+constexpr int64_t kGeluChunk = 64;
+
+// gelu_tanh(x) through the GeGLU kernel with an up of ones, in chunks: the
+// kernel is vectorised, the strided fallback is not.
+void gelu(const ComputeParams& params, Tensor& node) {
+  if (node.src[0]->nb[0] != sizeof(float)) return unary(params, node, gelu_tanh);
+  static const auto ones = [] {
+    std::array<float, kGeluChunk> a{};
+    a.fill(1.0f);
+    return a;
+  }();
+  const kernels::GeGluFn kernel = float_kernels().geglu;
+  for_each_own_span(params, node, [kernel](float* out, const float* x, const float*, int64_t n) {
+    for (int64_t i = 0; i < n; i += kGeluChunk) kernel(x + i, ones.data(), out + i, std::min(kGeluChunk, n - i));
+  });
+}
+
 void softcap(const ComputeParams& params, Tensor& node) {
   const float cap = node.params.f[0];
   if (node.src[0]->nb[0] != sizeof(float)) {
@@ -113,6 +134,7 @@ void compute_element_wise(const ComputeParams& params, Tensor& node) {
     case Op::Add: return binary(params, node, [](float x, float y) { return x + y; });
     case Op::SwiGlu: return gated(params, node, float_kernels().swiglu, silu);
     case Op::GeGlu: return gated(params, node, float_kernels().geglu, gelu_tanh);
+    case Op::Gelu: return gelu(params, node);
     case Op::Softcap: return softcap(params, node);
     case Op::Scale: {
       const float s = node.params.f[0];

@@ -28,11 +28,14 @@ const char* op_name(Op op) {
     case Op::Add: return "add";
     case Op::Scale: return "scale";
     case Op::RmsNorm: return "rms_norm";
+    case Op::LayerNorm: return "layer_norm";
     case Op::Rope: return "rope";
     case Op::SwiGlu: return "swiglu";
     case Op::GeGlu: return "geglu";
+    case Op::Gelu: return "gelu";
     case Op::Softcap: return "softcap";
     case Op::Copy: return "copy";
+    case Op::MeanRows: return "mean_rows";
     case Op::Attention: return "attention";
   }
   return "?";

@@ -28,11 +28,14 @@ enum class Op : uint8_t {
   Add,        // src0 + src1, src1 broadcast over src0
   Scale,      // src0 * params.f[0]
   RmsNorm,    // src0 / sqrt(mean(src0^2) + eps) per row
+  LayerNorm,  // (src0 - mean) / sqrt(variance + eps) per row, times src1, plus src2
   Rope,       // rotary position embedding of src0 at the I32 positions in src1
   SwiGlu,     // silu(src0) * src1
   GeGlu,      // gelu_tanh(src0) * src1
+  Gelu,       // gelu_tanh(src0)
   Softcap,    // params.f[0] * tanh(src0 / params.f[0])
   Copy,       // src0 converted into the memory of src1 (a view, e.g. a KV cache slot)
+  MeanRows,   // column j: the mean of src0's rows [src1[2j], src1[2j + 1])
   Attention,  // fused softmax(Q K^T * scale, masked) V with grouped-query heads
 };
 constexpr int kOpCount = static_cast<int>(Op::Attention) + 1;

@@ -81,9 +81,28 @@ constexpr ArchSpec smollm3() {
   return s;
 }
 
+// BERT encoders (BGE, all-MiniLM, E5), as llama.cpp's loader and graph have
+// them: token, type-0 and absolute position embeddings summed and normalised,
+// post-norm blocks with LayerNorms and biases on every product, an ungated
+// feed-forward with ggml_gelu (the tanh approximation). The rope mode is unused.
+constexpr ArchSpec bert() {
+  ArchSpec s = row(Arch::Bert, "bert", core::RopeMode::Normal);
+  s.qkv_bias = true;
+  s.output_biases = true;
+  s.absolute_positions = true;
+  s.token_types = true;
+  s.embedding_norm = true;
+  s.encoder = true;
+  s.activation = FfnActivation::GeluTanh;
+  s.gated_ffn = false;
+  s.norm = NormKind::Layer;
+  s.post_norm_block = true;
+  return s;
+}
+
 // In the order of enum Arch, which indexes it.
 constexpr ArchSpec kArchSpecs[] = {
-    row(Arch::Llama, "llama", core::RopeMode::Normal), qwen2(), qwen3(), gemma2(), gemma3(), phi3(), smollm3(),
+    row(Arch::Llama, "llama", core::RopeMode::Normal), qwen2(), qwen3(), gemma2(), gemma3(), phi3(), smollm3(), bert(),
 };
 
 constexpr bool rows_follow_the_enum() {

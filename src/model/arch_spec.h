@@ -2,8 +2,8 @@
 // differs from another (its GGUF name, the tensors it has, what its forward
 // pass does differently, and llama.cpp's rules for the keys its files leave
 // out). Hyper-parameter reading, the tensor manifest, synthetic files and the
-// shared decoder graph read these fields; a new decoder architecture is a new
-// row, plus any op it needs.
+// shared decoder and encoder graphs read these fields; a new architecture is a
+// new row, plus any op it needs.
 #pragma once
 
 #include <cstdint>
@@ -14,11 +14,17 @@
 
 namespace peak::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3 };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert };
 
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
 // gelu (GeGLU, Gemma's gelu_pytorch_tanh).
 enum class FfnActivation { Silu, GeluTanh };
+
+// The normalisation of every norm the architecture has.
+enum class NormKind {
+  Rms,    // x / sqrt(mean(x^2) + eps) * w; eps from attention.layer_norm_rms_epsilon
+  Layer,  // (x - mean) / sqrt(variance + eps) * w + b; eps from attention.layer_norm_epsilon
+};
 
 // What an architecture makes of `attention.sliding_window`.
 enum class SlidingWindow {
@@ -47,10 +53,27 @@ struct ArchSpec {
   // Its files give attention.key_length even when it is n_embd / n_head, so
   // synthetic ones do too.
   bool explicit_head_size = false;
+  bool output_biases = false;  // attn_output.bias, ffn_up.bias and ffn_down.bias added to their products (bert)
+  bool absolute_positions =
+      false;  // position_embd [n_embd, context_length]: each position's row added to its token's; no rotation
+  bool token_types = false;  // token_types [n_embd, tokenizer.ggml.token_type_count]: type 0's row added to every token
+  bool embedding_norm = false;  // token_embd_norm (weight and bias) normalises the summed embeddings
+
+  // An encoder (bert): attention within each sequence of a batch, both ways
+  // unless `attention.causal` says otherwise, no KV cache and no output head;
+  // its last hidden states are pooled into one embedding per sequence
+  // (`pooling_type`, model/encoder.h). Decoders run through model/decoder.h.
+  bool encoder = false;
 
   // The forward pass.
   core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves
   FfnActivation activation = FfnActivation::Silu;
+  bool gated_ffn = true;  // w_down · (act(gate · x) * (up · x)); false: w_down · act(up · x), no ffn_gate (bert)
+  NormKind norm = NormKind::Rms;
+  // Post-norm blocks (BERT): x = norm(x + attention(x)), then x = norm(x + ffn(x)),
+  // with the norms attn_output_norm and layer_output_norm; else pre-norm
+  // (x + attention(norm(x)) ...) with attn_norm and ffn_norm.
+  bool post_norm_block = false;
   bool scaled_embedding = false;  // token embeddings are multiplied by sqrt(n_embd)
   int64_t nope_period = 0;        // > 0: layers nope_period - 1, 2 nope_period - 1 ... do not rotate (NoPE)
 

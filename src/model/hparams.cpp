@@ -176,6 +176,36 @@ float read_softcap(const KeyReader& keys, const char* key, const SoftcapRule& ru
   return keys.find(key) ? keys.positive_real_or(key, 0.0) : rule.fallback;
 }
 
+// An encoder's pooling, attention direction and token types (llama.cpp's
+// bert keys; the token type count is a tokenizer key).
+void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
+  if (spec.token_types) {
+    const auto count = file.find("tokenizer.ggml.token_type_count");
+    if (!count)
+      refuse("model metadata lacks 'tokenizer.ggml.token_type_count', which " + std::string(spec.name) + " needs");
+    hp.n_token_types = count->as_int();
+    if (hp.n_token_types < 1 || hp.n_token_types > kMaxWidth) {
+      refuse("'tokenizer.ggml.token_type_count' is " + std::to_string(hp.n_token_types) +
+             "; it must be between 1 and " + std::to_string(kMaxWidth));
+    }
+  }
+  if (!spec.encoder) return;
+  const auto causal = keys.find("attention.causal");
+  hp.causal_attention = causal && causal->boolean();
+  const int64_t pooling = keys.integer_or("pooling_type", static_cast<int64_t>(Pooling::None));
+  switch (pooling) {
+    case static_cast<int64_t>(Pooling::None):
+    case static_cast<int64_t>(Pooling::Mean):
+    case static_cast<int64_t>(Pooling::Cls):
+    case static_cast<int64_t>(Pooling::Last): hp.pooling = static_cast<Pooling>(pooling); break;
+    case 4:
+      unsupported("'" + keys.prefix + "pooling_type' is 4 (rank: a reranker's head), which peak does not support yet");
+    default:
+      refuse("'" + keys.prefix + "pooling_type' is " + std::to_string(pooling) +
+             "; peak knows 0 (none), 1 (mean), 2 (cls) and 3 (last)");
+  }
+}
+
 // What the architecture's row decides beyond the keys every model has.
 void read_arch_rules(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
   read_query_scale(keys, spec, hp);
@@ -223,6 +253,16 @@ void read_rope(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
 
 }  // namespace
 
+const char* pooling_name(Pooling pooling) {
+  switch (pooling) {
+    case Pooling::None: return "none";
+    case Pooling::Mean: return "mean";
+    case Pooling::Cls: return "cls";
+    case Pooling::Last: return "last";
+  }
+  return "?";
+}
+
 HParams read_hparams(const gguf::GgufFile& file) {
   const auto arch_value = file.find("general.architecture");
   if (!arch_value) refuse("model metadata lacks 'general.architecture'");
@@ -264,10 +304,17 @@ HParams read_hparams(const gguf::GgufFile& file) {
   if (hp.head_dim % 2 != 0) refuse("'" + keys.prefix + "attention.key_length' " + std::to_string(hp.head_dim) + " must be even");
   const int64_t value_dim = keys.count_or("attention.value_length", hp.head_dim, 1, kMaxWidth);
   if (value_dim != hp.head_dim) unsupported("attention.value_length differs from key_length, which peak does not support");
-  hp.rms_eps = keys.positive_real_or("attention.layer_norm_rms_epsilon", 1e-5);
+  if (spec->norm == NormKind::Layer) {
+    if (!keys.find("attention.layer_norm_epsilon"))
+      refuse("model metadata lacks '" + keys.prefix + "attention.layer_norm_epsilon'");
+    hp.layer_norm_eps = keys.positive_real_or("attention.layer_norm_epsilon", 0.0);
+  } else {
+    hp.rms_eps = keys.positive_real_or("attention.layer_norm_rms_epsilon", 1e-5);
+  }
   read_rope(keys, *spec, hp);
-  hp.layers.assign(static_cast<size_t>(hp.n_layer), LayerAttention{false, true, hp.rope});
+  hp.layers.assign(static_cast<size_t>(hp.n_layer), LayerAttention{false, !spec->absolute_positions, hp.rope});
   read_arch_rules(keys, *spec, hp);
+  read_encoder_keys(file, keys, *spec, hp);
 
   // The vocabulary size is the token list's length (cross-checked against the
   // embedding matrix when the weights are bound).

@@ -13,6 +13,17 @@
 
 namespace peak::model {
 
+// How an encoder turns a sequence's last hidden states into its output, with
+// llama.cpp's numbers for `<arch>.pooling_type` (4, rank, a reranker's
+// classification head, is not supported yet).
+enum class Pooling {
+  None = 0,  // every token's hidden state
+  Mean = 1,  // their mean
+  Cls = 2,   // the first token's ([CLS])
+  Last = 3,  // the last token's
+};
+const char* pooling_name(Pooling pooling);
+
 // What one layer's attention does that its neighbours may not.
 struct LayerAttention {
   bool sliding = false;   // attends to the last HParams::sliding_window cells only
@@ -31,6 +42,7 @@ struct HParams {
   int64_t head_dim = 0;      // `attention.key_length`, else n_embd / n_head
   int64_t n_ff = 0;
   float rms_eps = 1e-5f;
+  float layer_norm_eps = 1e-12f;  // NormKind::Layer rows: attention.layer_norm_epsilon
   core::RopeParams rope;     // the global layers': n_dims, mode (normal for llama, neox for qwen ...), base, scaling
 
   float attention_scale = 1.0f;  // scores are q·k times this: 1/sqrt(head_dim) unless the model says otherwise
@@ -43,6 +55,11 @@ struct HParams {
   // rope_factors_short (`rope.scaling.original_context_length`, else n_ctx_train).
   int64_t rope_original_context = 0;
   std::vector<LayerAttention> layers;  // n_layer entries
+
+  // Encoders (ArchSpec::encoder).
+  Pooling pooling = Pooling::None;  // `pooling_type`; none when the file has no key, as in llama.cpp
+  bool causal_attention = true;     // encoders: `attention.causal`, false when absent
+  int64_t n_token_types = 0;        // ArchSpec::token_types: tokenizer.ggml.token_type_count
 
   int64_t n_embd_q() const { return n_head * head_dim; }    // rows of attn_q
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // rows of attn_k / attn_v

@@ -43,6 +43,8 @@ HParams manifest_hparams(const SynthSpec& s) {
   hp.n_head_kv = s.n_head_kv;
   hp.head_dim = s.head_dim;
   hp.n_ff = s.n_ff;
+  hp.n_ctx_train = s.n_ctx_train;
+  hp.n_token_types = s.n_token_types;
   hp.rope.n_dims = static_cast<int32_t>(s.rope_dimensions());
   return hp;
 }
@@ -57,6 +59,7 @@ bool written(const ManifestTensor& t, const SynthSpec& s) {
     case Presence::LongRope: return s.rope_original_context > 0;
     case Presence::FusedQkv: return true;
     case Presence::SeparateQkv: return false;
+    case Presence::TokenTypes: return true;
   }
   return false;
 }
@@ -130,9 +133,21 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
     w.set_u32(a + ".attention.key_length", static_cast<uint32_t>(s.head_dim));
     w.set_u32(a + ".attention.value_length", static_cast<uint32_t>(s.head_dim));
   }
-  w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.rope_dimensions()));
-  w.set_f32(a + ".rope.freq_base", s.rope_base);
-  w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  const ArchSpec& spec = arch_spec(s.arch);
+  if (!spec.absolute_positions) {
+    w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.rope_dimensions()));
+    w.set_f32(a + ".rope.freq_base", s.rope_base);
+  }
+  if (spec.norm == NormKind::Layer) {
+    w.set_f32(a + ".attention.layer_norm_epsilon", s.norm_eps);
+  } else {
+    w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.norm_eps);
+  }
+  if (spec.encoder) {
+    w.set_bool(a + ".attention.causal", false);
+    w.set_u32(a + ".pooling_type", static_cast<uint32_t>(s.pooling));
+  }
+  if (spec.token_types) w.set_u32("tokenizer.ggml.token_type_count", static_cast<uint32_t>(s.n_token_types));
   if (s.sliding_window > 0) w.set_u32(a + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
   if (s.attn_softcap > 0.0f) w.set_f32(a + ".attn_logit_softcapping", s.attn_softcap);
   if (s.final_softcap > 0.0f) w.set_f32(a + ".final_logit_softcapping", s.final_softcap);
@@ -150,8 +165,8 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b",  "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b", "smollm2-135m",
-          "gemma3-1b",   "gemma3-270m",  "phi-4-mini",   "smollm3-3b"};
+  return {"qwen3-0.6b",  "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b",    "smollm2-135m",    "gemma3-1b",
+          "gemma3-270m", "phi-4-mini",   "smollm3-3b",   "bge-small-en-v1.5", "all-minilm-l6-v2"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -160,45 +175,54 @@ SynthSpec synth_preset(const std::string& name) {
   if (name == "qwen3-0.6b") {
     s.arch = Arch::Qwen3;
     s.n_layer = 28, s.n_embd = 1024, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 3072;
-    s.n_vocab = 151936, s.n_ctx_train = 40960, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.n_vocab = 151936, s.n_ctx_train = 40960, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
   } else if (name == "qwen2.5-0.5b") {
     s.arch = Arch::Qwen2;
     s.n_layer = 24, s.n_embd = 896, s.n_head = 14, s.n_head_kv = 2, s.head_dim = 64, s.n_ff = 4864;
-    s.n_vocab = 151936, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.n_vocab = 151936, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
   } else if (name == "llama-3.2-1b") {
     s.arch = Arch::Llama;
     s.n_layer = 16, s.n_embd = 2048, s.n_head = 32, s.n_head_kv = 8, s.head_dim = 64, s.n_ff = 8192;
-    s.n_vocab = 128256, s.n_ctx_train = 131072, s.rope_base = 500000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
+    s.n_vocab = 128256, s.n_ctx_train = 131072, s.rope_base = 500000.0f, s.norm_eps = 1e-5f, s.tied_output = true;
   } else if (name == "tinyllama-1.1b") {
     s.arch = Arch::Llama;
     s.n_layer = 22, s.n_embd = 2048, s.n_head = 32, s.n_head_kv = 4, s.head_dim = 64, s.n_ff = 5632;
-    s.n_vocab = 32000, s.n_ctx_train = 2048, s.rope_base = 10000.0f, s.rms_eps = 1e-5f, s.tied_output = false;
+    s.n_vocab = 32000, s.n_ctx_train = 2048, s.rope_base = 10000.0f, s.norm_eps = 1e-5f, s.tied_output = false;
   } else if (name == "smollm2-135m") {
     // A small real shape for long scripted benchmarks (e.g. peak bench --chat).
     s.arch = Arch::Llama;
     s.n_layer = 30, s.n_embd = 576, s.n_head = 9, s.n_head_kv = 3, s.head_dim = 64, s.n_ff = 1536;
-    s.n_vocab = 49152, s.n_ctx_train = 8192, s.rope_base = 100000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
+    s.n_vocab = 49152, s.n_ctx_train = 8192, s.rope_base = 100000.0f, s.norm_eps = 1e-5f, s.tied_output = true;
   } else if (name == "gemma3-1b") {
     s.arch = Arch::Gemma3;
     s.n_layer = 26, s.n_embd = 1152, s.n_head = 4, s.n_head_kv = 1, s.head_dim = 256, s.n_ff = 6912;
-    s.n_vocab = 262144, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.n_vocab = 262144, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
     s.sliding_window = 512;
   } else if (name == "gemma3-270m") {
     s.arch = Arch::Gemma3;
     s.n_layer = 18, s.n_embd = 640, s.n_head = 4, s.n_head_kv = 1, s.head_dim = 256, s.n_ff = 2048;
-    s.n_vocab = 262144, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.n_vocab = 262144, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
     s.sliding_window = 512;
   } else if (name == "phi-4-mini") {
     // Phi-4-mini-instruct: partial rotary factor 0.75, LongRoPE from 4096 to
     // 131072 positions; its sliding_window (262144) is carried but unused.
     s.arch = Arch::Phi3;
     s.n_layer = 32, s.n_embd = 3072, s.n_head = 24, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 8192;
-    s.n_vocab = 200064, s.n_ctx_train = 131072, s.rope_base = 10000.0f, s.rms_eps = 1e-5f, s.tied_output = true;
+    s.n_vocab = 200064, s.n_ctx_train = 131072, s.rope_base = 10000.0f, s.norm_eps = 1e-5f, s.tied_output = true;
     s.rope_dims = 96, s.sliding_window = 262144, s.rope_original_context = 4096;
   } else if (name == "smollm3-3b") {
     s.arch = Arch::SmolLM3;
     s.n_layer = 36, s.n_embd = 2048, s.n_head = 16, s.n_head_kv = 4, s.head_dim = 128, s.n_ff = 11008;
-    s.n_vocab = 128256, s.n_ctx_train = 65536, s.rope_base = 5000000.0f, s.rms_eps = 1e-6f, s.tied_output = true;
+    s.n_vocab = 128256, s.n_ctx_train = 65536, s.rope_base = 5000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
+  } else if (name == "bge-small-en-v1.5" || name == "all-minilm-l6-v2") {
+    // BAAI/bge-small-en-v1.5 (12 layers, [CLS] pooling) and
+    // sentence-transformers/all-MiniLM-L6-v2 (6 layers, mean pooling): BERT
+    // with the uncased WordPiece vocabulary, 512 positions, LayerNorm eps 1e-12.
+    const bool bge = name == "bge-small-en-v1.5";
+    s.arch = Arch::Bert;
+    s.n_layer = bge ? 12 : 6, s.n_embd = 384, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 32, s.n_ff = 1536;
+    s.n_vocab = 30522, s.n_ctx_train = 512, s.norm_eps = 1e-12f, s.tied_output = true;
+    s.pooling = bge ? Pooling::Cls : Pooling::Mean;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

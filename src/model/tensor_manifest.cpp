@@ -30,11 +30,18 @@ class ManifestBuilder {
   std::vector<ManifestTensor>& out_;
 };
 
+// A norm of the architecture's kind: its weight, and with LayerNorms its bias.
+void add_norm(ManifestBuilder& m, const HParams& hp, int64_t il, const std::string& name, Tensor* LayerWeights::*weight,
+              Tensor* LayerWeights::*bias) {
+  m.layer(il, name + ".weight", {hp.n_embd}, TensorRole::NormWeight, weight);
+  if (hp.spec().norm == NormKind::Layer) m.layer(il, name + ".bias", {hp.n_embd}, TensorRole::Bias, bias);
+}
+
 // Shapes use ggml order; e = n_embd, q = n_head * head_dim, kv = n_head_kv * head_dim.
 void add_attention(ManifestBuilder& m, const HParams& hp, int64_t il) {
   const ArchSpec& spec = hp.spec();
   const int64_t e = hp.n_embd, q = hp.n_embd_q(), kv = hp.n_embd_kv(), d = hp.head_dim;
-  m.layer(il, "attn_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::attn_norm);
+  if (!spec.post_norm_block) add_norm(m, hp, il, "attn_norm", &LayerWeights::attn_norm, &LayerWeights::attn_norm_bias);
   if (spec.fused_qkv) {
     m.layer(il, "attn_qkv.weight", {e, q + 2 * kv}, TensorRole::Matrix, &LayerWeights::wqkv, Presence::FusedQkv);
   }
@@ -52,23 +59,32 @@ void add_attention(ManifestBuilder& m, const HParams& hp, int64_t il) {
     m.layer(il, "attn_k_norm.weight", {d}, TensorRole::NormWeight, &LayerWeights::k_norm);
   }
   m.layer(il, "attn_output.weight", {q, e}, TensorRole::Matrix, &LayerWeights::wo);
+  if (spec.output_biases) m.layer(il, "attn_output.bias", {e}, TensorRole::Bias, &LayerWeights::bo);
   if (spec.post_norms) {
     m.layer(il, "post_attention_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::attn_post_norm);
+  }
+  if (spec.post_norm_block) {
+    add_norm(m, hp, il, "attn_output_norm", &LayerWeights::attn_norm, &LayerWeights::attn_norm_bias);
   }
 }
 
 void add_feed_forward(ManifestBuilder& m, const HParams& hp, int64_t il) {
   const ArchSpec& spec = hp.spec();
   const int64_t e = hp.n_embd, ff = hp.n_ff;
-  m.layer(il, "ffn_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::ffn_norm);
+  if (!spec.post_norm_block) add_norm(m, hp, il, "ffn_norm", &LayerWeights::ffn_norm, &LayerWeights::ffn_norm_bias);
   if (spec.fused_gate_up) {
     m.layer(il, "ffn_up.weight", {e, 2 * ff}, TensorRole::Matrix, &LayerWeights::ffn_up);  // gate rows, then up rows
   } else {
-    m.layer(il, "ffn_gate.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_gate);
+    if (spec.gated_ffn) m.layer(il, "ffn_gate.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_gate);
     m.layer(il, "ffn_up.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_up);
   }
+  if (spec.output_biases) m.layer(il, "ffn_up.bias", {ff}, TensorRole::Bias, &LayerWeights::ffn_up_bias);
   m.layer(il, "ffn_down.weight", {ff, e}, TensorRole::Matrix, &LayerWeights::ffn_down);
+  if (spec.output_biases) m.layer(il, "ffn_down.bias", {e}, TensorRole::Bias, &LayerWeights::ffn_down_bias);
   if (spec.post_norms) m.layer(il, "post_ffw_norm.weight", {e}, TensorRole::NormWeight, &LayerWeights::ffn_post_norm);
+  if (spec.post_norm_block) {
+    add_norm(m, hp, il, "layer_output_norm", &LayerWeights::ffn_norm, &LayerWeights::ffn_norm_bias);
+  }
 }
 
 }  // namespace
@@ -77,16 +93,35 @@ std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
   std::vector<ManifestTensor> out;
   ManifestBuilder m(out);
   const int64_t e = hp.n_embd, pairs = hp.rope.n_dims / 2;
+  const ArchSpec& spec = hp.spec();
   m.model("token_embd.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::Required, &ModelWeights::token_embd);
-  m.model("output_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
-  m.model("rope_freqs.weight", {pairs}, TensorRole::FrequencyFactors, Presence::RopeFreqs, &ModelWeights::rope_freqs);
-  if (hp.spec().long_rope) {
+  if (spec.token_types) {
+    m.model("token_types.weight", {e, hp.n_token_types}, TensorRole::Matrix, Presence::TokenTypes,
+            &ModelWeights::token_types);
+  }
+  if (spec.absolute_positions) {
+    m.model("position_embd.weight", {e, hp.n_ctx_train}, TensorRole::Matrix, Presence::Required,
+            &ModelWeights::position_embd);
+  }
+  if (spec.embedding_norm) {
+    m.model("token_embd_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::embd_norm);
+    m.model("token_embd_norm.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::embd_norm_bias);
+  }
+  if (!spec.encoder) {
+    m.model("output_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
+  }
+  if (!spec.absolute_positions) {
+    m.model("rope_freqs.weight", {pairs}, TensorRole::FrequencyFactors, Presence::RopeFreqs, &ModelWeights::rope_freqs);
+  }
+  if (spec.long_rope) {
     m.model("rope_factors_long.weight", {pairs}, TensorRole::FrequencyFactors, Presence::LongRope,
             &ModelWeights::rope_factors_long);
     m.model("rope_factors_short.weight", {pairs}, TensorRole::FrequencyFactors, Presence::LongRope,
             &ModelWeights::rope_factors_short);
   }
-  m.model("output.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::UntiedOutput, &ModelWeights::output);
+  if (!spec.encoder) {
+    m.model("output.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::UntiedOutput, &ModelWeights::output);
+  }
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     add_attention(m, hp, il);
     add_feed_forward(m, hp, il);

@@ -29,6 +29,7 @@ enum class Presence {
   LongRope,      // LongRoPE's long and short factors (ArchSpec::long_rope), both or neither
   FusedQkv,      // the layer's Q, K and V rows in one matrix (ArchSpec::fused_qkv)
   SeparateQkv,   // with ArchSpec::fused_qkv: Q, K or V, required when the layer has no FusedQkv matrix
+  TokenTypes,    // token_types.weight (ArchSpec::token_types): llama.cpp adds it when present
 };
 
 struct ManifestTensor {

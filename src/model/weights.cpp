@@ -98,7 +98,7 @@ ModelWeights bind_weights(const gguf::GgufFile& file, const HParams& hp, bool ch
     if (t.presence == Presence::SeparateQkv && l.wqkv) continue;
     l.*t.layer_slot = b.bind(t, t.presence == Presence::Required || t.presence == Presence::SeparateQkv);
   }
-  w.tied_output = w.output == nullptr;
+  w.tied_output = w.output == nullptr && !hp.spec().encoder;  // an encoder has no output head
   if (w.tied_output) w.output = w.token_embd;
   if ((w.rope_factors_long == nullptr) != (w.rope_factors_short == nullptr)) {
     throw InvalidModel("LongRoPE needs both 'rope_factors_long.weight' and 'rope_factors_short.weight'");

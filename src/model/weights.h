@@ -16,13 +16,19 @@ using core::Tensor;
 
 // Shapes use ggml order (ne[0] first); d = head_dim, q = n_head*d, kv = n_head_kv*d.
 // Null where the architecture (ArchSpec) has no such tensor.
+// Pre-norm blocks normalise each sub-block's input with attn_norm / ffn_norm;
+// post-norm ones (ArchSpec::post_norm_block) their residual sums, with the
+// tensors the file names attn_output_norm / layer_output_norm, bound to the
+// same fields.
 struct LayerWeights {
   Tensor* attn_norm = nullptr;       // [n_embd]
+  Tensor* attn_norm_bias = nullptr;  // [n_embd] NormKind::Layer
   Tensor* wq = nullptr;              // [n_embd, q]   null when wqkv holds it
   Tensor* wk = nullptr;              // [n_embd, kv]  null when wqkv holds it
   Tensor* wv = nullptr;              // [n_embd, kv]  null when wqkv holds it
   Tensor* wqkv = nullptr;            // [n_embd, q + 2kv] fused_qkv: the rows of Q, then K, then V in one matrix
   Tensor* wo = nullptr;              // [q, n_embd]
+  Tensor* bo = nullptr;              // [n_embd] output_biases
   Tensor* bq = nullptr;              // [q]   qkv_bias
   Tensor* bk = nullptr;              // [kv]  qkv_bias
   Tensor* bv = nullptr;              // [kv]  qkv_bias
@@ -30,16 +36,23 @@ struct LayerWeights {
   Tensor* k_norm = nullptr;          // [d]   qk_norm
   Tensor* attn_post_norm = nullptr;  // [n_embd] post_norms: normalises the attention output before the residual add
   Tensor* ffn_norm = nullptr;        // [n_embd]
-  Tensor* ffn_gate = nullptr;        // [n_embd, n_ff]; null when ffn_up holds it (fused_gate_up)
+  Tensor* ffn_norm_bias = nullptr;   // [n_embd] NormKind::Layer
+  Tensor* ffn_gate = nullptr;        // [n_embd, n_ff]; null when ffn_up holds it (fused_gate_up) or ungated
   Tensor* ffn_up = nullptr;          // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (fused_gate_up)
+  Tensor* ffn_up_bias = nullptr;     // [n_ff] output_biases
   Tensor* ffn_down = nullptr;        // [n_ff, n_embd]
+  Tensor* ffn_down_bias = nullptr;   // [n_embd] output_biases
   Tensor* ffn_post_norm = nullptr;   // [n_embd] post_norms: normalises the feed-forward output before the residual add
 };
 
 struct ModelWeights {
   Tensor* token_embd = nullptr;   // [n_embd, n_vocab]
-  Tensor* output_norm = nullptr;  // [n_embd]
-  Tensor* output = nullptr;       // [n_embd, n_vocab]; token_embd when tied
+  Tensor* token_types = nullptr;  // [n_embd, n_token_types] token_types; optional, as in llama.cpp
+  Tensor* position_embd = nullptr;   // [n_embd, n_ctx_train] absolute_positions
+  Tensor* embd_norm = nullptr;       // [n_embd] embedding_norm
+  Tensor* embd_norm_bias = nullptr;  // [n_embd] embedding_norm
+  Tensor* output_norm = nullptr;     // [n_embd]; null in an encoder
+  Tensor* output = nullptr;          // [n_embd, n_vocab]; token_embd when tied; null in an encoder
   Tensor* rope_freqs = nullptr;   // [rope_dims / 2] Llama-3 frequency factors, optional
   // [rope_dims / 2] LongRoPE (long_rope) frequency factors, both or neither: long
   // ones for contexts past HParams::rope_original_context, else short ones.

@@ -20,6 +20,12 @@ constexpr int64_t kDefaultMaxContext = 4096;
 constexpr int kMaxThreads = 64;
 
 KvCacheParams cache_params(const model::Model& model, const ContextParams& p) {
+  const model::ArchSpec& spec = model.hparams().spec();
+  if (spec.encoder) {
+    throw std::invalid_argument(
+        std::string("a ") + spec.name +
+        " model is an encoder: it embeds text (runtime::Encoder) and has no output head to generate with");
+  }
   if (p.n_ctx < 0) throw std::invalid_argument("n_ctx must not be negative");
   KvCacheParams c;
   c.n_ctx = p.n_ctx > 0 ? p.n_ctx : std::min(model.hparams().n_ctx_train, kDefaultMaxContext);

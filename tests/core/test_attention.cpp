@@ -44,9 +44,11 @@ AttentionParams full_params(float scale) {
 
 // q [d, n_head, n_tokens], k and v [d, n_head_kv, n_kv]. Query token t stands
 // at cell n_kv - n_tokens + t; causal, it sees the cells up to its own, and
-// with a window only the last `window` of those. Scores are scaled, then
+// with a window only the last `window` of those; with key ranges ([first,
+// end) per token) exactly the cells of its range. Scores are scaled, then
 // soft-capped. Cells a query does not see are never touched.
-Dense reference_attention(const Dense& q, const Dense& k, const Dense& v, const AttentionParams& p) {
+Dense reference_attention(const Dense& q, const Dense& k, const Dense& v, const AttentionParams& p,
+                          const std::vector<int32_t>& key_ranges = {}) {
   const int64_t d = q.ne[0], n_head = q.ne[1], n_tokens = q.ne[2], n_kv = k.ne[2];
   const int64_t group = n_head / k.ne[1];
   Dense out(q.ne);
@@ -54,7 +56,13 @@ Dense reference_attention(const Dense& q, const Dense& k, const Dense& v, const 
     const int64_t own_cell = n_kv - n_tokens + t;
     std::vector<int64_t> seen;
     for (int64_t c = 0; c < n_kv; ++c) {
-      if (!p.causal || (c <= own_cell && (p.window == 0 || own_cell - c < p.window))) seen.push_back(c);
+      if (!key_ranges.empty()) {
+        if (c >= key_ranges[static_cast<size_t>(2 * t)] && c < key_ranges[static_cast<size_t>(2 * t + 1)]) {
+          seen.push_back(c);
+        }
+      } else if (!p.causal || (c <= own_cell && (p.window == 0 || own_cell - c < p.window))) {
+        seen.push_back(c);
+      }
     }
     for (int64_t h = 0; h < n_head; ++h) {
       std::vector<double> weight(seen.size());
@@ -147,6 +155,37 @@ TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
         expect_graph_matches([&](Graph& g) { return g.attention(q, k, v, params); },
                              reference_attention(dq, dk, dv, params), bound);
       }
+    }
+  }
+}
+
+// A batch of sequences side by side (an encoder's): each token sees its own
+// sequence's cells only, all of them (bidirectional) or those up to itself
+// (causal within the sequence). Sequences of 1 to 70 tokens, so tiles hold
+// several sequences or part of one, and more tokens than one key block.
+TEST(CoreAttention, KeyRangesKeepSequencesApart) {
+  const int64_t lengths[] = {5, 1, 70, 13, 300, 2, 31};
+  for (bool causal_within : {false, true}) {
+    std::vector<int32_t> ranges;
+    int64_t first = 0;
+    for (int64_t n : lengths) {
+      for (int64_t i = 0; i < n; ++i) {
+        ranges.push_back(static_cast<int32_t>(first));
+        ranges.push_back(static_cast<int32_t>(causal_within ? first + i + 1 : first + n));
+      }
+      first += n;
+    }
+    const int64_t n_tokens = first;
+    for (GgmlType type : kCacheTypes) {
+      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " causal " << causal_within);
+      RandomInputs in(type, 32, 4, 2, n_tokens, n_tokens, 1.0f);
+      Tensor* key_ranges = in.leaves.ids(ranges);
+      const AttentionParams params = full_params(in.scale);
+      expect_graph_matches(
+          [&](Graph& g) {
+            return g.attention(in.q, in.k, in.v, params, g.reshape(key_ranges, {2, n_tokens}));
+          },
+          reference_attention(in.dq, in.dk, in.dv, params, ranges), attention_bound(type));
     }
   }
 }

@@ -124,7 +124,12 @@ TEST(CoreOps, ScaleGatesAndSoftcap) {
                          kTranscendental);
     expect_graph_matches([&](Graph& g) { return g.softcap(a, 4.0f); },
                          map(da, [](double x) { return 4.0 * std::tanh(x / 4.0); }), kTranscendental);
+    expect_graph_matches([&](Graph& g) { return g.gelu(a); }, map(da, gelu_tanh), kTranscendental);
   }
+  // A strided source: the columns of a transposed view.
+  Tensor* square = leaves.random(GgmlType::F32, {9, 9}, -4.0f, 4.0f);
+  expect_graph_matches([&](Graph& g) { return g.gelu(g.transpose(square)); },
+                       map(swap_axes(read_dense(*square), 0, 1), gelu_tanh), kTranscendental);
 }
 
 // ---- row normalisations ----------------------------------------------------------
@@ -166,6 +171,76 @@ TEST(CoreOps, RmsNormWithWeightScalesEveryRow) {
   const Dense dw = read_dense(*weight);
   for (size_t i = 0; i < expected.values.size(); ++i) expected.values[i] *= dw.values[i % 131];
   expect_graph_matches([&](Graph& g) { return g.rms_norm(a, 1e-5f, weight); }, expected, kFloatOps);
+}
+
+// BERT's LayerNorm from its definition: (x - mean) / sqrt(variance + eps) * w + b,
+// the variance the mean of the squared deviations.
+Dense reference_layer_norm(const Dense& a, double eps, const Dense& weight, const Dense& bias) {
+  Dense out = same_shape(a);
+  const size_t n = static_cast<size_t>(a.ne[0]);
+  for (size_t row = 0; row < a.values.size() / n; ++row) {
+    const double* x = &a.values[row * n];
+    double mean = 0.0;
+    for (size_t i = 0; i < n; ++i) mean += x[i];
+    mean /= static_cast<double>(n);
+    double variance = 0.0;
+    for (size_t i = 0; i < n; ++i) variance += (x[i] - mean) * (x[i] - mean);
+    variance /= static_cast<double>(n);
+    for (size_t i = 0; i < n; ++i) {
+      out.values[row * n + i] = (x[i] - mean) / std::sqrt(variance + eps) * weight.values[i] + bias.values[i];
+    }
+  }
+  return out;
+}
+
+// Rows far from zero (offset 100) so that a variance taken as the difference
+// of two large sums would cancel; a row view with a doubled stride; one-row
+// and long-row shapes.
+TEST(CoreOps, LayerNormCentresScalesAndShiftsEveryRow) {
+  Leaves leaves;
+  for (auto shape : {std::initializer_list<int64_t>{1, 1}, {7, 3}, {384, 5, 2}, {4096, 2}}) {
+    Tensor* a = leaves.random(GgmlType::F32, shape, 97.0f, 103.0f);
+    Tensor* weight = leaves.random(GgmlType::F32, {a->ne[0]}, 0.5f, 2.0f);
+    Tensor* bias = leaves.random(GgmlType::F32, {a->ne[0]});
+    const Dense da = read_dense(*a), dw = read_dense(*weight), db = read_dense(*bias);
+    expect_graph_matches([&](Graph& g) { return g.layer_norm(a, 1e-12f, weight, bias); },
+                         reference_layer_norm(da, 1e-12, dw, db), kFloatOps);
+  }
+  Tensor* wide = leaves.random(GgmlType::F32, {64, 6}, -3.0f, 3.0f);
+  Tensor* weight = leaves.random(GgmlType::F32, {64}, 0.5f, 2.0f);
+  Tensor* bias = leaves.random(GgmlType::F32, {64});
+  const Dense dw = read_dense(*wide);
+  Dense rows({64, 3, 1, 1});
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < 64; ++i) rows.at(i, r) = dw.at(i, 2 * r + 1);
+  expect_graph_matches(
+      [&](Graph& g) {
+        return g.layer_norm(g.view(wide, {64, 3}, {2 * wide->nb[1]}, wide->nb[1]), 1e-5f, weight, bias);
+      },
+      reference_layer_norm(rows, 1e-5, read_dense(*weight), read_dense(*bias)), kFloatOps);
+}
+
+// Ranges of one row (a sequence's first or last token), of several, of every
+// row, overlapping and out of order: each column is its range's mean.
+TEST(CoreOps, MeanRowsAveragesEachRange) {
+  Leaves leaves;
+  Tensor* a = leaves.random(GgmlType::F32, {131, 40}, -3.0f, 3.0f);
+  const std::vector<int32_t> ranges = {0, 1, 39, 40, 0, 40, 5, 17, 12, 13, 3, 30};
+  Tensor* row_ranges = leaves.ids(ranges);
+  const Dense da = read_dense(*a);
+  Dense expected({131, static_cast<int64_t>(ranges.size() / 2), 1, 1});
+  for (size_t j = 0; j < ranges.size() / 2; ++j) {
+    for (int64_t i = 0; i < 131; ++i) {
+      double sum = 0.0;
+      for (int32_t row = ranges[2 * j]; row < ranges[2 * j + 1]; ++row) sum += da.at(i, row);
+      expected.at(i, static_cast<int64_t>(j)) = sum / (ranges[2 * j + 1] - ranges[2 * j]);
+    }
+  }
+  expect_graph_matches(
+      [&](Graph& g) {
+        return g.mean_rows(a, g.reshape(row_ranges, {2, static_cast<int64_t>(ranges.size() / 2)}));
+      },
+      expected, kFloatOps);
 }
 
 // ---- rope ------------------------------------------------------------------------

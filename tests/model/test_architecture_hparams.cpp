@@ -81,7 +81,8 @@ TEST(ArchitectureHParams, AnUnknownArchitectureIsRefusedWithTheSupportedOnes) {
   const std::string error = key_error(tiny_spec(Arch::Llama), [](gguf::GgufWriter& w) {
     w.set_string("general.architecture", "mamba");
   });
-  const char* expected = "unsupported architecture 'mamba' (peak runs llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3)";
+  const char* expected =
+      "unsupported architecture 'mamba' (peak runs llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3, bert)";
   EXPECT_NE(error.find(expected), std::string::npos) << error;
 }
 

@@ -23,7 +23,8 @@ using model::Arch;
 using model::ManifestTensor;
 using model::Presence;
 
-const Arch kAllArchs[] = {Arch::Llama, Arch::Qwen2, Arch::Qwen3, Arch::Gemma2, Arch::Gemma3, Arch::Phi3, Arch::SmolLM3};
+const Arch kAllArchs[] = {Arch::Llama,  Arch::Qwen2, Arch::Qwen3,   Arch::Gemma2,
+                          Arch::Gemma3, Arch::Phi3,  Arch::SmolLM3, Arch::Bert};
 
 using Shape = std::vector<int64_t>;
 
@@ -83,8 +84,23 @@ TEST(TensorManifest, ASynthFileOfEveryArchitectureHoldsExactlyTheManifest) {
   expect_file_is_manifest(plain_phi3, "phi3_plain");
 }
 
+// bert's own tensors, as llama.cpp's loader names them: the type and position
+// tables and the embeddings' LayerNorm; no output head, no rope factors.
+TEST(TensorManifest, BertHasEmbeddingTablesAndNoOutputHead) {
+  const WrittenFile file = write_and_read(test::tiny_spec(Arch::Bert), "bert");
+  std::set<std::string> own;
+  for (const auto& [name, shape] : file.shapes) {
+    if (name.rfind("blk.", 0) != 0) own.insert(name);
+  }
+  EXPECT_EQ(own, (std::set<std::string>{"token_embd.weight", "token_types.weight", "position_embd.weight",
+                                        "token_embd_norm.weight", "token_embd_norm.bias"}));
+  EXPECT_EQ(file.shapes.at("position_embd.weight"), (Shape{64, 64}));  // [n_embd, context_length]
+  EXPECT_EQ(file.shapes.at("token_types.weight"), (Shape{64, 2}));     // [n_embd, token_type_count]
+}
+
 // Block 0's tensors in llama.cpp's loader of each architecture (phi3: with
-// the fused QKV matrix its converter writes).
+// the fused QKV matrix its converter writes; bert: post-norm blocks with
+// LayerNorms and a bias on every product).
 TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
   const std::vector<std::string> llama = {"attn_norm.weight", "attn_q.weight",      "attn_k.weight",
                                           "attn_v.weight",    "attn_output.weight", "ffn_norm.weight",
@@ -104,6 +120,10 @@ TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
        {"attn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_norm.weight", "ffn_up.weight",
         "ffn_down.weight"}},
       {Arch::SmolLM3, llama},
+      {Arch::Bert,
+       {"attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight", "attn_v.bias",
+        "attn_output.weight", "attn_output.bias", "attn_output_norm.weight", "attn_output_norm.bias", "ffn_up.weight",
+        "ffn_up.bias", "ffn_down.weight", "ffn_down.bias", "layer_output_norm.weight", "layer_output_norm.bias"}},
   };
   for (Arch arch : kAllArchs) {
     std::set<std::string> block0;

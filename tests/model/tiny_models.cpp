@@ -29,6 +29,13 @@ model::SynthSpec tiny_spec(model::Arch arch) {
     s.attn_softcap = 0.1f;
     s.final_softcap = 0.2f;
   }
+  if (arch == Arch::Bert) {
+    // Every head its own K and V, as BERT has; 64 positions; all-MiniLM's mean pooling.
+    s.n_head_kv = 4;
+    s.n_ctx_train = 64;
+    s.norm_eps = 1e-12f;
+    s.pooling = model::Pooling::Mean;
+  }
   if (arch == Arch::Phi3) {
     s.rope_dims = 12;  // Phi-4-mini's partial rotation: 3/4 of the head
     s.n_ctx_train = 4 * kTinyRopeOriginalContext;

@@ -1,0 +1,52 @@
+// The forward graph of the encoders peak runs (ArchSpec::encoder: bert). A
+// batch holds several sequences side by side; every token attends to the
+// tokens of its own sequence only (all of them, or those up to itself when
+// the model says `attention.causal`), through the attention op's per-token key
+// ranges, so no KV cache is needed. The last hidden states are pooled per
+// sequence (mean, first or last token) by averaging a range of rows, or
+// handed out per token.
+#pragma once
+
+#include <cstdint>
+
+#include "core/graph.h"
+#include "model/hparams.h"
+#include "model/weights.h"
+
+namespace peak::model {
+
+// Rows [first, end) of a batch's hidden states.
+struct RowRange {
+  int32_t first = 0;
+  int32_t end = 0;
+};
+
+// The rows whose mean is the pooled output of a sequence at rows `sequence`
+// (non-empty): all of them (mean), the first (cls) or the last (last).
+// Pooling::None has no pooled output; it gives `sequence`.
+RowRange pooled_rows(Pooling pooling, RowRange sequence);
+
+struct EncoderBatch {
+  int64_t n_tokens = 1;
+  // Pooled vectors: one per sequence; with Pooling::None no pooling happens
+  // and the output holds every token's hidden state.
+  int64_t n_sequences = 1;
+  Pooling pooling = Pooling::None;
+};
+
+// The inputs the caller fills before each compute.
+struct EncoderInputs {
+  core::Tensor* tokens = nullptr;       // I32 [n_tokens]
+  core::Tensor* positions = nullptr;    // I32 [n_tokens]: each token's position in its sequence, from 0
+  core::Tensor* token_types = nullptr;  // I32 [n_tokens]: 0 for every token; null when the model has no token_types
+  core::Tensor* key_ranges = nullptr;   // I32 [2, n_tokens]: the rows of its own sequence each token attends to
+  core::Tensor* pooled_rows = nullptr;  // I32 [2, n_sequences]: the rows each sequence's output averages
+                                        // (pooled_rows()); null with Pooling::None
+};
+
+// Builds the whole forward pass; returns the output (marked as output):
+// F32 [n_embd, n_sequences] pooled, or [n_embd, n_tokens] with Pooling::None.
+core::Tensor* build_encoder(core::Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
+                            EncoderInputs& inputs);
+
+}  // namespace peak::model

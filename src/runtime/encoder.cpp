@@ -1,0 +1,163 @@
+#include "runtime/encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "core/cpu_topology.h"
+#include "core/executor.h"
+
+namespace peak::runtime {
+
+namespace {
+
+constexpr int kMaxThreads = 64;
+
+const model::Model& require_encoder(const model::Model& model) {
+  const model::ArchSpec& spec = model.hparams().spec();
+  if (!spec.encoder) {
+    throw std::invalid_argument(
+        std::string("a ") + spec.name +
+        " model is a decoder, not an encoder: it generates text (runtime::Context) and has no pooling to embed with");
+  }
+  return model;
+}
+
+int64_t resolve_batch(const model::Model& model, int64_t requested) {
+  const int64_t n_ctx_train = model.hparams().n_ctx_train;
+  if (requested < 0 || requested > n_ctx_train) {
+    throw std::invalid_argument("n_batch must be between 0 (the model's context) and its context of " +
+                                std::to_string(n_ctx_train) + " tokens, not " + std::to_string(requested));
+  }
+  return requested > 0 ? requested : n_ctx_train;
+}
+
+int resolve_threads(int requested) {
+  if (requested < 0 || requested > kMaxThreads) {
+    throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
+  }
+  return requested > 0 ? requested : std::min(core::default_threads(), kMaxThreads);
+}
+
+// Scales v to Euclidean length 1, the sum taken in double; a zero vector stays zero.
+void normalize_vector(float* v, int64_t n) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(v[i]) * v[i];
+  if (sum == 0.0) return;
+  const double inverse = 1.0 / std::sqrt(sum);
+  for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(v[i] * inverse);
+}
+
+}  // namespace
+
+Encoder::Encoder(const model::Model& model, const EncoderParams& params)
+    : model_(require_encoder(model)),
+      n_batch_(resolve_batch(model, params.n_batch)),
+      n_threads_(resolve_threads(params.n_threads)),
+      pool_(n_threads_) {
+  // The worst cases: a full batch of one-token sequences, pooled or not.
+  for (model::Pooling pooling : {model::Pooling::Mean, model::Pooling::None}) {
+    graph_.reset();
+    model::EncoderBatch worst{n_batch_, n_batch_, pooling};
+    model::EncoderInputs inputs;
+    model::build_encoder(graph_, model_.hparams(), model_.weights(), worst, inputs);
+    allocator_.reserve(graph_, n_threads_);
+  }
+}
+
+void Encoder::check(const std::vector<std::vector<int32_t>>& sequences) const {
+  const int64_t n_vocab = model_.hparams().n_vocab;
+  for (size_t s = 0; s < sequences.size(); ++s) {
+    const std::vector<int32_t>& tokens = sequences[s];
+    const std::string which = "sequence " + std::to_string(s);
+    if (tokens.empty()) throw std::invalid_argument(which + " is empty");
+    if (static_cast<int64_t>(tokens.size()) > n_batch_) {
+      throw std::invalid_argument(which + " has " + std::to_string(tokens.size()) + " tokens; at most " +
+                                  std::to_string(n_batch_) + " fit");
+    }
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i] < 0 || tokens[i] >= n_vocab) {
+        throw std::invalid_argument(which + ": token id " + std::to_string(tokens[i]) + " at index " +
+                                    std::to_string(i) + " is outside the vocabulary of " + std::to_string(n_vocab));
+      }
+    }
+  }
+}
+
+std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int32_t>>& sequences,
+                                               const EmbedOptions& options) {
+  check(sequences);
+  const model::Pooling pooling = options.pooling.value_or(model_.hparams().pooling);
+  std::vector<std::vector<float>> out;
+  out.reserve(sequences.size());
+  // Whole sequences, in order, as many as fit in n_batch tokens per pass.
+  for (size_t first = 0; first < sequences.size();) {
+    size_t end = first;
+    int64_t tokens = 0;
+    while (end < sequences.size() && tokens + static_cast<int64_t>(sequences[end].size()) <= n_batch_) {
+      tokens += static_cast<int64_t>(sequences[end++].size());
+    }
+    run_batch(sequences, first, end, pooling, options.normalize, out);
+    first = end;
+  }
+  return out;
+}
+
+void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end,
+                        model::Pooling pooling, bool normalize, std::vector<std::vector<float>>& out) {
+  model::EncoderBatch batch;
+  batch.n_tokens = 0;
+  for (size_t s = first; s < end; ++s) batch.n_tokens += static_cast<int64_t>(sequences[s].size());
+  batch.n_sequences = static_cast<int64_t>(end - first);
+  batch.pooling = pooling;
+
+  graph_.reset();
+  model::EncoderInputs in;
+  const core::Tensor* result = model::build_encoder(graph_, model_.hparams(), model_.weights(), batch, in);
+  allocator_.allocate(graph_);
+
+  auto* tokens = static_cast<int32_t*>(in.tokens->data);
+  auto* positions = static_cast<int32_t*>(in.positions->data);
+  auto* key_ranges = static_cast<int32_t*>(in.key_ranges->data);
+  auto* pooled = in.pooled_rows != nullptr ? static_cast<int32_t*>(in.pooled_rows->data) : nullptr;
+  if (in.token_types != nullptr)
+    std::memset(in.token_types->data, 0, static_cast<size_t>(batch.n_tokens) * sizeof(int32_t));
+  const bool causal = model_.hparams().causal_attention;
+  int32_t row = 0;
+  for (size_t s = first; s < end; ++s) {
+    const std::vector<int32_t>& seq = sequences[s];
+    const model::RowRange rows{row, row + static_cast<int32_t>(seq.size())};
+    for (int32_t i = 0; i < static_cast<int32_t>(seq.size()); ++i, ++row) {
+      tokens[row] = seq[static_cast<size_t>(i)];
+      positions[row] = i;
+      key_ranges[2 * row] = rows.first;
+      key_ranges[2 * row + 1] = causal ? row + 1 : rows.end;
+    }
+    if (pooled != nullptr) {
+      const model::RowRange p = model::pooled_rows(pooling, rows);
+      pooled[2 * (s - first)] = p.first;
+      pooled[2 * (s - first) + 1] = p.end;
+    }
+  }
+  {
+    const model::Model::ForwardPass pass(model_);
+    core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
+  }
+
+  const int64_t n_embd = model_.hparams().n_embd;
+  int64_t result_row = 0;
+  for (size_t s = first; s < end; ++s) {
+    const int64_t rows = pooling == model::Pooling::None ? static_cast<int64_t>(sequences[s].size()) : 1;
+    std::vector<float> v(static_cast<size_t>(rows * n_embd));
+    for (int64_t r = 0; r < rows; ++r, ++result_row) {
+      float* dst = v.data() + r * n_embd;
+      std::memcpy(dst, result->row_ptr(result_row), static_cast<size_t>(n_embd) * sizeof(float));
+      if (normalize) normalize_vector(dst, n_embd);
+    }
+    out.push_back(std::move(v));
+  }
+}
+
+}  // namespace peak::runtime

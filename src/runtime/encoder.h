@@ -1,0 +1,65 @@
+// Runs an encoder model (model::ArchSpec::encoder: bert) to embed token
+// sequences: many short sequences share each forward pass, side by side, each
+// with its own positions from 0 and attending only within itself; there is no
+// KV cache. The graph, allocator and thread pool are reserved at creation for
+// the worst case (n_batch tokens), so embedding allocates nothing but its
+// results. An Encoder is used by one thread at a time.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/graph_allocator.h"
+#include "core/thread_pool.h"
+#include "model/encoder.h"
+#include "model/model.h"
+
+namespace peak::runtime {
+
+struct EncoderParams {
+  // Tokens per forward pass, the longest sequence it takes; 0: the model's
+  // training context (its position table's length), which also bounds it.
+  int64_t n_batch = 0;
+  int n_threads = 0;  // 0: the fast cores the process may use (core::default_threads)
+};
+
+struct EmbedOptions {
+  std::optional<model::Pooling> pooling;  // unset: the model's pooling_type
+  bool normalize = true;                  // scale each vector to Euclidean length 1 (a zero vector stays zero)
+};
+
+class Encoder {
+ public:
+  // Throws std::invalid_argument for a model that is not an encoder or
+  // unusable parameters.
+  Encoder(const model::Model& model, const EncoderParams& params = {});
+
+  const model::Model& model() const { return model_; }
+  int64_t n_batch() const { return n_batch_; }
+  int64_t n_embd() const { return model_.hparams().n_embd; }
+
+  // One result per sequence: its n_embd-float vector, or with Pooling::None
+  // its tokens' vectors one after another (n_tokens × n_embd floats), each
+  // normalised when asked. Throws std::invalid_argument naming the index of
+  // an empty sequence, one longer than n_batch or a token outside the
+  // vocabulary, before anything runs.
+  std::vector<std::vector<float>> embed(const std::vector<std::vector<int32_t>>& sequences,
+                                        const EmbedOptions& options = {});
+
+ private:
+  // Runs sequences [first, end) (at most n_batch tokens in all) and appends their results to `out`.
+  void run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end, model::Pooling pooling,
+                 bool normalize, std::vector<std::vector<float>>& out);
+  void check(const std::vector<std::vector<int32_t>>& sequences) const;
+
+  const model::Model& model_;
+  int64_t n_batch_;
+  int n_threads_;
+  core::ThreadPool pool_;
+  core::Graph graph_;
+  core::GraphAllocator allocator_;
+};
+
+}  // namespace peak::runtime

@@ -1,0 +1,165 @@
+#include "reference_encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace peak::test {
+
+using kernels::GgmlType;
+
+namespace {
+
+using Vector = std::vector<double>;
+
+class Weights {
+ public:
+  explicit Weights(const gguf::GgufFile& file) : file_(file) {}
+
+  bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
+
+  // An F32 tensor's values in file order.
+  Vector values(const std::string& name) const {
+    const gguf::TensorInfo* t = file_.find_tensor(name);
+    if (!t || t->type != GgmlType::F32) throw std::runtime_error("reference needs F32 tensor " + name);
+    const auto* p = reinterpret_cast<const float*>(t->data);
+    return Vector(p, p + t->n_elements());
+  }
+
+  // Row `row` of a matrix stored as ggml [n, rows].
+  Vector row(const std::string& name, int64_t row) const {
+    const gguf::TensorInfo* t = file_.find_tensor(name);
+    const Vector all = values(name);
+    const auto n = static_cast<size_t>(t->ne[0]);
+    return Vector(all.begin() + static_cast<long>(static_cast<size_t>(row) * n),
+                  all.begin() + static_cast<long>(static_cast<size_t>(row + 1) * n));
+  }
+
+  // W · x + b for W stored as ggml [n_in, n_out] (row j holds output j's weights).
+  Vector linear(const std::string& prefix, const Vector& x) const {
+    const gguf::TensorInfo* t = file_.find_tensor(prefix + ".weight");
+    const Vector w = values(prefix + ".weight");
+    const Vector b = values(prefix + ".bias");
+    const auto n_in = static_cast<size_t>(t->ne[0]), n_out = static_cast<size_t>(t->ne[1]);
+    Vector y(n_out);
+    for (size_t j = 0; j < n_out; ++j) {
+      double s = b[j];
+      for (size_t i = 0; i < n_in; ++i) s += w[j * n_in + i] * x[i];
+      y[j] = s;
+    }
+    return y;
+  }
+
+  // (x - mean) / sqrt(variance + eps) * weight + bias.
+  Vector layer_norm(const std::string& prefix, const Vector& x, double eps) const {
+    const Vector w = values(prefix + ".weight"), b = values(prefix + ".bias");
+    double mean = 0.0;
+    for (double v : x) mean += v;
+    mean /= static_cast<double>(x.size());
+    double variance = 0.0;
+    for (double v : x) variance += (v - mean) * (v - mean);
+    variance /= static_cast<double>(x.size());
+    Vector y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = (x[i] - mean) / std::sqrt(variance + eps) * w[i] + b[i];
+    return y;
+  }
+
+ private:
+  const gguf::GgufFile& file_;
+};
+
+// gelu with the tanh approximation, as ggml_gelu computes it.
+double gelu_tanh(double x) {
+  const double kSqrt2OverPi = 0.7978845608028654;
+  return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
+}
+
+Vector sum(const Vector& a, const Vector& b) {
+  Vector y(a.size());
+  for (size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
+  return y;
+}
+
+}  // namespace
+
+std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HParams& hp,
+                                     const std::vector<int32_t>& tokens) {
+  const Weights w(file);
+  const size_t n = tokens.size(), d = static_cast<size_t>(hp.head_dim);
+  const size_t n_head = static_cast<size_t>(hp.n_head), group = n_head / static_cast<size_t>(hp.n_head_kv);
+  const double eps = hp.layer_norm_eps;
+  std::vector<Vector> x(n);
+  for (size_t t = 0; t < n; ++t) {
+    Vector e = sum(w.row("token_embd.weight", tokens[t]), w.row("position_embd.weight", static_cast<int64_t>(t)));
+    if (w.has("token_types.weight")) e = sum(e, w.row("token_types.weight", 0));
+    x[t] = w.layer_norm("token_embd_norm", e, eps);
+  }
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const std::string p = "blk." + std::to_string(il) + ".";
+    std::vector<Vector> q(n), k(n), v(n);
+    for (size_t t = 0; t < n; ++t) {
+      q[t] = w.linear(p + "attn_q", x[t]);
+      k[t] = w.linear(p + "attn_k", x[t]);
+      v[t] = w.linear(p + "attn_v", x[t]);
+    }
+    for (size_t t = 0; t < n; ++t) {
+      // Query t against every key of the sequence (causal: those up to t).
+      const size_t seen = hp.causal_attention ? t + 1 : n;
+      Vector attended(n_head * d, 0.0);
+      for (size_t h = 0; h < n_head; ++h) {
+        const size_t kv_head = h / group;
+        Vector scores(seen);
+        for (size_t u = 0; u < seen; ++u) {
+          double s = 0.0;
+          for (size_t i = 0; i < d; ++i) s += q[t][h * d + i] * k[u][kv_head * d + i];
+          scores[u] = s / std::sqrt(static_cast<double>(d));
+        }
+        const double max = *std::max_element(scores.begin(), scores.end());
+        double total = 0.0;
+        for (double& s : scores) total += (s = std::exp(s - max));
+        for (size_t u = 0; u < seen; ++u) {
+          for (size_t i = 0; i < d; ++i) attended[h * d + i] += scores[u] / total * v[u][kv_head * d + i];
+        }
+      }
+      q[t] = w.linear(p + "attn_output", attended);  // reuses q[t]: query t is done
+    }
+    for (size_t t = 0; t < n; ++t) {
+      const Vector h = w.layer_norm(p + "attn_output_norm", sum(x[t], q[t]), eps);
+      Vector up = w.linear(p + "ffn_up", h);
+      for (double& u : up) u = gelu_tanh(u);
+      x[t] = w.layer_norm(p + "layer_output_norm", sum(h, w.linear(p + "ffn_down", up)), eps);
+    }
+  }
+  return x;
+}
+
+Vector reference_pool(const std::vector<Vector>& hidden, model::Pooling pooling, bool normalize) {
+  std::vector<Vector> vectors;
+  switch (pooling) {
+    case model::Pooling::None: vectors = hidden; break;
+    case model::Pooling::Cls: vectors = {hidden.front()}; break;
+    case model::Pooling::Last: vectors = {hidden.back()}; break;
+    case model::Pooling::Mean: {
+      Vector mean(hidden.front().size(), 0.0);
+      for (const Vector& h : hidden) {
+        for (size_t i = 0; i < mean.size(); ++i) mean[i] += h[i] / static_cast<double>(hidden.size());
+      }
+      vectors = {mean};
+      break;
+    }
+  }
+  Vector out;
+  for (Vector& v : vectors) {
+    if (normalize) {
+      double length = 0.0;
+      for (double e : v) length += e * e;
+      length = std::sqrt(length);
+      for (double& e : v) e /= length;
+    }
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+}  // namespace peak::test

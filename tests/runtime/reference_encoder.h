@@ -1,0 +1,28 @@
+// A naive double-precision BERT encoder over a GGUF file's F32 weights,
+// written from the architecture's definition (no graph, no kernels), to check
+// the engine's encoder graph and pooling against: the sum of the token, type 0
+// and position embeddings, LayerNorm, then per layer
+//   x = LayerNorm(x + W_o · softmax(Q K^T / sqrt(d)) V + b_o)
+//   x = LayerNorm(x + W_down · gelu(W_up · x + b_up) + b_down)
+// with Q, K, V = W · x + b over the whole sequence, both ways.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+#include "model/hparams.h"
+
+namespace peak::test {
+
+// The last hidden states of one sequence: [n_tokens][n_embd].
+std::vector<std::vector<double>> reference_encode(const gguf::GgufFile& file, const model::HParams& hp,
+                                                  const std::vector<int32_t>& tokens);
+
+// `hidden` pooled: the mean of the tokens' states, the first's, the last's,
+// or (none) every token's one after another; then scaled to length 1 per
+// vector when `normalize`.
+std::vector<double> reference_pool(const std::vector<std::vector<double>>& hidden, model::Pooling pooling,
+                                   bool normalize);
+
+}  // namespace peak::test

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bandwidth_probe.h"
+#include "bench_common.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
@@ -91,7 +92,10 @@ void print_help() {
       "  generation, settle), KV bytes, RSS, time in summaries and rebuilds on the worker.\n"
       "  --think-time S  seconds the user reads and types between turns, in which only the session's\n"
       "               worker runs (skipped once it is idle; default 15)\n"
-      "  --csv FILE   every turn's latency and its parts\n");
+      "  --csv FILE   every turn's latency and its parts\n"
+      "\n"
+      "usage: peak bench --embed -m MODEL [--texts 256] [--text-tokens 30] [-t T] [-b N] [-r 5] [-o md|csv|json]\n"
+      "  Embedding throughput of an embedding model: tokens and texts per second, RSS (see --embed --help).\n");
 }
 
 std::vector<int> parse_list(const char* option, const char* text, int min, int max) {
@@ -159,27 +163,6 @@ BenchOptions parse(int argc, char** argv, bool* help) {
   if (o.models.empty()) throw UsageError("no model given (-m MODEL)");
   if (o.threads.empty()) o.threads = {static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))};
   return o;
-}
-
-// The tensor type holding most of the model's bytes ("Q4_0"), from the file itself.
-std::string dominant_type(const std::string& path) {
-  peak_gguf* g = nullptr;
-  if (peak_gguf_open(path.c_str(), nullptr, &g) != PEAK_OK) return "?";
-  std::map<peak_type, uint64_t> bytes;
-  for (size_t i = 0; i < peak_gguf_n_tensors(g); ++i) {
-    peak_gguf_tensor_info t;
-    if (peak_gguf_get_tensor(g, i, &t) == PEAK_OK) bytes[t.type] += t.n_bytes;
-  }
-  peak_gguf_free(g);
-  const auto best = std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  return best == bytes.end() ? "?" : peak_type_name(best->first);
-}
-
-void mean_sd(const std::vector<double>& v, double* mean, double* sd) {
-  double sum = 0, sum2 = 0;
-  for (double x : v) sum += x, sum2 += x * x;
-  *mean = sum / static_cast<double>(v.size());
-  *sd = v.size() > 1 ? std::sqrt(std::max(0.0, (sum2 - sum * sum / static_cast<double>(v.size())) / static_cast<double>(v.size() - 1))) : 0;
 }
 
 void print_profile(peak_context* ctx, const char* test) {
@@ -272,11 +255,6 @@ double decode_bytes_at_depth(const LoadedModel& m, const GenerationOptions& g, i
   const double cell_bytes = static_cast<double>(info.n_layer * info.n_head_kv) *
                             (kv_row_bytes(g.context.type_k, info.head_dim) + kv_row_bytes(g.context.type_v, info.head_dim));
   return static_cast<double>(info.decode_bytes_per_token + m.adapter_bytes) + cells * cell_bytes;
-}
-
-std::string model_label(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 void print_results(const std::vector<Result>& results, const std::string& format) {

@@ -15,13 +15,13 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "bench_common.h"
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
@@ -62,38 +62,8 @@ struct ModeResult {
   double think_seconds = 0;  // thinking time actually spent (the worker was busy)
 };
 
-// A field of /proc/self/status in KiB ("VmRSS:", "VmHWM:").
-long status_kib(const char* field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field, 0) == 0) return std::atol(line.c_str() + std::strlen(field));
-  }
-  return 0;
-}
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-// A user message of about `target` tokens: words from a fixed list picked by a
-// seeded generator, grown until the tokenizer counts enough.
-std::string make_message(const peak_model* model, int target, uint32_t* state) {
-  static const char* const kWords[] = {
-      "the", "garden", "meeting", "Alice", "budget", "on", "Tuesday", "we", "agreed", "to", "keep", "costs", "under",
-      "forty", "thousand", "and", "Bob", "prefers", "green", "tea", "never", "schedule", "calls", "before", "nine",
-      "project", "Falcon", "deadline", "is", "March", "third", "please", "remember", "that", "my", "daughter",
-      "plays", "violin", "in", "a", "small", "orchestra", "near", "the", "river"};
-  constexpr size_t kCount = sizeof kWords / sizeof kWords[0];
-  std::string text;
-  size_t n = 0;
-  while (true) {
-    *state = *state * 1664525u + 1013904223u;
-    if (!text.empty()) text += ' ';
-    text += kWords[(*state >> 8) % kCount];
-    peak_tokenize(model, text.data(), text.size(), 0, 0, nullptr, 0, &n);
-    if (static_cast<int>(n) >= target) return text + ".";
-  }
 }
 
 peak_session_stats get_stats(peak_session* s) {
@@ -122,7 +92,7 @@ ModeResult run_mode(const peak_model* model, const ChatBenchOptions& o, const st
     r.kv_peak = std::max<uint64_t>(r.kv_peak, st.kv_bytes + st.staging_kv_bytes);
   };
   for (int turn = 0; turn < o.turns; ++turn) {
-    const std::string message = make_message(model, o.user_tokens, &seed);
+    const std::string message = made_up_text(model, o.user_tokens, /*add_special=*/false, &seed);
     TurnRecord record;
     const peak_session_stats before = get_stats(session.get());
     record.worker_busy = before.summary_running != 0;
@@ -150,14 +120,14 @@ ModeResult run_mode(const peak_model* model, const ChatBenchOptions& o, const st
       note_kv(st);
     }
     r.think_seconds += seconds_since(think_start);
-    if (turn + 1 == 50) r.rss_turn50_kib = status_kib("VmRSS:");
+    if (turn + 1 == 50) r.rss_turn50_kib = process_status_kib("VmRSS:");
     if (turn % 25 == 24) {
       std::fprintf(stderr, "  %s: turn %d, %.3f s, context %zu+%zu+%zu/%zu, %zu summaries\n", mode.c_str(), turn + 1,
                    record.seconds, st.prefix_tokens, st.summary_tokens, st.recent_tokens, st.n_ctx, st.summaries);
     }
   }
-  r.rss_end_kib = status_kib("VmRSS:");
-  r.rss_peak_kib = status_kib("VmHWM:");
+  r.rss_end_kib = process_status_kib("VmRSS:");
+  r.rss_peak_kib = process_status_kib("VmHWM:");
   r.final_stats = get_stats(session.get());
   return r;
 }

@@ -32,8 +32,9 @@ const Command kCommands[] = {
     {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors, or the CPU paths"},
 };
 
-// `peak bench --chat` is a program of its own: its messages say so.
+// `peak bench --chat` and `--embed` are programs of their own: their messages say so.
 const Command kChatBench = {"bench --chat", run_chat_bench, nullptr};
+const Command kEmbedBench = {"bench --embed", run_embed_bench, nullptr};
 
 const Command* find_command(const char* name, int argc, char** argv) {
   for (const Command& c : kCommands) {
@@ -41,6 +42,7 @@ const Command* find_command(const char* name, int argc, char** argv) {
     if (c.run == run_bench) {
       for (int i = 2; i < argc; ++i) {
         if (std::strcmp(argv[i], "--chat") == 0) return &kChatBench;
+        if (std::strcmp(argv[i], "--embed") == 0) return &kEmbedBench;
       }
     }
     return &c;

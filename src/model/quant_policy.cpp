@@ -81,8 +81,12 @@ GgmlType QuantPolicy::file_base_or_fallback(GgmlType wanted, int64_t row_length)
   return fits(substitute) ? substitute : GgmlType::F16;
 }
 
+bool QuantPolicy::stays_float(const std::string& name) {
+  return name == "position_embd.weight" || name == "token_types.weight";
+}
+
 GgmlType QuantPolicy::type_for(const std::string& name, uint32_t n_dims, int64_t row_length) const {
-  if (n_dims < 2) return GgmlType::F32;  // norms and biases
+  if (n_dims < 2 || stays_float(name)) return GgmlType::F32;  // norms, biases, BERT's embeddings of place and type
   const GgmlType base = type_.base;
   if (pure_ || base == GgmlType::F32 || base == GgmlType::F16 || base == GgmlType::BF16) {
     return file_base_or_fallback(base, row_length);

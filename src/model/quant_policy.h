@@ -1,9 +1,8 @@
 // Which type each tensor of a model gets when quantizing to a file type, with
 // llama.cpp's rules (llama-quantize), so peak's files match its choices:
-// 1-D tensors stay F32; the output matrix (or the token embedding of a model
-// without one) gets Q6_K; the _M presets give attn_v and ffn_down of some
-// layers Q6_K; matrices whose rows are not whole 256-blocks fall back to a
-// 32-block type.
+// 1-D tensors and BERT's position and token-type embeddings stay F32; the output matrix (or the token embedding of a
+// model without one) gets Q6_K; the _M presets give attn_v and ffn_down of some layers Q6_K; matrices whose rows are
+// not whole 256-blocks fall back to a 32-block type.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +37,10 @@ class QuantPolicy {
   QuantPolicy(const FileType& type, const ModelLayout& layout, bool pure);
   // The stored type of tensor `name` with `n_dims` dimensions and rows of `row_length`.
   kernels::GgmlType type_for(const std::string& name, uint32_t n_dims, int64_t row_length) const;
+  // Tensors llama-quantize never quantizes, whatever the type or --pure:
+  // BERT's position and token-type embeddings. type_for gives them F32; a
+  // float file being quantized keeps their type.
+  static bool stays_float(const std::string& name);
 
  private:
   kernels::GgmlType file_base_or_fallback(kernels::GgmlType wanted, int64_t row_length) const;

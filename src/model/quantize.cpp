@@ -94,7 +94,9 @@ void quantize_model(const std::string& input_path, const std::string& output_pat
   std::vector<GgmlType> out_types;
   for (size_t i = 0; i < input->n_tensors(); ++i) {
     const gguf::TensorInfo& t = input->tensor(i);
-    GgmlType target = policy.type_for(std::string(t.name), t.n_dims, t.ne[0]);
+    const std::string name(t.name);
+    GgmlType target = policy.type_for(name, t.n_dims, t.ne[0]);
+    if (QuantPolicy::stays_float(name) && is_float_type(t.type)) target = t.type;
     if (!is_float_type(t.type)) {
       if (t.type != target && t.n_dims > 1) {
         throw std::invalid_argument("tensor '" + std::string(t.name) + "' is already " +

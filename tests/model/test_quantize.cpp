@@ -126,6 +126,18 @@ TEST(QuantPolicy, KeepsVectorsInF32AndFallsBackForOddRows) {
   EXPECT_THROW(parse_file_type("Q7_X"), std::invalid_argument);
 }
 
+// llama-quantize leaves BERT's position and token-type embeddings as they are,
+// --pure or not (its "do not quantize positional embeddings and token types").
+TEST(QuantPolicy, KeepsBertPositionAndTypeEmbeddingsUnquantized) {
+  for (bool pure : {false, true}) {
+    const QuantPolicy policy(parse_file_type("Q8_0"), ModelLayout{12, 12, 12, false}, pure);
+    EXPECT_EQ(policy.type_for("position_embd.weight", 2, 384), GgmlType::F32);
+    EXPECT_EQ(policy.type_for("token_types.weight", 2, 384), GgmlType::F32);
+    EXPECT_EQ(policy.type_for("token_embd.weight", 2, 384), GgmlType::Q8_0);
+    EXPECT_EQ(policy.type_for("blk.0.attn_q.weight", 2, 384), GgmlType::Q8_0);
+  }
+}
+
 // llama-quantize takes its type in any case; general.file_type is
 // LLAMA_FTYPE_MOSTLY_Q4_K_M = 15 and MOSTLY_Q4_0 = 2 either way.
 TEST(QuantPolicy, ReadsTypeNamesInAnyCase) {

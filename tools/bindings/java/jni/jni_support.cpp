@@ -93,6 +93,8 @@ bool bind_refs(JNIEnv* env, JavaVM* vm) {
                                                      "(Ljava/lang/String;Ljava/lang/String;[Lpeak/ToolCall;)V"))) {
     return false;
   }
+  if (!(refs.float_array = global_class(env, "[F"))) return false;
+  if (!(refs.float_arrays = global_class(env, "[[F"))) return false;
   refs.file_descriptor_fd = file_descriptor_field(env);
   if (env->ExceptionCheck()) return false;
 

@@ -42,6 +42,8 @@ struct JavaRefs {
   jmethodID tool_call_listener_on_call = nullptr;  // onToolCall(ToolCall call, int index)
   jclass parsed_response = nullptr;
   jmethodID parsed_response_init = nullptr;  // (String content, String reasoningContent, ToolCall[] toolCalls)
+  jclass float_array = nullptr;              // float[], an embedding's vector
+  jclass float_arrays = nullptr;             // float[][], a text's vectors
   jfieldID file_descriptor_fd = nullptr;    // FileDescriptor's int: "descriptor" (Android) or "fd"; may be null
   jfieldID generate_options_cancellation = nullptr;
   jfieldID generate_options_on_reasoning = nullptr;

@@ -15,7 +15,7 @@ namespace {
 static_assert(sizeof(peak_type) == sizeof(int) && sizeof(peak_memory_mode) == sizeof(int) &&
                   sizeof(peak_rebuild_strategy) == sizeof(int) && sizeof(peak_stop_reason) == sizeof(int) &&
                   sizeof(peak_adapter_kind) == sizeof(int) && sizeof(peak_tool_choice) == sizeof(int) &&
-                  sizeof(int32_t) == sizeof(int),
+                  sizeof(peak_pooling) == sizeof(int) && sizeof(int32_t) == sizeof(int),
               "kInt fields are int-sized");
 
 const char* signature(const Field& f) {
@@ -246,26 +246,29 @@ StructFields generate_result_fields("peak/GenerateResult", {
     PEAK_FIELD(peak_generate_result, "generateSeconds", generate_seconds, kDouble),
 });
 
-StructFields model_info_fields("peak/ModelInfo", {
-    PEAK_FIELD(peak_model_info, "architecture", architecture, kString),
-    PEAK_FIELD(peak_model_info, "name", name, kString),
-    PEAK_FIELD(peak_model_info, "chatTemplate", chat_template, kString),
-    PEAK_FIELD(peak_model_info, "chatTemplateSource", chat_template_source, kString),
-    PEAK_FIELD(peak_model_info, "chatTemplateWarning", chat_template_warning, kString),
-    PEAK_FIELD(peak_model_info, "nParams", n_params, kU64),
-    PEAK_FIELD(peak_model_info, "weightBytes", weight_bytes, kU64),
-    PEAK_FIELD(peak_model_info, "nVocab", n_vocab, kSize),
-    PEAK_FIELD(peak_model_info, "nCtxTrain", n_ctx_train, kSize),
-    PEAK_FIELD(peak_model_info, "nEmbd", n_embd, kSize),
-    PEAK_FIELD(peak_model_info, "nLayer", n_layer, kSize),
-    PEAK_FIELD(peak_model_info, "nHead", n_head, kSize),
-    PEAK_FIELD(peak_model_info, "nHeadKv", n_head_kv, kSize),
-    PEAK_FIELD(peak_model_info, "headDim", head_dim, kSize),
-    PEAK_FIELD(peak_model_info, "nFf", n_ff, kSize),
-    PEAK_FIELD(peak_model_info, "bosToken", bos_token, kInt),
-    PEAK_FIELD(peak_model_info, "eosToken", eos_token, kInt),
-    PEAK_FIELD(peak_model_info, "decodeBytesPerToken", decode_bytes_per_token, kU64),
-});
+StructFields model_info_fields("peak/ModelInfo",
+                               {
+                                   PEAK_FIELD(peak_model_info, "architecture", architecture, kString),
+                                   PEAK_FIELD(peak_model_info, "name", name, kString),
+                                   PEAK_FIELD(peak_model_info, "chatTemplate", chat_template, kString),
+                                   PEAK_FIELD(peak_model_info, "chatTemplateSource", chat_template_source, kString),
+                                   PEAK_FIELD(peak_model_info, "chatTemplateWarning", chat_template_warning, kString),
+                                   PEAK_FIELD(peak_model_info, "nParams", n_params, kU64),
+                                   PEAK_FIELD(peak_model_info, "weightBytes", weight_bytes, kU64),
+                                   PEAK_FIELD(peak_model_info, "nVocab", n_vocab, kSize),
+                                   PEAK_FIELD(peak_model_info, "nCtxTrain", n_ctx_train, kSize),
+                                   PEAK_FIELD(peak_model_info, "nEmbd", n_embd, kSize),
+                                   PEAK_FIELD(peak_model_info, "nLayer", n_layer, kSize),
+                                   PEAK_FIELD(peak_model_info, "nHead", n_head, kSize),
+                                   PEAK_FIELD(peak_model_info, "nHeadKv", n_head_kv, kSize),
+                                   PEAK_FIELD(peak_model_info, "headDim", head_dim, kSize),
+                                   PEAK_FIELD(peak_model_info, "nFf", n_ff, kSize),
+                                   PEAK_FIELD(peak_model_info, "bosToken", bos_token, kInt),
+                                   PEAK_FIELD(peak_model_info, "eosToken", eos_token, kInt),
+                                   PEAK_FIELD(peak_model_info, "decodeBytesPerToken", decode_bytes_per_token, kU64),
+                                   PEAK_FIELD(peak_model_info, "isEncoder", is_encoder, kBool),
+                                   PEAK_FIELD(peak_model_info, "pooling", pooling, kInt),
+                               });
 
 StructFields memory_estimate_fields("peak/MemoryEstimate", {
     PEAK_FIELD(peak_memory_estimate, "weightBytes", weight_bytes, kU64),
@@ -319,13 +322,24 @@ StructFields tool_parse_params_fields(
                                 PEAK_FIELD(peak_tool_parse_params, "reasoningClose", reasoning_close, kString),
                             });
 
+StructFields embedder_params_fields("peak/EmbedderParams",
+                                    {
+                                        PEAK_FIELD(peak_embedder_params, "nBatch", n_batch, kSize),
+                                        PEAK_FIELD(peak_embedder_params, "nThreads", n_threads, kSize),
+                                    });
+
+StructFields embed_options_fields("peak/EmbedOptions", {
+                                                           PEAK_FIELD(peak_embed_params, "pooling", pooling, kInt),
+                                                           PEAK_FIELD(peak_embed_params, "normalize", normalize, kBool),
+                                                       });
+
 #undef PEAK_FIELD
 
 bool bind_struct_fields(JNIEnv* env) {
-  for (StructFields* table :
-       {&model_params_fields, &context_params_fields, &sampler_params_fields, &generate_options_fields,
-        &session_params_fields, &generate_result_fields, &model_info_fields, &memory_estimate_fields,
-        &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields}) {
+  for (StructFields* table : {&model_params_fields, &context_params_fields, &sampler_params_fields,
+                              &generate_options_fields, &session_params_fields, &generate_result_fields,
+                              &model_info_fields, &memory_estimate_fields, &session_stats_fields, &adapter_info_fields,
+                              &tool_parse_params_fields, &embedder_params_fields, &embed_options_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

@@ -76,6 +76,8 @@ extern StructFields memory_estimate_fields;   // peak.MemoryEstimate: peak_memor
 extern StructFields session_stats_fields;     // peak.SessionStats: peak_session_stats
 extern StructFields adapter_info_fields;      // peak.AdapterInfo: peak_adapter_info
 extern StructFields tool_parse_params_fields;  // peak.ToolParseParams: peak_tool_parse_params
+extern StructFields embedder_params_fields;    // peak.EmbedderParams: peak_embedder_params
+extern StructFields embed_options_fields;      // peak.EmbedOptions: peak_embed_params
 
 bool bind_struct_fields(JNIEnv* env);
 

@@ -5,8 +5,8 @@ import java.util.function.LongUnaryOperator;
 
 /**
  * A loaded GGUF model (or only its tokenizer, {@link #loadVocab}). Immutable: any number of threads
- * may use it at once, and any number of contexts, samplers, sessions and adapters may share it.
- * Close it after them: {@link #close()} refuses while one of them is open.
+ * may use it at once, and any number of contexts, samplers, sessions, adapters and embedders may
+ * share it. Close it after them: {@link #close()} refuses while one of them is open.
  */
 public final class Model extends NativeHandle {
   private int dependents;
@@ -97,12 +97,15 @@ public final class Model extends NativeHandle {
     return Native.tokenIsEog(handle(), token);
   }
 
-  /** Refuses with IllegalStateException while a context, sampler, session or adapter made from it is open. */
+  /**
+   * Refuses with IllegalStateException while a context, sampler, session, adapter or embedder made
+   * from it is open.
+   */
   @Override
   public synchronized void close() {
     if (dependents > 0) {
       throw new IllegalStateException("the model still has " + dependents
-          + " open contexts, samplers, sessions or adapters: close them first");
+          + " open contexts, samplers, sessions, adapters or embedders: close them first");
     }
     super.close();
   }

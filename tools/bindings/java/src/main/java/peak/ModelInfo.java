@@ -20,10 +20,12 @@ public final class ModelInfo {
   int bosToken;
   int eosToken;
   long decodeBytesPerToken;
+  boolean isEncoder;
+  int pooling;
 
   ModelInfo() {}
 
-  /** "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3" or "smollm3". */
+  /** "llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3", "smollm3" or "bert" (an embedding model). */
   public String architecture() {
     return architecture;
   }
@@ -100,5 +102,15 @@ public final class ModelInfo {
   /** Weight bytes one decoded token reads. */
   public long decodeBytesPerToken() {
     return decodeBytesPerToken;
+  }
+
+  /** true: an embedding model (bert), for an {@link Embedder}; false: a decoder, for contexts and sessions. */
+  public boolean isEncoder() {
+    return isEncoder;
+  }
+
+  /** An embedding model's own pooling (never {@link Pooling#MODEL}); {@link Pooling#NONE} for a decoder. */
+  public Pooling pooling() {
+    return Pooling.of(pooling);
   }
 }

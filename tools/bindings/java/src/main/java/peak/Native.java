@@ -30,7 +30,7 @@ final class Native {
 
   /**
    * Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions,
-   * SessionParams or ToolParseParams.
+   * SessionParams, ToolParseParams, EmbedderParams or EmbedOptions.
    */
   static native void fillDefaults(Object params);
   /** peak_chat_parse_response; {@code model} 0: none. */
@@ -77,6 +77,16 @@ final class Native {
                                         long controlLastLayer);
   static native GenerateResult generate(long context, long sampler, String prompt, GenerateOptions options,
                                         TextCallback onText);
+
+  // ---- embedders
+  static native long embedderCreate(long model, EmbedderParams params);
+  static native void embedderFree(long embedder);
+  static native long embedderNEmbd(long embedder);
+  /**
+   * peak_embed: per text, its vectors ({@code result[i][v]}, n_embd floats each): one when pooled,
+   * one per token with PEAK_POOLING_NONE.
+   */
+  static native float[][][] embed(long embedder, String[] texts, EmbedOptions options);
 
   // ---- samplers
   static native long samplerCreate(long model, SamplerParams params);

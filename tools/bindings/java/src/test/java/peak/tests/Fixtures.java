@@ -32,6 +32,14 @@ final class Fixtures {
     return System.getProperty("peak.oddNameModel");
   }
 
+  /**
+   * A random bge-small-en-v1.5 (bert, F32) with BGE's WordPiece vocabulary, which `peak synth`
+   * writes before the embedding tests.
+   */
+  static String bge() {
+    return property("peak.bgeModel");
+  }
+
   /** A fresh directory for one test class's files, in the build tree. */
   static File scratch(String name) {
     File dir = new File(property("peak.tmp"), "java-" + name);

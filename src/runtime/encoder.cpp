@@ -8,6 +8,7 @@
 
 #include "core/cpu_topology.h"
 #include "core/executor.h"
+#include "tokenizer/vocab.h"
 
 namespace peak::runtime {
 

@@ -518,6 +518,7 @@ void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
   Value body;
   if (!parse_body(request, out, &body)) return;
   EmbeddingRequest r = parse_embedding_request(body, info_.n_vocab, info_.n_embd);
+  const auto field_of = [&r](size_t i) { return r.single ? std::string("input") : "input[" + std::to_string(i) + "]"; };
   // Texts are tokenized here as peak_embed would ([CLS] ... [SEP]), to
   // count them for `usage` and to name a text too long by its field.
   std::vector<std::vector<int32_t>>& inputs = r.token_lists;
@@ -530,10 +531,7 @@ void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
       tokens.resize(n);
       status = peak_tokenize(model_, text.data(), text.size(), 1, 0, tokens.data(), n, &n);
     }
-    if (status != PEAK_OK) {
-      const std::string field = r.single ? "input" : "input[" + std::to_string(i) + "]";
-      throw RequestError("'" + field + "': " + peak_last_error(), field);
-    }
+    if (status != PEAK_OK) throw RequestError("'" + field_of(i) + "': " + peak_last_error(), field_of(i));
     inputs.push_back(std::move(tokens));
   }
   size_t prompt_tokens = 0;
@@ -542,10 +540,9 @@ void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
   for (size_t i = 0; i < inputs.size(); ++i) {
     // The embedders' n_batch is the model's context (peak_embedder_params' default).
     if (inputs[i].size() > info_.n_ctx_train) {
-      const std::string field = r.single ? "input" : "input[" + std::to_string(i) + "]";
-      throw RequestError("'" + field + "' is " + std::to_string(inputs[i].size()) +
+      throw RequestError("'" + field_of(i) + "' is " + std::to_string(inputs[i].size()) +
                              " tokens; the embedding model takes at most " + std::to_string(info_.n_ctx_train),
-                         field);
+                         field_of(i));
     }
     prompt_tokens += inputs[i].size();
     lists.push_back(inputs[i].data());

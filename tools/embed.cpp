@@ -44,6 +44,10 @@ void print_help() {
       "  -f, --file FILE           the texts, one per line ('-': standard input); an empty line is refused\n"
       "  --pooling P               none, mean, cls or last (default: the model's own)\n"
       "  --no-normalize            keep the vectors' length (default: scaled to length 1)\n"
+      "  --dimensions N            keep each vector's first N floats (Matryoshka models), normalised after\n"
+      "                            the cut (default: all of the model's n_embd)\n"
+      "  --truncate                embed a text longer than the batch as its first tokens, the end token\n"
+      "                            ([SEP]) kept last (default: such a text is refused)\n"
       "  --format F                json (default): an array of one array per text\n"
       "                            (with --pooling none, per text an array of its tokens' arrays);\n"
       "                            csv: one line per vector\n"
@@ -100,6 +104,10 @@ EmbedOptions parse(int argc, char** argv, bool* help) {
       o.embed.pooling = parse_pooling(a, args.value(a));
     } else if (!std::strcmp(a, "--no-normalize")) {
       o.embed.normalize = 0;
+    } else if (!std::strcmp(a, "--dimensions")) {
+      o.embed.dimensions = static_cast<size_t>(args.integer(a, 1, 1 << 20));
+    } else if (!std::strcmp(a, "--truncate")) {
+      o.embed.truncate = 1;
     } else if (!std::strcmp(a, "--format")) {
       const char* f = args.value(a);
       if (!std::strcmp(f, "csv")) {
@@ -166,7 +174,7 @@ int run_embed(int argc, char** argv) {
   check_status(peak_embed(embedder.get(), texts.data(), lengths.data(), texts.size(), &o.embed, out.data(), out.size(),
                           &n_floats, n_vectors.data()));
 
-  const size_t n_embd = peak_embedder_n_embd(embedder.get());
+  const size_t n_embd = o.embed.dimensions > 0 ? o.embed.dimensions : peak_embedder_n_embd(embedder.get());
   const bool per_token = o.embed.pooling == PEAK_POOLING_NONE;
   const float* v = out.data();
   if (!o.csv) std::printf("[");

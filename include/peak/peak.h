@@ -745,9 +745,23 @@ PEAK_API void peak_embedder_free(peak_embedder* embedder);
 PEAK_API size_t peak_embedder_n_embd(const peak_embedder* embedder);
 
 typedef struct peak_embed_params {
+  /* sizeof(peak_embed_params), or the first version's size (offsetof(peak_embed_params,
+     dimensions), ending at normalize): its callers get the defaults of the fields after. */
   size_t struct_size;
   int pooling;   /* a peak_pooling; default PEAK_POOLING_MODEL */
   int normalize; /* 1 (default): scale each vector to Euclidean length 1 (a zero vector stays zero) */
+  /* New in the second version: */
+  /* Matryoshka embeddings (OpenAI's `dimensions`): each vector keeps its first
+     `dimensions` floats, then is normalised when `normalize`, so the output has
+     `dimensions` floats per vector. 0 (default): all n_embd. More than n_embd is
+     PEAK_ERR_INVALID_ARGUMENT naming the value and n_embd. */
+  size_t dimensions;
+  /* 0 (default): a text longer than the embedder's n_batch tokens is refused.
+     1: it is cut to its first n_batch tokens; when it ends with the token the
+     tokenizer appends ([SEP] for a WordPiece vocabulary, else EOS when the
+     model adds one), that token stays last, after the first n_batch - 1 (as
+     sentence-transformers truncates). */
+  int truncate;
 } peak_embed_params;
 
 PEAK_API peak_embed_params peak_embed_default_params(void);
@@ -759,16 +773,30 @@ PEAK_API peak_embed_params peak_embed_default_params(void);
    to *n_floats: n_texts x n_embd when pooled; with PEAK_POOLING_NONE each
    text's tokens' vectors, so n_vectors (NULL, or n_texts entries) tells how
    many vectors each text got (1 when pooled). params NULL: the defaults.
+   Each vector has params->dimensions floats when set, else n_embd.
    Everything is checked before anything runs: an empty text, a NULL text, one
-   of which the vocabulary can spell no character, or one of more tokens than
-   the embedder's n_batch is refused with PEAK_ERR_INVALID_ARGUMENT naming the
-   text's index (the first such text); a buffer too small gives
+   of which the vocabulary can spell no character, or (unless params->truncate)
+   one of more tokens than the embedder's n_batch is refused with
+   PEAK_ERR_INVALID_ARGUMENT naming the text's index (the first such text); a
+   buffer too small gives
    PEAK_ERR_BUFFER_TOO_SMALL with the floats needed in *n_floats (out may then
    be NULL with capacity 0, to ask for it; n_vectors is filled either way).
    n_texts 0 writes nothing. */
 PEAK_API peak_status peak_embed(peak_embedder* embedder, const char* const* texts, const size_t* lengths,
                                 size_t n_texts, const peak_embed_params* params, float* out, size_t capacity,
                                 size_t* n_floats, size_t* n_vectors);
+
+/* As peak_embed, for texts already tokenized (OpenAI's token-id input):
+   sequence i is n_tokens[i] ids at tokens[i], embedded as they are (nothing
+   added: give [CLS] ... [SEP] as peak_tokenize with add_special makes them).
+   With PEAK_POOLING_NONE a truncated sequence gets n_batch vectors. Checked
+   before anything runs, naming the sequence's index (the first such): a NULL
+   or empty sequence, an id outside the vocabulary (and its position), and
+   (unless params->truncate) more ids than the embedder's n_batch are
+   PEAK_ERR_INVALID_ARGUMENT. */
+PEAK_API peak_status peak_embed_tokens(peak_embedder* embedder, const int32_t* const* tokens, const size_t* n_tokens,
+                                       size_t n_sequences, const peak_embed_params* params, float* out, size_t capacity,
+                                       size_t* n_floats, size_t* n_vectors);
 
 /* ---- profiling ------------------------------------------------------------------- */
 

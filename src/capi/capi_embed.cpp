@@ -1,4 +1,5 @@
 // peak_embedder and peak_embed: runtime::Encoder behind the C API.
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -35,6 +36,66 @@ bool pooling_from_c(int raw, std::optional<peak::model::Pooling>* out) {
   fail(PEAK_ERR_INVALID_ARGUMENT, "peak_embed_params.pooling " + std::to_string(raw) +
                                       " is not a peak_pooling (-1 model, 0 none, 1 mean, 2 cls, 3 last)");
   return false;
+}
+
+// The first version of peak_embed_params ended at normalize.
+constexpr size_t kEmbedParamsFirstSize = offsetof(peak_embed_params, dimensions);
+
+// Reads peak_embed_params (either version) into the encoder's options.
+bool embed_options(const peak_embedder& embedder, const peak_embed_params* params,
+                   peak::runtime::EmbedOptions* options) {
+  peak_embed_params p;
+  if (!peak::capi::read_versioned_params(params, peak_embed_default_params(), {kEmbedParamsFirstSize},
+                                         "peak_embed_params", &p) ||
+      !pooling_from_c(p.pooling, &options->pooling)) {
+    return false;
+  }
+  const size_t n_embd = static_cast<size_t>(embedder.encoder->n_embd());
+  if (p.dimensions > n_embd) {
+    fail(PEAK_ERR_INVALID_ARGUMENT, "peak_embed_params.dimensions " + std::to_string(p.dimensions) +
+                                        " is more than the model's n_embd of " + std::to_string(n_embd) + " (1.." +
+                                        std::to_string(n_embd) + ", or 0 for all)");
+    return false;
+  }
+  options->normalize = p.normalize != 0;
+  options->dimensions = static_cast<int64_t>(p.dimensions);
+  options->truncate = p.truncate != 0;
+  return true;
+}
+
+// Counts the output of checked `sequences` (n_vectors too, when given), then
+// embeds them into `out` if it holds them all.
+peak_status embed_checked(peak::runtime::Encoder& encoder, const std::vector<std::vector<int32_t>>& sequences,
+                          const peak::runtime::EmbedOptions& options, const char* function, float* out, size_t capacity,
+                          size_t* n_floats, size_t* n_vectors) {
+  const bool per_token = options.pooling.value_or(encoder.model().hparams().pooling) == peak::model::Pooling::None;
+  const size_t dimensions = static_cast<size_t>(encoder.output_dimensions(options));
+  size_t needed = 0;
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const size_t n =
+        per_token ? static_cast<size_t>(encoder.embedded_length(sequences[i].size(), options.truncate)) : 1;
+    if (n_vectors) n_vectors[i] = n;
+    needed += n * dimensions;
+  }
+  *n_floats = needed;
+  if (needed > capacity) {
+    return fail(PEAK_ERR_BUFFER_TOO_SMALL, std::string(function) + ": the vectors need " + std::to_string(needed) +
+                                               " floats, the buffer holds " + std::to_string(capacity));
+  }
+  const std::vector<std::vector<float>> vectors = encoder.embed(sequences, options);
+  float* at = out;
+  for (const std::vector<float>& v : vectors) {
+    std::memcpy(at, v.data(), v.size() * sizeof(float));
+    at += v.size();
+  }
+  return PEAK_OK;
+}
+
+// "FUNCTION: WHAT i has N tokens, more than the embedder's n_batch of B", or "" when it fits or will be cut.
+std::string too_long(const peak::runtime::Encoder& encoder, size_t n_tokens, bool truncate, const std::string& which) {
+  if (truncate || static_cast<int64_t>(n_tokens) <= encoder.n_batch()) return "";
+  return which + " has " + std::to_string(n_tokens) + " tokens, more than the embedder's n_batch of " +
+         std::to_string(encoder.n_batch()) + " (truncate cuts it to fit)";
 }
 
 }  // namespace
@@ -96,19 +157,11 @@ peak_status peak_embed(peak_embedder* embedder, const char* const* texts, const 
     PEAK_CHECK_ARG(lengths, "peak_embed: lengths");
   }
   if (capacity > 0) PEAK_CHECK_ARG(out, "peak_embed: out");
-  const peak_embed_params p = params ? *params : peak_embed_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_embed_params), "peak_embed_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
   peak::runtime::EmbedOptions options;
-  if (!pooling_from_c(p.pooling, &options.pooling)) return PEAK_ERR_INVALID_ARGUMENT;
-  options.normalize = p.normalize != 0;
+  if (!embed_options(*embedder, params, &options)) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
     peak::runtime::Encoder& encoder = *embedder->encoder;
-    const peak::model::Pooling pooling = options.pooling.value_or(encoder.model().hparams().pooling);
     std::vector<std::vector<int32_t>> sequences(n_texts);
-    const size_t n_embd = static_cast<size_t>(encoder.n_embd());
-    size_t needed = 0;
     for (size_t i = 0; i < n_texts; ++i) {
       const std::string which = "peak_embed: text " + std::to_string(i);
       if (!texts[i]) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is NULL");
@@ -117,27 +170,46 @@ peak_status peak_embed(peak_embedder* embedder, const char* const* texts, const 
       if (lengths[i] == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is empty");
       sequences[i] =
           peak::capi::encode_user_text(*embedder->model, std::string_view(texts[i], lengths[i]), true, false, which);
-      if (static_cast<int64_t>(sequences[i].size()) > encoder.n_batch()) {
-        return fail(PEAK_ERR_INVALID_ARGUMENT, which + " has " + std::to_string(sequences[i].size()) +
-                                                   " tokens, more than the embedder's n_batch of " +
-                                                   std::to_string(encoder.n_batch()));
+      const std::string refused = too_long(encoder, sequences[i].size(), options.truncate, which);
+      if (!refused.empty()) return fail(PEAK_ERR_INVALID_ARGUMENT, refused);
+    }
+    return embed_checked(encoder, sequences, options, "peak_embed", out, capacity, n_floats, n_vectors);
+  });
+}
+
+peak_status peak_embed_tokens(peak_embedder* embedder, const int32_t* const* tokens, const size_t* n_tokens,
+                              size_t n_sequences, const peak_embed_params* params, float* out, size_t capacity,
+                              size_t* n_floats, size_t* n_vectors) {
+  PEAK_CHECK_ARG(embedder, "peak_embed_tokens: embedder");
+  PEAK_CHECK_ARG(n_floats, "peak_embed_tokens: n_floats");
+  *n_floats = 0;
+  if (n_sequences > 0) {
+    PEAK_CHECK_ARG(tokens, "peak_embed_tokens: tokens");
+    PEAK_CHECK_ARG(n_tokens, "peak_embed_tokens: n_tokens");
+  }
+  if (capacity > 0) PEAK_CHECK_ARG(out, "peak_embed_tokens: out");
+  peak::runtime::EmbedOptions options;
+  if (!embed_options(*embedder, params, &options)) return PEAK_ERR_INVALID_ARGUMENT;
+  return guarded([&] {
+    peak::runtime::Encoder& encoder = *embedder->encoder;
+    const int64_t n_vocab = encoder.model().hparams().n_vocab;
+    std::vector<std::vector<int32_t>> sequences(n_sequences);
+    for (size_t i = 0; i < n_sequences; ++i) {
+      const std::string which = "peak_embed_tokens: sequence " + std::to_string(i);
+      if (n_tokens[i] == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is empty");
+      if (!tokens[i]) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is NULL");
+      const std::string refused = too_long(encoder, n_tokens[i], options.truncate, which);
+      if (!refused.empty()) return fail(PEAK_ERR_INVALID_ARGUMENT, refused);
+      for (size_t k = 0; k < n_tokens[i]; ++k) {
+        if (tokens[i][k] < 0 || tokens[i][k] >= n_vocab) {
+          return fail(PEAK_ERR_INVALID_ARGUMENT, which + ": token id " + std::to_string(tokens[i][k]) + " at index " +
+                                                     std::to_string(k) + " is outside the vocabulary of " +
+                                                     std::to_string(n_vocab));
+        }
       }
-      const size_t n = pooling == peak::model::Pooling::None ? sequences[i].size() : 1;
-      if (n_vectors) n_vectors[i] = n;
-      needed += n * n_embd;
+      sequences[i].assign(tokens[i], tokens[i] + n_tokens[i]);
     }
-    *n_floats = needed;
-    if (needed > capacity) {
-      return fail(PEAK_ERR_BUFFER_TOO_SMALL, "peak_embed: the vectors need " + std::to_string(needed) +
-                                                 " floats, the buffer holds " + std::to_string(capacity));
-    }
-    const std::vector<std::vector<float>> vectors = encoder.embed(sequences, options);
-    float* at = out;
-    for (const std::vector<float>& v : vectors) {
-      std::memcpy(at, v.data(), v.size() * sizeof(float));
-      at += v.size();
-    }
-    return PEAK_OK;
+    return embed_checked(encoder, sequences, options, "peak_embed_tokens", out, capacity, n_floats, n_vectors);
   });
 }
 

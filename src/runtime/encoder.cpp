@@ -8,6 +8,7 @@
 
 #include "core/cpu_topology.h"
 #include "core/executor.h"
+#include "tokenizer/vocab.h"
 
 namespace peak::runtime {
 
@@ -86,8 +87,39 @@ void Encoder::check(const std::vector<std::vector<int32_t>>& sequences) const {
   }
 }
 
+int64_t Encoder::output_dimensions(const EmbedOptions& options) const {
+  if (options.dimensions < 0 || options.dimensions > n_embd()) {
+    throw std::invalid_argument("dimensions " + std::to_string(options.dimensions) + " is outside 1.." +
+                                std::to_string(n_embd()) + " (the model's n_embd; 0 keeps all " +
+                                std::to_string(n_embd()) + ")");
+  }
+  return options.dimensions > 0 ? options.dimensions : n_embd();
+}
+
+int64_t Encoder::embedded_length(size_t n_tokens, bool truncate) const {
+  const int64_t n = static_cast<int64_t>(n_tokens);
+  return truncate ? std::min(n, n_batch_) : n;
+}
+
+std::vector<std::vector<int32_t>> Encoder::truncated(const std::vector<std::vector<int32_t>>& sequences) const {
+  const int32_t end_token = model_.tokenizer().appended_end();
+  std::vector<std::vector<int32_t>> cut = sequences;
+  for (std::vector<int32_t>& tokens : cut) {
+    if (static_cast<int64_t>(tokens.size()) <= n_batch_) continue;
+    const int32_t last = tokens.back();
+    tokens.resize(static_cast<size_t>(n_batch_));
+    if (end_token != tokenizer::kNoToken && last == end_token && n_batch_ >= 2) tokens.back() = end_token;
+  }
+  return cut;
+}
+
 std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int32_t>>& sequences,
                                                const EmbedOptions& options) {
+  const int64_t dimensions = output_dimensions(options);
+  const bool too_long = std::any_of(sequences.begin(), sequences.end(), [&](const std::vector<int32_t>& tokens) {
+    return static_cast<int64_t>(tokens.size()) > n_batch_;
+  });
+  if (options.truncate && too_long) return embed(truncated(sequences), options);
   check(sequences);
   const model::Pooling pooling = options.pooling.value_or(model_.hparams().pooling);
   std::vector<std::vector<float>> out;
@@ -99,14 +131,15 @@ std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int
     while (end < sequences.size() && tokens + static_cast<int64_t>(sequences[end].size()) <= n_batch_) {
       tokens += static_cast<int64_t>(sequences[end++].size());
     }
-    run_batch(sequences, first, end, pooling, options.normalize, out);
+    run_batch(sequences, first, end, pooling, dimensions, options.normalize, out);
     first = end;
   }
   return out;
 }
 
 void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end,
-                        model::Pooling pooling, bool normalize, std::vector<std::vector<float>>& out) {
+                        model::Pooling pooling, int64_t dimensions, bool normalize,
+                        std::vector<std::vector<float>>& out) {
   model::EncoderBatch batch;
   batch.n_tokens = 0;
   for (size_t s = first; s < end; ++s) batch.n_tokens += static_cast<int64_t>(sequences[s].size());
@@ -146,15 +179,15 @@ void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size
     core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
   }
 
-  const int64_t n_embd = model_.hparams().n_embd;
   int64_t result_row = 0;
   for (size_t s = first; s < end; ++s) {
     const int64_t rows = pooling == model::Pooling::None ? static_cast<int64_t>(sequences[s].size()) : 1;
-    std::vector<float> v(static_cast<size_t>(rows * n_embd));
+    std::vector<float> v(static_cast<size_t>(rows * dimensions));
     for (int64_t r = 0; r < rows; ++r, ++result_row) {
-      float* dst = v.data() + r * n_embd;
-      std::memcpy(dst, result->row_ptr(result_row), static_cast<size_t>(n_embd) * sizeof(float));
-      if (normalize) normalize_vector(dst, n_embd);
+      // The first `dimensions` of the n_embd floats, normalised after the cut.
+      float* dst = v.data() + r * dimensions;
+      std::memcpy(dst, result->row_ptr(result_row), static_cast<size_t>(dimensions) * sizeof(float));
+      if (normalize) normalize_vector(dst, dimensions);
     }
     out.push_back(std::move(v));
   }

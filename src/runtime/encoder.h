@@ -28,6 +28,14 @@ struct EncoderParams {
 struct EmbedOptions {
   std::optional<model::Pooling> pooling;  // unset: the model's pooling_type
   bool normalize = true;                  // scale each vector to Euclidean length 1 (a zero vector stays zero)
+  // Matryoshka embeddings: each vector keeps its first `dimensions` floats,
+  // normalised after the cut when `normalize`; 0: all n_embd.
+  int64_t dimensions = 0;
+  // A sequence longer than n_batch is cut to its first n_batch tokens instead
+  // of refused. When it ends with the token the tokenizer appends ([SEP], or
+  // EOS: Tokenizer::appended_end), that token stays last, after the first
+  // n_batch - 1, as sentence-transformers truncates before adding it.
+  bool truncate = false;
 };
 
 class Encoder {
@@ -48,10 +56,19 @@ class Encoder {
   std::vector<std::vector<float>> embed(const std::vector<std::vector<int32_t>>& sequences,
                                         const EmbedOptions& options = {});
 
+  // The floats per vector `options` asks for: its dimensions, or n_embd for 0.
+  // Throws std::invalid_argument naming a value outside 0..n_embd.
+  int64_t output_dimensions(const EmbedOptions& options) const;
+  // The tokens a sequence of n_tokens is embedded with: n_tokens, or at most
+  // n_batch when truncating.
+  int64_t embedded_length(size_t n_tokens, bool truncate) const;
+
  private:
   // Runs sequences [first, end) (at most n_batch tokens in all) and appends their results to `out`.
   void run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end, model::Pooling pooling,
-                 bool normalize, std::vector<std::vector<float>>& out);
+                 int64_t dimensions, bool normalize, std::vector<std::vector<float>>& out);
+  // `sequences` with those longer than n_batch cut as EmbedOptions::truncate says.
+  std::vector<std::vector<int32_t>> truncated(const std::vector<std::vector<int32_t>>& sequences) const;
   void check(const std::vector<std::vector<int32_t>>& sequences) const;
 
   const model::Model& model_;

@@ -182,6 +182,12 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   return ids;
 }
 
+int32_t Tokenizer::appended_end() const {
+  if (vocab_->flags().add_sep) return vocab_->special().sep;
+  if (vocab_->flags().add_eos) return eos();
+  return kNoToken;
+}
+
 std::string Tokenizer::token_to_piece(int32_t id, bool render_special) const {
   if (!vocab_->contains(id)) {
     throw TokenizerError("tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " +

@@ -77,6 +77,9 @@ class Tokenizer {
   int32_t pad() const { return vocab_->special().pad; }
   bool add_bos() const { return vocab_->flags().add_bos; }
   bool add_eos() const { return vocab_->flags().add_eos; }
+  // The token encode's add_special puts last: [SEP] for a vocabulary that adds
+  // one (WordPiece), else EOS when the model adds it; kNoToken when neither.
+  int32_t appended_end() const;
   // End of generation: EOS, EOT and the other tokens models end a turn with.
   bool is_eog(int32_t id) const { return vocab_->is_eog(id); }
   const Vocab& vocab() const { return *vocab_; }

@@ -163,5 +163,68 @@ TEST(Encoder, RunsWithoutATokenTypeTable) {
   EXPECT_LE(relative_error(vectors[0], expected), 1e-4);
 }
 
+// Matryoshka dimensions: the first d floats of the raw pooled vector, then
+// scaled to length 1 in double here; out of range refused with n_embd.
+TEST(Encoder, KeepsTheFirstDimensionsAndNormalisesAfterTheCut) {
+  const auto m = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
+  runtime::Encoder encoder(*m);
+  const int64_t n_embd = m->hparams().n_embd;
+  for (int64_t d : {int64_t{1}, int64_t{5}, n_embd - 1, n_embd}) {
+    SCOPED_TRACE(::testing::Message() << "dimensions " << d);
+    runtime::EmbedOptions options;
+    options.dimensions = d;
+    const auto vectors = encoder.embed(kSequences, options);
+    for (size_t s = 0; s < kSequences.size(); ++s) {
+      std::vector<double> raw =
+          test::reference_pool(test::reference_encode(m->file(), m->hparams(), kSequences[s]), Pooling::Mean, false);
+      raw.resize(static_cast<size_t>(d));
+      double norm = 0.0;
+      for (double x : raw) norm += x * x;
+      for (double& x : raw) x /= std::sqrt(norm);
+      ASSERT_EQ(vectors[s].size(), static_cast<size_t>(d));
+      EXPECT_LE(relative_error(vectors[s], raw), 1e-4) << "sequence " << s;
+    }
+  }
+  // Every token's vector is cut too.
+  const auto per_token = encoder.embed({kSequences[1]}, {Pooling::None, false, 3});
+  const auto whole = encoder.embed({kSequences[1]}, {Pooling::None, false});
+  ASSERT_EQ(per_token[0].size(), 2u * 3u);
+  for (size_t t = 0; t < 2; ++t) {
+    for (size_t j = 0; j < 3; ++j) EXPECT_EQ(per_token[0][t * 3 + j], whole[0][t * static_cast<size_t>(n_embd) + j]);
+  }
+  for (int64_t bad : {int64_t{-1}, n_embd + 1}) {
+    runtime::EmbedOptions options;
+    options.dimensions = bad;
+    EXPECT_EQ(error_of([&] { encoder.embed({kSequences[0]}, options); }),
+              "dimensions " + std::to_string(bad) + " is outside 1.." + std::to_string(n_embd) +
+                  " (the model's n_embd; 0 keeps all " + std::to_string(n_embd) + ")");
+  }
+}
+
+// Truncation, on the tiny bert told to append EOS (id 2): a sequence ending
+// with it keeps it last after its first n_batch - 1 tokens, one that does not
+// keeps its first n_batch; each equals the reference on those tokens written
+// out here. Without truncate the same sequence is refused.
+TEST(Encoder, TruncatesKeepingTheAppendedEndTokenLast) {
+  const auto m = model::Model::load(
+      edited_bert("", [](gguf::GgufWriter& w) { w.set_bool("tokenizer.ggml.add_eos_token", true); }));
+  ASSERT_EQ(m->tokenizer().appended_end(), 2);
+  runtime::Encoder encoder(*m, {5, 1});
+  runtime::EmbedOptions options;
+  options.truncate = true;
+  const std::vector<std::vector<int32_t>> long_ones = {{1, 17, 250, 3, 99, 42, 7, 2}, {1, 17, 250, 3, 99, 42}, {1, 9}};
+  const std::vector<std::vector<int32_t>> cut = {{1, 17, 250, 3, 2}, {1, 17, 250, 3, 99}, {1, 9}};
+  const auto vectors = encoder.embed(long_ones, options);
+  ASSERT_EQ(vectors.size(), cut.size());
+  for (size_t s = 0; s < cut.size(); ++s) {
+    const auto expected =
+        test::reference_pool(test::reference_encode(m->file(), m->hparams(), cut[s]), Pooling::Mean, true);
+    EXPECT_LE(relative_error(vectors[s], expected), 1e-4) << "sequence " << s;
+  }
+  EXPECT_EQ(encoder.embedded_length(8, true), 5);
+  EXPECT_EQ(encoder.embedded_length(8, false), 8);
+  EXPECT_EQ(error_of([&] { encoder.embed(long_ones); }), "sequence 0 has 8 tokens; at most 5 fit");
+}
+
 }  // namespace
 }  // namespace peak

@@ -2,10 +2,12 @@
 # `peak serve` over real sockets, driven with curl: the error cases of the
 # OpenAI API (bad JSON, wrong types, missing messages, a huge body, a wrong
 # key, an unknown route), a client leaving mid-stream, --seed, the loopback
-# rule and a graceful SIGTERM. Usage: serve_http.sh PEAK MODEL WORKDIR. Exit
-# 77 (skipped) without curl, but in CI (CI=true).
+# rule and a graceful SIGTERM; with an embedding model, /v1/embeddings and its
+# errors, and each model's 400 for the other's routes. Usage: serve_http.sh
+# PEAK MODEL WORKDIR [EMBEDDING_MODEL]. Exit 77 (skipped) without curl, but in
+# CI (CI=true).
 set -uo pipefail
-peak=$1 model=$2 work=$3
+peak=$1 model=$2 work=$3 embedding_model=${4:-}
 if ! command -v curl >/dev/null; then
   [[ ${CI:-} == true ]] && { echo "curl is missing (CI installs it)"; exit 1; }
   echo "curl is missing: skipped"
@@ -69,6 +71,7 @@ for _ in $(seq 50); do
 done
 [[ $health == *'"slots_processing":0'* ]] || fail "a slot stays busy after the client left: $health"
 expect 200 '"content":"' "${chat[@]}" -d '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4}' "$base/v1/chat/completions"
+expect 400 '"message":"this server runs a chat model \(llama\), which makes no embeddings.*"param":"model"' "${chat[@]}" -d '{"input": "x"}' "$base/v1/embeddings"
 echo "metrics: $(curl -s "$base/metrics")"
 stop_server
 grep -q 'POST /v1/chat/completions 400 ' "$work/errors.log" || fail "no request log line on stderr"
@@ -95,6 +98,23 @@ response_id() { grep -o '"id":"chatcmpl-[^"]*"' <<<"$1"; }
   fail "--seed 42: two answers share an id: $first / $second"
 stop_server
 "$peak" serve --help | grep -q -- '-s, --seed N .*the seed of a request without "seed"' || fail "--help does not tell --seed"
+
+# An embedding model: OpenAI's embeddings shape as floats and as base64, a
+# 400 naming the field and index, and the chat routes refused.
+if [[ -n $embedding_model ]]; then
+  chat_model=$model model=$embedding_model
+  start_server embeddings --parallel 2
+  name=$(basename "$embedding_model")
+  expect 200 '^\{"object":"list","data":\[\{"object":"embedding","index":0,"embedding":\[-?[0-9]' "${chat[@]}" -d '{"input": "hello", "model": "m"}' "$base/v1/embeddings"
+  expect 200 '"index":1,"embedding":"[A-Za-z0-9+/]+=*"\}\],"model":"'"$name"'","usage":\{"prompt_tokens":[0-9]+,"total_tokens":[0-9]+\}\}$' "${chat[@]}" -d '{"input": ["a", "b"], "encoding_format": "base64"}' "$base/v1/embeddings"
+  expect 400 '"message":"'"'"'input\[1\]'"'"' is an empty string".*"param":"input\[1\]"' "${chat[@]}" -d '{"input": ["a", ""]}' "$base/v1/embeddings"
+  expect 400 '"param":"dimensions"' "${chat[@]}" -d '{"input": "a", "dimensions": 100000}' "$base/v1/embeddings"
+  expect 400 '"message":"this server runs an embedding model \(bert\)' "${chat[@]}" -d '{"messages": [{"role": "user", "content": "Hi"}]}' "$base/v1/chat/completions"
+  expect 200 '"id":"'"$name"'"' "$base/v1/models"
+  expect 200 '"slots_idle":2' "$base/health"
+  stop_server
+  model=$chat_model
+fi
 
 # Listening beyond loopback needs --allow-remote.
 "$peak" serve -m "$model" --host 0.0.0.0 --port 0 >/dev/null 2>"$work/remote.log"

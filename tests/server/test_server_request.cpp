@@ -13,6 +13,7 @@ namespace {
 
 using peak::json::Value;
 using peak_server::ChatRequest;
+using peak_server::EmbeddingRequest;
 using peak_server::RequestError;
 using peak_server::StopFilter;
 
@@ -21,6 +22,71 @@ Value body(const std::string& text) {
   std::string error;
   EXPECT_TRUE(peak::json::parse(text, &v, &error)) << error;
   return v;
+}
+
+// n_vocab 100, n_embd 8.
+EmbeddingRequest embedding(const std::string& text) { return peak_server::parse_embedding_request(body(text), 100, 8); }
+
+std::string embedding_error(const std::string& text) {
+  try {
+    embedding(text);
+  } catch (const RequestError& e) {
+    return e.param + ": " + e.what();
+  }
+  return "";
+}
+
+TEST(ServerRequest, EmbeddingInputShapes) {
+  EmbeddingRequest r = embedding(R"({"model": "m", "input": "hello"})");
+  EXPECT_EQ(r.texts, std::vector<std::string>{"hello"});
+  EXPECT_TRUE(r.token_lists.empty() && r.single && !r.base64);
+  EXPECT_EQ(r.dimensions, 0u);
+  r = embedding(R"({"input": ["a", "b c"], "encoding_format": "base64", "dimensions": 8})");
+  EXPECT_EQ(r.texts, (std::vector<std::string>{"a", "b c"}));
+  EXPECT_TRUE(r.base64 && !r.single);
+  EXPECT_EQ(r.dimensions, 8u);
+  r = embedding(R"({"input": [3, 0, 99], "encoding_format": "float", "dimensions": null})");
+  EXPECT_TRUE(r.texts.empty() && r.single && !r.base64);
+  EXPECT_EQ(r.token_lists, (std::vector<std::vector<int32_t>>{{3, 0, 99}}));
+  r = embedding(R"({"input": [[1, 2], [5]]})");
+  EXPECT_EQ(r.token_lists, (std::vector<std::vector<int32_t>>{{1, 2}, {5}}));
+  EXPECT_FALSE(r.single);
+  std::string many = R"({"input": [)";
+  for (size_t i = 0; i < peak_server::kMaxEmbeddingInputs; ++i) many += i ? ",\"x\"" : "\"x\"";
+  EXPECT_EQ(embedding(many + "]}").texts.size(), peak_server::kMaxEmbeddingInputs);
+  EXPECT_EQ(embedding_error(many + R"(, "y"]})"), "input: 'input' has 2049 inputs; at most 2048 go in one request");
+}
+
+TEST(ServerRequest, EmbeddingErrorsNameTheFieldAndIndex) {
+  EXPECT_EQ(embedding_error(R"({"model": "m"})"), "input: 'input' is required");
+  EXPECT_EQ(embedding_error(R"({"input": ""})"), "input: 'input' is an empty string");
+  EXPECT_EQ(embedding_error(R"({"input": []})"), "input: 'input' is an empty list");
+  EXPECT_EQ(embedding_error(R"({"input": 5})"),
+            "input: 'input' must be a string, a list of strings, a list of token ids or a list of token-id lists, "
+            "not a number");
+  EXPECT_EQ(embedding_error(R"({"input": ["a", ""]})"), "input[1]: 'input[1]' is an empty string");
+  EXPECT_EQ(embedding_error(R"({"input": ["a", 3]})"),
+            "input[1]: 'input[1]' must be a string (as input[0] is), not a number");
+  EXPECT_EQ(embedding_error(R"({"input": [1, "a"]})"),
+            "input[1]: 'input[1]' must be an integer (a token id), not a string");
+  EXPECT_EQ(embedding_error(R"({"input": [1, 100]})"), "input[1]: 'input[1]' is 100, not a token id (0 to 99)");
+  EXPECT_EQ(embedding_error(R"({"input": [[1], []]})"), "input[1]: 'input[1]' is an empty list");
+  EXPECT_EQ(embedding_error(R"({"input": [[1], [2, -1]]})"),
+            "input[1][1]: 'input[1][1]' is -1, not a token id (0 to 99)");
+  EXPECT_EQ(embedding_error(R"({"input": [[1], "a"]})"),
+            "input[1]: 'input[1]' must be a list of token ids (as input[0] is), not a string");
+  EXPECT_EQ(embedding_error(R"({"input": [{"text": "a"}]})"),
+            "input[0]: 'input[0]' must be a string, a token id or a list of token ids, not an object");
+  EXPECT_EQ(embedding_error(R"({"input": "a", "encoding_format": "int8"})"),
+            "encoding_format: 'encoding_format' must be \"float\" or \"base64\", not \"int8\"");
+  EXPECT_EQ(embedding_error(R"({"input": "a", "encoding_format": 1})"),
+            "encoding_format: 'encoding_format' must be a string, not a number");
+  EXPECT_EQ(embedding_error(R"({"input": "a", "dimensions": 9})"),
+            "dimensions: 'dimensions' must be between 1 and 8, not 9");
+  EXPECT_EQ(embedding_error(R"({"input": "a", "dimensions": 0})"),
+            "dimensions: 'dimensions' must be between 1 and 8, not 0");
+  EXPECT_EQ(embedding_error(R"({"input": "a", "dimensions": 2.5})"),
+            "dimensions: 'dimensions' must be an integer, not a number");
 }
 
 TEST(ServerRequest, ChatFields) {

@@ -1,13 +1,16 @@
 // The routes of `peak serve` driven without sockets: requests handed to
 // Server::handle with a fake HttpResponder, on the real stories260K model.
 // Greedy answers are checked against a reference computed here through the C
-// API alone (peak_chat_apply_template + peak_generate at temperature 0).
+// API alone (peak_chat_apply_template + peak_generate at temperature 0), and
+// /v1/embeddings, on the tiny bert model tests/runtime writes, against
+// peak_embed's vectors for the same texts.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -1156,6 +1159,211 @@ TEST(ServerRoutes, ConversationsSavedUnderADefaultSeedKeepTheirOwnFiles) {
 }
 
 // A conversation whose file name is taken already is not saved over that file.
+// The tiny bert model (tests/runtime), "" where that is not built.
+const peak_model* embedding_model() {
+  static peak_model* model = [] {
+    peak_model* m = nullptr;
+    if (std::string(PEAK_EMBED_MODEL).empty()) return m;
+    EXPECT_EQ(peak_model_load(PEAK_EMBED_MODEL, nullptr, &m), PEAK_OK) << peak_last_error();
+    return m;
+  }();
+  return model;
+}
+
+SlotSettings embedding_settings() {
+  SlotSettings s;
+  s.model = embedding_model();
+  s.context.n_threads = 1;
+  return s;
+}
+
+// peak_embed's vectors for `texts` on an embedder of its own (one thread, as the server's).
+std::vector<std::vector<float>> library_vectors(const std::vector<std::string>& texts, size_t dimensions = 0) {
+  peak_embedder_params ep = peak_embedder_default_params();
+  ep.n_threads = 1;
+  peak_embedder* embedder = nullptr;
+  EXPECT_EQ(peak_embedder_create(embedding_model(), &ep, &embedder), PEAK_OK) << peak_last_error();
+  std::vector<const char*> pointers;
+  std::vector<size_t> lengths;
+  for (const std::string& t : texts) {
+    pointers.push_back(t.c_str());
+    lengths.push_back(t.size());
+  }
+  peak_embed_params params = peak_embed_default_params();
+  params.dimensions = dimensions;
+  const size_t d = dimensions ? dimensions : peak_embedder_n_embd(embedder);
+  std::vector<float> floats(texts.size() * d);
+  size_t n_floats = 0;
+  EXPECT_EQ(peak_embed(embedder, pointers.data(), lengths.data(), texts.size(), &params, floats.data(), floats.size(),
+                       &n_floats, nullptr),
+            PEAK_OK)
+      << peak_last_error();
+  peak_embedder_free(embedder);
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < texts.size(); ++i) out.emplace_back(floats.begin() + i * d, floats.begin() + (i + 1) * d);
+  return out;
+}
+
+// RFC 4648 base64 to bytes, then each 4 bytes as a little-endian float32.
+std::vector<float> floats_from_base64(const std::string& text) {
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::vector<uint8_t> bytes;
+  uint32_t bits = 0;
+  int n_bits = 0;
+  for (const char c : text) {
+    if (c == '=') break;
+    const size_t v = alphabet.find(c);
+    EXPECT_NE(v, std::string::npos) << "not base64: " << c;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    n_bits += 6;
+    if (n_bits >= 8) {
+      n_bits -= 8;
+      bytes.push_back(static_cast<uint8_t>((bits >> n_bits) & 0xff));
+    }
+  }
+  EXPECT_EQ(bytes.size() % 4, 0u);
+  std::vector<float> out;
+  for (size_t i = 0; i + 4 <= bytes.size(); i += 4) {
+    const uint32_t word =
+        bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (static_cast<uint32_t>(bytes[i + 3]) << 24);
+    float f;
+    std::memcpy(&f, &word, sizeof f);
+    out.push_back(f);
+  }
+  return out;
+}
+
+std::vector<float> floats_of(const Value& embedding) {
+  if (embedding.is_string()) return floats_from_base64(embedding.as_string());
+  std::vector<float> out;
+  for (const Value& x : embedding.items()) out.push_back(static_cast<float>(x.as_double()));
+  return out;
+}
+
+// The embeddings of a 200 response, each checked to be OpenAI's shape.
+std::vector<std::vector<float>> embeddings_of(const FakeResponder& out, size_t prompt_tokens) {
+  EXPECT_EQ(out.status, 200) << out.body;
+  const Value v = out.json();
+  EXPECT_EQ(v.find("object")->as_string(), "list");
+  EXPECT_EQ(v.find("model")->as_string(), "embed_tiny_bert.gguf");
+  EXPECT_EQ(v.find("usage")->find("prompt_tokens")->as_int(), static_cast<int64_t>(prompt_tokens));
+  EXPECT_EQ(v.find("usage")->find("total_tokens")->as_int(), static_cast<int64_t>(prompt_tokens));
+  std::vector<std::vector<float>> vectors;
+  for (size_t i = 0; i < v.find("data")->items().size(); ++i) {
+    const Value& item = v.find("data")->items()[i];
+    EXPECT_EQ(item.find("object")->as_string(), "embedding");
+    EXPECT_EQ(item.find("index")->as_int(), static_cast<int64_t>(i));
+    vectors.push_back(floats_of(*item.find("embedding")));
+  }
+  return vectors;
+}
+
+std::vector<int32_t> embedding_tokens(const std::string& text) {
+  std::vector<int32_t> ids(256);
+  size_t n = 0;
+  EXPECT_EQ(peak_tokenize(embedding_model(), text.data(), text.size(), 1, 0, ids.data(), ids.size(), &n), PEAK_OK);
+  ids.resize(n);
+  return ids;
+}
+
+void expect_close(const std::vector<std::vector<float>>& actual, const std::vector<std::vector<float>>& expected) {
+  ASSERT_EQ(actual.size(), expected.size());
+  for (size_t i = 0; i < actual.size(); ++i) {
+    ASSERT_EQ(actual[i].size(), expected[i].size()) << "vector " << i;
+    for (size_t j = 0; j < actual[i].size(); ++j) EXPECT_NEAR(actual[i][j], expected[i][j], 1e-6) << i << "," << j;
+  }
+}
+
+ServerOptions embedding_options(size_t parallel = 1) {
+  ServerOptions o = options(parallel);
+  o.model_id = "embed_tiny_bert.gguf";
+  return o;
+}
+
+// Strings, token ids and token-id lists in, peak_embed's vectors out (as
+// floats and as base64 bytes alike), cut to `dimensions`, usage counting the
+// tokens with [CLS]/[SEP] or BOS as peak_tokenize adds them.
+TEST(ServerEmbeddings, VectorsEqualPeakEmbedInEveryInputShape) {
+  if (!embedding_model()) GTEST_SKIP() << "the tiny bert model is written by tests/runtime, not built here";
+  Server server(embedding_settings(), embedding_options(2));
+  const std::vector<std::string> texts = {"the cat sat on the mat", "hello", "search the notes for the recipe"};
+  const auto expected = library_vectors(texts);
+  size_t all_tokens = 0;
+  std::string lists = "[";
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const std::vector<int32_t> ids = embedding_tokens(texts[i]);
+    all_tokens += ids.size();
+    lists += i ? ",[" : "[";
+    for (size_t k = 0; k < ids.size(); ++k) lists += (k ? "," : "") + std::to_string(ids[k]);
+    lists += "]";
+  }
+  lists += "]";
+  const std::string input =
+      R"({"model": "m", "input": ["the cat sat on the mat", "hello", "search the notes for the recipe"])";
+  expect_close(embeddings_of(call(server, request("POST", "/v1/embeddings", input + "}")), all_tokens), expected);
+  const auto base64 = embeddings_of(
+      call(server, request("POST", "/v1/embeddings", input + R"(, "encoding_format": "base64"})")), all_tokens);
+  const auto floats = embeddings_of(call(server, request("POST", "/embeddings", input + "}")), all_tokens);
+  EXPECT_EQ(base64, floats);  // the same float32 values, bit for bit
+  expect_close(
+      embeddings_of(call(server, request("POST", "/v1/embeddings", R"({"input": )" + lists + "}")), all_tokens),
+      expected);
+
+  const std::vector<int32_t> hello = embedding_tokens("hello");
+  std::string one_list = "[";
+  for (size_t k = 0; k < hello.size(); ++k) one_list += (k ? "," : "") + std::to_string(hello[k]);
+  one_list += "]";
+  expect_close(
+      embeddings_of(call(server, request("POST", "/v1/embeddings", R"({"input": )" + one_list + "}")), hello.size()),
+      {expected[1]});
+  expect_close(embeddings_of(call(server, request("POST", "/v1/embeddings", R"({"input": "hello"})")), hello.size()),
+               {expected[1]});
+
+  expect_close(
+      embeddings_of(call(server, request("POST", "/v1/embeddings", input + R"(, "dimensions": 5})")), all_tokens),
+      library_vectors(texts, 5));
+  const Value metrics = call(server, request("GET", "/metrics")).json();
+  EXPECT_EQ(metrics.find("prompt_tokens")->as_int(), static_cast<int64_t>(5 * all_tokens + 2 * hello.size()));
+}
+
+TEST(ServerEmbeddings, ErrorsNameTheFieldAndEachModelRefusesTheOthersRoutes) {
+  if (!embedding_model()) GTEST_SKIP() << "the tiny bert model is written by tests/runtime, not built here";
+  Server server(embedding_settings(), embedding_options());
+  peak_model_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(peak_model_get_info(embedding_model(), &info), PEAK_OK);
+  const auto embed = [&](const std::string& body) { return call(server, request("POST", "/v1/embeddings", body)); };
+  std::string long_text;
+  for (size_t i = 0; i <= info.n_ctx_train; ++i) long_text += "cat ";
+  const size_t long_tokens = embedding_tokens(long_text).size();
+  ASSERT_GT(long_tokens, info.n_ctx_train);
+  expect_error(embed(R"({"input": ["fine", ")" + long_text + R"("]})"), 400,
+               "'input[1]' is " + std::to_string(long_tokens) + " tokens; the embedding model takes at most " +
+                   std::to_string(info.n_ctx_train),
+               "input[1]");
+  expect_error(embed(R"({"input": ")" + long_text + R"("})"), 400, "'input' is", "input");
+  expect_error(embed(R"({"input": ["fine", ""]})"), 400, "'input[1]' is an empty string", "input[1]");
+  expect_error(embed(R"({"input": "x", "dimensions": )" + std::to_string(info.n_embd + 1) + "}"), 400,
+               "'dimensions' must be between 1 and " + std::to_string(info.n_embd), "dimensions");
+  expect_error(embed(R"({"input": "x", "encoding_format": "int8"})"), 400, "'encoding_format' must be",
+               "encoding_format");
+  expect_error(embed(R"({"input": [[1, 2], [)" + std::to_string(info.n_vocab) + "]]}"), 400,
+               "'input[1][0]' is " + std::to_string(info.n_vocab) + ", not a token id", "input[1][0]");
+  expect_error(embed("{\"input\": "), 400, "not valid JSON");
+
+  // The chat routes on an embedding model, and /v1/embeddings on a chat model.
+  expect_error(call(server, request("POST", "/v1/chat/completions", chat_body({{"user", "Hi"}}))), 400,
+               "this server runs an embedding model (bert)", "model");
+  expect_error(call(server, request("POST", "/v1/completions", R"({"prompt": "Once"})")), 400,
+               "this server runs an embedding model (bert)", "model");
+  const Value models = call(server, request("GET", "/v1/models")).json();
+  EXPECT_EQ(models.find("data")->items()[0].find("id")->as_string(), "embed_tiny_bert.gguf");
+  EXPECT_EQ(call(server, request("GET", "/health")).json().find("slots_idle")->as_int(), 1);
+  Server chat(settings(), options());
+  expect_error(call(chat, request("POST", "/v1/embeddings", R"({"input": "x"})")), 400,
+               "this server runs a chat model (llama), which makes no embeddings", "model");
+}
+
 TEST(ServerConversationStore, ANameWhoseFileExistsIsRefused) {
   const ScratchDir dir("peak_serve_taken_name");
   const std::filesystem::path taken = dir.path() / "taken.pkss";

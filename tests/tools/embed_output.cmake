@@ -70,3 +70,29 @@ string(JSON n LENGTH "${tokens}" 0)
 expect_equal("token vectors of 'bananas'" ${n} ${n_tokens})
 string(JSON n LENGTH "${tokens}" 0 0)
 expect_equal("floats per token vector" ${n} 384)
+
+# --truncate with a batch of 4: "a text of more than four tokens" is embedded
+# as [CLS] a text [SEP], the end token kept last, which is "a text" whole.
+peak_stdout(cut embed -m ${MODEL} -p "a text of more than four tokens" --truncate -b 4 -t 2)
+peak_stdout(short embed -m ${MODEL} -p "a text" -b 4 -t 2)
+expect_equal("--truncate -b 4" "${cut}" "${short}")
+
+# --dimensions 8: the first 8 floats of each raw vector (--no-normalize), and
+# normalised after the cut: of length 1.
+peak_stdout(first8 embed -m ${MODEL} -f ${texts} --format csv --no-normalize --dimensions 8)
+string(REGEX REPLACE "\n$" "" first8 "${first8}")
+string(REPLACE "\n" ";" first8 "${first8}")
+string(REGEX REPLACE "\n$" "" raw "${raw}")
+string(REPLACE "\n" ";" raw_lines "${raw}")
+foreach(i 0 1 2)
+  list(GET raw_lines ${i} line)
+  string(REPLACE "," ";" line "${line}")
+  list(SUBLIST line 0 8 line)
+  string(REPLACE ";" "," line "${line}")
+  list(GET first8 ${i} cut_line)
+  expect_equal("--dimensions 8 of text ${i}" "${cut_line}" "${line}")
+endforeach()
+peak_stdout(short8 embed -m ${MODEL} -f ${texts} --format csv --dimensions 8)
+file(WRITE ${WORK}/embed_8.csv "${short8}")
+execute_process(COMMAND ${NORMS} ${WORK}/embed_8.csv OUTPUT_VARIABLE norms)
+expect_equal("lengths of 8 floats" "${norms}" "8 1.0000\n8 1.0000\n8 1.0000\n")

@@ -104,6 +104,24 @@ std::optional<TextConstraint> response_format(const Value& body) {
   return TextConstraint{field, true, peak::json::write(*schema)};
 }
 
+// An array of token ids, each checked against the vocabulary; `field` names it.
+std::vector<int32_t> token_ids(const Value& list, const std::string& field, size_t n_vocab) {
+  std::vector<int32_t> ids;
+  ids.reserve(list.items().size());
+  for (size_t i = 0; i < list.items().size(); ++i) {
+    const Value& t = list.items()[i];
+    const std::string at = field + "[" + std::to_string(i) + "]";
+    if (!t.is_integer()) wrong_type(at, "an integer (a token id)", t);
+    if (t.as_int() < 0 || static_cast<uint64_t>(t.as_int()) >= n_vocab) {
+      throw RequestError("'" + at + "' is " + std::to_string(t.as_int()) + ", not a token id (0 to " +
+                             std::to_string(n_vocab - 1) + ")",
+                         at);
+    }
+    ids.push_back(static_cast<int32_t>(t.as_int()));
+  }
+  return ids;
+}
+
 // llama.cpp's `grammar` (GBNF; "" is none, as there) and `json_schema`.
 std::vector<TextConstraint> llama_constraints(const Value& body) {
   std::vector<TextConstraint> found;
@@ -487,20 +505,61 @@ std::vector<int32_t> parse_detokenize_request(const Value& body, size_t n_vocab)
   const Value* tokens = body.find("tokens");
   if (!tokens) throw RequestError("'tokens' is required", "tokens");
   if (!tokens->is_array()) wrong_type("tokens", "an array", *tokens);
-  std::vector<int32_t> ids;
-  ids.reserve(tokens->items().size());
-  for (size_t i = 0; i < tokens->items().size(); ++i) {
-    const Value& t = tokens->items()[i];
-    const std::string field = "tokens[" + std::to_string(i) + "]";
-    if (!t.is_integer()) wrong_type(field, "an integer", t);
-    if (t.as_int() < 0 || static_cast<uint64_t>(t.as_int()) >= n_vocab) {
-      throw RequestError("'" + field + "' is " + std::to_string(t.as_int()) + ", not a token id (0 to " +
-                             std::to_string(n_vocab - 1) + ")",
-                         field);
+  return token_ids(*tokens, "tokens", n_vocab);
+}
+
+EmbeddingRequest parse_embedding_request(const Value& body, size_t n_vocab, size_t n_embd) {
+  require_object(body);
+  EmbeddingRequest r;
+  const Value* input = required(body, "input", "input");
+  if (input->is_string()) {
+    if (input->as_string().empty()) throw RequestError("'input' is an empty string", "input");
+    r.texts.push_back(input->as_string());
+    r.single = true;
+  } else if (!input->is_array()) {
+    wrong_type("input", "a string, a list of strings, a list of token ids or a list of token-id lists", *input);
+  } else {
+    const std::vector<Value>& items = input->items();
+    if (items.empty()) throw RequestError("'input' is an empty list", "input");
+    if (items.size() > kMaxEmbeddingInputs) {
+      throw RequestError("'input' has " + std::to_string(items.size()) + " inputs; at most " +
+                             std::to_string(kMaxEmbeddingInputs) + " go in one request",
+                         "input");
     }
-    ids.push_back(static_cast<int32_t>(t.as_int()));
+    // The first item tells which list it is; every other must be alike.
+    if (items[0].is_integer()) {
+      r.token_lists.push_back(token_ids(*input, "input", n_vocab));
+      r.single = true;
+    } else {
+      for (size_t i = 0; i < items.size(); ++i) {
+        const std::string field = "input[" + std::to_string(i) + "]";
+        const Value& item = items[i];
+        if (items[0].is_string()) {
+          if (!item.is_string()) wrong_type(field, "a string (as input[0] is)", item);
+          if (item.as_string().empty()) throw RequestError("'" + field + "' is an empty string", field);
+          r.texts.push_back(item.as_string());
+        } else if (items[0].is_array()) {
+          if (!item.is_array()) wrong_type(field, "a list of token ids (as input[0] is)", item);
+          if (item.items().empty()) throw RequestError("'" + field + "' is an empty list", field);
+          r.token_lists.push_back(token_ids(item, field, n_vocab));
+        } else {
+          wrong_type(field, "a string, a token id or a list of token ids", item);
+        }
+      }
+    }
   }
-  return ids;
+  if (const Value* format = member(body, "encoding_format")) {
+    if (!format->is_string()) wrong_type("encoding_format", "a string", *format);
+    if (format->as_string() != "float" && format->as_string() != "base64") {
+      throw RequestError("'encoding_format' must be \"float\" or \"base64\", not \"" + format->as_string() + "\"",
+                         "encoding_format");
+    }
+    r.base64 = format->as_string() == "base64";
+  }
+  if (const std::optional<int64_t> d = integer(body, "dimensions", 1, static_cast<int64_t>(n_embd))) {
+    r.dimensions = static_cast<size_t>(*d);
+  }
+  return r;
 }
 
 }  // namespace peak_server

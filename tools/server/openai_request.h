@@ -1,5 +1,5 @@
-// The bodies of OpenAI's chat and completion requests (and llama.cpp's
-// /tokenize and /detokenize), read from JSON into checked structs. A field of
+// The bodies of OpenAI's chat, completion and embedding requests (and
+// llama.cpp's /tokenize and /detokenize), read from JSON into checked structs. A field of
 // the wrong type or out of range is a RequestError naming it, which the routes
 // answer with 400 and OpenAI's error object ("param": the field), as is a
 // grammar or JSON Schema the C API cannot use (its message). Fields this
@@ -91,7 +91,20 @@ struct TokenizeRequest {
   bool with_pieces = false;
 };
 
+// OpenAI's embeddings request. `input` is a string, a list of strings, a list
+// of token ids (one input) or a list of such lists; exactly one of `texts`
+// and `token_lists` is filled, in the order given.
+struct EmbeddingRequest {
+  std::vector<std::string> texts;                 // none empty
+  std::vector<std::vector<int32_t>> token_lists;  // none empty, every id in the vocabulary
+  bool base64 = false;                            // encoding_format "base64"; "float" (default) else
+  size_t dimensions = 0;                          // 1..n_embd; 0: not given (all n_embd)
+  bool single = false;  // one input (a string, or one list of ids): errors name "input", not "input[i]"
+};
+
 constexpr size_t kMaxStops = 16;
+// Inputs in one embeddings request, as OpenAI's API allows.
+constexpr size_t kMaxEmbeddingInputs = 2048;
 constexpr size_t kMaxConversationIdBytes = 128;
 
 // Each throws RequestError on a body that is not what the route takes.
@@ -99,5 +112,6 @@ ChatRequest parse_chat_request(const peak::json::Value& body);
 CompletionRequest parse_completion_request(const peak::json::Value& body);
 TokenizeRequest parse_tokenize_request(const peak::json::Value& body);
 std::vector<int32_t> parse_detokenize_request(const peak::json::Value& body, size_t n_vocab);
+EmbeddingRequest parse_embedding_request(const peak::json::Value& body, size_t n_vocab, size_t n_embd);
 
 }  // namespace peak_server

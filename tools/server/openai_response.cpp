@@ -1,5 +1,6 @@
 #include "openai_response.h"
 
+#include <cstring>
 #include <utility>
 
 namespace peak_server {
@@ -152,6 +153,54 @@ std::vector<std::string> closing_events(const ResponseHead& head, const Response
     events.push_back(event(u));
   }
   return events;
+}
+
+std::string base64_floats(const float* floats, size_t n) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes;
+  bytes.reserve(n * 4);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits = 0;
+    static_assert(sizeof bits == sizeof floats[i], "float is 32 bits");
+    std::memcpy(&bits, &floats[i], sizeof bits);
+    for (int b = 0; b < 4; ++b)
+      bytes.push_back(static_cast<char>((bits >> (8 * b)) & 0xff));  // least significant first
+  }
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    const size_t left = bytes.size() - i;
+    uint32_t group = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
+    if (left > 1) group |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
+    if (left > 2) group |= static_cast<unsigned char>(bytes[i + 2]);
+    out.push_back(kAlphabet[(group >> 18) & 63]);
+    out.push_back(kAlphabet[(group >> 12) & 63]);
+    out.push_back(left > 1 ? kAlphabet[(group >> 6) & 63] : '=');
+    out.push_back(left > 2 ? kAlphabet[group & 63] : '=');
+  }
+  return out;
+}
+
+std::string embeddings_body(const std::string& model, const std::vector<float>& floats, size_t dimensions, bool base64,
+                            size_t prompt_tokens) {
+  Value data = Value::array();
+  for (size_t i = 0; dimensions > 0 && i * dimensions < floats.size(); ++i) {
+    const float* v = floats.data() + i * dimensions;
+    Value embedding;
+    if (base64) {
+      embedding = Value(base64_floats(v, dimensions));
+    } else {
+      embedding = Value::array();
+      for (size_t j = 0; j < dimensions; ++j) embedding.push(static_cast<double>(v[j]));
+    }
+    data.push(Value::object().set("object", "embedding").set("index", i).set("embedding", std::move(embedding)));
+  }
+  return peak::json::write(
+      Value::object()
+          .set("object", "list")
+          .set("data", std::move(data))
+          .set("model", model)
+          .set("usage", Value::object().set("prompt_tokens", prompt_tokens).set("total_tokens", prompt_tokens)));
 }
 
 std::string error_body(int status, const std::string& message, const std::string& param) {

@@ -69,6 +69,18 @@ std::vector<std::string> closing_events(const ResponseHead& head, const Response
 // The event that ends every stream.
 extern const char kDoneEvent[];  // "data: [DONE]\n\n"
 
+// OpenAI's embeddings response: {"object":"list","data":[{"object":
+// "embedding","index":i,"embedding":...}],"model","usage":{"prompt_tokens",
+// "total_tokens"}}, `floats` holding the vectors one after another,
+// `dimensions` floats each; an embedding is an array of numbers, or with
+// `base64` the string base64_floats gives.
+std::string embeddings_body(const std::string& model, const std::vector<float>& floats, size_t dimensions, bool base64,
+                            size_t prompt_tokens);
+// n floats as little-endian IEEE float32 bytes, in base64 (RFC 4648, with
+// padding): OpenAI's encoding_format "base64", which its clients decode as a
+// Float32Array.
+std::string base64_floats(const float* floats, size_t n);
+
 // OpenAI's error object: {"error":{"message","type","param","code"}}.
 std::string error_body(int status, const std::string& message, const std::string& param = "");
 // The error as a stream's event, for errors after the stream began.

@@ -86,6 +86,13 @@ uint64_t random_start() {
 
 int64_t unix_time() { return static_cast<int64_t>(std::time(nullptr)); }
 
+peak_model_info model_info(const peak_model* model) {
+  peak_model_info info{};
+  info.struct_size = sizeof info;
+  check(peak_model_get_info(model, &info));
+  return info;
+}
+
 int status_for(peak_status status) {
   switch (status) {
     case PEAK_ERR_INVALID_ARGUMENT:
@@ -137,6 +144,7 @@ class Server::Lease {
 
 Server::Server(const SlotSettings& settings, const ServerOptions& options)
     : model_(settings.model),
+      info_(model_info(settings.model)),
       options_(options),
       headroom_(settings.session.headroom),
       pool_(options.parallel, options.max_queue),
@@ -144,7 +152,17 @@ Server::Server(const SlotSettings& settings, const ServerOptions& options)
                      [this] { return new_id("conversation"); }),
       seed_counter_(random_start()),
       id_counter_(random_start()) {
-  for (size_t i = 0; i < options.parallel; ++i) slots_.push_back(std::make_unique<ChatSlot>(settings));
+  for (size_t i = 0; i < options.parallel; ++i) {
+    if (!info_.is_encoder) {
+      slots_.push_back(std::make_unique<ChatSlot>(settings));
+      continue;
+    }
+    peak_embedder_params ep = peak_embedder_default_params();
+    ep.n_threads = settings.context.n_threads;
+    peak_embedder* embedder = nullptr;
+    check(peak_embedder_create(model_, &ep, &embedder));
+    embedders_.emplace_back(embedder, peak_embedder_free);
+  }
 }
 
 void Server::stop() { pool_.stop(); }
@@ -218,11 +236,9 @@ void Server::route(const HttpRequest& request, HttpResponder& out) {
     void (Server::*get_handler)(HttpResponder&);
   };
   static const Route kRoutes[] = {
-      {"/chat/completions", true, &Server::chat, nullptr},
-      {"/completions", true, &Server::completion, nullptr},
-      {"/tokenize", true, &Server::tokenize, nullptr},
-      {"/detokenize", true, &Server::detokenize, nullptr},
-      {"/models", false, nullptr, &Server::models},
+      {"/chat/completions", true, &Server::chat, nullptr}, {"/completions", true, &Server::completion, nullptr},
+      {"/tokenize", true, &Server::tokenize, nullptr},     {"/detokenize", true, &Server::detokenize, nullptr},
+      {"/embeddings", true, &Server::embeddings, nullptr}, {"/models", false, nullptr, &Server::models},
       {"/metrics", false, nullptr, &Server::metrics},
   };
   for (const Route& r : kRoutes) {
@@ -241,7 +257,7 @@ void Server::health(HttpResponder& out) {
   send_json(out, 200,
             Value::object()
                 .set("status", "ok")
-                .set("slots_idle", slots_.size() - busy)
+                .set("slots_idle", pool_.n_slots() - busy)
                 .set("slots_processing", busy)
                 .set("queued", pool_.queued()));
 }
@@ -256,7 +272,7 @@ void Server::metrics(HttpResponder& out) {
                 .set("completion_tokens", c.completion_tokens)
                 .set("rejected_busy", c.rejected_busy)
                 .set("cancelled", c.cancelled)
-                .set("slots", slots_.size())
+                .set("slots", pool_.n_slots())
                 .set("slots_processing", pool_.busy())
                 .set("queued", pool_.queued()));
 }
@@ -298,7 +314,15 @@ bool Server::acquire(const SlotPool::Score& score, HttpResponder& out, size_t* s
   return false;
 }
 
+void Server::require_chat_model() const {
+  if (!info_.is_encoder) return;
+  throw RequestError(std::string("this server runs an embedding model (") + info_.architecture +
+                         "), which generates no text: use POST /v1/embeddings, or start peak serve with a chat model",
+                     "model");
+}
+
 void Server::chat(const HttpRequest& request, HttpResponder& out) {
+  require_chat_model();
   Value body;
   if (!parse_body(request, out, &body)) return;
   ChatRequest r = parse_chat_request(body);
@@ -386,6 +410,7 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
 }
 
 void Server::completion(const HttpRequest& request, HttpResponder& out) {
+  require_chat_model();
   Value body;
   if (!parse_body(request, out, &body)) return;
   const CompletionRequest r = parse_completion_request(body);
@@ -474,16 +499,68 @@ void Server::tokenize(const HttpRequest& request, HttpResponder& out) {
 void Server::detokenize(const HttpRequest& request, HttpResponder& out) {
   Value body;
   if (!parse_body(request, out, &body)) return;
-  peak_model_info info{};
-  info.struct_size = sizeof info;
-  check(peak_model_get_info(model_, &info));
-  const std::vector<int32_t> tokens = parse_detokenize_request(body, info.n_vocab);
+  const std::vector<int32_t> tokens = parse_detokenize_request(body, info_.n_vocab);
   size_t length = 0;
   peak_detokenize(model_, tokens.data(), tokens.size(), 0, 0, nullptr, 0, &length);
   std::string text(length + 1, '\0');
   check(peak_detokenize(model_, tokens.data(), tokens.size(), 0, 0, text.data(), text.size(), &length));
   text.resize(length);
   send_json(out, 200, Value::object().set("content", text));
+}
+
+void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
+  if (!info_.is_encoder) {
+    throw RequestError(std::string("this server runs a chat model (") + info_.architecture +
+                           "), which makes no embeddings: start peak serve with an embedding model (bert: BGE, "
+                           "all-MiniLM ...) for /v1/embeddings",
+                       "model");
+  }
+  Value body;
+  if (!parse_body(request, out, &body)) return;
+  EmbeddingRequest r = parse_embedding_request(body, info_.n_vocab, info_.n_embd);
+  const auto field_of = [&r](size_t i) { return r.single ? std::string("input") : "input[" + std::to_string(i) + "]"; };
+  // Texts are tokenized here as peak_embed would ([CLS] ... [SEP]), to
+  // count them for `usage` and to name a text too long by its field.
+  std::vector<std::vector<int32_t>>& inputs = r.token_lists;
+  for (size_t i = 0; i < r.texts.size(); ++i) {
+    const std::string& text = r.texts[i];
+    size_t n = 0;
+    std::vector<int32_t> tokens;
+    peak_status status = peak_tokenize(model_, text.data(), text.size(), 1, 0, nullptr, 0, &n);
+    if (status == PEAK_ERR_BUFFER_TOO_SMALL) {
+      tokens.resize(n);
+      status = peak_tokenize(model_, text.data(), text.size(), 1, 0, tokens.data(), n, &n);
+    }
+    if (status != PEAK_OK) throw RequestError("'" + field_of(i) + "': " + peak_last_error(), field_of(i));
+    inputs.push_back(std::move(tokens));
+  }
+  size_t prompt_tokens = 0;
+  std::vector<const int32_t*> lists;
+  std::vector<size_t> counts;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // The embedders' n_batch is the model's context (peak_embedder_params' default).
+    if (inputs[i].size() > info_.n_ctx_train) {
+      throw RequestError("'" + field_of(i) + "' is " + std::to_string(inputs[i].size()) +
+                             " tokens; the embedding model takes at most " + std::to_string(info_.n_ctx_train),
+                         field_of(i));
+    }
+    prompt_tokens += inputs[i].size();
+    lists.push_back(inputs[i].data());
+    counts.push_back(inputs[i].size());
+  }
+
+  size_t s = 0;
+  if (!acquire([](size_t) { return 0LL; }, out, &s)) return;
+  Lease lease(pool_, s);
+  peak_embed_params params = peak_embed_default_params();
+  params.dimensions = r.dimensions;
+  const size_t dimensions = r.dimensions > 0 ? r.dimensions : info_.n_embd;
+  std::vector<float> floats(inputs.size() * dimensions);
+  size_t n_floats = 0;
+  check(peak_embed_tokens(embedders_[s].get(), lists.data(), counts.data(), lists.size(), &params, floats.data(),
+                          floats.size(), &n_floats, nullptr));
+  prompt_tokens_.fetch_add(prompt_tokens);
+  out.respond(200, "application/json", embeddings_body(options_.model_id, floats, dimensions, r.base64, prompt_tokens));
 }
 
 }  // namespace peak_server

@@ -6,6 +6,7 @@
 //   GET  /v1/models            the model, in OpenAI's list shape
 //   POST /v1/chat/completions  chat, streamed as server-sent events or whole
 //   POST /v1/completions       a raw prompt continued
+//   POST /v1/embeddings        vectors of texts or token ids (an embedding model)
 //   POST /tokenize, /detokenize  llama.cpp's shapes
 // (the /v1 routes also answer without the prefix). Errors are OpenAI's error
 // object: 400 a bad body or field, 401 a missing or wrong API key, 404 an
@@ -54,9 +55,15 @@ struct ServerCounters {
   uint64_t cancelled = 0;                // clients gone before the end
 };
 
+// The server runs either a chat model (chat and completions, a ChatSlot per
+// slot) or an embedding model (embeddings, a peak_embedder per slot); each
+// answers the other's routes with a 400 saying which model it runs. Both
+// share the SlotPool: a peak_embedder is used by one thread at a time, so a
+// request holds its slot's embedder while it embeds, and --parallel N
+// embedders embed N requests at once.
 class Server {
  public:
-  // Creates the slots (throws PeakError when a session cannot be created).
+  // Creates the slots (throws PeakError when a session or an embedder cannot be created).
   Server(const SlotSettings& settings, const ServerOptions& options);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -79,6 +86,9 @@ class Server {
   void completion(const HttpRequest& request, HttpResponder& out);
   void tokenize(const HttpRequest& request, HttpResponder& out);
   void detokenize(const HttpRequest& request, HttpResponder& out);
+  void embeddings(const HttpRequest& request, HttpResponder& out);
+  // Throws the 400 of a chat or completion request to an embedding model.
+  void require_chat_model() const;
   void health(HttpResponder& out);
   void metrics(HttpResponder& out);
   void models(HttpResponder& out);
@@ -97,9 +107,11 @@ class Server {
   std::string new_id(const char* prefix);
 
   const peak_model* model_;
+  peak_model_info info_;  // is_encoder: an embedding model
   ServerOptions options_;
   size_t headroom_;
-  std::vector<std::unique_ptr<ChatSlot>> slots_;
+  std::vector<std::unique_ptr<ChatSlot>> slots_;                                     // a chat model's
+  std::vector<std::unique_ptr<peak_embedder, void (*)(peak_embedder*)>> embedders_;  // an embedding model's
   SlotPool pool_;
 
   ConversationStore conversations_;  // its lock is taken inside the pool's (Score): conversation_store.h

@@ -42,17 +42,23 @@ class Encoder {
 
   // One result per sequence: its n_embd-float vector, or with Pooling::None
   // its tokens' vectors one after another (n_tokens × n_embd floats), each
-  // normalised when asked. Throws std::invalid_argument naming the index of
-  // an empty sequence, one longer than n_batch or a token outside the
-  // vocabulary, before anything runs.
+  // normalised when asked; with Pooling::Rank its n_cls_out scores, never
+  // normalised. Text pairs (BERT's sentences A and B): `second_segment`
+  // holds, per sequence, the index of its first token of type 1 (its length
+  // when it has none); empty: every token is type 0. Throws std::invalid_argument naming the index of an empty
+  // sequence, one longer than n_batch, a token outside the vocabulary or a
+  // second_segment out of range, before anything runs, and for Pooling::Rank
+  // on a model without the classification head.
   std::vector<std::vector<float>> embed(const std::vector<std::vector<int32_t>>& sequences,
-                                        const EmbedOptions& options = {});
+                                        const EmbedOptions& options = {},
+                                        const std::vector<int32_t>& second_segment = {});
 
  private:
   // Runs sequences [first, end) (at most n_batch tokens in all) and appends their results to `out`.
   void run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end, model::Pooling pooling,
-                 bool normalize, std::vector<std::vector<float>>& out);
-  void check(const std::vector<std::vector<int32_t>>& sequences) const;
+                 bool normalize, const std::vector<int32_t>& second_segment, std::vector<std::vector<float>>& out);
+  void check(const std::vector<std::vector<int32_t>>& sequences, model::Pooling pooling,
+             const std::vector<int32_t>& second_segment) const;
 
   const model::Model& model_;
   int64_t n_batch_;

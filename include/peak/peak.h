@@ -776,7 +776,7 @@ PEAK_API peak_status peak_embed(peak_embedder* embedder, const char* const* text
 
 /* Scores documents against a query with a cross-encoder: an embedder on a
    model whose pooling is PEAK_POOLING_RANK (a bert reranker with its
-   classification head, such as ms-marco-MiniLM or bge-reranker-base). */
+   classification head, such as ms-marco-MiniLM or ms-marco-TinyBERT). */
 typedef struct peak_rerank_params {
   size_t struct_size;
   int sigmoid; /* 0 (default): each score is the head's logit, as llama.cpp's /rerank gives it;

@@ -3,14 +3,16 @@
 // model/encoder.h). Each query-document pair is one sequence, joined as the
 // model's tokenizer joins a text pair,
 //   [CLS] query [SEP] document [SEP]
-// with token type 0 up to the first [SEP] and 1 after it (BERT's sentence A
-// and B), and many pairs share each forward pass (Encoder::embed).
+// with token type 0 up to the first [SEP], itself included, and 1 after it
+// (BERT's sentences A and B); many pairs share each forward pass
+// (Encoder::embed).
 //
-// llama.cpp builds the same tokens (its rerank prompt: BOS, query, EOS or
-// else SEP, document, EOS) but gives every token type 0; the models were
-// trained with type 1 on the document, so peak feeds that. [SEP] here is the
-// vocabulary's EOS when it has one (the converter's choice for a BERT
-// tokenizer), else its SEP token.
+// llama.cpp's server builds its rerank input from the vocabulary's flags:
+// BOS, query, then EOS (SEP when there is no EOS) if add_eos and SEP if
+// add_sep, document, EOS if add_eos; for a BERT vocabulary that names [SEP] as
+// its EOS that is the same sequence. It gives every token type 0, though; the
+// models were trained with type 1 on the document, so peak feeds that. [SEP]
+// here is the vocabulary's EOS when it has one, else its SEP token.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,7 @@ int run_lora(int argc, char** argv);
 int run_perplexity(int argc, char** argv);
 int run_tokenize(int argc, char** argv);
 int run_embed(int argc, char** argv);
+int run_rerank(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_chat_bench(int argc, char** argv);  // peak bench --chat (argv[0] is "bench")
 int run_embed_bench(int argc, char** argv);  // peak bench --embed (argv[0] is "bench")

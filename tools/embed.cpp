@@ -9,7 +9,6 @@
 // Floats are written with 9 significant digits, enough to read back the same float.
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,10 +18,6 @@
 #include "text_file.h"
 
 namespace {
-
-struct EmbedderDeleter {
-  void operator()(peak_embedder* e) const { peak_embedder_free(e); }
-};
 
 struct EmbedOptions {
   std::string model_path;
@@ -62,26 +57,6 @@ int parse_pooling(const char* option, const char* text) {
   if (!std::strcmp(text, "cls")) return PEAK_POOLING_CLS;
   if (!std::strcmp(text, "last")) return PEAK_POOLING_LAST;
   throw UsageError(std::string("option ") + option + " takes none, mean, cls or last, not '" + text + "'");
-}
-
-// The lines of a file, each a text: a last newline ends the last line, "\r\n" counts as "\n".
-std::vector<std::string> read_lines(const std::string& path) {
-  const std::string all = read_text_file(path, "text file");
-  std::vector<std::string> lines;
-  size_t start = 0;
-  while (start < all.size()) {
-    size_t end = all.find('\n', start);
-    if (end == std::string::npos) end = all.size();
-    std::string line = all.substr(start, end - start);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) {
-      throw CommandError(path + ": line " + std::to_string(lines.size() + 1) + " is empty (one text per line)");
-    }
-    lines.push_back(std::move(line));
-    start = end + 1;
-  }
-  if (lines.empty()) throw CommandError(path + ": no text in the file (one text per line)");
-  return lines;
 }
 
 EmbedOptions parse(int argc, char** argv, bool* help) {
@@ -148,33 +123,26 @@ int run_embed(int argc, char** argv) {
     print_help();
     return 0;
   }
-  if (!o.file.empty()) o.texts = read_lines(o.file);
+  if (!o.file.empty()) o.texts = read_text_lines(o.file);
 
-  peak_model* loaded = nullptr;
-  check_status(peak_model_load(o.model_path.c_str(), nullptr, &loaded));
-  const std::unique_ptr<peak_model, ModelDeleter> model(loaded);
-  peak_embedder* created = nullptr;
-  check_status(peak_embedder_create(model.get(), &o.embedder, &created));
-  const std::unique_ptr<peak_embedder, EmbedderDeleter> embedder(created);
+  const LoadedEmbedder loaded = load_embedder(o.model_path, o.embedder);
+  peak_embedder* const embedder = loaded.embedder.get();
+  const TextViews views = text_views(o.texts);
+  const std::vector<const char*>& texts = views.texts;
+  const std::vector<size_t>& lengths = views.lengths;
 
-  std::vector<const char*> texts;
-  std::vector<size_t> lengths;
-  for (const std::string& t : o.texts) {
-    texts.push_back(t.c_str());
-    lengths.push_back(t.size());
-  }
   // Asked first with no buffer: the texts are checked and the floats counted
   // (with --pooling none they depend on the token counts), nothing runs.
   std::vector<size_t> n_vectors(texts.size());
   size_t n_floats = 0;
-  const peak_status asked = peak_embed(embedder.get(), texts.data(), lengths.data(), texts.size(), &o.embed, nullptr, 0,
+  const peak_status asked = peak_embed(embedder, texts.data(), lengths.data(), texts.size(), &o.embed, nullptr, 0,
                                        &n_floats, n_vectors.data());
   if (asked != PEAK_ERR_BUFFER_TOO_SMALL) check_status(asked);
   std::vector<float> out(n_floats);
-  check_status(peak_embed(embedder.get(), texts.data(), lengths.data(), texts.size(), &o.embed, out.data(), out.size(),
+  check_status(peak_embed(embedder, texts.data(), lengths.data(), texts.size(), &o.embed, out.data(), out.size(),
                           &n_floats, n_vectors.data()));
 
-  const size_t n_embd = o.embed.dimensions > 0 ? o.embed.dimensions : peak_embedder_n_embd(embedder.get());
+  const size_t n_embd = o.embed.dimensions > 0 ? o.embed.dimensions : peak_embedder_n_embd(embedder);
   const bool per_token = o.embed.pooling == PEAK_POOLING_NONE;
   const float* v = out.data();
   if (!o.csv) std::printf("[");

@@ -24,6 +24,7 @@ const Command kCommands[] = {
     {"bench", run_bench, "prompt and generation speed (llama-bench style), with a bandwidth probe"},
     {"perplexity", run_perplexity, "perplexity of a model over a text file, or its KL divergence from another"},
     {"embed", run_embed, "the vectors an embedding model (BGE, all-MiniLM ...) gives texts, as JSON or CSV"},
+    {"rerank", run_rerank, "documents ordered by a reranker's relevance to a query (ms-marco-MiniLM ...), as JSON"},
     {"tokenize", run_tokenize, "the tokens of a text (a vocabulary-only GGUF file is enough)"},
     {"grammar", run_grammar, "check texts against a GBNF grammar or a JSON Schema (grammar check)"},
     {"quantize", run_quantize, "quantize an F32/F16/BF16 model (Q4_0, Q8_0, Q4_K_M ...)"},

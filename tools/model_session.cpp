@@ -94,3 +94,23 @@ LoadedModel load_model(const std::string& path, const GenerationOptions& options
   m.sampler.reset(sampler);
   return m;
 }
+
+LoadedEmbedder load_embedder(const std::string& path, const peak_embedder_params& params) {
+  LoadedEmbedder e;
+  peak_model* model = nullptr;
+  check_status(peak_model_load(path.c_str(), nullptr, &model));
+  e.model.reset(model);
+  peak_embedder* embedder = nullptr;
+  check_status(peak_embedder_create(e.model.get(), &params, &embedder));
+  e.embedder.reset(embedder);
+  return e;
+}
+
+TextViews text_views(const std::vector<std::string>& texts) {
+  TextViews v;
+  for (const std::string& t : texts) {
+    v.texts.push_back(t.c_str());
+    v.lengths.push_back(t.size());
+  }
+  return v;
+}

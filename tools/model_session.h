@@ -26,6 +26,9 @@ struct AdapterDeleter { void operator()(peak_adapter* a) const { peak_adapter_fr
 struct SessionDeleter {
   void operator()(peak_session* s) const { peak_session_free(s); }
 };
+struct EmbedderDeleter {
+  void operator()(peak_embedder* e) const { peak_embedder_free(e); }
+};
 
 struct LoadedModel {
   // Declared first, so freed last: the adapters after the context, the model after them.
@@ -59,3 +62,17 @@ void check_context_fits(const peak_model* model, const peak_context_params& para
 // `with_context` is false (the caller makes its own, e.g. a chat session, and
 // gives it m.adapter_set), a context running them and a sampler.
 LoadedModel load_model(const std::string& path, const GenerationOptions& options, bool with_context = true);
+
+// An encoder model and an embedder on it (peak embed, peak rerank).
+struct LoadedEmbedder {
+  std::unique_ptr<peak_model, ModelDeleter> model;  // declared first, so freed last
+  std::unique_ptr<peak_embedder, EmbedderDeleter> embedder;
+};
+LoadedEmbedder load_embedder(const std::string& path, const peak_embedder_params& params);
+
+// Texts as the C API takes them, pointers and lengths into strings that must outlive them.
+struct TextViews {
+  std::vector<const char*> texts;
+  std::vector<size_t> lengths;
+};
+TextViews text_views(const std::vector<std::string>& texts);

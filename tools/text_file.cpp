@@ -58,3 +58,22 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   close_file();
   return text;
 }
+
+std::vector<std::string> read_text_lines(const std::string& path) {
+  const std::string all = read_text_file(path, "text file");
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < all.size()) {
+    size_t end = all.find('\n', start);
+    if (end == std::string::npos) end = all.size();
+    std::string line = all.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) {
+      throw CommandError(path + ": line " + std::to_string(lines.size() + 1) + " is empty (one text per line)");
+    }
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  if (lines.empty()) throw CommandError(path + ": no text in the file (one text per line)");
+  return lines;
+}

@@ -722,7 +722,8 @@ typedef enum peak_pooling {
   PEAK_POOLING_NONE = 0,   /* no pooling: one vector per token */
   PEAK_POOLING_MEAN = 1,   /* the mean of the tokens' vectors */
   PEAK_POOLING_CLS = 2,    /* the first token's ([CLS]) */
-  PEAK_POOLING_LAST = 3    /* the last token's */
+  PEAK_POOLING_LAST = 3,   /* the last token's */
+  PEAK_POOLING_RANK = 4    /* a reranker's: the classification head's score, for peak_rerank (peak_embed refuses it) */
 } peak_pooling;
 
 typedef struct peak_embedder_params {
@@ -781,7 +782,8 @@ PEAK_API peak_embed_params peak_embed_default_params(void);
    buffer too small gives
    PEAK_ERR_BUFFER_TOO_SMALL with the floats needed in *n_floats (out may then
    be NULL with capacity 0, to ask for it; n_vectors is filled either way).
-   n_texts 0 writes nothing. */
+   n_texts 0 writes nothing. A reranker (rank pooling) gives scores, not
+   vectors: peak_embed refuses it, see peak_rerank. */
 PEAK_API peak_status peak_embed(peak_embedder* embedder, const char* const* texts, const size_t* lengths,
                                 size_t n_texts, const peak_embed_params* params, float* out, size_t capacity,
                                 size_t* n_floats, size_t* n_vectors);
@@ -793,10 +795,39 @@ PEAK_API peak_status peak_embed(peak_embedder* embedder, const char* const* text
    before anything runs, naming the sequence's index (the first such): a NULL
    or empty sequence, an id outside the vocabulary (and its position), and
    (unless params->truncate) more ids than the embedder's n_batch are
-   PEAK_ERR_INVALID_ARGUMENT. */
+   PEAK_ERR_INVALID_ARGUMENT. A reranker is refused, as by peak_embed. */
 PEAK_API peak_status peak_embed_tokens(peak_embedder* embedder, const int32_t* const* tokens, const size_t* n_tokens,
                                        size_t n_sequences, const peak_embed_params* params, float* out, size_t capacity,
                                        size_t* n_floats, size_t* n_vectors);
+
+/* ---- reranking ------------------------------------------------------------------- */
+
+/* Scores documents against a query with a cross-encoder: an embedder on a
+   model whose pooling is PEAK_POOLING_RANK (a bert reranker with its
+   classification head, such as ms-marco-MiniLM or ms-marco-TinyBERT). */
+typedef struct peak_rerank_params {
+  size_t struct_size;
+  int sigmoid; /* 0 (default): each score is the head's logit, as llama.cpp's /rerank gives it;
+                  1: 1 / (1 + e^-logit), in (0, 1) */
+} peak_rerank_params;
+
+PEAK_API peak_rerank_params peak_rerank_default_params(void);
+
+/* Writes n_documents scores to `scores`, one per document in the given order
+   (higher is more relevant). The query and each document (any bytes) are
+   tokenized without special tokens and joined as the model's tokenizer joins a
+   text pair, [CLS] query [SEP] document [SEP], the document as token type 1
+   (llama.cpp gives it type 0; the models were trained with 1); many pairs share
+   each forward pass. params NULL: the defaults. Everything is checked before
+   anything runs: an embedder whose model is not a reranker, an empty or NULL
+   query, or a document that is NULL, empty, of which the vocabulary can spell
+   no character, or too long with the query for the embedder's n_batch is
+   refused with PEAK_ERR_INVALID_ARGUMENT naming the document's index (the first
+   such). n_documents 0 writes nothing. The embedder is used by one thread at a
+   time, as with peak_embed. */
+PEAK_API peak_status peak_rerank(peak_embedder* embedder, const char* query, size_t query_length,
+                                 const char* const* documents, const size_t* lengths, size_t n_documents,
+                                 const peak_rerank_params* params, float* scores);
 
 /* ---- profiling ------------------------------------------------------------------- */
 

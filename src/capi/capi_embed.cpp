@@ -1,8 +1,11 @@
-// peak_embedder and peak_embed: runtime::Encoder behind the C API.
+// peak_embedder, peak_embed(_tokens) and peak_rerank: runtime::Encoder (and
+// runtime::Reranker on it) behind the C API.
+#include <cmath>
 #include <cstddef>
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -10,6 +13,7 @@
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
 #include "runtime/encoder.h"
+#include "runtime/reranker.h"
 
 struct peak_embedder {
   const peak_model* model;
@@ -31,6 +35,11 @@ bool pooling_from_c(int raw, std::optional<peak::model::Pooling>* out) {
     case PEAK_POOLING_MEAN: *out = peak::model::Pooling::Mean; return true;
     case PEAK_POOLING_CLS: *out = peak::model::Pooling::Cls; return true;
     case PEAK_POOLING_LAST: *out = peak::model::Pooling::Last; return true;
+    case PEAK_POOLING_RANK:
+      fail(PEAK_ERR_INVALID_ARGUMENT,
+           "peak_embed_params.pooling is PEAK_POOLING_RANK: a reranker's scores come "
+           "from peak_rerank");
+      return false;
     default: break;
   }
   fail(PEAK_ERR_INVALID_ARGUMENT, "peak_embed_params.pooling " + std::to_string(raw) +
@@ -48,6 +57,10 @@ bool embed_options(const peak_embedder& embedder, const peak_embed_params* param
   if (!peak::capi::read_versioned_params(params, peak_embed_default_params(), {kEmbedParamsFirstSize},
                                          "peak_embed_params", &p) ||
       !pooling_from_c(p.pooling, &options->pooling)) {
+    return false;
+  }
+  if (options->pooling.value_or(embedder.encoder->model().hparams().pooling) == peak::model::Pooling::Rank) {
+    fail(PEAK_ERR_INVALID_ARGUMENT, "the model is a reranker (rank pooling): score documents with peak_rerank");
     return false;
   }
   const size_t n_embd = static_cast<size_t>(embedder.encoder->n_embd());
@@ -210,6 +223,57 @@ peak_status peak_embed_tokens(peak_embedder* embedder, const int32_t* const* tok
       sequences[i].assign(tokens[i], tokens[i] + n_tokens[i]);
     }
     return embed_checked(encoder, sequences, options, "peak_embed_tokens", out, capacity, n_floats, n_vectors);
+  });
+}
+
+peak_rerank_params peak_rerank_default_params(void) {
+  peak_rerank_params p{};
+  p.struct_size = sizeof(peak_rerank_params);
+  p.sigmoid = 0;
+  return p;
+}
+
+peak_status peak_rerank(peak_embedder* embedder, const char* query, size_t query_length, const char* const* documents,
+                        const size_t* lengths, size_t n_documents, const peak_rerank_params* params, float* scores) {
+  PEAK_CHECK_ARG(embedder, "peak_rerank: embedder");
+  PEAK_CHECK_ARG(query, "peak_rerank: query");
+  if (n_documents > 0) {
+    PEAK_CHECK_ARG(documents, "peak_rerank: documents");
+    PEAK_CHECK_ARG(lengths, "peak_rerank: lengths");
+    PEAK_CHECK_ARG(scores, "peak_rerank: scores");
+  }
+  const peak_rerank_params p = params ? *params : peak_rerank_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_rerank_params), "peak_rerank_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  return guarded([&] {
+    std::unique_ptr<peak::runtime::Reranker> reranker;
+    try {
+      reranker = std::make_unique<peak::runtime::Reranker>(*embedder->encoder);
+    } catch (const std::invalid_argument& e) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT, std::string("peak_rerank: ") + e.what());
+    }
+    if (query_length == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_rerank: the query is empty");
+    const std::vector<int32_t> query_tokens = peak::capi::encode_user_text(
+        *embedder->model, std::string_view(query, query_length), false, false, "peak_rerank: the query");
+    std::vector<std::vector<int32_t>> document_tokens(n_documents);
+    for (size_t i = 0; i < n_documents; ++i) {
+      const std::string which = "peak_rerank: document " + std::to_string(i);
+      if (!documents[i]) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is NULL");
+      if (lengths[i] == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is empty");
+      document_tokens[i] = peak::capi::encode_user_text(*embedder->model, std::string_view(documents[i], lengths[i]),
+                                                        false, false, which);
+    }
+    std::vector<float> logits;
+    try {
+      logits = reranker->score(query_tokens, document_tokens);
+    } catch (const std::invalid_argument& e) {  // a pair too long for n_batch
+      return fail(PEAK_ERR_INVALID_ARGUMENT, std::string("peak_rerank: ") + e.what());
+    }
+    for (size_t i = 0; i < logits.size(); ++i) {
+      scores[i] = p.sigmoid ? static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i])))) : logits[i];
+    }
+    return PEAK_OK;
   });
 }
 

@@ -56,7 +56,8 @@ struct ArchSpec {
   bool output_biases = false;  // attn_output.bias, ffn_up.bias and ffn_down.bias added to their products (bert)
   bool absolute_positions =
       false;  // position_embd [n_embd, context_length]: each position's row added to its token's; no rotation
-  bool token_types = false;  // token_types [n_embd, tokenizer.ggml.token_type_count]: type 0's row added to every token
+  bool token_types = false;     // token_types [n_embd, tokenizer.ggml.token_type_count]: each token's type row added (0
+                                // but in a pair's second text)
   bool embedding_norm = false;  // token_embd_norm (weight and bias) normalises the summed embeddings
 
   // An encoder (bert): attention within each sequence of a batch, both ways

@@ -14,7 +14,7 @@ class EncoderGraph {
                EncoderInputs& inputs)
       : g(graph), hp(h), w(weights), n_tokens_(batch.n_tokens), in_(inputs) {}
 
-  // Token rows plus type 0's row and each position's row, normalised:
+  // Token rows plus each token type's row and each position's row, normalised:
   // [n_embd, n_tokens].
   Tensor* embed() {
     Tensor* x = g.get_rows(w.token_embd, in_.tokens);
@@ -54,6 +54,14 @@ class EncoderGraph {
     return linear(l.ffn_down, l.ffn_down_bias, g.gelu(up));
   }
 
+  // Pooling::Rank's head on the [CLS] states x [n_embd, n_sequences]:
+  // cls_output · tanh(cls · x + b) + b_out, [n_cls_out, n_sequences]
+  // (llama.cpp's rank pooling; HF's BertPooler then classifier).
+  Tensor* classify(Tensor* x) {
+    Tensor* pooled = g.softcap(linear(w.cls, w.cls_bias, x), 1.0f);  // a cap of 1 is tanh itself
+    return linear(w.cls_output, w.cls_output_bias, pooled);
+  }
+
   Graph& g;
   const HParams& hp;
   const ModelWeights& w;
@@ -67,7 +75,8 @@ class EncoderGraph {
 
 RowRange pooled_rows(Pooling pooling, RowRange sequence) {
   switch (pooling) {
-    case Pooling::Cls: return {sequence.first, sequence.first + 1};
+    case Pooling::Cls:
+    case Pooling::Rank: return {sequence.first, sequence.first + 1};
     case Pooling::Last: return {sequence.end - 1, sequence.end};
     case Pooling::None:
     case Pooling::Mean: break;
@@ -93,6 +102,7 @@ Tensor* build_encoder(Graph& g, const HParams& hp, const ModelWeights& w, const 
   if (batch.pooling != Pooling::None) {
     inputs.pooled_rows = g.input(GgmlType::I32, {2, batch.n_sequences}, "pooled_rows");
     x = g.mean_rows(x, inputs.pooled_rows);
+    if (batch.pooling == Pooling::Rank) x = e.classify(x);
   }
   g.output(x);
   return x;

@@ -4,7 +4,8 @@
 // the model says `attention.causal`), through the attention op's per-token key
 // ranges, so no KV cache is needed. The last hidden states are pooled per
 // sequence (mean, first or last token) by averaging a range of rows, or
-// handed out per token.
+// handed out per token; rank pooling passes the first token's through the
+// model's classification head (a cross-encoder's relevance scores).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,7 @@ struct RowRange {
 };
 
 // The rows whose mean is the pooled output of a sequence at rows `sequence`
-// (non-empty): all of them (mean), the first (cls) or the last (last).
+// (non-empty): all of them (mean), the first (cls, rank) or the last (last).
 // Pooling::None has no pooled output; it gives `sequence`.
 RowRange pooled_rows(Pooling pooling, RowRange sequence);
 
@@ -38,14 +39,17 @@ struct EncoderBatch {
 struct EncoderInputs {
   core::Tensor* tokens = nullptr;       // I32 [n_tokens]
   core::Tensor* positions = nullptr;    // I32 [n_tokens]: each token's position in its sequence, from 0
-  core::Tensor* token_types = nullptr;  // I32 [n_tokens]: 0 for every token; null when the model has no token_types
+  core::Tensor* token_types =
+      nullptr;  // I32 [n_tokens]: each token's type (segment); null when the model has no token_types
   core::Tensor* key_ranges = nullptr;   // I32 [2, n_tokens]: the rows of its own sequence each token attends to
   core::Tensor* pooled_rows = nullptr;  // I32 [2, n_sequences]: the rows each sequence's output averages
                                         // (pooled_rows()); null with Pooling::None
 };
 
 // Builds the whole forward pass; returns the output (marked as output):
-// F32 [n_embd, n_sequences] pooled, or [n_embd, n_tokens] with Pooling::None.
+// F32 [n_embd, n_sequences] pooled, [n_cls_out, n_sequences] with
+// Pooling::Rank (the model must have the head), or [n_embd, n_tokens] with
+// Pooling::None.
 core::Tensor* build_encoder(core::Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
                             EncoderInputs& inputs);
 

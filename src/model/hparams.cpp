@@ -197,12 +197,18 @@ void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const 
     case static_cast<int64_t>(Pooling::None):
     case static_cast<int64_t>(Pooling::Mean):
     case static_cast<int64_t>(Pooling::Cls):
-    case static_cast<int64_t>(Pooling::Last): hp.pooling = static_cast<Pooling>(pooling); break;
-    case 4:
-      unsupported("'" + keys.prefix + "pooling_type' is 4 (rank: a reranker's head), which peak does not support yet");
+    case static_cast<int64_t>(Pooling::Last):
+    case static_cast<int64_t>(Pooling::Rank): hp.pooling = static_cast<Pooling>(pooling); break;
     default:
       refuse("'" + keys.prefix + "pooling_type' is " + std::to_string(pooling) +
-             "; peak knows 0 (none), 1 (mean), 2 (cls) and 3 (last)");
+             "; peak knows 0 (none), 1 (mean), 2 (cls), 3 (last) and 4 (rank)");
+  }
+  if (const auto labels = keys.find("classifier.output_labels")) {
+    hp.n_cls_out = static_cast<int64_t>(labels->array().size());
+    if (hp.n_cls_out < 1 || hp.n_cls_out > kMaxWidth) {
+      refuse("'" + keys.prefix + "classifier.output_labels' has " + std::to_string(hp.n_cls_out) +
+             " labels; a classification head has between 1 and " + std::to_string(kMaxWidth));
+    }
   }
 }
 
@@ -259,6 +265,7 @@ const char* pooling_name(Pooling pooling) {
     case Pooling::Mean: return "mean";
     case Pooling::Cls: return "cls";
     case Pooling::Last: return "last";
+    case Pooling::Rank: return "rank";
   }
   return "?";
 }

@@ -14,13 +14,16 @@
 namespace peak::model {
 
 // How an encoder turns a sequence's last hidden states into its output, with
-// llama.cpp's numbers for `<arch>.pooling_type` (4, rank, a reranker's
-// classification head, is not supported yet).
+// llama.cpp's numbers for `<arch>.pooling_type`.
 enum class Pooling {
   None = 0,  // every token's hidden state
   Mean = 1,  // their mean
   Cls = 2,   // the first token's ([CLS])
   Last = 3,  // the last token's
+  // A cross-encoder's scores: the first token's state through the
+  // classification head, cls_output · tanh(cls · h + b) + b_out
+  // (HParams::n_cls_out values; a reranker's relevance is the first).
+  Rank = 4,
 };
 const char* pooling_name(Pooling pooling);
 
@@ -60,6 +63,9 @@ struct HParams {
   Pooling pooling = Pooling::None;  // `pooling_type`; none when the file has no key, as in llama.cpp
   bool causal_attention = true;     // encoders: `attention.causal`, false when absent
   int64_t n_token_types = 0;        // ArchSpec::token_types: tokenizer.ggml.token_type_count
+  // Pooling::Rank: the classification head's outputs, the length of
+  // `classifier.output_labels`, else 1 (llama.cpp's n_cls_out).
+  int64_t n_cls_out = 1;
 
   int64_t n_embd_q() const { return n_head * head_dim; }    // rows of attn_q
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // rows of attn_k / attn_v

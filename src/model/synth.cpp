@@ -45,6 +45,7 @@ HParams manifest_hparams(const SynthSpec& s) {
   hp.n_ff = s.n_ff;
   hp.n_ctx_train = s.n_ctx_train;
   hp.n_token_types = s.n_token_types;
+  hp.pooling = s.pooling;  // Rank adds the classification head
   hp.rope.n_dims = static_cast<int32_t>(s.rope_dimensions());
   return hp;
 }
@@ -146,6 +147,8 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   if (spec.encoder) {
     w.set_bool(a + ".attention.causal", false);
     w.set_u32(a + ".pooling_type", static_cast<uint32_t>(s.pooling));
+    // A one-label head, as convert_hf_to_gguf writes id2label {0: LABEL_0}.
+    if (s.pooling == Pooling::Rank) w.set_string_array(a + ".classifier.output_labels", {"LABEL_0"});
   }
   if (spec.token_types) w.set_u32("tokenizer.ggml.token_type_count", static_cast<uint32_t>(s.n_token_types));
   if (s.sliding_window > 0) w.set_u32(a + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
@@ -165,8 +168,9 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b",  "qwen2.5-0.5b", "llama-3.2-1b", "tinyllama-1.1b",    "smollm2-135m",    "gemma3-1b",
-          "gemma3-270m", "phi-4-mini",   "smollm3-3b",   "bge-small-en-v1.5", "all-minilm-l6-v2"};
+  return {"qwen3-0.6b",   "qwen2.5-0.5b",      "llama-3.2-1b",     "tinyllama-1.1b",
+          "smollm2-135m", "gemma3-1b",         "gemma3-270m",      "phi-4-mini",
+          "smollm3-3b",   "bge-small-en-v1.5", "all-minilm-l6-v2", "ms-marco-minilm-l6-v2"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -223,6 +227,14 @@ SynthSpec synth_preset(const std::string& name) {
     s.n_layer = bge ? 12 : 6, s.n_embd = 384, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 32, s.n_ff = 1536;
     s.n_vocab = 30522, s.n_ctx_train = 512, s.norm_eps = 1e-12f, s.tied_output = true;
     s.pooling = bge ? Pooling::Cls : Pooling::Mean;
+  } else if (name == "ms-marco-minilm-l6-v2") {
+    // cross-encoder/ms-marco-MiniLM-L6-v2, a reranker: all-MiniLM-L6-v2's
+    // shapes (BertForSequenceClassification) with the pooler dense and a
+    // one-label classifier as the rank head, two token types.
+    s.arch = Arch::Bert;
+    s.n_layer = 6, s.n_embd = 384, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 32, s.n_ff = 1536;
+    s.n_vocab = 30522, s.n_ctx_train = 512, s.norm_eps = 1e-12f, s.tied_output = true;
+    s.pooling = Pooling::Rank;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

@@ -27,7 +27,8 @@ struct SynthSpec {
   int64_t n_ctx_train = 2048;
   float rope_base = 10000.0f;
   float norm_eps = 1e-5f;  // layer_norm_rms_epsilon, or layer_norm_epsilon for LayerNorm rows (bert)
-  // Encoders (ArchSpec::encoder): pooling_type and tokenizer.ggml.token_type_count.
+  // Encoders (ArchSpec::encoder): pooling_type and tokenizer.ggml.token_type_count;
+  // Pooling::Rank adds the classification head with one label.
   Pooling pooling = Pooling::None;
   int64_t n_token_types = 2;
   bool tied_output = true;    // no output.weight: the head reuses token_embd
@@ -45,8 +46,9 @@ struct SynthSpec {
 };
 
 // The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
-// smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, and the
-// encoders bge-small-en-v1.5 and all-minilm-l6-v2);
+// smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
+// encoders bge-small-en-v1.5 and all-minilm-l6-v2, and the reranker
+// ms-marco-minilm-l6-v2);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();

@@ -119,6 +119,14 @@ std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
     m.model("rope_factors_short.weight", {pairs}, TensorRole::FrequencyFactors, Presence::LongRope,
             &ModelWeights::rope_factors_short);
   }
+  if (spec.encoder && hp.pooling == Pooling::Rank) {
+    // llama.cpp's names for the head; it loads them as optional, but without
+    // them a rank model has no score to give.
+    m.model("cls.weight", {e, e}, TensorRole::Matrix, Presence::Required, &ModelWeights::cls);
+    m.model("cls.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::cls_bias);
+    m.model("cls.output.weight", {e, hp.n_cls_out}, TensorRole::Matrix, Presence::Required, &ModelWeights::cls_output);
+    m.model("cls.output.bias", {hp.n_cls_out}, TensorRole::Bias, Presence::Required, &ModelWeights::cls_output_bias);
+  }
   if (!spec.encoder) {
     m.model("output.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::UntiedOutput, &ModelWeights::output);
   }

@@ -53,6 +53,12 @@ struct ModelWeights {
   Tensor* embd_norm_bias = nullptr;  // [n_embd] embedding_norm
   Tensor* output_norm = nullptr;     // [n_embd]; null in an encoder
   Tensor* output = nullptr;          // [n_embd, n_vocab]; token_embd when tied; null in an encoder
+  // Pooling::Rank's classification head (BertForSequenceClassification's
+  // pooler dense and classifier); null with other poolings.
+  Tensor* cls = nullptr;              // [n_embd, n_embd]
+  Tensor* cls_bias = nullptr;         // [n_embd]
+  Tensor* cls_output = nullptr;       // [n_embd, n_cls_out]
+  Tensor* cls_output_bias = nullptr;  // [n_cls_out]
   Tensor* rope_freqs = nullptr;   // [rope_dims / 2] Llama-3 frequency factors, optional
   // [rope_dims / 2] LongRoPE (long_rope) frequency factors, both or neither: long
   // ones for contexts past HParams::rope_original_context, else short ones.

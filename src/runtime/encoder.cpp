@@ -58,8 +58,10 @@ Encoder::Encoder(const model::Model& model, const EncoderParams& params)
       n_batch_(resolve_batch(model, params.n_batch)),
       n_threads_(resolve_threads(params.n_threads)),
       pool_(n_threads_) {
-  // The worst cases: a full batch of one-token sequences, pooled or not.
-  for (model::Pooling pooling : {model::Pooling::Mean, model::Pooling::None}) {
+  // The worst cases: a full batch of one-token sequences, pooled or not, and
+  // scored when the model has a classification head.
+  for (model::Pooling pooling : {model::Pooling::Mean, model::Pooling::None, model::Pooling::Rank}) {
+    if (pooling == model::Pooling::Rank && model_.weights().cls == nullptr) continue;
     graph_.reset();
     model::EncoderBatch worst{n_batch_, n_batch_, pooling};
     model::EncoderInputs inputs;
@@ -68,8 +70,24 @@ Encoder::Encoder(const model::Model& model, const EncoderParams& params)
   }
 }
 
-void Encoder::check(const std::vector<std::vector<int32_t>>& sequences) const {
+void Encoder::check(const std::vector<std::vector<int32_t>>& sequences, model::Pooling pooling,
+                    const std::vector<int32_t>& segments) const {
   const int64_t n_vocab = model_.hparams().n_vocab;
+  if (pooling == model::Pooling::Rank && model_.weights().cls == nullptr) {
+    throw std::invalid_argument(std::string("rank pooling needs a classification head (cls.weight, cls.output.weight), "
+                                            "which a model with ") +
+                                model::pooling_name(model_.hparams().pooling) + " pooling does not have");
+  }
+  if (!segments.empty()) {
+    if (segments.size() != sequences.size()) {
+      throw std::invalid_argument("second_segment has " + std::to_string(segments.size()) + " entries for " +
+                                  std::to_string(sequences.size()) + " sequences");
+    }
+    const core::Tensor* types = model_.weights().token_types;
+    if (types == nullptr || types->ne[1] < 2) {
+      throw std::invalid_argument("a second segment needs token type 1, which the model does not have");
+    }
+  }
   for (size_t s = 0; s < sequences.size(); ++s) {
     const std::vector<int32_t>& tokens = sequences[s];
     const std::string which = "sequence " + std::to_string(s);
@@ -77,6 +95,10 @@ void Encoder::check(const std::vector<std::vector<int32_t>>& sequences) const {
     if (static_cast<int64_t>(tokens.size()) > n_batch_) {
       throw std::invalid_argument(which + " has " + std::to_string(tokens.size()) + " tokens; at most " +
                                   std::to_string(n_batch_) + " fit");
+    }
+    if (!segments.empty() && (segments[s] < 0 || static_cast<size_t>(segments[s]) > tokens.size())) {
+      throw std::invalid_argument(which + ": its second segment starts at " + std::to_string(segments[s]) +
+                                  ", outside its " + std::to_string(tokens.size()) + " tokens");
     }
     for (size_t i = 0; i < tokens.size(); ++i) {
       if (tokens[i] < 0 || tokens[i] >= n_vocab) {
@@ -114,14 +136,16 @@ std::vector<std::vector<int32_t>> Encoder::truncated(const std::vector<std::vect
 }
 
 std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int32_t>>& sequences,
-                                               const EmbedOptions& options) {
+                                               const EmbedOptions& options,
+                                               const std::vector<int32_t>& second_segment) {
   const int64_t dimensions = output_dimensions(options);
   const bool too_long = std::any_of(sequences.begin(), sequences.end(), [&](const std::vector<int32_t>& tokens) {
     return static_cast<int64_t>(tokens.size()) > n_batch_;
   });
-  if (options.truncate && too_long) return embed(truncated(sequences), options);
-  check(sequences);
+  if (options.truncate && too_long) return embed(truncated(sequences), options, second_segment);
   const model::Pooling pooling = options.pooling.value_or(model_.hparams().pooling);
+  check(sequences, pooling, second_segment);
+  const bool normalize = options.normalize && pooling != model::Pooling::Rank;  // scores are not vectors
   std::vector<std::vector<float>> out;
   out.reserve(sequences.size());
   // Whole sequences, in order, as many as fit in n_batch tokens per pass.
@@ -131,7 +155,7 @@ std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int
     while (end < sequences.size() && tokens + static_cast<int64_t>(sequences[end].size()) <= n_batch_) {
       tokens += static_cast<int64_t>(sequences[end++].size());
     }
-    run_batch(sequences, first, end, pooling, dimensions, options.normalize, out);
+    run_batch(sequences, first, end, pooling, dimensions, normalize, second_segment, out);
     first = end;
   }
   return out;
@@ -139,6 +163,7 @@ std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int
 
 void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end,
                         model::Pooling pooling, int64_t dimensions, bool normalize,
+                        const std::vector<int32_t>& second_segment,
                         std::vector<std::vector<float>>& out) {
   model::EncoderBatch batch;
   batch.n_tokens = 0;
@@ -155,15 +180,16 @@ void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size
   auto* positions = static_cast<int32_t*>(in.positions->data);
   auto* key_ranges = static_cast<int32_t*>(in.key_ranges->data);
   auto* pooled = in.pooled_rows != nullptr ? static_cast<int32_t*>(in.pooled_rows->data) : nullptr;
-  if (in.token_types != nullptr)
-    std::memset(in.token_types->data, 0, static_cast<size_t>(batch.n_tokens) * sizeof(int32_t));
+  auto* types = in.token_types != nullptr ? static_cast<int32_t*>(in.token_types->data) : nullptr;
   const bool causal = model_.hparams().causal_attention;
   int32_t row = 0;
   for (size_t s = first; s < end; ++s) {
     const std::vector<int32_t>& seq = sequences[s];
     const model::RowRange rows{row, row + static_cast<int32_t>(seq.size())};
+    const int32_t second = second_segment.empty() ? rows.end - rows.first : second_segment[s];
     for (int32_t i = 0; i < static_cast<int32_t>(seq.size()); ++i, ++row) {
       tokens[row] = seq[static_cast<size_t>(i)];
+      if (types != nullptr) types[row] = i < second ? 0 : 1;
       positions[row] = i;
       key_ranges[2 * row] = rows.first;
       key_ranges[2 * row + 1] = causal ? row + 1 : rows.end;
@@ -179,15 +205,18 @@ void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size
     core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
   }
 
+  // Rank: the n_cls_out scores; else the first `dimensions` of the n_embd
+  // floats, normalised after the cut.
+  const bool scores = pooling == model::Pooling::Rank;
+  const int64_t width = scores ? model_.hparams().n_cls_out : dimensions;
   int64_t result_row = 0;
   for (size_t s = first; s < end; ++s) {
     const int64_t rows = pooling == model::Pooling::None ? static_cast<int64_t>(sequences[s].size()) : 1;
-    std::vector<float> v(static_cast<size_t>(rows * dimensions));
+    std::vector<float> v(static_cast<size_t>(rows * width));
     for (int64_t r = 0; r < rows; ++r, ++result_row) {
-      // The first `dimensions` of the n_embd floats, normalised after the cut.
-      float* dst = v.data() + r * dimensions;
-      std::memcpy(dst, result->row_ptr(result_row), static_cast<size_t>(dimensions) * sizeof(float));
-      if (normalize) normalize_vector(dst, dimensions);
+      float* dst = v.data() + r * width;
+      std::memcpy(dst, result->row_ptr(result_row), static_cast<size_t>(width) * sizeof(float));
+      if (normalize) normalize_vector(dst, width);
     }
     out.push_back(std::move(v));
   }

@@ -50,11 +50,16 @@ class Encoder {
 
   // One result per sequence: its n_embd-float vector, or with Pooling::None
   // its tokens' vectors one after another (n_tokens × n_embd floats), each
-  // normalised when asked. Throws std::invalid_argument naming the index of
-  // an empty sequence, one longer than n_batch or a token outside the
-  // vocabulary, before anything runs.
+  // normalised when asked; with Pooling::Rank its n_cls_out scores, never
+  // normalised. Text pairs (BERT's sentences A and B): `second_segment`
+  // holds, per sequence, the index of its first token of type 1 (its length
+  // when it has none); empty: every token is type 0. Throws std::invalid_argument naming the index of an empty
+  // sequence, one longer than n_batch, a token outside the vocabulary or a
+  // second_segment out of range, before anything runs, and for Pooling::Rank
+  // on a model without the classification head.
   std::vector<std::vector<float>> embed(const std::vector<std::vector<int32_t>>& sequences,
-                                        const EmbedOptions& options = {});
+                                        const EmbedOptions& options = {},
+                                        const std::vector<int32_t>& second_segment = {});
 
   // The floats per vector `options` asks for: its dimensions, or n_embd for 0.
   // Throws std::invalid_argument naming a value outside 0..n_embd.
@@ -66,10 +71,12 @@ class Encoder {
  private:
   // Runs sequences [first, end) (at most n_batch tokens in all) and appends their results to `out`.
   void run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end, model::Pooling pooling,
-                 int64_t dimensions, bool normalize, std::vector<std::vector<float>>& out);
+                 int64_t dimensions, bool normalize, const std::vector<int32_t>& second_segment,
+                 std::vector<std::vector<float>>& out);
   // `sequences` with those longer than n_batch cut as EmbedOptions::truncate says.
   std::vector<std::vector<int32_t>> truncated(const std::vector<std::vector<int32_t>>& sequences) const;
-  void check(const std::vector<std::vector<int32_t>>& sequences) const;
+  void check(const std::vector<std::vector<int32_t>>& sequences, model::Pooling pooling,
+             const std::vector<int32_t>& second_segment) const;
 
   const model::Model& model_;
   int64_t n_batch_;

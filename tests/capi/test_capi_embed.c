@@ -242,9 +242,9 @@ int main(void) {
   CHECK_ERROR(peak_embed(embedder, texts, lengths, 3, NULL, out, kMaxFloats, &n_floats, NULL),
               PEAK_ERR_INVALID_ARGUMENT, "text 1 is NULL");
   peak_embed_params bad = peak_embed_default_params();
-  bad.pooling = 4;
+  bad.pooling = 5;
   CHECK_ERROR(peak_embed(embedder, texts, lengths, 1, &bad, out, kMaxFloats, &n_floats, NULL),
-              PEAK_ERR_INVALID_ARGUMENT, "pooling 4 is not a peak_pooling");
+              PEAK_ERR_INVALID_ARGUMENT, "pooling 5 is not a peak_pooling");
   bad = peak_embed_default_params();
   bad.struct_size = 4;
   CHECK_ERROR(peak_embed(embedder, texts, lengths, 1, &bad, out, kMaxFloats, &n_floats, NULL),

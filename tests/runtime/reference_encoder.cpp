@@ -84,7 +84,7 @@ Vector sum(const Vector& a, const Vector& b) {
 }  // namespace
 
 std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HParams& hp,
-                                     const std::vector<int32_t>& tokens) {
+                                     const std::vector<int32_t>& tokens, size_t second_segment) {
   const Weights w(file);
   const size_t n = tokens.size(), d = static_cast<size_t>(hp.head_dim);
   const size_t n_head = static_cast<size_t>(hp.n_head), group = n_head / static_cast<size_t>(hp.n_head_kv);
@@ -92,7 +92,7 @@ std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HP
   std::vector<Vector> x(n);
   for (size_t t = 0; t < n; ++t) {
     Vector e = sum(w.row("token_embd.weight", tokens[t]), w.row("position_embd.weight", static_cast<int64_t>(t)));
-    if (w.has("token_types.weight")) e = sum(e, w.row("token_types.weight", 0));
+    if (w.has("token_types.weight")) e = sum(e, w.row("token_types.weight", t < second_segment ? 0 : 1));
     x[t] = w.layer_norm("token_embd_norm", e, eps);
   }
   for (int64_t il = 0; il < hp.n_layer; ++il) {
@@ -134,11 +134,19 @@ std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HP
   return x;
 }
 
+Vector reference_classify(const gguf::GgufFile& file, const std::vector<Vector>& hidden) {
+  const Weights w(file);
+  Vector pooled = w.linear("cls", hidden.front());
+  for (double& p : pooled) p = std::tanh(p);
+  return w.linear("cls.output", pooled);
+}
+
 Vector reference_pool(const std::vector<Vector>& hidden, model::Pooling pooling, bool normalize) {
   std::vector<Vector> vectors;
   switch (pooling) {
     case model::Pooling::None: vectors = hidden; break;
-    case model::Pooling::Cls: vectors = {hidden.front()}; break;
+    case model::Pooling::Cls:
+    case model::Pooling::Rank: vectors = {hidden.front()}; break;  // rank: the state reference_classify reads
     case model::Pooling::Last: vectors = {hidden.back()}; break;
     case model::Pooling::Mean: {
       Vector mean(hidden.front().size(), 0.0);

@@ -1,12 +1,14 @@
 // A naive double-precision BERT encoder over a GGUF file's F32 weights,
 // written from the architecture's definition (no graph, no kernels), to check
-// the engine's encoder graph and pooling against: the sum of the token, type 0
-// and position embeddings, LayerNorm, then per layer
+// the engine's encoder graph and pooling against: the sum of the token, token
+// type and position embeddings, LayerNorm, then per layer
 //   x = LayerNorm(x + W_o · softmax(Q K^T / sqrt(d)) V + b_o)
 //   x = LayerNorm(x + W_down · gelu(W_up · x + b_up) + b_down)
-// with Q, K, V = W · x + b over the whole sequence, both ways.
+// with Q, K, V = W · x + b over the whole sequence, both ways; and the
+// classification head of BertForSequenceClassification (pooler, classifier).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -15,9 +17,15 @@
 
 namespace peak::test {
 
-// The last hidden states of one sequence: [n_tokens][n_embd].
+// The last hidden states of one sequence: [n_tokens][n_embd]. Tokens from
+// index `second_segment` on are type 1 (a text pair's second text); by
+// default every token is type 0.
 std::vector<std::vector<double>> reference_encode(const gguf::GgufFile& file, const model::HParams& hp,
-                                                  const std::vector<int32_t>& tokens);
+                                                  const std::vector<int32_t>& tokens, size_t second_segment = SIZE_MAX);
+
+// The classification head on the first token's state:
+// cls.output · tanh(cls · hidden[0] + cls.bias) + cls.output.bias, [n_cls_out].
+std::vector<double> reference_classify(const gguf::GgufFile& file, const std::vector<std::vector<double>>& hidden);
 
 // `hidden` pooled: the mean of the tokens' states, the first's, the last's,
 // or (none) every token's one after another; then scaled to length 1 per

@@ -3,7 +3,10 @@
 // from BERT's definition; sequences embedded side by side in one batch, or
 // split over passes, equal each embedded alone; bad sequences, a decoder
 // given to an Encoder, an encoder given to a Context, a missing tensor and an
-// unknown pooling type are refused by name.
+// unknown pooling type are refused by name. A reranker (rank pooling) scores
+// [CLS] query [SEP] document [SEP], the document as token type 1, as the
+// reference's classification head does, in batches or one by one, and
+// refuses a model without its head, a non-rank model and bad documents.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +18,7 @@
 #include "reference_encoder.h"
 #include "runtime/context.h"
 #include "runtime/encoder.h"
+#include "runtime/reranker.h"
 #include "tiny_models.h"
 
 namespace peak {
@@ -55,9 +59,23 @@ std::string error_of(const std::function<void()>& fn) {
   return "";
 }
 
-// The tiny bert file rewritten without tensor `dropped` and with `edit_keys` applied.
-std::string edited_bert(const std::string& dropped, const test::KeyEdit& edit_keys = {}) {
-  const auto file = gguf::GgufFile::open(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
+// The tiny bert as a cross-encoder: rank pooling and its classification head.
+std::string write_tiny_reranker() {
+  model::SynthSpec spec = test::tiny_spec(model::Arch::Bert);
+  spec.pooling = Pooling::Rank;
+  model::SynthOptions options;
+  options.seed = 7;
+  options.varied_norms = true;
+  const std::string path = test::test_temp_path("tiny_reranker.gguf");
+  model::write_synth_model(spec, options, path);
+  return path;
+}
+
+// The tiny bert file (or `source`) rewritten without tensor `dropped` and with `edit_keys` applied.
+std::string edited_bert(const std::string& dropped, const test::KeyEdit& edit_keys = {},
+                        const std::string& source = "") {
+  const auto file =
+      gguf::GgufFile::open(source.empty() ? test::write_tiny_model(model::Arch::Bert, GgmlType::F32) : source);
   gguf::GgufWriter w;
   for (size_t i = 0; i < file->n_kv(); ++i) w.copy_value(file->value(i));
   if (edit_keys) edit_keys(w);
@@ -139,11 +157,16 @@ TEST(Encoder, RefusesAMissingTensorAndUnknownPoolingByName) {
   EXPECT_EQ(error_of([] {
               model::Model::load(edited_bert("", [](gguf::GgufWriter& w) { w.set_u32("bert.pooling_type", 7); }));
             }),
-            "'bert.pooling_type' is 7; peak knows 0 (none), 1 (mean), 2 (cls) and 3 (last)");
-  EXPECT_NE(error_of([] {
+            "'bert.pooling_type' is 7; peak knows 0 (none), 1 (mean), 2 (cls), 3 (last) and 4 (rank)");
+  // A rank model without its head has no score to give.
+  EXPECT_EQ(error_of([] {
               model::Model::load(edited_bert("", [](gguf::GgufWriter& w) { w.set_u32("bert.pooling_type", 4); }));
-            }).find("'bert.pooling_type' is 4 (rank"),
-            std::string::npos);
+            }),
+            "model lacks tensor 'cls.weight' (bert)");
+  EXPECT_EQ(error_of([] { model::Model::load(edited_bert("cls.output.weight", {}, write_tiny_reranker())); }),
+            "model lacks tensor 'cls.output.weight' (bert)");
+  EXPECT_EQ(error_of([] { model::Model::load(edited_bert("cls.output.bias", {}, write_tiny_reranker())); }),
+            "model lacks tensor 'cls.output.bias' (bert)");
   EXPECT_EQ(
       error_of([] {
         model::Model::load(edited_bert("", [](gguf::GgufWriter& w) { w.remove("bert.attention.layer_norm_epsilon"); }));
@@ -224,6 +247,93 @@ TEST(Encoder, TruncatesKeepingTheAppendedEndTokenLast) {
   EXPECT_EQ(encoder.embedded_length(8, true), 5);
   EXPECT_EQ(encoder.embedded_length(8, false), 8);
   EXPECT_EQ(error_of([&] { encoder.embed(long_ones); }), "sequence 0 has 8 tokens; at most 5 fit");
+}
+
+const std::vector<int32_t> kQuery = {17, 250, 3, 99};
+const std::vector<std::vector<int32_t>> kDocuments = {
+    {42, 7, 64, 5},
+    {5},
+    {123, 200, 11, 140, 33, 298, 12, 77, 61, 190, 8, 254, 19, 46},
+    {222, 15, 88},
+};
+
+// The reference's score of a query-document pair: [CLS] q [SEP] d [SEP] (the
+// synthetic vocabulary's BOS 1 and EOS 2), type 1 from the document on.
+double reference_score(const model::Model& m, const std::vector<int32_t>& document, bool typed = true) {
+  std::vector<int32_t> tokens = {1};
+  tokens.insert(tokens.end(), kQuery.begin(), kQuery.end());
+  tokens.push_back(2);
+  const size_t second = tokens.size();
+  tokens.insert(tokens.end(), document.begin(), document.end());
+  tokens.push_back(2);
+  const auto hidden = test::reference_encode(m.file(), m.hparams(), tokens, typed ? second : SIZE_MAX);
+  return test::reference_classify(m.file(), hidden).at(0);
+}
+
+TEST(Reranker, ScoresEqualANaiveDoublePrecisionCrossEncoder) {
+  const auto m = model::Model::load(write_tiny_reranker());
+  EXPECT_EQ(m->hparams().pooling, Pooling::Rank);
+  EXPECT_EQ(m->hparams().n_cls_out, 1);  // classifier.output_labels ["LABEL_0"]
+  runtime::Encoder encoder(*m);
+  runtime::Reranker reranker(encoder);
+  const runtime::PairInput pair = reranker.join(kQuery, kDocuments[0]);
+  EXPECT_EQ(pair.tokens, (std::vector<int32_t>{1, 17, 250, 3, 99, 2, 42, 7, 64, 5, 2}));
+  EXPECT_EQ(pair.second_segment, 6);
+  const std::vector<float> scores = reranker.score(kQuery, kDocuments);
+  ASSERT_EQ(scores.size(), kDocuments.size());
+  for (size_t d = 0; d < kDocuments.size(); ++d) {
+    const double expected = reference_score(*m, kDocuments[d]);
+    // Random N(0, 0.02) weights give scores near 0.0097 that differ by about
+    // 1e-4 from document to document, so the bound is far below that (F32
+    // is within 1e-8 here).
+    EXPECT_NEAR(scores[d], expected, 1e-6) << "document " << d;
+    // The document as type 0 (llama.cpp's input) scores 1e-4 to 3e-4 apart:
+    // the comparison above tells the two inputs apart.
+    EXPECT_GT(std::fabs(expected - reference_score(*m, kDocuments[d], false)), 1e-5) << "document " << d;
+  }
+}
+
+// All pairs in one pass, in passes of at most 24 tokens (three), and one at a time: the same scores.
+TEST(Reranker, BatchedScoresEqualEachDocumentAlone) {
+  const auto m = model::Model::load(write_tiny_reranker());
+  runtime::Encoder whole(*m);
+  runtime::Encoder small(*m, {24, 0});
+  runtime::Reranker together(whole);
+  runtime::Reranker in_passes(small);
+  const std::vector<float> all = together.score(kQuery, kDocuments);
+  const std::vector<float> passes = in_passes.score(kQuery, kDocuments);
+  for (size_t d = 0; d < kDocuments.size(); ++d) {
+    const std::vector<float> alone = together.score(kQuery, {kDocuments[d]});
+    EXPECT_NEAR(all[d], alone[0], 1e-6) << "document " << d;
+    EXPECT_NEAR(passes[d], alone[0], 1e-6) << "document " << d;
+  }
+}
+
+TEST(Reranker, RefusesNonRankModelsAndBadDocumentsByIndex) {
+  const auto embedder = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
+  runtime::Encoder mean_encoder(*embedder);
+  EXPECT_EQ(error_of([&] { runtime::Reranker reranker(mean_encoder); }),
+            "the model is not a reranker: its pooling is mean, and a cross-encoder's is rank (pooling_type 4, with a "
+            "classification head)");
+  EXPECT_EQ(error_of([&] {
+              mean_encoder.embed({{1, 2}}, {Pooling::Rank, false});
+            }),
+            "rank pooling needs a classification head (cls.weight, cls.output.weight), which a model with mean "
+            "pooling does not have");
+
+  const auto m = model::Model::load(write_tiny_reranker());
+  runtime::Encoder encoder(*m, {16, 1});
+  runtime::Reranker reranker(encoder);
+  EXPECT_EQ(error_of([&] { reranker.score({}, kDocuments); }), "the query is empty");
+  EXPECT_EQ(error_of([&] { reranker.score(kQuery, {{5}, {}}); }), "document 1 is empty");
+  EXPECT_EQ(error_of([&] {
+              reranker.score(kQuery, {{5}, {6}, kDocuments[2]});
+            }),
+            "document 2 with the query makes 21 tokens with [CLS] and [SEP]s; at most 16 fit");
+  EXPECT_EQ(error_of([&] {
+              reranker.score(kQuery, {{5, 300}});
+            }),
+            "sequence 0: token id 300 at index 7 is outside the vocabulary of 300");
 }
 
 }  // namespace

@@ -25,10 +25,6 @@
 
 namespace {
 
-struct EmbedderDeleter {
-  void operator()(peak_embedder* e) const { peak_embedder_free(e); }
-};
-
 struct EmbedBenchOptions {
   std::vector<std::string> models;
   int texts = 256;

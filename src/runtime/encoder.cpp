@@ -52,11 +52,10 @@ void normalize_vector(float* v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(v[i] * inverse);
 }
 
-// The rows a sliding layer's token at `row` may see, before its sequence's
-// bounds apply (rows and positions differ by the sequence's first row): the
-// tokens at most window / 2 away either side (a symmetric window), else the
-// last `window` up to `end`.
-// [first, end) in 64 bits, so that no sum overflows.
+// The rows [first, end) a sliding layer's token at `row` may see, before its
+// sequence's bounds apply (rows and positions differ by the sequence's first
+// row): the tokens at most window / 2 away either side (a symmetric window),
+// else the last `window` up to `end`. In 64 bits, so that no sum overflows.
 std::pair<int64_t, int64_t> window_rows(const model::HParams& hp, int32_t row, int32_t end) {
   const int64_t window = hp.sliding_window;
   if (hp.spec().sliding == model::SlidingWindow::Symmetric) return {row - window / 2, row + window / 2 + 1};

@@ -240,7 +240,7 @@ peak_status peak_model_get_info(const peak_model* model, peak_model_info* out) {
   info->bos_token = tok.bos();
   info->eos_token = tok.eos();
   const peak::model::ModelWeights& w = model->model->weights();
-  info->is_encoder = hp.spec().encoder ? 1 : 0;
+  info->is_encoder = hp.embeds ? 1 : 0;
   info->pooling = static_cast<int>(info->is_encoder ? hp.pooling : peak::model::Pooling::None);
   info->decode_bytes_per_token = model->model->weight_bytes();
   if (!w.tied_output) {

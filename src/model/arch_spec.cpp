@@ -100,9 +100,32 @@ constexpr ArchSpec bert() {
   return s;
 }
 
+// EmbeddingGemma (llama.cpp's gemma-embedding): Gemma 3's layers made an
+// encoder: bidirectional attention, its local layers (five in six) seeing a
+// symmetric window, the final norm then mean pooling (the file's), then the
+// sentence-transformers dense layers; scores scaled by 1/sqrt(head_dim) always.
+constexpr ArchSpec gemma_embedding() {
+  ArchSpec s = gemma(Arch::GemmaEmbedding, "gemma-embedding", 0);
+  s.qk_norm = true;
+  s.sliding = SlidingWindow::Symmetric;
+  s.sliding_period = 6;
+  s.local_rope = true;
+  s.encoder = true;
+  s.dense_head = true;
+  return s;
+}
+
 // In the order of enum Arch, which indexes it.
 constexpr ArchSpec kArchSpecs[] = {
-    row(Arch::Llama, "llama", core::RopeMode::Normal), qwen2(), qwen3(), gemma2(), gemma3(), phi3(), smollm3(), bert(),
+    row(Arch::Llama, "llama", core::RopeMode::Normal),
+    qwen2(),
+    qwen3(),
+    gemma2(),
+    gemma3(),
+    phi3(),
+    smollm3(),
+    bert(),
+    gemma_embedding(),
 };
 
 constexpr bool rows_follow_the_enum() {

@@ -14,7 +14,7 @@
 
 namespace peak::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert, GemmaEmbedding };
 
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
 // gelu (GeGLU, Gemma's gelu_pytorch_tanh).
@@ -31,6 +31,10 @@ enum class SlidingWindow {
   None,     // the key is not read; every layer attends to every cell
   Ignored,  // checked (not negative) but unused, as llama.cpp does for Phi-3, whose converters write the pattern wrong
   Pattern,  // the layers `attention.sliding_window_pattern` marks, else ArchSpec::sliding_period's, slide
+  // As Pattern, but the key is required and a sliding layer's token sees the
+  // tokens at most window / 2 positions away on either side (llama.cpp's
+  // symmetric window, for an encoder's bidirectional attention).
+  Symmetric,
 };
 
 // A soft-cap (x -> cap * tanh(x / cap)) an architecture may apply.
@@ -60,11 +64,16 @@ struct ArchSpec {
                                 // but in a pair's second text)
   bool embedding_norm = false;  // token_embd_norm (weight and bias) normalises the summed embeddings
 
-  // An encoder (bert): attention within each sequence of a batch, both ways
-  // unless `attention.causal` says otherwise, no KV cache and no output head;
-  // its last hidden states are pooled into one embedding per sequence
-  // (`pooling_type`, model/encoder.h). Decoders run through model/decoder.h.
+  // An encoder (bert, gemma-embedding): attention within each sequence of a
+  // batch, both ways unless `attention.causal` says otherwise, no KV cache and
+  // no output head; its last hidden states are pooled into one embedding per
+  // sequence (`pooling_type`, model/encoder.h). Decoders run through
+  // model/decoder.h; one whose file gives `pooling_type` (Qwen3-Embedding) is
+  // an embedding model too (HParams::embeds).
   bool encoder = false;
+  // sentence-transformers' dense layers after pooling (llama.cpp's dense_2 and
+  // dense_3), present when the file's `dense_2_feat_out` says so.
+  bool dense_head = false;
 
   // The forward pass.
   core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves

@@ -7,9 +7,24 @@ using kernels::GgmlType;
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
                                const std::vector<LayerKv>& kv, const Batch& batch, Tensor* rope_factors,
                                const DecoderAdapters* adapters)
-    : g(graph), hp(h), w(weights), kv_(kv), batch_(batch), rope_factors_(rope_factors), adapters_(adapters) {
+    : g(graph), hp(h), w(weights), kv_(&kv), batch_(batch), rope_factors_(rope_factors), adapters_(adapters) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
+}
+
+DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights, int64_t n_tokens,
+                               Tensor* key_ranges, Tensor* sliding_key_ranges)
+    : g(graph),
+      hp(h),
+      w(weights),
+      kv_(nullptr),
+      batch_{n_tokens, 0, true},
+      key_ranges_(key_ranges),
+      sliding_key_ranges_(sliding_key_ranges),
+      rope_factors_(rope_factors_for_context(weights, h, h.n_ctx_train)),
+      adapters_(nullptr) {
+  inputs_.tokens = g.input(GgmlType::I32, {n_tokens}, "tokens");
+  inputs_.positions = g.input(GgmlType::I32, {n_tokens}, "positions");
 }
 
 Tensor* DecoderBuilder::embed() {
@@ -78,21 +93,26 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   const Heads h = project_heads(layer, x);
   Tensor* q = rope(h.q, layer);  // [d, n_head, n_tokens]
   Tensor* k = rope(h.k, layer);  // [d, n_head_kv, n_tokens]
-
-  // Write this batch's keys and values, then attend over every visible cell.
-  Tensor* k_cache = kv_[static_cast<size_t>(layer)].k;
-  Tensor* v_cache = kv_[static_cast<size_t>(layer)].v;
-  g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
-  g.expand(g.copy(h.v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
-  const int64_t n_kv = batch_.first_cell + batch_.n_tokens;
-  // A sliding layer gets every cell too: the op reads only the window's (so
-  // cells keep their positions) and skips the rest.
   core::AttentionParams attention;
   attention.scale = hp.attention_scale;
-  attention.window = hp.window(layer);
   attention.softcap = hp.attn_softcap;
-  Tensor* out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv),
-                            attention);  // causal, [d, n_head, n_tokens]
+  Tensor* out;  // [d, n_head, n_tokens]
+  if (kv_ == nullptr) {
+    // Straight from this batch's keys and values; the ranges say which each token sees.
+    attention.causal = false;
+    out = g.attention(q, k, h.v, attention, hp.window(layer) > 0 ? sliding_key_ranges_ : key_ranges_);
+  } else {
+    // Write this batch's keys and values, then attend over every visible cell.
+    Tensor* k_cache = (*kv_)[static_cast<size_t>(layer)].k;
+    Tensor* v_cache = (*kv_)[static_cast<size_t>(layer)].v;
+    g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
+    g.expand(g.copy(h.v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
+    const int64_t n_kv = batch_.first_cell + batch_.n_tokens;
+    // A sliding layer gets every cell too: the op reads only the window's (so
+    // cells keep their positions) and skips the rest.
+    attention.window = hp.window(layer);
+    out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv), attention);  // causal
+  }
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
   return matmul(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}), layer, Projection::AttnOutput);
 }
@@ -131,7 +151,7 @@ Tensor* DecoderBuilder::logits(Tensor* x) {
   return out;
 }
 
-Tensor* build_forward(DecoderBuilder& b) {
+Tensor* build_layers(DecoderBuilder& b) {
   Graph& g = b.g;
   const bool post_norms = b.hp.spec().post_norms;
   Tensor* x = b.embed();  // [n_embd, n_tokens]
@@ -144,7 +164,9 @@ Tensor* build_forward(DecoderBuilder& b) {
     if (post_norms) ffn = b.norm(ffn, l.ffn_post_norm);
     x = b.steer(g.add(x, ffn), il);
   }
-  return b.logits(x);
+  return x;
 }
+
+Tensor* build_forward(DecoderBuilder& b) { return b.logits(build_layers(b)); }
 
 }  // namespace peak::model

@@ -61,6 +61,12 @@ class DecoderBuilder {
   // context uses (rope_factors_for_context), or null. adapters: may be null.
   DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, const std::vector<LayerKv>& kv,
                  const Batch& batch, Tensor* rope_factors, const DecoderAdapters* adapters = nullptr);
+  // Without a KV cache, for an embedding model's pass (model/encoder.h):
+  // n_tokens tokens of several sequences side by side, token t attending to
+  // this batch's keys [key_ranges[2t], key_ranges[2t + 1]) (I32 [2, n_tokens]),
+  // on sliding layers to those of sliding_key_ranges (null when none slides).
+  DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, int64_t n_tokens, Tensor* key_ranges,
+                 Tensor* sliding_key_ranges);
 
   Graph& g;
   const HParams& hp;
@@ -99,13 +105,18 @@ class DecoderBuilder {
   Tensor* head_rows(Tensor* y, int64_t first, int64_t count);
   Tensor* rope(Tensor* x, int64_t layer);           // at the batch's positions, with the layer's settings
   Tensor* cache_cells(Tensor* cache, int64_t first, int64_t count);
-  const std::vector<LayerKv>& kv_;
+  const std::vector<LayerKv>* kv_;  // null: no cache (key ranges instead)
   Batch batch_;
+  Tensor* key_ranges_ = nullptr;
+  Tensor* sliding_key_ranges_ = nullptr;
   Tensor* rope_factors_;
   const DecoderAdapters* adapters_;
   ForwardInputs inputs_;
 };
 
+// Every layer's pre-norm block over the embeddings: the last hidden states
+// [n_embd, n_tokens], before the final norm.
+Tensor* build_layers(DecoderBuilder& b);
 // The whole forward pass; returns the logits tensor (marked as output).
 Tensor* build_forward(DecoderBuilder& b);
 

@@ -1,5 +1,9 @@
 #include "model/encoder.h"
 
+#include <algorithm>
+
+#include "model/decoder.h"
+
 namespace peak::model {
 
 using core::Graph;
@@ -54,14 +58,6 @@ class EncoderGraph {
     return linear(l.ffn_down, l.ffn_down_bias, g.gelu(up));
   }
 
-  // Pooling::Rank's head on the [CLS] states x [n_embd, n_sequences]:
-  // cls_output · tanh(cls · x + b) + b_out, [n_cls_out, n_sequences]
-  // (llama.cpp's rank pooling; HF's BertPooler then classifier).
-  Tensor* classify(Tensor* x) {
-    Tensor* pooled = g.softcap(linear(w.cls, w.cls_bias, x), 1.0f);  // a cap of 1 is tanh itself
-    return linear(w.cls_output, w.cls_output_bias, pooled);
-  }
-
   Graph& g;
   const HParams& hp;
   const ModelWeights& w;
@@ -84,26 +80,59 @@ RowRange pooled_rows(Pooling pooling, RowRange sequence) {
   return sequence;
 }
 
-Tensor* build_encoder(Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
-                      EncoderInputs& inputs) {
-  inputs = EncoderInputs{};
+namespace {
+
+// Pooling::Rank's head on the [CLS] states x [n_embd, n_sequences]:
+// cls_output · tanh(cls · x + b) + b_out, [n_cls_out, n_sequences]
+// (llama.cpp's rank pooling; HF's BertPooler then classifier).
+Tensor* classify(Graph& g, const ModelWeights& w, Tensor* x) {
+  Tensor* pooled = g.softcap(g.add(g.mul_mat(w.cls, x), w.cls_bias), 1.0f);  // a cap of 1 is tanh itself
+  return g.add(g.mul_mat(w.cls_output, pooled), w.cls_output_bias);
+}
+
+// Post-norm blocks (bert): x = norm(x + attention(x)); x = norm(x + ffn(x)).
+Tensor* post_norm_layers(Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
+                         EncoderInputs& inputs) {
   inputs.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
   if (w.token_types != nullptr) inputs.token_types = g.input(GgmlType::I32, {batch.n_tokens}, "token_types");
   inputs.key_ranges = g.input(GgmlType::I32, {2, batch.n_tokens}, "key_ranges");
-
-  // Post-norm blocks (bert): x = norm(x + attention(x)); x = norm(x + ffn(x)).
   EncoderGraph e(g, hp, w, batch, inputs);
   Tensor* x = e.embed();
   for (const LayerWeights& l : w.layers) {
     x = e.norm(g.add(x, e.self_attention(l, x)), l.attn_norm, l.attn_norm_bias);
     x = e.norm(g.add(x, e.feed_forward(l, x)), l.ffn_norm, l.ffn_norm_bias);
   }
+  return x;
+}
+
+// The decoders' pre-norm layers without a KV cache, then the final norm.
+Tensor* pre_norm_layers(Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
+                        EncoderInputs& inputs) {
+  inputs.key_ranges = g.input(GgmlType::I32, {2, batch.n_tokens}, "key_ranges");
+  const bool slides = hp.sliding_window > 0 && std::any_of(hp.layers.begin(), hp.layers.end(),
+                                                           [](const LayerAttention& l) { return l.sliding; });
+  if (slides) inputs.sliding_key_ranges = g.input(GgmlType::I32, {2, batch.n_tokens}, "sliding_key_ranges");
+  DecoderBuilder b(g, hp, w, batch.n_tokens, inputs.key_ranges, inputs.sliding_key_ranges);
+  inputs.tokens = b.inputs().tokens;
+  inputs.positions = b.inputs().positions;
+  return b.norm(build_layers(b), w.output_norm);
+}
+
+}  // namespace
+
+Tensor* build_encoder(Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
+                      EncoderInputs& inputs) {
+  inputs = EncoderInputs{};
+  Tensor* x = hp.spec().post_norm_block ? post_norm_layers(g, hp, w, batch, inputs)
+                                        : pre_norm_layers(g, hp, w, batch, inputs);  // [n_embd, n_tokens]
   if (batch.pooling != Pooling::None) {
     inputs.pooled_rows = g.input(GgmlType::I32, {2, batch.n_sequences}, "pooled_rows");
-    x = g.mean_rows(x, inputs.pooled_rows);
-    if (batch.pooling == Pooling::Rank) x = e.classify(x);
+    x = g.mean_rows(x, inputs.pooled_rows);  // [n_embd, n_sequences]
+    if (batch.pooling == Pooling::Rank) x = classify(g, w, x);
   }
+  // The dense layers after pooling (or on every token without), as llama.cpp applies them.
+  if (w.dense_2 != nullptr) x = g.mul_mat(w.dense_3, g.mul_mat(w.dense_2, x));
   g.output(x);
   return x;
 }

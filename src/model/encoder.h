@@ -1,11 +1,15 @@
-// The forward graph of the encoders peak runs (ArchSpec::encoder: bert). A
-// batch holds several sequences side by side; every token attends to the
-// tokens of its own sequence only (all of them, or those up to itself when
-// the model says `attention.causal`), through the attention op's per-token key
-// ranges, so no KV cache is needed. The last hidden states are pooled per
-// sequence (mean, first or last token) by averaging a range of rows, or
-// handed out per token; rank pooling passes the first token's through the
-// model's classification head (a cross-encoder's relevance scores).
+// The forward graph of the embedding models peak runs (HParams::embeds):
+// bert's post-norm encoder, and the decoders' pre-norm layers
+// (model/decoder.h) run without a KV cache for gemma-embedding and decoders
+// made embedding models (Qwen3-Embedding). A batch holds several sequences
+// side by side; every token attends to the tokens of its own sequence only
+// (all of them, or those up to itself when causal; on sliding layers those
+// within the window), through the attention op's per-token key ranges, so no
+// KV cache is needed. The last hidden states (after the final norm of
+// pre-norm models) are pooled per sequence (mean, first or last token) by
+// averaging a range of rows, or handed out per token; the dense layers, when
+// the model has them, follow. Rank pooling passes the first token's state
+// through the model's classification head (a cross-encoder's relevance scores).
 #pragma once
 
 #include <cstdint>
@@ -42,6 +46,9 @@ struct EncoderInputs {
   core::Tensor* token_types =
       nullptr;  // I32 [n_tokens]: each token's type (segment); null when the model has no token_types
   core::Tensor* key_ranges = nullptr;   // I32 [2, n_tokens]: the rows of its own sequence each token attends to
+  // I32 [2, n_tokens]: those rows within the sliding window
+  // (HParams::sliding_window), for sliding layers; null when no layer slides.
+  core::Tensor* sliding_key_ranges = nullptr;
   core::Tensor* pooled_rows = nullptr;  // I32 [2, n_sequences]: the rows each sequence's output averages
                                         // (pooled_rows()); null with Pooling::None
 };

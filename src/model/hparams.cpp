@@ -158,6 +158,9 @@ void read_sliding_window(const KeyReader& keys, const ArchSpec& spec, HParams& h
       if (keys.integer_or(key, 0) < 0) refuse("'" + keys.prefix + key + "' is negative");
       return;
     case SlidingWindow::Pattern: break;
+    case SlidingWindow::Symmetric:
+      if (!keys.find(key)) refuse("model metadata lacks '" + keys.prefix + key + "'");
+      break;
   }
   const int64_t window = keys.integer_or(key, spec.default_window);
   if (window < 0 || window > kMaxContext || (spec.default_window > 0 && window == 0)) {
@@ -176,8 +179,31 @@ float read_softcap(const KeyReader& keys, const char* key, const SoftcapRule& ru
   return keys.find(key) ? keys.positive_real_or(key, 0.0) : rule.fallback;
 }
 
-// An encoder's pooling, attention direction and token types (llama.cpp's
-// bert keys; the token type count is a tokenizer key).
+// The dense layers' widths (llama.cpp's keys): dense_2 maps n_embd to
+// dense_2_feat_out, dense_3 maps dense_3_feat_in (the same) back to n_embd.
+void read_dense_head(const KeyReader& keys, HParams& hp) {
+  if (!keys.find("dense_2_feat_out")) {
+    for (const char* key : {"dense_2_feat_in", "dense_3_feat_in", "dense_3_feat_out"}) {
+      if (keys.find(key)) refuse("'" + keys.prefix + key + "' is given without '" + keys.prefix + "dense_2_feat_out'");
+    }
+    return;
+  }
+  hp.dense_features = keys.count("dense_2_feat_out", 1, kMaxWidth);
+  const auto must_be = [&](const char* key, int64_t expected) {
+    const int64_t v = keys.integer_or(key, expected);
+    if (v != expected) {
+      refuse("'" + keys.prefix + key + "' is " + std::to_string(v) + "; it must be " + std::to_string(expected));
+    }
+  };
+  must_be("dense_2_feat_in", hp.n_embd);
+  must_be("dense_3_feat_in", hp.dense_features);
+  must_be("dense_3_feat_out", hp.n_embd);
+}
+
+// An embedding model's pooling, attention direction, token types and dense
+// layers (llama.cpp's keys; the token type count is a tokenizer key). A
+// decoder is one when its file gives a pooling type, as llama.cpp reads that
+// key for every architecture.
 void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
   if (spec.token_types) {
     const auto count = file.find("tokenizer.ggml.token_type_count");
@@ -189,9 +215,13 @@ void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const 
              "; it must be between 1 and " + std::to_string(kMaxWidth));
     }
   }
-  if (!spec.encoder) return;
-  const auto causal = keys.find("attention.causal");
-  hp.causal_attention = causal && causal->boolean();
+  hp.embeds = spec.encoder || keys.find("pooling_type");
+  if (!hp.embeds) return;
+  if (spec.encoder) {
+    const auto causal = keys.find("attention.causal");
+    hp.causal_attention = causal && causal->boolean();
+  }
+  if (spec.dense_head) read_dense_head(keys, hp);
   const int64_t pooling = keys.integer_or("pooling_type", static_cast<int64_t>(Pooling::None));
   switch (pooling) {
     case static_cast<int64_t>(Pooling::None):

@@ -59,18 +59,25 @@ struct HParams {
   int64_t rope_original_context = 0;
   std::vector<LayerAttention> layers;  // n_layer entries
 
-  // Encoders (ArchSpec::encoder).
+  // Embedding models: an encoder (ArchSpec::encoder), or a decoder whose file
+  // gives `pooling_type` (Qwen3-Embedding: causal, last-token pooling), which
+  // still loads as a decoder too. runtime::Encoder runs them.
+  bool embeds = false;
   Pooling pooling = Pooling::None;  // `pooling_type`; none when the file has no key, as in llama.cpp
-  bool causal_attention = true;     // encoders: `attention.causal`, false when absent
+  bool causal_attention = true;     // encoders: `attention.causal`, false when absent; decoders: true
   int64_t n_token_types = 0;        // ArchSpec::token_types: tokenizer.ggml.token_type_count
   // Pooling::Rank: the classification head's outputs, the length of
   // `classifier.output_labels`, else 1 (llama.cpp's n_cls_out).
   int64_t n_cls_out = 1;
+  // ArchSpec::dense_head: the width between dense_2 [n_embd -> this] and
+  // dense_3 [this -> n_embd] (`dense_2_feat_out`); 0: the file has no dense layers.
+  int64_t dense_features = 0;
 
   int64_t n_embd_q() const { return n_head * head_dim; }    // rows of attn_q
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // rows of attn_k / attn_v
   const LayerAttention& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
-  // The attention window of layer il: sliding_window on sliding layers, 0 (all cells) elsewhere.
+  // The attention window of layer il: sliding_window on sliding layers, 0 (all
+  // cells) elsewhere; symmetric (SlidingWindow::Symmetric) or the last cells.
   int64_t window(int64_t il) const { return layer(il).sliding ? sliding_window : 0; }
   const ArchSpec& spec() const { return arch_spec(arch); }
 };

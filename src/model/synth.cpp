@@ -46,6 +46,7 @@ HParams manifest_hparams(const SynthSpec& s) {
   hp.n_ctx_train = s.n_ctx_train;
   hp.n_token_types = s.n_token_types;
   hp.pooling = s.pooling;  // Rank adds the classification head
+  hp.dense_features = s.dense_features;
   hp.rope.n_dims = static_cast<int32_t>(s.rope_dimensions());
   return hp;
 }
@@ -144,11 +145,15 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   } else {
     w.set_f32(a + ".attention.layer_norm_rms_epsilon", s.norm_eps);
   }
-  if (spec.encoder) {
-    w.set_bool(a + ".attention.causal", false);
-    w.set_u32(a + ".pooling_type", static_cast<uint32_t>(s.pooling));
-    // A one-label head, as convert_hf_to_gguf writes id2label {0: LABEL_0}.
-    if (s.pooling == Pooling::Rank) w.set_string_array(a + ".classifier.output_labels", {"LABEL_0"});
+  if (spec.encoder) w.set_bool(a + ".attention.causal", false);
+  if (spec.encoder || s.pooling != Pooling::None) w.set_u32(a + ".pooling_type", static_cast<uint32_t>(s.pooling));
+  // A one-label head, as convert_hf_to_gguf writes id2label {0: LABEL_0}.
+  if (s.pooling == Pooling::Rank) w.set_string_array(a + ".classifier.output_labels", {"LABEL_0"});
+  if (s.dense_features > 0) {
+    w.set_u32(a + ".dense_2_feat_in", static_cast<uint32_t>(s.n_embd));
+    w.set_u32(a + ".dense_2_feat_out", static_cast<uint32_t>(s.dense_features));
+    w.set_u32(a + ".dense_3_feat_in", static_cast<uint32_t>(s.dense_features));
+    w.set_u32(a + ".dense_3_feat_out", static_cast<uint32_t>(s.n_embd));
   }
   if (spec.token_types) w.set_u32("tokenizer.ggml.token_type_count", static_cast<uint32_t>(s.n_token_types));
   if (s.sliding_window > 0) w.set_u32(a + ".attention.sliding_window", static_cast<uint32_t>(s.sliding_window));
@@ -165,12 +170,47 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   }
 }
 
+// The vocabulary file's tokenizer.* keys; its per-token arrays cut to n_vocab
+// when it has more tokens and every one cut is unused padding (SynthOptions::vocab_from).
+void copy_vocab(gguf::GgufWriter& w, const gguf::GgufFile& v, int64_t n_vocab) {
+  const auto tokens = v.find("tokenizer.ggml.tokens");
+  const auto types = v.find("tokenizer.ggml.token_type");
+  const uint64_t n_file = tokens ? tokens->array().size() : 0;
+  const auto n = static_cast<uint64_t>(n_vocab);
+  bool cut =
+      n_file > n && types && types->array().size() == n_file && types->array().elem_type() == gguf::ValueType::Int32;
+  for (uint64_t i = n; cut && i < n_file; ++i) cut = types->array().at<int32_t>(i) == 5;  // LLAMA_TOKEN_TYPE_UNUSED
+  if (!tokens || (n_file != n && !cut)) {
+    throw std::invalid_argument("the vocabulary file's token count differs from the model's " +
+                                std::to_string(n_vocab) + " (the file has " + std::to_string(n_file) +
+                                "; only unused padding tokens at its end can be cut)");
+  }
+  for (size_t i = 0; i < v.n_kv(); ++i) {
+    if (v.key(i).rfind("tokenizer.", 0) == 0) w.copy_value(v.value(i));
+  }
+  if (!cut) return;
+  std::vector<std::string> kept;
+  std::vector<int32_t> kept_types;
+  for (uint64_t i = 0; i < n; ++i) {
+    kept.emplace_back(tokens->array().str(i));
+    kept_types.push_back(types->array().at<int32_t>(i));
+  }
+  w.set_string_array("tokenizer.ggml.tokens", kept);
+  w.set_array("tokenizer.ggml.token_type", gguf::ValueType::Int32, kept_types.data(), n);
+  if (const auto scores = v.find("tokenizer.ggml.scores")) {
+    std::vector<float> kept_scores;
+    for (uint64_t i = 0; i < n; ++i) kept_scores.push_back(scores->array().at<float>(i));
+    w.set_array("tokenizer.ggml.scores", gguf::ValueType::Float32, kept_scores.data(), n);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b",   "qwen2.5-0.5b",      "llama-3.2-1b",     "tinyllama-1.1b",
-          "smollm2-135m", "gemma3-1b",         "gemma3-270m",      "phi-4-mini",
-          "smollm3-3b",   "bge-small-en-v1.5", "all-minilm-l6-v2", "ms-marco-minilm-l6-v2"};
+  return {"qwen3-0.6b",       "qwen2.5-0.5b",         "llama-3.2-1b",        "tinyllama-1.1b",
+          "smollm2-135m",     "gemma3-1b",            "gemma3-270m",         "phi-4-mini",
+          "smollm3-3b",       "bge-small-en-v1.5",    "all-minilm-l6-v2",    "qwen3-embedding-0.6b",
+          "embeddinggemma-300m", "ms-marco-minilm-l6-v2"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -235,6 +275,22 @@ SynthSpec synth_preset(const std::string& name) {
     s.n_layer = 6, s.n_embd = 384, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 32, s.n_ff = 1536;
     s.n_vocab = 30522, s.n_ctx_train = 512, s.norm_eps = 1e-12f, s.tied_output = true;
     s.pooling = Pooling::Rank;
+  } else if (name == "qwen3-embedding-0.6b") {
+    // Qwen/Qwen3-Embedding-0.6B as llama.cpp converts it: Qwen3-0.6B's layers,
+    // 151669 tokens (Qwen3's, without the [PAD] fillers), 32768 positions,
+    // last-token pooling over the <|endoftext|> the tokenizer appends.
+    s.arch = Arch::Qwen3;
+    s.n_layer = 28, s.n_embd = 1024, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 3072;
+    s.n_vocab = 151669, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
+    s.pooling = Pooling::Last, s.eos_token_id = 151643, s.eot_token_id = 151645, s.add_eos = true;
+  } else if (name == "embeddinggemma-300m") {
+    // google/embeddinggemma-300m (llama.cpp's gemma-embedding): 24 Gemma 3
+    // layers of 768, 3 heads over 1 of 256, windows of 512, 2048 positions,
+    // Gemma 3's 262144 tokens, mean pooling, then dense 768 -> 3072 -> 768.
+    s.arch = Arch::GemmaEmbedding;
+    s.n_layer = 24, s.n_embd = 768, s.n_head = 3, s.n_head_kv = 1, s.head_dim = 256, s.n_ff = 1152;
+    s.n_vocab = 262144, s.n_ctx_train = 2048, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
+    s.sliding_window = 512, s.pooling = Pooling::Mean, s.dense_features = 3072;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;
@@ -256,18 +312,13 @@ void write_synth_model(const SynthSpec& s, const SynthOptions& options, const st
   w.set_u32("general.file_type", options.file_type);
   w.set_u32("general.quantization_version", 2);
   if (options.vocab_from) {
-    const gguf::GgufFile& v = *options.vocab_from;
-    for (size_t i = 0; i < v.n_kv(); ++i) {
-      if (v.key(i).rfind("tokenizer.", 0) == 0) w.copy_value(v.value(i));
-    }
-    const auto tokens = v.find("tokenizer.ggml.tokens");
-    if (!tokens || static_cast<int64_t>(tokens->array().size()) != s.n_vocab) {
-      throw std::invalid_argument("the vocabulary file's token count differs from the model's " +
-                                  std::to_string(s.n_vocab));
-    }
+    copy_vocab(w, *options.vocab_from, s.n_vocab);
   } else {
     write_synthetic_vocab(w, s.n_vocab);
   }
+  if (s.eos_token_id >= 0) w.set_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(s.eos_token_id));
+  if (s.eot_token_id >= 0) w.set_u32("tokenizer.ggml.eot_token_id", static_cast<uint32_t>(s.eot_token_id));
+  if (s.add_eos) w.set_bool("tokenizer.ggml.add_eos_token", true);
 
   const std::vector<PlannedTensor> tensors = plan_tensors(s, options.tensor_type);
   for (const PlannedTensor& t : tensors) w.add_tensor(t.name, t.type, t.n_dims, t.ne);

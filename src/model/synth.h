@@ -27,10 +27,20 @@ struct SynthSpec {
   int64_t n_ctx_train = 2048;
   float rope_base = 10000.0f;
   float norm_eps = 1e-5f;  // layer_norm_rms_epsilon, or layer_norm_epsilon for LayerNorm rows (bert)
-  // Encoders (ArchSpec::encoder): pooling_type and tokenizer.ggml.token_type_count;
-  // Pooling::Rank adds the classification head with one label.
+  // Embedding models: pooling_type, written for every encoder (ArchSpec::encoder)
+  // and, when not none, for a decoder (making it one, as Qwen3-Embedding);
+  // tokenizer.ggml.token_type_count (ArchSpec::token_types); Pooling::Rank
+  // adds the classification head with one label.
   Pooling pooling = Pooling::None;
   int64_t n_token_types = 2;
+  // > 0 (ArchSpec::dense_head): dense_2 [n_embd -> dense_features] and dense_3
+  // [dense_features -> n_embd], with their dense_*_feat_* keys.
+  int64_t dense_features = 0;
+  // Written over the vocabulary's when >= 0 / true: Qwen3-Embedding ends every
+  // text with <|endoftext|> as its EOS (and keeps <|im_end|> as EOT).
+  int64_t eos_token_id = -1;
+  int64_t eot_token_id = -1;
+  bool add_eos = false;
   bool tied_output = true;    // no output.weight: the head reuses token_embd
   bool rope_freqs = false;    // write a Llama-3 style rope_freqs.weight (per-pair frequency divisors)
   int64_t rope_dims = 0;      // rope.dimension_count; 0: head_dim (Phi-4-mini rotates 96 of 128)
@@ -47,8 +57,8 @@ struct SynthSpec {
 
 // The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
 // smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
-// encoders bge-small-en-v1.5 and all-minilm-l6-v2, and the reranker
-// ms-marco-minilm-l6-v2);
+// embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b
+// and embeddinggemma-300m, and the reranker ms-marco-minilm-l6-v2);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();
@@ -63,7 +73,10 @@ struct SynthOptions {
   // norm a graph applied where.
   bool varied_norms = false;
   TensorTypeFn tensor_type;                  // null: F32 everywhere
-  const gguf::GgufFile* vocab_from = nullptr;  // copy tokenizer.* keys from a real model
+  // Copy tokenizer.* keys from a real model. One with more tokens than the
+  // spec is cut to n_vocab when every token cut is unused padding (type 5,
+  // UNUSED): Qwen3-Embedding's vocabulary is Qwen3's without its [PAD] fillers.
+  const gguf::GgufFile* vocab_from = nullptr;
   std::function<void(size_t done, size_t total)> progress;  // per tensor written; may throw to cancel
   uint32_t file_type = 0;                    // general.file_type (llama.cpp's LLAMA_FTYPE_*)
 };

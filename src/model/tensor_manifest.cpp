@@ -107,7 +107,8 @@ std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
     m.model("token_embd_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::embd_norm);
     m.model("token_embd_norm.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::embd_norm_bias);
   }
-  if (!spec.encoder) {
+  // Pre-norm blocks end with a final norm, an encoder's too (before pooling).
+  if (!spec.post_norm_block) {
     m.model("output_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
   }
   if (!spec.absolute_positions) {
@@ -129,6 +130,10 @@ std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
   }
   if (!spec.encoder) {
     m.model("output.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::UntiedOutput, &ModelWeights::output);
+  }
+  if (hp.dense_features > 0) {
+    m.model("dense_2.weight", {e, hp.dense_features}, TensorRole::Matrix, Presence::Required, &ModelWeights::dense_2);
+    m.model("dense_3.weight", {hp.dense_features, e}, TensorRole::Matrix, Presence::Required, &ModelWeights::dense_3);
   }
   for (int64_t il = 0; il < hp.n_layer; ++il) {
     add_attention(m, hp, il);

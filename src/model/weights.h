@@ -51,7 +51,7 @@ struct ModelWeights {
   Tensor* position_embd = nullptr;   // [n_embd, n_ctx_train] absolute_positions
   Tensor* embd_norm = nullptr;       // [n_embd] embedding_norm
   Tensor* embd_norm_bias = nullptr;  // [n_embd] embedding_norm
-  Tensor* output_norm = nullptr;     // [n_embd]; null in an encoder
+  Tensor* output_norm = nullptr;     // [n_embd]; null in a post-norm encoder (bert)
   Tensor* output = nullptr;          // [n_embd, n_vocab]; token_embd when tied; null in an encoder
   // Pooling::Rank's classification head (BertForSequenceClassification's
   // pooler dense and classifier); null with other poolings.
@@ -59,6 +59,10 @@ struct ModelWeights {
   Tensor* cls_bias = nullptr;         // [n_embd]
   Tensor* cls_output = nullptr;       // [n_embd, n_cls_out]
   Tensor* cls_output_bias = nullptr;  // [n_cls_out]
+  // HParams::dense_features > 0 (gemma-embedding): the dense layers applied
+  // after pooling, dense_3 · (dense_2 · pooled), no bias or activation.
+  Tensor* dense_2 = nullptr;      // [n_embd, dense_features]
+  Tensor* dense_3 = nullptr;      // [dense_features, n_embd]
   Tensor* rope_freqs = nullptr;   // [rope_dims / 2] Llama-3 frequency factors, optional
   // [rope_dims / 2] LongRoPE (long_rope) frequency factors, both or neither: long
   // ones for contexts past HParams::rope_original_context, else short ones.

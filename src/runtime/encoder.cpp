@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "core/cpu_topology.h"
 #include "core/executor.h"
@@ -18,10 +19,11 @@ constexpr int kMaxThreads = 64;
 
 const model::Model& require_encoder(const model::Model& model) {
   const model::ArchSpec& spec = model.hparams().spec();
-  if (!spec.encoder) {
-    throw std::invalid_argument(
-        std::string("a ") + spec.name +
-        " model is a decoder, not an encoder: it generates text (runtime::Context) and has no pooling to embed with");
+  if (!model.hparams().embeds) {
+    throw std::invalid_argument(std::string("a ") + spec.name +
+                                " model is a decoder, not an encoder: it generates text (runtime::Context) and its "
+                                "file gives no '" +
+                                spec.name + ".pooling_type' to embed with");
   }
   return model;
 }
@@ -49,6 +51,16 @@ void normalize_vector(float* v, int64_t n) {
   if (sum == 0.0) return;
   const double inverse = 1.0 / std::sqrt(sum);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<float>(v[i] * inverse);
+}
+
+// The rows [first, end) a sliding layer's token at `row` may see, before its
+// sequence's bounds apply (rows and positions differ by the sequence's first
+// row): the tokens at most window / 2 away either side (a symmetric window),
+// else the last `window` up to `end`. In 64 bits, so that no sum overflows.
+std::pair<int64_t, int64_t> window_rows(const model::HParams& hp, int32_t row, int32_t end) {
+  const int64_t window = hp.sliding_window;
+  if (hp.spec().sliding == model::SlidingWindow::Symmetric) return {row - window / 2, row + window / 2 + 1};
+  return {end - window, end};
 }
 
 }  // namespace
@@ -179,6 +191,7 @@ void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size
   auto* tokens = static_cast<int32_t*>(in.tokens->data);
   auto* positions = static_cast<int32_t*>(in.positions->data);
   auto* key_ranges = static_cast<int32_t*>(in.key_ranges->data);
+  auto* sliding = in.sliding_key_ranges != nullptr ? static_cast<int32_t*>(in.sliding_key_ranges->data) : nullptr;
   auto* pooled = in.pooled_rows != nullptr ? static_cast<int32_t*>(in.pooled_rows->data) : nullptr;
   auto* types = in.token_types != nullptr ? static_cast<int32_t*>(in.token_types->data) : nullptr;
   const bool causal = model_.hparams().causal_attention;
@@ -193,6 +206,11 @@ void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size
       positions[row] = i;
       key_ranges[2 * row] = rows.first;
       key_ranges[2 * row + 1] = causal ? row + 1 : rows.end;
+      if (sliding != nullptr) {
+        const auto [first_seen, end_seen] = window_rows(model_.hparams(), row, key_ranges[2 * row + 1]);
+        sliding[2 * row] = static_cast<int32_t>(std::max<int64_t>(rows.first, first_seen));
+        sliding[2 * row + 1] = static_cast<int32_t>(std::min<int64_t>(key_ranges[2 * row + 1], end_seen));
+      }
     }
     if (pooled != nullptr) {
       const model::RowRange p = model::pooled_rows(pooling, rows);

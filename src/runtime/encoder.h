@@ -1,4 +1,5 @@
-// Runs an encoder model (model::ArchSpec::encoder: bert) to embed token
+// Runs an embedding model (model::HParams::embeds: bert, gemma-embedding, or
+// a decoder whose file gives pooling_type, as Qwen3-Embedding) to embed token
 // sequences: many short sequences share each forward pass, side by side, each
 // with its own positions from 0 and attending only within itself; there is no
 // KV cache. The graph, allocator and thread pool are reserved at creation for
@@ -40,8 +41,8 @@ struct EmbedOptions {
 
 class Encoder {
  public:
-  // Throws std::invalid_argument for a model that is not an encoder or
-  // unusable parameters.
+  // Throws std::invalid_argument for a model that is not an embedding model
+  // or unusable parameters.
   Encoder(const model::Model& model, const EncoderParams& params = {});
 
   const model::Model& model() const { return model_; }

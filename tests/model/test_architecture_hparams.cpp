@@ -82,7 +82,8 @@ TEST(ArchitectureHParams, AnUnknownArchitectureIsRefusedWithTheSupportedOnes) {
     w.set_string("general.architecture", "mamba");
   });
   const char* expected =
-      "unsupported architecture 'mamba' (peak runs llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3, bert)";
+      "unsupported architecture 'mamba' (peak runs llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3, bert, "
+      "gemma-embedding)";
   EXPECT_NE(error.find(expected), std::string::npos) << error;
 }
 
@@ -124,6 +125,29 @@ TEST(ArchitectureHParams, GemmaQueryScaleFollowsLlamaCppOrTheFilesScalar) {
     w.set_f32("gemma3.attention.query_pre_attn_scalar", 144.0f);
   });
   EXPECT_FLOAT_EQ(keyed.attention_scale, 1.0f / 12.0f);
+}
+
+// llama.cpp's gemma-embedding: Gemma 3's pattern of five local layers per
+// global one, both ways (no causal mask), scores always 1/sqrt(head_dim) (the
+// query scalar unread), the window's key required; an embedding model.
+TEST(ArchitectureHParams, GemmaEmbeddingIsABidirectionalGemma3WithARequiredWindow) {
+  model::SynthSpec spec = tiny_spec(Arch::GemmaEmbedding);
+  spec.n_layer = 12;
+  const HParams hp = hparams_of(
+      spec, [](gguf::GgufWriter& w) { w.set_f32("gemma-embedding.attention.query_pre_attn_scalar", 100.0f); });
+  EXPECT_EQ(sliding_layers(hp), (std::vector<int64_t>{0, 1, 2, 3, 4, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(hp.window(4), test::kTinyWindow);
+  EXPECT_FLOAT_EQ(hp.attention_scale, 0.25f);  // 1/sqrt(16)
+  EXPECT_FLOAT_EQ(hp.embedding_scale, 8.0f);   // sqrt(64)
+  EXPECT_FLOAT_EQ(hp.layer(0).rope_params.freq_base, 10000.0f);
+  EXPECT_FLOAT_EQ(hp.layer(5).rope_params.freq_base, 1000000.0f);
+  EXPECT_TRUE(hp.embeds);
+  EXPECT_FALSE(hp.causal_attention);
+  EXPECT_EQ(hp.dense_features, 48);
+  EXPECT_EQ(key_error(spec, [](gguf::GgufWriter& w) { w.remove("gemma-embedding.attention.sliding_window"); }),
+            "model metadata lacks 'gemma-embedding.attention.sliding_window'");
+  EXPECT_EQ(key_error(spec, [](gguf::GgufWriter& w) { w.remove("gemma-embedding.dense_2_feat_out"); }),
+            "'gemma-embedding.dense_2_feat_in' is given without 'gemma-embedding.dense_2_feat_out'");
 }
 
 TEST(ArchitectureHParams, Gemma3HasFiveLocalLayersPerGlobalOneWithTheirOwnRope) {

@@ -23,8 +23,8 @@ using model::Arch;
 using model::ManifestTensor;
 using model::Presence;
 
-const Arch kAllArchs[] = {Arch::Llama,  Arch::Qwen2, Arch::Qwen3,   Arch::Gemma2,
-                          Arch::Gemma3, Arch::Phi3,  Arch::SmolLM3, Arch::Bert};
+const Arch kAllArchs[] = {Arch::Llama, Arch::Qwen2,   Arch::Qwen3, Arch::Gemma2,        Arch::Gemma3,
+                          Arch::Phi3,  Arch::SmolLM3, Arch::Bert,  Arch::GemmaEmbedding};
 
 using Shape = std::vector<int64_t>;
 
@@ -98,6 +98,22 @@ TEST(TensorManifest, BertHasEmbeddingTablesAndNoOutputHead) {
   EXPECT_EQ(file.shapes.at("token_types.weight"), (Shape{64, 2}));     // [n_embd, token_type_count]
 }
 
+// gemma-embedding's own tensors, as llama.cpp's loader has them: the final
+// norm (before pooling) and the dense layers dense_2 [n_embd, dense_2_feat_out]
+// and dense_3 [dense_3_feat_in, n_embd]; no output head.
+TEST(TensorManifest, GemmaEmbeddingHasAFinalNormAndDenseLayersAndNoOutputHead) {
+  const WrittenFile file = write_and_read(test::tiny_spec(Arch::GemmaEmbedding), "gemma_embedding");
+  std::set<std::string> own;
+  for (const auto& [name, shape] : file.shapes) {
+    if (name.rfind("blk.", 0) != 0) own.insert(name);
+  }
+  EXPECT_EQ(own,
+            (std::set<std::string>{"token_embd.weight", "output_norm.weight", "dense_2.weight", "dense_3.weight"}));
+  EXPECT_EQ(file.shapes.at("dense_2.weight"), (Shape{64, 48}));
+  EXPECT_EQ(file.shapes.at("dense_3.weight"), (Shape{48, 64}));
+  EXPECT_EQ(file.hp.dense_features, 48);
+}
+
 // Block 0's tensors in llama.cpp's loader of each architecture (phi3: with
 // the fused QKV matrix its converter writes; bert: post-norm blocks with
 // LayerNorms and a bias on every product).
@@ -116,6 +132,7 @@ TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
       {Arch::Qwen3, with(llama, {"attn_q_norm.weight", "attn_k_norm.weight"})},
       {Arch::Gemma2, gemma2},
       {Arch::Gemma3, with(gemma2, {"attn_q_norm.weight", "attn_k_norm.weight"})},
+      {Arch::GemmaEmbedding, with(gemma2, {"attn_q_norm.weight", "attn_k_norm.weight"})},
       {Arch::Phi3,
        {"attn_norm.weight", "attn_qkv.weight", "attn_output.weight", "ffn_norm.weight", "ffn_up.weight",
         "ffn_down.weight"}},

@@ -15,7 +15,7 @@ model::SynthSpec tiny_spec(model::Arch arch) {
   using model::Arch;
   model::SynthSpec s;
   s.arch = arch;
-  s.n_layer = arch == Arch::Gemma3 ? 6 : arch == Arch::SmolLM3 ? 4 : 2;
+  s.n_layer = arch == Arch::Gemma3 || arch == Arch::GemmaEmbedding ? 6 : arch == Arch::SmolLM3 ? 4 : 2;
   s.n_embd = 64;
   s.n_head = 4;
   s.n_head_kv = 2;
@@ -24,7 +24,13 @@ model::SynthSpec tiny_spec(model::Arch arch) {
   s.n_vocab = 300;
   s.tied_output = arch != Arch::Llama;
   s.rope_base = arch == Arch::Llama || arch == Arch::Phi3 ? 10000.0f : 1000000.0f;
-  if (arch == Arch::Gemma2 || arch == Arch::Gemma3 || arch == Arch::Phi3) s.sliding_window = kTinyWindow;
+  if (arch == Arch::Gemma2 || arch == Arch::Gemma3 || arch == Arch::GemmaEmbedding || arch == Arch::Phi3) {
+    s.sliding_window = kTinyWindow;
+  }
+  if (arch == Arch::GemmaEmbedding) {
+    s.pooling = model::Pooling::Mean;  // EmbeddingGemma's, then dense layers through 48 features
+    s.dense_features = 48;
+  }
   if (arch == Arch::Gemma2) {
     s.attn_softcap = 0.1f;
     s.final_softcap = 0.2f;
@@ -54,13 +60,16 @@ std::string test_temp_path(const std::string& stem) {
 }
 
 std::string write_tiny_model(model::Arch arch, GgmlType matrix_type) {
-  const std::string path = test_temp_path(std::string("tiny_") + model::arch_name(arch) + "_" +
-                                          ggml_type_name(static_cast<uint32_t>(matrix_type)) + ".gguf");
+  return write_tiny_spec(tiny_spec(arch), matrix_type, std::string("tiny_") + model::arch_name(arch));
+}
+
+std::string write_tiny_spec(const model::SynthSpec& spec, GgmlType matrix_type, const std::string& stem) {
+  const std::string path = test_temp_path(stem + "_" + ggml_type_name(static_cast<uint32_t>(matrix_type)) + ".gguf");
   model::SynthOptions opt;
   opt.seed = 7;
   opt.varied_norms = true;
   opt.tensor_type = [matrix_type](const std::string&, int64_t) { return matrix_type; };
-  model::write_synth_model(tiny_spec(arch), opt, path);
+  model::write_synth_model(spec, opt, path);
   return path;
 }
 

@@ -23,13 +23,16 @@ constexpr int64_t kTinyWindow = 8;
 constexpr int64_t kTinyRopeOriginalContext = 32;
 
 // n_embd 64, 4 heads over 2 KV heads, n_ff 96, 300 tokens; 2 layers, except
-// gemma3 with 6 (five local, then one global) and smollm3 with 4 (the last
-// without rotation); bert with 4 KV heads, 64 positions and mean pooling. Gemma's soft-caps are small enough to bend
+// gemma3 and gemma-embedding with 6 (five local, then one global) and smollm3
+// with 4 (the last without rotation); bert with 4 KV heads, 64 positions and
+// mean pooling; gemma-embedding with mean pooling and dense layers of 48. Gemma's soft-caps are small enough to bend
 // these tiny models' scores and logits.
 model::SynthSpec tiny_spec(model::Arch arch);
 // Writes tiny_spec(arch) with every matrix in `matrix_type` and varied norm
 // weights (seed 7); returns the path (test_temp_path).
 std::string write_tiny_model(model::Arch arch, kernels::GgmlType matrix_type);
+// The same for any spec (a tiny one edited), the file named after `stem`.
+std::string write_tiny_spec(const model::SynthSpec& spec, kernels::GgmlType matrix_type, const std::string& stem);
 // shared/models/stories260K.gguf.
 std::string stories_path();
 using KeyEdit = std::function<void(gguf::GgufWriter&)>;

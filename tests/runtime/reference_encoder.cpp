@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "reference_forward.h"
+
 namespace peak::test {
 
 using kernels::GgmlType;
@@ -36,18 +38,23 @@ class Weights {
                   all.begin() + static_cast<long>(static_cast<size_t>(row + 1) * n));
   }
 
-  // W · x + b for W stored as ggml [n_in, n_out] (row j holds output j's weights).
-  Vector linear(const std::string& prefix, const Vector& x) const {
-    const gguf::TensorInfo* t = file_.find_tensor(prefix + ".weight");
-    const Vector w = values(prefix + ".weight");
-    const Vector b = values(prefix + ".bias");
+  // W · x for W stored as ggml [n_in, n_out] (row j holds output j's weights).
+  Vector product(const std::string& name, const Vector& x) const {
+    const gguf::TensorInfo* t = file_.find_tensor(name);
+    const Vector w = values(name);
     const auto n_in = static_cast<size_t>(t->ne[0]), n_out = static_cast<size_t>(t->ne[1]);
-    Vector y(n_out);
+    Vector y(n_out, 0.0);
     for (size_t j = 0; j < n_out; ++j) {
-      double s = b[j];
-      for (size_t i = 0; i < n_in; ++i) s += w[j * n_in + i] * x[i];
-      y[j] = s;
+      for (size_t i = 0; i < n_in; ++i) y[j] += w[j * n_in + i] * x[i];
     }
+    return y;
+  }
+
+  // W · x + b.
+  Vector linear(const std::string& prefix, const Vector& x) const {
+    Vector y = product(prefix + ".weight", x);
+    const Vector b = values(prefix + ".bias");
+    for (size_t j = 0; j < y.size(); ++j) y[j] += b[j];
     return y;
   }
 
@@ -139,6 +146,17 @@ Vector reference_classify(const gguf::GgufFile& file, const std::vector<Vector>&
   Vector pooled = w.linear("cls", hidden.front());
   for (double& p : pooled) p = std::tanh(p);
   return w.linear("cls.output", pooled);
+}
+
+Vector reference_embed_decoder(const gguf::GgufFile& file, const model::HParams& hp, const std::vector<int32_t>& tokens,
+                               model::Pooling pooling, bool normalize) {
+  ReferenceForward forward(file, hp, hp.n_ctx_train);
+  std::vector<Vector> hidden = forward.hidden_states(tokens, !hp.causal_attention);
+  const Weights w(file);
+  if (w.has("dense_2.weight")) {
+    for (Vector& h : hidden) h = w.product("dense_3.weight", w.product("dense_2.weight", h));
+  }
+  return reference_pool(hidden, pooling, normalize);
 }
 
 Vector reference_pool(const std::vector<Vector>& hidden, model::Pooling pooling, bool normalize) {

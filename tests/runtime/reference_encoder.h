@@ -27,6 +27,14 @@ std::vector<std::vector<double>> reference_encode(const gguf::GgufFile& file, co
 // cls.output · tanh(cls · hidden[0] + cls.bias) + cls.output.bias, [n_cls_out].
 std::vector<double> reference_classify(const gguf::GgufFile& file, const std::vector<std::vector<double>>& hidden);
 
+// An embedding model of decoder layers (Qwen3-Embedding, gemma-embedding):
+// ReferenceForward's last hidden states of the sequence (bidirectional unless
+// HParams::causal_attention), through the dense layers dense_3 · dense_2 when
+// the file has them (linear, so applying them to every token before pooling
+// gives what applying them to the pooled vector does), then reference_pool.
+std::vector<double> reference_embed_decoder(const gguf::GgufFile& file, const model::HParams& hp,
+                                            const std::vector<int32_t>& tokens, model::Pooling pooling, bool normalize);
+
 // `hidden` pooled: the mean of the tokens' states, the first's, the last's,
 // or (none) every token's one after another; then scaled to length 1 per
 // vector when `normalize`.

@@ -77,7 +77,7 @@ std::vector<double> ReferenceForward::matvec(const std::string& name, const std:
 
 // Pair i of the first n_dims dimensions turns by pos * base^(-2i/n_dims) *
 // freq_scale / factor_i and is scaled by attn_factor; the rest pass through.
-void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il) const {
+void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il, int32_t pos) const {
   const model::LayerAttention& layer = hp_.layer(il);
   if (!layer.rope) return;
   const core::RopeParams& r = layer.rope_params;
@@ -86,7 +86,7 @@ void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il) 
   for (size_t h = 0; h < n_heads; ++h) {
     for (size_t i = 0; i < n_dims / 2; ++i) {
       const double exponent = -2.0 * static_cast<double>(i) / static_cast<double>(n_dims);
-      double theta = pos_ * std::pow(static_cast<double>(r.freq_base), exponent) * r.freq_scale;
+      double theta = pos * std::pow(static_cast<double>(r.freq_base), exponent) * r.freq_scale;
       if (!rope_factors_.empty()) theta /= rope_factors_[i];
       const size_t a = h * d + (neox ? i : 2 * i), b = h * d + (neox ? i + n_dims / 2 : 2 * i + 1);
       const double x0 = v[a], x1 = v[b];
@@ -97,102 +97,132 @@ void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il) 
 }
 
 // Scores q·k * scale, soft-capped when the model caps them, over the cached
-// positions the layer sees: all, or the last `window` (the query's own included).
-void ReferenceForward::attend(const std::vector<double>& q, size_t h, int64_t il, std::vector<double>& out) const {
+// positions the layer sees: those up to pos, on a sliding layer the last
+// `window` of them (pos included); bidirectional, all of them, on a sliding
+// layer those at most window / 2 from pos.
+void ReferenceForward::attend(const std::vector<double>& q, size_t h, int64_t il, int32_t pos, bool bidirectional,
+                              std::vector<double>& out) const {
   const size_t d = static_cast<size_t>(hp_.head_dim), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
   const size_t kvh = h / (static_cast<size_t>(hp_.n_head) / n_kv_head);
   const auto& kc = k_cache_[static_cast<size_t>(il)];
   const auto& vc = v_cache_[static_cast<size_t>(il)];
-  const size_t n_pos = kc.size() / (n_kv_head * d);
+  const auto n_pos = static_cast<int64_t>(kc.size() / (n_kv_head * d));
   const int64_t window = hp_.window(il);
-  const size_t first = window > 0 && n_pos > static_cast<size_t>(window) ? n_pos - static_cast<size_t>(window) : 0;
-  std::vector<double> scores(n_pos - first);
+  int64_t first = 0, end = bidirectional ? n_pos : pos + 1;
+  if (window > 0 && bidirectional) {
+    first = std::max<int64_t>(0, pos - window / 2);
+    end = std::min<int64_t>(n_pos, pos + window / 2 + 1);
+  } else if (window > 0) {
+    first = std::max<int64_t>(0, pos + 1 - window);
+  }
+  std::vector<double> scores(static_cast<size_t>(end - first));
   double max_score = -1e300;
-  for (size_t t = first; t < n_pos; ++t) {
+  for (int64_t t = first; t < end; ++t) {
     double s = 0;
-    for (size_t i = 0; i < d; ++i) s += q[h * d + i] * kc[(t * n_kv_head + kvh) * d + i];
-    scores[t - first] = soft_cap(s * hp_.attention_scale, hp_.attn_softcap);
-    max_score = std::max(max_score, scores[t - first]);
+    for (size_t i = 0; i < d; ++i) s += q[h * d + i] * kc[(static_cast<size_t>(t) * n_kv_head + kvh) * d + i];
+    scores[static_cast<size_t>(t - first)] = soft_cap(s * hp_.attention_scale, hp_.attn_softcap);
+    max_score = std::max(max_score, scores[static_cast<size_t>(t - first)]);
   }
   double sum = 0;
   for (double& s : scores) sum += (s = std::exp(s - max_score));
-  for (size_t t = first; t < n_pos; ++t) {
-    for (size_t i = 0; i < d; ++i) out[h * d + i] += scores[t - first] / sum * vc[(t * n_kv_head + kvh) * d + i];
+  for (int64_t t = first; t < end; ++t) {
+    const double weight = scores[static_cast<size_t>(t - first)] / sum;
+    for (size_t i = 0; i < d; ++i) out[h * d + i] += weight * vc[(static_cast<size_t>(t) * n_kv_head + kvh) * d + i];
   }
 }
 
 std::vector<double> ReferenceForward::step(int32_t token) {
+  const std::vector<double> x = hidden_states({token}).front();
+  std::vector<double> logits = matvec(has("output.weight") ? "output.weight" : "token_embd.weight", x);
+  for (double& l : logits) l = soft_cap(l, hp_.final_softcap);
+  return logits;
+}
+
+std::vector<std::vector<double>> ReferenceForward::hidden_states(const std::vector<int32_t>& tokens,
+                                                                 bool bidirectional) {
   const size_t e = static_cast<size_t>(hp_.n_embd), d = static_cast<size_t>(hp_.head_dim);
   const size_t n_head = static_cast<size_t>(hp_.n_head), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
   const size_t q_rows = n_head * d, kv_rows = n_kv_head * d, ff = static_cast<size_t>(hp_.n_ff);
-  std::vector<double> x = slice(vec("token_embd.weight"), static_cast<size_t>(token) * e, e);
-  for (double& v : x) v *= hp_.embedding_scale;
+  const size_t n = tokens.size();
+  std::vector<std::vector<double>> xs(n);
+  for (size_t t = 0; t < n; ++t) {
+    xs[t] = slice(vec("token_embd.weight"), static_cast<size_t>(tokens[t]) * e, e);
+    for (double& v : xs[t]) v *= hp_.embedding_scale;
+  }
   const double eps = hp_.rms_eps;
 
   for (int64_t il = 0; il < hp_.n_layer; ++il) {
     const std::string p = "blk." + std::to_string(il) + ".";
-    std::vector<double> h = x;
-    rms_norm(h, 0, e, vec(p + "attn_norm.weight"), eps);
-    std::vector<double> q, k, v;
-    if (has(p + "attn_qkv.weight")) {
-      const std::vector<double> qkv = matvec(p + "attn_qkv.weight", h);  // Q rows, then K, then V
-      q = slice(qkv, 0, q_rows);
-      k = slice(qkv, q_rows, kv_rows);
-      v = slice(qkv, q_rows + kv_rows, kv_rows);
-    } else {
-      q = matvec(p + "attn_q.weight", h);
-      k = matvec(p + "attn_k.weight", h);
-      v = matvec(p + "attn_v.weight", h);
+    // Every token's query, key and value first: a bidirectional token sees later ones.
+    std::vector<std::vector<double>> qs(n);
+    for (size_t t = 0; t < n; ++t) {
+      std::vector<double> h = xs[t];
+      rms_norm(h, 0, e, vec(p + "attn_norm.weight"), eps);
+      std::vector<double> q, k, v;
+      if (has(p + "attn_qkv.weight")) {
+        const std::vector<double> qkv = matvec(p + "attn_qkv.weight", h);  // Q rows, then K, then V
+        q = slice(qkv, 0, q_rows);
+        k = slice(qkv, q_rows, kv_rows);
+        v = slice(qkv, q_rows + kv_rows, kv_rows);
+      } else {
+        q = matvec(p + "attn_q.weight", h);
+        k = matvec(p + "attn_k.weight", h);
+        v = matvec(p + "attn_v.weight", h);
+      }
+      if (has(p + "attn_q.bias")) {
+        const auto bq = vec(p + "attn_q.bias"), bk = vec(p + "attn_k.bias"), bv = vec(p + "attn_v.bias");
+        for (size_t i = 0; i < q.size(); ++i) q[i] += bq[i];
+        for (size_t i = 0; i < k.size(); ++i) k[i] += bk[i], v[i] += bv[i];
+      }
+      if (has(p + "attn_q_norm.weight")) {
+        const auto qn = vec(p + "attn_q_norm.weight"), kn = vec(p + "attn_k_norm.weight");
+        for (size_t hh = 0; hh < n_head; ++hh) rms_norm(q, hh * d, d, qn, eps);
+        for (size_t hh = 0; hh < n_kv_head; ++hh) rms_norm(k, hh * d, d, kn, eps);
+      }
+      const auto pos = static_cast<int32_t>(pos_ + static_cast<int32_t>(t));
+      rope(q, n_head, il, pos);
+      rope(k, n_kv_head, il, pos);
+      qs[t] = q;
+      auto& kc = k_cache_[static_cast<size_t>(il)];
+      auto& vc = v_cache_[static_cast<size_t>(il)];
+      kc.insert(kc.end(), k.begin(), k.end());
+      vc.insert(vc.end(), v.begin(), v.end());
     }
-    if (has(p + "attn_q.bias")) {
-      const auto bq = vec(p + "attn_q.bias"), bk = vec(p + "attn_k.bias"), bv = vec(p + "attn_v.bias");
-      for (size_t i = 0; i < q.size(); ++i) q[i] += bq[i];
-      for (size_t i = 0; i < k.size(); ++i) k[i] += bk[i], v[i] += bv[i];
-    }
-    if (has(p + "attn_q_norm.weight")) {
-      const auto qn = vec(p + "attn_q_norm.weight"), kn = vec(p + "attn_k_norm.weight");
-      for (size_t hh = 0; hh < n_head; ++hh) rms_norm(q, hh * d, d, qn, eps);
-      for (size_t hh = 0; hh < n_kv_head; ++hh) rms_norm(k, hh * d, d, kn, eps);
-    }
-    rope(q, n_head, il);
-    rope(k, n_kv_head, il);
-    auto& kc = k_cache_[static_cast<size_t>(il)];
-    auto& vc = v_cache_[static_cast<size_t>(il)];
-    kc.insert(kc.end(), k.begin(), k.end());
-    vc.insert(vc.end(), v.begin(), v.end());
 
-    std::vector<double> attn(q_rows, 0.0);
-    for (size_t hh = 0; hh < n_head; ++hh) attend(q, hh, il, attn);
-    std::vector<double> o = matvec(p + "attn_output.weight", attn);
-    if (has(p + "post_attention_norm.weight")) rms_norm(o, 0, e, vec(p + "post_attention_norm.weight"), eps);
-    for (size_t i = 0; i < e; ++i) x[i] += o[i];
+    for (size_t t = 0; t < n; ++t) {
+      std::vector<double>& x = xs[t];
+      std::vector<double> attn(q_rows, 0.0);
+      const auto pos = static_cast<int32_t>(pos_ + static_cast<int32_t>(t));
+      for (size_t hh = 0; hh < n_head; ++hh) attend(qs[t], hh, il, pos, bidirectional, attn);
+      std::vector<double> o = matvec(p + "attn_output.weight", attn);
+      if (has(p + "post_attention_norm.weight")) rms_norm(o, 0, e, vec(p + "post_attention_norm.weight"), eps);
+      for (size_t i = 0; i < e; ++i) x[i] += o[i];
 
-    h = x;
-    rms_norm(h, 0, e, vec(p + "ffn_norm.weight"), eps);
-    std::vector<double> gate, up;
-    if (has(p + "ffn_gate.weight")) {
-      gate = matvec(p + "ffn_gate.weight", h);
-      up = matvec(p + "ffn_up.weight", h);
-    } else {
-      const std::vector<double> gate_up = matvec(p + "ffn_up.weight", h);  // gate rows, then up rows
-      gate = slice(gate_up, 0, ff);
-      up = slice(gate_up, ff, ff);
-    }
-    const bool gelu = hp_.ffn_activation == model::FfnActivation::GeluTanh;
-    for (size_t i = 0; i < gate.size(); ++i) gate[i] = (gelu ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
-    std::vector<double> down = matvec(p + "ffn_down.weight", gate);
-    if (has(p + "post_ffw_norm.weight")) rms_norm(down, 0, e, vec(p + "post_ffw_norm.weight"), eps);
-    for (size_t i = 0; i < e; ++i) x[i] += down[i];
-    const auto offset = layer_offsets_.find(il);
-    if (offset != layer_offsets_.end() && !offset->second.empty()) {
-      for (size_t i = 0; i < e; ++i) x[i] += offset->second[i];
+      std::vector<double> h = x;
+      rms_norm(h, 0, e, vec(p + "ffn_norm.weight"), eps);
+      std::vector<double> gate, up;
+      if (has(p + "ffn_gate.weight")) {
+        gate = matvec(p + "ffn_gate.weight", h);
+        up = matvec(p + "ffn_up.weight", h);
+      } else {
+        const std::vector<double> gate_up = matvec(p + "ffn_up.weight", h);  // gate rows, then up rows
+        gate = slice(gate_up, 0, ff);
+        up = slice(gate_up, ff, ff);
+      }
+      const bool gelu = hp_.ffn_activation == model::FfnActivation::GeluTanh;
+      for (size_t i = 0; i < gate.size(); ++i) gate[i] = (gelu ? gelu_tanh(gate[i]) : silu(gate[i])) * up[i];
+      std::vector<double> down = matvec(p + "ffn_down.weight", gate);
+      if (has(p + "post_ffw_norm.weight")) rms_norm(down, 0, e, vec(p + "post_ffw_norm.weight"), eps);
+      for (size_t i = 0; i < e; ++i) x[i] += down[i];
+      const auto offset = layer_offsets_.find(il);
+      if (offset != layer_offsets_.end() && !offset->second.empty()) {
+        for (size_t i = 0; i < e; ++i) x[i] += offset->second[i];
+      }
     }
   }
-  rms_norm(x, 0, e, vec("output_norm.weight"), eps);
-  ++pos_;
-  std::vector<double> logits = matvec(has("output.weight") ? "output.weight" : "token_embd.weight", x);
-  for (double& l : logits) l = soft_cap(l, hp_.final_softcap);
-  return logits;
+  for (std::vector<double>& x : xs) rms_norm(x, 0, e, vec("output_norm.weight"), eps);
+  pos_ += static_cast<int32_t>(n);
+  return xs;
 }
 
 void ReferenceDeviation::add(const std::vector<double>& expected, const float* logits) {

@@ -23,6 +23,12 @@ class ReferenceForward {
   ReferenceForward(const gguf::GgufFile& file, const model::HParams& hp, int64_t n_ctx);
   // Feeds one token at the next position; returns its logits.
   std::vector<double> step(int32_t token);
+  // Feeds `tokens` at the next positions, layer by layer; returns their last
+  // hidden states after output_norm ([n_tokens][n_embd]). Each token sees the
+  // earlier positions and itself, or with `bidirectional` every one of
+  // `tokens` (an encoder's sequence), and on a sliding layer then those at
+  // most window / 2 positions away either side (llama.cpp's symmetric window).
+  std::vector<std::vector<double>> hidden_states(const std::vector<int32_t>& tokens, bool bidirectional = false);
   // From the next step on, the matrix `name` is `w` (ggml [n_in, n_out]: row j
   // holds output j's n_in weights) instead of the file's: a merged adapter.
   void set_matrix(const std::string& name, std::vector<double> w) { matrices_[name] = std::move(w); }
@@ -34,10 +40,12 @@ class ReferenceForward {
   std::vector<double> matvec(const std::string& name, const std::vector<double>& x) const;
   std::vector<double> vec(const std::string& name) const;
   bool has(const std::string& name) const;
-  // Rotates every head of v [n_heads * d] in place as layer il does at pos_.
-  void rope(std::vector<double>& v, size_t n_heads, int64_t il) const;
-  // Softmax attention of query head h over the cached positions of layer il.
-  void attend(const std::vector<double>& q, size_t h, int64_t il, std::vector<double>& out) const;
+  // Rotates every head of v [n_heads * d] in place as layer il does at position pos.
+  void rope(std::vector<double>& v, size_t n_heads, int64_t il, int32_t pos) const;
+  // Softmax attention of query head h at position pos over the cached
+  // positions of layer il it sees (hidden_states).
+  void attend(const std::vector<double>& q, size_t h, int64_t il, int32_t pos, bool bidirectional,
+              std::vector<double>& out) const;
 
   const gguf::GgufFile& file_;
   const model::HParams& hp_;

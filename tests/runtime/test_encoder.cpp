@@ -3,13 +3,17 @@
 // from BERT's definition; sequences embedded side by side in one batch, or
 // split over passes, equal each embedded alone; bad sequences, a decoder
 // given to an Encoder, an encoder given to a Context, a missing tensor and an
-// unknown pooling type are refused by name. A reranker (rank pooling) scores
-// [CLS] query [SEP] document [SEP], the document as token type 1, as the
-// reference's classification head does, in batches or one by one, and
-// refuses a model without its head, a non-rank model and bad documents.
+// unknown pooling type are refused by name. The same for embedding models of
+// decoder layers (Qwen3-Embedding, EmbeddingGemma), against the decoders'
+// double-precision reference run over whole sequences. A reranker (rank
+// pooling) scores [CLS] query [SEP] document [SEP], the document as token
+// type 1, as the reference's classification head does, in batches or one by
+// one, and refuses a model without its head, a non-rank model and bad
+// documents.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -71,11 +75,9 @@ std::string write_tiny_reranker() {
   return path;
 }
 
-// The tiny bert file (or `source`) rewritten without tensor `dropped` and with `edit_keys` applied.
-std::string edited_bert(const std::string& dropped, const test::KeyEdit& edit_keys = {},
-                        const std::string& source = "") {
-  const auto file =
-      gguf::GgufFile::open(source.empty() ? test::write_tiny_model(model::Arch::Bert, GgmlType::F32) : source);
+// The file at `source` rewritten without tensor `dropped` and with `edit_keys` applied.
+std::string edited_model(const std::string& source, const std::string& dropped, const test::KeyEdit& edit_keys) {
+  const auto file = gguf::GgufFile::open(source);
   gguf::GgufWriter w;
   for (size_t i = 0; i < file->n_kv(); ++i) w.copy_value(file->value(i));
   if (edit_keys) edit_keys(w);
@@ -83,24 +85,37 @@ std::string edited_bert(const std::string& dropped, const test::KeyEdit& edit_ke
     const gguf::TensorInfo& t = file->tensor(i);
     if (t.name != dropped) w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data);
   }
-  const std::string path = test::test_temp_path("edited_bert.gguf");
+  const std::string path = test::test_temp_path("edited.gguf");
   w.write_file(path);
   return path;
 }
 
-TEST(Encoder, MatchesANaiveDoublePrecisionEncoderForEveryPooling) {
-  const auto m = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
-  EXPECT_EQ(m->hparams().pooling, Pooling::Mean);
-  EXPECT_FALSE(m->hparams().causal_attention);
-  runtime::Encoder encoder(*m);
+std::string edited_bert(const std::string& dropped, const test::KeyEdit& edit_keys = {}) {
+  return edited_model(test::write_tiny_model(model::Arch::Bert, GgmlType::F32), dropped, edit_keys);
+}
+
+// The tiny qwen3 as Qwen3-Embedding is: a qwen3 file with last-token pooling.
+// Heads of 24 (not n_embd / n_head, as qwen3's; not a multiple of 32, so
+// attention takes no bf16 products and the vectors keep 1e-4).
+std::string write_tiny_qwen3_embedding() {
+  model::SynthSpec spec = test::tiny_spec(model::Arch::Qwen3);
+  spec.head_dim = 24;
+  spec.pooling = Pooling::Last;
+  return test::write_tiny_spec(spec, GgmlType::F32, "tiny_qwen3_embedding");
+}
+
+using Reference = std::function<std::vector<double>(const std::vector<int32_t>& tokens, Pooling, bool normalize)>;
+
+// Every pooling, normalised or not, against `reference`'s vectors.
+void expect_reference_vectors(const model::Model& m, const Reference& reference) {
+  runtime::Encoder encoder(m);
   for (Pooling pooling : {Pooling::None, Pooling::Mean, Pooling::Cls, Pooling::Last}) {
     for (bool normalize : {true, false}) {
       SCOPED_TRACE(::testing::Message() << model::pooling_name(pooling) << (normalize ? " normalised" : ""));
       const auto vectors = encoder.embed(kSequences, {pooling, normalize});
       ASSERT_EQ(vectors.size(), kSequences.size());
       for (size_t s = 0; s < kSequences.size(); ++s) {
-        const std::vector<double> expected =
-            test::reference_pool(test::reference_encode(m->file(), m->hparams(), kSequences[s]), pooling, normalize);
+        const std::vector<double> expected = reference(kSequences[s], pooling, normalize);
         ASSERT_EQ(vectors[s].size(), expected.size());
         EXPECT_LE(relative_error(vectors[s], expected), 1e-4) << "sequence " << s;
       }
@@ -108,12 +123,11 @@ TEST(Encoder, MatchesANaiveDoublePrecisionEncoderForEveryPooling) {
   }
 }
 
-// One pass over all five sequences, passes of at most 20 tokens (three), and
-// each sequence alone: the same vectors, every token's.
-TEST(Encoder, ABatchOfSequencesEqualsEachAlone) {
-  const auto m = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
-  runtime::Encoder whole(*m);
-  runtime::Encoder small(*m, {20, 0});
+// One pass over all five sequences, passes of at most 20 tokens, and each
+// sequence alone: the same vectors, every token's.
+void expect_batches_equal_single_sequences(const model::Model& m) {
+  runtime::Encoder whole(m);
+  runtime::Encoder small(m, {20, 0});
   const runtime::EmbedOptions every_token{Pooling::None, false};
   const auto together = whole.embed(kSequences, every_token);
   const auto in_passes = small.embed(kSequences, every_token);
@@ -122,6 +136,27 @@ TEST(Encoder, ABatchOfSequencesEqualsEachAlone) {
     EXPECT_LE(relative_error(together[s], alone[0]), 1e-6) << "sequence " << s;
     EXPECT_LE(relative_error(in_passes[s], alone[0]), 1e-6) << "sequence " << s;
   }
+}
+
+TEST(Encoder, MatchesANaiveDoublePrecisionEncoderForEveryPooling) {
+  const auto m = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
+  EXPECT_EQ(m->hparams().pooling, Pooling::Mean);
+  EXPECT_FALSE(m->hparams().causal_attention);
+  expect_reference_vectors(*m, [&](const std::vector<int32_t>& tokens, Pooling pooling, bool normalize) {
+    return test::reference_pool(test::reference_encode(m->file(), m->hparams(), tokens), pooling, normalize);
+  });
+}
+
+// A model of decoder layers against reference_embed_decoder.
+void expect_decoder_reference_vectors(const model::Model& m) {
+  expect_reference_vectors(m, [&](const std::vector<int32_t>& tokens, Pooling pooling, bool normalize) {
+    return test::reference_embed_decoder(m.file(), m.hparams(), tokens, pooling, normalize);
+  });
+}
+
+TEST(Encoder, ABatchOfSequencesEqualsEachAlone) {
+  const auto m = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
+  expect_batches_equal_single_sequences(*m);
 }
 
 TEST(Encoder, RefusesBadSequencesByIndex) {
@@ -163,9 +198,9 @@ TEST(Encoder, RefusesAMissingTensorAndUnknownPoolingByName) {
               model::Model::load(edited_bert("", [](gguf::GgufWriter& w) { w.set_u32("bert.pooling_type", 4); }));
             }),
             "model lacks tensor 'cls.weight' (bert)");
-  EXPECT_EQ(error_of([] { model::Model::load(edited_bert("cls.output.weight", {}, write_tiny_reranker())); }),
+  EXPECT_EQ(error_of([] { model::Model::load(edited_model(write_tiny_reranker(), "cls.output.weight", {})); }),
             "model lacks tensor 'cls.output.weight' (bert)");
-  EXPECT_EQ(error_of([] { model::Model::load(edited_bert("cls.output.bias", {}, write_tiny_reranker())); }),
+  EXPECT_EQ(error_of([] { model::Model::load(edited_model(write_tiny_reranker(), "cls.output.bias", {})); }),
             "model lacks tensor 'cls.output.bias' (bert)");
   EXPECT_EQ(
       error_of([] {
@@ -334,6 +369,83 @@ TEST(Reranker, RefusesNonRankModelsAndBadDocumentsByIndex) {
               reranker.score(kQuery, {{5, 300}});
             }),
             "sequence 0: token id 300 at index 7 is outside the vocabulary of 300");
+}
+
+// Qwen3-Embedding: qwen3's layers run causally without a KV cache, then the
+// final norm; the last token's state (the model's pooling) and every other
+// pooling equal ReferenceForward's double-precision states.
+TEST(DecoderEmbedding, Qwen3EmbeddingMatchesTheReference) {
+  const auto m = model::Model::load(write_tiny_qwen3_embedding());
+  EXPECT_TRUE(m->hparams().embeds);
+  EXPECT_TRUE(m->hparams().causal_attention);
+  EXPECT_EQ(m->hparams().pooling, Pooling::Last);
+  expect_decoder_reference_vectors(*m);
+}
+
+TEST(DecoderEmbedding, Qwen3EmbeddingBatchesEqualSingleSequences) {
+  const auto m = model::Model::load(write_tiny_qwen3_embedding());
+  expect_batches_equal_single_sequences(*m);
+}
+
+// A qwen3 embedding file still generates (llama.cpp allows both); a chat
+// qwen3 (no pooling_type) is no embedding model.
+TEST(DecoderEmbedding, Qwen3EmbeddingStillLoadsAsADecoderAndAChatQwen3IsRefused) {
+  const auto embedding = model::Model::load(write_tiny_qwen3_embedding());
+  runtime::ContextParams params;
+  params.n_ctx = 32;
+  EXPECT_EQ(error_of([&] { runtime::Context context(*embedding, params); }), "");
+  const auto chat = model::Model::load(test::write_tiny_model(model::Arch::Qwen3, GgmlType::F32));
+  EXPECT_FALSE(chat->hparams().embeds);
+  EXPECT_EQ(error_of([&] { runtime::Encoder encoder(*chat); }),
+            "a qwen3 model is a decoder, not an encoder: it generates text (runtime::Context) and its file gives no "
+            "'qwen3.pooling_type' to embed with");
+}
+
+// EmbeddingGemma: Gemma 3's layers both ways, five in six within a symmetric
+// window of 8 (4 either side: the 19-token sequence sees past it), the final
+// norm, pooling, then the dense layers.
+TEST(DecoderEmbedding, GemmaEmbeddingMatchesTheReference) {
+  const auto m = model::Model::load(test::write_tiny_model(model::Arch::GemmaEmbedding, GgmlType::F32));
+  EXPECT_TRUE(m->hparams().embeds);
+  EXPECT_FALSE(m->hparams().causal_attention);
+  EXPECT_EQ(m->hparams().pooling, Pooling::Mean);
+  EXPECT_EQ(m->hparams().sliding_window, test::kTinyWindow);
+  EXPECT_TRUE(m->hparams().layer(0).sliding);
+  EXPECT_FALSE(m->hparams().layer(5).sliding);
+  expect_decoder_reference_vectors(*m);
+}
+
+TEST(DecoderEmbedding, GemmaEmbeddingBatchesEqualSingleSequences) {
+  const auto m = model::Model::load(test::write_tiny_model(model::Arch::GemmaEmbedding, GgmlType::F32));
+  expect_batches_equal_single_sequences(*m);
+}
+
+TEST(DecoderEmbedding, RefusesMissingDenseLayersAndBadKeysByName) {
+  const std::string gemma = test::write_tiny_model(model::Arch::GemmaEmbedding, GgmlType::F32);
+  EXPECT_EQ(error_of([&] { model::Model::load(edited_model(gemma, "dense_2.weight", {})); }),
+            "model lacks tensor 'dense_2.weight' (gemma-embedding)");
+  EXPECT_EQ(error_of([&] { model::Model::load(edited_model(gemma, "dense_3.weight", {})); }),
+            "model lacks tensor 'dense_3.weight' (gemma-embedding)");
+  EXPECT_EQ(error_of([&] {
+              model::Model::load(edited_model(
+                  gemma, "", [](gguf::GgufWriter& w) { w.set_u32("gemma-embedding.dense_3_feat_out", 32); }));
+            }),
+            "'gemma-embedding.dense_3_feat_out' is 32; it must be 64");
+  EXPECT_EQ(error_of([&] {
+              model::Model::load(edited_model(
+                  gemma, "", [](gguf::GgufWriter& w) { w.remove("gemma-embedding.attention.sliding_window"); }));
+            }),
+            "model metadata lacks 'gemma-embedding.attention.sliding_window'");
+  EXPECT_EQ(error_of([&] {
+              model::Model::load(edited_model(write_tiny_qwen3_embedding(), "",
+                                              [](gguf::GgufWriter& w) { w.set_u32("qwen3.pooling_type", 9); }));
+            }),
+            "'qwen3.pooling_type' is 9; peak knows 0 (none), 1 (mean), 2 (cls) and 3 (last)");
+  const auto m = model::Model::load(gemma);
+  EXPECT_NE(error_of([&] {
+              runtime::Context context(*m, runtime::ContextParams{});
+            }).find("gemma-embedding model is an encoder"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -233,6 +233,10 @@ void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const 
       refuse("'" + keys.prefix + "pooling_type' is " + std::to_string(pooling) +
              "; peak knows 0 (none), 1 (mean), 2 (cls), 3 (last) and 4 (rank)");
   }
+  if (hp.pooling == Pooling::Rank && !spec.encoder) {
+    refuse("'" + keys.prefix + "pooling_type' is 4 (rank): peak reranks with bert cross-encoders; a " +
+           std::string(spec.name) + " reranker (scored from its yes/no logits, as Qwen3-Reranker) is not supported");
+  }
   if (const auto labels = keys.find("classifier.output_labels")) {
     hp.n_cls_out = static_cast<int64_t>(labels->array().size());
     if (hp.n_cls_out < 1 || hp.n_cls_out > kMaxWidth) {

@@ -440,7 +440,14 @@ TEST(DecoderEmbedding, RefusesMissingDenseLayersAndBadKeysByName) {
               model::Model::load(edited_model(write_tiny_qwen3_embedding(), "",
                                               [](gguf::GgufWriter& w) { w.set_u32("qwen3.pooling_type", 9); }));
             }),
-            "'qwen3.pooling_type' is 9; peak knows 0 (none), 1 (mean), 2 (cls) and 3 (last)");
+            "'qwen3.pooling_type' is 9; peak knows 0 (none), 1 (mean), 2 (cls), 3 (last) and 4 (rank)");
+  // Rank pooling on decoder layers has no bert head to score with.
+  EXPECT_EQ(error_of([&] {
+              model::Model::load(edited_model(write_tiny_qwen3_embedding(), "",
+                                              [](gguf::GgufWriter& w) { w.set_u32("qwen3.pooling_type", 4); }));
+            }),
+            "'qwen3.pooling_type' is 4 (rank): peak reranks with bert cross-encoders; a qwen3 reranker (scored from "
+            "its yes/no logits, as Qwen3-Reranker) is not supported");
   const auto m = model::Model::load(gemma);
   EXPECT_NE(error_of([&] {
               runtime::Context context(*m, runtime::ContextParams{});

@@ -143,6 +143,8 @@ JNIEXPORT void JNICALL Java_peak_Native_fillDefaults(JNIEnv* env, jclass, jobjec
       write_defaults(env, embedder_params_fields, peak_embedder_default_params(), params);
     } else if (embed_options_fields.is_instance(env, params)) {
       write_defaults(env, embed_options_fields, peak_embed_default_params(), params);
+    } else if (rerank_options_fields.is_instance(env, params)) {
+      write_defaults(env, rerank_options_fields, peak_rerank_default_params(), params);
     } else {
       throw_peak(env, PEAK_ERR_INTERNAL, "fillDefaults: not a parameter class");
     }

@@ -328,18 +328,26 @@ StructFields embedder_params_fields("peak/EmbedderParams",
                                         PEAK_FIELD(peak_embedder_params, "nThreads", n_threads, kSize),
                                     });
 
-StructFields embed_options_fields("peak/EmbedOptions", {
-                                                           PEAK_FIELD(peak_embed_params, "pooling", pooling, kInt),
-                                                           PEAK_FIELD(peak_embed_params, "normalize", normalize, kBool),
-                                                       });
+StructFields embed_options_fields("peak/EmbedOptions",
+                                  {
+                                      PEAK_FIELD(peak_embed_params, "pooling", pooling, kInt),
+                                      PEAK_FIELD(peak_embed_params, "normalize", normalize, kBool),
+                                      PEAK_FIELD(peak_embed_params, "dimensions", dimensions, kSize),
+                                      PEAK_FIELD(peak_embed_params, "truncate", truncate, kBool),
+                                  });
+
+StructFields rerank_options_fields("peak/RerankOptions", {
+                                                             PEAK_FIELD(peak_rerank_params, "sigmoid", sigmoid, kBool),
+                                                         });
 
 #undef PEAK_FIELD
 
 bool bind_struct_fields(JNIEnv* env) {
-  for (StructFields* table : {&model_params_fields, &context_params_fields, &sampler_params_fields,
-                              &generate_options_fields, &session_params_fields, &generate_result_fields,
-                              &model_info_fields, &memory_estimate_fields, &session_stats_fields, &adapter_info_fields,
-                              &tool_parse_params_fields, &embedder_params_fields, &embed_options_fields}) {
+  for (StructFields* table :
+       {&model_params_fields, &context_params_fields, &sampler_params_fields, &generate_options_fields,
+        &session_params_fields, &generate_result_fields, &model_info_fields, &memory_estimate_fields,
+        &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields, &embedder_params_fields,
+        &embed_options_fields, &rerank_options_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

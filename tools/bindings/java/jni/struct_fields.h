@@ -78,6 +78,7 @@ extern StructFields adapter_info_fields;      // peak.AdapterInfo: peak_adapter_
 extern StructFields tool_parse_params_fields;  // peak.ToolParseParams: peak_tool_parse_params
 extern StructFields embedder_params_fields;    // peak.EmbedderParams: peak_embedder_params
 extern StructFields embed_options_fields;      // peak.EmbedOptions: peak_embed_params
+extern StructFields rerank_options_fields;     // peak.RerankOptions: peak_rerank_params
 
 bool bind_struct_fields(JNIEnv* env);
 

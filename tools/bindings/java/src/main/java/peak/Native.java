@@ -30,7 +30,7 @@ final class Native {
 
   /**
    * Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions,
-   * SessionParams, ToolParseParams, EmbedderParams or EmbedOptions.
+   * SessionParams, ToolParseParams, EmbedderParams, EmbedOptions or RerankOptions.
    */
   static native void fillDefaults(Object params);
   /** peak_chat_parse_response; {@code model} 0: none. */
@@ -87,6 +87,10 @@ final class Native {
    * one per token with PEAK_POOLING_NONE.
    */
   static native float[][][] embed(long embedder, String[] texts, EmbedOptions options);
+  /** peak_embed_tokens: as {@link #embed}, for sequences of token ids. */
+  static native float[][][] embedIds(long embedder, int[][] ids, EmbedOptions options);
+  /** peak_rerank: one score per document, in their order. */
+  static native float[] rerank(long embedder, String query, String[] documents, RerankOptions options);
 
   // ---- samplers
   static native long samplerCreate(long model, SamplerParams params);

@@ -14,7 +14,12 @@ public enum Pooling {
   /** The first token's ([CLS]). */
   CLS(2),
   /** The last token's. */
-  LAST(3);
+  LAST(3),
+  /**
+   * A reranker's (a cross-encoder's): its classification head's score of a query and document
+   * ({@link Embedder#rerank}); {@link Embedder#embed} refuses it.
+   */
+  RANK(4);
 
   final int code;
 

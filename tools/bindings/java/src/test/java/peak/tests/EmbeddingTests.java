@@ -1,8 +1,6 @@
 package peak.tests;
 
 import java.io.File;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -13,6 +11,7 @@ import peak.EmbedderParams;
 import peak.Model;
 import peak.ModelInfo;
 import peak.Pooling;
+import peak.RerankOptions;
 import peak.Status;
 
 /**
@@ -55,6 +54,9 @@ public final class EmbeddingTests {
     EmbedOptions options = new EmbedOptions();
     Check.equal(Pooling.MODEL, options.pooling(), "pooling");
     Check.isTrue(options.normalize(), "normalize");
+    Check.equal(0, options.dimensions(), "dimensions: all");
+    Check.isTrue(!options.truncate(), "truncate");
+    Check.isTrue(!new RerankOptions().sigmoid(), "sigmoid");
     for (Pooling p : Pooling.values()) Check.equal(p, new EmbedOptions().pooling(p).pooling(), "pooling " + p);
   }
 
@@ -73,6 +75,113 @@ public final class EmbeddingTests {
         Check.equal(model.tokenize(TEXTS[i], true, false).length, tokens[i].length, "token vectors of text " + i);
         same(printed[i], tokens[i], "text " + i + "'s token vectors");
       }
+    }
+  }
+
+  @Test
+  public void dimensionsAreThosePeakEmbedPrints() throws Exception {
+    try (Model model = Model.load(Fixtures.bge());
+         Embedder embedder = new Embedder(model, new EmbedderParams().nThreads(2))) {
+      float[][] cut = embedder.embed(new EmbedOptions().dimensions(128), TEXTS);
+      same(peakEmbed("--dimensions", "128"), cut, 128, "dimensions 128");
+      float[][][] cutTokens = embedder.embedTokens(new EmbedOptions().pooling(Pooling.NONE).dimensions(64), TEXTS);
+      float[][][] printed = peakEmbedTokens("--dimensions", "64");
+      Check.equal(printed.length, cutTokens.length, "texts with token vectors of 64 floats");
+      for (int i = 0; i < TEXTS.length; ++i) same(printed[i], cutTokens[i], 64, "text " + i + "'s tokens, 64 floats");
+      // Matryoshka: the whole vector's first floats, normalised after the cut (or not at all).
+      float[][] whole = embedder.embed(raw(Pooling.CLS), TEXTS);
+      float[][] rawCut = embedder.embed(raw(Pooling.CLS).dimensions(128), TEXTS);
+      for (int i = 0; i < TEXTS.length; ++i) {
+        float[] first = Arrays.copyOf(whole[i], 128);
+        close(scaled(first), cut[i], 1e-5, "text " + i + ": the first 128 floats, normalised");
+        close(first, rawCut[i], 1e-6, "text " + i + ": the first 128 floats, not normalised");
+      }
+      same(embedder.embed(TEXTS), embedder.embed(new EmbedOptions().dimensions(N_EMBD), TEXTS), "dimensions n_embd");
+    }
+  }
+
+  @Test
+  public void truncationIsPeakEmbedTruncate() throws Exception {
+    final int nBatch = 6;
+    try (Model model = Model.load(Fixtures.bge());
+         Embedder embedder = new Embedder(model, new EmbedderParams().nBatch(nBatch).nThreads(2))) {
+      float[][] cut = embedder.embed(new EmbedOptions().truncate(true), TEXTS);
+      same(peakEmbed("--truncate", "-b", String.valueOf(nBatch)), cut, "truncated to 6 tokens");
+      float[][][] cutTokens = embedder.embedTokens(new EmbedOptions().pooling(Pooling.NONE).truncate(true), TEXTS);
+      float[][][] printed = peakEmbedTokens("--truncate", "-b", String.valueOf(nBatch));
+      for (int i = 0; i < TEXTS.length; ++i) same(printed[i], cutTokens[i], "text " + i + "'s tokens, truncated");
+      // What truncation means: a longer text's first nBatch - 1 tokens, then the [SEP] it ends with.
+      int longer = 0;
+      for (int i = 0; i < TEXTS.length; ++i) {
+        int[] ids = model.tokenize(TEXTS[i], true, false);
+        int[] kept = Arrays.copyOf(ids, Math.min(ids.length, nBatch));
+        kept[kept.length - 1] = ids[ids.length - 1];
+        if (ids.length > nBatch) ++longer;
+        Check.equal(kept.length, cutTokens[i].length, "token vectors of truncated text " + i);
+        close(embedder.embedIds(kept)[0], cut[i], 1e-5, "text " + i + " truncated, as its kept ids");
+      }
+      Check.isTrue(longer >= 2 && longer < TEXTS.length, "texts longer than 6 tokens, and one shorter: " + longer);
+      int n = model.tokenize(TEXTS[0], true, false).length;
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "text 0 has " + n + " tokens, more than the embedder's n_batch of 6",
+          () -> embedder.embed(TEXTS));
+    }
+  }
+
+  @Test
+  public void idsAreTheirTexts() {
+    try (Model model = Model.load(Fixtures.bge()); Embedder embedder = new Embedder(model)) {
+      int[][] ids = new int[TEXTS.length][];
+      for (int i = 0; i < TEXTS.length; ++i) ids[i] = model.tokenize(TEXTS[i], true, false);
+      same(embedder.embed(TEXTS), embedder.embedIds(ids), "the texts' ids, the model's pooling");
+      EmbedOptions mean = raw(Pooling.MEAN).dimensions(100);
+      same(embedder.embed(mean, TEXTS), embedder.embedIds(mean, ids), 100, "the texts' ids, mean of 100 floats");
+      float[][][] tokens = embedder.embedTokens(TEXTS);
+      float[][][] idTokens = embedder.embedIdsPerToken(ids);
+      Check.equal(TEXTS.length, idTokens.length, "sequences with token vectors");
+      for (int i = 0; i < TEXTS.length; ++i) same(tokens[i], idTokens[i], "text " + i + "'s ids, per token");
+      Check.equal(0, embedder.embedIds().length, "no sequences");
+      Check.equal(0, embedder.embedIdsPerToken().length, "no sequences, per token");
+    }
+  }
+
+  @Test
+  public void badIdsAndOptionsAreRefusedNamingThem() {
+    try (Model model = Model.load(Fixtures.bge());
+         Embedder embedder = new Embedder(model, new EmbedderParams().nBatch(12))) {
+      int[] a = model.tokenize("a", true, false);
+      long nVocab = model.info().nVocab();
+      Check.contains(Check.throwsA(NullPointerException.class, () -> embedder.embedIds((int[][]) null)).getMessage(),
+          "ids", "null ids");
+      Check.contains(Check.throwsA(NullPointerException.class, () -> embedder.embedIds(a, null)).getMessage(),
+          "ids[1]", "a null sequence");
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "sequence 1 is empty", () -> embedder.embedIds(a, new int[0]));
+      Check.throwsPeak(Status.INVALID_ARGUMENT,
+          "sequence 1: token id " + nVocab + " at index 1 is outside the vocabulary of " + nVocab,
+          () -> embedder.embedIds(a, new int[] {a[0], (int) nVocab, a[0]}));
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "sequence 0: token id -1 at index 0",
+          () -> embedder.embedIdsPerToken(new int[] {-1}));
+      int[] thirteen = new int[13];
+      Arrays.fill(thirteen, a[1]);
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "sequence 0 has 13 tokens, more than the embedder's n_batch of 12",
+          () -> embedder.embedIds(thirteen));
+      Check.equal(N_EMBD, embedder.embedIds(new EmbedOptions().truncate(true), thirteen)[0].length, "13 ids, truncated");
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "dimensions 385 is more than the model's n_embd of 384",
+          () -> embedder.embed(new EmbedOptions().dimensions(N_EMBD + 1), "a"));
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "dimensions is -1; it must be at least 0",
+          () -> embedder.embedIds(new EmbedOptions().dimensions(-1), a));
+      Check.contains(Check.throwsA(IllegalArgumentException.class,
+          () -> embedder.embedIds(new EmbedOptions().pooling(Pooling.NONE), a)).getMessage(),
+          "options.pooling is NONE, a vector per token: embedIdsPerToken(...) gives those; embedIds(...) needs MEAN",
+          "embedIds without pooling");
+      Check.contains(Check.throwsA(IllegalArgumentException.class,
+          () -> embedder.embedIdsPerToken(new EmbedOptions(), a)).getMessage(),
+          "the model's own pooling (options.pooling MODEL) is CLS, one vector per text: embedIds(...) gives those",
+          "embedIdsPerToken with pooling");
+      Check.contains(Check.throwsA(IllegalArgumentException.class,
+          () -> embedder.embed(new EmbedOptions().pooling(Pooling.RANK), "a")).getMessage(),
+          "options.pooling is RANK, a reranker's score: rerank(query, documents...) gives those", "embed with RANK");
+      Check.throwsA(NullPointerException.class, () -> embedder.embedIds((EmbedOptions) null, a));
+      Check.equal(2, embedder.embedIds(a, a).length, "after the refusals");
     }
   }
 
@@ -207,8 +316,10 @@ public final class EmbeddingTests {
     return vectors;
   }
 
-  private static float[][][] peakEmbedTokens() throws Exception {
-    List<?> texts = (List<?>) runPeakEmbed("--pooling", "none");
+  private static float[][][] peakEmbedTokens(String... options) throws Exception {
+    List<String> withNone = new ArrayList<>(Arrays.asList("--pooling", "none"));
+    withNone.addAll(Arrays.asList(options));
+    List<?> texts = (List<?>) runPeakEmbed(withNone.toArray(new String[0]));
     float[][][] vectors = new float[texts.size()][][];
     for (int i = 0; i < vectors.length; ++i) {
       List<?> rows = (List<?>) texts.get(i);
@@ -219,19 +330,11 @@ public final class EmbeddingTests {
   }
 
   private static Object runPeakEmbed(String... options) throws Exception {
-    String cli = Fixtures.cli();
-    Check.isTrue(cli != null, "the build has the peak tool (-Dpeak.cli)");
     File dir = Fixtures.scratch("embedding");
-    File texts = new File(dir, "texts.txt");
-    Files.write(texts.toPath(), (String.join("\n", TEXTS) + "\n").getBytes(StandardCharsets.UTF_8));
-    List<String> command = new ArrayList<>(Arrays.asList(cli, "embed", "-m", Fixtures.bge(), "-f", texts.getPath(),
-        "-t", "2"));
-    command.addAll(Arrays.asList(options));
-    Process p = new ProcessBuilder(command).redirectError(new File(dir, "peak-embed.stderr")).start();
-    p.getOutputStream().close();
-    String json = new String(Texts.readAll(p.getInputStream()), StandardCharsets.UTF_8);
-    Check.equal(0, p.waitFor(), "peak embed's exit status");
-    return new NumberArrays(json).parse();
+    List<String> args = new ArrayList<>(Arrays.asList("embed", "-m", Fixtures.bge(), "-f",
+        Texts.linesFile(dir, "texts.txt", TEXTS).getPath(), "-t", "2"));
+    args.addAll(Arrays.asList(options));
+    return new NumberArrays(Texts.peakOutput(dir, args.toArray(new String[0]))).parse();
   }
 
   private static float[] floats(Object array) {
@@ -293,9 +396,15 @@ public final class EmbeddingTests {
 
   /** The same floats, bit for bit: the same C API calls on the same texts and threads. */
   private static void same(float[][] expected, float[][] actual, String what) {
+    same(expected, actual, N_EMBD, what);
+  }
+
+  /** The same, for vectors of {@code dimensions} floats. */
+  private static void same(float[][] expected, float[][] actual, int dimensions, String what) {
     Check.equal(expected.length, actual.length, what + ": vectors");
     for (int i = 0; i < expected.length; ++i) {
-      Check.equal(N_EMBD, actual[i].length, what + ": floats of vector " + i);
+      Check.equal(dimensions, expected[i].length, what + ": floats of expected vector " + i);
+      Check.equal(dimensions, actual[i].length, what + ": floats of vector " + i);
       if (!Arrays.equals(expected[i], actual[i])) {
         int j = 0;
         while (Float.compare(expected[i][j], actual[i][j]) == 0) ++j;

@@ -40,6 +40,14 @@ final class Fixtures {
     return property("peak.bgeModel");
   }
 
+  /**
+   * A random ms-marco-MiniLM-L6-v2 (a bert cross-encoder with its classification head, F32) with
+   * BGE's WordPiece vocabulary, which `peak synth` writes before the reranking tests.
+   */
+  static String msmarco() {
+    return property("peak.msmarcoModel");
+  }
+
   /** A fresh directory for one test class's files, in the build tree. */
   static File scratch(String name) {
     File dir = new File(property("peak.tmp"), "java-" + name);

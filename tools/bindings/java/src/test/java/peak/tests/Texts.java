@@ -1,9 +1,14 @@
 package peak.tests;
 
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import peak.Context;
 import peak.Model;
 
@@ -50,6 +55,33 @@ final class Texts {
     byte[] buf = new byte[8192];
     for (int n; (n = in.read(buf)) > 0; ) out.write(buf, 0, n);
     return out.toByteArray();
+  }
+
+  /**
+   * Runs the built peak tool with {@code args} (its standard input closed, its standard error kept
+   * in {@code dir}) and returns what it printed, after checking it exited with 0.
+   */
+  static String peakOutput(File dir, String... args) throws Exception {
+    String cli = Fixtures.cli();
+    Check.isTrue(cli != null, "the build has the peak tool (-Dpeak.cli)");
+    List<String> command = new ArrayList<>();
+    command.add(cli);
+    command.addAll(Arrays.asList(args));
+    Process p = new ProcessBuilder(command).redirectError(new File(dir, "peak-" + args[0] + ".stderr")).start();
+    p.getOutputStream().close();
+    String output = new String(readAll(p.getInputStream()), StandardCharsets.UTF_8);
+    Check.equal(0, p.waitFor(), "the exit status of peak " + String.join(" ", args));
+    return output;
+  }
+
+  /**
+   * {@code lines} written one a line to {@code dir/name}, as UTF-8: texts for the peak tool's -f,
+   * whose command line's encoding would depend on the locale.
+   */
+  static File linesFile(File dir, String name, String... lines) throws IOException {
+    File file = new File(dir, name);
+    Files.write(file.toPath(), (String.join("\n", lines) + "\n").getBytes(StandardCharsets.UTF_8));
+    return file;
   }
 
   /**

@@ -378,7 +378,7 @@ typedef struct peak_model_info {
      whose file gives <arch>.pooling_type, such as Qwen3-Embedding, which contexts
      also take); 0: a decoder for contexts only */
   int is_encoder;
-  int pooling;    /* an encoder's own peak_pooling (never PEAK_POOLING_MODEL); PEAK_POOLING_NONE otherwise */
+  int pooling; /* an encoder's own peak_pooling (never PEAK_POOLING_MODEL); PEAK_POOLING_NONE otherwise */
 } peak_model_info;
 
 /* Strings stay valid until peak_model_free. */

@@ -41,11 +41,11 @@ struct EncoderBatch {
 
 // The inputs the caller fills before each compute.
 struct EncoderInputs {
-  core::Tensor* tokens = nullptr;       // I32 [n_tokens]
-  core::Tensor* positions = nullptr;    // I32 [n_tokens]: each token's position in its sequence, from 0
-  core::Tensor* token_types =
-      nullptr;  // I32 [n_tokens]: each token's type (segment); null when the model has no token_types
-  core::Tensor* key_ranges = nullptr;   // I32 [2, n_tokens]: the rows of its own sequence each token attends to
+  core::Tensor* tokens = nullptr;     // I32 [n_tokens]
+  core::Tensor* positions = nullptr;  // I32 [n_tokens]: each token's position in its sequence, from 0
+  // I32 [n_tokens]: each token's type (segment); null when the model has no token_types.
+  core::Tensor* token_types = nullptr;
+  core::Tensor* key_ranges = nullptr;  // I32 [2, n_tokens]: the rows of its own sequence each token attends to
   // I32 [2, n_tokens]: those rows within the sliding window
   // (HParams::sliding_window), for sliding layers; null when no layer slides.
   core::Tensor* sliding_key_ranges = nullptr;

@@ -207,10 +207,10 @@ void copy_vocab(gguf::GgufWriter& w, const gguf::GgufFile& v, int64_t n_vocab) {
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b",       "qwen2.5-0.5b",         "llama-3.2-1b",        "tinyllama-1.1b",
-          "smollm2-135m",     "gemma3-1b",            "gemma3-270m",         "phi-4-mini",
-          "smollm3-3b",       "bge-small-en-v1.5",    "all-minilm-l6-v2",    "qwen3-embedding-0.6b",
-          "embeddinggemma-300m", "ms-marco-minilm-l6-v2"};
+  return {
+      "qwen3-0.6b",       "qwen2.5-0.5b",         "llama-3.2-1b",        "tinyllama-1.1b",       "smollm2-135m",
+      "gemma3-1b",        "gemma3-270m",          "phi-4-mini",          "smollm3-3b",           "bge-small-en-v1.5",
+      "all-minilm-l6-v2", "qwen3-embedding-0.6b", "embeddinggemma-300m", "ms-marco-minilm-l6-v2"};
 }
 
 SynthSpec synth_preset(const std::string& name) {

@@ -175,8 +175,7 @@ std::vector<std::vector<float>> Encoder::embed(const std::vector<std::vector<int
 
 void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size_t first, size_t end,
                         model::Pooling pooling, int64_t dimensions, bool normalize,
-                        const std::vector<int32_t>& second_segment,
-                        std::vector<std::vector<float>>& out) {
+                        const std::vector<int32_t>& second_segment, std::vector<std::vector<float>>& out) {
   model::EncoderBatch batch;
   batch.n_tokens = 0;
   for (size_t s = first; s < end; ++s) batch.n_tokens += static_cast<int64_t>(sequences[s].size());

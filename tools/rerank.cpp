@@ -6,16 +6,15 @@
 // /v1/rerank, Jina's, Cohere's):
 //   {"results": [{"index": 2, "relevance_score": 3.25, "document": {"text": "..."}}, ...]}
 // best first (equal scores in the order given), the --top-n best only.
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <numeric>
 #include <string>
 #include <vector>
 
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
+#include "openai_response.h"
 #include "text_file.h"
 #include "text_format.h"
 
@@ -107,10 +106,8 @@ int run_rerank(int argc, char** argv) {
   check_status(peak_rerank(loaded.embedder.get(), o.query.data(), o.query.size(), documents.texts.data(),
                            documents.lengths.data(), scores.size(), &o.rerank, scores.data()));
 
-  std::vector<size_t> order(scores.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
-  if (o.top_n > 0 && o.top_n < order.size()) order.resize(o.top_n);
+  // The order of peak serve's /v1/rerank.
+  const std::vector<size_t> order = peak_server::rerank_order(scores, o.top_n);
   std::printf("{\"results\": [");
   for (size_t k = 0; k < order.size(); ++k) {
     const size_t i = order[k];

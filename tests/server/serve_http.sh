@@ -3,11 +3,11 @@
 # OpenAI API (bad JSON, wrong types, missing messages, a huge body, a wrong
 # key, an unknown route), a client leaving mid-stream, --seed, the loopback
 # rule and a graceful SIGTERM; with an embedding model, /v1/embeddings and its
-# errors, and each model's 400 for the other's routes. Usage: serve_http.sh
-# PEAK MODEL WORKDIR [EMBEDDING_MODEL]. Exit 77 (skipped) without curl, but in
-# CI (CI=true).
+# errors, with a reranker /v1/rerank and its errors, and each model's 400 for
+# the others' routes. Usage: serve_http.sh PEAK MODEL WORKDIR
+# [EMBEDDING_MODEL RERANKER]. Exit 77 (skipped) without curl, but in CI (CI=true).
 set -uo pipefail
-peak=$1 model=$2 work=$3 embedding_model=${4:-}
+peak=$1 model=$2 work=$3 embedding_model=${4:-} reranker=${5:-}
 if ! command -v curl >/dev/null; then
   [[ ${CI:-} == true ]] && { echo "curl is missing (CI installs it)"; exit 1; }
   echo "curl is missing: skipped"
@@ -72,6 +72,7 @@ done
 [[ $health == *'"slots_processing":0'* ]] || fail "a slot stays busy after the client left: $health"
 expect 200 '"content":"' "${chat[@]}" -d '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 4}' "$base/v1/chat/completions"
 expect 400 '"message":"this server runs a chat model \(llama\), which makes no embeddings.*"param":"model"' "${chat[@]}" -d '{"input": "x"}' "$base/v1/embeddings"
+expect 400 '"message":"this server runs a chat model \(llama\), which ranks no documents.*"param":"model"' "${chat[@]}" -d '{"query": "q", "documents": ["a"]}' "$base/v1/rerank"
 echo "metrics: $(curl -s "$base/metrics")"
 stop_server
 grep -q 'POST /v1/chat/completions 400 ' "$work/errors.log" || fail "no request log line on stderr"
@@ -111,6 +112,30 @@ if [[ -n $embedding_model ]]; then
   expect 400 '"param":"dimensions"' "${chat[@]}" -d '{"input": "a", "dimensions": 100000}' "$base/v1/embeddings"
   expect 400 '"message":"this server runs an embedding model \(bert\)' "${chat[@]}" -d '{"messages": [{"role": "user", "content": "Hi"}]}' "$base/v1/chat/completions"
   expect 200 '"id":"'"$name"'"' "$base/v1/models"
+  expect 400 '"message":"this server runs an embedding model \(bert\), which ranks no documents.*"param":"model"' "${chat[@]}" -d '{"query": "q", "documents": ["a"]}' "$base/v1/rerank"
+  expect 200 '"slots_idle":2' "$base/health"
+  stop_server
+  model=$chat_model
+fi
+
+# A reranker: llama.cpp's rerank shape best first, top_n, return_documents,
+# documents as {"text"} objects, the aliases, 400s naming the field and index,
+# and the other models' routes refused.
+if [[ -n $reranker ]]; then
+  chat_model=$model model=$reranker
+  start_server rerank --parallel 2
+  name=$(basename "$reranker")
+  score='"relevance_score":-?[0-9][0-9.e+-]*'
+  expect 200 '^\{"model":"'"$name"'","object":"list","usage":\{"prompt_tokens":[0-9]+,"total_tokens":[0-9]+\},"results":\[\{"index":[0-2],'"$score"',"document":\{"text":"[a-z ]+"\}\},\{"index":[0-2],'"$score"',"document":\{"text":"[a-z ]+"\}\},\{"index":[0-2],'"$score"',"document":\{"text":"[a-z ]+"\}\}\]\}$' "${chat[@]}" -d '{"model": "m", "query": "cat", "documents": ["a cat", "hello", "the mat"]}' "$base/v1/rerank"
+  expect 200 '"results":\[\{"index":[0-2],'"$score"'\}\]\}$' "${chat[@]}" -d '{"query": "cat", "documents": ["a cat", {"text": "hello"}, "the mat"], "top_n": 1, "return_documents": false}' "$base/rerank"
+  expect 200 '"results":\[\{"index":0,'"$score"',"document":\{"text":"hello"\}\}\]\}$' "${chat[@]}" -d '{"query": "cat", "documents": [{"text": "hello"}]}' "$base/v1/reranking"
+  expect 400 '"message":"'"'"'documents\[3\]'"'"' is an empty string".*"param":"documents\[3\]"' "${chat[@]}" -d '{"query": "cat", "documents": ["a", "b", "c", ""]}' "$base/v1/rerank"
+  expect 400 '"message":"'"'"'query'"'"' is required".*"param":"query"' "${chat[@]}" -d '{"documents": ["a"]}' "$base/v1/rerank"
+  expect 400 '"param":"top_n"' "${chat[@]}" -d '{"query": "cat", "documents": ["a"], "top_n": 0}' "$base/v1/rerank"
+  expect 400 '"message":"'"'"'top_n'"'"' must be an integer, not a string".*"param":"top_n"' "${chat[@]}" -d '{"query": "cat", "documents": ["a"], "top_n": "2"}' "$base/v1/rerank"
+  expect 400 '"message":"'"'"'documents\[1\]'"'"' with the query is [0-9]+ tokens.*the reranker takes at most [0-9]+".*"param":"documents\[1\]"' "${chat[@]}" -d '{"query": "cat", "documents": ["a", "'"$(printf 'cat %.0s' $(seq 200))"'"]}' "$base/v1/rerank"
+  expect 400 '"message":"this server runs a reranker \(bert\), which makes no embeddings: use POST /v1/rerank' "${chat[@]}" -d '{"input": "x"}' "$base/v1/embeddings"
+  expect 400 '"message":"this server runs a reranker \(bert\), which generates no text' "${chat[@]}" -d '{"messages": [{"role": "user", "content": "Hi"}]}' "$base/v1/chat/completions"
   expect 200 '"slots_idle":2' "$base/health"
   stop_server
   model=$chat_model

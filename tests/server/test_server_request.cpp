@@ -15,6 +15,7 @@ using peak::json::Value;
 using peak_server::ChatRequest;
 using peak_server::EmbeddingRequest;
 using peak_server::RequestError;
+using peak_server::RerankRequest;
 using peak_server::StopFilter;
 
 Value body(const std::string& text) {
@@ -87,6 +88,70 @@ TEST(ServerRequest, EmbeddingErrorsNameTheFieldAndIndex) {
             "dimensions: 'dimensions' must be between 1 and 8, not 0");
   EXPECT_EQ(embedding_error(R"({"input": "a", "dimensions": 2.5})"),
             "dimensions: 'dimensions' must be an integer, not a number");
+}
+
+RerankRequest rerank(const std::string& text) { return peak_server::parse_rerank_request(body(text)); }
+
+std::string rerank_error(const std::string& text) {
+  try {
+    rerank(text);
+  } catch (const RequestError& e) {
+    return e.param + ": " + e.what();
+  }
+  return "";
+}
+
+// llama.cpp's, Jina's and Cohere's rerank request: documents as strings or
+// {"text": ...} objects, top_n and return_documents optional (all of them,
+// with their text, by default).
+TEST(ServerRequest, RerankFields) {
+  RerankRequest r = rerank(R"({"model": "m", "query": "q", "documents": ["a", "b c"]})");
+  EXPECT_EQ(r.query, "q");
+  EXPECT_EQ(r.documents, (std::vector<std::string>{"a", "b c"}));
+  EXPECT_EQ(r.top_n, 0u);
+  EXPECT_TRUE(r.return_documents);
+  r = rerank(R"({"query": "q", "documents": [{"text": "a"}, "b"], "top_n": 5, "return_documents": false})");
+  EXPECT_EQ(r.documents, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.top_n, 5u);  // more than the documents: all of them, as llama.cpp's server answers
+  EXPECT_FALSE(r.return_documents);
+  r = rerank(R"({"query": "q", "documents": ["a"], "top_n": null, "return_documents": null})");
+  EXPECT_EQ(r.top_n, 0u);
+  EXPECT_TRUE(r.return_documents);
+
+  std::string many = R"({"query": "q", "documents": [)";
+  for (size_t i = 0; i < peak_server::kMaxRerankDocuments; ++i) many += i ? ",\"x\"" : "\"x\"";
+  EXPECT_EQ(rerank(many + "]}").documents.size(), peak_server::kMaxRerankDocuments);
+  EXPECT_EQ(rerank_error(many + R"(, "y"]})"),
+            "documents: 'documents' has 1001 documents; at most 1000 go in one request");
+}
+
+TEST(ServerRequest, RerankErrorsNameTheFieldAndIndex) {
+  EXPECT_EQ(rerank_error(R"({"documents": ["a"]})"), "query: 'query' is required");
+  EXPECT_EQ(rerank_error(R"({"query": "", "documents": ["a"]})"), "query: 'query' is an empty string");
+  EXPECT_EQ(rerank_error(R"({"query": ["q"], "documents": ["a"]})"), "query: 'query' must be a string, not an array");
+  EXPECT_EQ(rerank_error(R"({"query": "q"})"), "documents: 'documents' is required");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": "a"})"),
+            "documents: 'documents' must be a list of strings, not a string");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": []})"), "documents: 'documents' is an empty list");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a", "b", "c", ""]})"),
+            "documents[3]: 'documents[3]' is an empty string");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a", 7]})"),
+            "documents[1]: 'documents[1]' must be a string (or an object with a string \"text\"), not a number");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a", {"title": "b"}]})"),
+            "documents[1].text: 'documents[1].text' is required");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": [{"text": ""}]})"),
+            "documents[0].text: 'documents[0].text' is an empty string");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a"], "top_n": 0})"),
+            "top_n: 'top_n' must be between 1 and 2147483647, not 0");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a"], "top_n": -2})"),
+            "top_n: 'top_n' must be between 1 and 2147483647, not -2");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a"], "top_n": 1.5})"),
+            "top_n: 'top_n' must be an integer, not a number");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a"], "top_n": "2"})"),
+            "top_n: 'top_n' must be an integer, not a string");
+  EXPECT_EQ(rerank_error(R"({"query": "q", "documents": ["a"], "return_documents": 1})"),
+            "return_documents: 'return_documents' must be a boolean, not a number");
+  EXPECT_EQ(rerank_error(R"(["q"])"), ": the body must be a JSON object, not an array");
 }
 
 TEST(ServerRequest, ChatFields) {

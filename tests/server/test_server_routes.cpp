@@ -3,7 +3,8 @@
 // Greedy answers are checked against a reference computed here through the C
 // API alone (peak_chat_apply_template + peak_generate at temperature 0), and
 // /v1/embeddings, on the tiny bert model tests/runtime writes, against
-// peak_embed's vectors for the same texts.
+// peak_embed's vectors for the same texts, and /v1/rerank, on its tiny bert
+// reranker, against peak_rerank's scores.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -22,6 +23,7 @@
 
 #include "conversation_store.h"
 #include "json/json.h"
+#include "openai_response.h"
 #include "routes.h"
 #include "web_page.h"
 
@@ -1158,24 +1160,29 @@ TEST(ServerRoutes, ConversationsSavedUnderADefaultSeedKeepTheirOwnFiles) {
   EXPECT_EQ(content_of(alpha_again), content_of(full.json()));
 }
 
-// A conversation whose file name is taken already is not saved over that file.
-// The tiny bert model (tests/runtime), "" where that is not built.
+// A model tests/runtime writes, loaded; nullptr when `path` is "" (not built here).
+peak_model* load_fixture(const char* path) {
+  peak_model* m = nullptr;
+  if (std::string(path).empty()) return m;
+  EXPECT_EQ(peak_model_load(path, nullptr, &m), PEAK_OK) << peak_last_error();
+  return m;
+}
+
+// The tiny bert model (tests/runtime).
 const peak_model* embedding_model() {
-  static peak_model* model = [] {
-    peak_model* m = nullptr;
-    if (std::string(PEAK_EMBED_MODEL).empty()) return m;
-    EXPECT_EQ(peak_model_load(PEAK_EMBED_MODEL, nullptr, &m), PEAK_OK) << peak_last_error();
-    return m;
-  }();
+  static peak_model* model = load_fixture(PEAK_EMBED_MODEL);
   return model;
 }
 
-SlotSettings embedding_settings() {
+// An embedding model's or a reranker's slots: an embedder on one thread each.
+SlotSettings encoder_settings(const peak_model* model) {
   SlotSettings s;
-  s.model = embedding_model();
+  s.model = model;
   s.context.n_threads = 1;
   return s;
 }
+
+SlotSettings embedding_settings() { return encoder_settings(embedding_model()); }
 
 // peak_embed's vectors for `texts` on an embedder of its own (one thread, as the server's).
 std::vector<std::vector<float>> library_vectors(const std::vector<std::string>& texts, size_t dimensions = 0) {
@@ -1364,6 +1371,196 @@ TEST(ServerEmbeddings, ErrorsNameTheFieldAndEachModelRefusesTheOthersRoutes) {
                "this server runs a chat model (llama), which makes no embeddings", "model");
 }
 
+// The tiny bert reranker (tests/runtime).
+const peak_model* rerank_model() {
+  static peak_model* model = load_fixture(PEAK_RERANK_MODEL);
+  return model;
+}
+
+SlotSettings rerank_settings() { return encoder_settings(rerank_model()); }
+
+ServerOptions rerank_options(size_t parallel = 1) {
+  ServerOptions o = options(parallel);
+  o.model_id = "rerank_tiny_bert.gguf";
+  return o;
+}
+
+// peak_rerank's scores (logits) for the documents, on an embedder of its own.
+std::vector<float> library_scores(const std::string& query, const std::vector<std::string>& documents) {
+  peak_embedder_params ep = peak_embedder_default_params();
+  ep.n_threads = 1;
+  peak_embedder* embedder = nullptr;
+  EXPECT_EQ(peak_embedder_create(rerank_model(), &ep, &embedder), PEAK_OK) << peak_last_error();
+  std::vector<const char*> pointers;
+  std::vector<size_t> lengths;
+  for (const std::string& d : documents) {
+    pointers.push_back(d.c_str());
+    lengths.push_back(d.size());
+  }
+  std::vector<float> scores(documents.size());
+  EXPECT_EQ(peak_rerank(embedder, query.data(), query.size(), pointers.data(), lengths.data(), documents.size(),
+                        nullptr, scores.data()),
+            PEAK_OK)
+      << peak_last_error();
+  peak_embedder_free(embedder);
+  return scores;
+}
+
+// Tokens of a text without special tokens, on the reranker.
+size_t rerank_tokens(const std::string& text) {
+  size_t n = 0;
+  peak_tokenize(rerank_model(), text.data(), text.size(), 0, 0, nullptr, 0, &n);
+  return n;
+}
+
+// [CLS] query [SEP] document [SEP], summed over the documents: llama.cpp's usage of a rerank request.
+size_t pair_tokens(const std::string& query, const std::vector<std::string>& documents) {
+  size_t n = 0;
+  for (const std::string& d : documents) n += 3 + rerank_tokens(query) + rerank_tokens(d);
+  return n;
+}
+
+struct RerankResult {
+  size_t index;
+  double score;
+  const Value* document;  // nullptr when the result has none
+};
+
+// The results of a 200 rerank response, its shape checked.
+std::vector<RerankResult> rerank_results(const FakeResponder& out, const Value& v, size_t prompt_tokens) {
+  EXPECT_EQ(out.status, 200) << out.body;
+  EXPECT_EQ(v.find("model")->as_string(), "rerank_tiny_bert.gguf");
+  EXPECT_EQ(v.find("object")->as_string(), "list");
+  EXPECT_EQ(v.find("usage")->find("prompt_tokens")->as_int(), static_cast<int64_t>(prompt_tokens));
+  EXPECT_EQ(v.find("usage")->find("total_tokens")->as_int(), static_cast<int64_t>(prompt_tokens));
+  std::vector<RerankResult> results;
+  for (const Value& r : v.find("results")->items()) {
+    results.push_back(
+        {static_cast<size_t>(r.find("index")->as_int()), r.find("relevance_score")->as_double(), r.find("document")});
+  }
+  return results;
+}
+
+// Indices by score, best first, equal scores in the order given, cut to top_n
+// (0: all), on scores chosen to tie.
+TEST(ServerRerank, OrderIsBestFirstTiesInInputOrder) {
+  const std::vector<float> scores = {1.0f, 3.0f, 3.0f, -2.0f, 3.0f, 2.5f};
+  EXPECT_EQ(peak_server::rerank_order(scores, 0), (std::vector<size_t>{1, 2, 4, 5, 0, 3}));
+  EXPECT_EQ(peak_server::rerank_order(scores, 2), (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(peak_server::rerank_order(scores, 4), (std::vector<size_t>{1, 2, 4, 5}));
+  EXPECT_EQ(peak_server::rerank_order(scores, 6), (std::vector<size_t>{1, 2, 4, 5, 0, 3}));
+  EXPECT_EQ(peak_server::rerank_order(scores, 100), (std::vector<size_t>{1, 2, 4, 5, 0, 3}));
+  EXPECT_EQ(peak_server::rerank_order({-1.0f}, 1), (std::vector<size_t>{0}));
+}
+
+// Each document's relevance_score is peak_rerank's logit for it, the results
+// best first, cut to top_n, with or without the documents' text, whichever
+// of the routes' names and the documents' two forms the request uses.
+TEST(ServerRerank, ScoresEqualPeakRerankBestFirst) {
+  if (!rerank_model()) GTEST_SKIP() << "the tiny bert reranker is written by tests/runtime, not built here";
+  Server server(rerank_settings(), rerank_options(2));
+  const std::string query = "cat";
+  const std::vector<std::string> documents = {"a cat", "hello", "the mat", "cat", "the notes on the cat"};
+  const std::vector<float> expected = library_scores(query, documents);
+  const size_t tokens = pair_tokens(query, documents);
+  const std::string request_body =
+      R"({"model": "m", "query": "cat", "documents": ["a cat", "hello", "the mat", "cat", "the notes on the cat"])";
+
+  const FakeResponder all = call(server, request("POST", "/v1/rerank", request_body + "}"));
+  const Value all_json = all.json();
+  const std::vector<RerankResult> results = rerank_results(all, all_json, tokens);
+  ASSERT_EQ(results.size(), documents.size());
+  std::vector<bool> seen(documents.size(), false);
+  for (size_t k = 0; k < results.size(); ++k) {
+    const RerankResult& r = results[k];
+    ASSERT_LT(r.index, documents.size());
+    EXPECT_FALSE(seen[r.index]) << "document " << r.index << " twice";
+    seen[r.index] = true;
+    EXPECT_NEAR(r.score, expected[r.index], 1e-6) << "document " << r.index;
+    ASSERT_NE(r.document, nullptr);
+    EXPECT_EQ(r.document->find("text")->as_string(), documents[r.index]);
+    if (k > 0) {
+      EXPECT_GE(results[k - 1].score, r.score) << "best first";
+      if (results[k - 1].score == r.score) {
+        EXPECT_LT(results[k - 1].index, r.index) << "ties in input order";
+      }
+    }
+  }
+  // The scores differ between documents (a reranker that ranked nothing would pass the above).
+  EXPECT_NE(results.front().score, results.back().score);
+
+  const FakeResponder top = call(server, request("POST", "/rerank", request_body + R"(, "top_n": 2})"));
+  const std::vector<RerankResult> best = rerank_results(top, top.json(), tokens);
+  ASSERT_EQ(best.size(), 2u);
+  for (size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(best[k].index, results[k].index);
+    EXPECT_EQ(best[k].score, results[k].score);
+  }
+
+  const FakeResponder bare =
+      call(server, request("POST", "/v1/reranking", request_body + R"(, "return_documents": false})"));
+  const std::vector<RerankResult> no_text = rerank_results(bare, bare.json(), tokens);
+  ASSERT_EQ(no_text.size(), documents.size());
+  for (size_t k = 0; k < no_text.size(); ++k) {
+    EXPECT_EQ(no_text[k].index, results[k].index);
+    EXPECT_EQ(no_text[k].document, nullptr);
+  }
+
+  const std::string objects =
+      R"({"query": "cat", "documents": [{"text": "a cat"}, "hello", {"text": "the mat"}, "cat",
+          {"text": "the notes on the cat"}], "top_n": 9})";
+  const FakeResponder as_objects = call(server, request("POST", "/reranking", objects));
+  const std::vector<RerankResult> from_objects = rerank_results(as_objects, as_objects.json(), tokens);
+  ASSERT_EQ(from_objects.size(), documents.size());
+  for (size_t k = 0; k < from_objects.size(); ++k) {
+    EXPECT_EQ(from_objects[k].index, results[k].index);
+    EXPECT_EQ(from_objects[k].score, results[k].score);
+  }
+  const Value metrics = call(server, request("GET", "/metrics")).json();
+  EXPECT_EQ(metrics.find("prompt_tokens")->as_int(), static_cast<int64_t>(4 * tokens));
+}
+
+TEST(ServerRerank, ErrorsNameTheFieldAndEachModelRefusesTheOthersRoutes) {
+  if (!rerank_model() || !embedding_model()) GTEST_SKIP() << "the tiny bert models are written by tests/runtime";
+  Server server(rerank_settings(), rerank_options());
+  peak_model_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(peak_model_get_info(rerank_model(), &info), PEAK_OK);
+  ASSERT_EQ(info.pooling, PEAK_POOLING_RANK);
+  const auto rank = [&](const std::string& body) { return call(server, request("POST", "/v1/rerank", body)); };
+  std::string long_text;
+  while (rerank_tokens(long_text) + rerank_tokens("cat") + 3 <= info.n_ctx_train) long_text += "cat ";
+  const size_t long_pair = rerank_tokens(long_text) + rerank_tokens("cat") + 3;
+  expect_error(rank(R"({"query": "cat", "documents": ["fine", ")" + long_text + R"("]})"), 400,
+               "'documents[1]' with the query is " + std::to_string(long_pair) +
+                   " tokens with [CLS] and [SEP]s; the reranker takes at most " + std::to_string(info.n_ctx_train),
+               "documents[1]");
+  expect_error(rank(R"({"query": "cat", "documents": ["a", "b", "c", ""]})"), 400, "'documents[3]' is an empty string",
+               "documents[3]");
+  expect_error(rank(R"({"documents": ["a"]})"), 400, "'query' is required", "query");
+  expect_error(rank(R"({"query": "cat", "documents": ["a"], "top_n": 0})"), 400, "'top_n' must be between 1 and",
+               "top_n");
+  expect_error(rank(R"({"query": "cat", "documents": ["a"], "top_n": 1.5})"), 400, "'top_n' must be an integer",
+               "top_n");
+  expect_error(rank("{\"query\": "), 400, "not valid JSON");
+  EXPECT_EQ(call(server, request("GET", "/v1/rerank")).status, 405);
+
+  // The other models' routes on a reranker, and /v1/rerank on the other models.
+  expect_error(call(server, request("POST", "/v1/embeddings", R"({"input": "x"})")), 400,
+               "this server runs a reranker (bert), which makes no embeddings: use POST /v1/rerank", "model");
+  expect_error(call(server, request("POST", "/v1/chat/completions", chat_body({{"user", "Hi"}}))), 400,
+               "this server runs a reranker (bert), which generates no text: use POST /v1/rerank", "model");
+  EXPECT_EQ(call(server, request("GET", "/health")).json().find("slots_idle")->as_int(), 1);
+  const std::string rerank_body = R"({"query": "q", "documents": ["a"]})";
+  Server embed(embedding_settings(), embedding_options());
+  expect_error(call(embed, request("POST", "/v1/rerank", rerank_body)), 400,
+               "this server runs an embedding model (bert), which ranks no documents", "model");
+  Server chat(settings(), options());
+  expect_error(call(chat, request("POST", "/rerank", rerank_body)), 400,
+               "this server runs a chat model (llama), which ranks no documents", "model");
+}
+
+// A conversation whose file name is taken already is not saved over that file.
 TEST(ServerConversationStore, ANameWhoseFileExistsIsRefused) {
   const ScratchDir dir("peak_serve_taken_name");
   const std::filesystem::path taken = dir.path() / "taken.pkss";

@@ -104,6 +104,14 @@ std::optional<TextConstraint> response_format(const Value& body) {
   return TextConstraint{field, true, peak::json::write(*schema)};
 }
 
+// A list of `n` items may hold at most `most` (`noun`: what they are).
+void check_count(size_t n, size_t most, const char* field, const char* noun) {
+  if (n <= most) return;
+  throw RequestError("'" + std::string(field) + "' has " + std::to_string(n) + " " + noun + "; at most " +
+                         std::to_string(most) + " go in one request",
+                     field);
+}
+
 // An array of token ids, each checked against the vocabulary; `field` names it.
 std::vector<int32_t> token_ids(const Value& list, const std::string& field, size_t n_vocab) {
   std::vector<int32_t> ids;
@@ -521,11 +529,7 @@ EmbeddingRequest parse_embedding_request(const Value& body, size_t n_vocab, size
   } else {
     const std::vector<Value>& items = input->items();
     if (items.empty()) throw RequestError("'input' is an empty list", "input");
-    if (items.size() > kMaxEmbeddingInputs) {
-      throw RequestError("'input' has " + std::to_string(items.size()) + " inputs; at most " +
-                             std::to_string(kMaxEmbeddingInputs) + " go in one request",
-                         "input");
-    }
+    check_count(items.size(), kMaxEmbeddingInputs, "input", "inputs");
     // The first item tells which list it is; every other must be alike.
     if (items[0].is_integer()) {
       r.token_lists.push_back(token_ids(*input, "input", n_vocab));
@@ -559,6 +563,39 @@ EmbeddingRequest parse_embedding_request(const Value& body, size_t n_vocab, size
   if (const std::optional<int64_t> d = integer(body, "dimensions", 1, static_cast<int64_t>(n_embd))) {
     r.dimensions = static_cast<size_t>(*d);
   }
+  return r;
+}
+
+RerankRequest parse_rerank_request(const Value& body) {
+  require_object(body);
+  RerankRequest r;
+  const Value* query = required(body, "query", "query");
+  if (!query->is_string()) wrong_type("query", "a string", *query);
+  if (query->as_string().empty()) throw RequestError("'query' is an empty string", "query");
+  r.query = query->as_string();
+  const Value* documents = required(body, "documents", "documents");
+  if (!documents->is_array()) wrong_type("documents", "a list of strings", *documents);
+  const std::vector<Value>& items = documents->items();
+  if (items.empty()) throw RequestError("'documents' is an empty list", "documents");
+  check_count(items.size(), kMaxRerankDocuments, "documents", "documents");
+  for (size_t i = 0; i < items.size(); ++i) {
+    const std::string field = "documents[" + std::to_string(i) + "]";
+    const Value* text = &items[i];
+    std::string at = field;
+    // Cohere's and Jina's other form of a document: {"text": "..."}.
+    if (text->is_object()) {
+      at = field + ".text";
+      text = required(*text, "text", at);
+    }
+    if (!text->is_string()) wrong_type(at, "a string (or an object with a string \"text\")", *text);
+    if (text->as_string().empty()) throw RequestError("'" + at + "' is an empty string", at);
+    r.documents.push_back(text->as_string());
+  }
+  // More than there are documents returns them all, as llama.cpp's server does.
+  if (const std::optional<int64_t> top_n = integer(body, "top_n", 1, INT32_MAX)) {
+    r.top_n = static_cast<size_t>(*top_n);
+  }
+  r.return_documents = boolean(body, "return_documents", true);
   return r;
 }
 

@@ -1,5 +1,6 @@
-// The bodies of OpenAI's chat, completion and embedding requests (and
-// llama.cpp's /tokenize and /detokenize), read from JSON into checked structs. A field of
+// The bodies of OpenAI's chat, completion and embedding requests, the rerank
+// request (llama.cpp's /v1/rerank, Jina's and Cohere's shape) and llama.cpp's
+// /tokenize and /detokenize, read from JSON into checked structs. A field of
 // the wrong type or out of range is a RequestError naming it, which the routes
 // answer with 400 and OpenAI's error object ("param": the field), as is a
 // grammar or JSON Schema the C API cannot use (its message). Fields this
@@ -102,9 +103,21 @@ struct EmbeddingRequest {
   bool single = false;  // one input (a string, or one list of ids): errors name "input", not "input[i]"
 };
 
+// The rerank request of llama.cpp's /v1/rerank, Jina's and Cohere's APIs:
+// {"model"?, "query", "documents": [string or {"text": string}], "top_n"?,
+// "return_documents"?}.
+struct RerankRequest {
+  std::string query;                   // not empty
+  std::vector<std::string> documents;  // 1 to kMaxRerankDocuments, none empty
+  size_t top_n = 0;                    // the best top_n only (at least 1); 0: not given (all)
+  bool return_documents = true;        // each result's document.text (Jina's default; Cohere's v1 is false)
+};
+
 constexpr size_t kMaxStops = 16;
 // Inputs in one embeddings request, as OpenAI's API allows.
 constexpr size_t kMaxEmbeddingInputs = 2048;
+// Documents in one rerank request: Cohere's stated most per request.
+constexpr size_t kMaxRerankDocuments = 1000;
 constexpr size_t kMaxConversationIdBytes = 128;
 
 // Each throws RequestError on a body that is not what the route takes.
@@ -113,5 +126,6 @@ CompletionRequest parse_completion_request(const peak::json::Value& body);
 TokenizeRequest parse_tokenize_request(const peak::json::Value& body);
 std::vector<int32_t> parse_detokenize_request(const peak::json::Value& body, size_t n_vocab);
 EmbeddingRequest parse_embedding_request(const peak::json::Value& body, size_t n_vocab, size_t n_embd);
+RerankRequest parse_rerank_request(const peak::json::Value& body);
 
 }  // namespace peak_server

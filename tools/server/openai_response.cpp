@@ -1,6 +1,8 @@
 #include "openai_response.h"
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <utility>
 
 namespace peak_server {
@@ -201,6 +203,30 @@ std::string embeddings_body(const std::string& model, const std::vector<float>& 
           .set("data", std::move(data))
           .set("model", model)
           .set("usage", Value::object().set("prompt_tokens", prompt_tokens).set("total_tokens", prompt_tokens)));
+}
+
+std::vector<size_t> rerank_order(const std::vector<float>& scores, size_t top_n) {
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+  if (top_n > 0 && top_n < order.size()) order.resize(top_n);
+  return order;
+}
+
+std::string rerank_body(const std::string& model, const RerankRequest& request, const std::vector<float>& scores,
+                        size_t prompt_tokens) {
+  Value results = Value::array();
+  for (const size_t i : rerank_order(scores, request.top_n)) {
+    Value result = Value::object().set("index", i).set("relevance_score", static_cast<double>(scores[i]));
+    if (request.return_documents) result.set("document", Value::object().set("text", request.documents[i]));
+    results.push(std::move(result));
+  }
+  return peak::json::write(
+      Value::object()
+          .set("model", model)
+          .set("object", "list")
+          .set("usage", Value::object().set("prompt_tokens", prompt_tokens).set("total_tokens", prompt_tokens))
+          .set("results", std::move(results)));
 }
 
 std::string error_body(int status, const std::string& message, const std::string& param) {

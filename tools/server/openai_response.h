@@ -81,6 +81,16 @@ std::string embeddings_body(const std::string& model, const std::vector<float>& 
 // Float32Array.
 std::string base64_floats(const float* floats, size_t n);
 
+// The documents of a rerank request by score, best first (equal scores in the
+// order given), the best top_n only (0: all): their indices.
+std::vector<size_t> rerank_order(const std::vector<float>& scores, size_t top_n);
+// The rerank response of llama.cpp's /v1/rerank (Jina's shape): {"model",
+// "object":"list","usage":{"prompt_tokens","total_tokens"},"results":[{"index",
+// "relevance_score","document":{"text"}}]}, the results in rerank_order, each
+// document's text when request.return_documents; scores[i] is document i's.
+std::string rerank_body(const std::string& model, const RerankRequest& request, const std::vector<float>& scores,
+                        size_t prompt_tokens);
+
 // OpenAI's error object: {"error":{"message","type","param","code"}}.
 std::string error_body(int status, const std::string& message, const std::string& param = "");
 // The error as a stream's event, for errors after the stream began.

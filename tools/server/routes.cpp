@@ -238,7 +238,8 @@ void Server::route(const HttpRequest& request, HttpResponder& out) {
   static const Route kRoutes[] = {
       {"/chat/completions", true, &Server::chat, nullptr}, {"/completions", true, &Server::completion, nullptr},
       {"/tokenize", true, &Server::tokenize, nullptr},     {"/detokenize", true, &Server::detokenize, nullptr},
-      {"/embeddings", true, &Server::embeddings, nullptr}, {"/models", false, nullptr, &Server::models},
+      {"/embeddings", true, &Server::embeddings, nullptr}, {"/rerank", true, &Server::rerank, nullptr},
+      {"/reranking", true, &Server::rerank, nullptr},      {"/models", false, nullptr, &Server::models},
       {"/metrics", false, nullptr, &Server::metrics},
   };
   for (const Route& r : kRoutes) {
@@ -314,11 +315,45 @@ bool Server::acquire(const SlotPool::Score& score, HttpResponder& out, size_t* s
   return false;
 }
 
+std::string Server::model_kind() const {
+  const char* kind = !info_.is_encoder ? "a chat model" : reranker() ? "a reranker" : "an embedding model";
+  return std::string(kind) + " (" + info_.architecture + ")";
+}
+
 void Server::require_chat_model() const {
   if (!info_.is_encoder) return;
-  throw RequestError(std::string("this server runs an embedding model (") + info_.architecture +
-                         "), which generates no text: use POST /v1/embeddings, or start peak serve with a chat model",
+  throw RequestError("this server runs " + model_kind() + ", which generates no text: use POST " +
+                         (reranker() ? "/v1/rerank" : "/v1/embeddings") + ", or start peak serve with a chat model",
                      "model");
+}
+
+void Server::require_embedding_model() const {
+  if (info_.is_encoder && !reranker()) return;
+  throw RequestError("this server runs " + model_kind() +
+                         ", which makes no embeddings: " + (reranker() ? "use POST /v1/rerank, or " : "") +
+                         "start peak serve with an embedding model (bert: BGE, all-MiniLM ...) for /v1/embeddings",
+                     "model");
+}
+
+void Server::require_reranker() const {
+  if (reranker()) return;
+  throw RequestError("this server runs " + model_kind() +
+                         ", which ranks no documents: start peak serve with a reranker (a bert cross-encoder with "
+                         "rank pooling: ms-marco-MiniLM, ms-marco-TinyBERT ...) for /v1/rerank",
+                     "model");
+}
+
+std::vector<int32_t> Server::tokens_of(const std::string& text, bool add_special, const std::string& field) const {
+  size_t n = 0;
+  std::vector<int32_t> tokens;
+  peak_status status = peak_tokenize(model_, text.data(), text.size(), add_special ? 1 : 0, 0, nullptr, 0, &n);
+  if (status == PEAK_ERR_BUFFER_TOO_SMALL) {
+    tokens.resize(n);
+    status = peak_tokenize(model_, text.data(), text.size(), add_special ? 1 : 0, 0, tokens.data(), n, &n);
+  }
+  if (status != PEAK_OK) throw RequestError("'" + field + "': " + peak_last_error(), field);
+  tokens.resize(n);
+  return tokens;
 }
 
 void Server::chat(const HttpRequest& request, HttpResponder& out) {
@@ -509,12 +544,7 @@ void Server::detokenize(const HttpRequest& request, HttpResponder& out) {
 }
 
 void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
-  if (!info_.is_encoder) {
-    throw RequestError(std::string("this server runs a chat model (") + info_.architecture +
-                           "), which makes no embeddings: start peak serve with an embedding model (bert: BGE, "
-                           "all-MiniLM ...) for /v1/embeddings",
-                       "model");
-  }
+  require_embedding_model();
   Value body;
   if (!parse_body(request, out, &body)) return;
   EmbeddingRequest r = parse_embedding_request(body, info_.n_vocab, info_.n_embd);
@@ -522,18 +552,7 @@ void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
   // Texts are tokenized here as peak_embed would ([CLS] ... [SEP]), to
   // count them for `usage` and to name a text too long by its field.
   std::vector<std::vector<int32_t>>& inputs = r.token_lists;
-  for (size_t i = 0; i < r.texts.size(); ++i) {
-    const std::string& text = r.texts[i];
-    size_t n = 0;
-    std::vector<int32_t> tokens;
-    peak_status status = peak_tokenize(model_, text.data(), text.size(), 1, 0, nullptr, 0, &n);
-    if (status == PEAK_ERR_BUFFER_TOO_SMALL) {
-      tokens.resize(n);
-      status = peak_tokenize(model_, text.data(), text.size(), 1, 0, tokens.data(), n, &n);
-    }
-    if (status != PEAK_OK) throw RequestError("'" + field_of(i) + "': " + peak_last_error(), field_of(i));
-    inputs.push_back(std::move(tokens));
-  }
+  for (size_t i = 0; i < r.texts.size(); ++i) inputs.push_back(tokens_of(r.texts[i], true, field_of(i)));
   size_t prompt_tokens = 0;
   std::vector<const int32_t*> lists;
   std::vector<size_t> counts;
@@ -561,6 +580,49 @@ void Server::embeddings(const HttpRequest& request, HttpResponder& out) {
                           floats.size(), &n_floats, nullptr));
   prompt_tokens_.fetch_add(prompt_tokens);
   out.respond(200, "application/json", embeddings_body(options_.model_id, floats, dimensions, r.base64, prompt_tokens));
+}
+
+void Server::rerank(const HttpRequest& request, HttpResponder& out) {
+  require_reranker();
+  Value body;
+  if (!parse_body(request, out, &body)) return;
+  const RerankRequest r = parse_rerank_request(body);
+  // peak_rerank reads each pair as [CLS] query [SEP] document [SEP]: counted
+  // here for `usage` (llama.cpp counts the same tokens) and to name a
+  // document too long by its field. The embedders' n_batch is the model's
+  // context (peak_embedder_params' default).
+  constexpr size_t kPairSpecialTokens = 3;
+  const size_t query_tokens = tokens_of(r.query, false, "query").size();
+  if (query_tokens == 0) throw RequestError("'query' gives no tokens", "query");
+  size_t prompt_tokens = 0;
+  std::vector<const char*> texts;
+  std::vector<size_t> lengths;
+  for (size_t i = 0; i < r.documents.size(); ++i) {
+    const std::string field = "documents[" + std::to_string(i) + "]";
+    const size_t document_tokens = tokens_of(r.documents[i], false, field).size();
+    if (document_tokens == 0) throw RequestError("'" + field + "' gives no tokens", field);
+    const size_t pair = query_tokens + document_tokens + kPairSpecialTokens;
+    if (pair > info_.n_ctx_train) {
+      throw RequestError("'" + field + "' with the query is " + std::to_string(pair) +
+                             " tokens with [CLS] and [SEP]s; the reranker takes at most " +
+                             std::to_string(info_.n_ctx_train),
+                         field);
+    }
+    prompt_tokens += pair;
+    texts.push_back(r.documents[i].data());
+    lengths.push_back(r.documents[i].size());
+  }
+
+  size_t s = 0;
+  if (!acquire([](size_t) { return 0LL; }, out, &s)) return;
+  Lease lease(pool_, s);
+  // The head's logits, as llama.cpp's /v1/rerank gives them (and peak rerank by default).
+  const peak_rerank_params params = peak_rerank_default_params();
+  std::vector<float> scores(texts.size());
+  check(peak_rerank(embedders_[s].get(), r.query.data(), r.query.size(), texts.data(), lengths.data(), texts.size(),
+                    &params, scores.data()));
+  prompt_tokens_.fetch_add(prompt_tokens);
+  out.respond(200, "application/json", rerank_body(options_.model_id, r, scores, prompt_tokens));
 }
 
 }  // namespace peak_server

@@ -7,6 +7,8 @@
 //   POST /v1/chat/completions  chat, streamed as server-sent events or whole
 //   POST /v1/completions       a raw prompt continued
 //   POST /v1/embeddings        vectors of texts or token ids (an embedding model)
+//   POST /v1/rerank            documents by relevance to a query (a reranker), also
+//                              /v1/reranking, as llama.cpp's server names it
 //   POST /tokenize, /detokenize  llama.cpp's shapes
 // (the /v1 routes also answer without the prefix). Errors are OpenAI's error
 // object: 400 a bad body or field, 401 a missing or wrong API key, 404 an
@@ -55,9 +57,10 @@ struct ServerCounters {
   uint64_t cancelled = 0;                // clients gone before the end
 };
 
-// The server runs either a chat model (chat and completions, a ChatSlot per
-// slot) or an embedding model (embeddings, a peak_embedder per slot); each
-// answers the other's routes with a 400 saying which model it runs. Both
+// The server runs a chat model (chat and completions, a ChatSlot per slot),
+// an embedding model (embeddings) or a reranker (rerank: a bert encoder with
+// rank pooling), the last two with a peak_embedder per slot; each answers the
+// others' routes with a 400 saying which model it runs. All
 // share the SlotPool: a peak_embedder is used by one thread at a time, so a
 // request holds its slot's embedder while it embeds, and --parallel N
 // embedders embed N requests at once.
@@ -87,8 +90,18 @@ class Server {
   void tokenize(const HttpRequest& request, HttpResponder& out);
   void detokenize(const HttpRequest& request, HttpResponder& out);
   void embeddings(const HttpRequest& request, HttpResponder& out);
-  // Throws the 400 of a chat or completion request to an embedding model.
+  void rerank(const HttpRequest& request, HttpResponder& out);
+  // Throw the 400 of a request the model does not serve, naming the model and the routes it does serve.
   void require_chat_model() const;
+  void require_embedding_model() const;
+  void require_reranker() const;
+  bool reranker() const { return info_.is_encoder && info_.pooling == PEAK_POOLING_RANK; }
+  // "a chat model (llama)", "an embedding model (bert)" or "a reranker (bert)".
+  std::string model_kind() const;
+  // The tokens of a text (with the special tokens the model adds, or none), not
+  // parsing special-token text, as peak_embed and peak_rerank read it; a text
+  // the vocabulary cannot spell is a 400 naming `field`.
+  std::vector<int32_t> tokens_of(const std::string& text, bool add_special, const std::string& field) const;
   void health(HttpResponder& out);
   void metrics(HttpResponder& out);
   void models(HttpResponder& out);
@@ -107,11 +120,11 @@ class Server {
   std::string new_id(const char* prefix);
 
   const peak_model* model_;
-  peak_model_info info_;  // is_encoder: an embedding model
+  peak_model_info info_;  // is_encoder: an embedding model or, with pooling PEAK_POOLING_RANK, a reranker
   ServerOptions options_;
   size_t headroom_;
   std::vector<std::unique_ptr<ChatSlot>> slots_;                                     // a chat model's
-  std::vector<std::unique_ptr<peak_embedder, void (*)(peak_embedder*)>> embedders_;  // an embedding model's
+  std::vector<std::unique_ptr<peak_embedder, void (*)(peak_embedder*)>> embedders_;  // an encoder's
   SlotPool pool_;
 
   ConversationStore conversations_;  // its lock is taken inside the pool's (Score): conversation_store.h

@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 3
+#define PEAK_VERSION_MINOR 4
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.3.0"
+#define PEAK_VERSION_STRING "0.4.0"
 
 #ifdef __cplusplus
 extern "C" {

@@ -48,8 +48,7 @@ Tensor* DecoderBuilder::matmul(Tensor* weight, Tensor* x, int64_t layer, Project
 
 Tensor* DecoderBuilder::project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads, int64_t layer,
                                 Projection p) {
-  Tensor* y = matmul(weight, x, layer, p);  // [n_heads * d, n_tokens]
-  if (bias) y = g.add(y, bias);
+  Tensor* y = add_bias(matmul(weight, x, layer, p), bias);  // [n_heads * d, n_tokens]
   return g.reshape(y, {hp.head_dim, n_heads, batch_.n_tokens});
 }
 
@@ -114,24 +113,31 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
     out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv), attention);  // causal
   }
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
-  return matmul(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}), layer, Projection::AttnOutput);
+  return add_bias(matmul(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}), layer, Projection::AttnOutput), l.bo);
 }
+
+Tensor* DecoderBuilder::add_bias(Tensor* y, Tensor* bias) { return bias != nullptr ? g.add(y, bias) : y; }
 
 Tensor* DecoderBuilder::feed_forward(int64_t layer, Tensor* x) {
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
-  Tensor* gate;
-  Tensor* up;
-  if (hp.spec().fused_gate_up) {
-    // One product for the fused matrix: [2 n_ff, n_tokens], gate rows first.
-    Tensor* gate_up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
-    gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
-    up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
+  Tensor* hidden;  // [n_ff, n_tokens]
+  if (!hp.spec().gated_ffn) {
+    hidden = g.gelu(add_bias(matmul(l.ffn_up, x, layer, Projection::FfnUp), l.ffn_up_bias));
   } else {
-    gate = matmul(l.ffn_gate, x, layer, Projection::FfnGate);
-    up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
+    Tensor* gate;
+    Tensor* up;
+    if (hp.spec().fused_gate_up) {
+      // One product for the fused matrix: [2 n_ff, n_tokens], gate rows first.
+      Tensor* gate_up = matmul(l.ffn_up, x, layer, Projection::FfnUp);
+      gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
+      up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
+    } else {
+      gate = matmul(l.ffn_gate, x, layer, Projection::FfnGate);
+      up = add_bias(matmul(l.ffn_up, x, layer, Projection::FfnUp), l.ffn_up_bias);
+    }
+    hidden = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);
   }
-  Tensor* gated = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);
-  return matmul(l.ffn_down, gated, layer, Projection::FfnDown);
+  return add_bias(matmul(l.ffn_down, hidden, layer, Projection::FfnDown), l.ffn_down_bias);
 }
 
 Tensor* DecoderBuilder::steer(Tensor* x, int64_t il) {

@@ -75,9 +75,12 @@ class DecoderBuilder {
 
   Tensor* embed();                                  // [n_embd, n_tokens], times HParams::embedding_scale
   Tensor* norm(Tensor* x, Tensor* weight);          // rms_norm(x) * weight
-  // Self-attention of one layer: x [n_embd, n_tokens] (normed) -> [n_embd, n_tokens].
+  // Self-attention of one layer: x [n_embd, n_tokens] (normed in pre-norm
+  // blocks) -> [n_embd, n_tokens], plus attn_output's bias when it has one.
   Tensor* self_attention(int64_t layer, Tensor* x);
-  // w_down · (act(gate · x) * (up · x)), act silu or gelu_tanh (HParams::ffn_activation).
+  // w_down · (act(gate · x) * (up · x)), act silu or gelu_tanh
+  // (HParams::ffn_activation); without a gate (ArchSpec::gated_ffn false)
+  // w_down · gelu(up · x); plus ffn_up's and ffn_down's biases when the layer has them.
   Tensor* feed_forward(int64_t layer, Tensor* x);
   // Final norm and output projection (soft-capped when the model says so):
   // [n_vocab, n_tokens] or [n_vocab, 1].
@@ -101,6 +104,7 @@ class DecoderBuilder {
   // scale goes on A·x, the narrowest product ([rank, n_tokens]), and B's product
   // adds itself to y: two nodes per adapter.
   Tensor* matmul(Tensor* w, Tensor* x, int64_t layer, Projection p);
+  Tensor* add_bias(Tensor* y, Tensor* bias);  // y + bias, or y when bias is null
   // Rows [first, first + count) of every column of y [rows, n_tokens] as heads [d, count / d, n_tokens].
   Tensor* head_rows(Tensor* y, int64_t first, int64_t count);
   Tensor* rope(Tensor* x, int64_t layer);           // at the batch's positions, with the layer's settings

@@ -32,8 +32,8 @@ struct EmbedOptions {
 void print_help() {
   std::printf(
       "usage: peak embed -m MODEL (-p TEXT ... | -f FILE) [options]\n"
-      "  Prints the vectors an embedding model (BGE, all-MiniLM, EmbeddingGemma, Qwen3-Embedding ...)\n"
-      "  gives texts.\n"
+      "  Prints the vectors an embedding model (BGE, all-MiniLM, nomic-embed-text, EmbeddingGemma,\n"
+      "  Qwen3-Embedding ...) gives texts.\n"
       "  Each text is tokenized with the model's special tokens ([CLS] ... [SEP], or an EOS at the end).\n"
       "  -m, --model FILE          the GGUF embedding model\n"
       "  -p, --prompt TEXT         a text; give -p once per text\n"

@@ -374,7 +374,7 @@ typedef struct peak_model_info {
   size_t name_length; /* bytes of name, which the first NUL would cut short */
   /* New in the third version (a struct_size of offsetof(peak_model_info,
      is_encoder) is the second, which ends at name_length): */
-  /* 1: an embedding model for peak_embedder (bert, gemma-embedding, or a decoder
+  /* 1: an embedding model for peak_embedder (bert, nomic-bert, gemma-embedding, or a decoder
      whose file gives <arch>.pooling_type, such as Qwen3-Embedding, which contexts
      also take); 0: a decoder for contexts only */
   int is_encoder;
@@ -712,7 +712,7 @@ PEAK_API peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, con
 /* ---- embeddings ------------------------------------------------------------------ */
 
 /* Turns texts into vectors with an embedding model (peak_model_info.is_encoder:
-   bert, such as BGE or all-MiniLM; EmbeddingGemma; Qwen3-Embedding), for search
+   bert, such as BGE or all-MiniLM; nomic-embed-text; EmbeddingGemma; Qwen3-Embedding), for search
    and retrieval. Many short texts
    share each forward pass; there is no KV cache. A peak_embedder is used by one
    thread at a time; several embedders may share one model, each on its own

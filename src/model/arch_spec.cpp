@@ -115,6 +115,22 @@ constexpr ArchSpec gemma_embedding() {
   return s;
 }
 
+// nomic-bert (nomic-embed-text-v1.5), as llama.cpp's loader and graph have it:
+// bert's post-norm blocks with LayerNorms, the token and type-0 embeddings
+// normalised, but no position table: NEOX rope over the whole head instead,
+// one fused QKV matrix, a SwiGLU feed-forward and no biases on any product.
+constexpr ArchSpec nomic_bert() {
+  ArchSpec s = row(Arch::NomicBert, "nomic-bert", core::RopeMode::Neox);
+  s.fused_qkv = true;
+  s.token_types = true;
+  s.embedding_norm = true;
+  s.encoder = true;
+  s.pooling_required = true;
+  s.norm = NormKind::Layer;
+  s.post_norm_block = true;
+  return s;
+}
+
 // In the order of enum Arch, which indexes it.
 constexpr ArchSpec kArchSpecs[] = {
     row(Arch::Llama, "llama", core::RopeMode::Normal),
@@ -126,6 +142,7 @@ constexpr ArchSpec kArchSpecs[] = {
     smollm3(),
     bert(),
     gemma_embedding(),
+    nomic_bert(),
 };
 
 constexpr bool rows_follow_the_enum() {
@@ -135,6 +152,15 @@ constexpr bool rows_follow_the_enum() {
   return true;
 }
 static_assert(rows_follow_the_enum(), "kArchSpecs must list the architectures in the order of enum Arch");
+
+// The ungated feed-forward has gelu alone (there is no lone silu op).
+constexpr bool ungated_rows_use_gelu() {
+  for (const ArchSpec& s : kArchSpecs) {
+    if (!s.gated_ffn && s.activation != FfnActivation::GeluTanh) return false;
+  }
+  return true;
+}
+static_assert(ungated_rows_use_gelu(), "a row with gated_ffn = false must have FfnActivation::GeluTanh");
 
 }  // namespace
 

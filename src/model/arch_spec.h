@@ -14,7 +14,7 @@
 
 namespace peak::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert, GemmaEmbedding };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert, GemmaEmbedding, NomicBert };
 
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
 // gelu (GeGLU, Gemma's gelu_pytorch_tanh).
@@ -74,11 +74,15 @@ struct ArchSpec {
   // sentence-transformers' dense layers after pooling (llama.cpp's dense_2 and
   // dense_3), present when the file's `dense_2_feat_out` says so.
   bool dense_head = false;
+  // `pooling_type` must be in the file (llama.cpp reads it as required for nomic-bert).
+  bool pooling_required = false;
 
   // The forward pass.
   core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves
   FfnActivation activation = FfnActivation::Silu;
-  bool gated_ffn = true;  // w_down · (act(gate · x) * (up · x)); false: w_down · act(up · x), no ffn_gate (bert)
+  // w_down · (act(gate · x) * (up · x)); false: w_down · gelu_tanh(up · x), no
+  // ffn_gate (bert; such a row's activation is GeluTanh).
+  bool gated_ffn = true;
   NormKind norm = NormKind::Rms;
   // Post-norm blocks (BERT): x = norm(x + attention(x)), then x = norm(x + ffn(x)),
   // with the norms attn_output_norm and layer_output_norm; else pre-norm

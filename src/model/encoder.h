@@ -1,6 +1,7 @@
 // The forward graph of the embedding models peak runs (HParams::embeds):
-// bert's post-norm encoder, and the decoders' pre-norm layers
-// (model/decoder.h) run without a KV cache for gemma-embedding and decoders
+// post-norm encoders (bert, nomic-bert) whose attention and feed-forward are
+// the decoders' (model/decoder.h) between LayerNorms, and the decoders'
+// pre-norm layers run without a KV cache for gemma-embedding and decoders
 // made embedding models (Qwen3-Embedding). A batch holds several sequences
 // side by side; every token attends to the tokens of its own sequence only
 // (all of them, or those up to itself when causal; on sliding layers those

@@ -222,6 +222,9 @@ void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const 
     hp.causal_attention = causal && causal->boolean();
   }
   if (spec.dense_head) read_dense_head(keys, hp);
+  if (spec.pooling_required && !keys.find("pooling_type")) {
+    refuse("model metadata lacks '" + keys.prefix + "pooling_type', which " + std::string(spec.name) + " needs");
+  }
   const int64_t pooling = keys.integer_or("pooling_type", static_cast<int64_t>(Pooling::None));
   switch (pooling) {
     case static_cast<int64_t>(Pooling::None):

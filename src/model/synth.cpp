@@ -207,10 +207,14 @@ void copy_vocab(gguf::GgufWriter& w, const gguf::GgufFile& v, int64_t n_vocab) {
 }  // namespace
 
 std::vector<std::string> synth_preset_names() {
-  return {
-      "qwen3-0.6b",       "qwen2.5-0.5b",         "llama-3.2-1b",        "tinyllama-1.1b",       "smollm2-135m",
-      "gemma3-1b",        "gemma3-270m",          "phi-4-mini",          "smollm3-3b",           "bge-small-en-v1.5",
-      "all-minilm-l6-v2", "qwen3-embedding-0.6b", "embeddinggemma-300m", "ms-marco-minilm-l6-v2"};
+  return {"qwen3-0.6b",           "qwen2.5-0.5b",
+          "llama-3.2-1b",         "tinyllama-1.1b",
+          "smollm2-135m",         "gemma3-1b",
+          "gemma3-270m",          "phi-4-mini",
+          "smollm3-3b",           "bge-small-en-v1.5",
+          "all-minilm-l6-v2",     "qwen3-embedding-0.6b",
+          "embeddinggemma-300m",  "ms-marco-minilm-l6-v2",
+          "nomic-embed-text-v1.5"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -291,6 +295,14 @@ SynthSpec synth_preset(const std::string& name) {
     s.n_layer = 24, s.n_embd = 768, s.n_head = 3, s.n_head_kv = 1, s.head_dim = 256, s.n_ff = 1152;
     s.n_vocab = 262144, s.n_ctx_train = 2048, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
     s.sliding_window = 512, s.pooling = Pooling::Mean, s.dense_features = 3072;
+  } else if (name == "nomic-embed-text-v1.5") {
+    // nomic-ai/nomic-embed-text-v1.5 (llama.cpp's nomic-bert): 12 post-norm
+    // layers of 768, 12 heads of 64 rotated with base 1000, SwiGLU of 3072,
+    // 2048 positions, BERT's uncased WordPiece vocabulary, mean pooling.
+    s.arch = Arch::NomicBert;
+    s.n_layer = 12, s.n_embd = 768, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 64, s.n_ff = 3072;
+    s.n_vocab = 30522, s.n_ctx_train = 2048, s.rope_base = 1000.0f, s.norm_eps = 1e-12f, s.tied_output = true;
+    s.pooling = Pooling::Mean;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

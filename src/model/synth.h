@@ -57,8 +57,9 @@ struct SynthSpec {
 
 // The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
 // smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
-// embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b
-// and embeddinggemma-300m, and the reranker ms-marco-minilm-l6-v2);
+// embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b,
+// embeddinggemma-300m and nomic-embed-text-v1.5, and the reranker
+// ms-marco-minilm-l6-v2);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 std::vector<std::string> synth_preset_names();

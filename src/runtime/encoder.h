@@ -1,4 +1,4 @@
-// Runs an embedding model (model::HParams::embeds: bert, gemma-embedding, or
+// Runs an embedding model (model::HParams::embeds: bert, nomic-bert, gemma-embedding, or
 // a decoder whose file gives pooling_type, as Qwen3-Embedding) to embed token
 // sequences: many short sequences share each forward pass, side by side, each
 // with its own positions from 0 and attending only within itself; there is no

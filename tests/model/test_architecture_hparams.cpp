@@ -83,7 +83,7 @@ TEST(ArchitectureHParams, AnUnknownArchitectureIsRefusedWithTheSupportedOnes) {
   });
   const char* expected =
       "unsupported architecture 'mamba' (peak runs llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3, bert, "
-      "gemma-embedding)";
+      "gemma-embedding, nomic-bert)";
   EXPECT_NE(error.find(expected), std::string::npos) << error;
 }
 

@@ -23,8 +23,8 @@ using model::Arch;
 using model::ManifestTensor;
 using model::Presence;
 
-const Arch kAllArchs[] = {Arch::Llama, Arch::Qwen2,   Arch::Qwen3, Arch::Gemma2,        Arch::Gemma3,
-                          Arch::Phi3,  Arch::SmolLM3, Arch::Bert,  Arch::GemmaEmbedding};
+const Arch kAllArchs[] = {Arch::Llama, Arch::Qwen2,   Arch::Qwen3, Arch::Gemma2,         Arch::Gemma3,
+                          Arch::Phi3,  Arch::SmolLM3, Arch::Bert,  Arch::GemmaEmbedding, Arch::NomicBert};
 
 using Shape = std::vector<int64_t>;
 
@@ -84,18 +84,35 @@ TEST(TensorManifest, ASynthFileOfEveryArchitectureHoldsExactlyTheManifest) {
   expect_file_is_manifest(plain_phi3, "phi3_plain");
 }
 
-// bert's own tensors, as llama.cpp's loader names them: the type and position
-// tables and the embeddings' LayerNorm; no output head, no rope factors.
-TEST(TensorManifest, BertHasEmbeddingTablesAndNoOutputHead) {
-  const WrittenFile file = write_and_read(test::tiny_spec(Arch::Bert), "bert");
+// The file's tensors outside the blocks.
+std::set<std::string> model_tensors(const WrittenFile& file) {
   std::set<std::string> own;
   for (const auto& [name, shape] : file.shapes) {
     if (name.rfind("blk.", 0) != 0) own.insert(name);
   }
+  return own;
+}
+
+// bert's own tensors, as llama.cpp's loader names them: the type and position
+// tables and the embeddings' LayerNorm; no output head, no rope factors.
+TEST(TensorManifest, BertHasEmbeddingTablesAndNoOutputHead) {
+  const WrittenFile file = write_and_read(test::tiny_spec(Arch::Bert), "bert");
+  const std::set<std::string> own = model_tensors(file);
   EXPECT_EQ(own, (std::set<std::string>{"token_embd.weight", "token_types.weight", "position_embd.weight",
                                         "token_embd_norm.weight", "token_embd_norm.bias"}));
   EXPECT_EQ(file.shapes.at("position_embd.weight"), (Shape{64, 64}));  // [n_embd, context_length]
   EXPECT_EQ(file.shapes.at("token_types.weight"), (Shape{64, 2}));     // [n_embd, token_type_count]
+}
+
+// nomic-bert's own tensors, as llama.cpp's loader names them: the type table
+// and the embeddings' LayerNorm, but no position table (it rotates); no
+// output head.
+TEST(TensorManifest, NomicBertHasATypeTableAndNoPositionTable) {
+  const WrittenFile file = write_and_read(test::tiny_spec(Arch::NomicBert), "nomic_bert");
+  const std::set<std::string> own = model_tensors(file);
+  EXPECT_EQ(own, (std::set<std::string>{"token_embd.weight", "token_types.weight", "token_embd_norm.weight",
+                                        "token_embd_norm.bias"}));
+  EXPECT_EQ(file.shapes.at("blk.0.attn_qkv.weight"), (Shape{64, 3 * 64}));  // [n_embd, 3 n_embd]
 }
 
 // gemma-embedding's own tensors, as llama.cpp's loader has them: the final
@@ -103,10 +120,7 @@ TEST(TensorManifest, BertHasEmbeddingTablesAndNoOutputHead) {
 // and dense_3 [dense_3_feat_in, n_embd]; no output head.
 TEST(TensorManifest, GemmaEmbeddingHasAFinalNormAndDenseLayersAndNoOutputHead) {
   const WrittenFile file = write_and_read(test::tiny_spec(Arch::GemmaEmbedding), "gemma_embedding");
-  std::set<std::string> own;
-  for (const auto& [name, shape] : file.shapes) {
-    if (name.rfind("blk.", 0) != 0) own.insert(name);
-  }
+  const std::set<std::string> own = model_tensors(file);
   EXPECT_EQ(own,
             (std::set<std::string>{"token_embd.weight", "output_norm.weight", "dense_2.weight", "dense_3.weight"}));
   EXPECT_EQ(file.shapes.at("dense_2.weight"), (Shape{64, 48}));
@@ -141,6 +155,9 @@ TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
        {"attn_q.weight", "attn_q.bias", "attn_k.weight", "attn_k.bias", "attn_v.weight", "attn_v.bias",
         "attn_output.weight", "attn_output.bias", "attn_output_norm.weight", "attn_output_norm.bias", "ffn_up.weight",
         "ffn_up.bias", "ffn_down.weight", "ffn_down.bias", "layer_output_norm.weight", "layer_output_norm.bias"}},
+      {Arch::NomicBert,
+       {"attn_qkv.weight", "attn_output.weight", "attn_output_norm.weight", "attn_output_norm.bias", "ffn_up.weight",
+        "ffn_gate.weight", "ffn_down.weight", "layer_output_norm.weight", "layer_output_norm.bias"}},
   };
   for (Arch arch : kAllArchs) {
     std::set<std::string> block0;

@@ -42,6 +42,14 @@ model::SynthSpec tiny_spec(model::Arch arch) {
     s.norm_eps = 1e-12f;
     s.pooling = model::Pooling::Mean;
   }
+  if (arch == Arch::NomicBert) {
+    // nomic-embed-text's: a head per K and V, rope base 1000, mean pooling.
+    s.n_head_kv = 4;
+    s.n_ctx_train = 64;
+    s.rope_base = 1000.0f;
+    s.norm_eps = 1e-12f;
+    s.pooling = model::Pooling::Mean;
+  }
   if (arch == Arch::Phi3) {
     s.rope_dims = 12;  // Phi-4-mini's partial rotation: 3/4 of the head
     s.n_ctx_train = 4 * kTinyRopeOriginalContext;

@@ -50,9 +50,10 @@ class Weights {
     return y;
   }
 
-  // W · x + b.
+  // W · x + b, or W · x when the file has no bias.
   Vector linear(const std::string& prefix, const Vector& x) const {
     Vector y = product(prefix + ".weight", x);
+    if (!has(prefix + ".bias")) return y;
     const Vector b = values(prefix + ".bias");
     for (size_t j = 0; j < y.size(); ++j) y[j] += b[j];
     return y;
@@ -82,6 +83,25 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+// Rotary embedding, NEOX's pairing, of each head of v (n_head heads of d):
+// dimension i < n_rot / 2 pairs with i + n_rot / 2, both turned by the angle
+// position * base^(-2i / n_rot); dimensions from n_rot on are left alone.
+void rotate_neox(Vector& v, size_t d, size_t n_rot, double base, size_t position) {
+  const size_t half = n_rot / 2;
+  for (size_t head = 0; head < v.size() / d; ++head) {
+    double* x = v.data() + head * d;
+    for (size_t i = 0; i < half; ++i) {
+      const double angle =
+          static_cast<double>(position) * std::pow(base, -2.0 * static_cast<double>(i) / static_cast<double>(n_rot));
+      const double x0 = x[i], x1 = x[i + half];
+      x[i] = x0 * std::cos(angle) - x1 * std::sin(angle);
+      x[i + half] = x0 * std::sin(angle) + x1 * std::cos(angle);
+    }
+  }
+}
+
 Vector sum(const Vector& a, const Vector& b) {
   Vector y(a.size());
   for (size_t i = 0; i < a.size(); ++i) y[i] = a[i] + b[i];
@@ -91,14 +111,17 @@ Vector sum(const Vector& a, const Vector& b) {
 }  // namespace
 
 std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HParams& hp,
-                                     const std::vector<int32_t>& tokens, size_t second_segment) {
+                                     const std::vector<int32_t>& tokens, size_t second_segment, bool rotate) {
   const Weights w(file);
   const size_t n = tokens.size(), d = static_cast<size_t>(hp.head_dim);
   const size_t n_head = static_cast<size_t>(hp.n_head), group = n_head / static_cast<size_t>(hp.n_head_kv);
+  const size_t q_size = n_head * d, kv_size = static_cast<size_t>(hp.n_head_kv) * d;
   const double eps = hp.layer_norm_eps;
+  const bool positions = w.has("position_embd.weight");  // else rope (nomic-bert)
   std::vector<Vector> x(n);
   for (size_t t = 0; t < n; ++t) {
-    Vector e = sum(w.row("token_embd.weight", tokens[t]), w.row("position_embd.weight", static_cast<int64_t>(t)));
+    Vector e = w.row("token_embd.weight", tokens[t]);
+    if (positions) e = sum(e, w.row("position_embd.weight", static_cast<int64_t>(t)));
     if (w.has("token_types.weight")) e = sum(e, w.row("token_types.weight", t < second_segment ? 0 : 1));
     x[t] = w.layer_norm("token_embd_norm", e, eps);
   }
@@ -106,9 +129,22 @@ std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HP
     const std::string p = "blk." + std::to_string(il) + ".";
     std::vector<Vector> q(n), k(n), v(n);
     for (size_t t = 0; t < n; ++t) {
-      q[t] = w.linear(p + "attn_q", x[t]);
-      k[t] = w.linear(p + "attn_k", x[t]);
-      v[t] = w.linear(p + "attn_v", x[t]);
+      if (w.has(p + "attn_qkv.weight")) {
+        // One product, its rows Q's, then K's, then V's.
+        const Vector qkv = w.product(p + "attn_qkv.weight", x[t]);
+        q[t] = Vector(qkv.begin(), qkv.begin() + static_cast<long>(q_size));
+        k[t] = Vector(qkv.begin() + static_cast<long>(q_size), qkv.begin() + static_cast<long>(q_size + kv_size));
+        v[t] = Vector(qkv.begin() + static_cast<long>(q_size + kv_size), qkv.end());
+      } else {
+        q[t] = w.linear(p + "attn_q", x[t]);
+        k[t] = w.linear(p + "attn_k", x[t]);
+        v[t] = w.linear(p + "attn_v", x[t]);
+      }
+      if (!positions && rotate) {
+        const auto n_rot = static_cast<size_t>(hp.rope.n_dims);
+        rotate_neox(q[t], d, n_rot, hp.rope.freq_base, t);
+        rotate_neox(k[t], d, n_rot, hp.rope.freq_base, t);
+      }
     }
     for (size_t t = 0; t < n; ++t) {
       // Query t against every key of the sequence (causal: those up to t).
@@ -134,7 +170,12 @@ std::vector<Vector> reference_encode(const gguf::GgufFile& file, const model::HP
     for (size_t t = 0; t < n; ++t) {
       const Vector h = w.layer_norm(p + "attn_output_norm", sum(x[t], q[t]), eps);
       Vector up = w.linear(p + "ffn_up", h);
-      for (double& u : up) u = gelu_tanh(u);
+      if (w.has(p + "ffn_gate.weight")) {
+        const Vector gate = w.product(p + "ffn_gate.weight", h);
+        for (size_t i = 0; i < up.size(); ++i) up[i] *= silu(gate[i]);  // SwiGLU
+      } else {
+        for (double& u : up) u = gelu_tanh(u);
+      }
       x[t] = w.layer_norm(p + "layer_output_norm", sum(h, w.linear(p + "ffn_down", up)), eps);
     }
   }

@@ -6,6 +6,11 @@
 //   x = LayerNorm(x + W_down · gelu(W_up · x + b_up) + b_down)
 // with Q, K, V = W · x + b over the whole sequence, both ways; and the
 // classification head of BertForSequenceClassification (pooler, classifier).
+// nomic-bert's variant follows from the tensors the file has: no position
+// table (Q and K rotated instead, NEOX's pairs, by each token's position in
+// the sequence), Q, K and V from one fused matrix (attn_qkv, Q's rows, then
+// K's, then V's), the feed-forward W_down · (silu(W_gate · x) * (W_up · x))
+// when there is a gate, and any bias the file lacks left out.
 #pragma once
 
 #include <cstddef>
@@ -20,8 +25,11 @@ namespace peak::test {
 // The last hidden states of one sequence: [n_tokens][n_embd]. Tokens from
 // index `second_segment` on are type 1 (a text pair's second text); by
 // default every token is type 0.
+// Without a position table, `rotate` false leaves Q and K unrotated (to show
+// that the rotation matters).
 std::vector<std::vector<double>> reference_encode(const gguf::GgufFile& file, const model::HParams& hp,
-                                                  const std::vector<int32_t>& tokens, size_t second_segment = SIZE_MAX);
+                                                  const std::vector<int32_t>& tokens, size_t second_segment = SIZE_MAX,
+                                                  bool rotate = true);
 
 // The classification head on the first token's state:
 // cls.output · tanh(cls · hidden[0] + cls.bias) + cls.output.bias, [n_cls_out].

@@ -153,14 +153,18 @@ constexpr bool rows_follow_the_enum() {
 }
 static_assert(rows_follow_the_enum(), "kArchSpecs must list the architectures in the order of enum Arch");
 
-// The ungated feed-forward has gelu alone (there is no lone silu op).
-constexpr bool ungated_rows_use_gelu() {
+// What the graphs assume of a row: the ungated feed-forward has gelu alone
+// (there is no lone silu op), and post-norm blocks normalise with LayerNorms
+// (model/encoder.cpp).
+constexpr bool rows_fit_the_graphs() {
   for (const ArchSpec& s : kArchSpecs) {
     if (!s.gated_ffn && s.activation != FfnActivation::GeluTanh) return false;
+    if (s.post_norm_block && s.norm != NormKind::Layer) return false;
   }
   return true;
 }
-static_assert(ungated_rows_use_gelu(), "a row with gated_ffn = false must have FfnActivation::GeluTanh");
+static_assert(rows_fit_the_graphs(),
+              "rows with gated_ffn = false need FfnActivation::GeluTanh, and post_norm_block rows NormKind::Layer");
 
 }  // namespace
 

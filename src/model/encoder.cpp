@@ -12,7 +12,7 @@ using kernels::GgmlType;
 
 namespace {
 
-// Post-norm models' norms are LayerNorms (their rows say NormKind::Layer).
+// Post-norm models' norms are LayerNorms (their rows must say NormKind::Layer; model/arch_spec.cpp checks).
 Tensor* layer_norm(Graph& g, const HParams& hp, Tensor* x, Tensor* weight, Tensor* bias) {
   return g.layer_norm(x, hp.layer_norm_eps, weight, bias);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <stdexcept>
+#include <string>
 
 #include "core/thread_pool.h"
 
@@ -72,5 +74,12 @@ int fast_core_count(const std::string& sysfs_root, const std::vector<int>& cpus)
 }
 
 int default_threads() { return fast_core_count("/sys", allowed_cpus()); }
+
+int pass_threads(int requested) {
+  if (requested < 0 || requested > kMaxPassThreads) {
+    throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxPassThreads));
+  }
+  return requested > 0 ? requested : std::min(default_threads(), kMaxPassThreads);
+}
 
 }  // namespace peak::core

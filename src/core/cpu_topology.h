@@ -32,4 +32,12 @@ int fast_core_count(const std::string& sysfs_root, const std::vector<int>& cpus)
 // a forward pass.
 int default_threads();
 
+// The most threads a forward pass takes.
+constexpr int kMaxPassThreads = 64;
+
+// The threads a forward pass runs with when `requested` are asked for:
+// those, or default_threads() (at most kMaxPassThreads) for 0. Throws
+// std::invalid_argument outside 0..kMaxPassThreads.
+int pass_threads(int requested);
+
 }  // namespace peak::core

@@ -17,7 +17,6 @@ using kernels::GgmlType;
 namespace {
 
 constexpr int64_t kDefaultMaxContext = 4096;
-constexpr int kMaxThreads = 64;
 
 KvCacheParams cache_params(const model::Model& model, const ContextParams& p) {
   const model::ArchSpec& spec = model.hparams().spec();
@@ -32,13 +31,6 @@ KvCacheParams cache_params(const model::Model& model, const ContextParams& p) {
   c.type_k = p.type_k;
   c.type_v = p.type_v;
   return c;
-}
-
-int resolve_threads(int requested) {
-  if (requested < 0 || requested > kMaxThreads) {
-    throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
-  }
-  return requested > 0 ? requested : std::min(core::default_threads(), kMaxThreads);
 }
 
 // Throws NonFiniteLogits when a logit of `row` (n_vocab values) is NaN or
@@ -59,7 +51,7 @@ Context::Context(const model::Model& model, const ContextParams& params)
     : model_(model),
       kv_(model.hparams(), cache_params(model, params)),
       n_batch_(params.n_batch),
-      n_threads_(resolve_threads(params.n_threads)),
+      n_threads_(core::pass_threads(params.n_threads)),
       logits_all_(params.logits_all),
       pool_(n_threads_),
       rope_factors_(model::rope_factors_for_context(model.weights(), model.hparams(), kv_.size())),
@@ -120,7 +112,7 @@ void Context::set_adapters(const Adapters& adapters) {
 }
 
 void Context::set_threads(int n_threads) {
-  const int n = resolve_threads(n_threads);
+  const int n = core::pass_threads(n_threads);
   if (n > pool_.max_threads()) {
     throw std::invalid_argument("n_threads " + std::to_string(n) + " exceeds the " +
                                 std::to_string(pool_.max_threads()) + " this context was created with");

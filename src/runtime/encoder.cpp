@@ -15,8 +15,6 @@ namespace peak::runtime {
 
 namespace {
 
-constexpr int kMaxThreads = 64;
-
 const model::Model& require_encoder(const model::Model& model) {
   const model::ArchSpec& spec = model.hparams().spec();
   if (!model.hparams().embeds) {
@@ -35,13 +33,6 @@ int64_t resolve_batch(const model::Model& model, int64_t requested) {
                                 std::to_string(n_ctx_train) + " tokens, not " + std::to_string(requested));
   }
   return requested > 0 ? requested : n_ctx_train;
-}
-
-int resolve_threads(int requested) {
-  if (requested < 0 || requested > kMaxThreads) {
-    throw std::invalid_argument("n_threads must be between 0 (automatic) and " + std::to_string(kMaxThreads));
-  }
-  return requested > 0 ? requested : std::min(core::default_threads(), kMaxThreads);
 }
 
 // Scales v to Euclidean length 1, the sum taken in double; a zero vector stays zero.
@@ -68,7 +59,7 @@ std::pair<int64_t, int64_t> window_rows(const model::HParams& hp, int32_t row, i
 Encoder::Encoder(const model::Model& model, const EncoderParams& params)
     : model_(require_encoder(model)),
       n_batch_(resolve_batch(model, params.n_batch)),
-      n_threads_(resolve_threads(params.n_threads)),
+      n_threads_(core::pass_threads(params.n_threads)),
       pool_(n_threads_) {
   // The worst cases: a full batch of one-token sequences, pooled or not, and
   // scored when the model has a classification head.

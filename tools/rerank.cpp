@@ -1,6 +1,7 @@
 // peak rerank -m MODEL --query TEXT (-p DOCUMENT ... | -f FILE): documents
 // ordered by how relevant a reranker (a cross-encoder such as ms-marco-MiniLM
-// or ms-marco-TinyBERT) finds them to the query, through peak_rerank.
+// or ms-marco-TinyBERT, or Qwen3-Reranker) finds them to the query, through
+// peak_rerank.
 //
 // Output on stdout, JSON in the shape of the rerank APIs (llama.cpp's
 // /v1/rerank, Jina's, Cohere's):
@@ -35,15 +36,16 @@ struct RerankOptions {
 void print_help() {
   std::printf(
       "usage: peak rerank -m MODEL --query TEXT (-p DOCUMENT ... | -f FILE) [options]\n"
-      "  Orders documents by how relevant a reranker (a bert cross-encoder: ms-marco-MiniLM,\n"
-      "  ms-marco-TinyBERT ...) finds them to the query, each scored as [CLS] query [SEP] document [SEP].\n"
+      "  Orders documents by how relevant a reranker finds them to the query: a bert cross-encoder\n"
+      "  (ms-marco-MiniLM, ms-marco-TinyBERT ...) scores [CLS] query [SEP] document [SEP] (a logit);\n"
+      "  Qwen3-Reranker the two in its prompt (the probability of \"yes\").\n"
       "  Prints {\"results\": [{\"index\", \"relevance_score\", \"document\": {\"text\"}}, ...]}, best first.\n"
       "  -m, --model FILE          the GGUF reranker (pooling type rank)\n"
       "  -q, --query TEXT          the query\n"
       "  -p, --prompt TEXT         a document; give -p once per document\n"
       "  -f, --file FILE           the documents, one per line ('-': standard input); an empty line is refused\n"
       "  --top-n N                 print the N best only (default: all)\n"
-      "  --sigmoid                 scores as 1 / (1 + e^-logit), in (0, 1) (default: the logit, as llama.cpp)\n"
+      "  --sigmoid                 a logit as 1 / (1 + e^-logit), in (0, 1) (default: the logit, as llama.cpp)\n"
       "  -t, --threads N           threads (default: the fast cores this process may use)\n"
       "  -b, --batch-size N        tokens per forward pass, the longest query and document (default: the\n"
       "                            model's context)\n"

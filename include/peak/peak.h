@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 4
+#define PEAK_VERSION_MINOR 5
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.4.0"
+#define PEAK_VERSION_STRING "0.5.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -806,23 +806,31 @@ PEAK_API peak_status peak_embed_tokens(peak_embedder* embedder, const int32_t* c
 
 /* ---- reranking ------------------------------------------------------------------- */
 
-/* Scores documents against a query with a cross-encoder: an embedder on a
-   model whose pooling is PEAK_POOLING_RANK (a bert reranker with its
-   classification head, such as ms-marco-MiniLM or ms-marco-TinyBERT). */
+/* Scores documents against a query with a reranker: an embedder on a model
+   whose pooling is PEAK_POOLING_RANK. Either a cross-encoder (a bert reranker
+   with its classification head, such as ms-marco-MiniLM or ms-marco-TinyBERT),
+   whose score is a logit, or a decoder that answers whether the document
+   meets the query (Qwen3-Reranker), whose score is the probability of "yes",
+   in [0, 1]. */
 typedef struct peak_rerank_params {
   size_t struct_size;
-  int sigmoid; /* 0 (default): each score is the head's logit, as llama.cpp's /rerank gives it;
-                  1: 1 / (1 + e^-logit), in (0, 1) */
+  int sigmoid; /* 0 (default): each score as the model gives it, as llama.cpp's /rerank does;
+                  1: a cross-encoder's logit becomes 1 / (1 + e^-logit), in (0, 1) (a
+                  probability stays as it is) */
 } peak_rerank_params;
 
 PEAK_API peak_rerank_params peak_rerank_default_params(void);
 
 /* Writes n_documents scores to `scores`, one per document in the given order
-   (higher is more relevant). The query and each document (any bytes) are
-   tokenized without special tokens and joined as the model's tokenizer joins a
-   text pair, [CLS] query [SEP] document [SEP], the document as token type 1
-   (llama.cpp gives it type 0; the models were trained with 1); many pairs share
-   each forward pass. params NULL: the defaults. Everything is checked before
+   (higher is more relevant). For a cross-encoder the query and each document
+   (any bytes) are tokenized without special tokens and joined as the model's
+   tokenizer joins a text pair, [CLS] query [SEP] document [SEP], the document
+   as token type 1 (llama.cpp gives it type 0; the models were trained with 1).
+   A decoder reranker reads its prompt (`tokenizer.chat_template.rerank`, as
+   llama.cpp's converter writes it) with {query} and {document} filled in; the
+   prompt's control tokens are recognised, a text's spelling of one stays text
+   (llama.cpp parses those as control tokens too). Many pairs share each
+   forward pass. params NULL: the defaults. Everything is checked before
    anything runs: an embedder whose model is not a reranker, an empty or NULL
    query, or a document that is NULL, empty, of which the vocabulary can spell
    no character, or too long with the query for the embedder's n_batch is
@@ -832,6 +840,14 @@ PEAK_API peak_rerank_params peak_rerank_default_params(void);
 PEAK_API peak_status peak_rerank(peak_embedder* embedder, const char* query, size_t query_length,
                                  const char* const* documents, const size_t* lengths, size_t n_documents,
                                  const peak_rerank_params* params, float* scores);
+
+/* Writes to n_tokens[i] how many tokens document i's pair with the query is
+   as peak_rerank reads it (the joined pair, or the filled prompt): what a
+   server counts as usage, and what must fit the embedder's n_batch. Checks
+   the texts as peak_rerank does, n_batch aside. */
+PEAK_API peak_status peak_rerank_pair_tokens(peak_embedder* embedder, const char* query, size_t query_length,
+                                             const char* const* documents, const size_t* lengths, size_t n_documents,
+                                             size_t* n_tokens);
 
 /* ---- profiling ------------------------------------------------------------------- */
 

@@ -111,6 +111,40 @@ std::string too_long(const peak::runtime::Encoder& encoder, size_t n_tokens, boo
          std::to_string(encoder.n_batch()) + " (truncate cuts it to fit)";
 }
 
+// The reranker on an embedder and its query-document pairs as the model reads them.
+struct RerankPairs {
+  std::unique_ptr<peak::runtime::Reranker> reranker;
+  std::vector<peak::runtime::PairInput> pairs;
+};
+
+// Checks the query and documents (naming the first bad one by index, after
+// `function`) and forms each pair; PEAK_OK or the failure's status.
+peak_status rerank_pairs(peak_embedder& embedder, std::string_view query, const char* const* documents,
+                         const size_t* lengths, size_t n_documents, const std::string& function, RerankPairs& out) {
+  try {
+    out.reranker = std::make_unique<peak::runtime::Reranker>(*embedder.encoder);
+  } catch (const std::invalid_argument& e) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, function + ": " + e.what());
+  }
+  if (query.empty()) return fail(PEAK_ERR_INVALID_ARGUMENT, function + ": the query is empty");
+  // Every text is tokenized alone first, which finds one the vocabulary
+  // cannot spell; a prompted reranker then tokenizes its filled prompt.
+  const std::vector<int32_t> query_tokens =
+      peak::capi::encode_user_text(*embedder.model, query, false, false, function + ": the query");
+  out.pairs.resize(n_documents);
+  for (size_t i = 0; i < n_documents; ++i) {
+    const std::string which = function + ": document " + std::to_string(i);
+    if (!documents[i]) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is NULL");
+    if (lengths[i] == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is empty");
+    const std::string_view document(documents[i], lengths[i]);
+    const std::vector<int32_t> document_tokens =
+        peak::capi::encode_user_text(*embedder.model, document, false, false, which);
+    out.pairs[i] = out.reranker->prompted() ? out.reranker->fill(query, document)
+                                            : out.reranker->join(query_tokens, document_tokens);
+  }
+  return PEAK_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -247,32 +281,41 @@ peak_status peak_rerank(peak_embedder* embedder, const char* query, size_t query
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   return guarded([&] {
-    std::unique_ptr<peak::runtime::Reranker> reranker;
+    RerankPairs pairs;
+    const peak_status status =
+        rerank_pairs(*embedder, {query, query_length}, documents, lengths, n_documents, "peak_rerank", pairs);
+    if (status != PEAK_OK) return status;
+    std::vector<float> relevance;
     try {
-      reranker = std::make_unique<peak::runtime::Reranker>(*embedder->encoder);
-    } catch (const std::invalid_argument& e) {
-      return fail(PEAK_ERR_INVALID_ARGUMENT, std::string("peak_rerank: ") + e.what());
-    }
-    if (query_length == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_rerank: the query is empty");
-    const std::vector<int32_t> query_tokens = peak::capi::encode_user_text(
-        *embedder->model, std::string_view(query, query_length), false, false, "peak_rerank: the query");
-    std::vector<std::vector<int32_t>> document_tokens(n_documents);
-    for (size_t i = 0; i < n_documents; ++i) {
-      const std::string which = "peak_rerank: document " + std::to_string(i);
-      if (!documents[i]) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is NULL");
-      if (lengths[i] == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, which + " is empty");
-      document_tokens[i] = peak::capi::encode_user_text(*embedder->model, std::string_view(documents[i], lengths[i]),
-                                                        false, false, which);
-    }
-    std::vector<float> logits;
-    try {
-      logits = reranker->score(query_tokens, document_tokens);
+      relevance = pairs.reranker->score(pairs.pairs);
     } catch (const std::invalid_argument& e) {  // a pair too long for n_batch
       return fail(PEAK_ERR_INVALID_ARGUMENT, std::string("peak_rerank: ") + e.what());
     }
-    for (size_t i = 0; i < logits.size(); ++i) {
-      scores[i] = p.sigmoid ? static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(logits[i])))) : logits[i];
+    const bool squash = p.sigmoid && !pairs.reranker->gives_probabilities();
+    for (size_t i = 0; i < relevance.size(); ++i) {
+      scores[i] =
+          squash ? static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(relevance[i])))) : relevance[i];
     }
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_rerank_pair_tokens(peak_embedder* embedder, const char* query, size_t query_length,
+                                    const char* const* documents, const size_t* lengths, size_t n_documents,
+                                    size_t* n_tokens) {
+  PEAK_CHECK_ARG(embedder, "peak_rerank_pair_tokens: embedder");
+  PEAK_CHECK_ARG(query, "peak_rerank_pair_tokens: query");
+  if (n_documents > 0) {
+    PEAK_CHECK_ARG(documents, "peak_rerank_pair_tokens: documents");
+    PEAK_CHECK_ARG(lengths, "peak_rerank_pair_tokens: lengths");
+    PEAK_CHECK_ARG(n_tokens, "peak_rerank_pair_tokens: n_tokens");
+  }
+  return guarded([&] {
+    RerankPairs pairs;
+    const peak_status status = rerank_pairs(*embedder, {query, query_length}, documents, lengths, n_documents,
+                                            "peak_rerank_pair_tokens", pairs);
+    if (status != PEAK_OK) return status;
+    for (size_t i = 0; i < n_documents; ++i) n_tokens[i] = pairs.pairs[i].tokens.size();
     return PEAK_OK;
   });
 }

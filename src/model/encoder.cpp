@@ -28,7 +28,8 @@ Tensor* embed(Graph& g, const HParams& hp, const ModelWeights& w, const EncoderI
 
 }  // namespace
 
-RowRange pooled_rows(Pooling pooling, RowRange sequence) {
+RowRange pooled_rows(const HParams& hp, Pooling pooling, RowRange sequence) {
+  if (pooling == Pooling::Rank) pooling = hp.spec().encoder ? Pooling::Cls : Pooling::Last;
   switch (pooling) {
     case Pooling::Cls:
     case Pooling::Rank: return {sequence.first, sequence.first + 1};
@@ -41,10 +42,12 @@ RowRange pooled_rows(Pooling pooling, RowRange sequence) {
 
 namespace {
 
-// Pooling::Rank's head on the [CLS] states x [n_embd, n_sequences]:
-// cls_output · tanh(cls · x + b) + b_out, [n_cls_out, n_sequences]
-// (llama.cpp's rank pooling; HF's BertPooler then classifier).
+// Pooling::Rank's head on the pooled states x [n_embd, n_sequences], to
+// [n_cls_out, n_sequences] (llama.cpp's rank pooling): an encoder's
+// cls_output · tanh(cls · x + b) + b_out (HF's BertPooler, then the
+// classifier); a decoder's cls_output · x (the answer tokens' logits).
 Tensor* classify(Graph& g, const ModelWeights& w, Tensor* x) {
+  if (w.cls == nullptr) return g.mul_mat(w.cls_output, x);
   Tensor* pooled = g.softcap(g.add(g.mul_mat(w.cls, x), w.cls_bias), 1.0f);  // a cap of 1 is tanh itself
   return g.add(g.mul_mat(w.cls_output, pooled), w.cls_output_bias);
 }

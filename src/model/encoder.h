@@ -10,7 +10,8 @@
 // pre-norm models) are pooled per sequence (mean, first or last token) by
 // averaging a range of rows, or handed out per token; the dense layers, when
 // the model has them, follow. Rank pooling passes the first token's state
-// through the model's classification head (a cross-encoder's relevance scores).
+// through the model's classification head (a cross-encoder's relevance
+// scores); a decoder reranker's, the last token's through its answer rows.
 #pragma once
 
 #include <cstdint>
@@ -28,9 +29,11 @@ struct RowRange {
 };
 
 // The rows whose mean is the pooled output of a sequence at rows `sequence`
-// (non-empty): all of them (mean), the first (cls, rank) or the last (last).
-// Pooling::None has no pooled output; it gives `sequence`.
-RowRange pooled_rows(Pooling pooling, RowRange sequence);
+// (non-empty): all of them (mean), the first (cls) or the last (last); rank
+// reads the first in an encoder, the last (the only one that has seen the
+// whole pair) in a decoder. Pooling::None has no pooled output; it gives
+// `sequence`.
+RowRange pooled_rows(const HParams& hp, Pooling pooling, RowRange sequence);
 
 struct EncoderBatch {
   int64_t n_tokens = 1;
@@ -56,7 +59,8 @@ struct EncoderInputs {
 
 // Builds the whole forward pass; returns the output (marked as output):
 // F32 [n_embd, n_sequences] pooled, [n_cls_out, n_sequences] with
-// Pooling::Rank (the model must have the head), or [n_embd, n_tokens] with
+// Pooling::Rank (the model must have the head; a decoder's are logits, not
+// yet softmaxed), or [n_embd, n_tokens] with
 // Pooling::None.
 core::Tensor* build_encoder(core::Graph& g, const HParams& hp, const ModelWeights& w, const EncoderBatch& batch,
                             EncoderInputs& inputs);

@@ -236,16 +236,27 @@ void read_encoder_keys(const gguf::GgufFile& file, const KeyReader& keys, const 
       refuse("'" + keys.prefix + "pooling_type' is " + std::to_string(pooling) +
              "; peak knows 0 (none), 1 (mean), 2 (cls), 3 (last) and 4 (rank)");
   }
-  if (hp.pooling == Pooling::Rank && !spec.encoder) {
-    refuse("'" + keys.prefix + "pooling_type' is 4 (rank): peak reranks with bert cross-encoders; a " +
-           std::string(spec.name) + " reranker (scored from its yes/no logits, as Qwen3-Reranker) is not supported");
-  }
-  if (const auto labels = keys.find("classifier.output_labels")) {
+  const auto labels = keys.find("classifier.output_labels");
+  if (labels) {
     hp.n_cls_out = static_cast<int64_t>(labels->array().size());
     if (hp.n_cls_out < 1 || hp.n_cls_out > kMaxWidth) {
       refuse("'" + keys.prefix + "classifier.output_labels' has " + std::to_string(hp.n_cls_out) +
              " labels; a classification head has between 1 and " + std::to_string(kMaxWidth));
     }
+  }
+  if (hp.pooling == Pooling::Rank && !spec.encoder) {
+    // A decoder reranker (Qwen3-Reranker) answers "yes" or "no": its head is
+    // the output rows of those two tokens, labelled so by llama.cpp's converter.
+    int64_t yes = -1;
+    const bool strings = labels && labels->array().elem_type() == gguf::ValueType::String;
+    for (int64_t i = 0; strings && i < hp.n_cls_out; ++i) {
+      if (labels->array().str(static_cast<uint64_t>(i)) == "yes") yes = i;
+    }
+    if (yes < 0 || hp.n_cls_out < 2) {
+      refuse("'" + keys.prefix + "classifier.output_labels' must name the answers \"yes\" and \"no\" of a " +
+             std::string(spec.name) + " reranker (pooling_type 4), which scores by the probability of \"yes\"");
+    }
+    hp.relevance_output = yes;
   }
 }
 

@@ -20,9 +20,12 @@ enum class Pooling {
   Mean = 1,  // their mean
   Cls = 2,   // the first token's ([CLS])
   Last = 3,  // the last token's
-  // A cross-encoder's scores: the first token's state through the
-  // classification head, cls_output · tanh(cls · h + b) + b_out
-  // (HParams::n_cls_out values; a reranker's relevance is the first).
+  // A reranker's scores, HParams::n_cls_out values (the relevance is
+  // HParams::relevance_output's). An encoder (a cross-encoder) passes the
+  // first token's state through the classification head,
+  // cls_output · tanh(cls · h + b) + b_out; a decoder (Qwen3-Reranker) the
+  // last token's through cls_output alone, the output rows of its answer
+  // tokens "yes" and "no", whose softmax gives the probability of "yes".
   Rank = 4,
 };
 const char* pooling_name(Pooling pooling);
@@ -69,6 +72,9 @@ struct HParams {
   // Pooling::Rank: the classification head's outputs, the length of
   // `classifier.output_labels`, else 1 (llama.cpp's n_cls_out).
   int64_t n_cls_out = 1;
+  // Pooling::Rank: the head output that is the relevance: the first, or the
+  // one labelled "yes" in a decoder's (runtime::Reranker).
+  int64_t relevance_output = 0;
   // ArchSpec::dense_head: the width between dense_2 [n_embd -> this] and
   // dense_3 [this -> n_embd] (`dense_2_feat_out`); 0: the file has no dense layers.
   int64_t dense_features = 0;

@@ -137,7 +137,7 @@ Model::ForwardPass::~ForwardPass() {
 }
 
 namespace {
-std::string string_or_empty(const gguf::GgufFile& f, const char* key) {
+std::string string_or_empty(const gguf::GgufFile& f, const std::string& key) {
   const auto v = f.find(key);
   return v && v->type() == gguf::ValueType::String ? std::string(v->str()) : std::string();
 }
@@ -145,5 +145,8 @@ std::string string_or_empty(const gguf::GgufFile& f, const char* key) {
 
 std::string Model::name() const { return string_or_empty(*file_, "general.name"); }
 std::string Model::chat_template() const { return string_or_empty(*file_, "tokenizer.chat_template"); }
+std::string Model::named_chat_template(const std::string& name) const {
+  return string_or_empty(*file_, "tokenizer.chat_template." + name);
+}
 
 }  // namespace peak::model

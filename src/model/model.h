@@ -91,6 +91,9 @@ class Model {
   std::string name() const;
   // tokenizer.chat_template, or "" when absent.
   std::string chat_template() const;
+  // The template named `name` (tokenizer.chat_template.<name>, as a reranker's
+  // "rerank"), or "" when absent.
+  std::string named_chat_template(const std::string& name) const;
   uint64_t n_params() const { return n_params_; }
   uint64_t weight_bytes() const { return weight_bytes_; }
   // The memory holding matrices repacked to the kernels' layout (0 when none is).

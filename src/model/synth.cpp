@@ -46,6 +46,8 @@ HParams manifest_hparams(const SynthSpec& s) {
   hp.n_ctx_train = s.n_ctx_train;
   hp.n_token_types = s.n_token_types;
   hp.pooling = s.pooling;  // Rank adds the classification head
+  // A decoder reranker's head answers yes or no; an encoder's has one label.
+  hp.n_cls_out = s.pooling == Pooling::Rank && !arch_spec(s.arch).encoder ? 2 : 1;
   hp.dense_features = s.dense_features;
   hp.rope.n_dims = static_cast<int32_t>(s.rope_dimensions());
   return hp;
@@ -147,8 +149,13 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   }
   if (spec.encoder) w.set_bool(a + ".attention.causal", false);
   if (spec.encoder || s.pooling != Pooling::None) w.set_u32(a + ".pooling_type", static_cast<uint32_t>(s.pooling));
-  // A one-label head, as convert_hf_to_gguf writes id2label {0: LABEL_0}.
-  if (s.pooling == Pooling::Rank) w.set_string_array(a + ".classifier.output_labels", {"LABEL_0"});
+  // An encoder's one-label head, as convert_hf_to_gguf writes id2label {0:
+  // LABEL_0}; a decoder's answer rows, as it writes Qwen3-Reranker's.
+  if (s.pooling == Pooling::Rank) {
+    w.set_string_array(a + ".classifier.output_labels",
+                       spec.encoder ? std::vector<std::string>{"LABEL_0"} : std::vector<std::string>{"yes", "no"});
+  }
+  if (!s.rerank_prompt.empty()) w.set_string("tokenizer.chat_template.rerank", s.rerank_prompt);
   if (s.dense_features > 0) {
     w.set_u32(a + ".dense_2_feat_in", static_cast<uint32_t>(s.n_embd));
     w.set_u32(a + ".dense_2_feat_out", static_cast<uint32_t>(s.dense_features));
@@ -206,15 +213,30 @@ void copy_vocab(gguf::GgufWriter& w, const gguf::GgufFile& v, int64_t n_vocab) {
 
 }  // namespace
 
+std::string qwen3_reranker_prompt() {
+  return "<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct "
+         "provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n<Instruct>: "
+         "Given a web search query, retrieve relevant passages that answer the query\n<Query>: {query}\n<Document>: "
+         "{document}<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+}
+
 std::vector<std::string> synth_preset_names() {
-  return {"qwen3-0.6b",           "qwen2.5-0.5b",
-          "llama-3.2-1b",         "tinyllama-1.1b",
-          "smollm2-135m",         "gemma3-1b",
-          "gemma3-270m",          "phi-4-mini",
-          "smollm3-3b",           "bge-small-en-v1.5",
-          "all-minilm-l6-v2",     "qwen3-embedding-0.6b",
-          "embeddinggemma-300m",  "ms-marco-minilm-l6-v2",
-          "nomic-embed-text-v1.5"};
+  return {"qwen3-0.6b",
+          "qwen2.5-0.5b",
+          "llama-3.2-1b",
+          "tinyllama-1.1b",
+          "smollm2-135m",
+          "gemma3-1b",
+          "gemma3-270m",
+          "phi-4-mini",
+          "smollm3-3b",
+          "bge-small-en-v1.5",
+          "all-minilm-l6-v2",
+          "qwen3-embedding-0.6b",
+          "embeddinggemma-300m",
+          "ms-marco-minilm-l6-v2",
+          "nomic-embed-text-v1.5",
+          "qwen3-reranker-0.6b"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -287,6 +309,15 @@ SynthSpec synth_preset(const std::string& name) {
     s.n_layer = 28, s.n_embd = 1024, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 3072;
     s.n_vocab = 151669, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
     s.pooling = Pooling::Last, s.eos_token_id = 151643, s.eot_token_id = 151645, s.add_eos = true;
+  } else if (name == "qwen3-reranker-0.6b") {
+    // Qwen/Qwen3-Reranker-0.6B as llama.cpp converts it: Qwen3-Embedding's
+    // shapes and 32k positions, rank pooling over the output rows of "yes"
+    // and "no" (cls.output [1024, 2]), and the prompt the converter writes.
+    s.arch = Arch::Qwen3;
+    s.n_layer = 28, s.n_embd = 1024, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 3072;
+    s.n_vocab = 151669, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
+    s.pooling = Pooling::Rank;
+    s.rerank_prompt = qwen3_reranker_prompt();
   } else if (name == "embeddinggemma-300m") {
     // google/embeddinggemma-300m (llama.cpp's gemma-embedding): 24 Gemma 3
     // layers of 768, 3 heads over 1 of 256, windows of 512, 2048 positions,

@@ -30,8 +30,10 @@ struct SynthSpec {
   // Embedding models: pooling_type, written for every encoder (ArchSpec::encoder)
   // and, when not none, for a decoder (making it one, as Qwen3-Embedding);
   // tokenizer.ggml.token_type_count (ArchSpec::token_types); Pooling::Rank
-  // adds the classification head with one label.
+  // adds the classification head: an encoder's with one label, a decoder's
+  // answer rows labelled "yes" and "no" with the prompt in rerank_prompt.
   Pooling pooling = Pooling::None;
+  std::string rerank_prompt;  // written as tokenizer.chat_template.rerank when not empty
   int64_t n_token_types = 2;
   // > 0 (ArchSpec::dense_head): dense_2 [n_embd -> dense_features] and dense_3
   // [dense_features -> n_embd], with their dense_*_feat_* keys.
@@ -58,10 +60,13 @@ struct SynthSpec {
 // The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
 // smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
 // embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b,
-// embeddinggemma-300m and nomic-embed-text-v1.5, and the reranker
-// ms-marco-minilm-l6-v2);
+// embeddinggemma-300m and nomic-embed-text-v1.5, and the rerankers
+// ms-marco-minilm-l6-v2 and qwen3-reranker-0.6b);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
+// Qwen3-Reranker's prompt as llama.cpp's converter writes it
+// (tokenizer.chat_template.rerank), with {query} and {document} to fill in.
+std::string qwen3_reranker_prompt();
 std::vector<std::string> synth_preset_names();
 
 // Picks the stored type of each tensor (e.g. 1-D norms stay F32); given the

@@ -127,6 +127,9 @@ std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
     m.model("cls.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::cls_bias);
     m.model("cls.output.weight", {e, hp.n_cls_out}, TensorRole::Matrix, Presence::Required, &ModelWeights::cls_output);
     m.model("cls.output.bias", {hp.n_cls_out}, TensorRole::Bias, Presence::Required, &ModelWeights::cls_output_bias);
+  } else if (hp.pooling == Pooling::Rank) {
+    // A decoder reranker's head: its output rows for "yes" and "no".
+    m.model("cls.output.weight", {e, hp.n_cls_out}, TensorRole::Matrix, Presence::Required, &ModelWeights::cls_output);
   }
   if (!spec.encoder) {
     m.model("output.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::UntiedOutput, &ModelWeights::output);

@@ -64,7 +64,7 @@ Encoder::Encoder(const model::Model& model, const EncoderParams& params)
   // The worst cases: a full batch of one-token sequences, pooled or not, and
   // scored when the model has a classification head.
   for (model::Pooling pooling : {model::Pooling::Mean, model::Pooling::None, model::Pooling::Rank}) {
-    if (pooling == model::Pooling::Rank && model_.weights().cls == nullptr) continue;
+    if (pooling == model::Pooling::Rank && model_.weights().cls_output == nullptr) continue;
     graph_.reset();
     model::EncoderBatch worst{n_batch_, n_batch_, pooling};
     model::EncoderInputs inputs;
@@ -76,7 +76,7 @@ Encoder::Encoder(const model::Model& model, const EncoderParams& params)
 void Encoder::check(const std::vector<std::vector<int32_t>>& sequences, model::Pooling pooling,
                     const std::vector<int32_t>& segments) const {
   const int64_t n_vocab = model_.hparams().n_vocab;
-  if (pooling == model::Pooling::Rank && model_.weights().cls == nullptr) {
+  if (pooling == model::Pooling::Rank && model_.weights().cls_output == nullptr) {
     throw std::invalid_argument(std::string("rank pooling needs a classification head (cls.weight, cls.output.weight), "
                                             "which a model with ") +
                                 model::pooling_name(model_.hparams().pooling) + " pooling does not have");
@@ -203,7 +203,7 @@ void Encoder::run_batch(const std::vector<std::vector<int32_t>>& sequences, size
       }
     }
     if (pooled != nullptr) {
-      const model::RowRange p = model::pooled_rows(pooling, rows);
+      const model::RowRange p = model::pooled_rows(model_.hparams(), pooling, rows);
       pooled[2 * (s - first)] = p.first;
       pooled[2 * (s - first) + 1] = p.end;
     }

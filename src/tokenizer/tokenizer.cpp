@@ -8,27 +8,39 @@
 
 namespace peak::tokenizer {
 
-namespace {
-
 // A piece of the input: raw text still to tokenize, or a special token found in it.
-struct Fragment {
+struct Tokenizer::Fragment {
   int32_t token;  // kNoToken for raw text
   size_t offset;
   size_t length;
 };
 
+namespace {
+
+using Fragment = Tokenizer::Fragment;
+
 bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
+
+bool overlaps(const std::vector<TextRange>& ranges, size_t offset, size_t length) {
+  for (const TextRange& r : ranges) {
+    if (offset < r.offset + r.length && r.offset < offset + length) return true;
+  }
+  return false;
+}
 
 // Splits raw fragments at every occurrence of each special token, longest tokens
 // first (llama.cpp's tokenizer_st_partition): a token found earlier is never split by
-// a shorter one.
-std::vector<Fragment> split_at_special_tokens(const Vocab& vocab, std::string_view text, bool parse_special) {
+// a shorter one. Control tokens are found only with `parse_special`, and then
+// not where they overlap a range of `verbatim`.
+std::vector<Fragment> split_at_special_tokens(const Vocab& vocab, std::string_view text, bool parse_special,
+                                              const std::vector<TextRange>& verbatim = {}) {
   std::vector<Fragment> fragments;
   if (text.empty()) return fragments;
   fragments.push_back({kNoToken, 0, text.size()});
   for (const int32_t id : vocab.special_tokens_longest_first()) {
     const TokenData& data = vocab.token(id);
-    if (!parse_special && (data.attr & (kAttrControl | kAttrUnknown)) != 0) continue;
+    const bool control = (data.attr & (kAttrControl | kAttrUnknown)) != 0;
+    if (!parse_special && control) continue;
     const std::string_view spelling = data.text;
     std::vector<Fragment> next;
     next.reserve(fragments.size());
@@ -40,7 +52,10 @@ std::vector<Fragment> split_at_special_tokens(const Vocab& vocab, std::string_vi
       size_t pos = fragment.offset;
       const size_t end = fragment.offset + fragment.length;
       while (pos < end) {
-        const size_t match = text.substr(0, end).find(spelling, pos);
+        size_t match = text.substr(0, end).find(spelling, pos);
+        while (control && match != std::string_view::npos && overlaps(verbatim, match, spelling.size())) {
+          match = text.substr(0, end).find(spelling, match + 1);
+        }
         if (match == std::string_view::npos) {
           next.push_back({kNoToken, pos, end - pos});
           break;
@@ -144,6 +159,16 @@ std::string Tokenizer::render_piece(int32_t id) const {
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special,
                                        Unspelled* unspelled) const {
+  return encode_fragments(text, split_at_special_tokens(*vocab_, text, parse_special), add_special, unspelled);
+}
+
+std::vector<int32_t> Tokenizer::encode_filled(std::string_view text, const std::vector<TextRange>& verbatim,
+                                              Unspelled* unspelled) const {
+  return encode_fragments(text, split_at_special_tokens(*vocab_, text, true, verbatim), false, unspelled);
+}
+
+std::vector<int32_t> Tokenizer::encode_fragments(std::string_view text, const std::vector<Fragment>& fragments,
+                                                 bool add_special, Unspelled* unspelled) const {
   const TokenizerFlags& flags = vocab_->flags();
   std::vector<int32_t> ids;
   if (add_special && flags.add_bos) ids.push_back(bos());
@@ -156,7 +181,7 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, 
   // SPM puts a space before text at the start and after a special token, as
   // SentencePiece does at the start of every sentence.
   bool after_special = true;
-  for (const Fragment& fragment : split_at_special_tokens(*vocab_, text, parse_special)) {
+  for (const Fragment& fragment : fragments) {
     if (fragment.token != kNoToken) {
       ids.push_back(fragment.token);
       after_special = true;

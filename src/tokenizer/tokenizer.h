@@ -47,8 +47,16 @@ struct Unspelled {
 // (gguf::printable): "'h', ' ', '\x1b'"; the first 16, then how many more.
 std::string quote_characters(std::string_view characters);
 
+// Bytes [offset, offset + length) of a text.
+struct TextRange {
+  size_t offset = 0;
+  size_t length = 0;
+};
+
 class Tokenizer {
  public:
+  struct Fragment;
+
   // Reads and validates the tokenizer.ggml.* metadata. Throws TokenizerError naming
   // the key for anything peak does not support or a file gets wrong.
   static std::unique_ptr<Tokenizer> from_gguf(const gguf::GgufFile& file);
@@ -59,6 +67,12 @@ class Tokenizer {
   // `unspelled`, when given, receives what the vocabulary could not spell.
   std::vector<int32_t> encode(std::string_view text, bool add_special, bool parse_special,
                               Unspelled* unspelled = nullptr) const;
+  // A prompt template filled with users' texts: as encode(text, false, true),
+  // but a control token spelled within a range of `verbatim` (the texts filled
+  // in) stays text, so a document cannot close the template's turn. Text
+  // around the ranges tokenizes together with them, as the whole string would.
+  std::vector<int32_t> encode_filled(std::string_view text, const std::vector<TextRange>& verbatim,
+                                     Unspelled* unspelled = nullptr) const;
 
   // The bytes a token stands for (not always whole UTF-8 characters: feed them to a
   // Utf8StreamDecoder). Control and unknown tokens give "" unless `render_special`.
@@ -87,6 +101,8 @@ class Tokenizer {
  private:
   explicit Tokenizer(std::unique_ptr<Vocab> vocab);
   std::string render_piece(int32_t id) const;
+  std::vector<int32_t> encode_fragments(std::string_view text, const std::vector<Fragment>& fragments, bool add_special,
+                                        Unspelled* unspelled) const;
 
   std::unique_ptr<Vocab> vocab_;
   std::vector<std::string> pieces_;  // token id -> its bytes, special tokens rendered

@@ -200,6 +200,16 @@ Vector reference_embed_decoder(const gguf::GgufFile& file, const model::HParams&
   return reference_pool(hidden, pooling, normalize);
 }
 
+double reference_rerank_decoder(const gguf::GgufFile& file, const model::HParams& hp,
+                                const std::vector<int32_t>& tokens, size_t answer) {
+  ReferenceForward forward(file, hp, hp.n_ctx_train);
+  const std::vector<Vector> hidden = forward.hidden_states(tokens);
+  const Vector logits = Weights(file).product("cls.output.weight", hidden.back());
+  double sum = 0.0;
+  for (const double l : logits) sum += std::exp(l);
+  return std::exp(logits.at(answer)) / sum;
+}
+
 Vector reference_pool(const std::vector<Vector>& hidden, model::Pooling pooling, bool normalize) {
   std::vector<Vector> vectors;
   switch (pooling) {

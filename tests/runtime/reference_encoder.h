@@ -43,6 +43,12 @@ std::vector<double> reference_classify(const gguf::GgufFile& file, const std::ve
 std::vector<double> reference_embed_decoder(const gguf::GgufFile& file, const model::HParams& hp,
                                             const std::vector<int32_t>& tokens, model::Pooling pooling, bool normalize);
 
+// A decoder reranker's (Qwen3-Reranker's) probability of answer `answer`:
+// ReferenceForward's causal hidden state of the last token, through
+// cls.output (the answers' output rows), softmaxed.
+double reference_rerank_decoder(const gguf::GgufFile& file, const model::HParams& hp,
+                                const std::vector<int32_t>& tokens, size_t answer);
+
 // `hidden` pooled: the mean of the tokens' states, the first's, the last's,
 // or (none) every token's one after another; then scaled to length 1 per
 // vector when `normalize`.

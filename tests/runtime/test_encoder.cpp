@@ -13,6 +13,7 @@
 // reference likewise, and without rotation far from it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -103,6 +104,26 @@ std::string write_tiny_qwen3_embedding() {
   spec.head_dim = 24;
   spec.pooling = Pooling::Last;
   return test::write_tiny_spec(spec, GgmlType::F32, "tiny_qwen3_embedding");
+}
+
+// A tiny Qwen3-Reranker: qwen3's layers, rank pooling over the answer rows
+// ("yes" first, as llama.cpp's converter writes them) and a prompt of its own
+// around the query and the document, with the control token </s> in it.
+std::string write_tiny_qwen3_reranker() {
+  model::SynthSpec spec = test::tiny_spec(model::Arch::Qwen3);
+  spec.head_dim = 24;
+  spec.pooling = Pooling::Rank;
+  spec.rerank_prompt = "Query: {query}\nDocument: {document}</s>Relevant:";
+  return test::write_tiny_spec(spec, GgmlType::F32, "tiny_qwen3_reranker");
+}
+
+const char* const kRerankQuery = "what do cats eat";
+const std::vector<std::string> kRerankDocuments = {"cats eat fish", "the sky is blue today", "a",
+                                                   "mice and birds, mostly"};
+
+// The prompt as the template spells it, filled by hand.
+std::string filled_prompt(const std::string& query, const std::string& document) {
+  return "Query: " + query + "\nDocument: " + document + "</s>Relevant:";
 }
 
 using Reference = std::function<std::vector<double>(const std::vector<int32_t>& tokens, Pooling, bool normalize)>;
@@ -349,7 +370,7 @@ TEST(Reranker, RefusesNonRankModelsAndBadDocumentsByIndex) {
   const auto embedder = model::Model::load(test::write_tiny_model(model::Arch::Bert, GgmlType::F32));
   runtime::Encoder mean_encoder(*embedder);
   EXPECT_EQ(error_of([&] { runtime::Reranker reranker(mean_encoder); }),
-            "the model is not a reranker: its pooling is mean, and a cross-encoder's is rank (pooling_type 4, with a "
+            "the model is not a reranker: its pooling is mean, and a reranker's is rank (pooling_type 4, with a "
             "classification head)");
   EXPECT_EQ(error_of([&] {
               mean_encoder.embed({{1, 2}}, {Pooling::Rank, false});
@@ -370,6 +391,105 @@ TEST(Reranker, RefusesNonRankModelsAndBadDocumentsByIndex) {
               reranker.score(kQuery, {{5, 300}});
             }),
             "sequence 0: token id 300 at index 7 is outside the vocabulary of 300");
+}
+
+// Qwen3-Reranker: the prompt filled with each document, qwen3's layers run
+// causally, the last token's state through the yes/no rows; the score is the
+// softmax's "yes", as the double-precision reference computes it.
+TEST(Reranker, Qwen3RerankerScoresEqualANaiveDoublePrecisionDecoder) {
+  const auto m = model::Model::load(write_tiny_qwen3_reranker());
+  EXPECT_EQ(m->hparams().pooling, Pooling::Rank);
+  EXPECT_EQ(m->hparams().n_cls_out, 2);
+  EXPECT_EQ(m->hparams().relevance_output, 0);
+  EXPECT_TRUE(m->hparams().causal_attention);
+  runtime::Encoder encoder(*m);
+  runtime::Reranker reranker(encoder);
+  EXPECT_TRUE(reranker.prompted());
+  EXPECT_TRUE(reranker.gives_probabilities());
+  std::vector<runtime::PairInput> pairs;
+  for (const std::string& document : kRerankDocuments) {
+    pairs.push_back(reranker.fill(kRerankQuery, document));
+    // The whole prompt as one string, its control token parsed (llama.cpp's input).
+    EXPECT_EQ(pairs.back().tokens, m->tokenizer().encode(filled_prompt(kRerankQuery, document), false, true));
+  }
+  const std::vector<float> scores = reranker.score(pairs);
+  ASSERT_EQ(scores.size(), kRerankDocuments.size());
+  for (size_t d = 0; d < scores.size(); ++d) {
+    const double yes = test::reference_rerank_decoder(m->file(), m->hparams(), pairs[d].tokens, 0);
+    EXPECT_NEAR(scores[d], yes, 1e-6) << "document " << d;
+    // Random weights give probabilities near 1/2; "no"'s (1 - yes) is far
+    // enough from "yes"'s for the bound above to tell the two apart.
+    EXPECT_GT(std::fabs(yes - 0.5), 1e-5) << "document " << d;
+  }
+}
+
+// Pairs in one pass, in passes of one pair each, and one at a time: the same scores.
+TEST(Reranker, Qwen3RerankerBatchesEqualEachDocumentAlone) {
+  const auto m = model::Model::load(write_tiny_qwen3_reranker());
+  runtime::Encoder whole(*m);
+  runtime::Reranker together(whole);
+  std::vector<runtime::PairInput> pairs;
+  size_t longest = 0;
+  for (const std::string& document : kRerankDocuments) {
+    pairs.push_back(together.fill(kRerankQuery, document));
+    longest = std::max(longest, pairs.back().tokens.size());
+  }
+  runtime::Encoder small(*m, {static_cast<int64_t>(longest), 0});
+  runtime::Reranker in_passes(small);
+  const std::vector<float> all = together.score(pairs);
+  const std::vector<float> passes = in_passes.score(pairs);
+  for (size_t d = 0; d < pairs.size(); ++d) {
+    const std::vector<float> alone = together.score({pairs[d]});
+    EXPECT_NEAR(all[d], alone[0], 1e-6) << "document " << d;
+    EXPECT_NEAR(passes[d], alone[0], 1e-6) << "document " << d;
+  }
+}
+
+// The texts filled in stay text: a document's "</s>" is no control token, and
+// a query spelling "{document}" is not filled again.
+TEST(Reranker, Qwen3RerankerFillsTheTextsInAsText) {
+  const auto m = model::Model::load(write_tiny_qwen3_reranker());
+  runtime::Encoder encoder(*m);
+  runtime::Reranker reranker(encoder);
+  const std::vector<int32_t> tokens = reranker.fill("q", "a</s>b").tokens;
+  EXPECT_EQ(std::count(tokens.begin(), tokens.end(), 2), 1);  // </s>: the template's alone
+  const std::vector<int32_t> parsed = m->tokenizer().encode(filled_prompt("q", "a</s>b"), false, true);
+  EXPECT_EQ(std::count(parsed.begin(), parsed.end(), 2), 2);  // what parsing the whole string would give
+  EXPECT_EQ(reranker.fill("{document}", "d").tokens,
+            m->tokenizer().encode(filled_prompt("{document}", "d"), false, true));
+}
+
+TEST(Reranker, RefusesADecoderRerankerWithoutItsHeadLabelsOrPrompt) {
+  const std::string path = write_tiny_qwen3_reranker();
+  EXPECT_EQ(error_of([&] { model::Model::load(edited_model(path, "cls.output.weight", {})); }),
+            "model lacks tensor 'cls.output.weight' (qwen3)");
+  EXPECT_EQ(error_of([&] {
+              model::Model::load(edited_model(path, "", [](gguf::GgufWriter& w) {
+                w.set_string_array("qwen3.classifier.output_labels", {"no", "maybe"});
+              }));
+            }),
+            "'qwen3.classifier.output_labels' must name the answers \"yes\" and \"no\" of a qwen3 reranker "
+            "(pooling_type 4), which scores by the probability of \"yes\"");
+  const auto no_prompt = model::Model::load(
+      edited_model(path, "", [](gguf::GgufWriter& w) { w.remove("tokenizer.chat_template.rerank"); }));
+  runtime::Encoder encoder(*no_prompt);
+  EXPECT_EQ(error_of([&] { runtime::Reranker reranker(encoder); }),
+            "the qwen3 reranker's file lacks 'tokenizer.chat_template.rerank', the prompt it judges a query and a "
+            "document in");
+  const auto half_prompt = model::Model::load(edited_model(path, "", [](gguf::GgufWriter& w) {
+    w.set_string("tokenizer.chat_template.rerank", "Query: {query} Relevant:");
+  }));
+  runtime::Encoder half_encoder(*half_prompt);
+  EXPECT_EQ(error_of([&] { runtime::Reranker reranker(half_encoder); }),
+            "'tokenizer.chat_template.rerank' has no {query} or no {document} to fill in");
+  const auto m = model::Model::load(path);
+  runtime::Encoder small(*m, {12, 1});
+  runtime::Reranker reranker(small);
+  EXPECT_EQ(error_of([&] { reranker.score({1, 2}, {{3}}); }), "a prompted reranker scores texts (fill), not token ids");
+  const runtime::PairInput pair = reranker.fill(kRerankQuery, kRerankDocuments[0]);
+  EXPECT_EQ(error_of([&] { reranker.score({pair}); }), "document 0 with the query makes " +
+                                                           std::to_string(pair.tokens.size()) +
+                                                           " tokens in the model's prompt; at most 12 fit");
 }
 
 // Qwen3-Embedding: qwen3's layers run causally without a KV cache, then the
@@ -442,13 +562,13 @@ TEST(DecoderEmbedding, RefusesMissingDenseLayersAndBadKeysByName) {
                                               [](gguf::GgufWriter& w) { w.set_u32("qwen3.pooling_type", 9); }));
             }),
             "'qwen3.pooling_type' is 9; peak knows 0 (none), 1 (mean), 2 (cls), 3 (last) and 4 (rank)");
-  // Rank pooling on decoder layers has no bert head to score with.
+  // Rank pooling on decoder layers scores by the answers "yes" and "no", which the labels must name.
   EXPECT_EQ(error_of([&] {
               model::Model::load(edited_model(write_tiny_qwen3_embedding(), "",
                                               [](gguf::GgufWriter& w) { w.set_u32("qwen3.pooling_type", 4); }));
             }),
-            "'qwen3.pooling_type' is 4 (rank): peak reranks with bert cross-encoders; a qwen3 reranker (scored from "
-            "its yes/no logits, as Qwen3-Reranker) is not supported");
+            "'qwen3.classifier.output_labels' must name the answers \"yes\" and \"no\" of a qwen3 reranker "
+            "(pooling_type 4), which scores by the probability of \"yes\"");
   const auto m = model::Model::load(gemma);
   EXPECT_NE(error_of([&] {
               runtime::Context context(*m, runtime::ContextParams{});

@@ -106,7 +106,7 @@ runTest(async () => {
     await expectError(url, { query, documents: ['a'], top_n: 0 }, 'top_n', /'top_n' must be between 1 and/, 'top_n 0');
     await expectError(url, { query, documents: ['a'], top_n: 1.5 }, 'top_n', /'top_n' must be an integer/, 'top_n 1.5');
     await expectError(url, { query, documents: ['a', 'word '.repeat(600)] }, 'documents[1]',
-                      /'documents\[1\]' with the query is \d+ tokens with \[CLS\] and \[SEP\]s; the reranker takes at most 512/,
+                      /'documents\[1\]' with the query is \d+ tokens as the model reads them; the reranker takes at most 512/,
                       'a document too long');
     await expectError(url, { query, documents: Array(1001).fill('a') }, 'documents',
                       /'documents' has 1001 documents; at most 1000 go in one request/, 'too many documents');

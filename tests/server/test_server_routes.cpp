@@ -1533,7 +1533,7 @@ TEST(ServerRerank, ErrorsNameTheFieldAndEachModelRefusesTheOthersRoutes) {
   const size_t long_pair = rerank_tokens(long_text) + rerank_tokens("cat") + 3;
   expect_error(rank(R"({"query": "cat", "documents": ["fine", ")" + long_text + R"("]})"), 400,
                "'documents[1]' with the query is " + std::to_string(long_pair) +
-                   " tokens with [CLS] and [SEP]s; the reranker takes at most " + std::to_string(info.n_ctx_train),
+                   " tokens as the model reads them; the reranker takes at most " + std::to_string(info.n_ctx_train),
                "documents[1]");
   expect_error(rank(R"({"query": "cat", "documents": ["a", "b", "c", ""]})"), 400, "'documents[3]' is an empty string",
                "documents[3]");

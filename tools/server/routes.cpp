@@ -587,36 +587,39 @@ void Server::rerank(const HttpRequest& request, HttpResponder& out) {
   Value body;
   if (!parse_body(request, out, &body)) return;
   const RerankRequest r = parse_rerank_request(body);
-  // peak_rerank reads each pair as [CLS] query [SEP] document [SEP]: counted
-  // here for `usage` (llama.cpp counts the same tokens) and to name a
-  // document too long by its field. The embedders' n_batch is the model's
-  // context (peak_embedder_params' default).
-  constexpr size_t kPairSpecialTokens = 3;
-  const size_t query_tokens = tokens_of(r.query, false, "query").size();
-  if (query_tokens == 0) throw RequestError("'query' gives no tokens", "query");
-  size_t prompt_tokens = 0;
+  // Each text must give tokens; then each pair is counted as peak_rerank
+  // reads it (the joined pair, or a prompted reranker's prompt): for `usage`
+  // (llama.cpp counts the same tokens) and to name a document too long by its
+  // field. The embedders' n_batch is the model's context (peak_embedder_params'
+  // default).
+  if (tokens_of(r.query, false, "query").empty()) throw RequestError("'query' gives no tokens", "query");
   std::vector<const char*> texts;
   std::vector<size_t> lengths;
   for (size_t i = 0; i < r.documents.size(); ++i) {
     const std::string field = "documents[" + std::to_string(i) + "]";
-    const size_t document_tokens = tokens_of(r.documents[i], false, field).size();
-    if (document_tokens == 0) throw RequestError("'" + field + "' gives no tokens", field);
-    const size_t pair = query_tokens + document_tokens + kPairSpecialTokens;
-    if (pair > info_.n_ctx_train) {
-      throw RequestError("'" + field + "' with the query is " + std::to_string(pair) +
-                             " tokens with [CLS] and [SEP]s; the reranker takes at most " +
-                             std::to_string(info_.n_ctx_train),
-                         field);
-    }
-    prompt_tokens += pair;
+    if (tokens_of(r.documents[i], false, field).empty()) throw RequestError("'" + field + "' gives no tokens", field);
     texts.push_back(r.documents[i].data());
     lengths.push_back(r.documents[i].size());
   }
-
   size_t s = 0;
   if (!acquire([](size_t) { return 0LL; }, out, &s)) return;
   Lease lease(pool_, s);
-  // The head's logits, as llama.cpp's /v1/rerank gives them (and peak rerank by default).
+  std::vector<size_t> pair_tokens(texts.size());
+  check(peak_rerank_pair_tokens(embedders_[s].get(), r.query.data(), r.query.size(), texts.data(), lengths.data(),
+                                texts.size(), pair_tokens.data()));
+  size_t prompt_tokens = 0;
+  for (size_t i = 0; i < pair_tokens.size(); ++i) {
+    if (pair_tokens[i] > info_.n_ctx_train) {
+      const std::string field = "documents[" + std::to_string(i) + "]";
+      throw RequestError("'" + field + "' with the query is " + std::to_string(pair_tokens[i]) +
+                             " tokens as the model reads them; the reranker takes at most " +
+                             std::to_string(info_.n_ctx_train),
+                         field);
+    }
+    prompt_tokens += pair_tokens[i];
+  }
+  // The scores as the model gives them (a cross-encoder's logit, a prompted
+  // reranker's probability of "yes"), as llama.cpp's /v1/rerank does.
   const peak_rerank_params params = peak_rerank_default_params();
   std::vector<float> scores(texts.size());
   check(peak_rerank(embedders_[s].get(), r.query.data(), r.query.size(), texts.data(), lengths.data(), texts.size(),

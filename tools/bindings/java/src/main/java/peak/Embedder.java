@@ -110,16 +110,20 @@ public final class Embedder extends NativeHandle {
     return Native.embedIds(handle(), ids, options);
   }
 
-  /** {@link #rerank(RerankOptions, String, String...)} with the default options: logits. */
+  /**
+   * {@link #rerank(RerankOptions, String, String...)} with the default options: a cross-encoder's
+   * logits, Qwen3-Reranker's probabilities of "yes".
+   */
   public float[] rerank(String query, String... documents) {
     return rerank(new RerankOptions(), query, documents);
   }
 
   /**
-   * Scores documents against a query with a reranker (a cross-encoder such as ms-marco-MiniLM: a
-   * model whose {@link ModelInfo#pooling()} is {@link Pooling#RANK}): {@code result[i]} is {@code
-   * documents[i]}'s score, higher is more relevant. Each pair is scored as [CLS] query [SEP]
-   * document [SEP], the document as token type 1; many pairs share each forward pass. A model
+   * Scores documents against a query with a reranker (a model whose {@link ModelInfo#pooling()} is
+   * {@link Pooling#RANK}): {@code result[i]} is {@code documents[i]}'s score, higher is more
+   * relevant. A cross-encoder such as ms-marco-MiniLM scores [CLS] query [SEP] document [SEP], the
+   * document as token type 1 (a logit); Qwen3-Reranker the two in its prompt (the probability of
+   * "yes"). Many pairs share each forward pass. A model
    * that is not a reranker, an empty query, or a document that is empty, of which the vocabulary
    * can spell no character, or too long with the query for {@link EmbedderParams#nBatch} is
    * refused with {@link PeakException} ({@link Status#INVALID_ARGUMENT}) naming the document's

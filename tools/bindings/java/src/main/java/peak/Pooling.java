@@ -16,8 +16,8 @@ public enum Pooling {
   /** The last token's. */
   LAST(3),
   /**
-   * A reranker's (a cross-encoder's): its classification head's score of a query and document
-   * ({@link Embedder#rerank}); {@link Embedder#embed} refuses it.
+   * A reranker's: its classification head's score of a query and document ({@link
+   * Embedder#rerank}); {@link Embedder#embed} refuses it.
    */
   RANK(4);
 

@@ -9,8 +9,9 @@ public final class RerankOptions {
   }
 
   /**
-   * false (default): each score is the classification head's logit, as llama.cpp's /rerank gives
-   * it; true: {@code 1 / (1 + e^-logit)}, in (0, 1).
+   * false (default): each score as the model gives it, as llama.cpp's /rerank does (a
+   * cross-encoder's logit, Qwen3-Reranker's probability); true: a logit becomes {@code 1 / (1 +
+   * e^-logit)}, in (0, 1), and a probability stays as it is.
    */
   public RerankOptions sigmoid(boolean value) {
     sigmoid = value;

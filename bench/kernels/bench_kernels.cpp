@@ -9,9 +9,13 @@
 //   gemv_repacked/<type>/...     the same product with the weights repacked at
 //                                load time (TypeKernels::repack), on paths that do
 //   gemm/<type>/<path>/<K>x<N>/512  prefill: 512 activation rows through GemmFn;
-//                                counter: GOP/s (2 * K * N * 512 per iteration);
+//                                counters: GOP/s (2 * K * N * 512 per iteration),
+//                                weight GB/s streamed;
 //                                also on 8192x16384 for Q4_0/Q8_0 (best path)
 //   gemm_repacked/<type>/...     the same with repacked weights
+//   gemm_rows/<type>/<path>/8192x16384/<m>  decode of m = 1, 2, 4, 8 sequences:
+//                                m activation rows through GemmFn; at the
+//                                bandwidth roof the time stays that of one row
 //   quantize/<type>/<path>       activation quantization (from_float) of 512 rows
 //                                of 4096 floats; counter: input GB/s
 //
@@ -158,6 +162,9 @@ void gemm(benchmark::State& state, GgmlType type, Isa isa, Shape s, int64_t batc
   }
   state.counters["GOP/s"] = benchmark::Counter(2.0 * static_cast<double>(s.k * s.n * batch),
                                                benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
+  // The weights are read once per call however many rows there are.
+  state.counters["GB/s"] = benchmark::Counter(
+      static_cast<double>(w.size()), benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
 void quantize(benchmark::State& state, GgmlType type, Isa isa) {
@@ -227,6 +234,15 @@ int register_all() {
   // The same matrix as the DRAM-bound GEMV: GEMM against GEMV where the GEMV
   // has to stream from memory.
   for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) add_gemm(t, best, {8192, 16384});
+  // Decode steps of 1, 2, 4 and 8 sequences on the DRAM-bound matrix.
+  for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
+    for (int64_t batch : {1, 2, 4, 8}) {
+      const std::string name =
+          "gemm_rows/" + type_name(t) + "/" + isa_name(best) + "/8192x16384/" + std::to_string(batch);
+      benchmark::RegisterBenchmark(name.c_str(), gemm, t, best, Shape{8192, 16384}, batch, false)
+          ->Unit(benchmark::kMicrosecond);
+    }
+  }
   for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_K}) {
     for (Isa isa : paths) {
       const std::string name = "quantize/" + type_name(t) + "/" + isa_name(isa);

@@ -8,16 +8,14 @@
 
 namespace peak::tokenizer {
 
+namespace {
+
 // A piece of the input: raw text still to tokenize, or a special token found in it.
-struct Tokenizer::Fragment {
+struct Fragment {
   int32_t token;  // kNoToken for raw text
   size_t offset;
   size_t length;
 };
-
-namespace {
-
-using Fragment = Tokenizer::Fragment;
 
 bool is_ascii_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
@@ -33,7 +31,7 @@ bool overlaps(const std::vector<TextRange>& ranges, size_t offset, size_t length
 // a shorter one. Control tokens are found only with `parse_special`, and then
 // not where they overlap a range of `verbatim`.
 std::vector<Fragment> split_at_special_tokens(const Vocab& vocab, std::string_view text, bool parse_special,
-                                              const std::vector<TextRange>& verbatim = {}) {
+                                              const std::vector<TextRange>& verbatim) {
   std::vector<Fragment> fragments;
   if (text.empty()) return fragments;
   fragments.push_back({kNoToken, 0, text.size()});
@@ -159,16 +157,16 @@ std::string Tokenizer::render_piece(int32_t id) const {
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special,
                                        Unspelled* unspelled) const {
-  return encode_fragments(text, split_at_special_tokens(*vocab_, text, parse_special), add_special, unspelled);
+  return encode_with(text, add_special, parse_special, {}, unspelled);
 }
 
 std::vector<int32_t> Tokenizer::encode_filled(std::string_view text, const std::vector<TextRange>& verbatim,
                                               Unspelled* unspelled) const {
-  return encode_fragments(text, split_at_special_tokens(*vocab_, text, true, verbatim), false, unspelled);
+  return encode_with(text, false, true, verbatim, unspelled);
 }
 
-std::vector<int32_t> Tokenizer::encode_fragments(std::string_view text, const std::vector<Fragment>& fragments,
-                                                 bool add_special, Unspelled* unspelled) const {
+std::vector<int32_t> Tokenizer::encode_with(std::string_view text, bool add_special, bool parse_special,
+                                            const std::vector<TextRange>& verbatim, Unspelled* unspelled) const {
   const TokenizerFlags& flags = vocab_->flags();
   std::vector<int32_t> ids;
   if (add_special && flags.add_bos) ids.push_back(bos());
@@ -181,7 +179,7 @@ std::vector<int32_t> Tokenizer::encode_fragments(std::string_view text, const st
   // SPM puts a space before text at the start and after a special token, as
   // SentencePiece does at the start of every sentence.
   bool after_special = true;
-  for (const Fragment& fragment : fragments) {
+  for (const Fragment& fragment : split_at_special_tokens(*vocab_, text, parse_special, verbatim)) {
     if (fragment.token != kNoToken) {
       ids.push_back(fragment.token);
       after_special = true;

@@ -55,8 +55,6 @@ struct TextRange {
 
 class Tokenizer {
  public:
-  struct Fragment;
-
   // Reads and validates the tokenizer.ggml.* metadata. Throws TokenizerError naming
   // the key for anything peak does not support or a file gets wrong.
   static std::unique_ptr<Tokenizer> from_gguf(const gguf::GgufFile& file);
@@ -101,8 +99,9 @@ class Tokenizer {
  private:
   explicit Tokenizer(std::unique_ptr<Vocab> vocab);
   std::string render_piece(int32_t id) const;
-  std::vector<int32_t> encode_fragments(std::string_view text, const std::vector<Fragment>& fragments, bool add_special,
-                                        Unspelled* unspelled) const;
+  // encode, with control tokens not recognised inside `verbatim` (encode_filled).
+  std::vector<int32_t> encode_with(std::string_view text, bool add_special, bool parse_special,
+                                   const std::vector<TextRange>& verbatim, Unspelled* unspelled) const;
 
   std::unique_ptr<Vocab> vocab_;
   std::vector<std::string> pieces_;  // token id -> its bytes, special tokens rendered

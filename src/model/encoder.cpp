@@ -29,10 +29,9 @@ Tensor* embed(Graph& g, const HParams& hp, const ModelWeights& w, const EncoderI
 }  // namespace
 
 RowRange pooled_rows(const HParams& hp, Pooling pooling, RowRange sequence) {
-  if (pooling == Pooling::Rank) pooling = hp.spec().encoder ? Pooling::Cls : Pooling::Last;
   switch (pooling) {
-    case Pooling::Cls:
-    case Pooling::Rank: return {sequence.first, sequence.first + 1};
+    case Pooling::Rank: return pooled_rows(hp, hp.spec().encoder ? Pooling::Cls : Pooling::Last, sequence);
+    case Pooling::Cls: return {sequence.first, sequence.first + 1};
     case Pooling::Last: return {sequence.end - 1, sequence.end};
     case Pooling::None:
     case Pooling::Mean: break;

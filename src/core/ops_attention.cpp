@@ -27,7 +27,8 @@
 //   most 2^-7 * scale * sum_i |q_i k_i| and an output by at most 2^-7 of the
 //   largest |v| plus the change of the weights (tests/core/test_attention.cpp
 //   asserts that bound); measured against the double-precision reference:
-//   see the same test. Decode tiles stay fp32.
+//   see the same test. Decode tiles stay fp32, and so do sequences side by
+//   side (bf16_kernels says why).
 // - fp32 tiles (paths without bf16 products but with kernels' F32TileKernels,
 //   heads of whole vectors of 16): a prefill tile converts each block of F16 /
 //   F32 K rows to floats once and transposes it (head_dim x keys), and each
@@ -115,25 +116,29 @@ constexpr int64_t kTileRows = 32;       // wanted query rows per tile
 constexpr int64_t kPackedTileRows = 256;
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
-// The bf16 kernels when this path has them and the head fits their 32-element
-// packing; null otherwise (fp32 attention).
-const Bf16Kernels* bf16_kernels(int64_t head_dim) {
+// The bf16 kernels when this path has them, the head fits their 32-element
+// packing and the node's sequences are not side by side; null otherwise (fp32
+// attention). Sequences side by side (key ranges: the texts of an embedding or
+// rerank pass) must each get what they get alone, but whether a tile packs
+// depends on its row count, which the batch-mates set: bf16 rounding would
+// move a text's vector by about 1e-3 with the texts beside it, fp32 products
+// (packed tiles or streams) by the order of float sums only.
+const Bf16Kernels* bf16_kernels(const Tensor& node) {
   const Bf16Kernels& k = float_kernels().bf16;
-  return k.gemm != nullptr && head_dim % 32 == 0 ? &k : nullptr;
+  const bool side_by_side = node.src[3] != nullptr;
+  return k.gemm != nullptr && node.src[0]->ne[0] % 32 == 0 && !side_by_side ? &k : nullptr;
 }
 
 // The fp32 tile kernels when this path has them, has no bf16 ones for this
-// head and the head is whole vectors of 16; null otherwise (per-row kernels).
-const F32TileKernels* f32_tile_kernels(int64_t head_dim) {
+// node and the head is whole vectors of 16; null otherwise (per-row kernels).
+const F32TileKernels* f32_tile_kernels(const Tensor& node) {
   const F32TileKernels& k = float_kernels().f32_tiles;
-  return k.gemm != nullptr && bf16_kernels(head_dim) == nullptr && head_dim % 16 == 0 ? &k : nullptr;
+  return k.gemm != nullptr && bf16_kernels(node) == nullptr && node.src[0]->ne[0] % 16 == 0 ? &k : nullptr;
 }
 
 // Whether prefill tiles convert each block of K and V once and multiply it
 // with a packed product (bf16 or fp32).
-bool packed_tiles(int64_t head_dim) {
-  return bf16_kernels(head_dim) != nullptr || f32_tile_kernels(head_dim) != nullptr;
-}
+bool packed_tiles(const Tensor& node) { return bf16_kernels(node) != nullptr || f32_tile_kernels(node) != nullptr; }
 
 struct AttentionShape {
   int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
@@ -154,7 +159,7 @@ struct AttentionShape {
         group(n_head / n_head_kv),
         window(node.params.i[1]),
         tile_tokens(
-            std::max<int64_t>(1, std::min(n_tokens, (packed_tiles(head_dim) ? kPackedTileRows : kTileRows) / group))),
+            std::max<int64_t>(1, std::min(n_tokens, (packed_tiles(node) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group),
         keys_per_block(tile_rows > kStreamingRows             ? kKeysPerBlock
                        : kernel_tuning().prefetch_decode_rows ? kPrefetchingKeysPerBlock
@@ -247,12 +252,12 @@ AttentionWork attention_work(const Tensor& node, const AttentionShape& s, int n_
   w.bf16_weights_offset = w.bf16_rows_offset;
   w.per_thread_bytes = w.bf16_rows_offset;
   const bool packs = s.tile_rows > kStreamingRows;  // decode steps never pack
-  if (packs && bf16_kernels(s.head_dim) != nullptr) {
+  if (packs && bf16_kernels(node) != nullptr) {
     const auto halves = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(uint16_t)); };
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
     w.bf16_weights_offset = w.bf16_packed_offset + halves(s.keys_per_block * s.head_dim);
     w.per_thread_bytes = w.bf16_weights_offset + halves(s.tile_rows * s.keys_per_block);
-  } else if (packs && f32_tile_kernels(s.head_dim) != nullptr) {
+  } else if (packs && f32_tile_kernels(node) != nullptr) {
     w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
     w.per_thread_bytes = w.bf16_packed_offset + floats(s.keys_per_block * s.head_dim);
   }
@@ -661,8 +666,8 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
                     float_kernels().scale_max,
                     float_kernels().softcap,
                     layout,
-                    bf16_kernels(s.head_dim),
-                    f32_tile_kernels(s.head_dim),
+                    bf16_kernels(node),
+                    f32_tile_kernels(node),
                     scores.query_type == GgmlType::F32,
                     kernel_tuning().prefetch_decode_rows,
                     node.src[1]->key_lanes ? kernels_for(GgmlType::Q8_0).gemm_key_lanes : nullptr,

@@ -190,6 +190,52 @@ TEST(CoreAttention, KeyRangesKeepSequencesApart) {
   }
 }
 
+// A sequence side by side with others gets the attention it gets alone: the
+// batch-mates decide how many rows a tile holds (here 73 tokens, a prefill
+// tile, against 3, a decode-sized one), and the result must not depend on
+// them (an embedding or a rerank score does not change with the texts sent
+// beside it). Only the order of float sums may differ: up to about 2e-5 here
+// (Q8_0 keys), where bf16 products would differ by about 1e-3.
+TEST(CoreAttention, ASequenceSideBySideGetsWhatItGetsAlone) {
+  const int64_t head_dim = 64, n_head = 4, n_head_kv = 4, before = 70, alone = 3;
+  const int64_t n_tokens = before + alone;
+  std::vector<int32_t> ranges, alone_ranges;
+  for (int64_t t = 0; t < n_tokens; ++t) {
+    ranges.push_back(static_cast<int32_t>(t < before ? 0 : before));
+    ranges.push_back(static_cast<int32_t>(t < before ? before : n_tokens));
+  }
+  for (int64_t t = 0; t < alone; ++t) alone_ranges.insert(alone_ranges.end(), {0, static_cast<int32_t>(alone)});
+  for (GgmlType type : kCacheTypes) {
+    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
+    RandomInputs in(type, head_dim, n_head, n_head_kv, n_tokens, n_tokens, 2.0f);
+    Tensor* batch_ranges = in.leaves.ids(ranges);
+    Tensor* own_ranges = in.leaves.ids(alone_ranges);
+    const AttentionParams params = full_params(in.scale);
+    const Dense side_by_side = compute_once(
+        [&](Graph& g) {
+          return g.attention(in.q, in.k, in.v, params, g.reshape(batch_ranges, {2, n_tokens}));
+        },
+        2);
+    const Dense by_itself = compute_once(
+        [&](Graph& g) {
+          const auto last = [&](Tensor* t) {
+            return g.view(t, {t->ne[0], t->ne[1], alone}, {t->nb[1], t->nb[2]}, static_cast<size_t>(before) * t->nb[2]);
+          };
+          return g.attention(last(in.q), last(in.k), last(in.v), params, g.reshape(own_ranges, {2, alone}));
+        },
+        2);
+    double worst = 0;
+    for (int64_t t = 0; t < alone; ++t) {
+      for (int64_t h = 0; h < n_head; ++h) {
+        for (int64_t i = 0; i < head_dim; ++i) {
+          worst = std::max(worst, std::abs(side_by_side.at(i, h, before + t) - by_itself.at(i, h, t)));
+        }
+      }
+    }
+    EXPECT_LT(worst, 1e-4);
+  }
+}
+
 // The worst case, element by element, of a prefill on the active path against
 // the double-precision reference. A score moves by at most
 //   delta = scale * sum_i |q_i k_i| * (2u + u^2)

@@ -1279,7 +1279,9 @@ typedef struct peak_session_turn_stats {
   double window_shift_seconds;     /* dropping messages from Recent, and after the answer moving the rest down */
   double prefill_seconds;          /* evaluating the user's message */
   double generation_seconds;       /* sampling and evaluating the answer */
-  double settle_seconds;           /* evaluating the turn again as later prompts show it */
+  double settle_seconds;           /* first, evaluating the previous answer as later prompts show it
+                                      (a thinking model's reasoning left out): a turn ends once its
+                                      answer is generated, and the next one settles it */
 } peak_session_turn_stats;
 
 PEAK_API peak_status peak_session_get_turn_stats(const peak_session* session, peak_session_turn_stats* stats);

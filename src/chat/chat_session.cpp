@@ -157,7 +157,15 @@ std::string ChatSession::preview_prompt(const std::string& user_text) const {
 void ChatSession::prefill_all() {
   const std::vector<int32_t> all = cached_tokens();
   ctx_->kv().clear();
+  unsettled_ = 0;
   ctx_->eval(all.data(), static_cast<int64_t>(all.size()));
+}
+
+void ChatSession::settle() {
+  if (unsettled_ == 0) return;
+  const std::vector<int32_t> all = cached_tokens();
+  ctx_->eval(all.data() + all.size() - static_cast<size_t>(unsettled_), unsettled_);
+  unsettled_ = 0;
 }
 
 void ChatSession::maybe_start_summary() {
@@ -177,6 +185,7 @@ bool ChatSession::apply_pending_summary(bool wait) {
 
 bool ChatSession::put_pending_summary_in_place(bool wait, TurnTimes& times) {
   if (!summary_jobs_ || !summary_jobs_->ready(wait)) return false;
+  settle();  // a shift moves Recent's cells, all of them
   // Whatever the job brings, the last turn's undo no longer holds its dropped
   // text (or, once the summary is in place, its cells).
   last_turn_.reset();
@@ -203,9 +212,10 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
   cells.insert(cells.end(), generated.begin(), generated.begin() + answer_cells);
   const size_t same = common_prefix(cells, canonical);
   kv.remove(turn_first_cell + static_cast<int64_t>(same), static_cast<int64_t>(cells.size() - same));
-  // Without room for all of it (an answer cut by the context's end), what fits.
+  // Without room for all of it (an answer cut by the context's end), what
+  // fits; evaluated by settle(), after Recent has moved down.
   const int64_t missing = std::min<int64_t>(static_cast<int64_t>(canonical.size() - same), kv.free_cells());
-  if (missing > 0) ctx_->eval(canonical.data() + same, missing);
+  unsettled_ = std::max<int64_t>(missing, 0);
 
   const size_t kept = same + static_cast<size_t>(std::max<int64_t>(missing, 0));
   const size_t prompt_part = std::min(prompt_tokens.size(), same);
@@ -240,11 +250,18 @@ ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
       sampler(s.sampler_),
       log_size(s.state_.log.size()),
       unsent(s.state_.unsent),
+      unsettled(s.unsettled_),
       rebuild_taken_back_from(s.summary_jobs_ ? s.summary_jobs_->taken_back_from() : CacheRebuild::kNoneTakenBack),
       cells(s.ctx_->kv()) {}
 
 void ChatSession::start_turn(TurnResult& turn) {
-  // A finished summary (or, when so set, a running one) goes in place first.
+  // The last answer's cells first, then a finished summary (or, when so set,
+  // a running one) goes in place.
+  if (unsettled_ > 0) {
+    const runtime::Stopwatch settle_stopwatch;
+    settle();
+    turn.times.settle = settle_stopwatch.seconds();
+  }
   const runtime::Stopwatch rebuild_stopwatch;
   turn.rebuilt = put_pending_summary_in_place(settings_.wait_for_summary, turn.times);
   turn.times.rebuild = rebuild_stopwatch.seconds() - turn.times.catch_up;
@@ -403,9 +420,7 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
     generate_answer(segment, options, on_reasoning, turn);
   }
   LoggedMessage answer = given ? *given : LoggedMessage{"assistant", turn.answer, turn.tool_calls};
-  const runtime::Stopwatch settle_stopwatch;
   settle_turn(turn_first_cell, segment, prompt_cut, prompt, answer, turn.generation.tokens);
-  turn.times.settle = settle_stopwatch.seconds();
   finish_room(gap_at, turn, undo);
   if (prompt.continuation()) {
     state_.unsent = 0;
@@ -761,6 +776,7 @@ void ChatSession::take_back_exactly(const TurnUndo& record, TurnUndo& undo) {
   undo.log_tail.assign(state_.log.begin() + static_cast<std::ptrdiff_t>(record.log_size), state_.log.end());
   state_.log.resize(record.log_size);
   state_.unsent = record.unsent;
+  unsettled_ = record.unsettled;
   state_.recent = record.recent;
   state_.dropped_text = record.dropped_text;
   state_.stats = record.stats;
@@ -823,6 +839,7 @@ void ChatSession::roll_back(TurnUndo& undo) {
   state_.log.resize(undo.log_size - undo.log_tail.size());
   state_.log.insert(state_.log.end(), undo.log_tail.begin(), undo.log_tail.end());
   state_.unsent = undo.unsent;
+  unsettled_ = undo.unsettled;
   if (summary_jobs_) summary_jobs_->restore_taken_back_from(undo.rebuild_taken_back_from);
 }
 
@@ -835,6 +852,7 @@ void ChatSession::reset() {
   last_turn_times_ = TurnTimes{};
   sampler_.reset();
   ctx_->kv().clear();
+  unsettled_ = 0;
   ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
 }
 
@@ -891,6 +909,7 @@ void ChatSession::save(const std::string& path, bool include_kv) {
   // A running summary (and its rebuild) belongs to the state: let it finish,
   // then put it in place (swapping a rebuilt cache in).
   apply_pending_summary(/*wait=*/true);
+  if (include_kv) settle();
   write_session_file(path, model_, saved_settings(settings_, prefix_), state_, include_kv ? &ctx_->kv() : nullptr);
 }
 
@@ -941,6 +960,7 @@ void ChatSession::restore(const std::string& path) {
   cancel_summary();
   last_turn_.reset();
   state_ = std::move(fitted.state);
+  unsettled_ = 0;  // the cells are loaded or prefilled below
   for (RecentMessage& m : state_.recent) m.serial = next_serial_++;
   answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer(state_.log));
   try {

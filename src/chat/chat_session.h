@@ -111,7 +111,7 @@ struct TurnTimes {
   double window_shift = 0;  // dropping messages from Recent, and after the answer moving the rest down
   double prefill = 0;       // evaluating the user's message
   double generation = 0;    // sampling and evaluating the answer
-  double settle = 0;        // evaluating the turn again as later prompts show it
+  double settle = 0;        // evaluating the previous answer as later prompts show it (see settle())
 };
 
 struct TurnResult {
@@ -135,7 +135,8 @@ class ChatSession {
   // answer through options.on_text and a thinking model's reasoning through
   // on_reasoning (dropped when empty). Afterwards the cache holds the turn as the
   // template renders it in history: the reasoning is removed and what followed
-  // it evaluated again. Throws runtime::ContextFull in mode `none` when the
+  // it evaluated again, by the next operation that reads the cells (settle()).
+  // Throws runtime::ContextFull in mode `none` when the
   // conversation no longer fits. A turn that throws (a callback's exception, a
   // failed evaluation or sampling) leaves the session as it was before the turn:
   // its cells, segments, statistics and sampler; only a finished summary it put
@@ -248,6 +249,19 @@ class ChatSession {
   // was put in place. A turn sent while the worker runs and not waiting goes on
   // with the old summary and cache; a later turn swaps the rebuilt one in.
   bool apply_pending_summary(bool wait);
+  // A turn ends once its answer is generated: the cells then hold the answer
+  // as it was generated up to where it differs from the answer as later
+  // prompts show it (a thinking model's reasoning left out), and the rest of
+  // that, the last unsettled_tokens() of cached_tokens(), has no cells yet.
+  // settle() evaluates it; every operation that reads or changes the cells
+  // does so first (the next turn, an appended message, put_in_place of a
+  // summary, save with the KV cache), and one that replaces them (reset,
+  // restore, set_adapters, a turn taken back) has nothing to evaluate. A
+  // conversation that is not continued never pays for it, and the answer
+  // reaches the app without waiting for it (as a server's cached prompt, the
+  // next prompt evaluates from where the cells differ).
+  void settle();
+  int64_t unsettled_tokens() const { return unsettled_; }
 
   SessionStats stats() const;
   // The times of the last turn that succeeded (zero before the first).
@@ -271,7 +285,9 @@ class ChatSession {
   MessageView message(size_t index) const;  // std::out_of_range past n_messages()
   // Whether the conversation ends with a user message that has no answer yet.
   bool awaiting_answer() const { return !state_.log.empty() && state_.log.back().role == "user"; }
-  // The tokens of the main context's cells, in order: Prefix, Summary, Recent.
+  // The tokens of the conversation as the model reads it, in order: Prefix,
+  // Summary, Recent; the main context's cells hold all but the last
+  // unsettled_tokens() of them.
   std::vector<int32_t> cached_tokens() const;
   // What the model would read if `user_text` came next, as things stand (before
   // the turn makes room): the cells' text and the framed message, control
@@ -356,6 +372,7 @@ class ChatSession {
     sampling::SamplerChain sampler;
     size_t log_size;
     size_t unsent;                     // SessionState::unsent
+    int64_t unsettled;                 // unsettled_tokens()
     uint64_t rebuild_taken_back_from;  // SummaryJobs::taken_back_from()
     // What it did to the main cache's cells: the messages making room
     // removed, Recent moved down after them, cells taken off the end (a turn
@@ -438,6 +455,7 @@ class ChatSession {
 
   std::vector<int32_t> prefix_;  // BOS + system prompt segment
   SessionState state_;           // the Summary and Recent segments, the messages, the statistics
+  int64_t unsettled_ = 0;        // Recent's last tokens without cells (settle())
   // The last turn's undo while it can still be taken back exactly: until
   // anything but a turn changes the session, or a summary job is taken.
   std::optional<TurnUndo> last_turn_;

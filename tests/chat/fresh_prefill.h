@@ -33,9 +33,9 @@ inline double max_abs_diff(const std::vector<float>& a, const float* b) {
 }
 
 // The logits after `probe` (the next message's tokens) evaluated on a copy of
-// the session's KV cache.
-inline std::vector<float> logits_after(const model::Model& m, const ChatSession& session,
-                                       const std::vector<int32_t>& probe) {
+// the session's KV cache, after the tokens it has not settled yet, as the
+// session's next turn evaluates them (ChatSession::settle()).
+inline std::vector<float> logits_after(const model::Model& m, const ChatSession& session, std::vector<int32_t> probe) {
   const runtime::Context& live = session.context();
   runtime::ContextParams p;
   p.n_ctx = live.n_ctx();
@@ -44,6 +44,8 @@ inline std::vector<float> logits_after(const model::Model& m, const ChatSession&
   p.type_v = live.kv().type_v();
   runtime::Context copy(m, p);
   copy.kv().copy_from(live.kv());
+  const std::vector<int32_t> cached = session.cached_tokens();
+  probe.insert(probe.begin(), cached.end() - session.unsettled_tokens(), cached.end());
   copy.eval(probe.data(), static_cast<int64_t>(probe.size()));
   return std::vector<float>(copy.logits(), copy.logits() + copy.n_vocab());
 }

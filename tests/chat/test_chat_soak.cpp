@@ -50,11 +50,13 @@ std::string greedy_answer(ChatSession& session, const std::string& text) {
   return out;
 }
 
-// The cells match the segments at positions 0, 1, ...; the conversation reads
-// back whole, Recent's messages (its last ones) in context.
+// The cells match the segments at positions 0, 1, ... (all but the last
+// unsettled tokens, which the next operation evaluates); the conversation
+// reads back whole, Recent's messages (its last ones) in context.
 void expect_cells_match_segments(const ChatSession& session, int step) {
   const runtime::KvCache& kv = session.context().kv();
-  ASSERT_EQ(kv.used(), static_cast<int64_t>(session.cached_tokens().size())) << "step " << step;
+  ASSERT_EQ(kv.used() + session.unsettled_tokens(), static_cast<int64_t>(session.cached_tokens().size()))
+      << "step " << step;
   for (size_t i = 0; i < kv.positions().size(); ++i) ASSERT_EQ(kv.positions()[i], static_cast<int32_t>(i));
   ASSERT_EQ(session.n_messages(), session.log().size() + 1) << "step " << step;
   const auto recent = static_cast<size_t>(session.stats().recent_messages);

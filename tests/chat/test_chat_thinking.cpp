@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chat/chat_session.h"
+#include "fresh_prefill.h"
 #include "model/model.h"
 #include "sampling/grammar.h"
 #include "scripted_qwen3.h"
@@ -73,7 +74,50 @@ TEST(ChatThinking, ReasoningIsStreamedApartAndNeverKept) {
   // The cells hold the same text: the reasoning's cells were removed.
   const std::string cells = scripted().tokenizer().detokenize(session.cached_tokens(), false, true);
   EXPECT_EQ(cells.find("Reason"), std::string::npos) << cells;
+  session.settle();
   EXPECT_EQ(session.context().kv().used(), static_cast<int64_t>(session.cached_tokens().size()));
+}
+
+// A turn ends once its answer is generated: the cells hold the prompt, and the
+// answer as history shows it (without its reasoning, then the closing marker,
+// as Jinja2 renders the next prompt) waits for the next operation that needs
+// the cells. Settled, the cells are what a fresh prefill of the conversation
+// computes (a runtime::Context, not the session's code).
+TEST(ChatThinking, TheAnswerAsHistoryShowsItIsEvaluatedByTheNextTurn) {
+  ChatSession session(scripted(), settings(true));
+  Streamed streamed;
+  turn(session, "Name a colour.", streamed);
+  const std::vector<int32_t> cached = session.cached_tokens();
+  const int64_t unsettled = session.unsettled_tokens();
+  ASSERT_GT(unsettled, 0);
+  EXPECT_EQ(session.context().kv().used() + unsettled, static_cast<int64_t>(cached.size()));
+  const std::string rendered = jinja2_render("thinking-off-history");
+  const std::string tail =
+      scripted().tokenizer().detokenize(std::vector<int32_t>(cached.end() - unsettled, cached.end()), false, true);
+  const std::string kept_answer = "Blue.<|im_end|>\n";
+  EXPECT_EQ(tail, kept_answer);
+  EXPECT_NE(rendered.find("<|im_start|>assistant\n" + kept_answer), std::string::npos) << rendered;
+  const std::vector<int32_t> probe = scripted().tokenizer().encode("<|im_start|>user\n", false, true);
+  const kernels::GgmlType type = session.context().kv().type_k();
+  EXPECT_LT(testing::deviation_from_fresh_prefill(scripted(), session, probe, type), 2e-3);
+
+  // The next turn settles it first, and the session after that turn is what
+  // one settled right after the first turn holds.
+  ChatSession settled_early(scripted(), settings(true));
+  turn(settled_early, "Name a colour.", streamed);
+  settled_early.settle();
+  EXPECT_EQ(settled_early.unsettled_tokens(), 0);
+  EXPECT_EQ(settled_early.context().kv().used(), static_cast<int64_t>(cached.size()));
+  const TurnResult second = turn(session, "Another one.", streamed);
+  EXPECT_GT(second.times.settle, 0.0);
+  const TurnResult second_early = turn(settled_early, "Another one.", streamed);
+  EXPECT_EQ(second_early.times.settle, 0.0);
+  EXPECT_EQ(second.answer, second_early.answer);
+  EXPECT_EQ(session.cached_tokens(), settled_early.cached_tokens());
+  session.settle();
+  settled_early.settle();
+  EXPECT_EQ(session.context().kv().snapshot(), settled_early.context().kv().snapshot());
+  EXPECT_LT(testing::deviation_from_fresh_prefill(scripted(), session, probe, type), 2e-3);
 }
 
 TEST(ChatThinking, DroppedTurnsReachTheSummarizerWithoutReasoning) {

@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 5
+#define PEAK_VERSION_MINOR 6
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.5.0"
+#define PEAK_VERSION_STRING "0.6.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -441,6 +441,11 @@ typedef struct peak_context_params {
   peak_type type_k;    /* KV cache types: PEAK_TYPE_F16 (default), _F32, _Q8_0 or _Q4_0 */
   peak_type type_v;
   int logits_all;      /* 1: allow peak_context_eval_all_logits (reserves n_batch x n_vocab floats) */
+  /* Since 0.6.0. Rows of logits one forward pass may hand out, 1 (default) or
+     more (n_batch at most; larger is taken as n_batch): peak_generate's
+     prompt lookup verifies a token and draft_max drafted tokens in one pass,
+     and needs draft_max + 1. Each row reserves n_vocab floats. */
+  size_t max_logit_rows;
 } peak_context_params;
 
 PEAK_API peak_context_params peak_context_default_params(void);
@@ -681,6 +686,19 @@ typedef struct peak_generate_params {
      may use a plain store. The library never writes it: clear it before reusing
      it for the next call. */
   const volatile int* abort_flag;
+  /* Since 0.6.0: speculative decoding by prompt lookup, peak_generate only
+     (sessions refuse it). 0 (default): off. N > 0: after each token, the
+     longest n-gram of N down to 2 tokens that ends the text (the context's
+     prompt and what was generated) and occurred in it before proposes the
+     tokens that followed it there, at most draft_max (default 4); one pass
+     evaluates the token with them, and each token of the draft is kept while
+     the sampler draws it. The text is the one generated without drafts, at
+     any temperature: every token is drawn by the same sampler call from the
+     same logits (computed in a batch instead of alone: equal up to the order
+     of float sums). Faster where the output repeats its input (summaries,
+     edits, quotes); the context needs max_logit_rows >= 2. */
+  int lookup_ngram;
+  int draft_max;
 } peak_generate_params;
 
 typedef struct peak_generate_result {
@@ -690,6 +708,11 @@ typedef struct peak_generate_result {
   peak_stop_reason stop_reason;
   double prompt_seconds;
   double generate_seconds;
+  /* Since 0.6.0 (a struct_size of the earlier version gets the fields above
+     only): the tokens prompt lookup drafted, and of them those the sampler
+     drew (the acceptance rate is their ratio). */
+  size_t n_drafted_tokens;
+  size_t n_accepted_tokens;
 } peak_generate_result;
 
 PEAK_API peak_generate_params peak_generate_default_params(void);

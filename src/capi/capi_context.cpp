@@ -1,5 +1,6 @@
 // peak_context_* and KV cache editing through the C API.
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,9 @@ using peak::capi::at_most;
 using peak::capi::fail;
 using peak::capi::guarded;
 using peak::capi::kMaxTokenCount;
+
+// The first version of peak_context_params ended at logits_all.
+constexpr size_t kContextParamsFirstSize = offsetof(peak_context_params, max_logit_rows);
 
 }  // namespace
 
@@ -26,6 +30,7 @@ peak_context_params peak_context_default_params(void) {
   p.type_k = PEAK_TYPE_F16;
   p.type_v = PEAK_TYPE_F16;
   p.logits_all = 0;
+  p.max_logit_rows = 1;
   return p;
 }
 
@@ -35,10 +40,12 @@ namespace peak::capi {
 
 peak_status context_params_from_c(const peak_context_params* params, const peak_model* model,
                                   peak::runtime::ContextParams* cp) {
-  const peak_context_params p = params ? *params : peak_context_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_context_params), "peak_context_params")) {
+  peak_context_params p;
+  if (!peak::capi::read_versioned_params(params, peak_context_default_params(), {kContextParamsFirstSize},
+                                         "peak_context_params", &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
+  if (p.max_logit_rows == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "max_logit_rows must be at least 1");
   if (!peak::capi::kv_type_ok(p.type_k, "type_k") || !peak::capi::kv_type_ok(p.type_v, "type_v")) return PEAK_ERR_INVALID_ARGUMENT;
   if (p.n_ctx == 0) {
     return fail(PEAK_ERR_INVALID_ARGUMENT,
@@ -57,6 +64,7 @@ peak_status context_params_from_c(const peak_context_params* params, const peak_
   cp->type_k = static_cast<peak::kernels::GgmlType>(p.type_k);
   cp->type_v = static_cast<peak::kernels::GgmlType>(p.type_v);
   cp->logits_all = p.logits_all != 0;
+  cp->max_logit_rows = static_cast<int64_t>(std::min(p.max_logit_rows, peak::capi::kMaxTokenCount));
   return PEAK_OK;
 }
 

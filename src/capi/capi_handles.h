@@ -157,6 +157,8 @@ inline peak::sampling::SamplerParams sampler_params_from_c(const peak_sampler_pa
 // strings, so the text callback gets them NUL-terminated as they are.
 inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generate_params& p) {
   peak::runtime::GenerateOptions o;
+  o.lookup_ngram = p.lookup_ngram;
+  o.draft_max = p.draft_max;
   // A limit above INT32_MAX is never reached (positions are int32_t): no limit.
   o.max_tokens = p.max_tokens > peak::capi::kMaxTokenCount ? -1 : static_cast<int32_t>(p.max_tokens);
   o.abort_flag = p.abort_flag;
@@ -170,7 +172,38 @@ inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generat
   return o;
 }
 
-// Fills a C generation result (when the caller asked for one).
+// The first versions of peak_generate_params and peak_generate_result (before
+// prompt lookup).
+constexpr size_t kGenerateParamsFirstSize = offsetof(peak_generate_params, lookup_ngram);
+constexpr size_t kGenerateResultFirstSize = offsetof(peak_generate_result, n_drafted_tokens);
+
+// The generation parameters of any version, and the result's struct_size
+// checked; false (the message set) when either is refused.
+inline bool generate_params_from_c(const peak_generate_params* params, const peak_generate_result* result,
+                                   peak_generate_params* out) {
+  if (!peak::capi::read_versioned_params(params, peak_generate_default_params(), {kGenerateParamsFirstSize},
+                                         "peak_generate_params", out)) {
+    return false;
+  }
+  if (result && result->struct_size != kGenerateResultFirstSize &&
+      !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
+    return false;
+  }
+  if (out->lookup_ngram < 0) {
+    peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate_params.lookup_ngram is " +
+                                                    std::to_string(out->lookup_ngram) +
+                                                    ": 0 (off) or the longest n-gram looked up");
+    return false;
+  }
+  if (out->lookup_ngram > 0 && out->draft_max < 1) {
+    peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate_params.draft_max is " + std::to_string(out->draft_max) +
+                                                    ": prompt lookup drafts 1 or more tokens");
+    return false;
+  }
+  return true;
+}
+
+// Fills a C generation result (when the caller asked for one), as far as its version goes.
 inline void result_to_c(const peak::runtime::GenerateResult& r, peak_generate_result* result) {
   if (!result) return;
   result->n_prompt_tokens = static_cast<size_t>(r.n_prompt);
@@ -178,4 +211,7 @@ inline void result_to_c(const peak::runtime::GenerateResult& r, peak_generate_re
   result->stop_reason = stop_reason_to_c(r.reason);
   result->prompt_seconds = r.prompt_seconds;
   result->generate_seconds = r.generate_seconds;
+  if (result->struct_size == kGenerateResultFirstSize) return;
+  result->n_drafted_tokens = static_cast<size_t>(r.n_drafted);
+  result->n_accepted_tokens = static_cast<size_t>(r.n_accepted);
 }

@@ -172,6 +172,8 @@ peak_generate_params peak_generate_default_params(void) {
   p.max_tokens = 256;
   p.add_special = 1;
   p.parse_special = 1;
+  p.lookup_ngram = 0;
+  p.draft_max = 4;
   return p;
 }
 
@@ -180,12 +182,12 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
   PEAK_CHECK_ARG(ctx, "peak_generate: ctx");
   PEAK_CHECK_ARG(sampler, "peak_generate: sampler");
   if (!prompt && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: prompt is NULL");
-  const peak_generate_params p = params ? *params : peak_generate_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_generate_params), "peak_generate_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
-  if (result && !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
+  peak_generate_params p;
+  if (!generate_params_from_c(params, result, &p)) return PEAK_ERR_INVALID_ARGUMENT;
+  if (p.lookup_ngram > 0 && ctx->context->max_logit_rows() < 2) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                "peak_generate: prompt lookup verifies a token and its draft in one pass; create the context with "
+                "max_logit_rows of at least 2 (draft_max + 1 for whole drafts)");
   }
   if (ctx->model != sampler->model) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: the sampler and the context use different models");

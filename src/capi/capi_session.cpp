@@ -82,12 +82,12 @@ bool session_counts_ok(const peak_session_params& p) {
 // the generator's options and the reasoning callback.
 template <typename Turn>
 peak_status run_turn(const peak_generate_params* params, peak_generate_result* result, Turn&& turn) {
-  const peak_generate_params p = params ? *params : peak_generate_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_generate_params), "peak_generate_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
-  if (result && !peak::capi::struct_size_ok(result->struct_size, sizeof(peak_generate_result), "peak_generate_result")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
+  peak_generate_params p;
+  if (!generate_params_from_c(params, result, &p)) return PEAK_ERR_INVALID_ARGUMENT;
+  if (p.lookup_ngram != 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                "peak_generate_params.lookup_ngram is " + std::to_string(p.lookup_ngram) +
+                    ": sessions do not draft tokens; prompt lookup runs in peak_generate on a context");
   }
   return guarded([&] {
     const peak::runtime::GenerateOptions o = generate_options_from_c(p);

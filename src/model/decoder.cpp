@@ -147,9 +147,10 @@ Tensor* DecoderBuilder::steer(Tensor* x, int64_t il) {
 }
 
 Tensor* DecoderBuilder::logits(Tensor* x) {
-  if (!batch_.all_logits && batch_.n_tokens > 1) {
-    // Only the last token's hidden state goes through the head.
-    x = g.view(x, {hp.n_embd, 1}, {x->nb[1]}, static_cast<size_t>(batch_.n_tokens - 1) * x->nb[1]);
+  if (batch_.output_rows < batch_.n_tokens) {
+    // Only the last tokens' hidden states go through the head.
+    x = g.view(x, {hp.n_embd, batch_.output_rows}, {x->nb[1]},
+               static_cast<size_t>(batch_.n_tokens - batch_.output_rows) * x->nb[1]);
   }
   Tensor* out = g.mul_mat(w.output, norm(x, w.output_norm));
   if (hp.final_softcap > 0.0f) out = g.softcap(out, hp.final_softcap);

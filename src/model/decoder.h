@@ -26,7 +26,7 @@ using core::Tensor;
 struct Batch {
   int64_t n_tokens = 1;
   int64_t first_cell = 0;
-  bool all_logits = false;  // logits for every token, else for the last one only
+  int64_t output_rows = 1;  // logits of the last output_rows tokens (n_tokens: every token's)
 };
 
 // One layer's key/value cache, owned by whoever runs the model: K and V of

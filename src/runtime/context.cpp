@@ -53,6 +53,7 @@ Context::Context(const model::Model& model, const ContextParams& params)
       n_batch_(params.n_batch),
       n_threads_(core::pass_threads(params.n_threads)),
       logits_all_(params.logits_all),
+      max_logit_rows_(params.max_logit_rows),
       pool_(n_threads_),
       rope_factors_(model::rope_factors_for_context(model.weights(), model.hparams(), kv_.size())),
       adapters_(params.adapters),
@@ -60,6 +61,10 @@ Context::Context(const model::Model& model, const ContextParams& params)
       logits_(static_cast<size_t>(model.hparams().n_vocab)) {
   if (n_batch_ <= 0) throw std::invalid_argument("n_batch must be positive");
   n_batch_ = std::min(n_batch_, kv_.size());
+  if (max_logit_rows_ < 1) {
+    throw std::invalid_argument("max_logit_rows must be at least 1, not " + std::to_string(max_logit_rows_));
+  }
+  max_logit_rows_ = logits_all_ ? n_batch_ : std::min(max_logit_rows_, n_batch_);
   reserve();
 }
 
@@ -86,7 +91,7 @@ void Context::reserve() {
   model::Batch worst;
   worst.n_tokens = n_batch_;
   worst.first_cell = kv_.size() - n_batch_;
-  worst.all_logits = logits_all_;
+  worst.output_rows = max_logit_rows_;
   graph_.reset();
   allocator_ = core::GraphAllocator();  // plans for other adapters are void
   model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst, rope_factors_,
@@ -145,7 +150,7 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
       if (cancel && cancel->requested()) throw Cancelled();
       const int64_t count = std::min(n_batch_, n - done);
       const int64_t first = kv_.append(count, kv_.next_position());
-      out = run_batch(tokens + done, count, first, all_logits != nullptr, cancel);
+      out = run_batch(tokens + done, count, first, all_logits ? count : 1, cancel);
       if (!out) throw Cancelled();
       if (all_logits) {
         for (int64_t r = 0; r < count; ++r) {
@@ -165,16 +170,46 @@ void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
   check_tokens(tokens, n);
   if (first < 0 || first + n > kv_.used()) throw std::out_of_range("eval_into: cells outside the used part of the cache");
   for (int64_t done = 0; done < n; done += n_batch_) {
-    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, false, nullptr);
+    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, 1, nullptr);
   }
 }
 
-const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, bool all_logits,
+void Context::drop_last(int64_t n, const float* logits_after_kept) {
+  kv_.drop_last(n);
+  std::memcpy(logits_.data(), logits_after_kept, logits_.size() * sizeof(float));
+}
+
+void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, float* logits) {
+  if (n < 1 || n > n_batch_) {
+    throw std::invalid_argument("eval_last_rows: " + std::to_string(n) + " tokens, one batch holds 1 to " +
+                                std::to_string(n_batch_));
+  }
+  if (rows < 1 || rows > std::min(n, max_logit_rows_) || !logits) {
+    throw std::invalid_argument("eval_last_rows: " + std::to_string(rows) +
+                                " rows of logits, this context hands out 1 to " +
+                                std::to_string(std::min(n, max_logit_rows_)) + " for " + std::to_string(n) + " tokens");
+  }
+  check_tokens(tokens, n);
+  kv_.require_free(n);
+  const int64_t first = kv_.append(n, kv_.next_position());
+  const core::Tensor* out = nullptr;
+  try {
+    out = run_batch(tokens, n, first, rows, nullptr);
+  } catch (...) {
+    kv_.drop_last(n);
+    throw;
+  }
+  const size_t row_bytes = static_cast<size_t>(n_vocab()) * sizeof(float);
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(logits + r * n_vocab(), out->row_ptr(r), row_bytes);
+  std::memcpy(logits_.data(), out->row_ptr(rows - 1), row_bytes);
+}
+
+const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                                        const core::Cancellation* cancel) {
   model::Batch batch;
   batch.n_tokens = n_tokens;
   batch.first_cell = first_cell;
-  batch.all_logits = all_logits;
+  batch.output_rows = output_rows;
 
   graph_.reset();
   model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch, rope_factors_,
@@ -193,8 +228,7 @@ const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, 
       return nullptr;
     }
   }
-  const int64_t rows = out->ne[1];
-  for (int64_t r = all_logits ? 0 : rows - 1; r < rows; ++r) {
+  for (int64_t r = 0; r < out->ne[1]; ++r) {
     require_finite_logits(reinterpret_cast<const float*>(out->row_ptr(r)), out->ne[0]);
   }
   return out;

@@ -43,6 +43,11 @@ struct ContextParams {
   // Reserve room for the logits of every token of a batch (n_batch × n_vocab
   // floats of compute memory), needed to pass `all_logits` to eval().
   bool logits_all = false;
+  // The most rows of logits eval_last_rows() hands out (at least 1; n_batch
+  // when larger or with logits_all): speculative decoding verifies a token and the
+  // tokens drafted after it in one pass, draft_max + 1 rows. Each row
+  // reserves n_vocab floats (and the head's activations) of compute memory.
+  int64_t max_logit_rows = 1;
   // LoRA adapters and control vectors to run the model with (set_adapters changes them).
   Adapters adapters;
 };
@@ -98,6 +103,16 @@ class Context {
   // opened: they attend to the cells before them only, never to later ones.
   // logits() stays as it was.
   void eval_into(int64_t first, const int32_t* tokens, int64_t n);
+  // Evaluates `n` tokens in one batch (n <= n_batch) and writes the logits
+  // after each of the last `rows` of them to `logits` (rows x n_vocab, row by
+  // row); logits() holds the last row. 1 <= rows <= min(n, max_logit_rows()),
+  // else std::invalid_argument; otherwise throws and fails as eval() does.
+  void eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, float* logits);
+  int64_t max_logit_rows() const { return max_logit_rows_; }
+  // Drops the last `n` cells (tokens evaluated ahead of being chosen, such as
+  // a draft the sampler did not take) and makes logits() `logits_after_kept`,
+  // the row eval_last_rows() gave for the last cell kept (n_vocab floats).
+  void drop_last(int64_t n, const float* logits_after_kept);
   const float* logits() const { return logits_.data(); }
   int64_t n_vocab() const { return model_.hparams().n_vocab; }
 
@@ -126,10 +141,10 @@ class Context {
     core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
   };
   // Runs one batch into cells [first_cell, first_cell + n_tokens), already
-  // claimed, and returns its output: [n_vocab, rows] logits, rows = n_tokens
-  // with all_logits, else 1, the ones handed out checked finite; valid until
-  // the next graph runs. Null when `cancel` stopped it.
-  const core::Tensor* run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, bool all_logits,
+  // claimed, and returns its output: [n_vocab, output_rows] logits of the last
+  // output_rows tokens, checked finite; valid until the next graph runs. Null
+  // when `cancel` stopped it.
+  const core::Tensor* run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                                 const core::Cancellation* cancel);
   void check_tokens(const int32_t* tokens, int64_t n) const;
   void reserve();
@@ -140,6 +155,7 @@ class Context {
   int64_t n_batch_;
   int n_threads_;
   bool logits_all_;
+  int64_t max_logit_rows_;  // reserved rows of logits for one batch
   core::ThreadPool pool_;
   core::Graph graph_;
   core::GraphAllocator allocator_;

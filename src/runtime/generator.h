@@ -48,6 +48,22 @@ struct GenerateOptions {
   // an int, __atomic_store_n) and a signal handler on the generating thread with
   // a plain store.
   const volatile int* abort_flag = nullptr;
+  // Speculative decoding by prompt lookup (runtime/prompt_lookup.h), 0: off.
+  // After each token the longest n-gram of up to lookup_ngram tokens that ends
+  // the text so far (lookup_history, the prompt, what was generated) and
+  // occurred before proposes the tokens that followed it, at most draft_max;
+  // one pass evaluates the token and the draft, and the sampler takes each of
+  // the draft's rows of logits in turn while its tokens are the ones sampled.
+  // Every token is sampled from the logits it would be sampled from without
+  // drafts, by the same sampler calls in the same order, so the output is
+  // the same text (up to the float sums of a batch against a single token's)
+  // at any temperature. The context needs max_logit_rows >= 2 (draft_max + 1
+  // for whole drafts), else std::invalid_argument.
+  int32_t lookup_ngram = 0;
+  int32_t draft_max = 4;
+  // Tokens the context holds before the prompt, searched too (a chat's earlier
+  // turns); may be null.
+  const std::vector<int32_t>* lookup_history = nullptr;
 };
 
 struct GenerateResult {
@@ -57,6 +73,8 @@ struct GenerateResult {
   double prompt_seconds = 0;
   double generate_seconds = 0;
   std::vector<int32_t> tokens;  // the sampled tokens
+  int32_t n_drafted = 0;        // tokens proposed by prompt lookup
+  int32_t n_accepted = 0;       // of them, those sampled (acceptance: n_accepted / n_drafted)
 };
 
 // Appends `prompt` to the context (accepting it into the sampler's penalty

@@ -38,18 +38,42 @@ TEST(RuntimeNoAllocHook, CountsPlainAndAlignedAllocations) {
 
 class RuntimeNoAlloc : public ::testing::TestWithParam<model::Arch> {};
 
-TEST_P(RuntimeNoAlloc, PrefillAndDecodeAllocateNothing) {
-  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+// A small context: 64 cells, batches of 8, two threads.
+runtime::ContextParams small_context(int64_t max_logit_rows = 1) {
   runtime::ContextParams params;
   params.n_ctx = 64;
   params.n_batch = 8;
   params.n_threads = 2;
-  runtime::Context ctx(*m, params);
+  params.max_logit_rows = max_logit_rows;
+  return params;
+}
+
+TEST_P(RuntimeNoAlloc, PrefillAndDecodeAllocateNothing) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+  runtime::Context ctx(*m, small_context());
   const std::vector<int32_t> prompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200};  // two batches
   test::AllocationScope scope;
   ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
   for (int32_t token = 20; token < 40; ++token) ctx.eval(&token, 1);  // past the tiny gemmas' window of 8
   EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
+}
+
+// Speculative decoding's passes: a token with its draft, the logits of each,
+// and the refused part of the draft dropped again.
+TEST_P(RuntimeNoAlloc, VerifyingDraftsAllocatesNothing) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+  runtime::Context ctx(*m, small_context(5));
+  const std::vector<int32_t> prompt = {1, 17, 250, 3, 99, 42, 7};
+  const std::vector<int32_t> drafted = {20, 21, 22, 23, 24};
+  std::vector<float> rows(5 * static_cast<size_t>(ctx.n_vocab()));
+  test::AllocationScope scope;
+  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  for (int step = 0; step < 6; ++step) {
+    ctx.eval_last_rows(drafted.data(), 5, 5, rows.data());
+    ctx.drop_last(3, rows.data() + ctx.n_vocab());
+  }
+  EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
+  EXPECT_EQ(ctx.kv().used(), static_cast<int64_t>(prompt.size()) + 6 * 2);
 }
 
 // With two LoRA adapters (F16 and Q8_0), set after the context was made:
@@ -65,11 +89,7 @@ TEST_P(RuntimeNoAlloc, AdaptersAllocateNothing) {
     model::write_synth_lora(m->file(), spec, path);
     adapters.loras.push_back({model::LoraAdapter::load(*m, path), 0.5f});
   }
-  runtime::ContextParams params;
-  params.n_ctx = 64;
-  params.n_batch = 8;
-  params.n_threads = 2;
-  runtime::Context ctx(*m, params);
+  runtime::Context ctx(*m, small_context());
   ctx.set_adapters(adapters);
   const std::vector<int32_t> prompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200};  // two batches
   test::AllocationScope scope;

@@ -176,14 +176,16 @@ StructFields model_params_fields("peak/ModelParams", {
     PEAK_FIELD(peak_model_params, "checkTensors", check_tensors, kBool),
 });
 
-StructFields context_params_fields("peak/ContextParams", {
-    PEAK_FIELD(peak_context_params, "nCtx", n_ctx, kSize),
-    PEAK_FIELD(peak_context_params, "nBatch", n_batch, kSize),
-    PEAK_FIELD(peak_context_params, "nThreads", n_threads, kSize),
-    PEAK_FIELD(peak_context_params, "typeK", type_k, kInt),
-    PEAK_FIELD(peak_context_params, "typeV", type_v, kInt),
-    PEAK_FIELD(peak_context_params, "logitsAll", logits_all, kBool),
-});
+StructFields context_params_fields("peak/ContextParams",
+                                   {
+                                       PEAK_FIELD(peak_context_params, "nCtx", n_ctx, kSize),
+                                       PEAK_FIELD(peak_context_params, "nBatch", n_batch, kSize),
+                                       PEAK_FIELD(peak_context_params, "nThreads", n_threads, kSize),
+                                       PEAK_FIELD(peak_context_params, "typeK", type_k, kInt),
+                                       PEAK_FIELD(peak_context_params, "typeV", type_v, kInt),
+                                       PEAK_FIELD(peak_context_params, "logitsAll", logits_all, kBool),
+                                       PEAK_FIELD(peak_context_params, "maxLogitRows", max_logit_rows, kSize),
+                                   });
 
 StructFields sampler_params_fields("peak/SamplerParams",
                                    {
@@ -202,11 +204,14 @@ StructFields sampler_params_fields("peak/SamplerParams",
                                    });
 
 // The callbacks and the abort flag are the glue's own (generation.cpp).
-StructFields generate_options_fields("peak/GenerateOptions", {
-    PEAK_FIELD(peak_generate_params, "maxTokens", max_tokens, kSize),
-    PEAK_FIELD(peak_generate_params, "addSpecial", add_special, kBool),
-    PEAK_FIELD(peak_generate_params, "parseSpecial", parse_special, kBool),
-});
+StructFields generate_options_fields("peak/GenerateOptions",
+                                     {
+                                         PEAK_FIELD(peak_generate_params, "maxTokens", max_tokens, kSize),
+                                         PEAK_FIELD(peak_generate_params, "addSpecial", add_special, kBool),
+                                         PEAK_FIELD(peak_generate_params, "parseSpecial", parse_special, kBool),
+                                         PEAK_FIELD(peak_generate_params, "lookupNgram", lookup_ngram, kInt),
+                                         PEAK_FIELD(peak_generate_params, "draftMax", draft_max, kInt),
+                                     });
 
 StructFields session_params_fields(
     "peak/SessionParams",
@@ -238,13 +243,16 @@ StructFields session_params_fields(
         PEAK_FIELD(peak_session_params, "verifyKvCells", verify_kv_cells, kSize),
     });
 
-StructFields generate_result_fields("peak/GenerateResult", {
-    PEAK_FIELD(peak_generate_result, "nPromptTokens", n_prompt_tokens, kSize),
-    PEAK_FIELD(peak_generate_result, "nGeneratedTokens", n_generated_tokens, kSize),
-    PEAK_FIELD(peak_generate_result, "stopReason", stop_reason, kInt),
-    PEAK_FIELD(peak_generate_result, "promptSeconds", prompt_seconds, kDouble),
-    PEAK_FIELD(peak_generate_result, "generateSeconds", generate_seconds, kDouble),
-});
+StructFields generate_result_fields("peak/GenerateResult",
+                                    {
+                                        PEAK_FIELD(peak_generate_result, "nPromptTokens", n_prompt_tokens, kSize),
+                                        PEAK_FIELD(peak_generate_result, "nGeneratedTokens", n_generated_tokens, kSize),
+                                        PEAK_FIELD(peak_generate_result, "stopReason", stop_reason, kInt),
+                                        PEAK_FIELD(peak_generate_result, "promptSeconds", prompt_seconds, kDouble),
+                                        PEAK_FIELD(peak_generate_result, "generateSeconds", generate_seconds, kDouble),
+                                        PEAK_FIELD(peak_generate_result, "nDraftedTokens", n_drafted_tokens, kSize),
+                                        PEAK_FIELD(peak_generate_result, "nAcceptedTokens", n_accepted_tokens, kSize),
+                                    });
 
 StructFields model_info_fields("peak/ModelInfo",
                                {

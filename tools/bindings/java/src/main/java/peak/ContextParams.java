@@ -8,6 +8,7 @@ public final class ContextParams {
   int typeK;
   int typeV;
   boolean logitsAll;
+  long maxLogitRows;
 
   public ContextParams() {
     Native.fillDefaults(this);
@@ -66,5 +67,19 @@ public final class ContextParams {
 
   public boolean logitsAll() {
     return logitsAll;
+  }
+
+  /**
+   * Rows of logits one forward pass may hand out (default 1): prompt lookup ({@link
+   * GenerateOptions#lookupNgram(int)}) verifies a token and its draft in one pass and needs
+   * draftMax + 1.
+   */
+  public ContextParams maxLogitRows(long value) {
+    maxLogitRows = value;
+    return this;
+  }
+
+  public long maxLogitRows() {
+    return maxLogitRows;
   }
 }

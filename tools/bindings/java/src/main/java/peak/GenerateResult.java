@@ -7,6 +7,8 @@ public final class GenerateResult {
   int stopReason;
   double promptSeconds;
   double generateSeconds;
+  long nDraftedTokens;
+  long nAcceptedTokens;
 
   GenerateResult() {}
 
@@ -28,6 +30,16 @@ public final class GenerateResult {
 
   public double generateSeconds() {
     return generateSeconds;
+  }
+
+  /** Tokens prompt lookup drafted ({@link GenerateOptions#lookupNgram(int)}). */
+  public long nDraftedTokens() {
+    return nDraftedTokens;
+  }
+
+  /** Of the drafted tokens, those the sampler drew: the acceptance is their ratio. */
+  public long nAcceptedTokens() {
+    return nAcceptedTokens;
   }
 
   @Override

@@ -116,6 +116,25 @@ public final class GenerationTests {
   }
 
   @Test
+  public void promptLookupWritesTheSameText() {
+    // Drafts from the text so far, verified in one pass: the text is the one written without them.
+    try (Model model = Model.load(Fixtures.stories());
+         Context plain = new Context(model, new ContextParams().nCtx(512));
+         Context drafting = new Context(model, new ContextParams().nCtx(512).maxLogitRows(5));
+         Sampler first = new Sampler(model, SamplerParams.greedy());
+         Sampler second = new Sampler(model, SamplerParams.greedy())) {
+      StringBuilder expected = new StringBuilder();
+      StringBuilder drafted = new StringBuilder();
+      plain.generate(first, "", new GenerateOptions().maxTokens(300), expected::append);
+      GenerateResult r = drafting.generate(second, "",
+          new GenerateOptions().maxTokens(300).lookupNgram(3).draftMax(4), drafted::append);
+      Check.equal(expected.toString(), drafted.toString(), "the text with prompt lookup");
+      Check.isTrue(r.nAcceptedTokens() > 0 && r.nAcceptedTokens() <= r.nDraftedTokens(),
+          "drafted " + r.nDraftedTokens() + ", accepted " + r.nAcceptedTokens());
+    }
+  }
+
+  @Test
   public void greedyStreamEqualsArgmaxOfLogits() {
     try (Model model = Model.load(Fixtures.stories());
          Context context = new Context(model, new ContextParams().nCtx(512))) {

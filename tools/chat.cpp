@@ -203,6 +203,8 @@ class Chat {
   bool generate(Turn turn) {
     peak_generate_params gp = peak_generate_default_params();
     gp.max_tokens = o_.gen.n_predict;
+    gp.lookup_ngram = o_.gen.lookup_ngram;
+    gp.draft_max = o_.gen.draft_max;
     gp.abort_flag = &g_abort;
     gp.user_data = this;
     gp.on_kinded_text = [](const char* t, size_t n, peak_text_kind kind, void* self) {
@@ -349,11 +351,17 @@ class Chat {
     const peak_session_stats s = stats();
     const char* on = tty_ ? "\033[2m" : "";
     const char* off = tty_ ? "\033[0m" : "";
-    std::fprintf(tty_ ? stdout : stderr,
-                 "%s[prompt %zu tokens, %.1f tokens/s | answer %zu tokens, %.1f tokens/s | context %zu+%zu+%zu/%zu]%s\n", on,
-                 last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
-                 rate(last_.n_generated_tokens, last_.generate_seconds), s.prefix_tokens, s.summary_tokens,
-                 s.recent_tokens, s.n_ctx, off);
+    std::string lookup;
+    if (o_.gen.lookup_ngram > 0) {
+      lookup = " | lookup " + std::to_string(last_.n_accepted_tokens) + "/" + std::to_string(last_.n_drafted_tokens) +
+               " accepted";
+    }
+    std::fprintf(
+        tty_ ? stdout : stderr,
+        "%s[prompt %zu tokens, %.1f tokens/s | answer %zu tokens, %.1f tokens/s%s | context %zu+%zu+%zu/%zu]%s\n", on,
+        last_.n_prompt_tokens, rate(last_.n_prompt_tokens, last_.prompt_seconds), last_.n_generated_tokens,
+        rate(last_.n_generated_tokens, last_.generate_seconds), lookup.c_str(), s.prefix_tokens, s.summary_tokens,
+        s.recent_tokens, s.n_ctx, off);
     // The count starts over after /reset and /load.
     const bool failed_since = s.summary_failures > failures_told_;
     failures_told_ = s.summary_failures;

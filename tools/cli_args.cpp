@@ -238,8 +238,24 @@ bool parse_sampling_option(ArgCursor& args, GenerationOptions& o) {
   return true;
 }
 
+bool parse_lookup_option(ArgCursor& args, GenerationOptions& o) {
+  const char* a = args.peek();
+  if (is(a, "--lookup")) {
+    args.next();
+    o.lookup_ngram = static_cast<int>(args.integer(a, 0, 64));
+  } else if (is(a, "--draft-max")) {
+    args.next();
+    o.draft_max = static_cast<int>(args.integer(a, 1, 64));
+  } else {
+    return false;
+  }
+  // One pass verifies a token and its draft: a row of logits for each.
+  o.context.max_logit_rows = o.lookup_ngram > 0 ? static_cast<size_t>(o.draft_max) + 1 : 1;
+  return true;
+}
+
 bool parse_generation_option(ArgCursor& args, GenerationOptions& o) {
-  return parse_model_option(args, o) || parse_sampling_option(args, o);
+  return parse_model_option(args, o) || parse_sampling_option(args, o) || parse_lookup_option(args, o);
 }
 
 namespace {
@@ -277,11 +293,20 @@ const char kSamplingHelp[] =
     "  --repeat-last-n N         tokens the penalties look back over (default 64)\n"
     "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
     "  -s, --seed N              ";  // then the command's meaning of it
+const char kLookupHelp[] =
+    "speculative decoding:\n"
+    "  --lookup N                by prompt lookup: after each token, the longest n-gram of N down to 2\n"
+    "                            tokens ending the text that occurred before proposes what followed it,\n"
+    "                            and one pass verifies the token and the draft. The same text as\n"
+    "                            without, faster where it repeats its input; the acceptance is reported\n"
+    "                            (default 0: off)\n"
+    "  --draft-max N             the most tokens drafted after a token (default 4)\n";
 
 }  // namespace
 
 std::string generation_options_help(const char* kv_cache_default) {
-  return kModelHelpHead + std::string(kContextSizeHelp) + model_help_tail(kv_cache_default) + sampling_options_help();
+  return kModelHelpHead + std::string(kContextSizeHelp) + model_help_tail(kv_cache_default) + sampling_options_help() +
+         kLookupHelp;
 }
 
 const char* generation_options_help() {
@@ -383,6 +408,7 @@ peak_session_params chat_session_params(const ChatSessionOptions& o) {
   p.type_v = o.gen.context.type_v;
   p.n_threads = o.gen.context.n_threads;
   p.n_batch = o.gen.context.n_batch;
+  p.max_logit_rows = o.gen.context.max_logit_rows;
   p.sampler = sampler_params(o.gen);
   if (o.context_given) {
     const long rest = static_cast<long>(o.gen.context.n_ctx) - static_cast<long>(p.summary_max) - static_cast<long>(p.headroom);

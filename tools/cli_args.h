@@ -58,6 +58,11 @@ struct GenerationOptions {
   std::string grammar_root;  // empty: "root"
   std::string json_schema;
   bool json_schema_given = false;
+  // --lookup N / --draft-max N: speculative decoding by prompt lookup
+  // (peak_generate_params.lookup_ngram, draft_max); the context then hands
+  // out draft_max + 1 rows of logits (max_logit_rows).
+  int lookup_ngram = 0;
+  int draft_max = 4;
 };
 
 // options.sampler with its grammar or JSON Schema, pointing into `options`.

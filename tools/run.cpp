@@ -41,8 +41,6 @@ struct RunOptions {
   std::string logits_out;
   bool echo = true;
   bool json = false;
-  int lookup_ngram = 0;  // --lookup
-  int draft_max = 4;     // --draft-max
   ToolOptions tools;
 };
 
@@ -56,12 +54,6 @@ void print_help() {
       "  --no-echo                 do not print the prompt before the completion\n"
       "  --json                    print one JSON document (text, token ids, timings) when done\n"
       "  --logits-out FILE         write every prompt position's logits (f32; layout in tools/run.cpp)\n"
-      "  --lookup N                speculative decoding by prompt lookup: after each token, the longest\n"
-      "                            n-gram of N down to 2 tokens ending the text that occurred before\n"
-      "                            proposes what followed it; one pass verifies the token and the draft.\n"
-      "                            The same text as without, faster where it repeats the prompt\n"
-      "                            (default 0: off; the timings line reports the acceptance)\n"
-      "  --draft-max N             the most tokens drafted after a token (default 4)\n"
       "%s"
       "  With --tools the prompt is a user message (not echoed) and the answer's text and calls are\n"
       "  printed; --json prints {\"message\": OpenAI's assistant message (content, reasoning_content,\n"
@@ -98,10 +90,7 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.echo = false;
     } else if (!std::strcmp(a, "--json")) {
       o.json = true;
-    } else if (!std::strcmp(a, "--lookup")) {
-      o.lookup_ngram = static_cast<int>(args.integer(a, 0, 64));
-    } else if (!std::strcmp(a, "--draft-max")) {
-      o.draft_max = static_cast<int>(args.integer(a, 1, 64));
+
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak run --help)");
     }
@@ -111,14 +100,9 @@ RunOptions parse(int argc, char** argv, bool* help) {
   if (o.tools.given() && !o.logits_out.empty()) {
     throw UsageError("--logits-out reads a plain prompt's logits: it does not go with --tools");
   }
-  if (o.lookup_ngram > 0 && o.tools.given()) {
-    throw UsageError("--lookup drafts while a plain prompt is continued: it does not go with --tools");
-  }
-  if (o.lookup_ngram > 0 && o.json) {
+  if (o.gen.lookup_ngram > 0 && o.json) {
     throw UsageError("--lookup does not go with --json, which samples token by token to keep the ids");
   }
-  // One pass verifies the token and its draft: a row of logits for each.
-  if (o.lookup_ngram > 0) o.gen.context.max_logit_rows = static_cast<size_t>(o.draft_max) + 1;
   return o;
 }
 
@@ -264,6 +248,7 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
   p.type_v = o.gen.context.type_v;
   p.n_threads = o.gen.context.n_threads;
   p.n_batch = o.gen.context.n_batch;
+  p.max_logit_rows = o.gen.context.max_logit_rows;
   p.sampler = sampler_params(o.gen);
   set_session_tools(o.tools, p);
   std::unique_ptr<peak_session, SessionDeleter> session(create_tool_session(m.model.get(), p, o.tools));
@@ -273,6 +258,8 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
       session.get(), [](const peak_tool_call* c, size_t, void* t) { static_cast<ToolTurn*>(t)->call(*c); }, &turn));
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
+  gp.lookup_ngram = o.gen.lookup_ngram;
+  gp.draft_max = o.gen.draft_max;
   gp.user_data = &turn;
   gp.on_kinded_text = [](const char* t, size_t n, peak_text_kind kind, void* self) {
     static_cast<ToolTurn*>(self)->text(t, n, kind);
@@ -338,8 +325,8 @@ int run_run(int argc, char** argv) {
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
   gp.parse_special = 0;  // the prompt is the user's text: it cannot spell control tokens
-  gp.lookup_ngram = o.lookup_ngram;
-  gp.draft_max = o.draft_max;
+  gp.lookup_ngram = o.gen.lookup_ngram;
+  gp.draft_max = o.gen.draft_max;
   std::string prompt = o.prompt;
   if (logits_file) {
     write_prompt_logits(m, tokens, *logits_file);
@@ -372,9 +359,11 @@ int run_run(int argc, char** argv) {
   std::fprintf(stderr, "load: %.3f s | prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s",
                load_seconds, r.n_prompt_tokens, per_second(r.n_prompt_tokens, r.prompt_seconds), r.n_generated_tokens,
                per_second(r.n_generated_tokens, r.generate_seconds));
-  if (o.lookup_ngram > 0) {
+  if (o.gen.lookup_ngram > 0) {
     std::fprintf(stderr, " | lookup: %zu drafted, %zu accepted (%.0f%%)", r.n_drafted_tokens, r.n_accepted_tokens,
-                 r.n_drafted_tokens > 0 ? 100.0 * static_cast<double>(r.n_accepted_tokens) / r.n_drafted_tokens : 0.0);
+                 r.n_drafted_tokens > 0
+                     ? 100.0 * static_cast<double>(r.n_accepted_tokens) / static_cast<double>(r.n_drafted_tokens)
+                     : 0.0);
   }
   std::fprintf(stderr, "\n");
   if (!flushed) throw CommandError(std::string("cannot write to standard output: ") + std::strerror(flush_error));

@@ -58,6 +58,9 @@ void print_help() {
       "  -c, --ctx-size N          per slot: sets --recent-max to N less the summary and headroom\n"
       "  -n, --n-predict N         max_tokens of a request that gives none (default 256); any is\n"
       "                            clamped to --headroom\n"
+      "  --lookup N, --draft-max N speculative decoding by prompt lookup in every generation (see\n"
+      "                            peak run --help); each response's peak member gives drafted_tokens\n"
+      "                            and accepted_tokens\n"
       "limits:\n"
       "  --max-body N              bytes of a request body (default 8388608; more: 413)\n"
       "  --max-header N            bytes of a request's head (default 16384; more: 431)\n"
@@ -157,6 +160,8 @@ int run_serve(int argc, char** argv) {
   o.server.sampler = o.gen.sampler;
   o.server.random_seed = !o.gen.seed_given;
   o.server.default_max_tokens = o.gen.n_predict;
+  o.server.lookup_ngram = o.gen.lookup_ngram;
+  o.server.draft_max = o.gen.draft_max;
   o.server.log_requests = true;
   peak_server::Server routes(settings, o.server);
 

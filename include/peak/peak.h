@@ -686,8 +686,9 @@ typedef struct peak_generate_params {
      may use a plain store. The library never writes it: clear it before reusing
      it for the next call. */
   const volatile int* abort_flag;
-  /* Since 0.6.0: speculative decoding by prompt lookup, peak_generate only
-     (sessions refuse it). 0 (default): off. N > 0: after each token, the
+  /* Since 0.6.0: speculative decoding by prompt lookup (peak_generate, and
+     the turns of a session created with max_logit_rows >= 2, which also
+     search the conversation the model reads). 0 (default): off. N > 0: after each token, the
      longest n-gram of N down to 2 tokens that ends the text (the context's
      prompt and what was generated) and occurred in it before proposes the
      tokens that followed it there, at most draft_max (default 4); one pass
@@ -1007,8 +1008,9 @@ typedef struct peak_session_params {
      tool fields and sampler.preserved_tokens declares the size of that first
      version (offsetof(peak_session_params, sampler) plus the first version's
      sampler, which ends at json_schema), one built before verify_kv_cells the
-     size of the second (offsetof(peak_session_params, verify_kv_cells)), and
-     the later fields keep their defaults. */
+     size of the second (offsetof(peak_session_params, verify_kv_cells)), one
+     built before max_logit_rows that of the third, and the later fields keep
+     their defaults. */
   size_t struct_size;
   peak_memory_mode mode;
   const char* system_prompt;       /* may be NULL */
@@ -1082,6 +1084,11 @@ typedef struct peak_session_params {
      naming the file and the first differing layer, K or V, cell and head;
      peak_session_restore still returns PEAK_OK. */
   size_t verify_kv_cells;
+  /* Since 0.6.0: rows of logits the session's context hands out in one pass,
+     1 (default) or more; prompt lookup in a turn (peak_generate_params.
+     lookup_ngram, which then also searches the conversation the model reads)
+     needs draft_max + 1. */
+  size_t max_logit_rows;
 } peak_session_params;
 
 PEAK_API peak_session_params peak_session_default_params(void);

@@ -1,4 +1,5 @@
 // peak_session_*: SSSKV-lite chat sessions through the C API.
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -26,8 +27,9 @@ using peak::capi::raw_enum;
 // The first version of peak_session_params ended with a sampler of the first
 // version (no preserved tokens) and had no tool fields.
 constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, sampler) + kSamplerParamsFirstSize;
-// The second ended with tool_call_format.
+// The second ended with tool_call_format, the third with verify_kv_cells.
 constexpr size_t kSessionParamsSecondSize = offsetof(peak_session_params, verify_kv_cells);
+constexpr size_t kSessionParamsThirdSize = offsetof(peak_session_params, max_logit_rows);
 
 // The tool choice as the session takes it; false (an error set) out of range.
 // By reference: a value outside the enum is read as an int, never loaded as the enum.
@@ -84,11 +86,7 @@ template <typename Turn>
 peak_status run_turn(const peak_generate_params* params, peak_generate_result* result, Turn&& turn) {
   peak_generate_params p;
   if (!generate_params_from_c(params, result, &p)) return PEAK_ERR_INVALID_ARGUMENT;
-  if (p.lookup_ngram != 0) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT,
-                "peak_generate_params.lookup_ngram is " + std::to_string(p.lookup_ngram) +
-                    ": sessions do not draft tokens; prompt lookup runs in peak_generate on a context");
-  }
+
   return guarded([&] {
     const peak::runtime::GenerateOptions o = generate_options_from_c(p);
     std::function<bool(const std::string&)> on_reasoning;
@@ -127,6 +125,7 @@ peak_session_params peak_session_default_params(void) {
   p.tool_choice = PEAK_TOOL_CHOICE_AUTO;
   p.parallel_tool_calls = 1;
   p.verify_kv_cells = static_cast<size_t>(d.verify_kv_cells);
+  p.max_logit_rows = 1;
   return p;
 }
 
@@ -137,8 +136,8 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak_session_params p;
   if (!peak::capi::read_versioned_params(params, peak_session_default_params(),
-                                         {kSessionParamsFirstSize, kSessionParamsSecondSize}, "peak_session_params",
-                                         &p)) {
+                                         {kSessionParamsFirstSize, kSessionParamsSecondSize, kSessionParamsThirdSize},
+                                         "peak_session_params", &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   const peak_sampler_params given_sampler = p.sampler;
@@ -190,6 +189,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.parallel_tool_calls = p.parallel_tool_calls != 0;
     s.tool_call_format = p.tool_call_format ? p.tool_call_format : "";
     s.verify_kv_cells = static_cast<int64_t>(p.verify_kv_cells);
+    s.max_logit_rows = static_cast<int64_t>(std::min(p.max_logit_rows, kMaxTokenCount));
     auto session = std::make_unique<peak_session>();
     session->model = model;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);

@@ -80,6 +80,7 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   cp.n_ctx = static_cast<int64_t>(prefix_.size()) + summary_cells + settings_.recent_max + settings_.headroom;
   cp.n_batch = settings_.n_batch;
   cp.n_threads = settings_.n_threads;
+  cp.max_logit_rows = settings_.max_logit_rows;
   cp.type_k = runtime::kv_type_fitting(model.hparams(), settings_.type_k);
   cp.type_v = runtime::kv_type_fitting(model.hparams(), settings_.type_v);
   ctx_ = std::make_unique<runtime::Context>(model, cp);
@@ -434,6 +435,12 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
 void ChatSession::generate_answer(const std::vector<int32_t>& segment, const runtime::GenerateOptions& options,
                                   const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn) {
   runtime::GenerateOptions o = options;
+  // Prompt lookup searches the conversation the model reads, this turn's prompt after it.
+  std::vector<int32_t> history;
+  if (o.lookup_ngram > 0) {
+    history = cached_tokens();
+    o.lookup_history = &history;
+  }
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)
                                         : static_cast<int32_t>(std::min<int64_t>(options.max_tokens, budget));

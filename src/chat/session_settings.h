@@ -44,6 +44,10 @@ struct SessionSettings {
   SummarizerSettings summarizer;   // its n_ctx, KV type, generation length
   int n_threads = 0;
   int64_t n_batch = 512;
+  // Rows of logits the main context hands out in one pass (ContextParams::
+  // max_logit_rows): prompt lookup (GenerateOptions::lookup_ngram) needs
+  // draft_max + 1.
+  int64_t max_logit_rows = 1;
   sampling::SamplerParams sampler;
   // Tools: OpenAI's `tools` array as JSON text ("" none), written into the
   // Prefix by the chat template (so fixed for the session's life). Under

@@ -1,8 +1,8 @@
 /* Prompt lookup (peak_generate_params.lookup_ngram) through the C API on the
    real stories260K model: the same text as without it, the acceptance in the
    result, callers built against the 0.5 header (shorter structs) served as
-   before, and the refusals: a context without rows for the draft, bad
-   counts, sessions. */
+   before, a session's turns, and the refusals: a context or session without
+   rows for the draft, bad counts. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,13 +106,33 @@ int main(void) {
   gp.lookup_ngram = -1;
   CHECK_ERROR(generate(m, 5, &gp, &drafted_text, &drafted), PEAK_ERR_INVALID_ARGUMENT, "lookup_ngram");
 
+  /* A session's turns draft from the conversation too, once its context hands out the rows. */
   peak_session_params sp = peak_session_default_params();
+  CHECK(sp.max_logit_rows == 1);
   sp.n_threads = 1;
+  sp.sampler.temperature = 0.0f;
   peak_session* session = NULL;
   CHECK(peak_session_create(m, &sp, &session) == PEAK_OK);
   gp.lookup_ngram = 3;
-  CHECK_ERROR(peak_session_chat(session, "Hello.", 6, &gp, &drafted), PEAK_ERR_INVALID_ARGUMENT, "sessions");
+  gp.max_tokens = 60;
+  CHECK_ERROR(peak_session_chat(session, "Lily saw a ball.", 16, &gp, &drafted), PEAK_ERR_INVALID_ARGUMENT,
+              "max_logit_rows");
   peak_session_free(session);
+  static struct text_buffer answers[2];
+  for (int with_lookup = 0; with_lookup < 2; ++with_lookup) {
+    sp.max_logit_rows = 5;
+    session = NULL;
+    CHECK(peak_session_create(m, &sp, &session) == PEAK_OK);
+    peak_generate_params turn = gp;
+    turn.lookup_ngram = with_lookup ? 3 : 0;
+    turn.on_text = collect;
+    turn.user_data = &answers[with_lookup];
+    CHECK(peak_session_chat(session, kPrompt, strlen(kPrompt), &turn, &drafted) == PEAK_OK);
+    CHECK(peak_session_chat(session, kPrompt, strlen(kPrompt), &turn, &drafted) == PEAK_OK);
+    if (with_lookup) CHECK(drafted.n_drafted_tokens > 0);
+    peak_session_free(session);
+  }
+  CHECK(answers[0].length > 0 && strcmp(answers[0].text, answers[1].text) == 0);
   peak_model_free(m);
   return capi_test_summary("capi_lookup_test");
 }

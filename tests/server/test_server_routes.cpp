@@ -187,9 +187,10 @@ std::string rendered(const std::vector<Msg>& messages, bool generation_prompt) {
 }
 
 // `prompt` continued greedily in a fresh context (peak_generate).
-std::string greedy_continuation(const std::string& prompt, size_t max_tokens) {
+std::string greedy_continuation(const std::string& prompt, size_t max_tokens, peak_type kv_type = PEAK_TYPE_F16) {
   peak_context_params cp = peak_context_default_params();
   cp.n_threads = 1;
+  cp.type_k = cp.type_v = kv_type;
   peak_context* ctx = nullptr;
   EXPECT_EQ(peak_context_create(stories(), &cp, &ctx), PEAK_OK);
   peak_sampler_params sp = peak_sampler_default_params();
@@ -601,6 +602,44 @@ TEST(ServerRoutes, CompletionsReuseTheCommonPrefix) {
                       "{\"prompt\": " + peak::json::write(Value(longer)) + ", \"max_tokens\": 4, \"temperature\": 0}"));
   EXPECT_EQ(more.json().find("peak")->find("prompt_tokens_evaluated")->as_int(),
             static_cast<int64_t>(count_tokens(longer) - prompt_tokens));
+}
+
+// --lookup: chat and completions draft by prompt lookup and write what the
+// same requests write without it (a server without drafts, and for
+// completions a fresh context), with the drafts counted in the peak member.
+// F32 caches: an F16 value computed in a batch of drafts may round to the
+// neighbouring half of the one computed alone, enough to flip a near tie.
+TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
+  SlotSettings s = settings();
+  s.session.type_k = s.session.type_v = PEAK_TYPE_F32;
+  s.context.type_k = s.context.type_v = PEAK_TYPE_F32;
+  s.session.max_logit_rows = 5;
+  s.context.max_logit_rows = 5;
+  ServerOptions o = options();
+  Server plain(s, o);
+  o.lookup_ngram = 3;
+  o.draft_max = 4;
+  Server drafting(s, o);
+  const std::string story = "Lily saw a big red ball in the park. She ran to the ball and kicked it.";
+  const std::string chat_request = chat_body({{"user", story + " " + story}}, "\"max_tokens\": 40");
+  const FakeResponder chat = call(drafting, request("POST", "/v1/chat/completions", chat_request));
+  ASSERT_EQ(chat.status, 200) << chat.body;
+  EXPECT_EQ(content_of(chat.json()),
+            content_of(call(plain, request("POST", "/v1/chat/completions", chat_request)).json()));
+  const std::string prompt = story + " Lily saw a big red ball";
+  const FakeResponder completion = call(drafting, request("POST", "/v1/completions",
+                                                          "{\"prompt\": " + peak::json::write(Value(prompt)) +
+                                                              ", \"max_tokens\": 40, \"temperature\": 0}"));
+  ASSERT_EQ(completion.status, 200) << completion.body;
+  EXPECT_EQ(completion.json().find("choices")->items()[0].find("text")->as_string(),
+            greedy_continuation(prompt, 40, PEAK_TYPE_F32));
+  for (const FakeResponder* out : {&chat, &completion}) {
+    const Value* peak = out->json().find("peak");
+    ASSERT_NE(peak, nullptr);
+    const int64_t drafted = peak->find("drafted_tokens")->as_int();
+    EXPECT_GT(drafted, 0) << out->body;
+    EXPECT_LE(peak->find("accepted_tokens")->as_int(), drafted);
+  }
 }
 
 // The `conversation` extension: only the new message each turn; with one slot

@@ -289,9 +289,19 @@ void Server::models(HttpResponder& out) {
                                                      .set("owned_by", "peak"))));
 }
 
+peak_generate_params Server::generate_params(Generation& g, size_t max_tokens) const {
+  peak_generate_params p = g.params(max_tokens);
+  p.lookup_ngram = options_.lookup_ngram;
+  p.draft_max = options_.draft_max;
+  return p;
+}
+
 void Server::conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
                       Value extension) {
   g.finish();
+  if (options_.lookup_ngram > 0) {
+    extension.set("drafted_tokens", result.n_drafted_tokens).set("accepted_tokens", result.n_accepted_tokens);
+  }
   prompt_tokens_.fetch_add(prompt_tokens);
   prompt_evaluated_.fetch_add(evaluated);
   completion_tokens_.fetch_add(result.n_generated_tokens);
@@ -421,8 +431,8 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   if (!g.open()) return;
 
   // max_tokens beyond the session's headroom (the room kept for an answer) is clamped to it.
-  const peak_generate_params gp =
-      g.params(std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_));
+  const peak_generate_params gp = generate_params(
+      g, std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_));
   peak_generate_result result{};
   result.struct_size = sizeof result;
   check(peak_session_set_tool_call_callback(slot.session(), Generation::on_tool_call, &g));
@@ -486,8 +496,9 @@ void Server::completion(const HttpRequest& request, HttpResponder& out) {
     return;
   }
   // max_tokens beyond the room the context has left is clamped to it.
-  peak_generate_params gp = g.params(std::min<size_t>(
-      r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, n_ctx - tokens.size()));
+  peak_generate_params gp = generate_params(
+      g, std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens,
+                          n_ctx - tokens.size()));
   gp.add_special = 0;
   peak_generate_result result{};
   result.struct_size = sizeof result;

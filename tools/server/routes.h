@@ -45,6 +45,10 @@ struct ServerOptions {
   peak_sampler_params sampler = peak_sampler_default_params();  // requests change it per field
   bool random_seed = true;          // a request without "seed" draws one; false: it uses sampler.seed
   bool log_requests = false;        // one line per request on stderr
+  // Speculative decoding by prompt lookup in every generation (peak_generate_params);
+  // the slots' contexts and sessions hand out draft_max + 1 rows of logits.
+  int lookup_ngram = 0;
+  int draft_max = 4;
 };
 
 // Totals since the start (GET /metrics).
@@ -109,6 +113,8 @@ class Server {
   // After a generation that succeeded: sends what the stop strings held back,
   // counts the tokens, then ends the answer (the stream's last events, or the
   // whole response with `extension` as its `peak` member), unless the client is gone.
+  // The generation parameters of a request: max_tokens, the server's prompt lookup.
+  peak_generate_params generate_params(Generation& g, size_t max_tokens) const;
   void conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
                 peak::json::Value extension);
   // Waits for a slot; answers 503 itself when none can be had. false: no slot.

@@ -241,6 +241,7 @@ StructFields session_params_fields(
         PEAK_FIELD(peak_session_params, "parallelToolCalls", parallel_tool_calls, kBool),
         PEAK_FIELD(peak_session_params, "toolCallFormat", tool_call_format, kString),
         PEAK_FIELD(peak_session_params, "verifyKvCells", verify_kv_cells, kSize),
+        PEAK_FIELD(peak_session_params, "maxLogitRows", max_logit_rows, kSize),
     });
 
 StructFields generate_result_fields("peak/GenerateResult",

@@ -54,11 +54,11 @@ public final class GenerateOptions {
   }
 
   /**
-   * Speculative decoding by prompt lookup, on a {@link Context} only (sessions refuse it): after
-   * each token, the longest n-gram of {@code n} down to 2 tokens that ends the text and occurred
+   * Speculative decoding by prompt lookup (a {@link Context}, or a {@link Session} created with
+   * {@link SessionParams#maxLogitRows(long)}, which also searches its conversation): after each token, the longest n-gram of {@code n} down to 2 tokens that ends the text and occurred
    * before proposes what followed it, verified in one pass. The same text as without, faster where
    * it repeats the prompt. 0 (default): off. The context needs {@link
-   * ContextParams#maxLogitRows(long)} of draftMax + 1.
+   * ContextParams#maxLogitRows(long)} of draftMax + 1 (a session, its own).
    */
   public GenerateOptions lookupNgram(int n) {
     lookupNgram = n;

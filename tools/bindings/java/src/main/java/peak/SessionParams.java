@@ -31,6 +31,7 @@ public final class SessionParams {
   boolean parallelToolCalls;
   String toolCallFormat;
   long verifyKvCells;
+  long maxLogitRows;
 
   public SessionParams() {
     Native.fillDefaults(this);
@@ -304,5 +305,18 @@ public final class SessionParams {
 
   public long verifyKvCells() {
     return verifyKvCells;
+  }
+
+  /**
+   * Rows of logits the session's context hands out in one pass (default 1): a turn with {@link
+   * GenerateOptions#lookupNgram(int)} needs draftMax + 1.
+   */
+  public SessionParams maxLogitRows(long value) {
+    maxLogitRows = value;
+    return this;
+  }
+
+  public long maxLogitRows() {
+    return maxLogitRows;
   }
 }

@@ -17,6 +17,8 @@ import peak.Model;
 import peak.ModelInfo;
 import peak.Sampler;
 import peak.SamplerParams;
+import peak.Session;
+import peak.SessionParams;
 import peak.StopReason;
 
 /** Models, contexts and streamed generation on the real stories260K model. */
@@ -132,6 +134,27 @@ public final class GenerationTests {
       Check.isTrue(r.nAcceptedTokens() > 0 && r.nAcceptedTokens() <= r.nDraftedTokens(),
           "drafted " + r.nDraftedTokens() + ", accepted " + r.nAcceptedTokens());
     }
+  }
+
+  @Test
+  public void promptLookupInASessionWritesTheSameAnswers() {
+    String story = "Lily saw a big red ball in the park. She ran to the ball and kicked it.";
+    String[] answers = new String[2];
+    long accepted = 0;
+    try (Model model = Model.load(Fixtures.stories())) {
+      for (int lookup = 0; lookup < 2; ++lookup) {
+        SessionParams params = new SessionParams().sampler(SamplerParams.greedy()).maxLogitRows(5);
+        StringBuilder text = new StringBuilder();
+        try (Session session = new Session(model, params)) {
+          GenerateOptions options = new GenerateOptions().maxTokens(40).lookupNgram(lookup * 3);
+          session.chat(story + " " + story, options, text::append);
+          accepted += session.chat(story, options, text::append).nAcceptedTokens();
+        }
+        answers[lookup] = text.toString();
+      }
+    }
+    Check.equal(answers[0], answers[1], "the answers with prompt lookup");
+    Check.isTrue(accepted > 0, "drafts accepted in the second turn: " + accepted);
   }
 
   @Test

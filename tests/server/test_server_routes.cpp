@@ -633,13 +633,18 @@ TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
   ASSERT_EQ(completion.status, 200) << completion.body;
   EXPECT_EQ(completion.json().find("choices")->items()[0].find("text")->as_string(),
             greedy_continuation(prompt, 40, PEAK_TYPE_F32));
+  int64_t drafted = 0, accepted = 0;
   for (const FakeResponder* out : {&chat, &completion}) {
     const Value* peak = out->json().find("peak");
     ASSERT_NE(peak, nullptr);
-    const int64_t drafted = peak->find("drafted_tokens")->as_int();
-    EXPECT_GT(drafted, 0) << out->body;
-    EXPECT_LE(peak->find("accepted_tokens")->as_int(), drafted);
+    EXPECT_GT(peak->find("drafted_tokens")->as_int(), 0) << out->body;
+    EXPECT_LE(peak->find("accepted_tokens")->as_int(), peak->find("drafted_tokens")->as_int());
+    drafted += peak->find("drafted_tokens")->as_int();
+    accepted += peak->find("accepted_tokens")->as_int();
   }
+  const Value metrics = call(drafting, request("GET", "/metrics")).json();
+  EXPECT_EQ(metrics.find("drafted_tokens")->as_int(), drafted);
+  EXPECT_EQ(metrics.find("accepted_tokens")->as_int(), accepted);
 }
 
 // The `conversation` extension: only the new message each turn; with one slot

@@ -173,6 +173,8 @@ ServerCounters Server::counters() const {
   c.prompt_tokens = prompt_tokens_.load();
   c.prompt_tokens_evaluated = prompt_evaluated_.load();
   c.completion_tokens = completion_tokens_.load();
+  c.drafted_tokens = drafted_tokens_.load();
+  c.accepted_tokens = accepted_tokens_.load();
   c.rejected_busy = rejected_busy_.load();
   c.cancelled = cancelled_.load();
   return c;
@@ -271,6 +273,8 @@ void Server::metrics(HttpResponder& out) {
                 .set("prompt_tokens", c.prompt_tokens)
                 .set("prompt_tokens_evaluated", c.prompt_tokens_evaluated)
                 .set("completion_tokens", c.completion_tokens)
+                .set("drafted_tokens", c.drafted_tokens)
+                .set("accepted_tokens", c.accepted_tokens)
                 .set("rejected_busy", c.rejected_busy)
                 .set("cancelled", c.cancelled)
                 .set("slots", pool_.n_slots())
@@ -305,6 +309,8 @@ void Server::conclude(Generation& g, const peak_generate_result& result, size_t 
   prompt_tokens_.fetch_add(prompt_tokens);
   prompt_evaluated_.fetch_add(evaluated);
   completion_tokens_.fetch_add(result.n_generated_tokens);
+  drafted_tokens_.fetch_add(result.n_drafted_tokens);
+  accepted_tokens_.fetch_add(result.n_accepted_tokens);
   if (g.gone) {
     cancelled_.fetch_add(1);
     return;

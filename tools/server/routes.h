@@ -57,6 +57,8 @@ struct ServerCounters {
   uint64_t prompt_tokens = 0;            // the prompts' sizes, as `usage` reports them
   uint64_t prompt_tokens_evaluated = 0;  // what was actually prefilled (the rest was reused)
   uint64_t completion_tokens = 0;
+  uint64_t drafted_tokens = 0;           // proposed by prompt lookup (--lookup)
+  uint64_t accepted_tokens = 0;          // of them, those sampled
   uint64_t rejected_busy = 0;            // 503s for a full queue
   uint64_t cancelled = 0;                // clients gone before the end
 };
@@ -136,6 +138,7 @@ class Server {
   ConversationStore conversations_;  // its lock is taken inside the pool's (Score): conversation_store.h
 
   std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, prompt_evaluated_{0}, completion_tokens_{0};
+  std::atomic<uint64_t> drafted_tokens_{0}, accepted_tokens_{0};
   std::atomic<uint64_t> rejected_busy_{0}, cancelled_{0};
   std::atomic<uint64_t> seed_counter_, id_counter_;  // each started at random: see distinct_value()
 };

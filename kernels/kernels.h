@@ -25,6 +25,9 @@ using VecDotFn = void (*)(int64_t n, float* out, const void* x, const void* y);
 // Decode should call this with n_rows_y = 1 rather than vec_dot per row: the
 // Q4_0/Q8_0 kernels then read 8 or 16 weight rows per step (one activation
 // broadcast serves them all), which is markedly faster than row-by-row.
+// A decode step of several sequences (or drafted tokens) should call it once
+// with all its rows: up to 8 the x86 kernels read each weight block once for
+// all of them (kernels/README.md, "Decode steps of several rows").
 // No allocation; stack use stays under 32 KB. Rows may be split across threads
 // by calling gemm on disjoint x row ranges (or y row ranges).
 using GemmFn = void (*)(int64_t n, const void* x, size_t x_stride, int64_t n_rows_x,

@@ -15,7 +15,11 @@
 //   gemm_repacked/<type>/...     the same with repacked weights
 //   gemm_rows/<type>/<path>/8192x16384/<m>  decode of m = 1, 2, 4, 8 sequences:
 //                                m activation rows through GemmFn; at the
-//                                bandwidth roof the time stays that of one row
+//                                bandwidth roof the time stays that of one row;
+//                                /threads:2: each of two threads multiplies its
+//                                half of the weight rows, as the core splits them
+//   gemm_rows_repacked/...       the same with repacked weights (Q4_0), as a
+//                                model multiplies them
 //   quantize/<type>/<path>       activation quantization (from_float) of 512 rows
 //                                of 4096 floats; counter: input GB/s
 //
@@ -149,7 +153,12 @@ void gemv(benchmark::State& state, GgmlType type, Isa isa, Shape s, GemvVia via)
                                                benchmark::Counter::kIsIterationInvariantRate, benchmark::Counter::kIs1000);
 }
 
-void gemm(benchmark::State& state, GgmlType type, Isa isa, Shape s, int64_t batch, bool repacked) {
+// With several benchmark threads each multiplies its own share of the N
+// weight rows (whole groups of 16, as the core splits a matrix).
+void gemm(benchmark::State& state, GgmlType type, Isa isa, Shape whole, int64_t batch, bool repacked) {
+  const int64_t share = (whole.n / 16 + state.threads() - 1) / state.threads() * 16;
+  const int64_t first = share * state.thread_index();
+  const Shape s{whole.k, first + share < whole.n ? share : whole.n - first};
   const TypeKernels& kern = kernels_for_isa(type, isa);
   const GgmlType partner = kern.dot_partner;
   const std::vector<uint8_t> w = weight_rows(kern, type, s, repacked);
@@ -234,13 +243,24 @@ int register_all() {
   // The same matrix as the DRAM-bound GEMV: GEMM against GEMV where the GEMV
   // has to stream from memory.
   for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0}) add_gemm(t, best, {8192, 16384});
-  // Decode steps of 1, 2, 4 and 8 sequences on the DRAM-bound matrix.
+  // Decode steps of 1, 2, 4 and 8 sequences on the DRAM-bound matrix, on one
+  // thread and on two, on the best path and (x86-64) on AVX2.
+  std::vector<Isa> decode_paths{best};
+  if (best != Isa::Avx2 && cpu_has_isa(Isa::Avx2)) decode_paths.push_back(Isa::Avx2);
   for (GgmlType t : {GgmlType::Q4_0, GgmlType::Q8_0, GgmlType::Q4_K, GgmlType::Q6_K}) {
-    for (int64_t batch : {1, 2, 4, 8}) {
-      const std::string name =
-          "gemm_rows/" + type_name(t) + "/" + isa_name(best) + "/8192x16384/" + std::to_string(batch);
-      benchmark::RegisterBenchmark(name.c_str(), gemm, t, best, Shape{8192, 16384}, batch, false)
-          ->Unit(benchmark::kMicrosecond);
+    for (Isa isa : decode_paths) {
+      for (const bool repacked : {false, true}) {
+        if (repacked && kernels_for_isa(t, isa).repack == nullptr) continue;
+        for (int threads : {1, 2}) {
+          for (int64_t batch : {1, 2, 4, 8}) {
+            const std::string name = std::string(repacked ? "gemm_rows_repacked/" : "gemm_rows/") + type_name(t) + "/" +
+                                     isa_name(isa) + "/8192x16384/" + std::to_string(batch);
+            auto* b = benchmark::RegisterBenchmark(name.c_str(), gemm, t, isa, Shape{8192, 16384}, batch, repacked)
+                          ->Unit(benchmark::kMicrosecond);
+            if (threads > 1) b->Threads(threads)->UseRealTime();
+          }
+        }
+      }
     }
   }
   for (GgmlType t : {GgmlType::Q8_0, GgmlType::Q8_K}) {

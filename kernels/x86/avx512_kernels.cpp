@@ -2,7 +2,7 @@
 // rebuilt with EVEX vpdpbusd, then replaces the hot types with 512-bit kernels:
 // the 16-rows-per-zmm lane-tile gemms for Q4_0, Q8_0 and IQ4_NL
 // (x86/lane_gemm.inc) and for Q4_K, Q5_K and Q6_K (x86/lane_gemm_k.inc, with
-// the decode GEMVs of x86/avx512_gemv_k.inc), on x86/avx512_lanes.inc, and
+// the decode kernels of x86/avx512_gemv_k.inc), on x86/avx512_lanes.inc, and
 // the zmm-wide float, Q4_K and Q6_K kernels (x86/avx512_wide.inc). Q4_0
 // matrices may be repacked at load time into the lanes, and the KV cache keeps
 // Q8_0 keys in lanes (kernels/repack.h).
@@ -20,11 +20,11 @@ void install_avx512_kernels(KernelTable& table) {
   install_256bit_quant_kernels(table, Isa::Avx512);
   install_512bit_kernels(table);
   table.set_dot(GgmlType::Q4_K, Isa::Avx512, vec_dot_blocks<WideKernelQ4_K>,
-                gemm_k_lanes<Lanes512, LaneQ4_K, gemv_q4_k_rows16>);
+                gemm_k_lanes<Lanes512, LaneQ4_K, decode_gemm<DecodeQ4KRows16>>);
   table.set_dot(GgmlType::Q5_K, Isa::Avx512, vec_dot_blocks<KernelQ5_K>,
-                gemm_k_lanes<Lanes512, LaneQ5_K, gemv_rows<KernelQ5_K>>);
+                gemm_k_lanes<Lanes512, LaneQ5_K, decode_rows_gemm<KernelQ5_K>>);
   table.set_dot(GgmlType::Q6_K, Isa::Avx512, vec_dot_blocks<WideKernelQ6_K>,
-                gemm_k_lanes<Lanes512, LaneQ6_K, gemv_q6_k_rows>);
+                gemm_k_lanes<Lanes512, LaneQ6_K, decode_gemm<DecodeQ6KRows>>);
   table.set_dot(GgmlType::Q4_0, Isa::Avx512, vec_dot_blocks<KernelQ4_0>, gemm_lanes<Lanes512, LaneQ4_0>);
   table[GgmlType::Q4_0].repack = repack_q4_0_lanes;
   table[GgmlType::Q4_0].gemm_repacked = gemm_q4_0_repacked<Lanes512>;

@@ -3,6 +3,7 @@
 // SIMD width, and row counts that leave partial tiles.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -241,10 +242,16 @@ TEST_P(QuantizedWeightPaths, RandomBlockBytesMatchScalar) {
   EXPECT_EQ(xf, xf_ref);
 }
 
-// Activation row counts the gemms treat apart: one row (decode), pairs and
-// groups of up to four pairs (the SMMLA tiles), odd remainders.
-constexpr int64_t kRowCountsY[] = {1, 2, 3, 5, 9};
-constexpr int64_t kRowsX = 5;  // weight pairs and an odd last row
+// Activation row counts the gemms treat apart: every count of a decode step
+// (the x86 paths stream the weights once for up to 8 rows, each count its own
+// kernel), pairs and groups of up to four pairs (the SMMLA tiles), odd
+// remainders, and the first count past decode.
+constexpr int64_t kRowCountsY[] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+// Weight pairs and an odd last row; past one 16-row lane tile, two 8-row
+// ones, and a partial tile after them.
+constexpr int64_t kRowsX = 21;
+// Output rows are this much longer than kRowsX: the gemm must leave the rest alone.
+constexpr int64_t kOutPadding = 3;
 
 // Every product of kRowsX weight rows and rows_y activation rows (row-major
 // [rows_y][kRowsX]) through the scalar vec_dot, the path's vec_dot and its gemm.
@@ -265,7 +272,16 @@ AllProducts all_products(const TypeKernels& ref, const TypeKernels& path, int64_
       path.vec_dot(n, &p.dots[o], x.data() + static_cast<size_t>(rx) * xs, y.data() + static_cast<size_t>(ry) * ys);
     }
   }
-  path.gemm(n, x.data(), xs, kRowsX, y.data(), ys, rows_y, p.gemm.data(), static_cast<size_t>(kRowsX));
+  constexpr size_t kOutStride = kRowsX + kOutPadding;
+  std::vector<float> padded(kOutStride * static_cast<size_t>(rows_y), -1.0f);
+  path.gemm(n, x.data(), xs, kRowsX, y.data(), ys, rows_y, padded.data(), kOutStride);
+  for (int64_t ry = 0; ry < rows_y; ++ry) {
+    const auto row = padded.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(ry) * kOutStride);
+    std::copy(row, row + kRowsX, p.gemm.begin() + static_cast<std::ptrdiff_t>(ry * kRowsX));
+    for (auto pad = row + kRowsX; pad != row + static_cast<std::ptrdiff_t>(kOutStride); ++pad) {
+      EXPECT_EQ(*pad, -1.0f) << "gemm wrote past its rows, activation row " << ry;
+    }
+  }
   return p;
 }
 

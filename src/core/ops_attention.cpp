@@ -116,9 +116,18 @@ constexpr int64_t kTileRows = 32;       // wanted query rows per tile
 constexpr int64_t kPackedTileRows = 256;
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
+// A pass of at most this many tokens (a token with the tokens drafted after
+// it, decode steps of several sequences) attends with the per-row fp32
+// kernels a one-token step uses: a token verified with its draft must get
+// the logits its own step would give, up to the order of float sums (bf16
+// products would move them by about 1e-3 and flip near ties). Packing a
+// block of keys pays for itself over many rows, not over a few.
+constexpr int64_t kFewTokens = 8;
+bool few_tokens(const Tensor& node) { return node.src[0]->ne[2] <= kFewTokens; }
+
 // The bf16 kernels when this path has them, the head fits their 32-element
-// packing and the node's sequences are not side by side; null otherwise (fp32
-// attention). Sequences side by side (key ranges: the texts of an embedding or
+// packing, the pass is not a few tokens' and its sequences are not side by
+// side; null otherwise (fp32 attention). Sequences side by side (key ranges: the texts of an embedding or
 // rerank pass) must each get what they get alone, but whether a tile packs
 // depends on its row count, which the batch-mates set: bf16 rounding would
 // move a text's vector by about 1e-3 with the texts beside it, fp32 products
@@ -126,14 +135,17 @@ constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 const Bf16Kernels* bf16_kernels(const Tensor& node) {
   const Bf16Kernels& k = float_kernels().bf16;
   const bool side_by_side = node.src[3] != nullptr;
-  return k.gemm != nullptr && node.src[0]->ne[0] % 32 == 0 && !side_by_side ? &k : nullptr;
+  return k.gemm != nullptr && node.src[0]->ne[0] % 32 == 0 && !side_by_side && !few_tokens(node) ? &k : nullptr;
 }
 
 // The fp32 tile kernels when this path has them, has no bf16 ones for this
-// node and the head is whole vectors of 16; null otherwise (per-row kernels).
+// node, the head is whole vectors of 16 and the pass is not a few tokens';
+// null otherwise (per-row kernels).
 const F32TileKernels* f32_tile_kernels(const Tensor& node) {
   const F32TileKernels& k = float_kernels().f32_tiles;
-  return k.gemm != nullptr && bf16_kernels(node) == nullptr && node.src[0]->ne[0] % 16 == 0 ? &k : nullptr;
+  return k.gemm != nullptr && bf16_kernels(node) == nullptr && node.src[0]->ne[0] % 16 == 0 && !few_tokens(node)
+             ? &k
+             : nullptr;
 }
 
 // Whether prefill tiles convert each block of K and V once and multiply it

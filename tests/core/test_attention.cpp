@@ -236,6 +236,39 @@ TEST(CoreAttention, ASequenceSideBySideGetsWhatItGetsAlone) {
   }
 }
 
+// A pass of a few tokens (a token and the tokens drafted after it) attends as
+// one-token steps do: each token gets what its own step gives it, up to the
+// order of float sums, on a path with bf16 products too (which would move it
+// by about 1e-3 and flip a near tie of the logits).
+TEST(CoreAttention, AFewTokensAttendAsOneTokenStepsDo) {
+  const int64_t head_dim = 128, n_head = 16, n_head_kv = 8, n_tokens = 5, n_kv = 300;
+  for (GgmlType type : kCacheTypes) {
+    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
+    RandomInputs in(type, head_dim, n_head, n_head_kv, n_tokens, n_kv, 2.0f);
+    const AttentionParams params = causal_params(in.scale);
+    const Dense together = compute_once([&](Graph& g) { return g.attention(in.q, in.k, in.v, params); }, 2);
+    double worst = 0;
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      const int64_t cells = n_kv - n_tokens + t + 1;
+      const Dense alone = compute_once(
+          [&](Graph& g) {
+            Tensor* q =
+                g.view(in.q, {head_dim, n_head, 1}, {in.q->nb[1], in.q->nb[2]}, static_cast<size_t>(t) * in.q->nb[2]);
+            const auto first = [&](Tensor* c) {
+              return g.view(c, {head_dim, n_head_kv, cells}, {c->nb[1], c->nb[2]}, 0);
+            };
+            return g.attention(q, first(in.k), first(in.v), params);
+          },
+          2);
+      for (int64_t h = 0; h < n_head; ++h) {
+        for (int64_t i = 0; i < head_dim; ++i)
+          worst = std::max(worst, std::abs(together.at(i, h, t) - alone.at(i, h, 0)));
+      }
+    }
+    EXPECT_LT(worst, 1e-5);
+  }
+}
+
 // The worst case, element by element, of a prefill on the active path against
 // the double-precision reference. A score moves by at most
 //   delta = scale * sum_i |q_i k_i| * (2u + u^2)

@@ -149,7 +149,9 @@ TEST(SpeculativeLookup, SampledTextAndTheContextAfterAreThoseWithoutDrafts) {
       EXPECT_EQ(drafted.result.reason, plain.result.reason);
       EXPECT_EQ(drafted.positions, plain.positions) << "the cells hold the same tokens' positions";
       EXPECT_LT(max_abs_diff(drafted.logits, plain.logits), 1e-4);
-      if (c.max_tokens > 5) EXPECT_GT(drafted.result.n_accepted, 0);
+      if (c.max_tokens > 5) {
+        EXPECT_GT(drafted.result.n_accepted, 0);
+      }
     }
   }
 }

@@ -184,11 +184,6 @@ peak_status peak_generate(peak_context* ctx, peak_sampler* sampler, const char* 
   if (!prompt && length > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: prompt is NULL");
   peak_generate_params p;
   if (!generate_params_from_c(params, result, &p)) return PEAK_ERR_INVALID_ARGUMENT;
-  if (p.lookup_ngram > 0 && ctx->context->max_logit_rows() < 2) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT,
-                "peak_generate: prompt lookup verifies a token and its draft in one pass; create the context with "
-                "max_logit_rows of at least 2 (draft_max + 1 for whole drafts)");
-  }
   if (ctx->model != sampler->model) {
     return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate: the sampler and the context use different models");
   }

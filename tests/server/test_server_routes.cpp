@@ -635,7 +635,8 @@ TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
             greedy_continuation(prompt, 40, PEAK_TYPE_F32));
   int64_t drafted = 0, accepted = 0;
   for (const FakeResponder* out : {&chat, &completion}) {
-    const Value* peak = out->json().find("peak");
+    const Value body = out->json();
+    const Value* peak = body.find("peak");
     ASSERT_NE(peak, nullptr);
     EXPECT_GT(peak->find("drafted_tokens")->as_int(), 0) << out->body;
     EXPECT_LE(peak->find("accepted_tokens")->as_int(), peak->find("drafted_tokens")->as_int());

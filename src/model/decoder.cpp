@@ -7,9 +7,43 @@ using kernels::GgmlType;
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
                                const std::vector<LayerKv>& kv, const Batch& batch, Tensor* rope_factors,
                                const DecoderAdapters* adapters)
-    : g(graph), hp(h), w(weights), kv_(&kv), batch_(batch), rope_factors_(rope_factors), adapters_(adapters) {
+    : g(graph),
+      hp(h),
+      w(weights),
+      kv_(&kv),
+      batch_(batch),
+      single_{&kv, batch},
+      sequences_(&single_),
+      n_sequences_(1),
+      rope_factors_(rope_factors),
+      adapters_(adapters) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
+}
+
+DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
+                               const BatchSequence* sequences, int64_t n_sequences, Tensor* rope_factors,
+                               const DecoderAdapters* adapters)
+    : g(graph),
+      hp(h),
+      w(weights),
+      kv_(sequences[0].kv),
+      sequences_(sequences),
+      n_sequences_(n_sequences),
+      rope_factors_(rope_factors),
+      adapters_(adapters) {
+  batch_.n_tokens = 0;
+  batch_.output_rows = 0;
+  for (int64_t s = 0; s < n_sequences; ++s) {
+    batch_.n_tokens += sequences[s].cells.n_tokens;
+    batch_.output_rows += sequences[s].cells.output_rows;
+  }
+  inputs_.tokens = g.input(GgmlType::I32, {batch_.n_tokens}, "tokens");
+  inputs_.positions = g.input(GgmlType::I32, {batch_.n_tokens}, "positions");
+  if (n_sequences > 1) {
+    inputs_.output_rows = g.input(GgmlType::I32, {batch_.output_rows}, "output rows");
+    gathered_attention_ = g.input(GgmlType::F32, {hp.head_dim, hp.n_head, batch_.n_tokens}, "gathered attention");
+  }
 }
 
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights, int64_t n_tokens,
@@ -88,6 +122,25 @@ Tensor* DecoderBuilder::cache_cells(Tensor* cache, int64_t first, int64_t count)
                 static_cast<size_t>(first) * cache->nb[2]);
 }
 
+Tensor* DecoderBuilder::token_slice(Tensor* x, int64_t first, int64_t count) {
+  return g.view(x, {x->ne[0], x->ne[1], count}, {x->nb[1], x->nb[2]}, static_cast<size_t>(first) * x->nb[2]);
+}
+
+Tensor* DecoderBuilder::cached_attention(int64_t layer, const BatchSequence& sequence, Tensor* q, Tensor* k, Tensor* v,
+                                         core::AttentionParams attention) {
+  // Write the sequence's keys and values, then attend over every visible cell.
+  const Batch& cells = sequence.cells;
+  Tensor* k_cache = (*sequence.kv)[static_cast<size_t>(layer)].k;
+  Tensor* v_cache = (*sequence.kv)[static_cast<size_t>(layer)].v;
+  g.expand(g.copy(k, cache_cells(k_cache, cells.first_cell, cells.n_tokens)));
+  g.expand(g.copy(v, cache_cells(v_cache, cells.first_cell, cells.n_tokens)));
+  const int64_t n_kv = cells.first_cell + cells.n_tokens;
+  // A sliding layer gets every cell too: the op reads only the window's (so
+  // cells keep their positions) and skips the rest.
+  attention.window = hp.window(layer);
+  return g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv), attention);  // causal
+}
+
 Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   const Heads h = project_heads(layer, x);
   Tensor* q = rope(h.q, layer);  // [d, n_head, n_tokens]
@@ -100,17 +153,19 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
     // Straight from this batch's keys and values; the ranges say which each token sees.
     attention.causal = false;
     out = g.attention(q, k, h.v, attention, hp.window(layer) > 0 ? sliding_key_ranges_ : key_ranges_);
+  } else if (n_sequences_ == 1) {
+    out = cached_attention(layer, sequences_[0], q, k, h.v, attention);
   } else {
-    // Write this batch's keys and values, then attend over every visible cell.
-    Tensor* k_cache = (*kv_)[static_cast<size_t>(layer)].k;
-    Tensor* v_cache = (*kv_)[static_cast<size_t>(layer)].v;
-    g.expand(g.copy(k, cache_cells(k_cache, batch_.first_cell, batch_.n_tokens)));
-    g.expand(g.copy(h.v, cache_cells(v_cache, batch_.first_cell, batch_.n_tokens)));
-    const int64_t n_kv = batch_.first_cell + batch_.n_tokens;
-    // A sliding layer gets every cell too: the op reads only the window's (so
-    // cells keep their positions) and skips the rest.
-    attention.window = hp.window(layer);
-    out = g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv), attention);  // causal
+    // Each sequence over its own cache, its output copied to its rows of the gathered buffer.
+    int64_t first = 0;
+    for (int64_t s = 0; s < n_sequences_; ++s) {
+      const int64_t n = sequences_[s].cells.n_tokens;
+      Tensor* own = cached_attention(layer, sequences_[s], token_slice(q, first, n), token_slice(k, first, n),
+                                     token_slice(h.v, first, n), attention);
+      g.expand(g.copy(own, token_slice(gathered_attention_, first, n)));
+      first += n;
+    }
+    out = gathered_attention_;
   }
   const LayerWeights& l = w.layers[static_cast<size_t>(layer)];
   return add_bias(matmul(l.wo, g.reshape(out, {hp.n_embd_q(), batch_.n_tokens}), layer, Projection::AttnOutput), l.bo);
@@ -147,7 +202,9 @@ Tensor* DecoderBuilder::steer(Tensor* x, int64_t il) {
 }
 
 Tensor* DecoderBuilder::logits(Tensor* x) {
-  if (batch_.output_rows < batch_.n_tokens) {
+  if (inputs_.output_rows != nullptr) {
+    x = g.get_rows(x, inputs_.output_rows);  // each sequence's last rows
+  } else if (batch_.output_rows < batch_.n_tokens) {
     // Only the last tokens' hidden states go through the head.
     x = g.view(x, {hp.n_embd, batch_.output_rows}, {x->nb[1]},
                static_cast<size_t>(batch_.n_tokens - batch_.output_rows) * x->nb[1]);

@@ -36,10 +36,21 @@ struct LayerKv {
   Tensor* v = nullptr;
 };
 
+// One sequence of a batch of several: the Batch `cells` of its own cache
+// `kv` (one entry per layer). Its tokens follow those of the sequences before
+// it in the batch, and so do its output rows in the logits.
+struct BatchSequence {
+  const std::vector<LayerKv>* kv = nullptr;
+  Batch cells;
+};
+
 // The inputs the caller fills before each compute.
 struct ForwardInputs {
   Tensor* tokens = nullptr;     // I32 [n_tokens]
   Tensor* positions = nullptr;  // I32 [n_tokens]
+  // Several sequences only: the batch rows whose logits come out, each
+  // sequence's last output_rows in batch order (I32 [total output rows]).
+  Tensor* output_rows = nullptr;
 };
 
 // What adapters add to the forward pass (runtime::Context builds it from the
@@ -61,6 +72,13 @@ class DecoderBuilder {
   // context uses (rope_factors_for_context), or null. adapters: may be null.
   DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, const std::vector<LayerKv>& kv,
                  const Batch& batch, Tensor* rope_factors, const DecoderAdapters* adapters = nullptr);
+  // Several sequences in one pass, each with its own cache (sequences[0,
+  // n_sequences), kept by the caller while the builder lives): every
+  // projection reads its weights once for all their tokens; each attends to
+  // its own cells only. With more than one the caller fills
+  // ForwardInputs::output_rows.
+  DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, const BatchSequence* sequences,
+                 int64_t n_sequences, Tensor* rope_factors, const DecoderAdapters* adapters = nullptr);
   // Without a KV cache, for an embedding model's pass (model/encoder.h):
   // n_tokens tokens of several sequences side by side, token t attending to
   // this batch's keys [key_ranges[2t], key_ranges[2t + 1]) (I32 [2, n_tokens]),
@@ -109,8 +127,20 @@ class DecoderBuilder {
   Tensor* head_rows(Tensor* y, int64_t first, int64_t count);
   Tensor* rope(Tensor* x, int64_t layer);           // at the batch's positions, with the layer's settings
   Tensor* cache_cells(Tensor* cache, int64_t first, int64_t count);
+  // Tokens [first, first + count) of x [a, b, n_tokens] as [a, b, count].
+  Tensor* token_slice(Tensor* x, int64_t first, int64_t count);
+  // Writes one sequence's keys and values [d, n_head_kv, n] into its cache and
+  // returns its attention [d, n_head, n] over its visible cells.
+  Tensor* cached_attention(int64_t layer, const BatchSequence& sequence, Tensor* q, Tensor* k, Tensor* v,
+                           core::AttentionParams attention);
   const std::vector<LayerKv>* kv_;  // null: no cache (key ranges instead)
-  Batch batch_;
+  Batch batch_;                     // several sequences: n_tokens of all, the cells unused
+  BatchSequence single_;            // the one sequence of a single-cache batch
+  const BatchSequence* sequences_ = nullptr;
+  int64_t n_sequences_ = 0;
+  // Several sequences: their attention outputs side by side, F32 [d, n_head,
+  // n_tokens]; one buffer serves every layer, as the layers run in order.
+  Tensor* gathered_attention_ = nullptr;
   Tensor* key_ranges_ = nullptr;
   Tensor* sliding_key_ranges_ = nullptr;
   Tensor* rope_factors_;

@@ -79,4 +79,18 @@ BoundAdapters::BoundAdapters(const model::Model& model, const Adapters& adapters
   active_ = !decoder_.loras.empty() || !decoder_.layer_offsets.empty();
 }
 
+bool same_adapters(const Adapters& a, const Adapters& b) {
+  if (a.loras.size() != b.loras.size() || a.control_vectors.size() != b.control_vectors.size()) return false;
+  for (size_t i = 0; i < a.loras.size(); ++i) {
+    if (a.loras[i].adapter != b.loras[i].adapter || a.loras[i].scale != b.loras[i].scale) return false;
+  }
+  for (size_t i = 0; i < a.control_vectors.size(); ++i) {
+    if (a.control_vectors[i].vector != b.control_vectors[i].vector ||
+        a.control_vectors[i].strength != b.control_vectors[i].strength) {
+      return false;
+    }
+  }
+  return a.control_vectors.empty() || (a.control_first == b.control_first && a.control_last == b.control_last);
+}
+
 }  // namespace peak::runtime

@@ -40,6 +40,10 @@ struct Adapters {
   bool empty() const { return loras.empty() && control_vectors.empty(); }
 };
 
+// Both hold the same adapter objects at the same scales and strengths, over
+// the same layers.
+bool same_adapters(const Adapters& a, const Adapters& b);
+
 // Adapters checked against one model and laid out for its forward graph: the
 // decoder's view, and the control vectors' per-layer sum (strength times
 // direction, summed over the vectors), computed once here.

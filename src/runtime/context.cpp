@@ -9,6 +9,7 @@
 
 #include "core/cpu_topology.h"
 #include "model/decoder.h"
+#include "runtime/pass_group.h"
 
 namespace peak::runtime {
 
@@ -33,8 +34,9 @@ KvCacheParams cache_params(const model::Model& model, const ContextParams& p) {
   return c;
 }
 
-// Throws NonFiniteLogits when a logit of `row` (n_vocab values) is NaN or
-// infinite. One pass that vectorizes; the culprit is looked for only then.
+}  // namespace
+
+// One pass that vectorizes; the culprit is looked for only when there is one.
 void require_finite_logits(const float* row, int64_t n_vocab) {
   bool all_finite = true;
   for (int64_t i = 0; i < n_vocab; ++i) all_finite &= std::fabs(row[i]) <= FLT_MAX;
@@ -44,8 +46,6 @@ void require_finite_logits(const float* row, int64_t n_vocab) {
   throw NonFiniteLogits("the model produced NaN/Inf logits (logit " + std::to_string(id) + " is " +
                         std::to_string(row[id]) + "): its weights hold non-finite values or overflow");
 }
-
-}  // namespace
 
 Context::Context(const model::Model& model, const ContextParams& params)
     : model_(model),
@@ -58,8 +58,14 @@ Context::Context(const model::Model& model, const ContextParams& params)
       rope_factors_(model::rope_factors_for_context(model.weights(), model.hparams(), kv_.size())),
       adapters_(params.adapters),
       bound_adapters_(std::make_unique<BoundAdapters>(model, params.adapters)),
-      logits_(static_cast<size_t>(model.hparams().n_vocab)) {
+      logits_(static_cast<size_t>(model.hparams().n_vocab)),
+      group_(params.pass_group) {
   if (n_batch_ <= 0) throw std::invalid_argument("n_batch must be positive");
+  if (group_) {
+    group_->check_member(model, cache_params(model, params));
+    group_serves_adapters_ = group_->serves_adapters(adapters_);
+    group_logits_.resize(logits_.size());
+  }
   n_batch_ = std::min(n_batch_, kv_.size());
   if (max_logit_rows_ < 1) {
     throw std::invalid_argument("max_logit_rows must be at least 1, not " + std::to_string(max_logit_rows_));
@@ -114,6 +120,7 @@ void Context::set_adapters(const Adapters& adapters) {
     throw;
   }
   adapters_ = adapters;
+  group_serves_adapters_ = group_ && group_->serves_adapters(adapters_);
 }
 
 void Context::set_threads(int n_threads) {
@@ -141,6 +148,7 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
     throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
   }
   check_tokens(tokens, n);
+  if (!all_logits && in_group()) return eval_in_group(tokens, n, cancel);
   const int64_t n_vocab = model_.hparams().n_vocab;
   kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
   const int64_t used_before = kv_.used();
@@ -164,6 +172,24 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
   }
   // Only now, so that a failed or cancelled call leaves the last logits as they were.
   if (out) std::memcpy(logits_.data(), out->row_ptr(out->ne[1] - 1), logits_.size() * sizeof(float));
+}
+
+void Context::eval_in_group(const int32_t* tokens, int64_t n, const core::Cancellation* cancel) {
+  kv_.require_free(n);
+  const int64_t used_before = kv_.used();
+  const int64_t chunk = group_->max_request_tokens();
+  try {
+    for (int64_t done = 0; done < n; done += chunk) {
+      if (cancel && cancel->requested()) throw Cancelled();
+      const int64_t count = std::min(chunk, n - done);
+      const int64_t first = kv_.append(count, kv_.next_position());
+      group_->run(kv_, tokens + done, count, first, 1, group_logits_.data());
+    }
+  } catch (...) {
+    kv_.drop_last(kv_.used() - used_before);
+    throw;
+  }
+  if (n > 0) std::memcpy(logits_.data(), group_logits_.data(), logits_.size() * sizeof(float));
 }
 
 void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
@@ -192,6 +218,17 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
   check_tokens(tokens, n);
   kv_.require_free(n);
   const int64_t first = kv_.append(n, kv_.next_position());
+  const size_t row_bytes = static_cast<size_t>(n_vocab()) * sizeof(float);
+  if (in_group() && n <= group_->max_request_tokens() && rows <= group_->params().max_logit_rows) {
+    try {
+      group_->run(kv_, tokens, n, first, rows, logits);
+    } catch (...) {
+      kv_.drop_last(n);
+      throw;
+    }
+    std::memcpy(logits_.data(), logits + (rows - 1) * n_vocab(), row_bytes);
+    return;
+  }
   const core::Tensor* out = nullptr;
   try {
     out = run_batch(tokens, n, first, rows, nullptr);
@@ -199,7 +236,6 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
     kv_.drop_last(n);
     throw;
   }
-  const size_t row_bytes = static_cast<size_t>(n_vocab()) * sizeof(float);
   for (int64_t r = 0; r < rows; ++r) std::memcpy(logits + r * n_vocab(), out->row_ptr(r), row_bytes);
   std::memcpy(logits_.data(), out->row_ptr(rows - 1), row_bytes);
 }

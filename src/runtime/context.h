@@ -19,6 +19,8 @@
 
 namespace peak::runtime {
 
+class PassGroup;
+
 // A forward pass produced a NaN or infinite logit: the model's weights (or
 // the state it was given) are broken, and a token sampled from it would be
 // garbage. Context::eval leaves the cache as it was before the call.
@@ -26,6 +28,9 @@ class NonFiniteLogits : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+// Throws NonFiniteLogits when a logit of `row` (n_vocab values) is NaN or infinite.
+void require_finite_logits(const float* row, int64_t n_vocab);
 
 // Context::eval stopped because its cancellation was requested; it left the
 // cache as it was before the call.
@@ -50,6 +55,12 @@ struct ContextParams {
   int64_t max_logit_rows = 1;
   // LoRA adapters and control vectors to run the model with (set_adapters changes them).
   Adapters adapters;
+  // Evaluate through passes shared with the group's other contexts (outlives
+  // the context; its model, cache size and types must fit, PassGroup::check_member).
+  // eval() without all_logits and eval_last_rows() of at most
+  // PassGroup::max_request_tokens() go there while the context's adapters are
+  // the group's; everything else runs on the context's own graph.
+  PassGroup* pass_group = nullptr;
 };
 
 // The memory a context holds, in bytes.
@@ -147,6 +158,9 @@ class Context {
   const core::Tensor* run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                                 const core::Cancellation* cancel);
   void check_tokens(const int32_t* tokens, int64_t n) const;
+  // eval() through the group: the tokens in chunks of the group's requests.
+  void eval_in_group(const int32_t* tokens, int64_t n, const core::Cancellation* cancel);
+  bool in_group() const { return group_ != nullptr && group_serves_adapters_; }
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);
 
@@ -165,6 +179,9 @@ class Context {
   Adapters adapters_;
   std::unique_ptr<BoundAdapters> bound_adapters_;
   std::vector<float> logits_;  // n_vocab
+  PassGroup* group_;
+  bool group_serves_adapters_ = false;
+  std::vector<float> group_logits_;  // n_vocab: a group pass's row until the whole eval succeeded
   bool profiling_ = false;
   core::OpTimes op_times_;
 };

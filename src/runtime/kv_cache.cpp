@@ -140,6 +140,12 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params)
   positions_.reserve(static_cast<size_t>(n_ctx_));
 }
 
+std::vector<core::Tensor> KvCache::layout(const model::HParams& hp, const KvCacheParams& params) {
+  std::vector<core::Tensor> layers(static_cast<size_t>(2 * hp.n_layer));
+  for (size_t l = 0; l < layers.size(); l += 2) set_layer_layouts(layers[l], layers[l + 1], hp, params);
+  return layers;
+}
+
 void KvCache::require_free(int64_t n) const {
   if (n < 0 || n > free_cells()) {
     throw ContextFull("the context is full: " + std::to_string(used()) + " of " + std::to_string(n_ctx_) +

@@ -59,6 +59,10 @@ class KvCache {
   // The memory such a cache holds (every layer's K and V, the positions), without
   // allocating it: what a context of n_ctx cells costs beyond its batch buffers.
   static size_t bytes_needed(const model::HParams& hp, const KvCacheParams& params);
+  // Every layer's K and V (K of layer l at 2l, V at 2l + 1) laid out as in
+  // such a cache but without memory (data null): to plan the graphs of
+  // contexts with caches of this size (runtime::PassGroup).
+  static std::vector<core::Tensor> layout(const model::HParams& hp, const KvCacheParams& params);
   KvCache& operator=(const KvCache&) = delete;
 
   int64_t size() const { return n_ctx_; }

@@ -4,8 +4,11 @@
 // reserved buffers. This binary replaces the global operator new to count allocations.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "alloc_counter.h"
@@ -13,6 +16,7 @@
 #include "model/model.h"
 #include "model/synth_lora.h"
 #include "runtime/context.h"
+#include "runtime/pass_group.h"
 #include "tiny_models.h"
 
 namespace peak {
@@ -74,6 +78,50 @@ TEST_P(RuntimeNoAlloc, VerifyingDraftsAllocatesNothing) {
   }
   EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
   EXPECT_EQ(ctx.kv().used(), static_cast<int64_t>(prompt.size()) + 6 * 2);
+}
+
+// Two contexts stepping in passes they share (runtime::PassGroup), each from
+// its own thread, prompts in chunks beside the other's steps. The tiny
+// model's passes take microseconds, so one stream may finish before the other
+// starts: rounds go on until one had a pass with both.
+TEST_P(RuntimeNoAlloc, SharedPassesAllocateNothing) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+  runtime::PassGroupParams gp;
+  gp.n_ctx = 64;
+  gp.max_sequences = 2;
+  gp.prefill_chunk = 8;
+  gp.n_threads = 2;
+  gp.gather_wait = std::chrono::milliseconds(200);
+  runtime::PassGroup group(*m, gp);
+  runtime::ContextParams params = small_context();
+  params.pass_group = &group;
+  const std::vector<int32_t> prompt = {1, 17, 250, 3, 99, 42, 7, 280, 64, 5, 5, 123, 200};  // two chunks
+  for (int round = 0; round < 20 && group.stats().passes_by_sequences[1] == 0; ++round) {
+    runtime::Context first(*m, params);
+    runtime::Context second(*m, params);
+    std::atomic<int> started{0};
+    std::atomic<int> finished{0};
+    auto stream = [&](runtime::Context* ctx, int32_t offset) {
+      for (++started; started.load() < 3;) std::this_thread::yield();
+      ctx->eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+      for (int32_t token = 20; token < 40; ++token) {
+        const int32_t id = token + offset;
+        ctx->eval(&id, 1);
+      }
+      ++finished;
+    };
+    std::thread a(stream, &first, 0);
+    std::thread b(stream, &second, 100);
+    {
+      test::AllocationScope scope;
+      ++started;
+      while (finished.load() < 2) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
+    }
+    a.join();
+    b.join();
+  }
+  EXPECT_GT(group.stats().passes_by_sequences[1], 0u) << "no pass took both sequences";
 }
 
 // With two LoRA adapters (F16 and Q8_0), set after the context was made:

@@ -24,14 +24,24 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // Starts headless Chromium with its DevTools endpoint on a free port (it
 // prints the endpoint's address on stderr) and returns its first page's
 // WebSocket address.
+// Chromium's helper processes (renderer, utilities) outlive a killed browser
+// process for a moment and keep writing into the profile: kill the group.
+function killGroup(browser) {
+  try {
+    process.kill(-browser.pid, 'SIGKILL');
+  } catch {
+    browser.kill('SIGKILL');
+  }
+}
+
 async function startChromium(profileDir) {
   const browser = spawn(chromiumPath, [
     '--headless=new', '--remote-debugging-port=0', `--user-data-dir=${profileDir}`,
     '--no-sandbox',  // CI runs as root, where Chromium's sandbox refuses to start
     '--no-first-run', '--no-default-browser-check', '--disable-gpu', '--disable-extensions',
     '--disable-background-networking', '--disable-sync', '--window-size=1024,768', 'about:blank',
-  ], { stdio: ['ignore', 'ignore', 'pipe'] });
-  process.on('exit', () => browser.kill('SIGKILL'));
+  ], { stdio: ['ignore', 'ignore', 'pipe'], detached: true });  // its own process group, with its helpers
+  process.on('exit', () => killGroup(browser));
   const endpoint = await new Promise((resolve, reject) => {
     let stderr = '';
     browser.stderr.on('data', (bytes) => {
@@ -209,12 +219,14 @@ runTest(async () => {
           'New chat empties the conversation');
     cdp.close();
   } finally {
-    if (browser && browser.exitCode === null && browser.signalCode === null) {
-      const exited = new Promise((resolve) => browser.once('exit', resolve));
-      browser.kill('SIGKILL');
-      await exited;
+    if (browser) {
+      const running = browser.exitCode === null && browser.signalCode === null;
+      const exited = running ? new Promise((resolve) => browser.once('exit', resolve)) : null;
+      killGroup(browser);  // its helpers too, even when the browser process itself has exited
+      if (exited) await exited;
     }
-    fs.rmSync(profileDir, { recursive: true, force: true });
+    // Retried on ENOTEMPTY: a helper may still be leaving files as it dies.
+    fs.rmSync(profileDir, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
     await server.stop();
   }
 }, { timeoutMs: 240000 });

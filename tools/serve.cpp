@@ -48,6 +48,11 @@ void print_help() {
       "                            (an embedding model or reranker: its own embedder) on the shared weights\n"
       "                            (default 1)\n"
       "  --queue N                 requests waiting for a slot; more are answered 503 (default 16)\n"
+      "  -cb, --cont-batching      with several slots, their decoding steps share forward passes, each\n"
+      "                            weight read once per step for all streams (the default)\n"
+      "  -nocb, --no-cont-batching each slot evaluates alone\n"
+      "  --prefill-chunk N         with shared passes: prompt tokens of one request per pass, beside\n"
+      "                            the running streams' steps (default 128)\n"
       "  --api-key KEY             require 'Authorization: Bearer KEY' (all but / and /health)\n"
       "  --timeout S               a generation longer than S seconds ends, finish_reason \"length\"\n"
       "                            (default 600; 0: no limit)\n"
@@ -98,6 +103,12 @@ ServeOptions parse(int argc, char** argv, bool* help) {
       o.port = static_cast<int>(args.integer(a, 0, 65535));
     } else if (!std::strcmp(a, "--parallel") || !std::strcmp(a, "-np")) {
       o.server.parallel = static_cast<size_t>(args.integer(a, 1, 256));
+    } else if (!std::strcmp(a, "--cont-batching") || !std::strcmp(a, "-cb")) {
+      o.server.shared_passes = true;
+    } else if (!std::strcmp(a, "--no-cont-batching") || !std::strcmp(a, "-nocb")) {
+      o.server.shared_passes = false;
+    } else if (!std::strcmp(a, "--prefill-chunk")) {
+      o.server.prefill_chunk = static_cast<size_t>(args.integer(a, 1, 1 << 16));
     } else if (!std::strcmp(a, "--queue")) {
       o.server.max_queue = static_cast<size_t>(args.integer(a, 0, 1 << 20));
     } else if (!std::strcmp(a, "--api-key")) {
@@ -177,8 +188,10 @@ int run_serve(int argc, char** argv) {
   }
   const bool ipv6 = o.host.find(':') != std::string::npos && o.host[0] != '[';
   const std::string shown_host = ipv6 ? "[" + o.host + "]" : o.host;
-  std::fprintf(stderr, "peak serve: %s, %zu slot%s, listening on http://%s:%d\n", shown(o.server.model_id.c_str()).c_str(),
-               o.server.parallel, o.server.parallel == 1 ? "" : "s", shown_host.c_str(), http->port());
+  const bool batching = o.server.parallel > 1 && o.server.shared_passes && !routes.encoder();
+  std::fprintf(stderr, "peak serve: %s, %zu slot%s%s, listening on http://%s:%d\n",
+               shown(o.server.model_id.c_str()).c_str(), o.server.parallel, o.server.parallel == 1 ? "" : "s",
+               batching ? " (continuous batching)" : "", shown_host.c_str(), http->port());
   http->serve([&routes](const peak_server::HttpRequest& request, peak_server::HttpResponder& out) {
     routes.handle(request, out);
   });

@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 6
+#define PEAK_VERSION_MINOR 7
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.6.0"
+#define PEAK_VERSION_STRING "0.7.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -432,6 +432,7 @@ PEAK_API peak_status peak_model_load_vocab_fd(int fd, uint64_t offset, uint64_t 
 /* ---- contexts ------------------------------------------------------------------- */
 
 typedef struct peak_context peak_context;
+typedef struct peak_pass_group peak_pass_group; /* see "pass groups" below */
 
 typedef struct peak_context_params {
   size_t struct_size;
@@ -446,6 +447,9 @@ typedef struct peak_context_params {
      prompt lookup verifies a token and draft_max drafted tokens in one pass,
      and needs draft_max + 1. Each row reserves n_vocab floats. */
   size_t max_logit_rows;
+  /* Since 0.7.0: evaluate in forward passes shared with the group's other
+     contexts and sessions (peak_pass_group_create); NULL (default): alone. */
+  peak_pass_group* pass_group;
 } peak_context_params;
 
 PEAK_API peak_context_params peak_context_default_params(void);
@@ -523,6 +527,63 @@ PEAK_API const float* peak_context_get_logits(const peak_context* ctx);
 PEAK_API peak_status peak_context_kv_clear(peak_context* ctx);
 PEAK_API peak_status peak_context_kv_remove(peak_context* ctx, size_t first, size_t n);
 PEAK_API peak_status peak_context_kv_shift(peak_context* ctx, size_t first, size_t n, int32_t delta);
+
+/* ---- pass groups: several sequences in one forward pass --------------------------- */
+
+/* Decode reads every weight once per step, whether the step computes one
+   token or several: contexts (and sessions) that step at the same time, such
+   as a server's slots, gain by stepping in one pass. A group runs the passes
+   of its members: each member's thread hands its tokens to the group and
+   waits; one pass then takes the waiting members' tokens together, each
+   sequence attending to its own KV cache. A pass starts once the members of
+   the last pass are all back (so streams step in lockstep), when it is full,
+   or when the oldest waited gather_wait_us. A member's prompt goes through
+   in chunks of prefill_chunk tokens, one per pass, beside the others' steps,
+   so a long prompt delays the others' next tokens by one chunk's time at
+   most. A member alone never waits.
+
+   What goes through the group: peak_context_eval (not peak_context_eval_all_
+   logits), generation, and prompt lookup's verification (draft_max + 1 <=
+   max_logit_rows), while the member's adapters are the group's; anything
+   else evaluates on the member's own graph.
+
+   Thread-safety: members may evaluate from any threads at the same time (that
+   is the point); peak_pass_group_get_stats from any thread. Free every member
+   before the group. */
+typedef struct peak_pass_group_params {
+  size_t struct_size;
+  size_t n_ctx;         /* KV cells of the largest member (default 4096); a larger member grows the plan as it joins */
+  size_t max_sequences; /* sequences in one pass, 1..64 (default 4) */
+  size_t prefill_chunk; /* prompt tokens of one member in one pass (default 128) */
+  size_t
+      max_logit_rows; /* rows of logits one sequence takes from a pass: 1 (default), draft_max + 1 for prompt lookup */
+  size_t n_threads;   /* 0 (default): peak_default_threads() */
+  /* The members' KV cache types; default PEAK_TYPE_Q8_0, a session's default
+     (F16 where the head size is not a multiple of 32, for both). */
+  peak_type type_k, type_v;
+  size_t gather_wait_us; /* default 3000 */
+  /* The adapters of the members that share passes (NULL: none); a member
+     with others evaluates alone. The group keeps its own reference. */
+  const struct peak_adapter_set_params* adapters;
+} peak_pass_group_params;
+
+PEAK_API peak_pass_group_params peak_pass_group_default_params(void);
+PEAK_API peak_status peak_pass_group_create(const peak_model* model, const peak_pass_group_params* params,
+                                            peak_pass_group** out);
+PEAK_API void peak_pass_group_free(peak_pass_group* group);
+
+#define PEAK_PASS_GROUP_MAX_SEQUENCES 64
+
+typedef struct peak_pass_group_stats {
+  size_t struct_size; /* set to sizeof(peak_pass_group_stats) before the call */
+  uint64_t passes;    /* forward passes run for the members */
+  uint64_t sequences; /* summed over the passes: passes / sequences is the mean batch */
+  uint64_t tokens;    /* evaluated in the passes */
+  /* passes_by_sequences[k - 1]: passes that took k sequences. */
+  uint64_t passes_by_sequences[PEAK_PASS_GROUP_MAX_SEQUENCES];
+} peak_pass_group_stats;
+
+PEAK_API peak_status peak_pass_group_get_stats(const peak_pass_group* group, peak_pass_group_stats* stats);
 
 /* ---- sampling ------------------------------------------------------------------- */
 
@@ -1089,6 +1150,11 @@ typedef struct peak_session_params {
      lookup_ngram, which then also searches the conversation the model reads)
      needs draft_max + 1. */
   size_t max_logit_rows;
+  /* Since 0.7.0: the conversation's context evaluates in forward passes
+     shared with the group's other members (peak_pass_group_create); its cache
+     types must be the group's. The summary's context evaluates alone. NULL
+     (default): alone. */
+  peak_pass_group* pass_group;
 } peak_session_params;
 
 PEAK_API peak_session_params peak_session_default_params(void);

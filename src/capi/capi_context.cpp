@@ -16,6 +16,8 @@ using peak::capi::kMaxTokenCount;
 
 // The first version of peak_context_params ended at logits_all.
 constexpr size_t kContextParamsFirstSize = offsetof(peak_context_params, max_logit_rows);
+// The second at max_logit_rows.
+constexpr size_t kContextParamsSecondSize = offsetof(peak_context_params, pass_group);
 
 }  // namespace
 
@@ -41,8 +43,9 @@ namespace peak::capi {
 peak_status context_params_from_c(const peak_context_params* params, const peak_model* model,
                                   peak::runtime::ContextParams* cp) {
   peak_context_params p;
-  if (!peak::capi::read_versioned_params(params, peak_context_default_params(), {kContextParamsFirstSize},
-                                         "peak_context_params", &p)) {
+  if (!peak::capi::read_versioned_params(params, peak_context_default_params(),
+                                         {kContextParamsFirstSize, kContextParamsSecondSize}, "peak_context_params",
+                                         &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   if (p.max_logit_rows == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "max_logit_rows must be at least 1");
@@ -65,6 +68,7 @@ peak_status context_params_from_c(const peak_context_params* params, const peak_
   cp->type_v = static_cast<peak::kernels::GgmlType>(p.type_v);
   cp->logits_all = p.logits_all != 0;
   cp->max_logit_rows = static_cast<int64_t>(std::min(p.max_logit_rows, peak::capi::kMaxTokenCount));
+  cp->pass_group = p.pass_group ? p.pass_group->group.get() : nullptr;
   return PEAK_OK;
 }
 

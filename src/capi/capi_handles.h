@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "peak/peak.h"
 #include "runtime/context.h"
+#include "runtime/pass_group.h"
 #include "runtime/generator.h"
 #include "sampling/sampler_chain.h"
 
@@ -47,6 +48,11 @@ inline bool has_weights(const peak_model* model, const char* function) {
                                                   ": the model was opened by peak_model_load_vocab, a tokenizer without weights");
   return false;
 }
+
+struct peak_pass_group {
+  const peak_model* model;
+  std::unique_ptr<peak::runtime::PassGroup> group;
+};
 
 struct peak_context {
   const peak_model* model;

@@ -30,6 +30,7 @@ constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, sampler
 // The second ended with tool_call_format, the third with verify_kv_cells.
 constexpr size_t kSessionParamsSecondSize = offsetof(peak_session_params, verify_kv_cells);
 constexpr size_t kSessionParamsThirdSize = offsetof(peak_session_params, max_logit_rows);
+constexpr size_t kSessionParamsFourthSize = offsetof(peak_session_params, pass_group);
 
 // The tool choice as the session takes it; false (an error set) out of range.
 // By reference: a value outside the enum is read as an int, never loaded as the enum.
@@ -135,9 +136,10 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   PEAK_CHECK_ARG(model, "peak_session_create: model");
   if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak_session_params p;
-  if (!peak::capi::read_versioned_params(params, peak_session_default_params(),
-                                         {kSessionParamsFirstSize, kSessionParamsSecondSize, kSessionParamsThirdSize},
-                                         "peak_session_params", &p)) {
+  if (!peak::capi::read_versioned_params(
+          params, peak_session_default_params(),
+          {kSessionParamsFirstSize, kSessionParamsSecondSize, kSessionParamsThirdSize, kSessionParamsFourthSize},
+          "peak_session_params", &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   const peak_sampler_params given_sampler = p.sampler;
@@ -190,6 +192,7 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.tool_call_format = p.tool_call_format ? p.tool_call_format : "";
     s.verify_kv_cells = static_cast<int64_t>(p.verify_kv_cells);
     s.max_logit_rows = static_cast<int64_t>(std::min(p.max_logit_rows, kMaxTokenCount));
+    s.pass_group = p.pass_group ? p.pass_group->group.get() : nullptr;
     auto session = std::make_unique<peak_session>();
     session->model = model;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);

@@ -81,6 +81,7 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   cp.n_batch = settings_.n_batch;
   cp.n_threads = settings_.n_threads;
   cp.max_logit_rows = settings_.max_logit_rows;
+  cp.pass_group = settings_.pass_group;
   cp.type_k = runtime::kv_type_fitting(model.hparams(), settings_.type_k);
   cp.type_v = runtime::kv_type_fitting(model.hparams(), settings_.type_v);
   ctx_ = std::make_unique<runtime::Context>(model, cp);

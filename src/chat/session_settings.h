@@ -7,6 +7,7 @@
 #include "kernels/ggml_type.h"
 #include "sampling/sampler_chain.h"
 #include "chat/summarizer.h"
+#include "runtime/pass_group.h"
 
 namespace peak::chat {
 
@@ -48,6 +49,9 @@ struct SessionSettings {
   // max_logit_rows): prompt lookup (GenerateOptions::lookup_ngram) needs
   // draft_max + 1.
   int64_t max_logit_rows = 1;
+  // The main context evaluates in passes shared with the group's other
+  // members (ContextParams::pass_group), null: alone.
+  runtime::PassGroup* pass_group = nullptr;
   sampling::SamplerParams sampler;
   // Tools: OpenAI's `tools` array as JSON text ("" none), written into the
   // Prefix by the chat template (so fixed for the session's life). Under

@@ -55,6 +55,7 @@ void SummaryJobs::maybe_start(SessionState& state, const runtime::Context& ctx, 
     start.params.n_threads = ctx.n_threads();
     start.params.type_k = kv.type_k();
     start.params.type_v = kv.type_v();
+    start.params.max_logit_rows = ctx.max_logit_rows();
     start.params.adapters = ctx.adapters();
     start.prefix_cells = kv.snapshot_first(prefix_cells);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + prefix_cells);
@@ -162,9 +163,12 @@ void SummaryJobs::swap_in(CacheRebuild& rebuild, std::unique_ptr<runtime::Contex
   // let the job end (take() waited for it, and for a continuation the last one
   // needed).
   const std::vector<int32_t> segment = rebuild.summary_segment();
+  runtime::PassGroup* group = ctx->pass_group();
   ctx = rebuild.take();  // the old main cache is freed here
   // Its threads were started on the low-priority worker: the turns need them at ours.
   ctx->restart_threads();
+  // It evaluated alone in the background; the turns share the old one's passes.
+  ctx->set_pass_group(group);
   state.summary_tokens = segment;
   state.summary_text = summary;
   catch_up = stopwatch.seconds();

@@ -59,13 +59,9 @@ Context::Context(const model::Model& model, const ContextParams& params)
       adapters_(params.adapters),
       bound_adapters_(std::make_unique<BoundAdapters>(model, params.adapters)),
       logits_(static_cast<size_t>(model.hparams().n_vocab)),
-      group_(params.pass_group) {
+      group_(nullptr) {
   if (n_batch_ <= 0) throw std::invalid_argument("n_batch must be positive");
-  if (group_) {
-    group_->check_member(model, cache_params(model, params));
-    group_serves_adapters_ = group_->serves_adapters(adapters_);
-    group_logits_.resize(logits_.size());
-  }
+  set_pass_group(params.pass_group);
   n_batch_ = std::min(n_batch_, kv_.size());
   if (max_logit_rows_ < 1) {
     throw std::invalid_argument("max_logit_rows must be at least 1, not " + std::to_string(max_logit_rows_));
@@ -78,6 +74,7 @@ ContextMemory Context::memory_needed(const model::Model& model, const ContextPar
   const KvCacheParams cache = cache_params(model, params);
   ContextParams one_batch = params;
   one_batch.n_ctx = std::min(cache.n_ctx, std::max<int64_t>(params.n_batch, 1));
+  one_batch.pass_group = nullptr;  // a probe joins no group
   const Context probe(model, one_batch);
   ContextMemory m;
   m.kv_bytes = KvCache::bytes_needed(model.hparams(), cache);
@@ -120,7 +117,20 @@ void Context::set_adapters(const Adapters& adapters) {
     throw;
   }
   adapters_ = adapters;
-  group_serves_adapters_ = group_ && group_->serves_adapters(adapters_);
+  group_serves_ = group_ && group_->serves(adapters_, rope_factors_);
+}
+
+void Context::set_pass_group(PassGroup* group) {
+  if (group) {
+    KvCacheParams cache;
+    cache.n_ctx = kv_.size();
+    cache.type_k = kv_.type_k();
+    cache.type_v = kv_.type_v();
+    group->admit(model_, cache);
+    group_logits_.resize(logits_.size());
+  }
+  group_ = group;
+  group_serves_ = group_ && group_->serves(adapters_, rope_factors_);
 }
 
 void Context::set_threads(int n_threads) {

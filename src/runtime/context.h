@@ -55,11 +55,11 @@ struct ContextParams {
   int64_t max_logit_rows = 1;
   // LoRA adapters and control vectors to run the model with (set_adapters changes them).
   Adapters adapters;
-  // Evaluate through passes shared with the group's other contexts (outlives
-  // the context; its model, cache size and types must fit, PassGroup::check_member).
-  // eval() without all_logits and eval_last_rows() of at most
-  // PassGroup::max_request_tokens() go there while the context's adapters are
-  // the group's; everything else runs on the context's own graph.
+  // Evaluate through passes shared with the group's other contexts (it
+  // outlives the context; PassGroup::admit). eval() without all_logits and
+  // eval_last_rows() of at most PassGroup::max_request_tokens() go there
+  // while the group serves the context's adapters (PassGroup::serves);
+  // everything else runs on the context's own graph.
   PassGroup* pass_group = nullptr;
 };
 
@@ -98,6 +98,12 @@ class Context {
   // BoundAdapters) and leaves the adapters as they were on any failure.
   void set_adapters(const Adapters& adapters);
   const Adapters& adapters() const { return adapters_; }
+
+  PassGroup* pass_group() const { return group_; }
+  // Evaluates through `group` (null: alone) from now on, as
+  // ContextParams::pass_group; between evaluations. Throws as the constructor
+  // does for a group it cannot join, changing nothing.
+  void set_pass_group(PassGroup* group);
 
   // Appends `n` tokens to the sequence (positions continue from the cache) and
   // runs them through the model in batches of n_batch. Afterwards logits() holds
@@ -160,7 +166,7 @@ class Context {
   void check_tokens(const int32_t* tokens, int64_t n) const;
   // eval() through the group: the tokens in chunks of the group's requests.
   void eval_in_group(const int32_t* tokens, int64_t n, const core::Cancellation* cancel);
-  bool in_group() const { return group_ != nullptr && group_serves_adapters_; }
+  bool in_group() const { return group_ != nullptr && group_serves_; }
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);
 
@@ -180,7 +186,7 @@ class Context {
   std::unique_ptr<BoundAdapters> bound_adapters_;
   std::vector<float> logits_;  // n_vocab
   PassGroup* group_;
-  bool group_serves_adapters_ = false;
+  bool group_serves_ = false;
   std::vector<float> group_logits_;  // n_vocab: a group pass's row until the whole eval succeeded
   bool profiling_ = false;
   core::OpTimes op_times_;

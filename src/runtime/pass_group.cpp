@@ -91,19 +91,33 @@ void PassGroup::reserve() {
   graph_.reset();
 }
 
-void PassGroup::check_member(const model::Model& model, const KvCacheParams& cache) const {
+void PassGroup::admit(const model::Model& model, const KvCacheParams& cache) {
   if (&model != &model_) throw std::invalid_argument("pass group: the context runs another model than the group");
-  if (cache.n_ctx > params_.n_ctx) {
-    throw std::invalid_argument("pass group: a context of " + std::to_string(cache.n_ctx) +
-                                " cells cannot join a group planned for " + std::to_string(params_.n_ctx));
-  }
   if (kv_type_fitting(model.hparams(), cache.type_k) != params_.type_k ||
       kv_type_fitting(model.hparams(), cache.type_v) != params_.type_v) {
     throw std::invalid_argument("pass group: the context's cache types differ from the group's");
   }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (cache.n_ctx <= params_.n_ctx) return;
+  wake_.wait(lock, [&] { return !running_; });
+  running_ = true;  // no pass starts while the plan changes
+  const int64_t before = params_.n_ctx;
+  params_.n_ctx = cache.n_ctx;
+  try {
+    reserve();
+  } catch (...) {
+    params_.n_ctx = before;
+    running_ = false;
+    wake_.notify_all();
+    throw;
+  }
+  running_ = false;
+  wake_.notify_all();
 }
 
-bool PassGroup::serves_adapters(const Adapters& adapters) const { return same_adapters(adapters, params_.adapters); }
+bool PassGroup::serves(const Adapters& adapters, const core::Tensor* rope_factors) const {
+  return rope_factors == rope_factors_ && same_adapters(adapters, params_.adapters);
+}
 
 void PassGroup::run(const KvCache& kv, const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                     float* logits) {

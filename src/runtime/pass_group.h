@@ -37,7 +37,7 @@
 namespace peak::runtime {
 
 struct PassGroupParams {
-  int64_t n_ctx = 4096;         // cells of the largest member cache
+  int64_t n_ctx = 4096;         // cells of the largest member cache (a larger one grows it, PassGroup::admit)
   int max_sequences = 4;        // sequences in one pass
   int64_t prefill_chunk = 128;  // prompt tokens of one member per pass
   // Rows of logits one sequence takes from a pass: a draft's verification
@@ -70,10 +70,14 @@ class PassGroup {
   // The most tokens one request may hold: a prefill chunk, or a draft with
   // the token before it.
   int64_t max_request_tokens() const { return max_request_tokens_; }
-  // Throws std::invalid_argument when a context with this model and cache
-  // cannot join: another model, a larger cache or other cache types.
-  void check_member(const model::Model& model, const KvCacheParams& cache) const;
-  bool serves_adapters(const Adapters& adapters) const;
+  // Lets a context with this model and cache join: plans the passes again
+  // (allocating) when its cache is larger than the group's so far, once no
+  // pass runs. Throws std::invalid_argument for another model or other cache
+  // types.
+  void admit(const model::Model& model, const KvCacheParams& cache);
+  // A context with these adapters and rope factors (model::rope_factors_for_context
+  // of its size) evaluates in the group's passes; with others, alone.
+  bool serves(const Adapters& adapters, const core::Tensor* rope_factors) const;
 
   // Evaluates tokens [0, n_tokens) of the sequence held by `kv`, whose cells
   // [first_cell, first_cell + n_tokens) the caller appended for them, in a

@@ -178,8 +178,7 @@ TEST(PassGroup, EveryStreamOfStories260KDecodesTheReferenceIds) {
 
 TEST(PassGroup, RefusesWhatItCannotRun) {
   PassGroup group(stories(), group_params(128, 2));
-  // A larger cache than planned, other cache types.
-  EXPECT_THROW(Context(stories(), member_params(256, &group)), std::invalid_argument);
+  // Other cache types.
   ContextParams f16 = member_params(128, &group);
   f16.type_k = GgmlType::F16;
   EXPECT_THROW(Context(stories(), f16), std::invalid_argument);
@@ -194,6 +193,20 @@ TEST(PassGroup, RefusesWhatItCannotRun) {
   bad = group_params(128, 2);
   bad.prefill_chunk = 0;
   EXPECT_THROW(PassGroup(stories(), bad), std::invalid_argument);
+}
+
+// A context with a larger cache than the group planned for grows its plan,
+// and is served at any depth.
+TEST(PassGroup, ALargerCacheGrowsThePlan) {
+  PassGroup group(stories(), group_params(16, 2));
+  Context ctx(stories(), member_params(200, &group));
+  Context alone(stories(), member_params(200, nullptr));
+  EXPECT_EQ(group.params().n_ctx, 200);
+  std::vector<int32_t> prompt(190);
+  for (size_t i = 0; i < prompt.size(); ++i) prompt[i] = static_cast<int32_t>(1 + (i * 37) % 500);
+  ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  alone.eval(prompt.data(), static_cast<int64_t>(prompt.size()));
+  for (int64_t v = 0; v < ctx.n_vocab(); ++v) ASSERT_NEAR(ctx.logits()[v], alone.logits()[v], 1e-4) << v;
 }
 
 // A prompt longer than a chunk goes through in chunks, alone too; a failed

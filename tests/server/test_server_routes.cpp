@@ -648,6 +648,41 @@ TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
   EXPECT_EQ(metrics.find("accepted_tokens")->as_int(), accepted);
 }
 
+// Continuous batching: with two slots, concurrent requests step in shared
+// passes (each weight read once for both) and each answer is the one a server
+// with one slot gives; /metrics counts the passes by how many sequences they took.
+TEST(ServerRoutes, ConcurrentStreamsSharePassesAndAnswerAsAlone) {
+  Server batched(settings(), options(2));
+  Server single(settings(), options(1));
+  const std::vector<std::string> bodies = {
+      chat_body({{"user", "Lily saw a big red ball in the park."}}, "\"max_tokens\": 48"),
+      chat_body({{"user", "Tom had a little dog named Max. One day"}}, "\"max_tokens\": 48")};
+  std::vector<std::string> expected;
+  for (const std::string& body : bodies) {
+    expected.push_back(content_of(call(single, request("POST", "/v1/chat/completions", body)).json()));
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::vector<FakeResponder> answers(bodies.size());
+    std::vector<std::thread> clients;
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      clients.emplace_back([&, i] { answers[i] = call(batched, request("POST", "/v1/chat/completions", bodies[i])); });
+    }
+    for (std::thread& t : clients) t.join();
+    for (size_t i = 0; i < bodies.size(); ++i) {
+      ASSERT_EQ(answers[i].status, 200) << answers[i].body;
+      EXPECT_EQ(content_of(answers[i].json()), expected[i]) << "request " << i << ", round " << round;
+    }
+  }
+  const Value metrics = call(batched, request("GET", "/metrics")).json();
+  const Value* passes = metrics.find("passes");
+  ASSERT_NE(passes, nullptr);
+  ASSERT_EQ(passes->find("by_sequences")->items().size(), 2u);
+  EXPECT_GT(passes->find("by_sequences")->items()[1].as_int(), 0) << peak::json::write(metrics);
+  EXPECT_GT(passes->find("count")->as_int(), 0);
+  // Without a second slot there is nothing to share.
+  EXPECT_TRUE(call(single, request("GET", "/metrics")).json().find("passes")->is_null());
+}
+
 // The `conversation` extension: only the new message each turn; with one slot
 // shared by two conversations, each is saved away and restored in turn, and
 // the answers are those of the whole history sent each time.

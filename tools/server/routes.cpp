@@ -152,9 +152,31 @@ Server::Server(const SlotSettings& settings, const ServerOptions& options)
                      [this] { return new_id("conversation"); }),
       seed_counter_(random_start()),
       id_counter_(random_start()) {
+  SlotSettings slot_settings = settings;
+  if (!info_.is_encoder && options.parallel > 1 && options.shared_passes) {
+    const peak_session_params& session = settings.session;
+    peak_pass_group_params gp = peak_pass_group_default_params();
+    // The sessions' caches, less their system prompts: the first larger one grows it.
+    gp.n_ctx = session.recent_max + session.summary_max + session.headroom;
+    gp.max_sequences = std::min<size_t>(options.parallel, PEAK_PASS_GROUP_MAX_SEQUENCES);
+    gp.prefill_chunk = options.prefill_chunk;
+    gp.max_logit_rows = session.max_logit_rows;
+    gp.n_threads = session.n_threads;
+    gp.type_k = session.type_k;
+    gp.type_v = session.type_v;
+    gp.adapters = settings.adapters;
+    peak_pass_group* group = nullptr;
+    check(peak_pass_group_create(model_, &gp, &group));
+    pass_group_.reset(group);
+    slot_settings.session.pass_group = group;
+    // /v1/completions' contexts join when their caches are of the sessions' types.
+    if (settings.context.type_k == session.type_k && settings.context.type_v == session.type_v) {
+      slot_settings.context.pass_group = group;
+    }
+  }
   for (size_t i = 0; i < options.parallel; ++i) {
     if (!info_.is_encoder) {
-      slots_.push_back(std::make_unique<ChatSlot>(settings));
+      slots_.push_back(std::make_unique<ChatSlot>(slot_settings));
       continue;
     }
     peak_embedder_params ep = peak_embedder_default_params();
@@ -265,6 +287,21 @@ void Server::health(HttpResponder& out) {
                 .set("queued", pool_.queued()));
 }
 
+Value Server::passes_metrics() const {
+  if (!pass_group_) return Value();
+  peak_pass_group_stats s{};
+  s.struct_size = sizeof s;
+  check(peak_pass_group_get_stats(pass_group_.get(), &s));
+  Value by_sequences = Value::array();
+  const size_t shown = std::min<size_t>(options_.parallel, PEAK_PASS_GROUP_MAX_SEQUENCES);
+  for (size_t k = 0; k < shown; ++k) by_sequences.push(s.passes_by_sequences[k]);
+  return Value::object()
+      .set("count", s.passes)
+      .set("tokens", s.tokens)
+      .set("mean_sequences", s.passes > 0 ? static_cast<double>(s.sequences) / static_cast<double>(s.passes) : 0.0)
+      .set("by_sequences", by_sequences);
+}
+
 void Server::metrics(HttpResponder& out) {
   const ServerCounters c = counters();
   send_json(out, 200,
@@ -277,6 +314,7 @@ void Server::metrics(HttpResponder& out) {
                 .set("accepted_tokens", c.accepted_tokens)
                 .set("rejected_busy", c.rejected_busy)
                 .set("cancelled", c.cancelled)
+                .set("passes", passes_metrics())
                 .set("slots", pool_.n_slots())
                 .set("slots_processing", pool_.busy())
                 .set("queued", pool_.queued()));

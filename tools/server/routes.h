@@ -49,6 +49,11 @@ struct ServerOptions {
   // the slots' contexts and sessions hand out draft_max + 1 rows of logits.
   int lookup_ngram = 0;
   int draft_max = 4;
+  // Continuous batching: with several slots, their steps run in shared
+  // forward passes (peak_pass_group), a new prompt in chunks of
+  // prefill_chunk tokens beside the running streams' steps.
+  bool shared_passes = true;
+  size_t prefill_chunk = 128;
 };
 
 // Totals since the start (GET /metrics).
@@ -85,6 +90,7 @@ class Server {
 
   ServerCounters counters() const;
   size_t busy_slots() const { return pool_.busy(); }
+  bool encoder() const { return info_.is_encoder; }
   size_t queued() const { return pool_.queued(); }
 
  private:
@@ -110,6 +116,9 @@ class Server {
   std::vector<int32_t> tokens_of(const std::string& text, bool add_special, const std::string& field) const;
   void health(HttpResponder& out);
   void metrics(HttpResponder& out);
+  // The shared passes of continuous batching (/metrics "passes"): their
+  // count, tokens, mean sequences and count by sequences; null without.
+  peak::json::Value passes_metrics() const;
   void models(HttpResponder& out);
 
   // After a generation that succeeded: sends what the stop strings held back,
@@ -131,6 +140,8 @@ class Server {
   peak_model_info info_;  // is_encoder: an embedding model or, with pooling PEAK_POOLING_RANK, a reranker
   ServerOptions options_;
   size_t headroom_;
+  // The slots' shared passes (null: each slot alone); freed after the slots.
+  std::unique_ptr<peak_pass_group, void (*)(peak_pass_group*)> pass_group_{nullptr, peak_pass_group_free};
   std::vector<std::unique_ptr<ChatSlot>> slots_;                                     // a chat model's
   std::vector<std::unique_ptr<peak_embedder, void (*)(peak_embedder*)>> embedders_;  // an encoder's
   SlotPool pool_;

@@ -49,13 +49,16 @@ struct BenchOptions {
   bool profile = false;
   bool probe = true;
   bool sample = false;  // tg samples each next token (always with a grammar)
+  // tg of several sequences stepping in shared passes (peak_pass_group), one
+  // thread each; 1 is the plain single-context test.
+  std::vector<int> sequences = {1};
   GenerationOptions gen;
 };
 
 struct Result {
   std::string model, type;
   uint64_t size = 0, params = 0;
-  int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0;
+  int threads = 0, n_prompt = 0, n_gen = 0, n_depth = 0, n_seq = 1;
   double mean = 0, sd = 0;      // tokens per second
   double gbps = 0, probe = 0;   // tg only: weights and KV streamed, mean probed bandwidth
   double share = 0;             // tg only: mean over repetitions of streamed / probed
@@ -79,6 +82,10 @@ void print_help() {
       "  --grammar GBNF, --grammar-file FILE, --grammar-root NAME, -j/--json-schema SCHEMA,\n"
       "  -jf/--json-schema-file FILE\n"
       "               tg samples under the grammar, starting it again where its text ends\n"
+      "  -s, --sequences N  tg of N sequences at once (a list: -s 1,2,4,8), each on its own thread\n"
+      "               and context, stepping in shared forward passes (peak_pass_group, as peak serve's\n"
+      "               slots): t/s counts the tokens of all; GB/s the weights once per pass and each\n"
+      "               sequence's K and V rows\n"
       "  -ctk/-ctv T  KV cache types (default f16)\n"
       "  --lora FILE[:SCALE], --control-vector FILE[:STRENGTH], --control-vector-layers A-B\n"
       "               run the model with adapters (see peak run --help); tg's bytes count the\n"
@@ -144,6 +151,8 @@ BenchOptions parse(int argc, char** argv, bool* help) {
       o.gen.context.type_k = parse_cache_type(a, args.value(a));
     } else if (!std::strcmp(a, "-ctv") || !std::strcmp(a, "--cache-type-v")) {
       o.gen.context.type_v = parse_cache_type(a, args.value(a));
+    } else if (!std::strcmp(a, "-s") || !std::strcmp(a, "--sequences")) {
+      o.sequences = parse_list(a, args.value(a), 1, PEAK_PASS_GROUP_MAX_SEQUENCES);
     } else if (!std::strcmp(a, "--profile")) {
       o.profile = true;
     } else if (!std::strcmp(a, "--no-probe")) {
@@ -230,6 +239,65 @@ std::vector<double> time_test(peak_context* ctx, peak_sampler* sampler, const pe
   return rates;
 }
 
+// tg of n_seq sequences in shared passes: tokens/s of all of them in each
+// timed run (after one warm-up run), every sequence after n_depth tokens.
+std::vector<double> time_shared_test(const peak_model* model, const GenerationOptions& g, int n_threads, int n_seq,
+                                     int n_depth, int n_gen, size_t n_vocab, int runs,
+                                     const std::function<void()>& before_run) {
+  peak_pass_group_params gp = peak_pass_group_default_params();
+  gp.n_ctx = g.context.n_ctx;
+  gp.max_sequences = static_cast<size_t>(n_seq);
+  gp.n_threads = static_cast<size_t>(n_threads);
+  gp.type_k = g.context.type_k;
+  gp.type_v = g.context.type_v;
+  peak_pass_group* raw_group = nullptr;
+  check_status(peak_pass_group_create(model, &gp, &raw_group));
+  std::unique_ptr<peak_pass_group, void (*)(peak_pass_group*)> group(raw_group, peak_pass_group_free);
+  peak_context_params cp = g.context;
+  cp.n_threads = 1;  // each context's own threads stay idle: the group's run the passes
+  cp.pass_group = group.get();
+  std::vector<std::unique_ptr<peak_context, ContextDeleter>> contexts;
+  std::vector<int32_t> depth_tokens(static_cast<size_t>(std::max(n_depth, 1)));
+  for (int s = 0; s < n_seq; ++s) {
+    peak_context* ctx = nullptr;
+    check_status(peak_context_create(model, &cp, &ctx));
+    contexts.emplace_back(ctx);
+    uint32_t state = 12345u + static_cast<uint32_t>(s);
+    for (int32_t& t : depth_tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
+    if (n_depth > 0) check_status(peak_context_eval(ctx, depth_tokens.data(), static_cast<size_t>(n_depth)));
+  }
+  std::vector<double> rates;
+  for (int run = 0; run <= runs; ++run) {
+    for (auto& ctx : contexts) {
+      check_status(peak_context_kv_remove(ctx.get(), static_cast<size_t>(n_depth),
+                                          peak_context_n_used(ctx.get()) - static_cast<size_t>(n_depth)));
+    }
+    if (run > 0 && before_run) before_run();
+    std::vector<std::thread> streams;
+    std::vector<peak_status> status(static_cast<size_t>(n_seq), PEAK_OK);
+    const auto start = std::chrono::steady_clock::now();
+    for (int s = 0; s < n_seq; ++s) {
+      streams.emplace_back([&, s] {
+        int32_t token = depth_tokens[0] + s;
+        for (int i = 0; i < n_gen && status[static_cast<size_t>(s)] == PEAK_OK; ++i) {
+          status[static_cast<size_t>(s)] = peak_context_eval(contexts[static_cast<size_t>(s)].get(), &token, 1);
+        }
+      });
+    }
+    for (std::thread& t : streams) t.join();
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (peak_status st : status) check_status(st);
+    if (run > 0) rates.push_back(static_cast<double>(n_seq) * n_gen / seconds);
+  }
+  peak_pass_group_stats stats{};
+  stats.struct_size = sizeof stats;
+  check_status(peak_pass_group_get_stats(group.get(), &stats));
+  std::fprintf(stderr, "%d sequences: %llu passes of %.2f sequences on average\n", n_seq,
+               static_cast<unsigned long long>(stats.passes),
+               stats.passes > 0 ? static_cast<double>(stats.sequences) / static_cast<double>(stats.passes) : 0.0);
+  return rates;
+}
+
 // Bytes of one cached row of head_dim elements in `type`, as the context
 // stores it: block types need a head size that is a multiple of 32 and fall
 // back to F16 otherwise.
@@ -262,8 +330,9 @@ void print_results(const std::vector<Result>& results, const std::string& format
     std::printf("| model | type | size | params | threads | depth | test | t/s | streamed GB/s | probe GB/s | %% of probe |\n");
     std::printf("|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|\n");
     for (const Result& r : results) {
-      const std::string test =
-          r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt) : "tg" + std::to_string(r.n_gen) + r.sampling;
+      const std::string test = r.n_prompt > 0 ? "pp" + std::to_string(r.n_prompt)
+                                              : "tg" + std::to_string(r.n_gen) + r.sampling +
+                                                    (r.n_seq > 1 ? " x" + std::to_string(r.n_seq) : std::string());
       std::printf("| %s | %s | %s | %.2f M | %d | %d | %s | %.2f ± %.2f |", r.model.c_str(), r.type.c_str(),
                   human_bytes(r.size).c_str(), static_cast<double>(r.params) / 1e6, r.threads, r.n_depth, test.c_str(),
                   r.mean, r.sd);
@@ -332,6 +401,26 @@ int run_bench(int argc, char** argv) {
     const std::string type = dominant_type(path);
     for (int t : o.threads) {
       check_status(peak_context_set_threads(m.context.get(), static_cast<size_t>(t)));
+      auto run_shared = [&](int n_depth, int n_gen, int n_seq) {
+        std::vector<double> probes;
+        std::function<void()> probe_before;
+        if (o.probe) probe_before = [&] { probes.push_back(probe_now(t)); };
+        const std::vector<double> rates =
+            time_shared_test(m.model.get(), g, t, n_seq, n_depth, n_gen, m.info.n_vocab, o.repetitions, probe_before);
+        Result r{model_label(path), type, static_cast<uint64_t>(st.st_size), m.info.n_params, t, 0, n_gen,
+                 n_depth,           n_seq};
+        mean_sd(rates, &r.mean, &r.sd);
+        // A pass reads the weights once and each sequence's K and V rows.
+        const double weights = static_cast<double>(m.info.decode_bytes_per_token + m.adapter_bytes);
+        const double kv = decode_bytes_at_depth(m, g, n_depth, n_gen) - weights;
+        const double pass_bytes = weights + n_seq * kv;
+        r.gbps = pass_bytes * r.mean / n_seq / 1e9;
+        for (size_t i = 0; i < probes.size(); ++i) {
+          r.probe += probes[i] / static_cast<double>(probes.size());
+          r.share += pass_bytes * rates[i] / n_seq / 1e9 / probes[i] / static_cast<double>(probes.size());
+        }
+        results.push_back(r);
+      };
       auto run = [&](int n_depth, int n_prompt, int n_gen) {
         if (o.profile) check_status(peak_context_set_profiling(m.context.get(), 1));
         std::vector<double> probes;
@@ -360,7 +449,16 @@ int run_bench(int argc, char** argv) {
       };
       for (int d : o.depths) {
         for (int p : o.prompt_lengths) if (p > 0) run(d, p, 0);
-        for (int n : o.gen_lengths) if (n > 0) run(d, 0, n);
+        for (int n : o.gen_lengths) {
+          if (n <= 0) continue;
+          for (int seq : o.sequences) {
+            if (seq == 1) {
+              run(d, 0, n);
+            } else {
+              run_shared(d, n, seq);
+            }
+          }
+        }
       }
     }
   }

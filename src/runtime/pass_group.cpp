@@ -144,7 +144,7 @@ void PassGroup::run(const KvCache& kv, const int32_t* tokens, int64_t n_tokens, 
     if (!running_ && ready(now)) {
       lead(lock);
     } else if (!running_ && !queue_.empty()) {
-      wake_.wait_until(lock, queue_.front()->queued_at + params_.gather_wait);
+      wake_.wait_until(lock, gather_deadline());
     } else {
       wake_.wait(lock);
     }
@@ -152,9 +152,13 @@ void PassGroup::run(const KvCache& kv, const int32_t* tokens, int64_t n_tokens, 
   if (request.error) std::rethrow_exception(request.error);
 }
 
+std::chrono::steady_clock::time_point PassGroup::gather_deadline() const {
+  return std::max(queue_.front()->queued_at, last_pass_end_) + params_.gather_wait;
+}
+
 bool PassGroup::ready(std::chrono::steady_clock::time_point now) const {
   if (queue_.empty()) return false;
-  if (now >= queue_.front()->queued_at + params_.gather_wait) return true;
+  if (now >= gather_deadline()) return true;
   if (queue_.size() >= static_cast<size_t>(params_.max_sequences)) return true;
   int64_t tokens = 0;
   for (const Request* r : queue_) tokens += r->n_tokens;
@@ -207,6 +211,7 @@ void PassGroup::lead(std::unique_lock<std::mutex>& lock) {
   ++passes_by_sequences_[taken_.size() - 1];
   tokens_ += static_cast<uint64_t>(tokens);
   running_ = false;
+  last_pass_end_ = std::chrono::steady_clock::now();
   wake_.notify_all();
 }
 

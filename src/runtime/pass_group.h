@@ -10,7 +10,7 @@
 // threads, and wakes their owners. The queue is ready when every context of
 // the previous pass is back in it (they step in lockstep), when it holds
 // as many tokens or sequences as a pass takes, or when its oldest request has
-// waited `gather_wait` (a context that stopped stepping holds the others up
+// waited `gather_wait` since it could run (a context that stopped stepping holds the others up
 // once). A context alone never waits. A prompt goes in chunks of
 // prefill_chunk tokens, one per pass, so the others' steps go on beside it.
 //
@@ -106,6 +106,10 @@ class PassGroup {
 
   // The queue is ready for a pass (under the lock).
   bool ready(std::chrono::steady_clock::time_point now) const;
+  // When the queue stops waiting for the last pass's sequences: gather_wait
+  // after its oldest request came or, when that came during a pass, after
+  // the pass ended (the others could not be back before).
+  std::chrono::steady_clock::time_point gather_deadline() const;
   // Takes the requests of one pass from the queue and runs it, the lock
   // released meanwhile; wakes their owners.
   void lead(std::unique_lock<std::mutex>& lock);
@@ -131,6 +135,7 @@ class PassGroup {
   std::vector<Request*> taken_;           // the running pass's
   std::vector<const KvCache*> regulars_;  // the sequences of the last pass
   bool running_ = false;
+  std::chrono::steady_clock::time_point last_pass_end_;
   std::vector<uint64_t> passes_by_sequences_;
   uint64_t tokens_ = 0;
 };

@@ -23,10 +23,11 @@ peak_sampler* sampler_of(jlong handle) { return from_handle<peak_sampler>(handle
 
 extern "C" {
 
-JNIEXPORT jlong JNICALL Java_peak_Native_contextCreate(JNIEnv* env, jclass, jlong model, jobject params) {
+JNIEXPORT jlong JNICALL Java_peak_Native_contextCreate(JNIEnv* env, jclass, jlong model, jobject params, jlong group) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     peak_context_params cp = peak_context_default_params();
     if (!context_params_fields.read(env, params, "params", &cp, nullptr)) return 0;
+    cp.pass_group = from_handle<peak_pass_group>(group);
     peak_context* ctx = nullptr;
     if (!check(env, peak_context_create(from_handle<peak_model>(model), &cp, &ctx))) return 0;
     return to_handle(ctx);

@@ -131,6 +131,8 @@ JNIEXPORT void JNICALL Java_peak_Native_fillDefaults(JNIEnv* env, jclass, jobjec
       write_defaults(env, model_params_fields, peak_model_default_params(), params);
     } else if (context_params_fields.is_instance(env, params)) {
       write_defaults(env, context_params_fields, peak_context_default_params(), params);
+    } else if (pass_group_params_fields.is_instance(env, params)) {
+      write_defaults(env, pass_group_params_fields, peak_pass_group_default_params(), params);
     } else if (sampler_params_fields.is_instance(env, params)) {
       write_defaults(env, sampler_params_fields, peak_sampler_default_params(), params);
     } else if (generate_options_fields.is_instance(env, params)) {

@@ -90,11 +90,12 @@ bool tool_calls_from_java(JNIEnv* env, jobjectArray ids, jobjectArray names, job
 
 extern "C" {
 
-JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlong model, jobject params) {
+JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlong model, jobject params, jlong group) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     peak_session_params sp = peak_session_default_params();
     std::deque<std::string> strings;  // system_prompt, chat_template, the sampler's grammar texts
     if (!session_params_fields.read(env, params, "params", &sp, &strings)) return 0;
+    sp.pass_group = from_handle<peak_pass_group>(group);
     auto js = std::make_unique<JavaSession>();
     if (!check(env, peak_session_create(from_handle<peak_model>(model), &sp, &js->session))) return 0;
     return to_handle(js.release());

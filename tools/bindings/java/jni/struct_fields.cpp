@@ -187,6 +187,18 @@ StructFields context_params_fields("peak/ContextParams",
                                        PEAK_FIELD(peak_context_params, "maxLogitRows", max_logit_rows, kSize),
                                    });
 
+StructFields pass_group_params_fields("peak/PassGroupParams",
+                                      {
+                                          PEAK_FIELD(peak_pass_group_params, "nCtx", n_ctx, kSize),
+                                          PEAK_FIELD(peak_pass_group_params, "maxSequences", max_sequences, kSize),
+                                          PEAK_FIELD(peak_pass_group_params, "prefillChunk", prefill_chunk, kSize),
+                                          PEAK_FIELD(peak_pass_group_params, "maxLogitRows", max_logit_rows, kSize),
+                                          PEAK_FIELD(peak_pass_group_params, "nThreads", n_threads, kSize),
+                                          PEAK_FIELD(peak_pass_group_params, "typeK", type_k, kInt),
+                                          PEAK_FIELD(peak_pass_group_params, "typeV", type_v, kInt),
+                                          PEAK_FIELD(peak_pass_group_params, "gatherWaitUs", gather_wait_us, kSize),
+                                      });
+
 StructFields sampler_params_fields("peak/SamplerParams",
                                    {
                                        PEAK_FIELD(peak_sampler_params, "temperature", temperature, kFloat),
@@ -353,10 +365,10 @@ StructFields rerank_options_fields("peak/RerankOptions", {
 
 bool bind_struct_fields(JNIEnv* env) {
   for (StructFields* table :
-       {&model_params_fields, &context_params_fields, &sampler_params_fields, &generate_options_fields,
-        &session_params_fields, &generate_result_fields, &model_info_fields, &memory_estimate_fields,
-        &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields, &embedder_params_fields,
-        &embed_options_fields, &rerank_options_fields}) {
+       {&model_params_fields, &context_params_fields, &pass_group_params_fields, &sampler_params_fields,
+        &generate_options_fields, &session_params_fields, &generate_result_fields, &model_info_fields,
+        &memory_estimate_fields, &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields,
+        &embedder_params_fields, &embed_options_fields, &rerank_options_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

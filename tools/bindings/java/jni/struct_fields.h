@@ -66,7 +66,8 @@ class StructFields {
 
 // The tables, bound by bind_struct_fields() from JNI_OnLoad.
 extern StructFields model_params_fields;      // peak.ModelParams: peak_model_params
-extern StructFields context_params_fields;    // peak.ContextParams: peak_context_params
+extern StructFields context_params_fields;    // peak.ContextParams: peak_context_params (its pass group apart)
+extern StructFields pass_group_params_fields;  // peak.PassGroupParams: peak_pass_group_params (no adapters)
 extern StructFields sampler_params_fields;    // peak.SamplerParams: peak_sampler_params
 extern StructFields generate_options_fields;  // peak.GenerateOptions: peak_generate_params (its numbers and flags)
 extern StructFields session_params_fields;    // peak.SessionParams: peak_session_params

@@ -9,13 +9,15 @@ import java.util.List;
  */
 public final class Context extends NativeHandle {
   private final long nVocab;
+  private final PassGroup group;  // null: alone
 
   public Context(Model model) {
     this(model, new ContextParams());
   }
 
   public Context(Model model, ContextParams params) {
-    super("Context", model, model.createDependent(m -> Native.contextCreate(m, params)));
+    super("Context", model, model.createDependent(m -> create(m, params)));
+    group = params.passGroup;
     nVocab = model.info().nVocab();
   }
 
@@ -90,5 +92,11 @@ public final class Context extends NativeHandle {
   @Override
   void free(long handle) {
     Native.contextFree(handle);
+    if (group != null) group.release();
+  }
+
+  private static long create(long model, ContextParams params) {
+    PassGroup g = params.passGroup;
+    return g == null ? Native.contextCreate(model, params, 0) : g.createDependent(h -> Native.contextCreate(model, params, h));
   }
 }

@@ -9,6 +9,7 @@ public final class ContextParams {
   int typeV;
   boolean logitsAll;
   long maxLogitRows;
+  PassGroup passGroup;
 
   public ContextParams() {
     Native.fillDefaults(this);
@@ -81,5 +82,15 @@ public final class ContextParams {
 
   public long maxLogitRows() {
     return maxLogitRows;
+  }
+
+  /** Evaluate in passes shared with the group's other members (default null: alone). */
+  public ContextParams passGroup(PassGroup value) {
+    passGroup = value;
+    return this;
+  }
+
+  public PassGroup passGroup() {
+    return passGroup;
   }
 }

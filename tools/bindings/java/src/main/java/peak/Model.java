@@ -1,7 +1,6 @@
 package peak;
 
 import java.io.FileDescriptor;
-import java.util.function.LongUnaryOperator;
 
 /**
  * A loaded GGUF model (or only its tokenizer, {@link #loadVocab}). Immutable: any number of threads
@@ -9,7 +8,6 @@ import java.util.function.LongUnaryOperator;
  * share it. Close it after them: {@link #close()} refuses while one of them is open.
  */
 public final class Model extends NativeHandle {
-  private int dependents;
 
   private Model(long handle) {
     super("Model", null, handle);
@@ -97,41 +95,14 @@ public final class Model extends NativeHandle {
     return Native.tokenIsEog(handle(), token);
   }
 
-  /**
-   * Refuses with IllegalStateException while a context, sampler, session, adapter or embedder made
-   * from it is open.
-   */
   @Override
-  public synchronized void close() {
-    if (dependents > 0) {
-      throw new IllegalStateException("the model still has " + dependents
-          + " open contexts, samplers, sessions, adapters or embedders: close them first");
-    }
-    super.close();
+  String dependentsName() {
+    return "contexts, samplers, sessions, adapters, embedders or pass groups";
   }
 
   @Override
   void free(long handle) {
     Native.modelFree(handle);
-  }
-
-  /** Creates a handle that depends on this model, counting it while it is open. */
-  long createDependent(LongUnaryOperator create) {
-    long model;
-    synchronized (this) {
-      model = handle();
-      ++dependents;
-    }
-    try {
-      return create.applyAsLong(model);
-    } catch (RuntimeException | Error e) {
-      release();
-      throw e;
-    }
-  }
-
-  synchronized void release() {
-    --dependents;
   }
 
   private static ModelParams orDefault(ModelParams p) {

@@ -63,7 +63,8 @@ final class Native {
   static native AdapterInfo adapterInfo(long adapter);
 
   // ---- contexts
-  static native long contextCreate(long model, ContextParams params);
+  /** {@code group} 0: none. */
+  static native long contextCreate(long model, ContextParams params, long group);
   static native void contextFree(long context);
   static native long contextMemoryNeeded(long model, ContextParams params);
   static native long contextNCtx(long context);
@@ -108,7 +109,11 @@ final class Native {
   static native int grammarCheck(long grammar, String text);
 
   // ---- sessions
-  static native long sessionCreate(long model, SessionParams params);
+  /** {@code group} 0: none. */
+  static native long sessionCreate(long model, SessionParams params, long group);
+  static native long passGroupCreate(long model, PassGroupParams params);
+  static native void passGroupFree(long group);
+  static native long[] passGroupPassesBySequences(long group);
   static native void sessionFree(long session);
   static native GenerateResult sessionChat(long session, String text, GenerateOptions options, TextCallback onText);
   static native GenerateResult sessionRegenerate(long session, GenerateOptions options, TextCallback onText);

@@ -1,5 +1,7 @@
 package peak;
 
+import java.util.function.LongUnaryOperator;
+
 /**
  * An open C API handle. {@link #close()} frees it (again: nothing); a method called after that
  * throws IllegalStateException instead of reaching freed memory. A handle made from a model counts
@@ -9,6 +11,7 @@ abstract class NativeHandle implements AutoCloseable {
   private final String what;
   private final Model owner;
   private long handle;
+  private int dependents;  // open handles made from this one (a model's contexts, a group's members)
 
   /** {@code owner}: the model it was made from, or null. */
   NativeHandle(String what, Model owner, long handle) {
@@ -30,10 +33,40 @@ abstract class NativeHandle implements AutoCloseable {
   /** Frees the handle. */
   abstract void free(long handle);
 
+  /** What the handles made from this one are, for close()'s refusal ("contexts, sessions"). */
+  String dependentsName() {
+    return "dependents";
+  }
+
+  /** Creates a handle that depends on this one from its handle, counting it while it is open. */
+  final long createDependent(LongUnaryOperator create) {
+    long h;
+    synchronized (this) {
+      h = handle();
+      ++dependents;
+    }
+    try {
+      return create.applyAsLong(h);
+    } catch (RuntimeException | Error e) {
+      release();
+      throw e;
+    }
+  }
+
+  /** A dependent was closed. */
+  final synchronized void release() {
+    --dependents;
+  }
+
+  /** Frees the handle; refuses with IllegalStateException while a dependent is open. */
   @Override
   public void close() {
     long h;
     synchronized (this) {
+      if (dependents > 0) {
+        throw new IllegalStateException(what + " still has " + dependents + " open " + dependentsName()
+            + ": close them first");
+      }
       h = handle;
       handle = 0;
     }

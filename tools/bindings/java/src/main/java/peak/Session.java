@@ -12,12 +12,14 @@ import java.util.Objects;
  * may overlap. A call that fails (throws) leaves the session as it was before it.
  */
 public final class Session extends NativeHandle {
+  private final PassGroup group;  // null: alone
   public Session(Model model) {
     this(model, new SessionParams());
   }
 
   public Session(Model model, SessionParams params) {
-    super("Session", model, model.createDependent(m -> Native.sessionCreate(m, params)));
+    super("Session", model, model.createDependent(m -> create(m, params)));
+    group = params.passGroup;
   }
 
   /** {@link #chat(String, GenerateOptions, TextCallback)} with the default options. */
@@ -239,5 +241,11 @@ public final class Session extends NativeHandle {
   @Override
   void free(long handle) {
     Native.sessionFree(handle);
+    if (group != null) group.release();
+  }
+
+  private static long create(long model, SessionParams params) {
+    PassGroup g = params.passGroup;
+    return g == null ? Native.sessionCreate(model, params, 0) : g.createDependent(h -> Native.sessionCreate(model, params, h));
   }
 }

@@ -32,6 +32,7 @@ public final class SessionParams {
   String toolCallFormat;
   long verifyKvCells;
   long maxLogitRows;
+  PassGroup passGroup;
 
   public SessionParams() {
     Native.fillDefaults(this);
@@ -318,5 +319,18 @@ public final class SessionParams {
 
   public long maxLogitRows() {
     return maxLogitRows;
+  }
+
+  /**
+   * The conversation's context evaluates in passes shared with the group's other members (default
+   * null: alone); its cache types must be the group's.
+   */
+  public SessionParams passGroup(PassGroup value) {
+    passGroup = value;
+    return this;
+  }
+
+  public PassGroup passGroup() {
+    return passGroup;
   }
 }

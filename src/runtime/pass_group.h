@@ -10,9 +10,10 @@
 // threads, and wakes their owners. The queue is ready when every context of
 // the previous pass is back in it (they step in lockstep), when it holds
 // as many tokens or sequences as a pass takes, or when its oldest request has
-// waited `gather_wait` since it could run (a context that stopped stepping holds the others up
-// once). A context alone never waits. A prompt goes in chunks of
-// prefill_chunk tokens, one per pass, so the others' steps go on beside it.
+// waited `gather_wait` since it could run (a context that stopped stepping
+// holds the others up once). A context alone never waits. A prompt goes in
+// chunks of prefill_chunk tokens, one per pass, so the others' steps go on
+// beside it.
 //
 // Thread-safe: members call run() from their own threads. Per step a member
 // takes the group's mutex twice and allocates nothing.

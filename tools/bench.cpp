@@ -205,6 +205,13 @@ int32_t next_token(peak_sampler* sampler, peak_context* ctx, const peak_model* m
   return next;
 }
 
+// Fixed pseudo-random ids (a linear congruential sequence from `seed`): the
+// cost of a pass does not depend on them.
+void fill_pseudo_random(std::vector<int32_t>& tokens, size_t n_vocab, uint32_t seed) {
+  uint32_t state = seed;
+  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
+}
+
 // Tokens/s of each timed run (after one warm-up run) of n_prompt prompt tokens
 // or n_gen generated ones, each after n_depth tokens in the cache; `before_run`,
 // when set, is called right before each timed run. tg samples with `sampler`
@@ -213,8 +220,7 @@ std::vector<double> time_test(peak_context* ctx, peak_sampler* sampler, const pe
                               int n_prompt, int n_gen, size_t n_vocab, int runs,
                               const std::function<void()>& before_run) {
   std::vector<int32_t> tokens(static_cast<size_t>(std::max({n_prompt, n_depth, 1})));
-  uint32_t state = 12345;  // fixed pseudo-random ids: cost does not depend on them
-  for (int32_t& t : tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
+  fill_pseudo_random(tokens, n_vocab, 12345);
   check_status(peak_context_kv_clear(ctx));
   if (n_depth > 0) check_status(peak_context_eval(ctx, tokens.data(), static_cast<size_t>(n_depth)));
   std::vector<double> rates;
@@ -262,8 +268,7 @@ std::vector<double> time_shared_test(const peak_model* model, const GenerationOp
     peak_context* ctx = nullptr;
     check_status(peak_context_create(model, &cp, &ctx));
     contexts.emplace_back(ctx);
-    uint32_t state = 12345u + static_cast<uint32_t>(s);
-    for (int32_t& t : depth_tokens) t = static_cast<int32_t>((state = state * 1664525u + 1013904223u) % n_vocab);
+    fill_pseudo_random(depth_tokens, n_vocab, 12345u + static_cast<uint32_t>(s));
     if (n_depth > 0) check_status(peak_context_eval(ctx, depth_tokens.data(), static_cast<size_t>(n_depth)));
   }
   std::vector<double> rates;

@@ -10,7 +10,6 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
     : g(graph),
       hp(h),
       w(weights),
-      kv_(&kv),
       batch_(batch),
       single_{&kv, batch},
       sequences_(&single_),
@@ -27,7 +26,6 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
     : g(graph),
       hp(h),
       w(weights),
-      kv_(sequences[0].kv),
       sequences_(sequences),
       n_sequences_(n_sequences),
       rope_factors_(rope_factors),
@@ -51,7 +49,6 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
     : g(graph),
       hp(h),
       w(weights),
-      kv_(nullptr),
       batch_{n_tokens, 0, true},
       key_ranges_(key_ranges),
       sliding_key_ranges_(sliding_key_ranges),
@@ -149,7 +146,7 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   attention.scale = hp.attention_scale;
   attention.softcap = hp.attn_softcap;
   Tensor* out;  // [d, n_head, n_tokens]
-  if (kv_ == nullptr) {
+  if (n_sequences_ == 0) {
     // Straight from this batch's keys and values; the ranges say which each token sees.
     attention.causal = false;
     out = g.attention(q, k, h.v, attention, hp.window(layer) > 0 ? sliding_key_ranges_ : key_ranges_);

@@ -133,11 +133,10 @@ class DecoderBuilder {
   // returns its attention [d, n_head, n] over its visible cells.
   Tensor* cached_attention(int64_t layer, const BatchSequence& sequence, Tensor* q, Tensor* k, Tensor* v,
                            core::AttentionParams attention);
-  const std::vector<LayerKv>* kv_;  // null: no cache (key ranges instead)
-  Batch batch_;                     // several sequences: n_tokens of all, the cells unused
-  BatchSequence single_;            // the one sequence of a single-cache batch
+  Batch batch_;           // several sequences: n_tokens of all, the cells unused
+  BatchSequence single_;  // the one sequence of a single-cache batch
   const BatchSequence* sequences_ = nullptr;
-  int64_t n_sequences_ = 0;
+  int64_t n_sequences_ = 0;  // 0: no cache (key ranges instead)
   // Several sequences: their attention outputs side by side, F32 [d, n_head,
   // n_tokens]; one buffer serves every layer, as the layers run in order.
   Tensor* gathered_attention_ = nullptr;

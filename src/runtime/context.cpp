@@ -158,48 +158,38 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
     throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
   }
   check_tokens(tokens, n);
-  if (!all_logits && in_group()) return eval_in_group(tokens, n, cancel);
   const int64_t n_vocab = model_.hparams().n_vocab;
+  // In a group the tokens go in its requests' chunks, each pass's last row to group_logits_.
+  const bool shared = !all_logits && in_group();
+  const int64_t batch = shared ? group_->max_request_tokens() : n_batch_;
   kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
   const int64_t used_before = kv_.used();
-  const core::Tensor* out = nullptr;
+  const float* last = nullptr;  // the last token's logits
   try {
-    for (int64_t done = 0; done < n; done += n_batch_) {
+    for (int64_t done = 0; done < n; done += batch) {
       if (cancel && cancel->requested()) throw Cancelled();
-      const int64_t count = std::min(n_batch_, n - done);
+      const int64_t count = std::min(batch, n - done);
       const int64_t first = kv_.append(count, kv_.next_position());
-      out = run_batch(tokens + done, count, first, all_logits ? count : 1, cancel);
+      if (shared) {
+        group_->run(kv_, tokens + done, count, first, 1, group_logits_.data());
+        last = group_logits_.data();
+        continue;
+      }
+      const core::Tensor* out = run_batch(tokens + done, count, first, all_logits ? count : 1, cancel);
       if (!out) throw Cancelled();
       if (all_logits) {
         for (int64_t r = 0; r < count; ++r) {
           std::memcpy(all_logits + (done + r) * n_vocab, out->row_ptr(r), static_cast<size_t>(n_vocab) * sizeof(float));
         }
       }
+      last = reinterpret_cast<const float*>(out->row_ptr(out->ne[1] - 1));
     }
   } catch (...) {
     kv_.drop_last(kv_.used() - used_before);
     throw;
   }
   // Only now, so that a failed or cancelled call leaves the last logits as they were.
-  if (out) std::memcpy(logits_.data(), out->row_ptr(out->ne[1] - 1), logits_.size() * sizeof(float));
-}
-
-void Context::eval_in_group(const int32_t* tokens, int64_t n, const core::Cancellation* cancel) {
-  kv_.require_free(n);
-  const int64_t used_before = kv_.used();
-  const int64_t chunk = group_->max_request_tokens();
-  try {
-    for (int64_t done = 0; done < n; done += chunk) {
-      if (cancel && cancel->requested()) throw Cancelled();
-      const int64_t count = std::min(chunk, n - done);
-      const int64_t first = kv_.append(count, kv_.next_position());
-      group_->run(kv_, tokens + done, count, first, 1, group_logits_.data());
-    }
-  } catch (...) {
-    kv_.drop_last(kv_.used() - used_before);
-    throw;
-  }
-  if (n > 0) std::memcpy(logits_.data(), group_logits_.data(), logits_.size() * sizeof(float));
+  if (last) std::memcpy(logits_.data(), last, logits_.size() * sizeof(float));
 }
 
 void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
@@ -229,25 +219,18 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
   kv_.require_free(n);
   const int64_t first = kv_.append(n, kv_.next_position());
   const size_t row_bytes = static_cast<size_t>(n_vocab()) * sizeof(float);
-  if (in_group() && n <= group_->max_request_tokens() && rows <= group_->params().max_logit_rows) {
-    try {
-      group_->run(kv_, tokens, n, first, rows, logits);
-    } catch (...) {
-      kv_.drop_last(n);
-      throw;
-    }
-    std::memcpy(logits_.data(), logits + (rows - 1) * n_vocab(), row_bytes);
-    return;
-  }
-  const core::Tensor* out = nullptr;
   try {
-    out = run_batch(tokens, n, first, rows, nullptr);
+    if (in_group() && n <= group_->max_request_tokens() && rows <= group_->params().max_logit_rows) {
+      group_->run(kv_, tokens, n, first, rows, logits);
+    } else {
+      const core::Tensor* out = run_batch(tokens, n, first, rows, nullptr);
+      for (int64_t r = 0; r < rows; ++r) std::memcpy(logits + r * n_vocab(), out->row_ptr(r), row_bytes);
+    }
   } catch (...) {
     kv_.drop_last(n);
     throw;
   }
-  for (int64_t r = 0; r < rows; ++r) std::memcpy(logits + r * n_vocab(), out->row_ptr(r), row_bytes);
-  std::memcpy(logits_.data(), out->row_ptr(rows - 1), row_bytes);
+  std::memcpy(logits_.data(), logits + (rows - 1) * n_vocab(), row_bytes);
 }
 
 const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,

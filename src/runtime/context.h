@@ -164,8 +164,6 @@ class Context {
   const core::Tensor* run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                                 const core::Cancellation* cancel);
   void check_tokens(const int32_t* tokens, int64_t n) const;
-  // eval() through the group: the tokens in chunks of the group's requests.
-  void eval_in_group(const int32_t* tokens, int64_t n, const core::Cancellation* cancel);
   bool in_group() const { return group_ != nullptr && group_serves_; }
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);

@@ -237,9 +237,10 @@ void PassGroup::run_pass(size_t first, size_t count) {
   int64_t row = 0;
   for (size_t i = first; i < first + count; ++i) {
     const Request& r = *taken_[i];
-    std::memcpy(static_cast<int32_t*>(in.tokens->data) + token, r.tokens, static_cast<size_t>(r.n_tokens) * 4);
+    std::memcpy(static_cast<int32_t*>(in.tokens->data) + token, r.tokens,
+                static_cast<size_t>(r.n_tokens) * sizeof(int32_t));
     std::memcpy(static_cast<int32_t*>(in.positions->data) + token, r.kv->positions().data() + r.first_cell,
-                static_cast<size_t>(r.n_tokens) * 4);
+                static_cast<size_t>(r.n_tokens) * sizeof(int32_t));
     if (in.output_rows != nullptr) {
       for (int64_t j = r.n_tokens - r.output_rows; j < r.n_tokens; ++j) {
         static_cast<int32_t*>(in.output_rows->data)[row++] = static_cast<int32_t>(token + j);

@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 7
+#define PEAK_VERSION_MINOR 8
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.7.0"
+#define PEAK_VERSION_STRING "0.8.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -585,6 +585,26 @@ typedef struct peak_pass_group_stats {
 
 PEAK_API peak_status peak_pass_group_get_stats(const peak_pass_group* group, peak_pass_group_stats* stats);
 
+/* ---- draft models ---------------------------------------------------------------- */
+
+/* Since 0.8.0: a draft model for speculative decoding. A smaller model of the
+   target's vocabulary (the same tokens with the same texts: Qwen3 0.6B for
+   Qwen3 4B, for example) proposes the next tokens, and the target verifies a
+   token and the draft in one pass (peak_generate_params.draft_model). The
+   draft model has a context of its own, created here with `params` (NULL:
+   the defaults; its n_ctx need not be the target's: a longer text is followed
+   by a window of its end), and remembers the tokens it holds, so each
+   generation evaluates there only what is new since the last one (the
+   longest common prefix is kept).
+
+   Thread-safety: one generation uses a draft model at a time; different draft
+   models are independent. `model` must outlive it. */
+typedef struct peak_draft_model peak_draft_model;
+
+PEAK_API peak_status peak_draft_model_create(const peak_model* model, const peak_context_params* params,
+                                             peak_draft_model** out);
+PEAK_API void peak_draft_model_free(peak_draft_model* draft);
+
 /* ---- sampling ------------------------------------------------------------------- */
 
 typedef struct peak_sampler peak_sampler;
@@ -761,6 +781,24 @@ typedef struct peak_generate_params {
      edits, quotes); the context needs max_logit_rows >= 2. */
   int lookup_ngram;
   int draft_max;
+  /* Since 0.8.0: speculative decoding with a draft model (peak_draft_model_
+     create; NULL, the default: none; not with lookup_ngram > 0). After each
+     token the draft model, following the text (peak_generate: the context's
+     prompts and what was generated since it was last empty; a session: the
+     conversation the model reads), drafts up to draft_max tokens, sampling
+     with a copy of the sampler (its penalties and grammar, a random sequence
+     of its own) while its probability of its choice is at least draft_p_min
+     (default 0.75; 0 drafts draft_max always). At temperature 0 the text is the
+     one generated without drafts, as with prompt lookup. At temperature > 0
+     each drafted token is kept or refused by speculative sampling (kept with
+     probability min(1, p/q) for the target's p and the draft's q, else a
+     token drawn from the residual max(0, p - q)): the text has the
+     distribution it has without a draft, drawn with other random numbers.
+     The context needs max_logit_rows >= 2 (draft_max + 1 for whole drafts);
+     a draft model of another vocabulary is refused, naming the first token
+     that differs. */
+  peak_draft_model* draft_model;
+  float draft_p_min;
 } peak_generate_params;
 
 typedef struct peak_generate_result {
@@ -771,8 +809,8 @@ typedef struct peak_generate_result {
   double prompt_seconds;
   double generate_seconds;
   /* Since 0.6.0 (a struct_size of the earlier version gets the fields above
-     only): the tokens prompt lookup drafted, and of them those the sampler
-     drew (the acceptance rate is their ratio). */
+     only): the tokens drafted (prompt lookup or a draft model), and of them
+     those kept (the acceptance rate is their ratio). */
   size_t n_drafted_tokens;
   size_t n_accepted_tokens;
 } peak_generate_result;

@@ -107,6 +107,25 @@ peak_status peak_context_memory_needed(const peak_model* model, const peak_conte
 
 void peak_context_free(peak_context* ctx) { delete ctx; }
 
+peak_status peak_draft_model_create(const peak_model* model, const peak_context_params* params,
+                                    peak_draft_model** out) {
+  PEAK_CHECK_ARG(out, "peak_draft_model_create: out");
+  *out = nullptr;
+  PEAK_CHECK_ARG(model, "peak_draft_model_create: model");
+  if (!has_weights(model, "peak_draft_model_create")) return PEAK_ERR_INVALID_ARGUMENT;
+  peak::runtime::ContextParams cp;
+  if (const peak_status st = peak::capi::context_params_from_c(params, model, &cp); st != PEAK_OK) return st;
+  return guarded([&] {
+    auto d = std::make_unique<peak_draft_model>();
+    d->model = model;
+    d->draft = std::make_unique<peak::runtime::DraftModel>(*model->model, cp);
+    *out = d.release();
+    return PEAK_OK;
+  });
+}
+
+void peak_draft_model_free(peak_draft_model* draft) { delete draft; }
+
 size_t peak_context_n_ctx(const peak_context* ctx) {
   return ctx ? static_cast<size_t>(ctx->context->n_ctx()) : 0;
 }

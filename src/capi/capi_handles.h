@@ -59,6 +59,11 @@ struct peak_context {
   std::unique_ptr<peak::runtime::Context> context;
 };
 
+struct peak_draft_model {
+  const peak_model* model;
+  std::unique_ptr<peak::runtime::DraftModel> draft;
+};
+
 namespace peak::capi {
 
 // Checks the C context parameters (NULL: the defaults) and converts them; a
@@ -165,6 +170,8 @@ inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generat
   peak::runtime::GenerateOptions o;
   o.lookup_ngram = p.lookup_ngram;
   o.draft_max = p.draft_max;
+  o.draft_model = p.draft_model ? p.draft_model->draft.get() : nullptr;
+  o.draft_p_min = p.draft_p_min;
   // A limit above INT32_MAX is never reached (positions are int32_t): no limit.
   o.max_tokens = p.max_tokens > peak::capi::kMaxTokenCount ? -1 : static_cast<int32_t>(p.max_tokens);
   o.abort_flag = p.abort_flag;
@@ -179,16 +186,18 @@ inline peak::runtime::GenerateOptions generate_options_from_c(const peak_generat
 }
 
 // The first versions of peak_generate_params and peak_generate_result (before
-// prompt lookup).
+// prompt lookup), and peak_generate_params of 0.6.0 (before draft models).
 constexpr size_t kGenerateParamsFirstSize = offsetof(peak_generate_params, lookup_ngram);
+constexpr size_t kGenerateParamsLookupSize = offsetof(peak_generate_params, draft_model);
 constexpr size_t kGenerateResultFirstSize = offsetof(peak_generate_result, n_drafted_tokens);
 
 // The generation parameters of any version, and the result's struct_size
 // checked; false (the message set) when either is refused.
 inline bool generate_params_from_c(const peak_generate_params* params, const peak_generate_result* result,
                                    peak_generate_params* out) {
-  if (!peak::capi::read_versioned_params(params, peak_generate_default_params(), {kGenerateParamsFirstSize},
-                                         "peak_generate_params", out)) {
+  if (!peak::capi::read_versioned_params(params, peak_generate_default_params(),
+                                         {kGenerateParamsFirstSize, kGenerateParamsLookupSize}, "peak_generate_params",
+                                         out)) {
     return false;
   }
   if (result && result->struct_size != kGenerateResultFirstSize &&
@@ -201,9 +210,20 @@ inline bool generate_params_from_c(const peak_generate_params* params, const pea
                                                     ": 0 (off) or the longest n-gram looked up");
     return false;
   }
-  if (out->lookup_ngram > 0 && out->draft_max < 1) {
+  const bool drafts = out->lookup_ngram > 0 || out->draft_model;
+  if (out->lookup_ngram > 0 && out->draft_model) {
+    peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT,
+                     "peak_generate_params: lookup_ngram and draft_model both draft; set one of them");
+    return false;
+  }
+  if (drafts && out->draft_max < 1) {
     peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate_params.draft_max is " + std::to_string(out->draft_max) +
-                                                    ": prompt lookup drafts 1 or more tokens");
+                                                    ": a draft is 1 or more tokens");
+    return false;
+  }
+  if (out->draft_model && !(out->draft_p_min >= 0.0f && out->draft_p_min <= 1.0f)) {
+    peak::capi::fail(PEAK_ERR_INVALID_ARGUMENT, "peak_generate_params.draft_p_min is " +
+                                                    std::to_string(out->draft_p_min) + ": a probability, in [0, 1]");
     return false;
   }
   return true;

@@ -174,6 +174,8 @@ peak_generate_params peak_generate_default_params(void) {
   p.parse_special = 1;
   p.lookup_ngram = 0;
   p.draft_max = 4;
+  p.draft_model = nullptr;
+  p.draft_p_min = 0.75f;
   return p;
 }
 

@@ -436,11 +436,12 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
 void ChatSession::generate_answer(const std::vector<int32_t>& segment, const runtime::GenerateOptions& options,
                                   const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn) {
   runtime::GenerateOptions o = options;
-  // Prompt lookup searches the conversation the model reads, this turn's prompt after it.
+  // Prompt lookup searches the conversation the model reads, this turn's
+  // prompt after it; a draft model follows it.
   std::vector<int32_t> history;
-  if (o.lookup_ngram > 0) {
+  if (o.lookup_ngram > 0 || o.draft_model) {
     history = cached_tokens();
-    o.lookup_history = &history;
+    o.history = &history;
   }
   const int64_t budget = settings_.headroom - kClosingReserve;
   o.max_tokens = options.max_tokens < 0 ? static_cast<int32_t>(budget)

@@ -13,6 +13,7 @@
 
 #include "sampling/sampler_chain.h"
 #include "runtime/context.h"
+#include "runtime/draft_model.h"
 
 namespace peak::runtime {
 
@@ -48,22 +49,35 @@ struct GenerateOptions {
   // an int, __atomic_store_n) and a signal handler on the generating thread with
   // a plain store.
   const volatile int* abort_flag = nullptr;
-  // Speculative decoding by prompt lookup (runtime/prompt_lookup.h), 0: off.
-  // After each token the longest n-gram of up to lookup_ngram tokens that ends
-  // the text so far (lookup_history, the prompt, what was generated) and
-  // occurred before proposes the tokens that followed it, at most draft_max;
-  // one pass evaluates the token and the draft, and the sampler takes each of
-  // the draft's rows of logits in turn while its tokens are the ones sampled.
-  // Every token is sampled from the logits it would be sampled from without
-  // drafts, by the same sampler calls in the same order, so the output is
-  // the same text (up to the float sums of a batch against a single token's)
-  // at any temperature. The context needs max_logit_rows >= 2 (draft_max + 1
-  // for whole drafts), else std::invalid_argument.
+  // Speculative decoding: after each token, a draft of up to draft_max tokens
+  // (and the cells after the token allow) is evaluated with it in one pass,
+  // and the sampler takes each of the draft's rows of logits in turn while
+  // its tokens are kept. The context needs max_logit_rows >= 2 (draft_max + 1
+  // for whole drafts), else std::invalid_argument. The draft comes from one of:
+  //  - prompt lookup (runtime/prompt_lookup.h), lookup_ngram > 0: the longest
+  //    n-gram of up to lookup_ngram tokens that ends the text so far (history,
+  //    the prompt, what was generated) and occurred before proposes the
+  //    tokens that followed it;
+  //  - a draft model (runtime/draft_model.h) of the target's vocabulary,
+  //    following the same text. It samples with a copy of the sampler (its
+  //    penalties and grammar state, a random stream of its own) and drafts
+  //    while its probability of its choice is at least draft_p_min.
+  // Drafts change the cost, not the output's distribution. Prompt lookup's drafts, and a draft
+  // model's at temperature 0, are fixed tokens: every token is sampled by the
+  // same sampler call from the same logits as without drafts (computed in a
+  // batch instead of alone: equal up to the order of float sums), so the text
+  // is the same. At temperature > 0 a draft model's tokens are kept or
+  // refused by speculative sampling (sampling/speculative_sampling.h): the
+  // text has the distribution it has without drafts, but other draws.
   int32_t lookup_ngram = 0;
+  DraftModel* draft_model = nullptr;  // not with lookup_ngram > 0
   int32_t draft_max = 4;
-  // Tokens the context holds before the prompt, searched too (a chat's earlier
-  // turns); may be null.
-  const std::vector<int32_t>* lookup_history = nullptr;
+  float draft_p_min = 0.75f;  // in [0, 1]
+  // Tokens the context holds before the prompt (a chat's earlier turns), that
+  // prompt lookup searches and a draft model follows; may be null. Without
+  // them a draft model takes the context as holding what the draft model
+  // followed last (the same context, continued) unless the context is empty.
+  const std::vector<int32_t>* history = nullptr;
 };
 
 struct GenerateResult {
@@ -73,7 +87,7 @@ struct GenerateResult {
   double prompt_seconds = 0;
   double generate_seconds = 0;
   std::vector<int32_t> tokens;  // the sampled tokens
-  int32_t n_drafted = 0;        // tokens proposed by prompt lookup
+  int32_t n_drafted = 0;        // tokens drafted (prompt lookup or a draft model)
   int32_t n_accepted = 0;       // of them, those sampled (acceptance: n_accepted / n_drafted)
 };
 

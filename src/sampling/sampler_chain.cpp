@@ -6,11 +6,15 @@
 #include <utility>
 
 #include "sampling/selection.h"
+#include "sampling/speculative_sampling.h"
 #include "sampling/truncation.h"
 
 namespace peak::sampling {
 
 namespace {
+
+// The random stream of a chain that drafts (split_random_stream): any but Pcg32::kDefaultStream.
+constexpr uint64_t kDraftStream = 0x5eedd4af7;
 
 int32_t checked_vocab_size(int32_t n_vocab) {
   if (n_vocab <= 0) {
@@ -72,6 +76,30 @@ int32_t SamplerChain::sample(const float* logits) {
   }
   run_stages();
   return select_from_distribution(candidates_, rng_);
+}
+
+int32_t SamplerChain::sample_against_draft(const float* logits, int32_t drafted, const float* draft_probabilities) {
+  if (params_.temperature == 0.0f) return sample(logits);
+  candidates_ = load_logits(logits, n_vocab_, buffer_.data());
+  if (!has_selectable(candidates_)) {
+    throw std::invalid_argument("sampling: every logit is NaN or -inf, no token can be chosen");
+  }
+  run_stages();
+  softmax(candidates_);
+  return keep_or_resample(candidates_, drafted, draft_probabilities, rng_);
+}
+
+float SamplerChain::last_probability(int32_t token) {
+  if (params_.temperature == 0.0f) softmax(candidates_);  // sample() chose by logit alone
+  for (size_t i = 0; i < candidates_.size; ++i) {
+    if (candidates_.data[i].id == token) return candidates_.data[i].p;
+  }
+  return 0.0f;
+}
+
+void SamplerChain::split_random_stream() {
+  const uint64_t seed = (static_cast<uint64_t>(rng_.next_u32()) << 32u) | rng_.next_u32();
+  rng_ = Pcg32(seed, kDraftStream);
 }
 
 // The grammar goes first. The penalties change the logits of single tokens, so

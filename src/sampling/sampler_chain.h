@@ -59,6 +59,18 @@ class SamplerChain {
 
   // Chooses a token from logits[0..n_vocab). Does not accept it: call accept().
   int32_t sample(const float* logits);
+  // Speculative sampling (speculative_sampling.h): chooses the token sample()
+  // would, in distribution, given `drafted`, a token another chain drew from
+  // the distribution `draft_probabilities` (dense, n_vocab entries): keeps it
+  // or draws from the residual. At temperature 0 it is sample() (greedy).
+  int32_t sample_against_draft(const float* logits, int32_t drafted, const float* draft_probabilities);
+  // The probability of `token` among the candidates of the last sample() (at
+  // temperature 0: softmax of the logits after the penalties and the grammar);
+  // 0 when it was not a candidate. For a draft's confidence in its choice.
+  float last_probability(int32_t token);
+  // A random sequence of its own, derived from this chain's, for a copy that
+  // drafts for it: its draws must not repeat the draws that judge them.
+  void split_random_stream();
   // A token generated (sampled, or forced by the caller): it joins the penalty
   // window and the grammar reads its bytes. Throws std::invalid_argument,
   // changing nothing, for a token the grammar does not allow here.

@@ -117,11 +117,13 @@ constexpr int64_t kPackedTileRows = 256;
 constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 // A pass of at most this many tokens (a token with the tokens drafted after
-// it, decode steps of several sequences) attends with the per-row fp32
-// kernels a one-token step uses: a token verified with its draft must get
-// the logits its own step would give, up to the order of float sums (bf16
-// products would move them by about 1e-3 and flip near ties). Packing a
-// block of keys pays for itself over many rows, not over a few.
+// it) attends token by token, each exactly as its own one-token step would:
+// the same per-row fp32 kernels, blocks and key chunks, so the same bits. A
+// token verified with its draft must get the logits its own step gives: one
+// float ulp of difference in an attention output can move a Q8 code of the
+// next projection's activations, and that moved logits by about 3e-2 and
+// flipped near ties (greedy with drafts wrote another text than without).
+// A token's own keys then come from L1 or L2 for the next token of the pass.
 constexpr int64_t kFewTokens = 8;
 bool few_tokens(const Tensor& node) { return node.src[0]->ne[2] <= kFewTokens; }
 
@@ -155,6 +157,7 @@ bool packed_tiles(const Tensor& node) { return bf16_kernels(node) != nullptr || 
 struct AttentionShape {
   int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
   int64_t window;       // > 0: sliding window (params.i[1])
+  bool token_steps;     // a few tokens' pass: each token a tile, attending as its own step (kFewTokens)
   int64_t tile_tokens;  // query tokens per tile
   int64_t tile_rows;    // tile_tokens * group
   int64_t keys_per_block;
@@ -170,8 +173,11 @@ struct AttentionShape {
         n_kv(node.src[1]->ne[2]),
         group(n_head / n_head_kv),
         window(node.params.i[1]),
+        token_steps(few_tokens(node)),
         tile_tokens(
-            std::max<int64_t>(1, std::min(n_tokens, (packed_tiles(node) ? kPackedTileRows : kTileRows) / group))),
+            token_steps
+                ? 1
+                : std::max<int64_t>(1, std::min(n_tokens, (packed_tiles(node) ? kPackedTileRows : kTileRows) / group))),
         tile_rows(tile_tokens * group),
         keys_per_block(tile_rows > kStreamingRows             ? kKeysPerBlock
                        : kernel_tuning().prefetch_decode_rows ? kPrefetchingKeysPerBlock
@@ -179,17 +185,32 @@ struct AttentionShape {
 
   int64_t tiles() const { return (n_tokens + tile_tokens - 1) / tile_tokens; }
   int64_t units() const { return tiles() * n_head_kv; }  // (tile, kv head) pairs
+  // A unit's kv head and its tile's first token. Token steps go through a kv
+  // head's tokens one after the other, so the next token finds the head's K
+  // and V rows in L2; tiles go through a tile's heads.
+  int64_t unit_kv_head(int64_t unit) const { return token_steps ? unit / tiles() : unit % n_head_kv; }
+  int64_t unit_first_token(int64_t unit) const {
+    return (token_steps ? unit % tiles() : unit / n_head_kv) * tile_tokens;
+  }
 
   // The most keys a tile reads: every cell, or its first token's window and
   // one more cell per further token.
   int64_t tile_key_span() const { return window > 0 ? std::min(n_kv, window + tile_tokens - 1) : n_kv; }
 
   // Key chunks per unit so that every thread has work, keeping chunks long
-  // enough that merging them stays cheap.
-  int64_t key_chunks(int n_threads) const {
-    if (units() >= n_threads) return 1;
-    const int64_t wanted = (n_threads + units() - 1) / units();
-    return std::max<int64_t>(1, std::min({wanted, tile_key_span() / kMinKeysPerChunk, kMaxKeyChunks}));
+  // enough that merging them stays cheap. With token steps: the most any
+  // token's step takes (token_chunks of the longest span), as the units of
+  // one token's step.
+  int64_t key_chunks(int n_threads) const { return chunks_over(n_threads, tile_key_span()); }
+  // With token steps: the chunks of the step of a token that sees `span` keys.
+  int64_t token_chunks(int n_threads, int64_t span) const { return chunks_over(n_threads, span); }
+
+ private:
+  int64_t chunks_over(int n_threads, int64_t span) const {
+    const int64_t units_sharing = token_steps ? n_head_kv : units();
+    if (units_sharing >= n_threads) return 1;
+    const int64_t wanted = (n_threads + units_sharing - 1) / units_sharing;
+    return std::max<int64_t>(1, std::min({wanted, span / kMinKeysPerChunk, kMaxKeyChunks}));
   }
 };
 
@@ -688,20 +709,12 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   char* work = static_cast<char*>(params.work);
   char* own = work + layout.per_thread_bytes * static_cast<size_t>(params.thread_index);
   const Scratch sc(own, layout);
+  // Chunks per unit: the partials' stride; a token step may take fewer.
   const int64_t chunks = s.key_chunks(params.n_threads);
-
-  // Round-robin over (tile, kv head, chunk): neighbouring tasks cost about the
-  // same, so every thread gets a fair share of the causal triangle.
-  for (int64_t task = params.thread_index; task < s.units() * chunks; task += params.n_threads) {
-    const int64_t unit = task / chunks;
-    const int64_t chunk = task % chunks;
-    const int64_t kv_head = unit % s.n_head_kv;
-    const int64_t first_token = unit / s.n_head_kv * s.tile_tokens;
-    const int64_t tokens = std::min(s.tile_tokens, s.n_tokens - first_token);
-    const int64_t rows = tokens * s.group;
-    // The keys some row of the tile sees: from its first token's first to its
-    // last token's last (with key ranges, the least first and greatest end of
-    // its tokens'); the chunks share them out.
+  // The keys some row of the tile of `first_token` sees: from its first
+  // token's first to its last token's last (with key ranges, the least first
+  // and greatest end of its tokens').
+  const auto tile_keys = [&](int64_t first_token, int64_t tokens) {
     int64_t tile_begin = a.first_visible(first_token);
     int64_t tile_end = a.visible(first_token + tokens - 1);
     if (a.key_ranges != nullptr) {
@@ -710,20 +723,41 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
         tile_end = std::max(tile_end, a.visible(t));
       }
     }
-    // Chunks but the first start at multiples of kLaneGroup (whole groups of
-    // keys in lanes), counted from the group of the first key.
+    return std::make_pair(tile_begin, tile_end);
+  };
+  // The chunks a tile's keys [tile_begin, tile_end) are split into.
+  const auto unit_chunks = [&](int64_t tile_begin, int64_t tile_end) {
+    return s.token_steps ? s.token_chunks(params.n_threads, tile_end - tile_begin) : chunks;
+  };
+
+  // Round-robin over (tile, kv head, chunk): neighbouring tasks cost about the
+  // same, so every thread gets a fair share of the causal triangle.
+  for (int64_t task = params.thread_index; task < s.units() * chunks; task += params.n_threads) {
+    const int64_t unit = task / chunks;
+    const int64_t chunk = task % chunks;
+    const int64_t kv_head = s.unit_kv_head(unit);
+    const int64_t first_token = s.unit_first_token(unit);
+    const int64_t tokens = std::min(s.tile_tokens, s.n_tokens - first_token);
+    const int64_t rows = tokens * s.group;
+    const auto [tile_begin, tile_end] = tile_keys(first_token, tokens);
+    const int64_t own_chunks = unit_chunks(tile_begin, tile_end);
+    if (chunk >= own_chunks) continue;
+    // The chunks share the tile's keys out. Chunks but the first start at
+    // multiples of kLaneGroup (whole groups of keys in lanes), counted from
+    // the group of the first key.
     const int64_t aligned_begin = tile_begin - tile_begin % kLaneGroup;
     const int64_t keys_per_chunk =
-        ((tile_end - aligned_begin + chunks - 1) / chunks + kLaneGroup - 1) / kLaneGroup * kLaneGroup;
+        ((tile_end - aligned_begin + own_chunks - 1) / own_chunks + kLaneGroup - 1) / kLaneGroup * kLaneGroup;
     const int64_t begin = std::min(tile_end, std::max(tile_begin, aligned_begin + chunk * keys_per_chunk));
     const int64_t end = std::min(tile_end, aligned_begin + (chunk + 1) * keys_per_chunk);
 
     load_queries(a, first_token, rows, kv_head, sc);
-    const TileState state = chunks == 1
-        ? tile_state_at(own + layout.state_offset, s)
-        : tile_state_at(work + layout.partials_offset + static_cast<size_t>(task) * tile_state_bytes(s), s);
+    const TileState state =
+        own_chunks == 1
+            ? tile_state_at(own + layout.state_offset, s)
+            : tile_state_at(work + layout.partials_offset + static_cast<size_t>(task) * tile_state_bytes(s), s);
     attend(a, first_token, rows, kv_head, begin, end, sc, state);
-    if (chunks == 1) {
+    if (own_chunks == 1) {
       for (int64_t r = 0; r < rows; ++r) merge_into(&state, 1, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
     }
   }
@@ -736,14 +770,18 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
   for (int64_t item = items.begin; item < items.end; ++item) {
     const int64_t unit = item / s.tile_rows;
     const int64_t r = item % s.tile_rows;
-    const int64_t kv_head = unit % s.n_head_kv;
-    const int64_t first_token = unit / s.n_head_kv * s.tile_tokens;
+    const int64_t kv_head = s.unit_kv_head(unit);
+    const int64_t first_token = s.unit_first_token(unit);
     if (first_token + r / s.group >= s.n_tokens) continue;  // past the last, partial tile
-    for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t tokens = std::min(s.tile_tokens, s.n_tokens - first_token);
+    const auto [tile_begin, tile_end] = tile_keys(first_token, tokens);
+    const int64_t own_chunks = unit_chunks(tile_begin, tile_end);
+    if (own_chunks == 1) continue;  // written by its task
+    for (int64_t c = 0; c < own_chunks; ++c) {
       states[c] = tile_state_at(
           work + layout.partials_offset + static_cast<size_t>(unit * chunks + c) * tile_state_bytes(s), s);
     }
-    merge_into(states, chunks, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
+    merge_into(states, own_chunks, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
   }
 }
 

@@ -240,32 +240,44 @@ TEST(CoreAttention, ASequenceSideBySideGetsWhatItGetsAlone) {
 // one-token steps do: each token gets what its own step gives it, up to the
 // order of float sums, on a path with bf16 products too (which would move it
 // by about 1e-3 and flip a near tie of the logits).
+// A pass of a few tokens (a token and its draft) gives each token the bits its
+// own one-token step gives: one ulp of difference in an attention output can
+// move a Q8 code of the next projection's input and flip a near tie of the
+// logits. Caches around a block's and a key chunk's end, one kv head (its keys
+// split into chunks across the threads) and eight, a sliding window, 2 to 8
+// tokens, every cache type.
 TEST(CoreAttention, AFewTokensAttendAsOneTokenStepsDo) {
-  const int64_t head_dim = 128, n_head = 16, n_head_kv = 8, n_tokens = 5, n_kv = 300;
-  for (GgmlType type : kCacheTypes) {
-    SCOPED_TRACE(ggml_type_name(static_cast<uint32_t>(type)));
-    RandomInputs in(type, head_dim, n_head, n_head_kv, n_tokens, n_kv, 2.0f);
-    const AttentionParams params = causal_params(in.scale);
-    const Dense together = compute_once([&](Graph& g) { return g.attention(in.q, in.k, in.v, params); }, 2);
-    double worst = 0;
-    for (int64_t t = 0; t < n_tokens; ++t) {
-      const int64_t cells = n_kv - n_tokens + t + 1;
-      const Dense alone = compute_once(
-          [&](Graph& g) {
-            Tensor* q =
-                g.view(in.q, {head_dim, n_head, 1}, {in.q->nb[1], in.q->nb[2]}, static_cast<size_t>(t) * in.q->nb[2]);
-            const auto first = [&](Tensor* c) {
-              return g.view(c, {head_dim, n_head_kv, cells}, {c->nb[1], c->nb[2]}, 0);
-            };
-            return g.attention(q, first(in.k), first(in.v), params);
-          },
-          2);
-      for (int64_t h = 0; h < n_head; ++h) {
-        for (int64_t i = 0; i < head_dim; ++i)
-          worst = std::max(worst, std::abs(together.at(i, h, t) - alone.at(i, h, 0)));
+  struct Case {
+    int64_t n_head_kv, n_tokens, n_kv, window;
+  };
+  const int64_t head_dim = 128, n_head = 16;
+  for (const Case c : {Case{8, 5, 300, 0}, Case{8, 2, 4, 0}, Case{8, 5, 33, 0}, Case{8, 8, 130, 0}, Case{1, 5, 300, 0},
+                       Case{1, 8, 700, 0}, Case{2, 3, 129, 0}, Case{8, 5, 300, 64}, Case{1, 4, 520, 256}}) {
+    for (GgmlType type : kCacheTypes) {
+      SCOPED_TRACE(::testing::Message() << ggml_type_name(static_cast<uint32_t>(type)) << " kv heads " << c.n_head_kv
+                                        << " tokens " << c.n_tokens << " cells " << c.n_kv << " window " << c.window);
+      RandomInputs in(type, head_dim, n_head, c.n_head_kv, c.n_tokens, c.n_kv, 2.0f);
+      const AttentionParams params = causal_params(in.scale, c.window);
+      const Dense together = compute_once([&](Graph& g) { return g.attention(in.q, in.k, in.v, params); }, 2);
+      int64_t differing = 0;
+      for (int64_t t = 0; t < c.n_tokens; ++t) {
+        const int64_t cells = c.n_kv - c.n_tokens + t + 1;
+        const Dense alone = compute_once(
+            [&](Graph& g) {
+              Tensor* q =
+                  g.view(in.q, {head_dim, n_head, 1}, {in.q->nb[1], in.q->nb[2]}, static_cast<size_t>(t) * in.q->nb[2]);
+              const auto first = [&](Tensor* cache) {
+                return g.view(cache, {head_dim, c.n_head_kv, cells}, {cache->nb[1], cache->nb[2]}, 0);
+              };
+              return g.attention(q, first(in.k), first(in.v), params);
+            },
+            2);
+        for (int64_t h = 0; h < n_head; ++h) {
+          for (int64_t i = 0; i < head_dim; ++i) differing += together.at(i, h, t) != alone.at(i, h, 0) ? 1 : 0;
+        }
       }
+      EXPECT_EQ(differing, 0) << "values not equal bit for bit to the token's own step";
     }
-    EXPECT_LT(worst, 1e-5);
   }
 }
 

@@ -203,8 +203,7 @@ class Chat {
   bool generate(Turn turn) {
     peak_generate_params gp = peak_generate_default_params();
     gp.max_tokens = o_.gen.n_predict;
-    gp.lookup_ngram = o_.gen.lookup_ngram;
-    gp.draft_max = o_.gen.draft_max;
+    set_speculative(o_.gen, m_, gp);
     gp.abort_flag = &g_abort;
     gp.user_data = this;
     gp.on_kinded_text = [](const char* t, size_t n, peak_text_kind kind, void* self) {
@@ -352,9 +351,9 @@ class Chat {
     const char* on = tty_ ? "\033[2m" : "";
     const char* off = tty_ ? "\033[0m" : "";
     std::string lookup;
-    if (o_.gen.lookup_ngram > 0) {
-      lookup = " | lookup " + std::to_string(last_.n_accepted_tokens) + "/" + std::to_string(last_.n_drafted_tokens) +
-               " accepted";
+    if (o_.gen.lookup_ngram > 0 || m_.draft) {
+      lookup = std::string(o_.gen.lookup_ngram > 0 ? " | lookup " : " | draft ") +
+               std::to_string(last_.n_accepted_tokens) + "/" + std::to_string(last_.n_drafted_tokens) + " accepted";
     }
     std::fprintf(
         tty_ ? stdout : stderr,

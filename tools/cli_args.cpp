@@ -243,14 +243,24 @@ bool parse_lookup_option(ArgCursor& args, GenerationOptions& o) {
   if (is(a, "--lookup")) {
     args.next();
     o.lookup_ngram = static_cast<int>(args.integer(a, 0, 64));
-  } else if (is(a, "--draft-max")) {
+  } else if (is(a, "-md", "--draft-model") || is(a, "--model-draft")) {
+    args.next();
+    o.draft_model_path = args.value(a);
+  } else if (is(a, "--draft-max", "--draft")) {
     args.next();
     o.draft_max = static_cast<int>(args.integer(a, 1, 64));
+  } else if (is(a, "--draft-p-min")) {
+    args.next();
+    o.draft_p_min = static_cast<float>(args.real(a, 0.0, 1.0));
   } else {
     return false;
   }
+  if (o.lookup_ngram > 0 && !o.draft_model_path.empty()) {
+    throw UsageError("--lookup and --draft-model both draft: use one of them");
+  }
   // One pass verifies a token and its draft: a row of logits for each.
-  o.context.max_logit_rows = o.lookup_ngram > 0 ? static_cast<size_t>(o.draft_max) + 1 : 1;
+  const bool drafts = o.lookup_ngram > 0 || !o.draft_model_path.empty();
+  o.context.max_logit_rows = drafts ? static_cast<size_t>(o.draft_max) + 1 : 1;
   return true;
 }
 
@@ -294,13 +304,18 @@ const char kSamplingHelp[] =
     "  --frequency-penalty X, --presence-penalty X   (default 0 = off)\n"
     "  -s, --seed N              ";  // then the command's meaning of it
 const char kLookupHelp[] =
-    "speculative decoding:\n"
+    "speculative decoding (one pass verifies a token and the tokens drafted after it; the acceptance\n"
+    "is reported):\n"
     "  --lookup N                by prompt lookup: after each token, the longest n-gram of N down to 2\n"
-    "                            tokens ending the text that occurred before proposes what followed it,\n"
-    "                            and one pass verifies the token and the draft. The same text as\n"
-    "                            without, faster where it repeats its input; the acceptance is reported\n"
+    "                            tokens ending the text that occurred before proposes what followed it.\n"
+    "                            The same text as without, faster where it repeats its input\n"
     "                            (default 0: off)\n"
-    "  --draft-max N             the most tokens drafted after a token (default 4)\n";
+    "  -md, --draft-model FILE   by a smaller model of the same vocabulary (GGUF), with a context as\n"
+    "                            large as the model's. Greedy, the same text as without; sampled, the\n"
+    "                            same distribution (speculative sampling)\n"
+    "  --draft-max N             the most tokens drafted after a token (default 4)\n"
+    "  --draft-p-min P           the draft model drafts while its probability of its choice is at\n"
+    "                            least P (default 0.75)\n";
 
 }  // namespace
 

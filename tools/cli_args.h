@@ -58,11 +58,15 @@ struct GenerationOptions {
   std::string grammar_root;  // empty: "root"
   std::string json_schema;
   bool json_schema_given = false;
-  // --lookup N / --draft-max N: speculative decoding by prompt lookup
-  // (peak_generate_params.lookup_ngram, draft_max); the context then hands
-  // out draft_max + 1 rows of logits (max_logit_rows).
+  // Speculative decoding: --lookup N by prompt lookup, or --draft-model FILE
+  // (peak_generate_params.lookup_ngram, draft_model), drafting at most
+  // --draft-max N tokens (and, for a draft model, while its probability is at
+  // least --draft-p-min P); the context then hands out draft_max + 1 rows of
+  // logits (max_logit_rows).
   int lookup_ngram = 0;
+  std::string draft_model_path;
   int draft_max = 4;
+  float draft_p_min = 0.75f;
 };
 
 // options.sampler with its grammar or JSON Schema, pointing into `options`.

@@ -82,6 +82,7 @@ LoadedModel load_model(const std::string& path, const GenerationOptions& options
   m.adapter_set.n_adapters = m.adapter_uses.size();
   m.adapter_set.control_first_layer = options.control_first_layer;
   m.adapter_set.control_last_layer = options.control_last_layer;
+  load_draft_model(m, options);
   if (!with_context) return m;
   check_context_fits(model, options.context, options);
   peak_context* context = nullptr;
@@ -93,6 +94,45 @@ LoadedModel load_model(const std::string& path, const GenerationOptions& options
   check_status(peak_sampler_create(model, &sampler_params, &sampler));
   m.sampler.reset(sampler);
   return m;
+}
+
+void load_draft_model(LoadedModel& m, const GenerationOptions& options) {
+  if (options.draft_model_path.empty()) return;
+  peak_model* model = nullptr;
+  check_status(peak_model_load(options.draft_model_path.c_str(), &options.model, &model));
+  m.draft_file.reset(model);
+  peak_context_params cp = options.context;
+  cp.max_logit_rows = 1;
+  cp.pass_group = nullptr;
+  check_context_fits(model, cp, options);
+  peak_draft_model* draft = nullptr;
+  check_status(peak_draft_model_create(model, &cp, &draft));
+  m.draft.reset(draft);
+  // Its vocabulary is checked by the first generation; say so before a prompt is typed.
+  peak_model_info info{};
+  info.struct_size = sizeof info;
+  check_status(peak_model_get_info(model, &info));
+  if (info.n_vocab != m.info.n_vocab) {
+    throw CommandError("the draft model " + options.draft_model_path + " has a vocabulary of " +
+                       std::to_string(info.n_vocab) + " tokens, the model's has " + std::to_string(m.info.n_vocab) +
+                       ": a draft model must read the model's vocabulary");
+  }
+}
+
+void set_speculative(const GenerationOptions& options, const LoadedModel& m, peak_generate_params& params) {
+  params.lookup_ngram = options.lookup_ngram;
+  params.draft_max = options.draft_max;
+  params.draft_model = m.draft.get();
+  params.draft_p_min = options.draft_p_min;
+}
+
+std::string acceptance_summary(const GenerationOptions& options, size_t drafted, size_t accepted) {
+  if (options.lookup_ngram <= 0 && options.draft_model_path.empty()) return {};
+  char line[128];
+  std::snprintf(line, sizeof line, " | %s: %zu drafted, %zu accepted (%.0f%%)",
+                options.lookup_ngram > 0 ? "lookup" : "draft", drafted, accepted,
+                drafted > 0 ? 100.0 * static_cast<double>(accepted) / static_cast<double>(drafted) : 0.0);
+  return line;
 }
 
 LoadedEmbedder load_embedder(const std::string& path, const peak_embedder_params& params) {

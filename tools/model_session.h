@@ -26,6 +26,9 @@ struct AdapterDeleter { void operator()(peak_adapter* a) const { peak_adapter_fr
 struct SessionDeleter {
   void operator()(peak_session* s) const { peak_session_free(s); }
 };
+struct DraftModelDeleter {
+  void operator()(peak_draft_model* d) const { peak_draft_model_free(d); }
+};
 struct EmbedderDeleter {
   void operator()(peak_embedder* e) const { peak_embedder_free(e); }
 };
@@ -40,6 +43,9 @@ struct LoadedModel {
   std::vector<peak_adapter_use> adapter_uses;  // the adapters with their scales
   peak_adapter_set_params adapter_set = peak_adapter_set_default_params();  // points into adapter_uses
   uint64_t adapter_bytes = 0;  // LoRA matrices read per token besides the model's
+  // --draft-model: its model, then its context (freed first).
+  std::unique_ptr<peak_model, ModelDeleter> draft_file;
+  std::unique_ptr<peak_draft_model, DraftModelDeleter> draft;
 };
 
 // The tokens of `text` (peak_tokenize: add_special adds BOS/EOS as the model
@@ -62,6 +68,16 @@ void check_context_fits(const peak_model* model, const peak_context_params& para
 // `with_context` is false (the caller makes its own, e.g. a chat session, and
 // gives it m.adapter_set), a context running them and a sampler.
 LoadedModel load_model(const std::string& path, const GenerationOptions& options, bool with_context = true);
+
+// Loads options.draft_model_path (when given) as m's draft model, its context
+// sized as the target's (options.context), and checks that it reads m's
+// vocabulary. load_model does this.
+void load_draft_model(LoadedModel& m, const GenerationOptions& options);
+// The speculative decoding options (--lookup, --draft-model, --draft-max,
+// --draft-p-min) in generation parameters.
+void set_speculative(const GenerationOptions& options, const LoadedModel& m, peak_generate_params& params);
+// " | lookup: D drafted, A accepted (P%)" or " | draft: ...", empty without drafts.
+std::string acceptance_summary(const GenerationOptions& options, size_t drafted, size_t accepted);
 
 // An encoder model and an embedder on it (peak embed, peak rerank).
 struct LoadedEmbedder {

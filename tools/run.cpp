@@ -100,8 +100,9 @@ RunOptions parse(int argc, char** argv, bool* help) {
   if (o.tools.given() && !o.logits_out.empty()) {
     throw UsageError("--logits-out reads a plain prompt's logits: it does not go with --tools");
   }
-  if (o.gen.lookup_ngram > 0 && o.json) {
-    throw UsageError("--lookup does not go with --json, which samples token by token to keep the ids");
+  if ((o.gen.lookup_ngram > 0 || !o.gen.draft_model_path.empty()) && o.json) {
+    throw UsageError(std::string(o.gen.lookup_ngram > 0 ? "--lookup" : "--draft-model") +
+                     " does not go with --json, which samples token by token to keep the ids");
   }
   return o;
 }
@@ -258,8 +259,7 @@ void run_tool_turn(const std::string& path, RunOptions& o) {
       session.get(), [](const peak_tool_call* c, size_t, void* t) { static_cast<ToolTurn*>(t)->call(*c); }, &turn));
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
-  gp.lookup_ngram = o.gen.lookup_ngram;
-  gp.draft_max = o.gen.draft_max;
+  set_speculative(o.gen, m, gp);
   gp.user_data = &turn;
   gp.on_kinded_text = [](const char* t, size_t n, peak_text_kind kind, void* self) {
     static_cast<ToolTurn*>(self)->text(t, n, kind);
@@ -325,8 +325,7 @@ int run_run(int argc, char** argv) {
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = o.gen.n_predict;
   gp.parse_special = 0;  // the prompt is the user's text: it cannot spell control tokens
-  gp.lookup_ngram = o.gen.lookup_ngram;
-  gp.draft_max = o.gen.draft_max;
+  set_speculative(o.gen, m, gp);
   std::string prompt = o.prompt;
   if (logits_file) {
     write_prompt_logits(m, tokens, *logits_file);
@@ -359,13 +358,7 @@ int run_run(int argc, char** argv) {
   std::fprintf(stderr, "load: %.3f s | prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s",
                load_seconds, r.n_prompt_tokens, per_second(r.n_prompt_tokens, r.prompt_seconds), r.n_generated_tokens,
                per_second(r.n_generated_tokens, r.generate_seconds));
-  if (o.gen.lookup_ngram > 0) {
-    std::fprintf(stderr, " | lookup: %zu drafted, %zu accepted (%.0f%%)", r.n_drafted_tokens, r.n_accepted_tokens,
-                 r.n_drafted_tokens > 0
-                     ? 100.0 * static_cast<double>(r.n_accepted_tokens) / static_cast<double>(r.n_drafted_tokens)
-                     : 0.0);
-  }
-  std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "%s\n", acceptance_summary(o.gen, r.n_drafted_tokens, r.n_accepted_tokens).c_str());
   if (!flushed) throw CommandError(std::string("cannot write to standard output: ") + std::strerror(flush_error));
   return 0;
 }

@@ -63,9 +63,10 @@ void print_help() {
       "  -c, --ctx-size N          per slot: sets --recent-max to N less the summary and headroom\n"
       "  -n, --n-predict N         max_tokens of a request that gives none (default 256); any is\n"
       "                            clamped to --headroom\n"
-      "  --lookup N, --draft-max N speculative decoding by prompt lookup in every generation (see\n"
-      "                            peak run --help); each response's peak member gives drafted_tokens\n"
-      "                            and accepted_tokens\n"
+      "  --lookup N, --draft-model FILE, --draft-max N, --draft-p-min P\n"
+      "                            speculative decoding in every generation, by prompt lookup or by a\n"
+      "                            draft model (one context on it per slot; see peak run --help); each\n"
+      "                            response's peak member gives drafted_tokens and accepted_tokens\n"
       "limits:\n"
       "  --max-body N              bytes of a request body (default 8388608; more: 413)\n"
       "  --max-header N            bytes of a request's head (default 16384; more: 431)\n"
@@ -166,6 +167,8 @@ int run_serve(int argc, char** argv) {
   settings.session = chat_session_params(o);
   settings.context = o.gen.context;
   settings.adapters = m.adapter_uses.empty() ? nullptr : &m.adapter_set;
+  settings.draft_model = m.draft_file.get();
+  m.draft.reset();  // each slot makes its own
 
   o.server.model_id = file_name(o.gen.model_path);
   o.server.sampler = o.gen.sampler;
@@ -173,6 +176,7 @@ int run_serve(int argc, char** argv) {
   o.server.default_max_tokens = o.gen.n_predict;
   o.server.lookup_ngram = o.gen.lookup_ngram;
   o.server.draft_max = o.gen.draft_max;
+  o.server.draft_p_min = o.gen.draft_p_min;
   o.server.log_requests = true;
   peak_server::Server routes(settings, o.server);
 

@@ -222,6 +222,8 @@ std::string qwen3_reranker_prompt() {
 
 std::vector<std::string> synth_preset_names() {
   return {"qwen3-0.6b",
+          "qwen3-1.7b",
+          "qwen3-4b",
           "qwen2.5-0.5b",
           "llama-3.2-1b",
           "tinyllama-1.1b",
@@ -245,6 +247,14 @@ SynthSpec synth_preset(const std::string& name) {
   if (name == "qwen3-0.6b") {
     s.arch = Arch::Qwen3;
     s.n_layer = 28, s.n_embd = 1024, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128, s.n_ff = 3072;
+    s.n_vocab = 151936, s.n_ctx_train = 40960, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
+  } else if (name == "qwen3-1.7b" || name == "qwen3-4b") {
+    // The larger Qwen3 models of the same vocabulary: targets for a
+    // qwen3-0.6b draft model (speculative decoding).
+    const bool small = name == "qwen3-1.7b";
+    s.arch = Arch::Qwen3;
+    s.n_layer = small ? 28 : 36, s.n_embd = small ? 2048 : 2560, s.n_head = small ? 16 : 32, s.n_head_kv = 8;
+    s.head_dim = 128, s.n_ff = small ? 6144 : 9728;
     s.n_vocab = 151936, s.n_ctx_train = 40960, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
   } else if (name == "qwen2.5-0.5b") {
     s.arch = Arch::Qwen2;

@@ -57,7 +57,7 @@ struct SynthSpec {
   int64_t rope_dimensions() const { return rope_dims > 0 ? rope_dims : head_dim; }
 };
 
-// The named presets (qwen3-0.6b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
+// The named presets (qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
 // smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
 // embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b,
 // embeddinggemma-300m and nomic-embed-text-v1.5, and the rerankers

@@ -609,12 +609,33 @@ TEST(ServerRoutes, CompletionsReuseTheCommonPrefix) {
 // completions a fresh context), with the drafts counted in the peak member.
 // F32 caches: an F16 value computed in a batch of drafts may round to the
 // neighbouring half of the one computed alone, enough to flip a near tie.
-TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
+// 40 greedy tokens after `prompt` from /v1/completions, which must be the
+// continuation without drafts.
+FakeResponder greedy_completion_as_plain(Server& server, const std::string& prompt) {
+  FakeResponder completion = call(server, request("POST", "/v1/completions",
+                                                  "{\"prompt\": " + peak::json::write(Value(prompt)) +
+                                                      ", \"max_tokens\": 40, \"temperature\": 0}"));
+  EXPECT_EQ(completion.status, 200) << completion.body;
+  if (completion.status == 200) {
+    EXPECT_EQ(completion.json().find("choices")->items()[0].find("text")->as_string(),
+              greedy_continuation(prompt, 40, PEAK_TYPE_F32));
+  }
+  return completion;
+}
+
+// Slots whose contexts and sessions hand out the 5 rows a token and 4 drafted
+// ones take, with F32 caches (see below).
+SlotSettings drafting_settings() {
   SlotSettings s = settings();
   s.session.type_k = s.session.type_v = PEAK_TYPE_F32;
   s.context.type_k = s.context.type_v = PEAK_TYPE_F32;
   s.session.max_logit_rows = 5;
   s.context.max_logit_rows = 5;
+  return s;
+}
+
+TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
+  const SlotSettings s = drafting_settings();
   ServerOptions o = options();
   Server plain(s, o);
   o.lookup_ngram = 3;
@@ -627,12 +648,7 @@ TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
   EXPECT_EQ(content_of(chat.json()),
             content_of(call(plain, request("POST", "/v1/chat/completions", chat_request)).json()));
   const std::string prompt = story + " Lily saw a big red ball";
-  const FakeResponder completion = call(drafting, request("POST", "/v1/completions",
-                                                          "{\"prompt\": " + peak::json::write(Value(prompt)) +
-                                                              ", \"max_tokens\": 40, \"temperature\": 0}"));
-  ASSERT_EQ(completion.status, 200) << completion.body;
-  EXPECT_EQ(completion.json().find("choices")->items()[0].find("text")->as_string(),
-            greedy_continuation(prompt, 40, PEAK_TYPE_F32));
+  const FakeResponder completion = greedy_completion_as_plain(drafting, prompt);
   int64_t drafted = 0, accepted = 0;
   for (const FakeResponder* out : {&chat, &completion}) {
     const Value body = out->json();
@@ -646,6 +662,43 @@ TEST(ServerRoutes, PromptLookupWritesTheSameTextAndCountsItsDrafts) {
   const Value metrics = call(drafting, request("GET", "/metrics")).json();
   EXPECT_EQ(metrics.find("drafted_tokens")->as_int(), drafted);
   EXPECT_EQ(metrics.find("accepted_tokens")->as_int(), accepted);
+}
+
+// A draft model (the target itself here: one vocabulary, drafts mostly kept):
+// each slot drafts with its own, the drafting contexts of two slots step in
+// passes of their own, and the greedy answers are those without drafts.
+TEST(ServerRoutes, ADraftModelWritesTheSameTextAndCountsItsDrafts) {
+  SlotSettings s = drafting_settings();
+  Server plain(s, options(1));
+  s.draft_model = stories();
+  ServerOptions o = options(2);
+  o.draft_max = 4;
+  o.draft_p_min = 0.0f;
+  Server drafting(s, o);
+  const std::vector<std::string> bodies = {
+      chat_body({{"user", "Lily saw a big red ball in the park."}}, "\"max_tokens\": 40"),
+      chat_body({{"user", "Tom had a little dog named Max. One day"}}, "\"max_tokens\": 40")};
+  std::vector<FakeResponder> answers(bodies.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    clients.emplace_back([&, i] { answers[i] = call(drafting, request("POST", "/v1/chat/completions", bodies[i])); });
+  }
+  for (std::thread& t : clients) t.join();
+  int64_t drafted = 0;
+  for (size_t i = 0; i < bodies.size(); ++i) {
+    ASSERT_EQ(answers[i].status, 200) << answers[i].body;
+    EXPECT_EQ(content_of(answers[i].json()),
+              content_of(call(plain, request("POST", "/v1/chat/completions", bodies[i])).json()));
+    const Value* peak = answers[i].json().find("peak");
+    ASSERT_NE(peak, nullptr);
+    EXPECT_GT(peak->find("accepted_tokens")->as_int(), 0) << answers[i].body;
+    drafted += peak->find("drafted_tokens")->as_int();
+  }
+  const std::string prompt = "Lily saw a big red ball";
+  const FakeResponder completion = greedy_completion_as_plain(drafting, prompt);
+  ASSERT_EQ(completion.status, 200);
+  drafted += completion.json().find("peak")->find("drafted_tokens")->as_int();
+  EXPECT_EQ(call(drafting, request("GET", "/metrics")).json().find("drafted_tokens")->as_int(), drafted);
 }
 
 // Continuous batching: with two slots, concurrent requests step in shared

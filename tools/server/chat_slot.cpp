@@ -45,11 +45,26 @@ ChatSlot::ChatSlot(const SlotSettings& settings) : settings_(settings) {
   s.struct_size = sizeof s;
   check(peak_session_get_stats(session_, &s));
   n_ctx_ = s.n_ctx;
+  if (settings.draft_model) {
+    peak_context_params dp = peak_context_default_params();
+    dp.n_ctx = n_ctx_;
+    dp.n_threads = settings.session.n_threads;
+    dp.type_k = settings.session.type_k;
+    dp.type_v = settings.session.type_v;
+    dp.pass_group = settings.draft_pass_group;
+    const peak_status status = peak_draft_model_create(settings.draft_model, &dp, &draft_);
+    if (status != PEAK_OK) {
+      const std::string message = peak_last_error();
+      peak_session_free(session_);
+      throw PeakError(status, message);
+    }
+  }
 }
 
 ChatSlot::~ChatSlot() {
   peak_session_free(session_);
   peak_context_free(context_);
+  peak_draft_model_free(draft_);
 }
 
 void ChatSlot::create_session(const std::optional<std::string>& system, const std::string& tools) {

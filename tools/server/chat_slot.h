@@ -42,6 +42,11 @@ struct SlotSettings {
   peak_session_params session = peak_session_default_params();  // system_prompt is per slot
   peak_context_params context = peak_context_default_params();  // n_ctx: the session's
   const peak_adapter_set_params* adapters = nullptr;             // LoRA / control vectors, or nullptr
+  // Speculative decoding with a draft model (or nullptr): each slot has its
+  // own peak_draft_model on it, a context of the session's size with the
+  // session's threads and cache types, in draft_pass_group when given.
+  const peak_model* draft_model = nullptr;
+  peak_pass_group* draft_pass_group = nullptr;
 };
 
 class ChatSlot {
@@ -100,6 +105,8 @@ class ChatSlot {
   void trim_to_prompt();
   peak_context* context() { return context_; }
   size_t n_ctx() const { return n_ctx_; }
+  // This slot's draft model (SlotSettings::draft_model), or nullptr.
+  peak_draft_model* draft() { return draft_; }
 
  private:
   void create_session(const std::optional<std::string>& system, const std::string& tools);
@@ -118,6 +125,7 @@ class ChatSlot {
   size_t n_ctx_ = 0;
   peak_context* context_ = nullptr;
   std::vector<int32_t> context_tokens_;  // what context_ holds
+  peak_draft_model* draft_ = nullptr;
 };
 
 }  // namespace peak_server

@@ -173,7 +173,16 @@ Server::Server(const SlotSettings& settings, const ServerOptions& options)
     if (settings.context.type_k == session.type_k && settings.context.type_v == session.type_v) {
       slot_settings.context.pass_group = group;
     }
+    if (settings.draft_model) {
+      gp.max_logit_rows = 1;
+      gp.adapters = nullptr;
+      peak_pass_group* draft_group = nullptr;
+      check(peak_pass_group_create(settings.draft_model, &gp, &draft_group));
+      draft_pass_group_.reset(draft_group);
+      slot_settings.draft_pass_group = draft_group;
+    }
   }
+  speculative_ = options.lookup_ngram > 0 || settings.draft_model;
   for (size_t i = 0; i < options.parallel; ++i) {
     if (!info_.is_encoder) {
       slots_.push_back(std::make_unique<ChatSlot>(slot_settings));
@@ -331,17 +340,19 @@ void Server::models(HttpResponder& out) {
                                                      .set("owned_by", "peak"))));
 }
 
-peak_generate_params Server::generate_params(Generation& g, size_t max_tokens) const {
+peak_generate_params Server::generate_params(Generation& g, size_t max_tokens, ChatSlot& slot) const {
   peak_generate_params p = g.params(max_tokens);
   p.lookup_ngram = options_.lookup_ngram;
   p.draft_max = options_.draft_max;
+  p.draft_model = slot.draft();
+  p.draft_p_min = options_.draft_p_min;
   return p;
 }
 
 void Server::conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
                       Value extension) {
   g.finish();
-  if (options_.lookup_ngram > 0) {
+  if (speculative_) {
     extension.set("drafted_tokens", result.n_drafted_tokens).set("accepted_tokens", result.n_accepted_tokens);
   }
   prompt_tokens_.fetch_add(prompt_tokens);
@@ -476,7 +487,8 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
 
   // max_tokens beyond the session's headroom (the room kept for an answer) is clamped to it.
   const peak_generate_params gp = generate_params(
-      g, std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_));
+      g, std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens, headroom_),
+      slot);
   peak_generate_result result{};
   result.struct_size = sizeof result;
   check(peak_session_set_tool_call_callback(slot.session(), Generation::on_tool_call, &g));
@@ -540,9 +552,11 @@ void Server::completion(const HttpRequest& request, HttpResponder& out) {
     return;
   }
   // max_tokens beyond the room the context has left is clamped to it.
-  peak_generate_params gp = generate_params(
-      g, std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens,
-                          n_ctx - tokens.size()));
+  peak_generate_params gp =
+      generate_params(g,
+                      std::min<size_t>(r.max_tokens ? static_cast<size_t>(*r.max_tokens) : options_.default_max_tokens,
+                                       n_ctx - tokens.size()),
+                      slot);
   gp.add_special = 0;
   peak_generate_result result{};
   result.struct_size = sizeof result;

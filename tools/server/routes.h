@@ -45,10 +45,12 @@ struct ServerOptions {
   peak_sampler_params sampler = peak_sampler_default_params();  // requests change it per field
   bool random_seed = true;          // a request without "seed" draws one; false: it uses sampler.seed
   bool log_requests = false;        // one line per request on stderr
-  // Speculative decoding by prompt lookup in every generation (peak_generate_params);
-  // the slots' contexts and sessions hand out draft_max + 1 rows of logits.
+  // Speculative decoding in every generation (peak_generate_params): by
+  // prompt lookup, or by the draft model of SlotSettings::draft_model; the
+  // slots' contexts and sessions hand out draft_max + 1 rows of logits.
   int lookup_ngram = 0;
   int draft_max = 4;
+  float draft_p_min = 0.75f;
   // Continuous batching: with several slots, their steps run in shared
   // forward passes (peak_pass_group), a new prompt in chunks of
   // prefill_chunk tokens beside the running streams' steps.
@@ -62,7 +64,7 @@ struct ServerCounters {
   uint64_t prompt_tokens = 0;            // the prompts' sizes, as `usage` reports them
   uint64_t prompt_tokens_evaluated = 0;  // what was actually prefilled (the rest was reused)
   uint64_t completion_tokens = 0;
-  uint64_t drafted_tokens = 0;           // proposed by prompt lookup (--lookup)
+  uint64_t drafted_tokens = 0;           // proposed by prompt lookup or the draft model
   uint64_t accepted_tokens = 0;          // of them, those sampled
   uint64_t rejected_busy = 0;            // 503s for a full queue
   uint64_t cancelled = 0;                // clients gone before the end
@@ -125,7 +127,7 @@ class Server {
   // counts the tokens, then ends the answer (the stream's last events, or the
   // whole response with `extension` as its `peak` member), unless the client is gone.
   // The generation parameters of a request: max_tokens, the server's prompt lookup.
-  peak_generate_params generate_params(Generation& g, size_t max_tokens) const;
+  peak_generate_params generate_params(Generation& g, size_t max_tokens, ChatSlot& slot) const;
   void conclude(Generation& g, const peak_generate_result& result, size_t prompt_tokens, size_t evaluated,
                 peak::json::Value extension);
   // Waits for a slot; answers 503 itself when none can be had. false: no slot.
@@ -142,6 +144,9 @@ class Server {
   size_t headroom_;
   // The slots' shared passes (null: each slot alone); freed after the slots.
   std::unique_ptr<peak_pass_group, void (*)(peak_pass_group*)> pass_group_{nullptr, peak_pass_group_free};
+  // The slots' draft models step in passes of their own (continuous batching with a draft model).
+  std::unique_ptr<peak_pass_group, void (*)(peak_pass_group*)> draft_pass_group_{nullptr, peak_pass_group_free};
+  bool speculative_ = false;  // prompt lookup or a draft model: responses report drafted and accepted tokens
   std::vector<std::unique_ptr<ChatSlot>> slots_;                                     // a chat model's
   std::vector<std::unique_ptr<peak_embedder, void (*)(peak_embedder*)>> embedders_;  // an encoder's
   SlotPool pool_;

@@ -21,6 +21,13 @@ bool Generation::params(jobject options, peak_generate_params* out) {
   out->on_kinded_text = on_kinded_text;
   out->user_data = this;
 
+  if (jobject draft = env_->GetObjectField(options, refs.generate_options_draft_model)) {
+    const jlong handle = env_->CallLongMethod(draft, refs.native_handle_handle);  // throws once closed
+    env_->DeleteLocalRef(draft);
+    if (env_->ExceptionCheck()) return false;
+    out->draft_model = from_handle<peak_draft_model>(handle);
+  }
+
   jobject token = env_->GetObjectField(options, refs.generate_options_cancellation);
   if (!token) return true;
   jobject buffer = env_->GetObjectField(token, refs.cancellation_token_flag);

@@ -102,8 +102,17 @@ bool bind_refs(JNIEnv* env, JavaVM* vm) {
   if (!options) return false;
   refs.generate_options_cancellation = env->GetFieldID(options, "cancellation", "Lpeak/CancellationToken;");
   refs.generate_options_on_reasoning = env->GetFieldID(options, "onReasoning", "Lpeak/TextCallback;");
+  refs.generate_options_draft_model = env->GetFieldID(options, "draftModel", "Lpeak/DraftModel;");
   env->DeleteLocalRef(options);
-  if (!refs.generate_options_cancellation || !refs.generate_options_on_reasoning) return false;
+  if (!refs.generate_options_cancellation || !refs.generate_options_on_reasoning ||
+      !refs.generate_options_draft_model) {
+    return false;
+  }
+  jclass handle = env->FindClass("peak/NativeHandle");
+  if (!handle) return false;
+  refs.native_handle_handle = env->GetMethodID(handle, "handle", "()J");
+  env->DeleteLocalRef(handle);
+  if (!refs.native_handle_handle) return false;
   jclass token = env->FindClass("peak/CancellationToken");
   if (!token) return false;
   refs.cancellation_token_flag = env->GetFieldID(token, "flag", "Ljava/nio/ByteBuffer;");

@@ -47,6 +47,8 @@ struct JavaRefs {
   jfieldID file_descriptor_fd = nullptr;    // FileDescriptor's int: "descriptor" (Android) or "fd"; may be null
   jfieldID generate_options_cancellation = nullptr;
   jfieldID generate_options_on_reasoning = nullptr;
+  jfieldID generate_options_draft_model = nullptr;  // peak.DraftModel
+  jmethodID native_handle_handle = nullptr;         // NativeHandle.handle(): throws once closed
   jfieldID cancellation_token_flag = nullptr;
 };
 

@@ -1,4 +1,5 @@
-// Pass groups (peak.PassGroup): forward passes shared by several contexts and sessions.
+// Pass groups (peak.PassGroup): forward passes shared by several contexts and
+// sessions; draft models (peak.DraftModel), the contexts that draft for them.
 #include <jni.h>
 
 #include <peak/peak.h>
@@ -23,6 +24,20 @@ JNIEXPORT jlong JNICALL Java_peak_Native_passGroupCreate(JNIEnv* env, jclass, jl
 
 JNIEXPORT void JNICALL Java_peak_Native_passGroupFree(JNIEnv*, jclass, jlong group) {
   peak_pass_group_free(from_handle<peak_pass_group>(group));
+}
+
+JNIEXPORT jlong JNICALL Java_peak_Native_draftModelCreate(JNIEnv* env, jclass, jlong model, jobject params) {
+  return guarded(env, jlong{0}, [&]() -> jlong {
+    peak_context_params cp = peak_context_default_params();
+    if (!context_params_fields.read(env, params, "params", &cp, nullptr)) return 0;
+    peak_draft_model* draft = nullptr;
+    if (!check(env, peak_draft_model_create(from_handle<peak_model>(model), &cp, &draft))) return 0;
+    return to_handle(draft);
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_draftModelFree(JNIEnv*, jclass, jlong draft) {
+  peak_draft_model_free(from_handle<peak_draft_model>(draft));
 }
 
 JNIEXPORT jlongArray JNICALL Java_peak_Native_passGroupPassesBySequences(JNIEnv* env, jclass, jlong group) {

@@ -223,6 +223,7 @@ StructFields generate_options_fields("peak/GenerateOptions",
                                          PEAK_FIELD(peak_generate_params, "parseSpecial", parse_special, kBool),
                                          PEAK_FIELD(peak_generate_params, "lookupNgram", lookup_ngram, kInt),
                                          PEAK_FIELD(peak_generate_params, "draftMax", draft_max, kInt),
+                                         PEAK_FIELD(peak_generate_params, "draftPMin", draft_p_min, kFloat),
                                      });
 
 StructFields session_params_fields(

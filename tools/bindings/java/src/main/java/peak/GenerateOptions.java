@@ -13,6 +13,8 @@ public final class GenerateOptions {
   boolean parseSpecial;
   int lookupNgram;
   int draftMax;
+  DraftModel draftModel;
+  float draftPMin;
   CancellationToken cancellation;
   TextCallback onReasoning;
 
@@ -69,7 +71,33 @@ public final class GenerateOptions {
     return lookupNgram;
   }
 
-  /** The most tokens prompt lookup drafts after a token (default 4). */
+  /**
+   * Speculative decoding with a draft model of the same vocabulary (null, the default: none; not
+   * with {@link #lookupNgram(int)}): after each token it drafts up to draftMax tokens while its
+   * probability of its choice is at least {@link #draftPMin(float)}, verified in one pass. Greedy:
+   * the same text as without; sampled: the same distribution (speculative sampling). The context
+   * needs {@link ContextParams#maxLogitRows(long)} of draftMax + 1 (a session, its own).
+   */
+  public GenerateOptions draftModel(DraftModel value) {
+    draftModel = value;
+    return this;
+  }
+
+  public DraftModel draftModel() {
+    return draftModel;
+  }
+
+  /** A draft model drafts while its probability of its choice is at least this (default 0.75). */
+  public GenerateOptions draftPMin(float value) {
+    draftPMin = value;
+    return this;
+  }
+
+  public float draftPMin() {
+    return draftPMin;
+  }
+
+  /** The most tokens prompt lookup or a draft model drafts after a token (default 4). */
   public GenerateOptions draftMax(int value) {
     draftMax = value;
     return this;

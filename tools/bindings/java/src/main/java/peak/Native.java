@@ -112,6 +112,8 @@ final class Native {
   /** {@code group} 0: none. */
   static native long sessionCreate(long model, SessionParams params, long group);
   static native long passGroupCreate(long model, PassGroupParams params);
+  static native long draftModelCreate(long model, ContextParams params);
+  static native void draftModelFree(long draft);
   static native void passGroupFree(long group);
   static native long[] passGroupPassesBySequences(long group);
   static native void sessionFree(long session);

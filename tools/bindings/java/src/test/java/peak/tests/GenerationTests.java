@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import peak.CancellationToken;
 import peak.Context;
+import peak.DraftModel;
 import peak.ContextParams;
 import peak.GenerateOptions;
 import peak.GenerateResult;
@@ -117,22 +118,48 @@ public final class GenerationTests {
     }
   }
 
-  @Test
-  public void promptLookupWritesTheSameText() {
-    // Drafts from the text so far, verified in one pass: the text is the one written without them.
-    try (Model model = Model.load(Fixtures.stories());
-         Context plain = new Context(model, new ContextParams().nCtx(512));
-         Context drafting = new Context(model, new ContextParams().nCtx(512).maxLogitRows(5));
+  /**
+   * 300 greedy tokens from nothing on a context handing out 5 rows of logits, with `drafting`'s
+   * drafts: the text must be the one written without them. Returns the drafted generation's result.
+   */
+  private static GenerateResult draftedLikePlain(Model model, GenerateOptions drafting, String what) {
+    try (Context plain = new Context(model, new ContextParams().nCtx(512));
+         Context context = new Context(model, new ContextParams().nCtx(512).maxLogitRows(5));
          Sampler first = new Sampler(model, SamplerParams.greedy());
          Sampler second = new Sampler(model, SamplerParams.greedy())) {
       StringBuilder expected = new StringBuilder();
       StringBuilder drafted = new StringBuilder();
       plain.generate(first, "", new GenerateOptions().maxTokens(300), expected::append);
-      GenerateResult r = drafting.generate(second, "",
-          new GenerateOptions().maxTokens(300).lookupNgram(3).draftMax(4), drafted::append);
-      Check.equal(expected.toString(), drafted.toString(), "the text with prompt lookup");
+      GenerateResult r = context.generate(second, "", drafting.maxTokens(300), drafted::append);
+      Check.equal(expected.toString(), drafted.toString(), what);
       Check.isTrue(r.nAcceptedTokens() > 0 && r.nAcceptedTokens() <= r.nDraftedTokens(),
           "drafted " + r.nDraftedTokens() + ", accepted " + r.nAcceptedTokens());
+      return r;
+    }
+  }
+
+  @Test
+  public void promptLookupWritesTheSameText() {
+    // Drafts from the text so far, verified in one pass: the text is the one written without them.
+    try (Model model = Model.load(Fixtures.stories())) {
+      draftedLikePlain(model, new GenerateOptions().lookupNgram(3).draftMax(4), "the text with prompt lookup");
+    }
+  }
+
+  @Test
+  public void aDraftModelWritesTheSameGreedyText() {
+    // The target drafting for itself: the same vocabulary; greedy, the text written without drafts.
+    try (Model model = Model.load(Fixtures.stories());
+         Context context = new Context(model, new ContextParams().nCtx(512).maxLogitRows(5));
+         Sampler sampler = new Sampler(model, SamplerParams.greedy())) {
+      DraftModel closed;
+      try (DraftModel draft = new DraftModel(model, new ContextParams().nCtx(512))) {
+        draftedLikePlain(model, new GenerateOptions().draftModel(draft).draftPMin(0.0f), "the text with a draft model");
+        closed = draft;
+      }
+      Check.contains(Check.throwsA(IllegalStateException.class,
+          () -> context.generate(sampler, "", new GenerateOptions().draftModel(closed), s -> {})).getMessage(),
+          "closed", "a closed draft model");
     }
   }
 

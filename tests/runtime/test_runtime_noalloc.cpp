@@ -16,6 +16,7 @@
 #include "model/model.h"
 #include "model/synth_lora.h"
 #include "runtime/context.h"
+#include "runtime/draft_model.h"
 #include "runtime/pass_group.h"
 #include "tiny_models.h"
 
@@ -78,6 +79,25 @@ TEST_P(RuntimeNoAlloc, VerifyingDraftsAllocatesNothing) {
   }
   EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
   EXPECT_EQ(ctx.kv().used(), static_cast<int64_t>(prompt.size()) + 6 * 2);
+}
+
+// A draft model follows a growing text (evaluating what is new), drafts
+// after it and follows again after a refusal, in its reserved cells.
+TEST_P(RuntimeNoAlloc, DraftModelFollowsWithoutAllocating) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F16));
+  runtime::DraftModel draft(*m, small_context());
+  std::vector<int32_t> text = {1, 17, 250, 3, 99, 42, 7};
+  text.reserve(64);
+  draft.follow(text.data(), text.size(), 4);
+  test::AllocationScope scope;
+  for (int32_t step = 0; step < 8; ++step) {
+    draft.push(30 + step);  // drafted, then refused: the text goes on with another token
+    draft.push(31 + step);
+    text.push_back(60 + step);
+    draft.follow(text.data(), text.size(), 4);
+  }
+  EXPECT_EQ(scope.stats().bytes, 0u) << "largest request " << scope.stats().largest;
+  EXPECT_EQ(draft.tokens(), text);
 }
 
 // Two contexts stepping in passes they share (runtime::PassGroup), each from

@@ -96,6 +96,36 @@ TEST(SamplingNoAlloc, Greedy) {
   expect_no_allocation_while_sampling(params);
 }
 
+// Speculative sampling's steps: a drafting copy of the chain takes the
+// target's penalty window, draws and reports its probability; the target
+// keeps or resamples against the draft's distribution.
+TEST(SamplingNoAlloc, DraftingAndVerifying) {
+  const int n_vocab = 32000;
+  Pcg32 logits_source(13);
+  std::vector<float> target(n_vocab), draft(n_vocab), q(n_vocab, 0.0f);
+  for (int i = 0; i < n_vocab; ++i) {
+    target[static_cast<size_t>(i)] = static_cast<float>(logits_source.next_unit_double() * 20.0 - 10.0);
+    draft[static_cast<size_t>(i)] =
+        target[static_cast<size_t>(i)] + static_cast<float>(logits_source.next_unit_double());
+  }
+  SamplerParams params;
+  params.repeat_penalty = 1.1f;
+  SamplerChain chain(n_vocab, params);
+  SamplerChain drafting(chain);
+  drafting.split_random_stream();
+  g_allocations = 0;
+  g_counting = true;
+  for (int step = 0; step < 64; ++step) {
+    drafting.take_penalty_window(chain);
+    const int32_t x = drafting.sample(draft.data());
+    q[static_cast<size_t>(x)] = drafting.last_probability(x);
+    chain.accept(chain.sample_against_draft(target.data(), x, q.data()));
+    q[static_cast<size_t>(x)] = 0.0f;
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocations.load(), 0);
+}
+
 TEST(SamplingNoAlloc, GrammarMatcherOnceWarm) {
   const std::shared_ptr<const Grammar> grammar = Grammar::parse(R"(root ::= value
 value ::= "{" ws (string ":" ws value ("," ws string ":" ws value)*)? "}" ws | "[" ws (value ("," ws value)*)? "]" ws |

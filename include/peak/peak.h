@@ -543,9 +543,11 @@ PEAK_API peak_status peak_context_kv_shift(peak_context* ctx, size_t first, size
    most. A member alone never waits.
 
    What goes through the group: peak_context_eval (not peak_context_eval_all_
-   logits), generation, and prompt lookup's verification (draft_max + 1 <=
-   max_logit_rows), while the member's adapters are the group's; anything
-   else evaluates on the member's own graph.
+   logits), generation, and the verification of drafts (prompt lookup's or a
+   draft model's; draft_max + 1 <= max_logit_rows), while the member's
+   adapters are the group's; anything else evaluates on the member's own
+   graph. A draft model's context may be a member of a group of the draft
+   model (peak_context_params.pass_group of peak_draft_model_create).
 
    Thread-safety: members may evaluate from any threads at the same time (that
    is the point); peak_pass_group_get_stats from any thread. Free every member

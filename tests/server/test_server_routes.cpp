@@ -689,7 +689,8 @@ TEST(ServerRoutes, ADraftModelWritesTheSameTextAndCountsItsDrafts) {
     ASSERT_EQ(answers[i].status, 200) << answers[i].body;
     EXPECT_EQ(content_of(answers[i].json()),
               content_of(call(plain, request("POST", "/v1/chat/completions", bodies[i])).json()));
-    const Value* peak = answers[i].json().find("peak");
+    const Value body = answers[i].json();
+    const Value* peak = body.find("peak");
     ASSERT_NE(peak, nullptr);
     EXPECT_GT(peak->find("accepted_tokens")->as_int(), 0) << answers[i].body;
     drafted += peak->find("drafted_tokens")->as_int();

@@ -108,8 +108,7 @@ class Drafts {
   // a token of a draft model's draft at temperature > 0 is kept or refused by
   // speculative sampling.
   int32_t sample() {
-    const float* logits =
-        drafted_ > 0 ? rows_.data() + confirmed_ * static_cast<size_t>(ctx_.n_vocab()) : ctx_.logits();
+    const float* logits = drafted_ > 0 ? row_after_confirmed() : ctx_.logits();
     if (stochastic_ && confirmed_ < drafted_) {
       return sampler_.sample_against_draft(logits, batch_[confirmed_ + 1], distributions_.row(confirmed_));
     }
@@ -128,8 +127,7 @@ class Drafts {
   void drop_unconfirmed() {
     if (drafted_ == 0) return;
     if (confirmed_ < drafted_) {
-      ctx_.drop_last(static_cast<int64_t>(drafted_ - confirmed_),
-                     rows_.data() + confirmed_ * static_cast<size_t>(ctx_.n_vocab()));
+      ctx_.drop_last(static_cast<int64_t>(drafted_ - confirmed_), row_after_confirmed());
     }
     if (stochastic_) distributions_.clear();
     drafted_ = confirmed_ = 0;
@@ -154,6 +152,8 @@ class Drafts {
   }
 
  private:
+  // The logits after the last confirmed token of the draft (the token before it when none is).
+  const float* row_after_confirmed() const { return rows_.data() + confirmed_ * static_cast<size_t>(ctx_.n_vocab()); }
   // The draft model follows the text to its last token (the one sampled) and
   // drafts after it, sampling as the target's sampler would from where it
   // stands, until `limit` tokens or a choice it is not confident of.

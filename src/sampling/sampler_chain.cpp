@@ -60,11 +60,15 @@ SamplerChain::SamplerChain(int32_t n_vocab, const SamplerParams& params,
       vocabulary_(std::move(vocabulary)),
       grammar_(grammar_stage(n_vocab, params, vocabulary_)) {}
 
-int32_t SamplerChain::sample(const float* logits) {
+void SamplerChain::load(const float* logits) {
   candidates_ = load_logits(logits, n_vocab_, buffer_.data());
   if (!has_selectable(candidates_)) {
     throw std::invalid_argument("sampling: every logit is NaN or -inf, no token can be chosen");
   }
+}
+
+int32_t SamplerChain::sample(const float* logits) {
+  load(logits);
   if (params_.temperature == 0.0f) {
     // Greedy: the truncation stages never remove the highest logit, so only the
     // penalties (and the grammar) can change the choice.
@@ -80,10 +84,7 @@ int32_t SamplerChain::sample(const float* logits) {
 
 int32_t SamplerChain::sample_against_draft(const float* logits, int32_t drafted, const float* draft_probabilities) {
   if (params_.temperature == 0.0f) return sample(logits);
-  candidates_ = load_logits(logits, n_vocab_, buffer_.data());
-  if (!has_selectable(candidates_)) {
-    throw std::invalid_argument("sampling: every logit is NaN or -inf, no token can be chosen");
-  }
+  load(logits);
   run_stages();
   softmax(candidates_);
   return keep_or_resample(candidates_, drafted, draft_probabilities, rng_);

@@ -125,6 +125,8 @@ class SamplerChain {
   size_t candidate_capacity() const { return buffer_.capacity(); }
 
  private:
+  // The candidates of `logits`; throws std::invalid_argument when none can be chosen.
+  void load(const float* logits);
   void run_stage(SamplerStage stage);
   void run_stages();
   // The stage of the phase: nullptr without a grammar or while it is held.

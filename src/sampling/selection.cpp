@@ -19,19 +19,7 @@ int32_t select_from_distribution(Candidates& candidates, Pcg32& rng) {
   softmax(candidates);
   double total = 0.0;
   for (size_t i = 0; i < candidates.size; ++i) total += candidates.data[i].p;
-  const double target = rng.next_unit_double() * total;
-  // Strictly above the target (llama.cpp uses >=): with a draw of exactly 0 a
-  // leading candidate of probability 0 would otherwise be chosen.
-  double cumulative = 0.0;
-  size_t last_possible = 0;
-  for (size_t i = 0; i < candidates.size; ++i) {
-    if (candidates.data[i].p <= 0.0f) continue;
-    cumulative += candidates.data[i].p;
-    last_possible = i;
-    if (cumulative > target) return candidates.data[i].id;
-  }
-  // Rounding left the target at the very top of the range.
-  return candidates.data[last_possible].id;
+  return select_by_weight(candidates, total, rng, [](const TokenCandidate& c) { return double{c.p}; });
 }
 
 }  // namespace peak::sampling

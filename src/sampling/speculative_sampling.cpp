@@ -2,27 +2,9 @@
 
 #include <algorithm>
 
+#include "sampling/selection.h"
+
 namespace peak::sampling {
-namespace {
-
-// Draws from weights w(candidate) >= 0 (not normalised) in candidate order;
-// `total` is their sum, > 0.
-template <typename Weight>
-int32_t draw(const Candidates& c, double total, Pcg32& rng, Weight weight) {
-  const double target = rng.next_unit_double() * total;
-  double cumulative = 0.0;
-  size_t last_possible = 0;
-  for (size_t i = 0; i < c.size; ++i) {
-    const double w = weight(c.data[i]);
-    if (w <= 0.0) continue;
-    cumulative += w;
-    last_possible = i;
-    if (cumulative > target) return c.data[i].id;
-  }
-  return c.data[last_possible].id;  // rounding left the target at the top of the range
-}
-
-}  // namespace
 
 int32_t keep_or_resample(const Candidates& p, int32_t drafted, const float* q, Pcg32& rng) {
   double p_drafted = 0.0;
@@ -33,16 +15,16 @@ int32_t keep_or_resample(const Candidates& p, int32_t drafted, const float* q, P
   }
   const auto from_p = [](const TokenCandidate& t) { return double{t.p}; };
   const double q_drafted = q[drafted];
-  if (q_drafted <= 0.0) return draw(p, p_total, rng, from_p);  // not a draw of q: no draft to keep
-  p_drafted /= p_total;                                        // the stages' probabilities sum to 1 up to rounding
+  if (q_drafted <= 0.0) return select_by_weight(p, p_total, rng, from_p);  // not a draw of q: no draft to keep
+  p_drafted /= p_total;  // the stages' probabilities sum to 1 up to rounding
   if (rng.next_unit_double() * q_drafted < p_drafted) return drafted;
   const auto residual = [&](const TokenCandidate& t) {
     return std::max(0.0, static_cast<double>(t.p) / p_total - static_cast<double>(q[t.id]));
   };
   double residual_total = 0.0;
   for (size_t i = 0; i < p.size; ++i) residual_total += residual(p.data[i]);
-  if (residual_total <= 0.0) return draw(p, p_total, rng, from_p);
-  return draw(p, residual_total, rng, residual);
+  if (residual_total <= 0.0) return select_by_weight(p, p_total, rng, from_p);
+  return select_by_weight(p, residual_total, rng, residual);
 }
 
 }  // namespace peak::sampling

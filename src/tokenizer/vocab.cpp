@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 
@@ -193,7 +194,6 @@ void Vocab::load_tokens(const gguf::GgufFile& file) {
     refuse(kTokenTypeKey, std::to_string(types->size()) + " token types for " + std::to_string(n) + " tokens");
   }
   tokens_.resize(n);
-  token_ids_.reserve(n);
   for (uint64_t i = 0; i < n; ++i) {
     TokenData& data = tokens_[i];
     data.text = std::string(texts.str(i));
@@ -202,17 +202,44 @@ void Vocab::load_tokens(const gguf::GgufFile& file) {
     if ((data.attr & kAttrByte) != 0 && !parse_byte_token(data.text)) {
       refuse(kTokenTypeKey, "byte token " + std::to_string(i) + " is not spelled <0xNN>");
     }
+    max_token_bytes_ = std::max(max_token_bytes_, data.text.size());
   }
-  // Second pass: the views into the texts stay valid now that tokens_ is complete.
-  for (uint64_t i = 0; i < n; ++i) {
+  index_texts();
+}
+
+namespace {
+
+// The smallest power of two of at least twice `count` slots (count < 2^31).
+size_t table_size(size_t count) {
+  size_t size = 16;
+  while (size < 2 * count) size *= 2;
+  return size;
+}
+
+uint64_t text_hash(std::string_view text) { return std::hash<std::string_view>{}(text); }
+
+// Fibonacci hashing spreads the pairs' ids, which are small and close, over the table.
+size_t pair_slot(uint64_t key, size_t mask) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
+
+}  // namespace
+
+void Vocab::index_texts() {
+  text_slots_.assign(table_size(tokens_.size()), 0);
+  const size_t mask = text_slots_.size() - 1;
+  for (size_t i = 0; i < tokens_.size(); ++i) {
     const std::string& text = tokens_[i].text;
     if (text.empty()) continue;  // never matched, never found
-    max_token_bytes_ = std::max(max_token_bytes_, text.size());
-    const auto [it, inserted] = token_ids_.emplace(text, static_cast<int32_t>(i));
-    if (!inserted) {
-      refuse(kTokensKey, "tokens " + std::to_string(it->second) + " and " + std::to_string(i) + " are both '" +
-                             gguf::printable(text) + "'");
+    const uint64_t hash = text_hash(text);
+    size_t slot = static_cast<size_t>(hash) & mask;
+    for (; text_slots_[slot] != 0; slot = (slot + 1) & mask) {
+      const uint64_t held = text_slots_[slot];
+      const size_t other = static_cast<size_t>(held & 0xFFFFFFFFu) - 1;
+      if ((held >> 32) == (hash >> 32) && tokens_[other].text == text) {
+        refuse(kTokensKey, "tokens " + std::to_string(other) + " and " + std::to_string(i) + " are both '" +
+                               gguf::printable(text) + "'");
+      }
     }
+    text_slots_[slot] = (hash & 0xFFFFFFFF00000000ull) | static_cast<uint64_t>(i + 1);
   }
 }
 
@@ -221,7 +248,8 @@ void Vocab::load_merges(const gguf::GgufFile& file) {
   if (!value) refuse(kMergesKey, "a BPE vocabulary needs merges");
   const gguf::ArrayView merges = value->array();
   if (merges.size() > static_cast<uint64_t>(INT32_MAX)) refuse(kMergesKey, "too many merges");
-  merges_.reserve(merges.size());
+  merge_slots_.assign(table_size(static_cast<size_t>(merges.size())), MergeSlot{});
+  std::string joined;  // left then right: the merged token's text
   for (uint64_t i = 0; i < merges.size(); ++i) {
     const std::string_view merge = merges.str(i);
     // "left right"; the first space after the first byte separates them, so a left
@@ -232,14 +260,24 @@ void Vocab::load_merges(const gguf::GgufFile& file) {
     }
     const std::string_view left_text = merge.substr(0, space), right_text = merge.substr(space + 1);
     const int32_t left = find(left_text), right = find(right_text);
-    const int32_t result = find(std::string(left_text) + std::string(right_text));
+    joined.assign(left_text).append(right_text);
+    const int32_t result = find(joined);
     if (left == kNoToken || right == kNoToken || result == kNoToken) {
       refuse(kMergesKey,
              "merge " + std::to_string(i) + " '" + gguf::printable(merge) + "' names a token not in the vocabulary");
     }
     const uint64_t key = (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
-    merges_.emplace(key, Merge{static_cast<int32_t>(i), result});  // a repeated pair keeps its first rank
+    add_merge(key, Merge{static_cast<int32_t>(i), result});
   }
+}
+
+void Vocab::add_merge(uint64_t key, Merge merge) {
+  const size_t mask = merge_slots_.size() - 1;
+  size_t slot = pair_slot(key, mask);
+  for (; merge_slots_[slot].key != kNoMerge; slot = (slot + 1) & mask) {
+    if (merge_slots_[slot].key == key) return;
+  }
+  merge_slots_[slot] = MergeSlot{key, merge};
 }
 
 void Vocab::load_special_ids(const gguf::GgufFile& file) {
@@ -347,14 +385,25 @@ void Vocab::build_byte_tokens() {
 }
 
 int32_t Vocab::find(std::string_view text) const {
-  const auto it = token_ids_.find(text);
-  return it == token_ids_.end() ? kNoToken : it->second;
+  if (text.empty()) return kNoToken;
+  const uint64_t hash = text_hash(text);
+  const size_t mask = text_slots_.size() - 1;
+  for (size_t slot = static_cast<size_t>(hash) & mask; text_slots_[slot] != 0; slot = (slot + 1) & mask) {
+    const uint64_t held = text_slots_[slot];
+    const size_t id = static_cast<size_t>(held & 0xFFFFFFFFu) - 1;
+    if ((held >> 32) == (hash >> 32) && tokens_[id].text == text) return static_cast<int32_t>(id);
+  }
+  return kNoToken;
 }
 
 const Vocab::Merge* Vocab::find_merge(int32_t left, int32_t right) const {
+  if (merge_slots_.empty() || left < 0 || right < 0) return nullptr;
   const uint64_t key = (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
-  const auto it = merges_.find(key);
-  return it == merges_.end() ? nullptr : &it->second;
+  const size_t mask = merge_slots_.size() - 1;
+  for (size_t slot = pair_slot(key, mask); merge_slots_[slot].key != kNoMerge; slot = (slot + 1) & mask) {
+    if (merge_slots_[slot].key == key) return &merge_slots_[slot].merge;
+  }
+  return nullptr;
 }
 
 bool Vocab::is_eog(int32_t id) const {

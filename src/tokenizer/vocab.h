@@ -12,7 +12,6 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
@@ -83,9 +82,6 @@ class Vocab {
   // Throws TokenizerError (or gguf::GgufError for a value of the wrong type).
   static std::unique_ptr<Vocab> from_gguf(const gguf::GgufFile& file);
 
-  Vocab(const Vocab&) = delete;  // token_ids_ views the token texts
-  Vocab& operator=(const Vocab&) = delete;
-
   VocabType type() const { return type_; }
   PreTokenizer pre_tokenizer() const { return pre_tokenizer_; }
   const TokenizerFlags& flags() const { return flags_; }
@@ -124,14 +120,27 @@ class Vocab {
   void detect_special_tokens_by_text();
   void set_model_specific_attributes(const gguf::GgufFile& file);
   void build_byte_tokens();
+  // Open addressing over ids: a model's vocabulary (up to a few hundred
+  // thousand tokens) is indexed at load, where node-based maps cost a cache
+  // miss and an allocation per token.
+  void index_texts();
+  // Adds a merge unless its pair is there (a repeated pair keeps its first rank).
+  void add_merge(uint64_t key, Merge merge);
 
   VocabType type_ = VocabType::Spm;
   PreTokenizer pre_tokenizer_ = PreTokenizer::Default;
   TokenizerFlags flags_;
   SpecialTokens special_;
   std::vector<TokenData> tokens_;
-  std::unordered_map<std::string_view, int32_t> token_ids_;  // views into tokens_[i].text
-  std::unordered_map<uint64_t, Merge> merges_;               // key: left << 32 | right
+  // A power of two of slots, at most half used: the text's hash in the high
+  // half (matched before the text is compared), the id + 1 in the low (0: empty).
+  std::vector<uint64_t> text_slots_;
+  struct MergeSlot {
+    uint64_t key = kNoMerge;  // left << 32 | right
+    Merge merge{};
+  };
+  static constexpr uint64_t kNoMerge = ~uint64_t{0};  // no pair of ids >= 0 has it
+  std::vector<MergeSlot> merge_slots_;                // a power of two, at most half used, or none
   std::array<int32_t, 256> byte_tokens_{};
   std::vector<int32_t> special_by_length_;
   std::vector<int32_t> eog_ids_;  // sorted

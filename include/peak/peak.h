@@ -1072,11 +1072,14 @@ PEAK_API void peak_file_writer_free(peak_file_writer* writer);
    messages, at most recent_max tokens, dropped from the left at message
    boundaries). Once trigger_discard tokens were dropped, a separate small
    summary context on the same model writes a new summary on a background worker
-   between turns. The session keeps the text of every message, dropped or not
-   (peak_session_get_message). A session is used by one thread at a time: no
-   two calls on one session may overlap, and the functions taking a const
-   peak_session* never wait for the summary worker (it reads none of what they
-   return). */
+   between turns: its forward passes (and a background rebuild's) wait while the
+   session's own passes run and for 0.1 s after the last, so a turn's tokens go
+   at full speed and the worker uses the time the user reads and types (it does
+   not wait for other sessions' turns). The session keeps the text of every
+   message, dropped or not (peak_session_get_message). A session is used by one
+   thread at a time: no two calls on one session may overlap, and the functions
+   taking a const peak_session* never wait for the summary worker (it reads none
+   of what they return). */
 typedef struct peak_session peak_session;
 
 typedef enum peak_memory_mode {

@@ -27,6 +27,7 @@ runtime::ContextParams summary_context_params(const model::Model& model, const S
   p.n_threads = s.n_threads;
   p.type_k = runtime::kv_type_fitting(model.hparams(), s.kv_type);
   p.type_v = p.type_k;
+  p.activity = s.activity;
   return p;
 }
 
@@ -177,10 +178,12 @@ void Summarizer::start(const std::string& old_summary, const std::string& droppe
   done_ = false;
   has_job_ = true;
   background_ = background;
+  ctx_.set_background(background);
   if (background) {
-    // The turns the user sends meanwhile come first: the worker, its summary
-    // context's threads and the contexts it creates (a cache rebuild) take
-    // only the time those leave.
+    // The turns the user sends meanwhile come first: the worker's passes wait
+    // for the session's to be quiet (runtime::ForegroundActivity), and its
+    // threads, its summary context's and those of the contexts it creates (a
+    // cache rebuild) run at the lowest priority.
     worker_ = std::thread([this, content = std::move(content)]() mutable {
       ctx_.lower_thread_priority();
       run(std::move(content));

@@ -26,6 +26,9 @@ struct SummarizerSettings {
   int n_threads = 0;
   int64_t n_batch = 512;
   bool raw = false;                 // no chat template: a plain-text prompt
+  // The session's foreground, which a background job's passes wait for
+  // (runtime::ForegroundActivity; it outlives the summarizer), or null.
+  runtime::ForegroundActivity* activity = nullptr;
 };
 
 struct SummaryResult {

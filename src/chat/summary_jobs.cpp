@@ -14,9 +14,11 @@ constexpr int64_t kMinSummaryText = 8;  // tokens of summary text, at least, bes
 
 // The summarizer's settings: the summary text gets what the segment's own
 // framing leaves of summary_max.
-SummarizerSettings summarizer_settings(const TurnEncoder& encoder, const SessionSettings& settings) {
+SummarizerSettings summarizer_settings(const TurnEncoder& encoder, const SessionSettings& settings,
+                                       runtime::ForegroundActivity* activity) {
   SummarizerSettings ss = settings.summarizer;
   ss.raw = encoder.raw();
+  ss.activity = activity;
   ss.n_threads = settings.n_threads;
   const auto framing = static_cast<int64_t>(encoder.summary_segment("").size());
   ss.summary_max = settings.summary_max - framing;
@@ -32,14 +34,14 @@ SummarizerSettings summarizer_settings(const TurnEncoder& encoder, const Session
 }  // namespace
 
 SummaryJobs::SummaryJobs(const model::Model& model, std::shared_ptr<const TurnEncoder> encoder,
-                         const SessionSettings& settings)
+                         const SessionSettings& settings, runtime::ForegroundActivity* activity)
     : model_(model),
       encoder_(std::move(encoder)),
       strategy_(settings.rebuild),
       summary_max_(settings.summary_max),
       trigger_discard_(settings.trigger_discard),
       background_(settings.background_summary),
-      summarizer_(model, encoder_->chat_template(), summarizer_settings(*encoder_, settings)) {}
+      summarizer_(model, encoder_->chat_template(), summarizer_settings(*encoder_, settings, activity)) {}
 
 SummaryJobs::~SummaryJobs() { cancel(); }
 
@@ -57,6 +59,8 @@ void SummaryJobs::maybe_start(SessionState& state, const runtime::Context& ctx, 
     start.params.type_v = kv.type_v();
     start.params.max_logit_rows = ctx.max_logit_rows();
     start.params.adapters = ctx.adapters();
+    start.params.activity = ctx.activity();
+    start.params.background = background_;
     start.prefix_cells = kv.snapshot_first(prefix_cells);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + prefix_cells);
     for (const RecentMessage& m : state.recent) start.recent.push_back({m.serial, m.tokens});
@@ -167,8 +171,10 @@ void SummaryJobs::swap_in(CacheRebuild& rebuild, std::unique_ptr<runtime::Contex
   ctx = rebuild.take();  // the old main cache is freed here
   // Its threads were started on the low-priority worker: the turns need them at ours.
   ctx->restart_threads();
-  // It evaluated alone in the background; the turns share the old one's passes.
+  // It evaluated alone in the background; the turns share the old one's passes
+  // and are the foreground.
   ctx->set_pass_group(group);
+  ctx->set_background(false);
   state.summary_tokens = segment;
   state.summary_text = summary;
   catch_up = stopwatch.seconds();

@@ -32,7 +32,10 @@ class SummaryJobs {
  public:
   // Throws std::invalid_argument when the summary's framing leaves too little
   // of summary_max for its text, and what the Summarizer throws.
-  SummaryJobs(const model::Model& model, std::shared_ptr<const TurnEncoder> encoder, const SessionSettings& settings);
+  // A background job's passes wait while `activity` (the session's
+  // foreground, may be null) is busy.
+  SummaryJobs(const model::Model& model, std::shared_ptr<const TurnEncoder> encoder, const SessionSettings& settings,
+              runtime::ForegroundActivity* activity);
   ~SummaryJobs();  // cancels a running job: its worker stops before what it writes goes
   SummaryJobs(const SummaryJobs&) = delete;
   SummaryJobs& operator=(const SummaryJobs&) = delete;

@@ -15,6 +15,7 @@
 #include "core/thread_pool.h"
 #include "model/model.h"
 #include "runtime/adapters.h"
+#include "runtime/foreground_activity.h"
 #include "runtime/kv_cache.h"
 
 namespace peak::runtime {
@@ -61,6 +62,11 @@ struct ContextParams {
   // while the group serves the context's adapters (PassGroup::serves);
   // everything else runs on the context's own graph.
   PassGroup* pass_group = nullptr;
+  // The session's foreground and background work (it outlives the context):
+  // a foreground context marks each of its passes there; a `background` one
+  // waits before each pass until the foreground has been quiet (set_background).
+  ForegroundActivity* activity = nullptr;
+  bool background = false;
 };
 
 // The memory a context holds, in bytes.
@@ -146,6 +152,10 @@ class Context {
   // For a context built on such a thread and handed to the foreground: starts
   // its threads again from the calling thread, at its priority.
   void restart_threads() { pool_.restart_workers(); }
+  // Whether this context's passes wait for the foreground to be quiet (true)
+  // or are the foreground's (ContextParams::activity); between evaluations.
+  void set_background(bool background) { background_ = background; }
+  ForegroundActivity* activity() const { return activity_; }
 
   // Per-op wall time of every forward pass while enabled (a clock read per node).
   void set_profiling(bool enabled) { profiling_ = enabled; }
@@ -165,6 +175,9 @@ class Context {
                                 const core::Cancellation* cancel);
   void check_tokens(const int32_t* tokens, int64_t n) const;
   bool in_group() const { return group_ != nullptr && group_serves_; }
+  // Before each pass: a background context waits for the foreground to be
+  // quiet (or `cancel`); a foreground one's pass is marked until the result dies.
+  ForegroundActivity::Pass take_turn(const core::Cancellation* cancel) const;
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);
 
@@ -184,6 +197,8 @@ class Context {
   std::unique_ptr<BoundAdapters> bound_adapters_;
   std::vector<float> logits_;  // n_vocab
   PassGroup* group_;
+  ForegroundActivity* activity_;
+  bool background_;
   bool group_serves_ = false;
   std::vector<float> group_logits_;  // n_vocab: a group pass's row until the whole eval succeeded
   bool profiling_ = false;

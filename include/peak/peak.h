@@ -1074,12 +1074,13 @@ PEAK_API void peak_file_writer_free(peak_file_writer* writer);
    summary context on the same model writes a new summary on a background worker
    between turns: its forward passes (and a background rebuild's) wait while the
    session's own passes run and for 0.1 s after the last, so a turn's tokens go
-   at full speed and the worker uses the time the user reads and types (it does
-   not wait for other sessions' turns). The session keeps the text of every
-   message, dropped or not (peak_session_get_message). A session is used by one
-   thread at a time: no two calls on one session may overlap, and the functions
-   taking a const peak_session* never wait for the summary worker (it reads none
-   of what they return). */
+   at full speed and the worker uses the time the user reads and types; the
+   worker of a session in a pass group waits for the turns of all its sessions.
+   The session keeps the text of every message, dropped or not
+   (peak_session_get_message). A session is used by one thread at a time: no two
+   calls on one session may overlap, and the functions taking a const
+   peak_session* never wait for the summary worker (it reads none of what they
+   return). */
 typedef struct peak_session peak_session;
 
 typedef enum peak_memory_mode {

@@ -449,8 +449,8 @@ class ChatSession {
   // Shared with the summary worker, which encodes the new Summary segment with it.
   std::shared_ptr<const TurnEncoder> encoder_;
   // The main context's passes, which the summary worker's wait for (declared
-  // before both: it outlives them).
-  runtime::ForegroundActivity activity_;
+  // before both: it outlives them); in a pass group, the group's instead.
+  runtime::ForegroundActivity own_activity_;
   std::unique_ptr<runtime::Context> ctx_;
   sampling::SamplerChain sampler_;
   std::unique_ptr<SummaryJobs> summary_jobs_;  // ssskv only

@@ -33,6 +33,7 @@
 #include "model/decoder.h"
 #include "model/model.h"
 #include "runtime/adapters.h"
+#include "runtime/foreground_activity.h"
 #include "runtime/kv_cache.h"
 
 namespace peak::runtime {
@@ -92,6 +93,11 @@ class PassGroup {
 
   PassGroupStats stats() const;
 
+  // The members' passes, which background work beside them (a member
+  // session's summary worker) waits for: one member's worker waits for every
+  // member's turns.
+  ForegroundActivity& activity() { return activity_; }
+
  private:
   struct Request {
     const KvCache* kv = nullptr;
@@ -139,6 +145,7 @@ class PassGroup {
   std::chrono::steady_clock::time_point last_pass_end_;
   std::vector<uint64_t> passes_by_sequences_;
   uint64_t tokens_ = 0;
+  ForegroundActivity activity_;
 };
 
 }  // namespace peak::runtime

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -339,6 +341,31 @@ TEST(BackgroundRebuild, TheWorkerTakesOnlyTheTimeTheTurnsLeave) {
   EXPECT_EQ(std::count(after.begin(), after.end(), 19), 1);
 }
 #endif
+
+// The worker's passes wait while another session of its pass group is in a
+// pass (held here, as if its turn ran): a summary started meanwhile makes no
+// progress until that ends. The order of events is asserted, never a duration.
+TEST(BackgroundRebuild, TheWorkerWaitsForTheTurnsOfItsPassGroup) {
+  runtime::PassGroupParams group_params;
+  group_params.n_ctx = 512;
+  group_params.n_threads = 1;
+  runtime::PassGroup group(stories(), group_params);
+  SessionSettings settings = worker_settings(RebuildStrategy::Background, GgmlType::F16);
+  settings.wait_for_summary = false;
+  settings.pass_group = &group;
+  ChatSession session(stories(), settings);
+  auto other_turn = std::make_unique<runtime::ForegroundActivity::Pass>(&group.activity());
+  bool started = false;
+  for (int turn = 0; turn < 80 && !started; ++turn)
+    started = session.chat(kLines[turn % 5], max_tokens(6)).summary_started;
+  ASSERT_TRUE(started);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(session.stats().summary_running) << "the worker ran beside the other session's turn";
+  EXPECT_EQ(session.stats().staging_kv_bytes, 0u);
+  other_turn.reset();
+  session.wait_for_summary();
+  EXPECT_EQ(session.stats().summaries, 1);
+}
 
 }  // namespace
 }  // namespace peak::chat

@@ -82,7 +82,7 @@ TEST(ChatSessionSoak, ThousandsOfRandomActionsThenSaveRestoreAndContinueIdentica
   int regenerated = 0, appended = 0;
   // A sanitizer build runs each step several times slower; the Release run
   // covers the whole walk.
-  constexpr int kSteps = PEAK_TEST_SANITIZED ? 500 : 2000;
+  constexpr int kSteps = PEAK_TEST_SANITIZED ? 250 : 2000;
   for (int step = 0; step < kSteps; ++step) {
     const int action = pick(100);
     const std::string line = kLines[pick(6)];

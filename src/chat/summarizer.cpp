@@ -62,7 +62,13 @@ Summarizer::Summarizer(const model::Model& model, const ChatTemplate& chat, cons
       chat_(chat),
       settings_(settings),
       ctx_(model, summary_context_params(model, settings)),
-      sampler_(static_cast<int32_t>(model.hparams().n_vocab), greedy()) {}
+      sampler_(static_cast<int32_t>(model.hparams().n_vocab), greedy()),
+      stop_waiting_(
+          [](const void* self) {
+            const auto* s = static_cast<const Summarizer*>(self);
+            return s->cancel_.load() != 0 || s->awaited_.load();
+          },
+          this) {}
 
 Summarizer::~Summarizer() { cancel(); }
 
@@ -174,11 +180,12 @@ void Summarizer::start(const std::string& old_summary, const std::string& droppe
   result_ = SummaryResult{};
   error_ = nullptr;
   cancel_ = 0;
+  awaited_ = false;
   after_ = std::move(after);
   done_ = false;
   has_job_ = true;
   background_ = background;
-  ctx_.set_background(background);
+  ctx_.set_background(background ? &stop_waiting_ : nullptr);
   if (background) {
     // The turns the user sends meanwhile come first: the worker's passes wait
     // for the session's to be quiet (runtime::ForegroundActivity), and its
@@ -215,6 +222,7 @@ bool Summarizer::continue_job(Work work) {
 
 SummaryResult Summarizer::take() {
   if (!has_job_) throw std::logic_error("no summary job to take");
+  awaited_ = true;  // the caller waits: its turns are not running
   if (worker_.joinable()) worker_.join();
   has_job_ = false;
   if (error_) std::rethrow_exception(error_);

@@ -80,6 +80,10 @@ class Summarizer {
   SummaryResult take();
   // Asks a running job to stop, waits for the worker and forgets the job.
   void cancel();
+  // Requested while a background job's passes need not wait for the
+  // foreground's (runtime::ContextParams::background): once it is cancelled,
+  // or once take() waits for it. Lives as long as the summarizer.
+  const core::Cancellation* stop_waiting() const { return &stop_waiting_; }
 
   // The prompt tokens for `content`, thinned to fit the context (exposed for tests).
   std::vector<int32_t> build_prompt(const std::string& content, int64_t* input_tokens) const;
@@ -108,6 +112,8 @@ class Summarizer {
   std::thread worker_;
   std::atomic<bool> done_{false};
   std::atomic<int> cancel_{0};  // set by the caller's thread, read by the worker
+  std::atomic<bool> awaited_{false};  // take() waits for the job
+  const core::Cancellation stop_waiting_;
   AfterSummary after_;
   bool has_job_ = false;
   bool background_ = false;  // the job's work runs on worker_

@@ -60,7 +60,7 @@ void SummaryJobs::maybe_start(SessionState& state, const runtime::Context& ctx, 
     start.params.max_logit_rows = ctx.max_logit_rows();
     start.params.adapters = ctx.adapters();
     start.params.activity = ctx.activity();
-    start.params.background = background_;
+    start.params.background = background_ ? summarizer_.stop_waiting() : nullptr;
     start.prefix_cells = kv.snapshot_first(prefix_cells);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + prefix_cells);
     for (const RecentMessage& m : state.recent) start.recent.push_back({m.serial, m.tokens});
@@ -174,7 +174,7 @@ void SummaryJobs::swap_in(CacheRebuild& rebuild, std::unique_ptr<runtime::Contex
   // It evaluated alone in the background; the turns share the old one's passes
   // and are the foreground.
   ctx->set_pass_group(group);
-  ctx->set_background(false);
+  ctx->set_background(nullptr);
   state.summary_tokens = segment;
   state.summary_text = summary;
   catch_up = stopwatch.seconds();

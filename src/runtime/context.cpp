@@ -169,7 +169,7 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
   const float* last = nullptr;  // the last token's logits
   try {
     for (int64_t done = 0; done < n; done += batch) {
-      const ForegroundActivity::Pass pass = take_turn(cancel);
+      const ForegroundActivity::Pass pass = take_turn();
       if (cancel && cancel->requested()) throw Cancelled();
       const int64_t count = std::min(batch, n - done);
       const int64_t first = kv_.append(count, kv_.next_position());
@@ -199,7 +199,7 @@ void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
   check_tokens(tokens, n);
   if (first < 0 || first + n > kv_.used()) throw std::out_of_range("eval_into: cells outside the used part of the cache");
   for (int64_t done = 0; done < n; done += n_batch_) {
-    const ForegroundActivity::Pass pass = take_turn(nullptr);
+    const ForegroundActivity::Pass pass = take_turn();
     run_batch(tokens + done, std::min(n_batch_, n - done), first + done, 1, nullptr);
   }
 }
@@ -221,7 +221,7 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
   }
   check_tokens(tokens, n);
   kv_.require_free(n);
-  const ForegroundActivity::Pass pass = take_turn(nullptr);
+  const ForegroundActivity::Pass pass = take_turn();
   const int64_t first = kv_.append(n, kv_.next_position());
   const size_t row_bytes = static_cast<size_t>(n_vocab()) * sizeof(float);
   try {
@@ -238,9 +238,9 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
   std::memcpy(logits_.data(), logits + (rows - 1) * n_vocab(), row_bytes);
 }
 
-ForegroundActivity::Pass Context::take_turn(const core::Cancellation* cancel) const {
+ForegroundActivity::Pass Context::take_turn() const {
   if (activity_ && background_) {
-    activity_->wait_until_quiet(cancel);
+    activity_->wait_until_quiet(background_);
     return ForegroundActivity::Pass(nullptr);
   }
   return ForegroundActivity::Pass(activity_);
@@ -314,7 +314,7 @@ void Context::shift_positions(int64_t first, int64_t n, int32_t delta) {
   // Graphs are reserved for n_batch rows: shift larger ranges in pieces.
   for (int64_t done = 0; done < n; done += n_batch_) {
     const int64_t count = std::min(n_batch_, n - done);
-    const ForegroundActivity::Pass pass = take_turn(nullptr);
+    const ForegroundActivity::Pass pass = take_turn();
     const ShiftInputs in = build_shift_graph(first + done, count);
     allocator_.allocate(graph_);
     const int64_t n_head_kv = model_.hparams().n_head_kv;

@@ -63,10 +63,12 @@ struct ContextParams {
   // everything else runs on the context's own graph.
   PassGroup* pass_group = nullptr;
   // The session's foreground and background work (it outlives the context):
-  // a foreground context marks each of its passes there; a `background` one
-  // waits before each pass until the foreground has been quiet (set_background).
+  // a foreground context marks each of its passes there; a background one
+  // (`background` not null) waits before each pass until the foreground has
+  // been quiet, or until `background` is requested (the work is cancelled, or
+  // the foreground waits for it), which it outlives.
   ForegroundActivity* activity = nullptr;
-  bool background = false;
+  const core::Cancellation* background = nullptr;
 };
 
 // The memory a context holds, in bytes.
@@ -152,9 +154,10 @@ class Context {
   // For a context built on such a thread and handed to the foreground: starts
   // its threads again from the calling thread, at its priority.
   void restart_threads() { pool_.restart_workers(); }
-  // Whether this context's passes wait for the foreground to be quiet (true)
-  // or are the foreground's (ContextParams::activity); between evaluations.
-  void set_background(bool background) { background_ = background; }
+  // Whether this context's passes wait for the foreground to be quiet (a
+  // request to stop waiting, as ContextParams::background) or are the
+  // foreground's (null); between evaluations.
+  void set_background(const core::Cancellation* background) { background_ = background; }
   ForegroundActivity* activity() const { return activity_; }
 
   // Per-op wall time of every forward pass while enabled (a clock read per node).
@@ -176,8 +179,8 @@ class Context {
   void check_tokens(const int32_t* tokens, int64_t n) const;
   bool in_group() const { return group_ != nullptr && group_serves_; }
   // Before each pass: a background context waits for the foreground to be
-  // quiet (or `cancel`); a foreground one's pass is marked until the result dies.
-  ForegroundActivity::Pass take_turn(const core::Cancellation* cancel) const;
+  // quiet; a foreground one's pass is marked until the result dies.
+  ForegroundActivity::Pass take_turn() const;
   void reserve();
   ShiftInputs build_shift_graph(int64_t first, int64_t n);
 
@@ -198,7 +201,7 @@ class Context {
   std::vector<float> logits_;  // n_vocab
   PassGroup* group_;
   ForegroundActivity* activity_;
-  bool background_;
+  const core::Cancellation* background_;
   bool group_serves_ = false;
   std::vector<float> group_logits_;  // n_vocab: a group pass's row until the whole eval succeeded
   bool profiling_ = false;

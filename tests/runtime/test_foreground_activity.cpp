@@ -25,7 +25,13 @@ const model::Model& stories() {
   return *m;
 }
 
-ContextParams params(ForegroundActivity* activity, bool background) {
+bool requested(const void* flag) { return static_cast<const std::atomic<bool>*>(flag)->load(); }
+
+// Never requested: a background context that always waits for the foreground.
+const std::atomic<bool> kNever{false};
+const core::Cancellation kWaitAlways(requested, &kNever);
+
+ContextParams params(ForegroundActivity* activity, const core::Cancellation* background) {
   ContextParams p;
   p.n_ctx = 64;
   p.n_batch = 8;
@@ -34,8 +40,6 @@ ContextParams params(ForegroundActivity* activity, bool background) {
   p.background = background;
   return p;
 }
-
-bool requested(const void* flag) { return static_cast<const std::atomic<bool>*>(flag)->load(); }
 
 TEST(ForegroundActivity, NothingToWaitForBeforeTheFirstPass) {
   const ForegroundActivity activity(milliseconds(60000));
@@ -85,9 +89,9 @@ TEST(ForegroundActivity, ACancellationEndsTheWait) {
 // without an activity computes.
 TEST(ForegroundActivity, ABackgroundContextEvaluatesOnlyOnceTheForegroundIsQuiet) {
   ForegroundActivity activity(milliseconds(20));
-  Context foreground(stories(), params(&activity, false));
-  Context background(stories(), params(&activity, true));
-  Context alone(stories(), params(nullptr, false));
+  Context foreground(stories(), params(&activity, nullptr));
+  Context background(stories(), params(&activity, &kWaitAlways));
+  Context alone(stories(), params(nullptr, nullptr));
   const std::vector<int32_t> tokens = {1, 400, 401, 402, 403, 404, 405, 406, 407, 408, 409, 410};
   const auto n = static_cast<int64_t>(tokens.size());
 
@@ -115,11 +119,31 @@ TEST(ForegroundActivity, ABackgroundContextEvaluatesOnlyOnceTheForegroundIsQuiet
   }
 
   // Handed to the foreground (a rebuilt cache swapped in), its passes no longer wait.
-  background.set_background(false);
+  background.set_background(nullptr);
   const ForegroundActivity::Pass pass(&activity);
   const int32_t next = 411;
   background.eval(&next, 1);  // would wait for `pass` otherwise
   EXPECT_EQ(background.kv().used(), n + 1);
+}
+
+// A background context whose work is cancelled, or awaited, stops waiting.
+TEST(ForegroundActivity, ABackgroundContextAskedToStopWaitingEvaluatesAtOnce) {
+  ForegroundActivity activity(milliseconds(60000));
+  std::atomic<bool> stop{false};
+  const core::Cancellation stop_waiting(requested, &stop);
+  Context background(stories(), params(&activity, &stop_waiting));
+  const ForegroundActivity::Pass pass(&activity);
+  const int32_t tokens[] = {1, 400, 401};
+  std::atomic<bool> evaluated{false};
+  std::thread worker([&] {
+    background.eval(tokens, 3);
+    evaluated = true;
+  });
+  std::this_thread::sleep_for(milliseconds(50));
+  EXPECT_FALSE(evaluated.load());
+  stop = true;
+  worker.join();  // would wait for the pass's life otherwise
+  EXPECT_EQ(background.kv().used(), 3);
 }
 
 }  // namespace

@@ -243,7 +243,8 @@ ForegroundActivity::Pass Context::take_turn() const {
     activity_->wait_until_quiet(background_);
     return ForegroundActivity::Pass(nullptr);
   }
-  return ForegroundActivity::Pass(activity_);
+  // A member of a pass group without an activity of its own is the group's foreground.
+  return ForegroundActivity::Pass(activity_ ? activity_ : group_ ? &group_->activity() : nullptr);
 }
 
 const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,

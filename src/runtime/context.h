@@ -63,7 +63,8 @@ struct ContextParams {
   // everything else runs on the context's own graph.
   PassGroup* pass_group = nullptr;
   // The session's foreground and background work (it outlives the context):
-  // a foreground context marks each of its passes there; a background one
+  // a foreground context marks each of its passes there (null: its pass
+  // group's, PassGroup::activity, when it has one); a background one
   // (`background` not null) waits before each pass until the foreground has
   // been quiet, or until `background` is requested (the work is cancelled, or
   // the foreground waits for it), which it outlives.

@@ -4,6 +4,7 @@
 // a sleep can only fail when the wait is missing.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +14,7 @@
 #include "model/model.h"
 #include "runtime/context.h"
 #include "runtime/foreground_activity.h"
+#include "runtime/pass_group.h"
 #include "tiny_models.h"
 
 namespace peak::runtime {
@@ -144,6 +146,33 @@ TEST(ForegroundActivity, ABackgroundContextAskedToStopWaitingEvaluatesAtOnce) {
   stop = true;
   worker.join();  // would wait for the pass's life otherwise
   EXPECT_EQ(background.kv().used(), 3);
+}
+
+// A member of a pass group with no activity of its own (a plain context beside
+// a server's sessions) marks its passes on the group's, which the sessions'
+// workers wait for. Seen from inside its evaluation: a cancellation's poll.
+TEST(ForegroundActivity, AMemberOfAPassGroupMarksTheGroupsActivity) {
+  PassGroupParams group_params;
+  group_params.n_ctx = 64;
+  group_params.n_threads = 1;
+  PassGroup group(stories(), group_params);
+  ContextParams p = params(nullptr, nullptr);
+  p.pass_group = &group;
+  Context member(stories(), p);
+  struct Probe {
+    const ForegroundActivity* activity;
+    int most_running = 0;
+    static bool poll(const void* self) {
+      auto* probe = const_cast<Probe*>(static_cast<const Probe*>(self));
+      probe->most_running = std::max(probe->most_running, probe->activity->running());
+      return false;
+    }
+  } probe{&group.activity()};
+  const core::Cancellation watch(Probe::poll, &probe);
+  const int32_t tokens[] = {1, 400, 401};
+  member.eval(tokens, 3, nullptr, &watch);
+  EXPECT_EQ(probe.most_running, 1);
+  EXPECT_EQ(group.activity().running(), 0);
 }
 
 }  // namespace

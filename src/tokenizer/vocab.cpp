@@ -221,23 +221,38 @@ uint64_t text_hash(std::string_view text) { return std::hash<std::string_view>{}
 // Fibonacci hashing spreads the pairs' ids, which are small and close, over the table.
 size_t pair_slot(uint64_t key, size_t mask) { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask; }
 
+// A text slot's id + 1 (0: empty).
+size_t slot_id(uint64_t held) { return static_cast<size_t>(held & 0xFFFFFFFFu) - 1; }
+
 }  // namespace
+
+size_t Vocab::text_slot(std::string_view text, uint64_t hash) const {
+  const size_t mask = text_slots_.size() - 1;
+  size_t slot = static_cast<size_t>(hash) & mask;
+  for (; text_slots_[slot] != 0; slot = (slot + 1) & mask) {
+    const uint64_t held = text_slots_[slot];
+    if ((held >> 32) == (hash >> 32) && tokens_[slot_id(held)].text == text) break;
+  }
+  return slot;
+}
+
+size_t Vocab::merge_slot(uint64_t key) const {
+  const size_t mask = merge_slots_.size() - 1;
+  size_t slot = pair_slot(key, mask);
+  while (merge_slots_[slot].key != kNoMerge && merge_slots_[slot].key != key) slot = (slot + 1) & mask;
+  return slot;
+}
 
 void Vocab::index_texts() {
   text_slots_.assign(table_size(tokens_.size()), 0);
-  const size_t mask = text_slots_.size() - 1;
   for (size_t i = 0; i < tokens_.size(); ++i) {
     const std::string& text = tokens_[i].text;
     if (text.empty()) continue;  // never matched, never found
     const uint64_t hash = text_hash(text);
-    size_t slot = static_cast<size_t>(hash) & mask;
-    for (; text_slots_[slot] != 0; slot = (slot + 1) & mask) {
-      const uint64_t held = text_slots_[slot];
-      const size_t other = static_cast<size_t>(held & 0xFFFFFFFFu) - 1;
-      if ((held >> 32) == (hash >> 32) && tokens_[other].text == text) {
-        refuse(kTokensKey, "tokens " + std::to_string(other) + " and " + std::to_string(i) + " are both '" +
-                               gguf::printable(text) + "'");
-      }
+    const size_t slot = text_slot(text, hash);
+    if (text_slots_[slot] != 0) {
+      refuse(kTokensKey, "tokens " + std::to_string(slot_id(text_slots_[slot])) + " and " + std::to_string(i) +
+                             " are both '" + gguf::printable(text) + "'");
     }
     text_slots_[slot] = (hash & 0xFFFFFFFF00000000ull) | static_cast<uint64_t>(i + 1);
   }
@@ -267,17 +282,10 @@ void Vocab::load_merges(const gguf::GgufFile& file) {
              "merge " + std::to_string(i) + " '" + gguf::printable(merge) + "' names a token not in the vocabulary");
     }
     const uint64_t key = (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
-    add_merge(key, Merge{static_cast<int32_t>(i), result});
+    MergeSlot& slot = merge_slots_[merge_slot(key)];
+    if (slot.key == kNoMerge)
+      slot = MergeSlot{key, Merge{static_cast<int32_t>(i), result}};  // a repeated pair keeps its first rank
   }
-}
-
-void Vocab::add_merge(uint64_t key, Merge merge) {
-  const size_t mask = merge_slots_.size() - 1;
-  size_t slot = pair_slot(key, mask);
-  for (; merge_slots_[slot].key != kNoMerge; slot = (slot + 1) & mask) {
-    if (merge_slots_[slot].key == key) return;
-  }
-  merge_slots_[slot] = MergeSlot{key, merge};
 }
 
 void Vocab::load_special_ids(const gguf::GgufFile& file) {
@@ -386,24 +394,15 @@ void Vocab::build_byte_tokens() {
 
 int32_t Vocab::find(std::string_view text) const {
   if (text.empty()) return kNoToken;
-  const uint64_t hash = text_hash(text);
-  const size_t mask = text_slots_.size() - 1;
-  for (size_t slot = static_cast<size_t>(hash) & mask; text_slots_[slot] != 0; slot = (slot + 1) & mask) {
-    const uint64_t held = text_slots_[slot];
-    const size_t id = static_cast<size_t>(held & 0xFFFFFFFFu) - 1;
-    if ((held >> 32) == (hash >> 32) && tokens_[id].text == text) return static_cast<int32_t>(id);
-  }
-  return kNoToken;
+  const uint64_t held = text_slots_[text_slot(text, text_hash(text))];
+  return held == 0 ? kNoToken : static_cast<int32_t>(slot_id(held));
 }
 
 const Vocab::Merge* Vocab::find_merge(int32_t left, int32_t right) const {
   if (merge_slots_.empty() || left < 0 || right < 0) return nullptr;
   const uint64_t key = (static_cast<uint64_t>(left) << 32) | static_cast<uint32_t>(right);
-  const size_t mask = merge_slots_.size() - 1;
-  for (size_t slot = pair_slot(key, mask); merge_slots_[slot].key != kNoMerge; slot = (slot + 1) & mask) {
-    if (merge_slots_[slot].key == key) return &merge_slots_[slot].merge;
-  }
-  return nullptr;
+  const MergeSlot& slot = merge_slots_[merge_slot(key)];
+  return slot.key == key ? &slot.merge : nullptr;
 }
 
 bool Vocab::is_eog(int32_t id) const {

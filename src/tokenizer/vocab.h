@@ -124,8 +124,11 @@ class Vocab {
   // thousand tokens) is indexed at load, where node-based maps cost a cache
   // miss and an allocation per token.
   void index_texts();
-  // Adds a merge unless its pair is there (a repeated pair keeps its first rank).
-  void add_merge(uint64_t key, Merge merge);
+  // The slot of text_slots_ holding `text` (hash `hash`), or the empty one
+  // where it would go.
+  size_t text_slot(std::string_view text, uint64_t hash) const;
+  // The slot of merge_slots_ (not empty) holding `key`, or the empty one where it would go.
+  size_t merge_slot(uint64_t key) const;
 
   VocabType type_ = VocabType::Spm;
   PreTokenizer pre_tokenizer_ = PreTokenizer::Default;

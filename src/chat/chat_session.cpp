@@ -82,15 +82,14 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
   cp.n_threads = settings_.n_threads;
   cp.max_logit_rows = settings_.max_logit_rows;
   cp.pass_group = settings_.pass_group;
-  runtime::ForegroundActivity* activity = settings_.pass_group ? &settings_.pass_group->activity() : &own_activity_;
-  cp.activity = activity;
+  cp.activity = &own_activity_;  // the pass group's when there is one (runtime::Context::activity)
   cp.type_k = runtime::kv_type_fitting(model.hparams(), settings_.type_k);
   cp.type_v = runtime::kv_type_fitting(model.hparams(), settings_.type_v);
   ctx_ = std::make_unique<runtime::Context>(model, cp);
   ctx_->eval(prefix_.data(), static_cast<int64_t>(prefix_.size()));
 
   if (settings_.mode == MemoryMode::Ssskv)
-    summary_jobs_ = std::make_unique<SummaryJobs>(model, encoder_, settings_, activity);
+    summary_jobs_ = std::make_unique<SummaryJobs>(model, encoder_, settings_, ctx_->activity());
   state_.stats.n_ctx = cp.n_ctx;
 }
 

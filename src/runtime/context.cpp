@@ -238,13 +238,15 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
   std::memcpy(logits_.data(), logits + (rows - 1) * n_vocab(), row_bytes);
 }
 
+ForegroundActivity* Context::activity() const { return group_ ? &group_->activity() : activity_; }
+
 ForegroundActivity::Pass Context::take_turn() const {
-  if (activity_ && background_) {
-    activity_->wait_until_quiet(background_);
+  ForegroundActivity* const activity = this->activity();
+  if (activity && background_) {
+    activity->wait_until_quiet(background_);
     return ForegroundActivity::Pass(nullptr);
   }
-  // A member of a pass group without an activity of its own is the group's foreground.
-  return ForegroundActivity::Pass(activity_ ? activity_ : group_ ? &group_->activity() : nullptr);
+  return ForegroundActivity::Pass(activity);
 }
 
 const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,

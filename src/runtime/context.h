@@ -63,8 +63,8 @@ struct ContextParams {
   // everything else runs on the context's own graph.
   PassGroup* pass_group = nullptr;
   // The session's foreground and background work (it outlives the context):
-  // a foreground context marks each of its passes there (null: its pass
-  // group's, PassGroup::activity, when it has one); a background one
+  // a foreground context marks each of its passes there (a member of a pass
+  // group, the group's instead: PassGroup::activity); a background one
   // (`background` not null) waits before each pass until the foreground has
   // been quiet, or until `background` is requested (the work is cancelled, or
   // the foreground waits for it), which it outlives.
@@ -159,7 +159,9 @@ class Context {
   // request to stop waiting, as ContextParams::background) or are the
   // foreground's (null); between evaluations.
   void set_background(const core::Cancellation* background) { background_ = background; }
-  ForegroundActivity* activity() const { return activity_; }
+  // The activity its passes mark or wait for: its pass group's when it has
+  // one, else ContextParams::activity (may be null).
+  ForegroundActivity* activity() const;
 
   // Per-op wall time of every forward pass while enabled (a clock read per node).
   void set_profiling(bool enabled) { profiling_ = enabled; }

@@ -1,6 +1,6 @@
 # Cross build for Linux arm64 with Debian's GNU toolchain; binaries run under
-# qemu-user (CMAKE_CROSSCOMPILING_EMULATOR also lets gtest_discover_tests list
-# the tests at build time):
+# qemu-user (CMAKE_CROSSCOMPILING_EMULATOR also lets ctest run them, and, with
+# -DPEAK_TEST_SHARDS=0, gtest_discover_tests list their cases at build time):
 #
 #   cmake -S . -B build-arm64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake -DPEAK_BUILD_BENCH=OFF
 #   cmake --build build-arm64 -j2

@@ -5,9 +5,11 @@
 # fails when there is any.
 #   .ci/format-check.sh [BASE]   (BASE: the commit to compare with; default:
 #                                 the one that added .clang-format)
-# What `git clang-format --diff BASE` checks, a file per clang-format process,
-# JOBS (default 2) at a time: git clang-format runs them one after another, and
-# two of it cannot run at once (they share one temporary index in .git).
+# What `git clang-format --diff BASE` checks, without its clang-format process
+# per file one after another (two of it cannot run at once: they share one
+# temporary index in .git): one process over every changed file, then the
+# per-file check of changed lines, JOBS (default 2) at a time, only where that
+# one found anything to reformat.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:-$(git log --diff-filter=A --format=%H -- .clang-format | tail -n 1)}
@@ -25,14 +27,18 @@ ranges=$(git diff-index -p -U0 --no-color --diff-filter=d "$base" -- include src
     start = substr(r[1], 2); count = (2 in r) ? r[2] : 1
     if (count > 0) lines = lines " --lines=" start ":" (start + count - 1)
   }
-  END { if (lines != "") print file lines }' | grep -E '^[^ ]+\.(c|h|cpp|inc) ' || true)
+  END { if (lines != "") print file lines }' | { grep -E '^[^ ]+\.(c|h|cpp|inc) ' || true; })
+if [[ -z "$ranges" ]]; then
+  echo "format check: clean since ${base:0:7} (no changed C or C++ line)"
+  exit 0
+fi
 
 # A file that clang-format would leave as it is whole has no changed line to
 # reformat either: one process looks over every file first (a process per file
 # costs ten times as long, most of it starting clang-format), and only the files
 # with anything to reformat, old lines included, are checked line by line.
-untidy=$(printf '%s\n' "$ranges" | grep . | cut -d' ' -f1 | xargs -r clang-format-14 --style=file --dry-run 2>&1 |
-  sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning: .*/\1/p' | sort -u || true)
+untidy=$(cut -d' ' -f1 <<<"$ranges" | xargs clang-format-14 --style=file --dry-run 2>&1 |
+  sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: warning: .*/\1/p' | sort -u)
 ranges=$(awk 'NR == FNR { untidy[$0]; next } $1 in untidy' <(printf '%s\n' "$untidy") <(printf '%s\n' "$ranges"))
 
 # check_file PATH --lines=...: the reformatting clang-format wants in those
@@ -44,7 +50,10 @@ check_file() {
 }
 export -f check_file
 
-out=$(printf '%s\n' "$ranges" | grep . | xargs -r -L 1 -P "${JOBS:-2}" bash -c 'check_file "$@"' _ || true)
+out=
+if [[ -n "$ranges" ]]; then
+  out=$(xargs -L 1 -P "${JOBS:-2}" bash -c 'check_file "$@"' _ <<<"$ranges")
+fi
 if [[ -z "$out" ]]; then
   echo "format check: clean since ${base:0:7}"
 else

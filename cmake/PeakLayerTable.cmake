@@ -6,6 +6,7 @@
 #   core      tensors, graph, allocator, thread pool, ops
 #   io        file mapping, memory in whole pages
 #   json      the strict, bounded JSON value, parser and writer (standard library only)
+#   image     PNG and JPEG decoding into pixels, bounded (standard library only)
 #   jinja     the Jinja interpreter that renders chat templates (standard library only)
 #   gguf      GGUF reader and writer
 #   tokenizer vocabularies, tokenizers, UTF-8
@@ -19,7 +20,7 @@
 # build tree with a link to each layer it may see (its own and those below), so
 # including a higher layer's header is a compile error ("No such file"). The
 # objects of all layers make up the one libpeak.
-set(PEAK_LAYERS log kernels core io json jinja gguf tokenizer sampling model runtime chat capi)
+set(PEAK_LAYERS log kernels core io json image jinja gguf tokenizer sampling model runtime chat capi)
 
 # Tools (the CLI and peak serve) use the public C API (include/peak/peak.h) and,
 # of the layers, only these: json is a value type that depends on nothing and

@@ -1,0 +1,27 @@
+#include "image/image.h"
+
+#include <cstring>
+
+#include "image/jpeg.h"
+#include "image/png.h"
+
+namespace peak::image {
+
+Format sniff(const uint8_t* data, size_t size) {
+  static const uint8_t kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (data == nullptr) return Format::Unknown;
+  if (size >= sizeof kPngSignature && std::memcmp(data, kPngSignature, sizeof kPngSignature) == 0) return Format::Png;
+  if (size >= 3 && data[0] == 0xff && data[1] == 0xd8 && data[2] == 0xff) return Format::Jpeg;
+  return Format::Unknown;
+}
+
+Image decode(const uint8_t* data, size_t size, const DecodeLimits& limits) {
+  switch (sniff(data, size)) {
+    case Format::Png: return decode_png(data, size, limits);
+    case Format::Jpeg: return decode_jpeg(data, size, limits);
+    case Format::Unknown: break;
+  }
+  throw ImageError(size == 0 ? "image: the file is empty" : "image: not a PNG or JPEG file (unknown signature)");
+}
+
+}  // namespace peak::image

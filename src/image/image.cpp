@@ -1,6 +1,8 @@
 #include "image/image.h"
 
+#include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "image/jpeg.h"
 #include "image/png.h"
@@ -22,6 +24,23 @@ Image decode(const uint8_t* data, size_t size, const DecodeLimits& limits) {
     case Format::Unknown: break;
   }
   throw ImageError(size == 0 ? "image: the file is empty" : "image: not a PNG or JPEG file (unknown signature)");
+}
+
+void check_limits(const char* format, uint32_t width, uint32_t height, const DecodeLimits& limits) {
+  const std::string dimensions = std::to_string(width) + " x " + std::to_string(height) + " pixels";
+  if (width > limits.max_dimension || height > limits.max_dimension) {
+    throw ImageError(std::string(format) + ": " + dimensions + " exceeds the limit of " +
+                     std::to_string(limits.max_dimension) + " pixels a side");
+  }
+  if (uint64_t{width} * height > limits.max_pixels) {
+    throw ImageError(std::string(format) + ": " + dimensions + " exceeds the limit of " +
+                     std::to_string(limits.max_pixels) + " pixels");
+  }
+}
+
+size_t buffer_size(const char* format, uint64_t bytes) {
+  if (bytes > SIZE_MAX / 2) throw ImageError(std::string(format) + ": the image does not fit in memory");
+  return static_cast<size_t>(bytes);
 }
 
 }  // namespace peak::image

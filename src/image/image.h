@@ -44,4 +44,13 @@ Format sniff(const uint8_t* data, size_t size);
 // The picture in a PNG or JPEG file, chosen by sniff(). Throws ImageError.
 Image decode(const uint8_t* data, size_t size, const DecodeLimits& limits = {});
 
+// For the decoders, which check a file's header before allocating anything.
+// Throws ImageError ("PNG: 70000 x 70000 pixels exceeds the limit of 16384
+// pixels a side") when a picture of width x height is past `limits`.
+void check_limits(const char* format, uint32_t width, uint32_t height, const DecodeLimits& limits);
+// `bytes` as a size_t, or ImageError ("JPEG: the image does not fit in memory")
+// where the address space cannot hold a buffer that large (32-bit machines
+// with raised limits).
+size_t buffer_size(const char* format, uint64_t bytes);
+
 }  // namespace peak::image

@@ -51,13 +51,6 @@ std::string marker_name(uint8_t marker) {
   return "marker " + hex(marker);
 }
 
-// Sizes in bytes of the planes and coefficients, refused when the address
-// space cannot hold them (32-bit machines with raised limits).
-size_t checked_size(uint64_t bytes) {
-  if (bytes > SIZE_MAX / 2) throw ImageError("JPEG: the image does not fit in memory");
-  return static_cast<size_t>(bytes);
-}
-
 uint32_t divide_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 
 class Decoder {
@@ -147,15 +140,7 @@ class Decoder {
       throw ImageError("JPEG: " + std::to_string(width) + " x " + std::to_string(height) +
                        " pixels (a height given by a DNL marker is not supported)");
     }
-    const std::string dimensions = std::to_string(width) + " x " + std::to_string(height) + " pixels";
-    if (width > limits_.max_dimension || height > limits_.max_dimension) {
-      throw ImageError("JPEG: " + dimensions + " exceeds the limit of " + std::to_string(limits_.max_dimension) +
-                       " pixels a side");
-    }
-    if (uint64_t{width} * height > limits_.max_pixels) {
-      throw ImageError("JPEG: " + dimensions + " exceeds the limit of " + std::to_string(limits_.max_pixels) +
-                       " pixels");
-    }
+    check_limits("JPEG", width, height, limits_);
     auto frame = std::make_unique<Frame>();
     frame->progressive = marker == 0xc2;
     frame->width = width;
@@ -356,9 +341,9 @@ class Decoder {
     for (Component& c : frame_->components) {
       const uint64_t blocks = uint64_t{c.padded_blocks_wide} * c.padded_blocks_high;
       if (frame_->progressive) {
-        c.coefficients.assign(checked_size(blocks * 64 * sizeof(int16_t)) / sizeof(int16_t), 0);
+        c.coefficients.assign(buffer_size("JPEG", blocks * 64 * sizeof(int16_t)) / sizeof(int16_t), 0);
       } else {
-        c.samples.assign(checked_size(blocks * 64), 0);
+        c.samples.assign(buffer_size("JPEG", blocks * 64), 0);
       }
     }
   }
@@ -387,7 +372,7 @@ class Decoder {
       Component& c = frame_->components[i];
       const size_t stride = size_t{c.padded_blocks_wide} * 8;
       if (frame_->progressive) {
-        c.samples.resize(checked_size(uint64_t{stride} * c.padded_blocks_high * 8));
+        c.samples.resize(buffer_size("JPEG", uint64_t{stride} * c.padded_blocks_high * 8));
         for (uint32_t y = 0; y < c.blocks_high; ++y) {
           for (uint32_t x = 0; x < c.blocks_wide; ++x) {
             const int16_t* block = c.coefficients.data() + (size_t{y} * c.padded_blocks_wide + x) * 64;
@@ -402,7 +387,7 @@ class Decoder {
     image.width = frame_->width;
     image.height = frame_->height;
     image.channels = 3;
-    image.pixels.resize(checked_size(uint64_t{image.width} * image.height * 3));
+    image.pixels.resize(buffer_size("JPEG", uint64_t{image.width} * image.height * 3));
     jpeg::planes_to_rgb(planes, color_transform(), image.width, image.height, image.pixels.data());
     frame_.reset();
     jpeg::apply_orientation(image, orientation_);

@@ -98,7 +98,8 @@ bool depth_allowed(uint8_t colour_type, unsigned depth) {
   }
 }
 
-// Sizes of buffers, refused when they do not fit 64 bits, or memory.
+// Sizes of buffers, refused when they do not fit 64 bits (buffer_size then
+// refuses what does not fit memory).
 uint64_t checked_mul(uint64_t a, uint64_t b) {
   if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) fail("image too large");
   return a * b;
@@ -107,11 +108,6 @@ uint64_t checked_mul(uint64_t a, uint64_t b) {
 uint64_t checked_add(uint64_t a, uint64_t b) {
   if (b > std::numeric_limits<uint64_t>::max() - a) fail("image too large");
   return a + b;
-}
-
-size_t to_size(uint64_t n) {
-  if (n > std::numeric_limits<size_t>::max()) fail("image too large");
-  return static_cast<size_t>(n);
 }
 
 // One sub-image of filtered scanlines: the whole image, or one of Adam7's seven
@@ -319,13 +315,7 @@ class PngDecoder {
     if (body[12] > 1) fail("interlace method " + std::to_string(body[12]) + " is not defined");
     h.interlaced = body[12] == 1;
 
-    const std::string dimensions = std::to_string(h.width) + " x " + std::to_string(h.height) + " pixels";
-    if (h.width > limits_.max_dimension || h.height > limits_.max_dimension) {
-      fail(dimensions + " exceeds the limit of " + std::to_string(limits_.max_dimension) + " pixels a side");
-    }
-    if (uint64_t(h.width) * h.height > limits_.max_pixels) {
-      fail(dimensions + " exceeds the limit of " + std::to_string(limits_.max_pixels) + " pixels");
-    }
+    check_limits("PNG", h.width, h.height, limits_);
   }
 
   void read_palette(const uint8_t* body, uint32_t length) {
@@ -389,7 +379,7 @@ class PngDecoder {
     // length and distance codes): data too short to fill the image is found
     // with no more memory than it could possibly fill.
     constexpr uint64_t kMaxDeflateRatio = 1032;
-    const size_t capacity = to_size(std::min(expected, checked_mul(compressed_.size(), kMaxDeflateRatio)));
+    const size_t capacity = buffer_size("PNG", std::min(expected, checked_mul(compressed_.size(), kMaxDeflateRatio)));
     // Left uninitialised: inflate writes every byte it reports, and only those are read.
     const std::unique_ptr<uint8_t[]> inflated(new uint8_t[capacity]);
 
@@ -413,12 +403,12 @@ class PngDecoder {
     image.width = h.width;
     image.height = h.height;
     image.channels = (h.colour_type == kGreyAlpha || h.colour_type == kRgba || has_transparency_) ? 4 : 3;
-    image.pixels.resize(to_size(checked_mul(uint64_t(h.width) * h.height, image.channels)));
+    image.pixels.resize(buffer_size("PNG", checked_mul(uint64_t(h.width) * h.height, image.channels)));
 
     const size_t filter_bpp = std::max(1u, h.samples * h.depth / 8);
     uint64_t widest = 0;
     for (const Pass& pass : passes) widest = std::max(widest, pass.row_bytes);
-    const std::vector<uint8_t> zero_row(to_size(widest));  // the row above each pass's first
+    const std::vector<uint8_t> zero_row(buffer_size("PNG", widest));  // the row above each pass's first
     for (const Pass& pass : passes) {
       const uint8_t* prior = zero_row.data();
       for (uint32_t r = 0; r < pass.height; ++r) {

@@ -102,24 +102,11 @@ void print_help() {
       "  --csv FILE   every turn's latency and its parts\n"
       "\n"
       "usage: peak bench --embed -m MODEL [--texts 256] [--text-tokens 30] [-t T] [-b N] [-r 5] [-o md|csv|json]\n"
-      "  Embedding throughput of an embedding model: tokens and texts per second, RSS (see --embed --help).\n");
-}
-
-std::vector<int> parse_list(const char* option, const char* text, int min, int max) {
-  std::vector<int> out;
-  std::stringstream s(text);
-  std::string item;
-  while (std::getline(s, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || v < min || v > max) {
-      throw UsageError(std::string("option ") + option + ": '" + item + "' is not a number from " +
-                       std::to_string(min) + " to " + std::to_string(max));
-    }
-    out.push_back(static_cast<int>(v));
-  }
-  if (out.empty()) throw UsageError(std::string("option ") + option + " needs a value");
-  return out;
+      "  Embedding throughput of an embedding model: tokens and texts per second, RSS (see --embed --help).\n"
+      "\n"
+      "usage: peak bench --mmproj FILE [--image FILE] [-t T] [-r 5] [-o md|csv|json]\n"
+      "  Image encoding with a vision-language model's projector file: seconds per image, RSS (see\n"
+      "  --mmproj --help).\n");
 }
 
 BenchOptions parse(int argc, char** argv, bool* help) {

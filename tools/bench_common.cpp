@@ -6,6 +6,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <sstream>
+
+#include "cli_args.h"
 
 std::string made_up_text(const peak_model* model, int target, bool add_special, uint32_t* state) {
   static const char* const kWords[] = {
@@ -59,4 +62,21 @@ void mean_sd(const std::vector<double>& v, double* mean, double* sd) {
   const auto n = static_cast<double>(v.size());
   *mean = sum / n;
   *sd = v.size() > 1 ? std::sqrt(std::max(0.0, (sum2 - sum * sum / n) / (n - 1))) : 0;
+}
+
+std::vector<int> parse_list(const char* option, const char* text, int min, int max) {
+  std::vector<int> out;
+  std::stringstream s(text);
+  std::string item;
+  while (std::getline(s, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < min || v > max) {
+      throw UsageError(std::string("option ") + option + ": '" + item + "' is not a number from " +
+                       std::to_string(min) + " to " + std::to_string(max));
+    }
+    out.push_back(static_cast<int>(v));
+  }
+  if (out.empty()) throw UsageError(std::string("option ") + option + " needs a value");
+  return out;
 }

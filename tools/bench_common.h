@@ -26,3 +26,7 @@ std::string model_label(const std::string& path);
 
 // Mean and sample standard deviation (0 for one value) of `v` (not empty).
 void mean_sd(const std::vector<double>& v, double* mean, double* sd);
+
+// A comma-separated list of integers in [min, max] given to `option`
+// ("-t 1,2"); throws UsageError naming the option and the bad item.
+std::vector<int> parse_list(const char* option, const char* text, int min, int max);

@@ -17,5 +17,6 @@ int run_rerank(int argc, char** argv);
 int run_bench(int argc, char** argv);
 int run_chat_bench(int argc, char** argv);  // peak bench --chat (argv[0] is "bench")
 int run_embed_bench(int argc, char** argv);  // peak bench --embed (argv[0] is "bench")
+int run_image_bench(int argc, char** argv);  // peak bench --mmproj (argv[0] is "bench")
 int run_serve(int argc, char** argv);
 int run_grammar(int argc, char** argv);  // peak grammar check

@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,16 +76,7 @@ EmbedBenchOptions parse(int argc, char** argv, bool* help) {
     } else if (!std::strcmp(a, "--text-tokens")) {
       o.text_tokens = static_cast<int>(args.integer(a, 1, 1 << 20));
     } else if (!std::strcmp(a, "-t") || !std::strcmp(a, "--threads")) {
-      std::stringstream s(args.value(a));
-      for (std::string item; std::getline(s, item, ',');) {
-        char* end = nullptr;
-        const long t = std::strtol(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || t < 1 || t > 64) {
-          throw UsageError("option " + std::string(a) + ": '" + item + "' is not a number from 1 to 64");
-        }
-        o.threads.push_back(static_cast<int>(t));
-      }
-      if (o.threads.empty()) throw UsageError(std::string("option ") + a + " needs a value");
+      o.threads = parse_list(a, args.value(a), 1, 64);
     } else if (!std::strcmp(a, "-b") || !std::strcmp(a, "--batch-size")) {
       o.n_batch = static_cast<size_t>(args.integer(a, 1, 1 << 20));
     } else if (!std::strcmp(a, "-r") || !std::strcmp(a, "--repetitions")) {

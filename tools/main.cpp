@@ -34,9 +34,10 @@ const Command kCommands[] = {
     {"inspect", run_inspect, "show a GGUF file's header, metadata and tensors, or the CPU paths"},
 };
 
-// `peak bench --chat` and `--embed` are programs of their own: their messages say so.
+// `peak bench --chat`, `--embed` and `--mmproj` are programs of their own: their messages say so.
 const Command kChatBench = {"bench --chat", run_chat_bench, nullptr};
 const Command kEmbedBench = {"bench --embed", run_embed_bench, nullptr};
+const Command kImageBench = {"bench --mmproj", run_image_bench, nullptr};
 
 const Command* find_command(const char* name, int argc, char** argv) {
   for (const Command& c : kCommands) {
@@ -45,6 +46,7 @@ const Command* find_command(const char* name, int argc, char** argv) {
       for (int i = 2; i < argc; ++i) {
         if (std::strcmp(argv[i], "--chat") == 0) return &kChatBench;
         if (std::strcmp(argv[i], "--embed") == 0) return &kEmbedBench;
+        if (std::strcmp(argv[i], "--mmproj") == 0) return &kImageBench;
       }
     }
     return &c;

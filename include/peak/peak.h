@@ -929,6 +929,85 @@ PEAK_API peak_status peak_embed_tokens(peak_embedder* embedder, const int32_t* c
                                        size_t n_sequences, const peak_embed_params* params, float* out, size_t capacity,
                                        size_t* n_floats, size_t* n_vectors);
 
+/* ---- images: pictures and image encoders ----------------------------------------- */
+
+/* A picture in memory: 8-bit RGB, or RGBA when it carries transparency. Made
+   from a PNG or JPEG file's bytes (peak decodes them itself: PNG of every
+   colour type and depth, interlaced or not; baseline and progressive JPEG,
+   turned upright by its EXIF orientation) or from pixels (an Android Bitmap's
+   ARGB_8888 buffer is RGBA). Immutable once made: any thread may read it. */
+typedef struct peak_image peak_image;
+
+/* Decodes a PNG or JPEG file's `size` bytes (which peak does not keep). A file
+   it cannot read gives PEAK_ERR_FORMAT naming the format and the reason ("PNG:
+   bad CRC in chunk IHDR", "JPEG: truncated file (in scan 2)"), as does another
+   format; pictures past 16384 pixels a side or 64 Mi pixels are refused
+   before anything is allocated. */
+PEAK_API peak_status peak_image_decode(const uint8_t* data, size_t size, peak_image** out);
+/* Copies `height` rows of `width` pixels of `channels` bytes (3: RGB, 4: RGBA,
+   straight alpha), each row `stride` bytes after the one before (0: width x
+   channels). Sizes past the decoder's limits, a stride shorter than a row or
+   another channel count are PEAK_ERR_INVALID_ARGUMENT. */
+PEAK_API peak_status peak_image_from_pixels(const uint8_t* pixels, uint32_t width, uint32_t height, uint32_t channels,
+                                            size_t stride, peak_image** out);
+PEAK_API void peak_image_free(peak_image* image);
+/* The picture's size and channels (3 or 4); any output may be NULL. */
+PEAK_API peak_status peak_image_get_size(const peak_image* image, uint32_t* width, uint32_t* height,
+                                         uint32_t* channels);
+
+/* An image encoder: the vision tower and projector of a vision-language model,
+   from its projector file (llama.cpp's mmproj-*.gguf, general.architecture
+   "clip"; projector types: gemma3). It turns a picture into the embeddings of
+   its image tokens in the language model's width. Immutable once loaded:
+   several encoders, on several threads, may share one. */
+typedef struct peak_projector peak_projector;
+
+/* Loads a projector file; of the params, use_mmap, use_mlock and
+   check_tensors apply (NULL: the defaults). A language model's file, an
+   unknown projector type, a missing tensor or a wrong shape is refused with a
+   message naming it. */
+PEAK_API peak_status peak_projector_load(const char* path, const peak_model_params* params, peak_projector** out);
+/* As peak_model_load_fd, for a projector file inside a larger one. */
+PEAK_API peak_status peak_projector_load_fd(int fd, uint64_t offset, uint64_t length, const peak_model_params* params,
+                                            peak_projector** out);
+/* Frees a projector. Every image encoder created from it must be freed first. */
+PEAK_API void peak_projector_free(peak_projector* projector);
+
+typedef struct peak_projector_info {
+  size_t struct_size;
+  const char* projector_type; /* "gemma3" (clip.projector_type), valid while the projector lives */
+  uint32_t image_size;        /* pictures are resized to image_size x image_size pixels */
+  uint32_t patch_size;        /* cut into patches of patch_size a side */
+  uint32_t n_image_tokens;    /* embeddings per picture */
+  uint32_t n_embd;            /* floats per embedding: the language model's width */
+  uint64_t n_params;
+  uint64_t size_bytes; /* the file's tensor data */
+} peak_projector_info;
+
+/* Fills *info (set info->struct_size first). */
+PEAK_API peak_status peak_projector_get_info(const peak_projector* projector, peak_projector_info* info);
+
+typedef struct peak_image_encoder peak_image_encoder;
+
+typedef struct peak_image_encoder_params {
+  size_t struct_size;
+  size_t n_threads; /* 0 (default): peak_default_threads(), the fast cores */
+} peak_image_encoder_params;
+
+PEAK_API peak_image_encoder_params peak_image_encoder_default_params(void);
+/* Creates an encoder (params NULL: the defaults); its compute buffers are
+   allocated here. Used by one thread at a time. Free it before its projector. */
+PEAK_API peak_status peak_image_encoder_create(const peak_projector* projector, const peak_image_encoder_params* params,
+                                               peak_image_encoder** out);
+PEAK_API void peak_image_encoder_free(peak_image_encoder* encoder);
+/* Encodes a picture of any size (resized as the model's own processor does:
+   Gemma 3's bilinear to 896 x 896, transparency dropped) into n_image_tokens
+   embeddings of n_embd floats, token by token, written to `out` (capacity
+   floats). A buffer too small gives PEAK_ERR_BUFFER_TOO_SMALL with the floats
+   needed in *n_floats (out may be NULL with capacity 0, to ask). */
+PEAK_API peak_status peak_image_encode(peak_image_encoder* encoder, const peak_image* image, float* out,
+                                       size_t capacity, size_t* n_floats);
+
 /* ---- reranking ------------------------------------------------------------------- */
 
 /* Scores documents against a query with a reranker: an embedder on a model

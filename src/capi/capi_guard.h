@@ -11,6 +11,7 @@
 #include <string>
 
 #include "gguf/gguf_error.h"
+#include "image/image.h"
 #include "io/mapped_file.h"
 #include "jinja/error.h"
 #include "kernels/ggml_type.h"
@@ -37,6 +38,8 @@ peak_status guarded(Body&& body) noexcept {
     return fail(PEAK_ERR_FORMAT, e.what());
   } catch (const io::IoError& e) {
     return fail(PEAK_ERR_IO, e.what());
+  } catch (const image::ImageError& e) {
+    return fail(PEAK_ERR_FORMAT, e.what());
   } catch (const model::InvalidModel& e) {
     return fail(PEAK_ERR_FORMAT, e.what());
   } catch (const model::UnsupportedModel& e) {

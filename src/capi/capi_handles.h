@@ -66,6 +66,13 @@ struct peak_draft_model {
 
 namespace peak::capi {
 
+// Checks the C model parameters (NULL: the defaults) and converts them; a
+// refusal sets the last error naming `function`. (capi_model.cpp)
+peak_status load_options(const peak_model_params* params, const char* function, peak::model::LoadOptions* options);
+// A file descriptor's region as the engine's source; a negative fd is refused
+// here, naming `function`, and the rest when the file is opened. (capi_model.cpp)
+peak_status fd_source(int fd, uint64_t offset, uint64_t length, const char* function, peak::io::FileSource* source);
+
 // Checks the C context parameters (NULL: the defaults) and converts them; a
 // refusal sets the last error. `model` (may be NULL) only adds its training
 // context to the message for n_ctx 0. (capi_context.cpp)

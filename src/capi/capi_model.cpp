@@ -14,42 +14,9 @@
 namespace {
 
 using peak::capi::fail;
+using peak::capi::fd_source;
 using peak::capi::guarded;
-
-// Checks the C model parameters (NULL: the defaults) and converts them; a
-// refusal sets the last error naming `function`.
-peak_status load_options(const peak_model_params* params, const char* function, peak::model::LoadOptions* options) {
-  const peak_model_params p = params ? *params : peak_model_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_model_params), "peak_model_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
-  if (p.repack_weights < PEAK_REPACK_NONE || p.repack_weights > PEAK_REPACK_AT_LOAD) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT,
-                std::string(function) + ": repack_weights must be a peak_repack value (0, 1 or 2)");
-  }
-  options->use_mmap = p.use_mmap != 0;
-  options->use_mlock = p.use_mlock != 0;
-  options->repack_weights = p.repack_weights != PEAK_REPACK_NONE;
-  options->repack_in_background = p.repack_weights == PEAK_REPACK_BACKGROUND;
-  options->check_tensors = p.check_tensors != 0;
-  if (p.progress) {
-    const peak_progress_fn progress = p.progress;
-    void* const user_data = p.progress_user_data;
-    options->progress = [progress, user_data](float fraction) { return progress(fraction, user_data) != 0; };
-  }
-  return PEAK_OK;
-}
-
-// A file descriptor's region as the engine's source; a negative fd is refused
-// here, naming `function`, and the rest when the file is opened.
-peak_status fd_source(int fd, uint64_t offset, uint64_t length, const char* function, peak::io::FileSource* source) {
-  if (fd < 0) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT,
-                std::string(function) + ": fd is " + std::to_string(fd) + ", not an open file descriptor");
-  }
-  *source = peak::io::FileSource::region(fd, offset, length);
-  return PEAK_OK;
-}
+using peak::capi::load_options;
 
 peak_status load_model(const peak::io::FileSource& source, const peak_model_params* params, const char* function,
                        peak_model** out) {
@@ -113,6 +80,37 @@ constexpr size_t kModelInfoFirstSize = offsetof(peak_model_info, name_length);
 constexpr size_t kModelInfoSecondSize = offsetof(peak_model_info, is_encoder);
 
 namespace peak::capi {
+
+peak_status load_options(const peak_model_params* params, const char* function, peak::model::LoadOptions* options) {
+  const peak_model_params p = params ? *params : peak_model_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_model_params), "peak_model_params")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  if (p.repack_weights < PEAK_REPACK_NONE || p.repack_weights > PEAK_REPACK_AT_LOAD) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                std::string(function) + ": repack_weights must be a peak_repack value (0, 1 or 2)");
+  }
+  options->use_mmap = p.use_mmap != 0;
+  options->use_mlock = p.use_mlock != 0;
+  options->repack_weights = p.repack_weights != PEAK_REPACK_NONE;
+  options->repack_in_background = p.repack_weights == PEAK_REPACK_BACKGROUND;
+  options->check_tensors = p.check_tensors != 0;
+  if (p.progress) {
+    const peak_progress_fn progress = p.progress;
+    void* const user_data = p.progress_user_data;
+    options->progress = [progress, user_data](float fraction) { return progress(fraction, user_data) != 0; };
+  }
+  return PEAK_OK;
+}
+
+peak_status fd_source(int fd, uint64_t offset, uint64_t length, const char* function, peak::io::FileSource* source) {
+  if (fd < 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                std::string(function) + ": fd is " + std::to_string(fd) + ", not an open file descriptor");
+  }
+  *source = peak::io::FileSource::region(fd, offset, length);
+  return PEAK_OK;
+}
 
 std::vector<int32_t> encode_user_text(const peak_model& model, std::string_view text, bool add_special,
                                       bool parse_special, const std::string& what) {

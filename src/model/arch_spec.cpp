@@ -131,6 +131,27 @@ constexpr ArchSpec nomic_bert() {
   return s;
 }
 
+// Gemma 3's image encoder: SigLIP's vision transformer (pre-norm blocks with
+// LayerNorms, biases on every product, an ungated tanh-gelu feed-forward,
+// learned absolute positions, one row per patch, so no rotation; attention
+// among all the patches), its states averaged 4 x 4 patches per token, then
+// the projector: an RMS norm (soft_emb_norm) and one matrix into the text
+// model's width. The processor resizes to the square input with PIL's bilinear filter.
+constexpr ArchSpec gemma3_vision() {
+  ArchSpec s = row(Arch::Gemma3Vision, "clip", core::RopeMode::Normal);
+  s.projector_type = "gemma3";
+  s.resize = image::ResizeFilter::Bilinear;
+  s.default_merge = 4;
+  s.qkv_bias = true;
+  s.output_biases = true;
+  s.absolute_positions = true;
+  s.encoder = true;
+  s.activation = FfnActivation::GeluTanh;
+  s.gated_ffn = false;
+  s.norm = NormKind::Layer;
+  return s;
+}
+
 // In the order of enum Arch, which indexes it.
 constexpr ArchSpec kArchSpecs[] = {
     row(Arch::Llama, "llama", core::RopeMode::Normal),
@@ -143,6 +164,7 @@ constexpr ArchSpec kArchSpecs[] = {
     bert(),
     gemma_embedding(),
     nomic_bert(),
+    gemma3_vision(),
 };
 
 constexpr bool rows_follow_the_enum() {
@@ -172,16 +194,33 @@ const ArchSpec& arch_spec(Arch arch) { return kArchSpecs[static_cast<size_t>(arc
 
 const ArchSpec* find_arch(std::string_view name) {
   for (const ArchSpec& s : kArchSpecs) {
-    if (name == s.name) return &s;
+    if (s.projector_type == nullptr && name == s.name) return &s;
   }
   return nullptr;
 }
 
 const char* arch_name(Arch arch) { return arch_spec(arch).name; }
 
+const ArchSpec* find_projector(std::string_view type) {
+  for (const ArchSpec& s : kArchSpecs) {
+    if (s.projector_type != nullptr && type == s.projector_type) return &s;
+  }
+  return nullptr;
+}
+
+std::string supported_projector_types() {
+  std::string types;
+  for (const ArchSpec& s : kArchSpecs) {
+    if (s.projector_type != nullptr) types += (types.empty() ? "" : ", ") + std::string(s.projector_type);
+  }
+  return types;
+}
+
 std::string supported_arch_names() {
   std::string names;
-  for (const ArchSpec& s : kArchSpecs) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  for (const ArchSpec& s : kArchSpecs) {
+    if (s.projector_type == nullptr) names += (names.empty() ? "" : ", ") + std::string(s.name);
+  }
   return names;
 }
 

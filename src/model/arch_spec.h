@@ -11,10 +11,11 @@
 #include <string_view>
 
 #include "core/graph.h"
+#include "image/resize.h"
 
 namespace peak::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert, GemmaEmbedding, NomicBert };
+enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert, GemmaEmbedding, NomicBert, Gemma3Vision };
 
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
 // gelu (GeGLU, Gemma's gelu_pytorch_tanh).
@@ -76,6 +77,17 @@ struct ArchSpec {
   bool dense_head = false;
   // `pooling_type` must be in the file (llama.cpp reads it as required for nomic-bert).
   bool pooling_required = false;
+  // An image encoder (llama.cpp's mmproj files, general.architecture "clip";
+  // model/vision.h): a vision transformer over an image's patches, whose
+  // layers the encoders' builder runs, then the projector into the language
+  // model's embeddings. Found by `projector_type` (clip.projector_type), never
+  // by name; keys are clip.vision.*, tensors v.* and mm.*. Null: a language model.
+  const char* projector_type = nullptr;
+  // The processor's resampling of an image to the encoder's size.
+  image::ResizeFilter resize = image::ResizeFilter::Bilinear;
+  // > 0: the tower's k x k neighbouring patches are averaged into one image
+  // token (Gemma 3: 4); clip.vision.projector.scale_factor overrides it.
+  int64_t default_merge = 0;
 
   // The forward pass.
   core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves
@@ -107,10 +119,15 @@ struct ArchSpec {
 };
 
 const ArchSpec& arch_spec(Arch arch);
-// The row named `name` (general.architecture), or null when peak has none.
+// The language model row named `name` (general.architecture), or null when
+// peak has none (vision towers are not found by name).
 const ArchSpec* find_arch(std::string_view name);
 const char* arch_name(Arch arch);
-// "llama, qwen2, ..." : every architecture peak runs, for messages.
+// The image encoder row of clip.projector_type `type`, or null when peak has none.
+const ArchSpec* find_projector(std::string_view type);
+// "gemma3, ..." : every projector type peak runs, for messages.
+std::string supported_projector_types();
+// "llama, qwen2, ..." : every language model architecture peak runs, for messages.
 std::string supported_arch_names();
 
 }  // namespace peak::model

@@ -24,6 +24,9 @@ constexpr int64_t kMaxWidth = int64_t{1} << 24;
 // Positions are int32_t (KV cache, rope inputs): a context longer than that
 // cannot be addressed.
 constexpr int64_t kMaxContext = INT32_MAX;
+// An image encoder's input side, in pixels: released ones take at most a few
+// thousand, and its square of patches must stay a count attention can hold.
+constexpr int64_t kMaxImageSize = 8192;
 
 struct KeyReader {
   const gguf::GgufFile& file;
@@ -68,19 +71,20 @@ struct KeyReader {
 };
 
 // The number of blocks whose tensors the file holds: one more than the
-// largest N of a tensor named "blk.N.*" (0 when there is none).
-int64_t blocks_in_file(const gguf::GgufFile& file) {
+// largest N of a tensor named "<block_prefix>N.*" ("blk.N.*"; 0 when there is none).
+int64_t blocks_in_file(const gguf::GgufFile& file, std::string_view block_prefix) {
   constexpr int64_t kLargest = int64_t{1} << 40;  // any bigger N is a block no count can reach
+  const size_t start = block_prefix.size();
   int64_t blocks = 0;
   for (size_t i = 0; i < file.n_tensors(); ++i) {
     const std::string_view name = file.tensor(i).name;
-    if (name.substr(0, 4) != "blk.") continue;
+    if (name.substr(0, start) != block_prefix) continue;
     int64_t n = 0;
-    size_t end = 4;
+    size_t end = start;
     for (; end < name.size() && name[end] >= '0' && name[end] <= '9' && n < kLargest; ++end) {
       n = n * 10 + (name[end] - '0');
     }
-    if (end > 4 && end < name.size() && name[end] == '.') blocks = std::max(blocks, n + 1);
+    if (end > start && end < name.size() && name[end] == '.') blocks = std::max(blocks, n + 1);
   }
   return blocks;
 }
@@ -305,6 +309,27 @@ void read_rope(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
       keys.count_or("rope.scaling.original_context_length", hp.n_ctx_train, 1, kMaxContext);
 }
 
+void read_transformer(const gguf::GgufFile& file, const KeyReader& keys, const ArchSpec& spec,
+                      std::string_view block_prefix, HParams& hp);
+
+// A processor's per-channel constant: three finite floats (positive ones for a divisor).
+void read_channel_constants(const KeyReader& keys, const std::string& key, float (&out)[3], bool divisor) {
+  const auto v = keys.find(key);
+  if (!v) refuse("projector metadata lacks '" + keys.prefix + key + "'");
+  if (v->type() != gguf::ValueType::Array || v->array().size() != 3 ||
+      v->array().elem_type() != gguf::ValueType::Float32) {
+    refuse("'" + keys.prefix + key + "' must hold 3 floats, one per colour channel");
+  }
+  for (uint64_t c = 0; c < 3; ++c) {
+    const float f = v->array().at<float>(c);
+    if (!std::isfinite(f) || (divisor && !(f > 0.0f))) {
+      refuse("'" + keys.prefix + key + "' holds " + std::to_string(f) + "; it must be " +
+             (divisor ? "positive and finite" : "finite"));
+    }
+    out[c] = f;
+  }
+}
+
 }  // namespace
 
 const char* pooling_name(Pooling pooling) {
@@ -322,24 +347,89 @@ HParams read_hparams(const gguf::GgufFile& file) {
   const auto arch_value = file.find("general.architecture");
   if (!arch_value) refuse("model metadata lacks 'general.architecture'");
   const ArchSpec* spec = find_arch(arch_value->str());
+  if (!spec && arch_value->str() == "clip") {
+    refuse(
+        "this is a vision projector (an mmproj file, 'clip'), not a language model: give it beside its model, "
+        "as --mmproj");
+  }
   if (!spec) {
     unsupported("unsupported architecture '" + gguf::printable(arch_value->str()) + "' (peak runs " +
                 supported_arch_names() + ")");
   }
   HParams hp;
-  hp.arch = spec->arch;
   const KeyReader keys{file, std::string(spec->name) + "."};
+  hp.n_ctx_train = keys.count("context_length", 1, kMaxContext);
+  read_transformer(file, keys, *spec, "blk.", hp);
+  read_encoder_keys(file, keys, *spec, hp);
 
+  // The vocabulary size is the token list's length (cross-checked against the
+  // embedding matrix when the weights are bound).
+  if (const auto tokens = file.find("tokenizer.ggml.tokens")) {
+    hp.n_vocab = static_cast<int64_t>(tokens->array().size());
+  } else {
+    hp.n_vocab = keys.count_or("vocab_size", 0, 0, kMaxContext);
+  }
+  if (hp.n_vocab <= 0) refuse("model has no vocabulary (tokenizer.ggml.tokens)");
+  if (hp.n_vocab > INT32_MAX)
+    refuse("the vocabulary has " + std::to_string(hp.n_vocab) + " tokens; token ids are 32-bit");
+  return hp;
+}
+
+HParams read_projector_hparams(const gguf::GgufFile& file) {
+  const auto arch_value = file.find("general.architecture");
+  if (!arch_value || arch_value->str() != "clip") {
+    refuse("not a vision projector: general.architecture is '" +
+           (arch_value ? gguf::printable(arch_value->str()) : std::string()) + "', not 'clip'");
+  }
+  const auto has_vision = file.find("clip.has_vision_encoder");
+  if (has_vision && !has_vision->boolean()) refuse("the projector has no vision encoder (clip.has_vision_encoder)");
+  const auto type = file.find("clip.projector_type");
+  if (!type) refuse("projector metadata lacks 'clip.projector_type'");
+  const ArchSpec* spec = find_projector(type->str());
+  if (!spec) {
+    unsupported("unsupported projector type '" + gguf::printable(type->str()) + "' (peak runs " +
+                supported_projector_types() + ")");
+  }
+  HParams hp;
+  const KeyReader keys{file, "clip.vision."};
+  VisionParams& v = hp.vision;
+  v.image_size = keys.count("image_size", 1, kMaxImageSize);
+  v.patch_size = keys.count("patch_size", 1, v.image_size);
+  if (v.image_size % v.patch_size != 0) {
+    refuse("'clip.vision.image_size' " + std::to_string(v.image_size) +
+           " is not a multiple of 'clip.vision.patch_size' " + std::to_string(v.patch_size));
+  }
+  v.merge = keys.count_or("projector.scale_factor", spec->default_merge, 1, v.patches_per_side());
+  if (v.patches_per_side() % v.merge != 0) {
+    refuse("the image's " + std::to_string(v.patches_per_side()) + " patches a side cannot be merged " +
+           std::to_string(v.merge) + " by " + std::to_string(v.merge) + " ('clip.vision.projector.scale_factor')");
+  }
+  v.n_embd_out = keys.count("projection_dim", 1, kMaxWidth);
+  read_channel_constants(keys, "image_mean", v.image_mean, false);
+  read_channel_constants(keys, "image_std", v.image_std, true);
+  hp.n_ctx_train = v.n_patches();
+  read_transformer(file, keys, *spec, "v.blk.", hp);
+  hp.causal_attention = false;
+  return hp;
+}
+
+namespace {
+
+// The transformer's shape, norms, rotation and the row's rules, from the keys
+// after `keys.prefix`, with its blocks' tensors named "<block_prefix>N.*":
+// what language models and vision towers share. hp.n_ctx_train is set.
+void read_transformer(const gguf::GgufFile& file, const KeyReader& keys, const ArchSpec& spec,
+                      std::string_view block_prefix, HParams& hp) {
+  hp.arch = spec.arch;
   // Every count is checked before anything is sized or multiplied by it, and
   // each refusal names its key.
-  hp.n_ctx_train = keys.count("context_length", 1, kMaxContext);
   hp.n_embd = keys.count("embedding_length", 1, kMaxWidth);
   // Per-layer tables are sized by the block count (the deepest released models
   // have under 200 layers), so it must not exceed the blocks whose tensors the
   // file holds. A file without any tensor (a vocabulary) is refused for its
   // first missing tensor when the weights are bound.
   hp.n_layer = keys.count("block_count", 1, kMaxLayers);
-  const int64_t blocks = blocks_in_file(file);
+  const int64_t blocks = blocks_in_file(file, block_prefix);
   if (file.n_tensors() > 0 && hp.n_layer > blocks) {
     refuse("'" + keys.prefix + "block_count' is " + std::to_string(hp.n_layer) + " but the file holds tensors of " +
            std::to_string(blocks) + " blocks");
@@ -359,28 +449,17 @@ HParams read_hparams(const gguf::GgufFile& file) {
   if (hp.head_dim % 2 != 0) refuse("'" + keys.prefix + "attention.key_length' " + std::to_string(hp.head_dim) + " must be even");
   const int64_t value_dim = keys.count_or("attention.value_length", hp.head_dim, 1, kMaxWidth);
   if (value_dim != hp.head_dim) unsupported("attention.value_length differs from key_length, which peak does not support");
-  if (spec->norm == NormKind::Layer) {
+  if (spec.norm == NormKind::Layer) {
     if (!keys.find("attention.layer_norm_epsilon"))
       refuse("model metadata lacks '" + keys.prefix + "attention.layer_norm_epsilon'");
     hp.layer_norm_eps = keys.positive_real_or("attention.layer_norm_epsilon", 0.0);
   } else {
     hp.rms_eps = keys.positive_real_or("attention.layer_norm_rms_epsilon", 1e-5);
   }
-  read_rope(keys, *spec, hp);
-  hp.layers.assign(static_cast<size_t>(hp.n_layer), LayerAttention{false, !spec->absolute_positions, hp.rope});
-  read_arch_rules(keys, *spec, hp);
-  read_encoder_keys(file, keys, *spec, hp);
-
-  // The vocabulary size is the token list's length (cross-checked against the
-  // embedding matrix when the weights are bound).
-  if (const auto tokens = file.find("tokenizer.ggml.tokens")) {
-    hp.n_vocab = static_cast<int64_t>(tokens->array().size());
-  } else {
-    hp.n_vocab = keys.count_or("vocab_size", 0, 0, kMaxContext);
-  }
-  if (hp.n_vocab <= 0) refuse("model has no vocabulary (tokenizer.ggml.tokens)");
-  if (hp.n_vocab > INT32_MAX) refuse("the vocabulary has " + std::to_string(hp.n_vocab) + " tokens; token ids are 32-bit");
-  return hp;
+  read_rope(keys, spec, hp);
+  hp.layers.assign(static_cast<size_t>(hp.n_layer), LayerAttention{false, !spec.absolute_positions, hp.rope});
+  read_arch_rules(keys, spec, hp);
 }
 
+}  // namespace
 }  // namespace peak::model

@@ -37,6 +37,25 @@ struct LayerAttention {
   core::RopeParams rope_params;  // base and scaling: Gemma 3's local layers differ from its global ones
 };
 
+// An image encoder's input and output (ArchSpec::projector_type rows): a square
+// image of image_size pixels a side, cut into patches of patch_size, whose
+// states are averaged `merge` x `merge` into the image tokens handed to the
+// language model, n_embd_out wide.
+struct VisionParams {
+  int64_t image_size = 0;  // clip.vision.image_size
+  int64_t patch_size = 0;  // clip.vision.patch_size
+  int64_t merge = 1;       // clip.vision.projector.scale_factor, else the row's default_merge
+  int64_t n_embd_out = 0;  // clip.vision.projection_dim: the language model's n_embd
+  // The processor's normalisation of each channel's value v in [0, 1]: (v - mean) / std.
+  float image_mean[3] = {0.0f, 0.0f, 0.0f};
+  float image_std[3] = {1.0f, 1.0f, 1.0f};
+
+  int64_t patches_per_side() const { return image_size / patch_size; }
+  int64_t n_patches() const { return patches_per_side() * patches_per_side(); }
+  int64_t tokens_per_side() const { return patches_per_side() / merge; }
+  int64_t n_image_tokens() const { return tokens_per_side() * tokens_per_side(); }
+};
+
 struct HParams {
   Arch arch = Arch::Llama;
   int64_t n_vocab = 0;
@@ -79,6 +98,9 @@ struct HParams {
   // dense_3 [this -> n_embd] (`dense_2_feat_out`); 0: the file has no dense layers.
   int64_t dense_features = 0;
 
+  // Image encoders only (n_ctx_train is then the number of patches).
+  VisionParams vision;
+
   int64_t n_embd_q() const { return n_head * head_dim; }    // rows of attn_q
   int64_t n_embd_kv() const { return n_head_kv * head_dim; }  // rows of attn_k / attn_v
   const LayerAttention& layer(int64_t il) const { return layers[static_cast<size_t>(il)]; }
@@ -91,5 +113,9 @@ struct HParams {
 // Reads and checks the hyper-parameters; throws InvalidModel or UnsupportedModel
 // (model_error.h) naming the architecture or key that is missing or inconsistent.
 HParams read_hparams(const gguf::GgufFile& file);
+// An image encoder's (a projector file, general.architecture "clip"): its row
+// by clip.projector_type, the vision transformer from the clip.vision.* keys
+// (blocks named v.blk.N.*), and VisionParams. Throws as read_hparams does.
+HParams read_projector_hparams(const gguf::GgufFile& file);
 
 }  // namespace peak::model

@@ -82,12 +82,17 @@ GgmlType QuantPolicy::file_base_or_fallback(GgmlType wanted, int64_t row_length)
 }
 
 bool QuantPolicy::stays_float(const std::string& name) {
-  return name == "position_embd.weight" || name == "token_types.weight";
+  return name == "position_embd.weight" || name == "v.position_embd.weight" || name == "token_types.weight";
 }
 
 GgmlType QuantPolicy::type_for(const std::string& name, uint32_t n_dims, int64_t row_length) const {
   if (n_dims < 2 || stays_float(name)) return GgmlType::F32;  // norms, biases, BERT's embeddings of place and type
   const GgmlType base = type_.base;
+  // An image encoder's patch kernel (rows of one patch side) and projector
+  // (transposed at load): 16-bit floats, as llama.cpp's projector files keep them.
+  if (name == "v.patch_embd.weight" || name == "mm.input_projection.weight") {
+    return base == GgmlType::F32 ? GgmlType::F32 : GgmlType::F16;
+  }
   if (pure_ || base == GgmlType::F32 || base == GgmlType::F16 || base == GgmlType::BF16) {
     return file_base_or_fallback(base, row_length);
   }

@@ -26,7 +26,7 @@ enum class Fill { Normal, NormWeights, SmallNormal, RopeFactors, ShortRopeFactor
 
 struct PlannedTensor {
   std::string name;
-  int64_t ne[2];
+  int64_t ne[4];
   uint32_t n_dims;
   GgmlType type;
   Fill fill;
@@ -50,6 +50,9 @@ HParams manifest_hparams(const SynthSpec& s) {
   hp.n_cls_out = s.pooling == Pooling::Rank && !arch_spec(s.arch).encoder ? 2 : 1;
   hp.dense_features = s.dense_features;
   hp.rope.n_dims = static_cast<int32_t>(s.rope_dimensions());
+  hp.vision.image_size = s.image_size;
+  hp.vision.patch_size = s.patch_size;
+  hp.vision.n_embd_out = s.n_embd_out;
   return hp;
 }
 
@@ -83,7 +86,7 @@ std::vector<PlannedTensor> plan_tensors(const SynthSpec& s, const TensorTypeFn& 
   for (const ManifestTensor& t : tensor_manifest(manifest_hparams(s))) {
     if (!written(t, s)) continue;
     const GgmlType type = type_of && t.n_dims > 1 ? type_of(t.name, t.ne[0]) : GgmlType::F32;
-    out.push_back(PlannedTensor{t.name, {t.ne[0], t.ne[1]}, t.n_dims, type, fill_of(t)});
+    out.push_back(PlannedTensor{t.name, {t.ne[0], t.ne[1], t.ne[2], t.ne[3]}, t.n_dims, type, fill_of(t)});
   }
   return out;
 }
@@ -123,7 +126,32 @@ void write_synthetic_vocab(gguf::GgufWriter& w, int64_t n_vocab) {
   w.set_u32("tokenizer.ggml.eos_token_id", 2);
 }
 
+// An image encoder's keys, as llama.cpp's converter writes a Gemma 3 projector.
+void write_projector_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
+  const ArchSpec& spec = arch_spec(s.arch);
+  w.set_string("general.architecture", "clip");
+  w.set_string("general.name",
+               s.name.empty() ? std::string("peak synthetic ") + spec.projector_type + " projector" : s.name);
+  w.set_string("clip.projector_type", spec.projector_type);
+  w.set_bool("clip.has_vision_encoder", true);
+  w.set_bool("clip.use_gelu", true);
+  const std::string v = "clip.vision.";
+  w.set_u32(v + "image_size", static_cast<uint32_t>(s.image_size));
+  w.set_u32(v + "patch_size", static_cast<uint32_t>(s.patch_size));
+  w.set_u32(v + "embedding_length", static_cast<uint32_t>(s.n_embd));
+  w.set_u32(v + "feed_forward_length", static_cast<uint32_t>(s.n_ff));
+  w.set_u32(v + "block_count", static_cast<uint32_t>(s.n_layer));
+  w.set_u32(v + "attention.head_count", static_cast<uint32_t>(s.n_head));
+  w.set_f32(v + "attention.layer_norm_epsilon", s.norm_eps);
+  w.set_u32(v + "projection_dim", static_cast<uint32_t>(s.n_embd_out));
+  if (s.merge > 0) w.set_u32(v + "projector.scale_factor", static_cast<uint32_t>(s.merge));
+  const float half[3] = {0.5f, 0.5f, 0.5f};  // SigLIP's normalisation
+  w.set_array(v + "image_mean", gguf::ValueType::Float32, half, 3);
+  w.set_array(v + "image_std", gguf::ValueType::Float32, half, 3);
+}
+
 void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
+  if (arch_spec(s.arch).projector_type != nullptr) return write_projector_metadata(w, s);
   const std::string a = arch_name(s.arch);
   w.set_string("general.architecture", a);
   w.set_string("general.name", s.name.empty() ? "peak synthetic " + a : s.name);
@@ -238,7 +266,8 @@ std::vector<std::string> synth_preset_names() {
           "embeddinggemma-300m",
           "ms-marco-minilm-l6-v2",
           "nomic-embed-text-v1.5",
-          "qwen3-reranker-0.6b"};
+          "qwen3-reranker-0.6b",
+          "gemma3-4b-mmproj"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -344,6 +373,15 @@ SynthSpec synth_preset(const std::string& name) {
     s.n_layer = 12, s.n_embd = 768, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 64, s.n_ff = 3072;
     s.n_vocab = 30522, s.n_ctx_train = 2048, s.rope_base = 1000.0f, s.norm_eps = 1e-12f, s.tied_output = true;
     s.pooling = Pooling::Mean;
+  } else if (name == "gemma3-4b-mmproj") {
+    // The image encoder of google/gemma-3-4b-it as llama.cpp's converter
+    // writes it (also that of 12B and 27B but for n_embd_out): SigLIP so400m,
+    // 27 layers of 1152, 16 heads of 72, 4304 wide feed-forward, 896 x 896
+    // pixels in patches of 14 (64 x 64), averaged 4 x 4 into 256 tokens of
+    // the 4B text model's 2560.
+    s.arch = Arch::Gemma3Vision;
+    s.n_layer = 27, s.n_embd = 1152, s.n_head = 16, s.n_head_kv = 16, s.head_dim = 72, s.n_ff = 4304;
+    s.image_size = 896, s.patch_size = 14, s.n_embd_out = 2560, s.norm_eps = 1e-6f;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;
@@ -360,13 +398,21 @@ void write_synth_model(const SynthSpec& s, const SynthOptions& options, const st
                                 "multiple of head_count_kv, head size and rope dimensions even, rope dimensions "
                                 "at most the head size)");
   }
+  const bool image_encoder = arch_spec(s.arch).projector_type != nullptr;
+  if (image_encoder && (s.patch_size <= 0 || s.image_size % s.patch_size != 0 || s.n_embd_out <= 0 ||
+                        s.n_embd != s.n_head * s.head_dim)) {
+    throw std::invalid_argument(
+        "synthetic image encoder spec is inconsistent (the image size must be a multiple of "
+        "the patch size, the width n_head x head_dim, the output width positive)");
+  }
   gguf::GgufWriter w;
   write_metadata(w, s);
   w.set_u32("general.file_type", options.file_type);
   w.set_u32("general.quantization_version", 2);
-  if (options.vocab_from) {
+  // An image encoder has no vocabulary: the language model beside it has one.
+  if (!image_encoder && options.vocab_from) {
     copy_vocab(w, *options.vocab_from, s.n_vocab);
-  } else {
+  } else if (!image_encoder) {
     write_synthetic_vocab(w, s.n_vocab);
   }
   if (s.eos_token_id >= 0) w.set_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(s.eos_token_id));
@@ -387,7 +433,7 @@ void write_synth_model(const SynthSpec& s, const SynthOptions& options, const st
     }
     row.resize(static_cast<size_t>(t.ne[0]));
     const size_t row_bytes = static_cast<size_t>(ggml_row_bytes(static_cast<uint32_t>(t.type), static_cast<uint64_t>(t.ne[0])));
-    for (int64_t r = 0; r < t.ne[1]; ++r) {
+    for (int64_t r = 0; r < t.ne[1] * t.ne[2] * t.ne[3]; ++r) {
       for (size_t i = 0; i < row.size(); ++i) {
         const float fraction = static_cast<float>(i) / static_cast<float>(row.size());
         switch (t.fill) {

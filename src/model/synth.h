@@ -54,14 +54,24 @@ struct SynthSpec {
   // rope_factors_long / rope_factors_short tensors.
   int64_t rope_original_context = 0;
 
+  // Image encoders (ArchSpec::projector_type rows; n_vocab and n_ctx_train
+  // unused): the square input's side, the patch side, the language model's
+  // width the projector maps to; merge > 0 is written as
+  // projector.scale_factor (0: the row's default, unwritten, as Gemma 3's files).
+  int64_t image_size = 0;
+  int64_t patch_size = 0;
+  int64_t n_embd_out = 0;
+  int64_t merge = 0;
+
   int64_t rope_dimensions() const { return rope_dims > 0 ? rope_dims : head_dim; }
 };
 
 // The named presets (qwen3-0.6b, qwen3-1.7b, qwen3-4b, qwen2.5-0.5b, llama-3.2-1b, tinyllama-1.1b,
 // smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
 // embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b,
-// embeddinggemma-300m and nomic-embed-text-v1.5, and the rerankers
-// ms-marco-minilm-l6-v2 and qwen3-reranker-0.6b);
+// embeddinggemma-300m and nomic-embed-text-v1.5, the rerankers
+// ms-marco-minilm-l6-v2 and qwen3-reranker-0.6b, and the image encoder
+// gemma3-4b-mmproj);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 // Qwen3-Reranker's prompt as llama.cpp's converter writes it

@@ -5,8 +5,6 @@ namespace {
 
 class ManifestBuilder {
  public:
-  explicit ManifestBuilder(std::vector<ManifestTensor>& out) : out_(out) {}
-
   void model(const std::string& name, std::initializer_list<int64_t> shape, TensorRole role, Presence presence,
              Tensor* ModelWeights::*slot) {
     add(name, shape, role, presence, -1).model_slot = slot;
@@ -14,20 +12,36 @@ class ManifestBuilder {
 
   void layer(int64_t il, const std::string& name, std::initializer_list<int64_t> shape, TensorRole role,
              Tensor* LayerWeights::*slot, Presence presence = Presence::Required) {
-    add("blk." + std::to_string(il) + "." + name, shape, role, presence, il).layer_slot = slot;
+    add(block_tensor_name(il, name), shape, role, presence, il).layer_slot = slot;
   }
+
+  // Vision transformers' files (llama.cpp's clip names) call a block's norms
+  // ln1 and ln2 and its attention output attn_out.
+  explicit ManifestBuilder(std::vector<ManifestTensor>& out, bool vision) : out_(out), vision_(vision) {}
 
  private:
   ManifestTensor& add(const std::string& name, std::initializer_list<int64_t> shape, TensorRole role, Presence presence,
                       int64_t il) {
-    ManifestTensor t{name, {1, 1}, static_cast<uint32_t>(shape.size()), role, presence, il, nullptr, nullptr};
+    ManifestTensor t{name, {1, 1, 1, 1}, static_cast<uint32_t>(shape.size()), role, presence, il, nullptr, nullptr};
     size_t i = 0;
     for (int64_t d : shape) t.ne[i++] = d;
     out_.push_back(t);
     return out_.back();
   }
 
+  std::string block_tensor_name(int64_t il, const std::string& name) const {
+    if (!vision_) return "blk." + std::to_string(il) + "." + name;
+    static const std::pair<const char*, const char*> kClipNames[] = {
+        {"attn_norm.", "ln1."}, {"ffn_norm.", "ln2."}, {"attn_output.", "attn_out."}};
+    std::string clip = name;
+    for (const auto& [ours, theirs] : kClipNames) {
+      if (clip.rfind(ours, 0) == 0) clip = theirs + clip.substr(std::string(ours).size());
+    }
+    return "v.blk." + std::to_string(il) + "." + clip;
+  }
+
   std::vector<ManifestTensor>& out_;
+  bool vision_;
 };
 
 // A norm of the architecture's kind: its weight, and with LayerNorms its bias.
@@ -87,13 +101,36 @@ void add_feed_forward(ManifestBuilder& m, const HParams& hp, int64_t il) {
   }
 }
 
+// An image encoder's own tensors (llama.cpp's clip names): the patch embedding
+// and positions, the final LayerNorm, the projector (Gemma 3's).
+void add_image_encoder(ManifestBuilder& m, const HParams& hp) {
+  const int64_t e = hp.n_embd, p = hp.vision.patch_size;
+  m.model("v.patch_embd.weight", {p, p, 3, e}, TensorRole::Matrix, Presence::Required, &ModelWeights::patch_embd);
+  m.model("v.patch_embd.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::patch_embd_bias);
+  m.model("v.position_embd.weight", {e, hp.vision.n_patches()}, TensorRole::Matrix, Presence::Required,
+          &ModelWeights::position_embd);
+  m.model("v.post_ln.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
+  m.model("v.post_ln.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::output_norm_bias);
+  m.model("mm.soft_emb_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::projector_norm);
+  m.model("mm.input_projection.weight", {hp.vision.n_embd_out, e}, TensorRole::Matrix, Presence::Required,
+          &ModelWeights::projector);
+}
+
 }  // namespace
 
 std::vector<ManifestTensor> tensor_manifest(const HParams& hp) {
   std::vector<ManifestTensor> out;
-  ManifestBuilder m(out);
-  const int64_t e = hp.n_embd, pairs = hp.rope.n_dims / 2;
   const ArchSpec& spec = hp.spec();
+  ManifestBuilder m(out, spec.projector_type != nullptr);
+  if (spec.projector_type != nullptr) {
+    add_image_encoder(m, hp);
+    for (int64_t il = 0; il < hp.n_layer; ++il) {
+      add_attention(m, hp, il);
+      add_feed_forward(m, hp, il);
+    }
+    return out;
+  }
+  const int64_t e = hp.n_embd, pairs = hp.rope.n_dims / 2;
   m.model("token_embd.weight", {e, hp.n_vocab}, TensorRole::Matrix, Presence::Required, &ModelWeights::token_embd);
   if (spec.token_types) {
     m.model("token_types.weight", {e, hp.n_token_types}, TensorRole::Matrix, Presence::TokenTypes,

@@ -34,8 +34,8 @@ enum class Presence {
 
 struct ManifestTensor {
   std::string name;  // "blk.3.attn_q.weight"
-  int64_t ne[2];     // ggml order; ne[1] is 1 for vectors
-  uint32_t n_dims;   // 1 or 2
+  int64_t ne[4];     // ggml order; 1 past n_dims
+  uint32_t n_dims;   // 1 or 2 (4: an image encoder's patch embedding)
   TensorRole role;
   Presence presence;
   int64_t layer;  // its block, or -1 for the model's own tensors

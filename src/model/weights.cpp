@@ -41,7 +41,7 @@ class Binder {
   Tensor* find(const ManifestTensor& t) {
     const gguf::TensorInfo* info = file_.find_tensor(t.name);
     if (!info) return nullptr;
-    const int64_t expected[core::kMaxDims] = {t.ne[0], t.ne[1], 1, 1};
+    const int64_t expected[core::kMaxDims] = {t.ne[0], t.ne[1], t.ne[2], t.ne[3]};
     for (int d = 0; d < core::kMaxDims; ++d) {
       if (info->ne[d] != expected[d]) {
         throw InvalidModel("tensor '" + t.name + "' has shape " + shape_text(info->ne, info->n_dims) + ", expected " +

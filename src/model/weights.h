@@ -61,9 +61,20 @@ struct ModelWeights {
   Tensor* cls_output_bias = nullptr;  // [n_cls_out]
   // HParams::dense_features > 0 (gemma-embedding): the dense layers applied
   // after pooling, dense_3 · (dense_2 · pooled), no bias or activation.
-  Tensor* dense_2 = nullptr;      // [n_embd, dense_features]
-  Tensor* dense_3 = nullptr;      // [dense_features, n_embd]
-  Tensor* rope_freqs = nullptr;   // [rope_dims / 2] Llama-3 frequency factors, optional
+  Tensor* dense_2 = nullptr;  // [n_embd, dense_features]
+  Tensor* dense_3 = nullptr;  // [dense_features, n_embd]
+  // Image encoders (ArchSpec::projector_type; p = patch size): the patch
+  // embedding, a convolution of stride p, whose kernel [p, p, 3, n_embd] is
+  // one matrix over a patch's 3 p p values (model/vision.h); the final norm's
+  // bias (output_norm is its weight); the projector's norm and matrix.
+  Tensor* patch_embd = nullptr;        // [p, p, 3, n_embd]
+  Tensor* patch_embd_bias = nullptr;   // [n_embd]
+  Tensor* output_norm_bias = nullptr;  // [n_embd]
+  Tensor* projector_norm = nullptr;    // [n_embd] Gemma 3's soft_emb_norm, stored as 1 + w
+  // [n_embd_out, n_embd] as the file stores it (the transpose of a product's
+  // weights); [n_embd, n_embd_out] once model::Projector transposes it at load.
+  Tensor* projector = nullptr;
+  Tensor* rope_freqs = nullptr;  // [rope_dims / 2] Llama-3 frequency factors, optional
   // [rope_dims / 2] LongRoPE (long_rope) frequency factors, both or neither: long
   // ones for contexts past HParams::rope_original_context, else short ones.
   Tensor* rope_factors_long = nullptr;

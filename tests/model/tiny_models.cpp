@@ -50,6 +50,15 @@ model::SynthSpec tiny_spec(model::Arch arch) {
     s.norm_eps = 1e-12f;
     s.pooling = model::Pooling::Mean;
   }
+  if (arch == Arch::Gemma3Vision) {
+    // SigLIP's shape in small: every head its own K and V, 32 x 32 pixels in
+    // patches of 4 (8 x 8), merged 4 x 4 into 2 x 2 image tokens of 48.
+    s.n_head_kv = 4;
+    s.norm_eps = 1e-6f;
+    s.image_size = 32;
+    s.patch_size = 4;
+    s.n_embd_out = 48;
+  }
   if (arch == Arch::Phi3) {
     s.rope_dims = 12;  // Phi-4-mini's partial rotation: 3/4 of the head
     s.n_ctx_train = 4 * kTinyRopeOriginalContext;

@@ -25,8 +25,10 @@ constexpr int64_t kTinyRopeOriginalContext = 32;
 // n_embd 64, 4 heads over 2 KV heads, n_ff 96, 300 tokens; 2 layers, except
 // gemma3 and gemma-embedding with 6 (five local, then one global) and smollm3
 // with 4 (the last without rotation); bert with 4 KV heads, 64 positions and
-// mean pooling; gemma-embedding with mean pooling and dense layers of 48. Gemma's soft-caps are small enough to bend
-// these tiny models' scores and logits.
+// mean pooling; gemma-embedding with mean pooling and dense layers of 48;
+// Gemma 3's image encoder with 4 heads over 32 x 32 pixels in 8 x 8 patches,
+// 4 image tokens of 48. Gemma's soft-caps are small enough to bend these tiny
+// models' scores and logits.
 model::SynthSpec tiny_spec(model::Arch arch);
 // Writes tiny_spec(arch) with every matrix in `matrix_type` and varied norm
 // weights (seed 7); returns the path (test_temp_path).

@@ -1,0 +1,49 @@
+#include "runtime/image_encoder.h"
+
+#include <cstring>
+
+#include "core/cpu_topology.h"
+#include "core/executor.h"
+
+namespace peak::runtime {
+
+ImageEncoder::ImageEncoder(const model::Projector& projector, const ImageEncoderParams& params)
+    : projector_(projector),
+      n_threads_(core::pass_threads(params.n_threads)),
+      pool_(n_threads_),
+      positions_(model::vision_positions(projector.hparams())) {
+  model::VisionInputs inputs;
+  model::build_vision_encoder(graph_, projector_.hparams(), projector_.weights(), inputs);
+  allocator_.reserve(graph_, n_threads_);
+}
+
+std::vector<float> ImageEncoder::encode(const image::Image& picture) {
+  const model::HParams& hp = projector_.hparams();
+  const int64_t n_patches = hp.vision.n_patches(), per_token = hp.vision.merge * hp.vision.merge;
+  graph_.reset();
+  model::VisionInputs in;
+  const core::Tensor* result = model::build_vision_encoder(graph_, hp, projector_.weights(), in);
+  allocator_.allocate(graph_);
+
+  model::vision_patches(picture, hp, static_cast<float*>(in.patches->data));
+  std::memcpy(in.positions->data, positions_.data(), positions_.size() * sizeof(int32_t));
+  auto* key_ranges = static_cast<int32_t*>(in.key_ranges->data);
+  for (int64_t i = 0; i < n_patches; ++i) {
+    key_ranges[2 * i] = 0;
+    key_ranges[2 * i + 1] = static_cast<int32_t>(n_patches);
+  }
+  auto* merged = static_cast<int32_t*>(in.merged_rows->data);
+  for (int64_t t = 0; t < n_image_tokens(); ++t) {
+    merged[2 * t] = static_cast<int32_t>(t * per_token);
+    merged[2 * t + 1] = static_cast<int32_t>((t + 1) * per_token);
+  }
+  core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
+
+  std::vector<float> out(static_cast<size_t>(n_image_tokens() * n_embd_out()));
+  for (int64_t t = 0; t < n_image_tokens(); ++t) {
+    std::memcpy(out.data() + t * n_embd_out(), result->row_ptr(t), static_cast<size_t>(n_embd_out()) * sizeof(float));
+  }
+  return out;
+}
+
+}  // namespace peak::runtime

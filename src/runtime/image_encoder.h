@@ -1,0 +1,47 @@
+// Runs an image encoder (model::Projector) on pictures: each becomes the
+// embeddings of its image tokens, n_image_tokens rows of the language model's
+// width, ready to take the place of token embeddings in a prompt. The graph,
+// allocator and thread pool are reserved at creation, so encoding allocates
+// nothing but its input and result. An ImageEncoder is used by one thread at a
+// time; several may share one projector.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/graph_allocator.h"
+#include "core/thread_pool.h"
+#include "image/image.h"
+#include "model/projector.h"
+#include "model/vision.h"
+
+namespace peak::runtime {
+
+struct ImageEncoderParams {
+  int n_threads = 0;  // 0: the fast cores the process may use (core::default_threads)
+};
+
+class ImageEncoder {
+ public:
+  explicit ImageEncoder(const model::Projector& projector, const ImageEncoderParams& params = {});
+
+  const model::Projector& projector() const { return projector_; }
+  int64_t n_image_tokens() const { return projector_.hparams().vision.n_image_tokens(); }
+  int64_t n_embd_out() const { return projector_.hparams().vision.n_embd_out; }
+
+  // The image tokens' embeddings of `picture` (RGB or RGBA, any size: resized
+  // as the model's processor does): n_image_tokens x n_embd_out floats, token
+  // by token. Throws image::ImageError for a picture it cannot resize.
+  std::vector<float> encode(const image::Image& picture);
+
+ private:
+  const model::Projector& projector_;
+  int n_threads_;
+  core::ThreadPool pool_;
+  core::Graph graph_;
+  core::GraphAllocator allocator_;
+  std::vector<int32_t> positions_;
+};
+
+}  // namespace peak::runtime

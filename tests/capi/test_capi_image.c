@@ -1,0 +1,147 @@
+/* Images from C on the tiny Gemma 3 image encoder that tests/runtime writes,
+   with the naive double-precision reference's embeddings of the test picture
+   beside it: peak_image_encode gives them from the picture's PNG (decoded and
+   resized by peak) and from the resized pixels as RGB and as padded RGBA rows;
+   peak_projector_get_info describes the encoder; a buffer too small reports
+   the floats needed; a file that is no picture, bad pixel arguments, a
+   language model given as a projector and a projector given as a language
+   model are refused, naming why. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capi_test.h"
+#include "peak/peak.h"
+
+enum { kMaxFloats = 4096, kSide = 32 };
+
+static float reference[kMaxFloats];
+static size_t n_reference = 0;
+
+static int read_reference(void) {
+  FILE* f = fopen(PEAK_IMAGE_REFERENCE, "r");
+  if (!f) return 0;
+  int ok = fscanf(f, "%zu", &n_reference) == 1 && n_reference <= kMaxFloats;
+  for (size_t i = 0; ok && i < n_reference; ++i) ok = fscanf(f, "%f", &reference[i]) == 1;
+  fclose(f);
+  return ok;
+}
+
+/* The whole file in a malloc'd buffer (*size bytes); NULL when unreadable. */
+static uint8_t* read_file(const char* path, size_t* size) {
+  FILE* f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  const long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  uint8_t* bytes = n > 0 ? (uint8_t*)malloc((size_t)n) : NULL;
+  *size = bytes && fread(bytes, 1, (size_t)n, f) == (size_t)n ? (size_t)n : 0;
+  fclose(f);
+  return bytes;
+}
+
+/* The largest difference from the reference, relative to its largest value. */
+static double relative_difference(const float* got, size_t n) {
+  double diff = 0.0, largest = 1.0;
+  for (size_t i = 0; i < n && i < n_reference; ++i) {
+    diff = fmax(diff, fabs((double)got[i] - reference[i]));
+    largest = fmax(largest, fabs((double)reference[i]));
+  }
+  return n == n_reference ? diff / largest : 1.0;
+}
+
+static void check_encodes_like_the_reference(peak_image_encoder* encoder, const peak_image* image) {
+  static float out[kMaxFloats];
+  size_t n = 0;
+  CHECK(peak_image_encode(encoder, image, out, kMaxFloats, &n) == PEAK_OK);
+  CHECK(n == n_reference);
+  CHECK(relative_difference(out, n) < 1e-4);
+}
+
+int main(void) {
+  CHECK(read_reference());
+  CHECK(n_reference == 4 * 48);
+
+  peak_projector* projector = NULL;
+  CHECK(peak_projector_load(PEAK_IMAGE_PROJECTOR, NULL, &projector) == PEAK_OK);
+  if (!projector) return capi_test_summary("test_capi_image");
+  peak_projector_info info;
+  info.struct_size = sizeof info;
+  CHECK(peak_projector_get_info(projector, &info) == PEAK_OK);
+  CHECK(strcmp(info.projector_type, "gemma3") == 0);
+  CHECK(info.image_size == kSide && info.patch_size == 4 && info.n_image_tokens == 4 && info.n_embd == 48);
+  CHECK(info.n_params > 0 && info.size_bytes >= 4 * info.n_params); /* F32 */
+
+  peak_image_encoder* encoder = NULL;
+  CHECK(peak_image_encoder_create(projector, NULL, &encoder) == PEAK_OK);
+
+  /* The PNG, resized by peak as PIL resizes it. */
+  size_t png_size = 0;
+  uint8_t* png = read_file(PEAK_TEST_DATA_DIR "/images/png/photo_256x192.png", &png_size);
+  CHECK(png != NULL);
+  peak_image* photo = NULL;
+  CHECK(peak_image_decode(png, png_size, &photo) == PEAK_OK);
+  uint32_t width = 0, height = 0, channels = 0;
+  CHECK(peak_image_get_size(photo, &width, &height, &channels) == PEAK_OK);
+  CHECK(width == 256 && height == 192 && channels == 3);
+  size_t needed = 0;
+  CHECK_ERROR(peak_image_encode(encoder, photo, NULL, 0, &needed), PEAK_ERR_BUFFER_TOO_SMALL, "need 192 floats");
+  CHECK(needed == 192);
+  check_encodes_like_the_reference(encoder, photo);
+
+  /* PIL's resized pixels as RGB rows, then as RGBA rows 4 bytes apart more than a row. */
+  size_t ppm_size = 0;
+  uint8_t* ppm = read_file(PEAK_TEST_DATA_DIR "/images/vision/gemma3_32.ppm", &ppm_size);
+  const char* header = "P6\n32 32\n255\n";
+  CHECK(ppm != NULL && ppm_size == strlen(header) + kSide * kSide * 3);
+  if (ppm && ppm_size == strlen(header) + kSide * kSide * 3) {
+    const uint8_t* rgb = ppm + strlen(header);
+    peak_image* resized = NULL;
+    CHECK(peak_image_from_pixels(rgb, kSide, kSide, 3, 0, &resized) == PEAK_OK);
+    check_encodes_like_the_reference(encoder, resized);
+    peak_image_free(resized);
+
+    enum { kStride = kSide * 4 + 4 };
+    static uint8_t rgba[kSide * kStride];
+    for (int y = 0; y < kSide; ++y) {
+      for (int x = 0; x < kSide; ++x) {
+        memcpy(&rgba[y * kStride + x * 4], &rgb[(y * kSide + x) * 3], 3);
+        rgba[y * kStride + x * 4 + 3] = (uint8_t)(x * 7); /* transparency, which the encoder drops */
+      }
+    }
+    peak_image* with_alpha = NULL;
+    CHECK(peak_image_from_pixels(rgba, kSide, kSide, 4, kStride, &with_alpha) == PEAK_OK);
+    check_encodes_like_the_reference(encoder, with_alpha);
+    peak_image_free(with_alpha);
+
+    peak_image* refused = NULL;
+    CHECK_ERROR(peak_image_from_pixels(rgb, kSide, kSide, 2, 0, &refused), PEAK_ERR_INVALID_ARGUMENT, "channels is 2");
+    CHECK_ERROR(peak_image_from_pixels(rgb, kSide, kSide, 3, 90, &refused), PEAK_ERR_INVALID_ARGUMENT,
+                "stride 90 is shorter than a row of 96 bytes");
+    CHECK_ERROR(peak_image_from_pixels(rgb, 0, kSide, 3, 0, &refused), PEAK_ERR_INVALID_ARGUMENT, "0 x 32 pixels");
+    CHECK(refused == NULL);
+  }
+
+  /* A file that is no picture; a truncated PNG. */
+  peak_image* refused = NULL;
+  CHECK_ERROR(peak_image_decode((const uint8_t*)"GIF89a", 6, &refused), PEAK_ERR_FORMAT, "not a PNG or JPEG file");
+  if (png) CHECK_ERROR(peak_image_decode(png, png_size / 2, &refused), PEAK_ERR_FORMAT, "PNG: ");
+  CHECK(refused == NULL);
+
+  /* Each file where the other belongs. */
+  peak_projector* not_projector = NULL;
+  CHECK_ERROR(peak_projector_load(PEAK_SHARED_DIR "/models/stories260K.gguf", NULL, &not_projector), PEAK_ERR_FORMAT,
+              "not a vision projector");
+  peak_model* not_model = NULL;
+  CHECK_ERROR(peak_model_load(PEAK_IMAGE_PROJECTOR, NULL, &not_model), PEAK_ERR_FORMAT, "a vision projector");
+
+  free(png);
+  free(ppm);
+  peak_image_free(photo);
+  peak_image_encoder_free(encoder);
+  peak_projector_free(projector);
+  return capi_test_summary("test_capi_image");
+}

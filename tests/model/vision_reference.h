@@ -1,0 +1,48 @@
+// A naive double-precision reference of Gemma 3's image encoder (the SigLIP
+// vision tower and the Gemma 3 multimodal projector) reading a llama.cpp "mmproj"
+// GGUF file (general.architecture "clip", clip.projector_type "gemma3"), for
+// checking peak's vision graph against something peak did not write.
+//
+// Written from the published model definition: Hugging Face transformers'
+// SiglipVisionModel and Gemma3MultiModalProjector, with llama.cpp's clip.cpp
+// (siglip graph) and convert_hf_to_gguf.py for the names and layout of the
+// tensors. It uses nothing of peak but the GGUF reader and the F16 conversion of
+// kernels/float16.h: not src/model, not src/runtime.
+//
+// Layout (ggml shape order, ne[0] first; a [in, out] matrix W gives
+// out[j] = sum_i W[i + in * j] * x[i], the transpose of torch's (out, in)):
+//   v.patch_embd.weight      [p, p, 3, n_embd]  element (kx, ky, c, o) at kx + p*(ky + p*(c + 3*o))
+//   v.patch_embd.bias        [n_embd]
+//   v.position_embd.weight   [n_embd, n_patches]  row i: patch i, numbered row-major (py * S/p + px)
+//   v.blk.N.ln1 / ln2        .weight, .bias [n_embd]
+//   v.blk.N.attn_q/k/v/out   .weight [n_embd, n_embd], .bias [n_embd]
+//   v.blk.N.ffn_up           .weight [n_embd, n_ff], .bias [n_ff]
+//   v.blk.N.ffn_down         .weight [n_ff, n_embd], .bias [n_embd]
+//   v.post_ln                .weight, .bias [n_embd]
+//   mm.soft_emb_norm.weight  [n_embd]  (1 + HF's weight, as the converter stores it)
+//   mm.input_projection.weight [n_embd_text, n_embd]  out[t] = sum_c x[c] * W[t + n_embd_text * c]
+// Tensors must be F32 or F16; any other type is refused with an exception.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "gguf/gguf_reader.h"
+
+namespace peak::test {
+
+// pixels: normalised, channel-major [3][S][S] (S = clip.vision.image_size), as
+// HF's processor produces. Returns [n_tokens][n_embd_text] row-major, n_tokens =
+// (S / p / k)^2 with p = clip.vision.patch_size and k =
+// clip.vision.projector.scale_factor (4 when absent). Throws std::runtime_error
+// (or gguf::GgufError from the reader) for a file it cannot read this way.
+std::vector<double> gemma3_image_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
+                                                      int64_t* n_tokens_out, int64_t* n_embd_text_out);
+
+// HF Gemma3ImageProcessor's rescale and normalise of an already-resized RGB8
+// image of `size` x `size` pixels (normally size == S), interleaved RGB rows top
+// to bottom, with the file's clip.vision.image_mean / image_std:
+// (v / 255 - mean[c]) / std[c], returned channel-major [3][size][size].
+std::vector<double> gemma3_normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t size);
+
+}  // namespace peak::test

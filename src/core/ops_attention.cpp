@@ -29,13 +29,16 @@
 //   asserts that bound); measured against the double-precision reference:
 //   see the same test. Decode tiles stay fp32, and so do sequences side by
 //   side (bf16_kernels says why).
-// - fp32 tiles (paths without bf16 products but with kernels' F32TileKernels,
-//   heads of whole vectors of 16): a prefill tile converts each block of F16 /
+// - fp32 tiles (paths without bf16 products but with kernels' F32TileKernels):
+//   a prefill tile converts each block of F16 /
 //   F32 K rows to floats once and transposes it (head_dim x keys), and each
 //   block of V rows (any cache type) to float rows, then multiplies both in
 //   register tiles: no conversion per query row and no horizontal sums.
 //   Q8_0/Q4_0 keys keep their integer scores. Tiles hold up to 256 rows, as
 //   bf16 ones do.
+//   Heads of any size take them: values in whole vectors of 16 columns, a
+//   head of another size (SigLIP's 72) has its value rows and accumulators
+//   padded with zeros (value_width).
 // - Softmax: per query row a running max and sum; a block rescales the row's
 //   accumulator once when its maximum grows; the scaling and block maximum,
 //   the exponentials (and the soft-cap's tanh) come from the kernels'
@@ -141,21 +144,28 @@ const Bf16Kernels* bf16_kernels(const Tensor& node) {
 }
 
 // The fp32 tile kernels when this path has them, has no bf16 ones for this
-// node, the head is whole vectors of 16 and the pass is not a few tokens';
-// null otherwise (per-row kernels).
+// node and the pass is not a few tokens'; null otherwise (per-row kernels).
 const F32TileKernels* f32_tile_kernels(const Tensor& node) {
   const F32TileKernels& k = float_kernels().f32_tiles;
-  return k.gemm != nullptr && bf16_kernels(node) == nullptr && node.src[0]->ne[0] % 16 == 0 && !few_tokens(node)
-             ? &k
-             : nullptr;
+  return k.gemm != nullptr && bf16_kernels(node) == nullptr && !few_tokens(node) ? &k : nullptr;
 }
 
 // Whether prefill tiles convert each block of K and V once and multiply it
 // with a packed product (bf16 or fp32).
 bool packed_tiles(const Tensor& node) { return bf16_kernels(node) != nullptr || f32_tile_kernels(node) != nullptr; }
 
+// The packed products take values in whole vectors of 16 columns: a head of
+// another size (fp32 tiles only) has its value rows and output accumulators
+// padded with zero columns to the next multiple of 16, which no output row
+// reads.
+int64_t value_width(const Tensor& node) {
+  const int64_t d = node.src[0]->ne[0];
+  return packed_tiles(node) ? (d + 15) / 16 * 16 : d;
+}
+
 struct AttentionShape {
   int64_t head_dim, n_head, n_tokens, n_head_kv, n_kv, group;
+  int64_t value_width;  // head_dim, or the padded width of packed tiles' values and accumulators (value_width())
   int64_t window;       // > 0: sliding window (params.i[1])
   bool token_steps;     // a few tokens' pass: each token a tile, attending as its own step (kFewTokens)
   int64_t tile_tokens;  // query tokens per tile
@@ -172,6 +182,7 @@ struct AttentionShape {
         n_head_kv(node.src[1]->ne[1]),
         n_kv(node.src[1]->ne[2]),
         group(n_head / n_head_kv),
+        value_width(core::value_width(node)),
         window(node.params.i[1]),
         token_steps(few_tokens(node)),
         tile_tokens(
@@ -215,7 +226,7 @@ struct AttentionShape {
 };
 
 // Running softmax state of a tile's query rows: unnormalised outputs
-// [rows][head_dim], then the running max [rows] and sum [rows].
+// [rows][value_width], then the running max [rows] and sum [rows].
 struct TileState {
   float* outputs;
   float* max;
@@ -223,12 +234,12 @@ struct TileState {
 };
 
 size_t tile_state_bytes(const AttentionShape& s) {
-  return round_up_to_cache_line(static_cast<size_t>(s.tile_rows * (s.head_dim + 2)) * sizeof(float));
+  return round_up_to_cache_line(static_cast<size_t>(s.tile_rows * (s.value_width + 2)) * sizeof(float));
 }
 
 TileState tile_state_at(char* memory, const AttentionShape& s) {
   auto* outputs = reinterpret_cast<float*>(memory);
-  const int64_t values = s.tile_rows * s.head_dim;
+  const int64_t values = s.tile_rows * s.value_width;
   return {outputs, outputs + values, outputs + values + s.tile_rows};
 }
 
@@ -287,12 +298,12 @@ AttentionWork attention_work(const Tensor& node, const AttentionShape& s, int n_
   const bool packs = s.tile_rows > kStreamingRows;  // decode steps never pack
   if (packs && bf16_kernels(node) != nullptr) {
     const auto halves = [](int64_t n) { return round_up_to_cache_line(static_cast<size_t>(n) * sizeof(uint16_t)); };
-    w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
-    w.bf16_weights_offset = w.bf16_packed_offset + halves(s.keys_per_block * s.head_dim);
+    w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.value_width);
+    w.bf16_weights_offset = w.bf16_packed_offset + halves(s.keys_per_block * s.value_width);
     w.per_thread_bytes = w.bf16_weights_offset + halves(s.tile_rows * s.keys_per_block);
   } else if (packs && f32_tile_kernels(node) != nullptr) {
-    w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.head_dim);
-    w.per_thread_bytes = w.bf16_packed_offset + floats(s.keys_per_block * s.head_dim);
+    w.bf16_packed_offset = w.bf16_rows_offset + floats(kBf16Rows * s.value_width);
+    w.per_thread_bytes = w.bf16_packed_offset + floats(s.keys_per_block * s.value_width);
   }
   w.lane_scores_offset = w.per_thread_bytes;
   if (node.src[1]->key_lanes) w.per_thread_bytes += floats(s.tile_rows * lane_score_stride(s));
@@ -351,9 +362,9 @@ struct Scratch {
                       // query_row_bytes apart
   float* weights;     // [R][keys_per_block]: scores, then softmax weights
   float* rescale;     // [R]
-  float* bf16_rows;        // [kBf16Rows][head_dim]: K or V rows as floats
-  uint16_t* bf16_packed;   // a block of K [head_dim / 2][keys][2] or V [keys / 2][head_dim][2]
-  float* f32_packed;       // the same place in fp32 tiles: K [head_dim][keys] or V [keys][head_dim]
+  float* bf16_rows;   // [kBf16Rows][head_dim] K or [kBf16Rows][value_width] V rows as floats
+  uint16_t* bf16_packed;   // a block of K [head_dim / 2][keys][2] or V [keys / 2][value_width][2]
+  float* f32_packed;       // the same place in fp32 tiles: K [head_dim][keys] or V [keys][value_width]
   uint16_t* bf16_weights;  // [R][keys_per_block]
   float* lane_scores;      // [R][lane_score_stride]
 
@@ -426,16 +437,18 @@ void prefetch_bytes(const char* first, size_t bytes) {
 constexpr int64_t kBf16PrefetchRows = 32;
 
 // Rows [first, first + count) of a block (row stride `stride` bytes) as
-// floats in dst [padded][d], the rows past count zero. `end` bounds the rows
-// worth asking for ahead (the tile's last key, relative to the block).
+// floats in dst [padded][width], d values a row, then zeros (the columns past
+// d, the rows past count). `end` bounds the rows worth asking for ahead (the
+// tile's last key, relative to the block).
 void dequantize_rows(const char* rows, size_t stride, int64_t first, int64_t count, int64_t padded, int64_t end,
-                     RowToFloatFn to_float, int64_t d, float* dst) {
+                     RowToFloatFn to_float, int64_t d, int64_t width, float* dst) {
   for (int64_t j = 0; j < count; ++j) {
     const int64_t row = first + j;
     if (row + kBf16PrefetchRows < end) prefetch_bytes(rows + static_cast<size_t>(row + kBf16PrefetchRows) * stride, stride);
-    to_float(rows + static_cast<size_t>(row) * stride, dst + j * d, d);
+    to_float(rows + static_cast<size_t>(row) * stride, dst + j * width, d);
+    if (width > d) std::memset(dst + j * width + d, 0, static_cast<size_t>(width - d) * sizeof(float));
   }
-  std::memset(dst + count * d, 0, static_cast<size_t>((padded - count) * d) * sizeof(float));
+  std::memset(dst + count * width, 0, static_cast<size_t>((padded - count) * width) * sizeof(float));
 }
 
 // Keys [0, n_keys) of a block as floats in sc.bf16_rows, kBf16Rows at a
@@ -446,7 +459,7 @@ void convert_keys(const Attention& a, const char* keys, int64_t n_keys, int64_t 
                   Pack pack) {
   for (int64_t first = 0; first < cols; first += kBf16Rows) {
     dequantize_rows(keys, a.k.nb[2], first, std::min(kBf16Rows, n_keys - first), kBf16Rows, end, a.key_to_float,
-                    a.s.head_dim, sc.bf16_rows);
+                    a.s.head_dim, a.s.head_dim, sc.bf16_rows);
     pack(first);
   }
 }
@@ -469,12 +482,12 @@ void score_bf16(const Attention& a, const char* keys, int64_t n_keys, int64_t en
 // with a zero key).
 void sum_values_bf16(const Attention& a, const char* values, int64_t n_keys, int64_t end, int64_t rows,
                      const Scratch& sc, const TileState& state) {
-  const int64_t d = a.s.head_dim;
+  const int64_t d = a.s.value_width;
   const int64_t even = (n_keys + 1) / 2 * 2;
   for (int64_t first = 0; first < n_keys; first += kBf16Rows) {
     const int64_t count = std::min(kBf16Rows, n_keys - first);
     const int64_t padded = (count + 1) / 2 * 2;
-    dequantize_rows(values, a.v.nb[2], first, count, padded, end, a.value_to_float, d, sc.bf16_rows);
+    dequantize_rows(values, a.v.nb[2], first, count, padded, end, a.value_to_float, a.s.head_dim, d, sc.bf16_rows);
     a.bf16->pack_rows(sc.bf16_rows, static_cast<size_t>(d), padded, d, sc.bf16_packed + first * d);
   }
   for (int64_t r = 0; r < rows; ++r) {
@@ -500,11 +513,11 @@ void score_f32(const Attention& a, const char* keys, int64_t n_keys, int64_t end
 }
 
 // outputs[r] += sum_j weights[r][j] * V[j] for the block's values [0, n_keys)
-// in fp32: V as float rows [keys][head_dim].
+// in fp32: V as float rows [keys][value_width].
 void sum_values_f32(const Attention& a, const char* values, int64_t n_keys, int64_t end, int64_t rows,
                     const Scratch& sc, const TileState& state) {
-  const int64_t d = a.s.head_dim;
-  dequantize_rows(values, a.v.nb[2], 0, n_keys, n_keys, end, a.value_to_float, d, sc.f32_packed);
+  const int64_t d = a.s.value_width;
+  dequantize_rows(values, a.v.nb[2], 0, n_keys, n_keys, end, a.value_to_float, a.s.head_dim, d, sc.f32_packed);
   a.f32_tiles->gemm(n_keys, sc.weights, a.s.keys_per_block, rows, sc.f32_packed, d, state.outputs,
                     static_cast<size_t>(d), true);
 }
@@ -591,7 +604,7 @@ void score_streaming(const Attention& a, int64_t kv_head, int64_t first_key, int
 void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_head, int64_t begin,
             int64_t end, const Scratch& sc, const TileState& state) {
   const AttentionShape& s = a.s;
-  const int64_t d = s.head_dim;
+  const int64_t d = s.value_width;  // the accumulators' row stride
   const bool bf16 = bf16_tile(a, rows);
   const bool f32 = f32_tile(a, rows);
   for (int64_t r = 0; r < rows; ++r) {
@@ -631,14 +644,15 @@ void attend(const Attention& a, int64_t first_token, int64_t rows, int64_t kv_he
     } else if (f32) {
       sum_values_f32(a, values, n_keys, end - first_key, rows, sc, state);
     } else {
-      a.value_sum(d, values, a.v.nb[2], n_keys, sc.weights, block, rows, state.outputs,
+      a.value_sum(s.head_dim, values, a.v.nb[2], n_keys, sc.weights, block, rows, state.outputs,
                   static_cast<size_t>(d));
     }
   }
 }
 
-// Writes row r of the merged states (one per key chunk) to `out`.
-void merge_into(const TileState* states, int64_t n_states, int64_t r, int64_t d, float* out) {
+// Writes row r of the merged states (one per key chunk; outputs `width`
+// floats apart) to `out`, d values.
+void merge_into(const TileState* states, int64_t n_states, int64_t r, int64_t d, int64_t width, float* out) {
   // A chunk whose row met a NaN score has max NaN: the merged row is NaN.
   float max = kMinusInfinity;
   for (int64_t c = 0; c < n_states; ++c) {
@@ -652,7 +666,7 @@ void merge_into(const TileState* states, int64_t n_states, int64_t r, int64_t d,
     if (states[c].max[r] == kMinusInfinity) continue;  // the row sees no key of chunk c
     const float weight = std::exp(states[c].max[r] - max);
     sum += states[c].sum[r] * weight;
-    const float* partial = states[c].outputs + r * d;
+    const float* partial = states[c].outputs + r * width;
     for (int64_t i = 0; i < d; ++i) out[i] += weight * partial[i];
   }
   const float inverse_sum = 1.0f / sum;
@@ -758,7 +772,9 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
             : tile_state_at(work + layout.partials_offset + static_cast<size_t>(task) * tile_state_bytes(s), s);
     attend(a, first_token, rows, kv_head, begin, end, sc, state);
     if (own_chunks == 1) {
-      for (int64_t r = 0; r < rows; ++r) merge_into(&state, 1, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
+      for (int64_t r = 0; r < rows; ++r) {
+        merge_into(&state, 1, r, s.head_dim, s.value_width, output_row(node, s, first_token, kv_head, r));
+      }
     }
   }
   if (chunks == 1) return;
@@ -781,7 +797,7 @@ void compute_attention(const ComputeParams& params, Tensor& node) {
       states[c] = tile_state_at(
           work + layout.partials_offset + static_cast<size_t>(unit * chunks + c) * tile_state_bytes(s), s);
     }
-    merge_into(states, own_chunks, r, s.head_dim, output_row(node, s, first_token, kv_head, r));
+    merge_into(states, own_chunks, r, s.head_dim, s.value_width, output_row(node, s, first_token, kv_head, r));
   }
 }
 

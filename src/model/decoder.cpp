@@ -147,9 +147,11 @@ Tensor* DecoderBuilder::self_attention(int64_t layer, Tensor* x) {
   attention.softcap = hp.attn_softcap;
   Tensor* out;  // [d, n_head, n_tokens]
   if (n_sequences_ == 0) {
-    // Straight from this batch's keys and values; the ranges say which each token sees.
+    // Straight from this batch's keys and values; the ranges say which each
+    // token sees, or without them every token sees all.
     attention.causal = false;
-    out = g.attention(q, k, h.v, attention, hp.window(layer) > 0 ? sliding_key_ranges_ : key_ranges_);
+    Tensor* ranges = hp.window(layer) > 0 ? sliding_key_ranges_ : key_ranges_;
+    out = ranges != nullptr ? g.attention(q, k, h.v, attention, ranges) : g.attention(q, k, h.v, attention);
   } else if (n_sequences_ == 1) {
     out = cached_attention(layer, sequences_[0], q, k, h.v, attention);
   } else {

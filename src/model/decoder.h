@@ -81,8 +81,9 @@ class DecoderBuilder {
                  int64_t n_sequences, Tensor* rope_factors, const DecoderAdapters* adapters = nullptr);
   // Without a KV cache, for an embedding model's pass (model/encoder.h):
   // n_tokens tokens of several sequences side by side, token t attending to
-  // this batch's keys [key_ranges[2t], key_ranges[2t + 1]) (I32 [2, n_tokens]),
-  // on sliding layers to those of sliding_key_ranges (null when none slides).
+  // this batch's keys [key_ranges[2t], key_ranges[2t + 1]) (I32 [2, n_tokens];
+  // null: to every token of the batch, one sequence), on sliding layers to
+  // those of sliding_key_ranges (null when none slides).
   DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, int64_t n_tokens, Tensor* key_ranges,
                  Tensor* sliding_key_ranges);
 

@@ -14,9 +14,8 @@ Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w,
   const int64_t n_patches = v.n_patches(), p = v.patch_size;
   inputs = VisionInputs{};
   inputs.patches = g.input(GgmlType::F32, {3 * p * p, n_patches}, "patches");
-  inputs.key_ranges = g.input(GgmlType::I32, {2, n_patches}, "key_ranges");
   inputs.merged_rows = g.input(GgmlType::I32, {2, v.n_image_tokens()}, "merged_rows");
-  DecoderBuilder b(g, hp, w, n_patches, inputs.key_ranges, nullptr);
+  DecoderBuilder b(g, hp, w, n_patches, nullptr, nullptr);  // every patch attends to every patch
   inputs.positions = b.inputs().positions;
 
   // The convolution as one product: kernel [p, p, 3, n_embd] viewed as [3 p p, n_embd].

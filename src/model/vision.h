@@ -28,12 +28,11 @@
 namespace peak::model {
 
 // The inputs the caller fills before each compute (vision_positions(),
-// vision_patches()); the key ranges and merged rows are fixed: every patch
-// sees [0, n_patches), and token t averages rows [t merge^2, (t + 1) merge^2).
+// vision_patches()); the merged rows are fixed: token t averages rows
+// [t merge^2, (t + 1) merge^2).
 struct VisionInputs {
   core::Tensor* patches = nullptr;      // F32 [3 p p, n_patches]: vision_patches()
   core::Tensor* positions = nullptr;    // I32 [n_patches]: vision_positions()
-  core::Tensor* key_ranges = nullptr;   // I32 [2, n_patches]
   core::Tensor* merged_rows = nullptr;  // I32 [2, n_image_tokens]
 };
 

@@ -19,7 +19,7 @@ ImageEncoder::ImageEncoder(const model::Projector& projector, const ImageEncoder
 
 std::vector<float> ImageEncoder::encode(const image::Image& picture) {
   const model::HParams& hp = projector_.hparams();
-  const int64_t n_patches = hp.vision.n_patches(), per_token = hp.vision.merge * hp.vision.merge;
+  const int64_t per_token = hp.vision.merge * hp.vision.merge;
   graph_.reset();
   model::VisionInputs in;
   const core::Tensor* result = model::build_vision_encoder(graph_, hp, projector_.weights(), in);
@@ -27,11 +27,6 @@ std::vector<float> ImageEncoder::encode(const image::Image& picture) {
 
   model::vision_patches(picture, hp, static_cast<float*>(in.patches->data));
   std::memcpy(in.positions->data, positions_.data(), positions_.size() * sizeof(int32_t));
-  auto* key_ranges = static_cast<int32_t*>(in.key_ranges->data);
-  for (int64_t i = 0; i < n_patches; ++i) {
-    key_ranges[2 * i] = 0;
-    key_ranges[2 * i + 1] = static_cast<int32_t>(n_patches);
-  }
   auto* merged = static_cast<int32_t*>(in.merged_rows->data);
   for (int64_t t = 0; t < n_image_tokens(); ++t) {
     merged[2 * t] = static_cast<int32_t>(t * per_token);

@@ -159,6 +159,24 @@ TEST(CoreAttention, EveryCacheTypeWithGroupedHeads) {
   }
 }
 
+// Heads whose size is not a multiple of 16 (SigLIP's 72, and smaller ones)
+// take the fp32 tile products too (or bf16 ones for 32 x n elsewhere), their
+// values and accumulators padded with zero columns: prefill tiles, a partial
+// last one, keys split into blocks.
+TEST(CoreAttention, HeadsOfAnyEvenSizeTakeThePackedProducts) {
+  const AttentionCase cases[] = {{72, 4, 4, 70, 300}, {40, 6, 2, 33, 100}, {24, 2, 1, 20, 530}, {8, 2, 2, 16, 40}};
+  for (GgmlType type : {GgmlType::F32, GgmlType::F16}) {
+    for (const AttentionCase& c : cases) {
+      SCOPED_TRACE(describe(type, c));
+      const RandomInputs in(type, c.head_dim, c.n_head, c.n_head_kv, c.n_tokens, c.n_kv, 2.0f);
+      for (const AttentionParams& params : {full_params(in.scale), causal_params(in.scale)}) {
+        expect_graph_matches([&](Graph& g) { return g.attention(in.q, in.k, in.v, params); },
+                             reference_attention(in.dq, in.dk, in.dv, params), attention_bound(type));
+      }
+    }
+  }
+}
+
 // A batch of sequences side by side (an encoder's): each token sees its own
 // sequence's cells only, all of them (bidirectional) or those up to itself
 // (causal within the sequence). Sequences of 1 to 70 tokens, so tiles hold

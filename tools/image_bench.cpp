@@ -24,16 +24,6 @@
 
 namespace {
 
-struct ProjectorDeleter {
-  void operator()(peak_projector* p) const { peak_projector_free(p); }
-};
-struct ImageEncoderDeleter {
-  void operator()(peak_image_encoder* e) const { peak_image_encoder_free(e); }
-};
-struct ImageDeleter {
-  void operator()(peak_image* i) const { peak_image_free(i); }
-};
-
 struct ImageBenchOptions {
   std::vector<std::string> projectors;
   std::string image;  // empty: a gradient of the encoder's input size

@@ -32,6 +32,15 @@ struct DraftModelDeleter {
 struct EmbedderDeleter {
   void operator()(peak_embedder* e) const { peak_embedder_free(e); }
 };
+struct ProjectorDeleter {
+  void operator()(peak_projector* p) const { peak_projector_free(p); }
+};
+struct ImageEncoderDeleter {
+  void operator()(peak_image_encoder* e) const { peak_image_encoder_free(e); }
+};
+struct ImageDeleter {
+  void operator()(peak_image* i) const { peak_image_free(i); }
+};
 
 struct LoadedModel {
   // Declared first, so freed last: the adapters after the context, the model after them.

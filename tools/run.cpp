@@ -27,6 +27,7 @@
 #include "model_session.h"
 #include "openai_response.h"
 #include "output_file.h"
+#include "image_prompt.h"
 #include "text_file.h"
 #include "text_format.h"
 #include "tool_options.h"
@@ -42,6 +43,8 @@ struct RunOptions {
   bool echo = true;
   bool json = false;
   ToolOptions tools;
+  std::string mmproj;               // --mmproj: the model's image encoder
+  std::vector<std::string> images;  // --image, in the order of the prompt's markers
 };
 
 void print_help() {
@@ -54,6 +57,9 @@ void print_help() {
       "  --no-echo                 do not print the prompt before the completion\n"
       "  --json                    print one JSON document (text, token ids, timings) when done\n"
       "  --logits-out FILE         write every prompt position's logits (f32; layout in tools/run.cpp)\n"
+      "  --mmproj FILE             the model's image encoder (a projector file, llama.cpp's mmproj-*.gguf)\n"
+      "  --image FILE              a PNG or JPEG in the prompt, at a <__media__> marker (one per image;\n"
+      "                            without markers the images come first); repeatable\n"
       "%s"
       "  With --tools the prompt is a user message (not echoed) and the answer's text and calls are\n"
       "  printed; --json prints {\"message\": OpenAI's assistant message (content, reasoning_content,\n"
@@ -90,12 +96,22 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.echo = false;
     } else if (!std::strcmp(a, "--json")) {
       o.json = true;
+    } else if (!std::strcmp(a, "--mmproj")) {
+      o.mmproj = args.value(a);
+    } else if (!std::strcmp(a, "--image")) {
+      o.images.push_back(args.value(a));
 
     } else {
       throw UsageError(std::string("unknown option '") + a + "' (see peak run --help)");
     }
   }
   if (!o.prompt_given) throw UsageError("no prompt given (-p PROMPT or -f FILE)");
+  if (!o.images.empty() && o.mmproj.empty())
+    throw UsageError("--image needs the model's image encoder (--mmproj FILE)");
+  if (!o.mmproj.empty() && o.images.empty()) throw UsageError("--mmproj is given without an image (--image FILE)");
+  if (!o.images.empty() && (o.tools.given() || !o.logits_out.empty() || o.json)) {
+    throw UsageError("--image does not go with --tools, --logits-out or --json yet");
+  }
   check_tool_options(o.tools);
   if (o.tools.given() && !o.logits_out.empty()) {
     throw UsageError("--logits-out reads a plain prompt's logits: it does not go with --tools");
@@ -327,6 +343,11 @@ int run_run(int argc, char** argv) {
   gp.parse_special = 0;  // the prompt is the user's text: it cannot spell control tokens
   set_speculative(o.gen, m, gp);
   std::string prompt = o.prompt;
+  ImagePromptTimes image_times;
+  if (!o.images.empty()) {
+    prompt = eval_prompt_with_images(m, o.prompt, o.mmproj, o.images, o.gen.context.n_threads, &image_times);
+    gp.add_special = 0;  // BOS went first
+  }
   if (logits_file) {
     write_prompt_logits(m, tokens, *logits_file);
     gp.add_special = 0;
@@ -354,6 +375,10 @@ int run_run(int argc, char** argv) {
   const int flush_error = errno;
   if (r.stop_reason == PEAK_STOP_CONTEXT_FULL) {
     std::fprintf(stderr, "stopped: the context of %zu tokens is full (-c)\n", peak_context_n_ctx(m.context.get()));
+  }
+  if (!o.images.empty()) {
+    std::fprintf(stderr, "images: %zu, %zu tokens, encoded in %.3f s, evaluated with the text before them in %.3f s\n",
+                 o.images.size(), image_times.image_tokens, image_times.encode_seconds, image_times.eval_seconds);
   }
   std::fprintf(stderr, "load: %.3f s | prompt: %zu tokens, %.1f tokens/s | generation: %zu tokens, %.1f tokens/s",
                load_seconds, r.n_prompt_tokens, per_second(r.n_prompt_tokens, r.prompt_seconds), r.n_generated_tokens,

@@ -518,6 +518,18 @@ PEAK_API peak_status peak_context_eval(peak_context* ctx, const int32_t* tokens,
    floats) to `logits`; needs a context created with logits_all. */
 PEAK_API peak_status peak_context_eval_all_logits(peak_context* ctx, const int32_t* tokens, size_t n_tokens,
                                                   float* logits);
+/* Appends n_rows embedding rows (n_rows x peak_model_info.n_embd floats, row by
+   row) to the context's sequence, as peak_context_eval appends tokens: an
+   image's tokens from peak_image_encode, taking the place of token embeddings
+   (they enter the layers as they are). With `bidirectional` 1 the rows also
+   attend to each other both ways (Gemma 3's image tokens:
+   peak_projector_info.bidirectional), which needs them in one batch (n_rows
+   at most the context's n_batch). Then peak_context_get_logits returns the
+   last row's logits. A value that is not finite is PEAK_ERR_INVALID_ARGUMENT
+   naming its row; PEAK_ERR_CONTEXT_FULL when the rows do not fit (nothing is
+   evaluated then). */
+PEAK_API peak_status peak_context_eval_embeddings(peak_context* ctx, const float* rows, size_t n_rows,
+                                                  int bidirectional);
 /* The last evaluated token's logits (n_vocab floats), valid until the next eval. */
 PEAK_API const float* peak_context_get_logits(const peak_context* ctx);
 
@@ -982,6 +994,13 @@ typedef struct peak_projector_info {
   uint32_t n_embd;            /* floats per embedding: the language model's width */
   uint64_t n_params;
   uint64_t size_bytes; /* the file's tensor data */
+  /* How the language model takes an image (the model's processor): the text
+     before its tokens and after them (Gemma 3: "\n\n<start_of_image>" and
+     "<end_of_image>\n\n"; tokenize them with parse_special), and whether its
+     tokens attend to each other both ways (peak_context_eval_embeddings). */
+  const char* image_prefix;
+  const char* image_suffix;
+  int bidirectional;
 } peak_projector_info;
 
 /* Fills *info (set info->struct_size first). */

@@ -138,6 +138,10 @@ peak_status peak_projector_get_info(const peak_projector* projector, peak_projec
   info->n_embd = static_cast<uint32_t>(v.n_embd_out);
   info->n_params = p.n_params();
   info->size_bytes = p.weight_bytes();
+  const peak::model::ArchSpec& spec = p.hparams().spec();
+  info->image_prefix = spec.image_prefix;
+  info->image_suffix = spec.image_suffix;
+  info->bidirectional = spec.image_bidirectional ? 1 : 0;
   return PEAK_OK;
 }
 

@@ -136,12 +136,18 @@ constexpr ArchSpec nomic_bert() {
 // learned absolute positions, one row per patch, so no rotation; attention
 // among all the patches), its states averaged 4 x 4 patches per token, then
 // the projector: an RMS norm (soft_emb_norm) and one matrix into the text
-// model's width. The processor resizes to the square input with PIL's bilinear filter.
+// model's width. The processor resizes to the square input with PIL's
+// bilinear filter and puts the image tokens between <start_of_image> and
+// <end_of_image>, each after or before a blank line (HF's Gemma3Processor);
+// the model attends among an image's tokens both ways (as llama.cpp runs it).
 constexpr ArchSpec gemma3_vision() {
   ArchSpec s = row(Arch::Gemma3Vision, "clip", core::RopeMode::Normal);
   s.projector_type = "gemma3";
   s.resize = image::ResizeFilter::Bilinear;
   s.default_merge = 4;
+  s.image_prefix = "\n\n<start_of_image>";
+  s.image_suffix = "<end_of_image>\n\n";
+  s.image_bidirectional = true;
   s.qkv_bias = true;
   s.output_biases = true;
   s.absolute_positions = true;

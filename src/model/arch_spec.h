@@ -88,6 +88,12 @@ struct ArchSpec {
   // > 0: the tower's k x k neighbouring patches are averaged into one image
   // token (Gemma 3: 4); clip.vision.projector.scale_factor overrides it.
   int64_t default_merge = 0;
+  // How the language model takes the image tokens (its processor's text
+  // around them, special tokens included), and whether they attend to each
+  // other both ways (runtime::Context::eval_embeddings).
+  const char* image_prefix = "";
+  const char* image_suffix = "";
+  bool image_bidirectional = false;
 
   // The forward pass.
   core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves

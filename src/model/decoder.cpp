@@ -1,5 +1,8 @@
 #include "model/decoder.h"
 
+#include <algorithm>
+#include <stdexcept>
+
 namespace peak::model {
 
 using kernels::GgmlType;
@@ -18,6 +21,13 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
       adapters_(adapters) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
   inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
+  if (batch.embeddings) inputs_.embeddings = g.input(GgmlType::F32, {hp.n_embd, batch.n_tokens}, "embeddings");
+  if (batch.bidirectional) {
+    inputs_.key_ranges = g.input(GgmlType::I32, {2, batch.n_tokens}, "key_ranges");
+    if (std::any_of(hp.layers.begin(), hp.layers.end(), [](const LayerAttention& l) { return l.sliding; })) {
+      inputs_.sliding_key_ranges = g.input(GgmlType::I32, {2, batch.n_tokens}, "sliding_key_ranges");
+    }
+  }
 }
 
 DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeights& weights,
@@ -33,6 +43,9 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
   batch_.n_tokens = 0;
   batch_.output_rows = 0;
   for (int64_t s = 0; s < n_sequences; ++s) {
+    if (sequences[s].cells.embeddings || sequences[s].cells.bidirectional) {
+      throw std::invalid_argument("sequences side by side take token ids, attending causally");
+    }
     batch_.n_tokens += sequences[s].cells.n_tokens;
     batch_.output_rows += sequences[s].cells.output_rows;
   }
@@ -59,6 +72,7 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
 }
 
 Tensor* DecoderBuilder::embed() {
+  if (inputs_.embeddings != nullptr) return inputs_.embeddings;
   Tensor* x = g.get_rows(w.token_embd, inputs_.tokens);
   return hp.embedding_scale != 1.0f ? g.scale(x, hp.embedding_scale) : x;
 }
@@ -132,6 +146,12 @@ Tensor* DecoderBuilder::cached_attention(int64_t layer, const BatchSequence& seq
   g.expand(g.copy(k, cache_cells(k_cache, cells.first_cell, cells.n_tokens)));
   g.expand(g.copy(v, cache_cells(v_cache, cells.first_cell, cells.n_tokens)));
   const int64_t n_kv = cells.first_cell + cells.n_tokens;
+  if (cells.bidirectional) {
+    // The ranges say which cells each token sees: later ones of the batch too.
+    attention.causal = false;
+    Tensor* ranges = hp.window(layer) > 0 ? inputs_.sliding_key_ranges : inputs_.key_ranges;
+    return g.attention(q, cache_cells(k_cache, 0, n_kv), cache_cells(v_cache, 0, n_kv), attention, ranges);
+  }
   // A sliding layer gets every cell too: the op reads only the window's (so
   // cells keep their positions) and skips the rest.
   attention.window = hp.window(layer);
@@ -212,6 +232,15 @@ Tensor* DecoderBuilder::logits(Tensor* x) {
   if (hp.final_softcap > 0.0f) out = g.softcap(out, hp.final_softcap);
   g.output(out);
   return out;
+}
+
+void bidirectional_key_ranges(const Batch& batch, int64_t window, int32_t* ranges) {
+  const int64_t end = batch.first_cell + batch.n_tokens;
+  for (int64_t t = 0; t < batch.n_tokens; ++t) {
+    const int64_t cell = batch.first_cell + t;
+    ranges[2 * t] = static_cast<int32_t>(window > 0 ? std::max<int64_t>(0, cell + 1 - window) : 0);
+    ranges[2 * t + 1] = static_cast<int32_t>(end);
+  }
 }
 
 Tensor* build_layers(DecoderBuilder& b) {

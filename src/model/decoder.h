@@ -27,6 +27,14 @@ struct Batch {
   int64_t n_tokens = 1;
   int64_t first_cell = 0;
   int64_t output_rows = 1;  // logits of the last output_rows tokens (n_tokens: every token's)
+  // The batch's inputs are embedding rows (ForwardInputs::embeddings: an
+  // image's tokens from its encoder), not token ids; they enter the layers as
+  // they are (no embedding scale: llama.cpp scales only looked-up tokens).
+  bool embeddings = false;
+  // Its tokens also attend to each other both ways (an image's tokens in
+  // Gemma 3): each sees every cell before the batch and the whole batch, on a
+  // sliding layer those earlier cells within the window. One sequence only.
+  bool bidirectional = false;
 };
 
 // One layer's key/value cache, owned by whoever runs the model: K and V of
@@ -46,8 +54,14 @@ struct BatchSequence {
 
 // The inputs the caller fills before each compute.
 struct ForwardInputs {
-  Tensor* tokens = nullptr;     // I32 [n_tokens]
+  Tensor* tokens = nullptr;     // I32 [n_tokens]; unused with Batch::embeddings
   Tensor* positions = nullptr;  // I32 [n_tokens]
+  Tensor* embeddings = nullptr;  // Batch::embeddings only: F32 [n_embd, n_tokens]
+  // Batch::bidirectional only: I32 [2, n_tokens], the cells [first, end) each
+  // token sees (bidirectional_key_ranges()); on sliding layers
+  // sliding_key_ranges (null when no layer slides).
+  Tensor* key_ranges = nullptr;
+  Tensor* sliding_key_ranges = nullptr;
   // Several sequences only: the batch rows whose logits come out, each
   // sequence's last output_rows in batch order (I32 [total output rows]).
   Tensor* output_rows = nullptr;
@@ -147,6 +161,12 @@ class DecoderBuilder {
   const DecoderAdapters* adapters_;
   ForwardInputs inputs_;
 };
+
+// The cells [first, end) token t of a bidirectional batch sees (I32 pairs,
+// n_tokens of them, for ForwardInputs::key_ranges; with `window` > 0 those of
+// a sliding layer): every cell up to the batch's end, from the first, or with
+// a window from its own cell's window.
+void bidirectional_key_ranges(const Batch& batch, int64_t window, int32_t* ranges);
 
 // Every layer's pre-norm block over the embeddings: the last hidden states
 // [n_embd, n_tokens], before the final norm.

@@ -103,6 +103,15 @@ void Context::reserve() {
                                 bound_adapters_->decoder());
   model::build_forward(builder);
   allocator_.reserve(graph_, n_threads_);
+  // ... and the same of embedding rows attending both ways (eval_embeddings),
+  worst.output_rows = 1;
+  worst.embeddings = true;
+  worst.bidirectional = true;
+  graph_.reset();
+  model::DecoderBuilder rows(graph_, model_.hparams(), model_.weights(), kv_.layers(), worst, rope_factors_,
+                             bound_adapters_->decoder());
+  model::build_forward(rows);
+  allocator_.reserve(graph_, n_threads_);
   // ... and the largest KV shift (n_batch cells), which needs its own scratch.
   build_shift_graph(0, n_batch_);
   allocator_.reserve(graph_, n_threads_);
@@ -178,7 +187,7 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
         last = group_logits_.data();
         continue;
       }
-      const core::Tensor* out = run_batch(tokens + done, count, first, all_logits ? count : 1, cancel);
+      const core::Tensor* out = run_batch({tokens + done}, count, first, all_logits ? count : 1, cancel);
       if (!out) throw Cancelled();
       if (all_logits) {
         for (int64_t r = 0; r < count; ++r) {
@@ -200,8 +209,46 @@ void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
   if (first < 0 || first + n > kv_.used()) throw std::out_of_range("eval_into: cells outside the used part of the cache");
   for (int64_t done = 0; done < n; done += n_batch_) {
     const ForegroundActivity::Pass pass = take_turn();
-    run_batch(tokens + done, std::min(n_batch_, n - done), first + done, 1, nullptr);
+    run_batch({tokens + done}, std::min(n_batch_, n - done), first + done, 1, nullptr);
   }
+}
+
+void Context::eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel) {
+  const int64_t n_embd = model_.hparams().n_embd;
+  if (n < 1 || !rows) throw std::invalid_argument("eval_embeddings: no rows to evaluate");
+  if (bidirectional && n > n_batch_) {
+    throw std::invalid_argument("eval_embeddings: " + std::to_string(n) +
+                                " rows attending to each other must fit one batch of n_batch " +
+                                std::to_string(n_batch_) + " (raise n_batch)");
+  }
+  for (int64_t i = 0; i < n * n_embd; ++i) {
+    if (!std::isfinite(rows[i])) {
+      throw std::invalid_argument("eval_embeddings: row " + std::to_string(i / n_embd) + " holds " +
+                                  std::to_string(rows[i]) + " at " + std::to_string(i % n_embd) +
+                                  "; embeddings must be finite");
+    }
+  }
+  kv_.require_free(n);
+  const int64_t used_before = kv_.used();
+  const float* last = nullptr;
+  try {
+    for (int64_t done = 0; done < n; done += n_batch_) {
+      const ForegroundActivity::Pass pass = take_turn();
+      if (cancel && cancel->requested()) throw Cancelled();
+      const int64_t count = std::min(n_batch_, n - done);
+      const int64_t first = kv_.append(count, kv_.next_position());
+      BatchInput input;
+      input.embeddings = rows + done * n_embd;
+      input.bidirectional = bidirectional;
+      const core::Tensor* out = run_batch(input, count, first, 1, cancel);
+      if (!out) throw Cancelled();
+      last = reinterpret_cast<const float*>(out->row_ptr(0));
+    }
+  } catch (...) {
+    kv_.drop_last(kv_.used() - used_before);
+    throw;
+  }
+  std::memcpy(logits_.data(), last, logits_.size() * sizeof(float));
 }
 
 void Context::drop_last(int64_t n, const float* logits_after_kept) {
@@ -228,7 +275,7 @@ void Context::eval_last_rows(const int32_t* tokens, int64_t n, int64_t rows, flo
     if (in_group() && n <= group_->max_request_tokens() && rows <= group_->params().max_logit_rows) {
       group_->run(kv_, tokens, n, first, rows, logits);
     } else {
-      const core::Tensor* out = run_batch(tokens, n, first, rows, nullptr);
+      const core::Tensor* out = run_batch({tokens}, n, first, rows, nullptr);
       for (int64_t r = 0; r < rows; ++r) std::memcpy(logits + r * n_vocab(), out->row_ptr(r), row_bytes);
     }
   } catch (...) {
@@ -249,12 +296,14 @@ ForegroundActivity::Pass Context::take_turn() const {
   return ForegroundActivity::Pass(activity);
 }
 
-const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
-                                       const core::Cancellation* cancel) {
+const core::Tensor* Context::run_batch(const BatchInput& input, int64_t n_tokens, int64_t first_cell,
+                                       int64_t output_rows, const core::Cancellation* cancel) {
   model::Batch batch;
   batch.n_tokens = n_tokens;
   batch.first_cell = first_cell;
   batch.output_rows = output_rows;
+  batch.embeddings = input.embeddings != nullptr;
+  batch.bidirectional = input.bidirectional;
 
   graph_.reset();
   model::DecoderBuilder builder(graph_, model_.hparams(), model_.weights(), kv_.layers(), batch, rope_factors_,
@@ -263,7 +312,19 @@ const core::Tensor* Context::run_batch(const int32_t* tokens, int64_t n_tokens, 
   allocator_.allocate(graph_);
 
   const model::ForwardInputs& in = builder.inputs();
-  std::memcpy(in.tokens->data, tokens, static_cast<size_t>(n_tokens) * sizeof(int32_t));
+  if (input.embeddings != nullptr) {
+    std::memcpy(in.embeddings->data, input.embeddings,
+                static_cast<size_t>(n_tokens * model_.hparams().n_embd) * sizeof(float));
+  } else {
+    std::memcpy(in.tokens->data, input.tokens, static_cast<size_t>(n_tokens) * sizeof(int32_t));
+  }
+  if (in.key_ranges != nullptr) {
+    model::bidirectional_key_ranges(batch, 0, static_cast<int32_t*>(in.key_ranges->data));
+  }
+  if (in.sliding_key_ranges != nullptr) {
+    model::bidirectional_key_ranges(batch, model_.hparams().sliding_window,
+                                    static_cast<int32_t*>(in.sliding_key_ranges->data));
+  }
   std::memcpy(in.positions->data, kv_.positions().data() + batch.first_cell,
               static_cast<size_t>(n_tokens) * sizeof(int32_t));
   {

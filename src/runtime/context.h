@@ -129,6 +129,15 @@ class Context {
   // opened: they attend to the cells before them only, never to later ones.
   // logits() stays as it was.
   void eval_into(int64_t first, const int32_t* tokens, int64_t n);
+  // Appends `n` embedding rows (n x n_embd floats, row by row: an image's
+  // tokens from runtime::ImageEncoder) as eval() appends tokens; they enter
+  // the layers as they are. With `bidirectional` (Gemma 3's image tokens)
+  // they also attend to each other both ways, which needs them in one batch
+  // (n <= n_batch). Afterwards logits() holds the last row's logits. Throws
+  // std::invalid_argument for n < 1, too many rows for one bidirectional
+  // batch or a value that is not finite (naming its row), and otherwise as
+  // eval() does; on failure the cache and logits() are as they were.
+  void eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel = nullptr);
   // Evaluates `n` tokens in one batch (n <= n_batch) and writes the logits
   // after each of the last `rows` of them to `logits` (rows x n_vocab, row by
   // row); logits() holds the last row. 1 <= rows <= min(n, max_logit_rows()),
@@ -173,11 +182,18 @@ class Context {
     core::Tensor* rows;    // I32 [n_head_kv * n]: the K rows to re-rotate, cell by cell
     core::Tensor* deltas;  // I32 [n]: the rotation of each, in positions
   };
+  // One batch's inputs: token ids, or embedding rows (n_embd floats each),
+  // attending causally or (embeddings only) both ways within the batch.
+  struct BatchInput {
+    const int32_t* tokens = nullptr;
+    const float* embeddings = nullptr;
+    bool bidirectional = false;
+  };
   // Runs one batch into cells [first_cell, first_cell + n_tokens), already
   // claimed, and returns its output: [n_vocab, output_rows] logits of the last
   // output_rows tokens, checked finite; valid until the next graph runs. Null
   // when `cancel` stopped it.
-  const core::Tensor* run_batch(const int32_t* tokens, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
+  const core::Tensor* run_batch(const BatchInput& input, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                                 const core::Cancellation* cancel);
   void check_tokens(const int32_t* tokens, int64_t n) const;
   bool in_group() const { return group_ != nullptr && group_serves_; }

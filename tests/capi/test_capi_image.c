@@ -5,7 +5,8 @@
    peak_projector_get_info describes the encoder; a buffer too small reports
    the floats needed; a file that is no picture, bad pixel arguments, a
    language model given as a projector and a projector given as a language
-   model are refused, naming why. */
+   model are refused, naming why. peak_context_eval_embeddings on stories260K:
+   rows equal to tokens' embeddings give the tokens' logits. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -61,7 +62,82 @@ static void check_encodes_like_the_reference(peak_image_encoder* encoder, const 
   CHECK(relative_difference(out, n) < 1e-4);
 }
 
+/* Row `token` of stories260K's token_embd (F32), read from the file. */
+static int read_embedding_row(const peak_gguf* gguf, FILE* f, size_t n_embd, int32_t token, float* row) {
+  size_t index = 0;
+  peak_gguf_tensor_info t;
+  if (peak_gguf_lookup_tensor(gguf, "token_embd.weight", &index) != PEAK_OK ||
+      peak_gguf_get_tensor(gguf, index, &t) != PEAK_OK || t.type != PEAK_TYPE_F32 || (size_t)t.ne[0] != n_embd) {
+    return 0;
+  }
+  const long at = (long)(peak_gguf_data_offset(gguf) + t.offset + (uint64_t)token * n_embd * sizeof(float));
+  return fseek(f, at, SEEK_SET) == 0 && fread(row, sizeof(float), n_embd, f) == n_embd;
+}
+
+/* peak_context_eval_embeddings on stories260K: rows equal to tokens'
+   embeddings give the tokens' logits; attending both ways gives others; bad
+   calls are refused. */
+static void check_eval_embeddings(void) {
+  const char* path = PEAK_SHARED_DIR "/models/stories260K.gguf";
+  peak_model* model = NULL;
+  CHECK(peak_model_load(path, NULL, &model) == PEAK_OK);
+  peak_gguf* gguf = NULL;
+  CHECK(peak_gguf_open(path, NULL, &gguf) == PEAK_OK);
+  FILE* f = fopen(path, "rb");
+  if (!model || !gguf || !f) return;
+  peak_model_info info;
+  info.struct_size = sizeof info;
+  CHECK(peak_model_get_info(model, &info) == PEAK_OK);
+  const size_t n_embd = info.n_embd, n_vocab = info.n_vocab;
+  const int32_t tokens[] = {1, 403, 261, 320, 29};
+  float* rows = (float*)malloc(4 * n_embd * sizeof(float));
+  for (int i = 0; i < 4; ++i) CHECK(read_embedding_row(gguf, f, n_embd, tokens[i + 1], rows + i * n_embd));
+
+  peak_context_params params = peak_context_default_params();
+  params.n_ctx = 16;
+  params.n_batch = 4;
+  params.type_k = params.type_v = PEAK_TYPE_F32;
+  peak_context *by_tokens = NULL, *by_rows = NULL, *both_ways = NULL;
+  CHECK(peak_context_create(model, &params, &by_tokens) == PEAK_OK);
+  CHECK(peak_context_create(model, &params, &by_rows) == PEAK_OK);
+  CHECK(peak_context_create(model, &params, &both_ways) == PEAK_OK);
+  CHECK(peak_context_eval(by_tokens, tokens, 5) == PEAK_OK);
+  CHECK(peak_context_eval(by_rows, tokens, 1) == PEAK_OK);
+  CHECK(peak_context_eval_embeddings(by_rows, rows, 4, 0) == PEAK_OK);
+  CHECK(peak_context_eval(both_ways, tokens, 1) == PEAK_OK);
+  CHECK(peak_context_eval_embeddings(both_ways, rows, 4, 1) == PEAK_OK);
+  CHECK(peak_context_n_used(by_rows) == 5);
+  double same = 0.0, other = 0.0;
+  for (size_t v = 0; v < n_vocab; ++v) {
+    same = fmax(same, fabs((double)peak_context_get_logits(by_tokens)[v] - peak_context_get_logits(by_rows)[v]));
+    other = fmax(other, fabs((double)peak_context_get_logits(by_tokens)[v] - peak_context_get_logits(both_ways)[v]));
+  }
+  CHECK(same < 1e-5);
+  CHECK(other > 1e-3);
+
+  CHECK_ERROR(peak_context_eval_embeddings(by_rows, rows, 0, 0), PEAK_ERR_INVALID_ARGUMENT, "n_rows is 0");
+  CHECK_ERROR(peak_context_eval_embeddings(by_rows, NULL, 1, 0), PEAK_ERR_INVALID_ARGUMENT, "rows is NULL");
+  rows[n_embd + 2] = NAN;
+  CHECK_ERROR(peak_context_eval_embeddings(by_rows, rows, 4, 0), PEAK_ERR_INVALID_ARGUMENT, "row 1 holds nan at 2");
+  CHECK(peak_context_n_used(by_rows) == 5);
+  float* many = (float*)calloc(12 * n_embd, sizeof(float));
+  CHECK_ERROR(peak_context_eval_embeddings(by_rows, many, 12, 0), PEAK_ERR_CONTEXT_FULL, "12 rows do not fit");
+  CHECK_ERROR(peak_context_eval_embeddings(by_rows, many, 5, 1), PEAK_ERR_INVALID_ARGUMENT,
+              "must fit one batch of n_batch 4");
+  CHECK(peak_context_n_used(by_rows) == 5);
+
+  free(many);
+  free(rows);
+  fclose(f);
+  peak_context_free(by_tokens);
+  peak_context_free(by_rows);
+  peak_context_free(both_ways);
+  peak_gguf_free(gguf);
+  peak_model_free(model);
+}
+
 int main(void) {
+  check_eval_embeddings();
   CHECK(read_reference());
   CHECK(n_reference == 4 * 48);
 
@@ -74,6 +150,9 @@ int main(void) {
   CHECK(strcmp(info.projector_type, "gemma3") == 0);
   CHECK(info.image_size == kSide && info.patch_size == 4 && info.n_image_tokens == 4 && info.n_embd == 48);
   CHECK(info.n_params > 0 && info.size_bytes >= 4 * info.n_params); /* F32 */
+  CHECK(strcmp(info.image_prefix, "\n\n<start_of_image>") == 0);
+  CHECK(strcmp(info.image_suffix, "<end_of_image>\n\n") == 0);
+  CHECK(info.bidirectional == 1);
 
   peak_image_encoder* encoder = NULL;
   CHECK(peak_image_encoder_create(projector, NULL, &encoder) == PEAK_OK);

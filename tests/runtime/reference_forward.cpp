@@ -99,16 +99,18 @@ void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il, 
 // Scores q·k * scale, soft-capped when the model caps them, over the cached
 // positions the layer sees: those up to pos, on a sliding layer the last
 // `window` of them (pos included); bidirectional, all of them, on a sliding
-// layer those at most window / 2 from pos.
-void ReferenceForward::attend(const std::vector<double>& q, size_t h, int64_t il, int32_t pos, bool bidirectional,
+// layer those at most window / 2 from pos; a span, all of them, on a sliding
+// layer from the window's start before pos.
+void ReferenceForward::attend(const std::vector<double>& q, size_t h, int64_t il, int32_t pos, Visibility visibility,
                               std::vector<double>& out) const {
+  const bool bidirectional = visibility == Visibility::Bidirectional;
   const size_t d = static_cast<size_t>(hp_.head_dim), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
   const size_t kvh = h / (static_cast<size_t>(hp_.n_head) / n_kv_head);
   const auto& kc = k_cache_[static_cast<size_t>(il)];
   const auto& vc = v_cache_[static_cast<size_t>(il)];
   const auto n_pos = static_cast<int64_t>(kc.size() / (n_kv_head * d));
   const int64_t window = hp_.window(il);
-  int64_t first = 0, end = bidirectional ? n_pos : pos + 1;
+  int64_t first = 0, end = visibility != Visibility::Causal ? n_pos : pos + 1;
   if (window > 0 && bidirectional) {
     first = std::max<int64_t>(0, pos - window / 2);
     end = std::min<int64_t>(n_pos, pos + window / 2 + 1);
@@ -131,24 +133,34 @@ void ReferenceForward::attend(const std::vector<double>& q, size_t h, int64_t il
   }
 }
 
-std::vector<double> ReferenceForward::step(int32_t token) {
-  const std::vector<double> x = hidden_states({token}).front();
+std::vector<double> ReferenceForward::logits_of(const std::vector<double>& x) const {
   std::vector<double> logits = matvec(has("output.weight") ? "output.weight" : "token_embd.weight", x);
   for (double& l : logits) l = soft_cap(l, hp_.final_softcap);
   return logits;
 }
 
+std::vector<double> ReferenceForward::step(int32_t token) { return logits_of(hidden_states({token}).front()); }
+
+std::vector<double> ReferenceForward::span(const std::vector<std::vector<double>>& rows) {
+  return logits_of(forward(rows, Visibility::Span).back());
+}
+
 std::vector<std::vector<double>> ReferenceForward::hidden_states(const std::vector<int32_t>& tokens,
                                                                  bool bidirectional) {
-  const size_t e = static_cast<size_t>(hp_.n_embd), d = static_cast<size_t>(hp_.head_dim);
-  const size_t n_head = static_cast<size_t>(hp_.n_head), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
-  const size_t q_rows = n_head * d, kv_rows = n_kv_head * d, ff = static_cast<size_t>(hp_.n_ff);
-  const size_t n = tokens.size();
-  std::vector<std::vector<double>> xs(n);
-  for (size_t t = 0; t < n; ++t) {
+  const size_t e = static_cast<size_t>(hp_.n_embd);
+  std::vector<std::vector<double>> xs(tokens.size());
+  for (size_t t = 0; t < tokens.size(); ++t) {
     xs[t] = slice(vec("token_embd.weight"), static_cast<size_t>(tokens[t]) * e, e);
     for (double& v : xs[t]) v *= hp_.embedding_scale;
   }
+  return forward(std::move(xs), bidirectional ? Visibility::Bidirectional : Visibility::Causal);
+}
+
+std::vector<std::vector<double>> ReferenceForward::forward(std::vector<std::vector<double>> xs, Visibility visibility) {
+  const size_t e = static_cast<size_t>(hp_.n_embd), d = static_cast<size_t>(hp_.head_dim);
+  const size_t n_head = static_cast<size_t>(hp_.n_head), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
+  const size_t q_rows = n_head * d, kv_rows = n_kv_head * d, ff = static_cast<size_t>(hp_.n_ff);
+  const size_t n = xs.size();
   const double eps = hp_.rms_eps;
 
   for (int64_t il = 0; il < hp_.n_layer; ++il) {
@@ -193,7 +205,7 @@ std::vector<std::vector<double>> ReferenceForward::hidden_states(const std::vect
       std::vector<double>& x = xs[t];
       std::vector<double> attn(q_rows, 0.0);
       const auto pos = static_cast<int32_t>(pos_ + static_cast<int32_t>(t));
-      for (size_t hh = 0; hh < n_head; ++hh) attend(qs[t], hh, il, pos, bidirectional, attn);
+      for (size_t hh = 0; hh < n_head; ++hh) attend(qs[t], hh, il, pos, visibility, attn);
       std::vector<double> o = matvec(p + "attn_output.weight", attn);
       if (has(p + "post_attention_norm.weight")) rms_norm(o, 0, e, vec(p + "post_attention_norm.weight"), eps);
       for (size_t i = 0; i < e; ++i) x[i] += o[i];

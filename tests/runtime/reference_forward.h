@@ -29,6 +29,11 @@ class ReferenceForward {
   // `tokens` (an encoder's sequence), and on a sliding layer then those at
   // most window / 2 positions away either side (llama.cpp's symmetric window).
   std::vector<std::vector<double>> hidden_states(const std::vector<int32_t>& tokens, bool bidirectional = false);
+  // Feeds `rows` (n_embd each, taken as they are: an image's tokens) at the
+  // next positions; each sees every earlier position and every one of `rows`
+  // (Gemma 3's image tokens), on a sliding layer the earlier ones within the
+  // window. Returns the last row's logits.
+  std::vector<double> span(const std::vector<std::vector<double>>& rows);
   // From the next step on, the matrix `name` is `w` (ggml [n_in, n_out]: row j
   // holds output j's n_in weights) instead of the file's: a merged adapter.
   void set_matrix(const std::string& name, std::vector<double> w) { matrices_[name] = std::move(w); }
@@ -42,9 +47,19 @@ class ReferenceForward {
   bool has(const std::string& name) const;
   // Rotates every head of v [n_heads * d] in place as layer il does at position pos.
   void rope(std::vector<double>& v, size_t n_heads, int64_t il, int32_t pos) const;
+  // Which positions a fed position sees besides the earlier ones.
+  enum class Visibility {
+    Causal,         // none later
+    Bidirectional,  // every one fed with it (a symmetric window on sliding layers)
+    Span,           // every one fed with it (span())
+  };
+  // The layers over input rows xs at the next positions; the last hidden
+  // states after output_norm.
+  std::vector<std::vector<double>> forward(std::vector<std::vector<double>> xs, Visibility visibility);
+  std::vector<double> logits_of(const std::vector<double>& x) const;
   // Softmax attention of query head h at position pos over the cached
-  // positions of layer il it sees (hidden_states).
-  void attend(const std::vector<double>& q, size_t h, int64_t il, int32_t pos, bool bidirectional,
+  // positions of layer il it sees (forward).
+  void attend(const std::vector<double>& q, size_t h, int64_t il, int32_t pos, Visibility visibility,
               std::vector<double>& out) const;
 
   const gguf::GgufFile& file_;

@@ -3,8 +3,10 @@
 // PIL resized to its 32 x 32 input, for the C API's image test
 // (tests/capi/test_capi_image.c), which checks that peak_image_encode gives
 // them from the picture's PNG (resized by peak) and from the resized pixels:
-//   write_image_reference <projector.gguf> <resized.ppm> <reference.txt>
+//   write_image_reference <projector.gguf> <resized.ppm> <reference.txt> [<projector64.gguf>]
 // reference.txt: the float count, then the floats (token by token).
+// projector64.gguf: the same encoder made 64 wide at its output, for the CLI's
+// tests on stories260K (tests/tools).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -15,14 +17,20 @@
 #include "vision_reference.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: write_image_reference <projector.gguf> <resized.ppm> <reference.txt>\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr,
+                 "usage: write_image_reference <projector.gguf> <resized.ppm> <reference.txt> [<projector64.gguf>]\n");
     return 2;
   }
   peak::model::SynthOptions opt;
   opt.seed = 7;
   opt.varied_norms = true;
-  peak::model::write_synth_model(peak::test::tiny_spec(peak::model::Arch::Gemma3Vision), opt, argv[1]);
+  peak::model::SynthSpec spec = peak::test::tiny_spec(peak::model::Arch::Gemma3Vision);
+  peak::model::write_synth_model(spec, opt, argv[1]);
+  if (argc == 5) {
+    spec.n_embd_out = 64;  // stories260K's width
+    peak::model::write_synth_model(spec, opt, argv[4]);
+  }
   const auto file = peak::gguf::GgufFile::open(argv[1]);
 
   // A binary PPM of 32 x 32 (make_vision.py's header: "P6\n32 32\n255\n").

@@ -1,0 +1,30 @@
+// Images in a prompt (peak run --mmproj FILE --image FILE ...): each image
+// takes the place of a <__media__> marker in the prompt (llama.cpp's marker),
+// or, when the prompt has none, the images come first. An image enters as its
+// projector says the language model takes it: the text before its tokens, the
+// tokens' embeddings from the image encoder, the text after.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model_session.h"
+
+constexpr const char* kMediaMarker = "<__media__>";
+
+struct ImagePromptTimes {
+  size_t image_tokens = 0;  // all images'
+  double encode_seconds = 0;
+  double eval_seconds = 0;  // the text before the last piece and the images' tokens
+};
+
+// Evaluates `prompt` in m's context up to its last text piece, with the
+// images (`image_paths`, PNG or JPEG) encoded by the projector file `mmproj`
+// in their places (BOS first, as the model asks); returns the last text piece,
+// which peak_generate then appends (without BOS). Throws UsageError for a
+// marker count other than 0 or the number of images, CommandError for a
+// projector of another width than the model's or an image it cannot read.
+// The encoder runs on n_threads threads (0: every fast core).
+std::string eval_prompt_with_images(LoadedModel& m, const std::string& prompt, const std::string& mmproj,
+                                    const std::vector<std::string>& image_paths, size_t n_threads,
+                                    ImagePromptTimes* times);

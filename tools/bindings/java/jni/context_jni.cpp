@@ -1,6 +1,7 @@
-// Contexts, samplers and plain generation (peak.Context, peak.Sampler).
+// Contexts (tokens and embedding rows), samplers and plain generation (peak.Context, peak.Sampler).
 #include <jni.h>
 
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <vector>
@@ -70,6 +71,31 @@ JNIEXPORT void JNICALL Java_peak_Native_contextEval(JNIEnv* env, jclass, jlong c
     std::vector<int32_t> ids(static_cast<size_t>(env->GetArrayLength(tokens)));
     env->GetIntArrayRegion(tokens, 0, static_cast<jsize>(ids.size()), reinterpret_cast<jint*>(ids.data()));
     check(env, peak_context_eval(context_of(ctx), ids.data(), ids.size()));
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_contextEvalEmbeddings(JNIEnv* env, jclass, jlong ctx, jfloatArray rows,
+                                                              jlong n_rows, jlong n_embd, jboolean bidirectional) {
+  guarded_void(env, [&] {
+    if (!rows) {
+      throw_null(env, "rows");
+      return;
+    }
+    size_t c_rows = 0, c_embd = 0;
+    if (!size_from_java(env, n_rows, "n_rows", &c_rows) || !size_from_java(env, n_embd, "n_embd", &c_embd)) return;
+    // peak reads n_rows x n_embd floats: the array must hold them.
+    const auto length = static_cast<size_t>(env->GetArrayLength(rows));
+    if (c_embd > 0 && c_rows > length / c_embd) {
+      throw_peak(env, PEAK_ERR_INVALID_ARGUMENT,
+                 "rows holds " + std::to_string(length) + " floats; " + std::to_string(c_rows) + " rows of n_embd " +
+                     std::to_string(c_embd) + " need " + std::to_string(uint64_t{c_rows} * c_embd));
+      return;
+    }
+    std::vector<float> values(c_rows * c_embd);
+    env->GetFloatArrayRegion(rows, 0, static_cast<jsize>(values.size()), values.data());
+    const float none = 0.0f;  // no rows: peak then names n_rows, not a NULL pointer
+    check(env, peak_context_eval_embeddings(context_of(ctx), values.empty() ? &none : values.data(), c_rows,
+                                            bidirectional ? 1 : 0));
   });
 }
 

@@ -147,6 +147,8 @@ JNIEXPORT void JNICALL Java_peak_Native_fillDefaults(JNIEnv* env, jclass, jobjec
       write_defaults(env, embed_options_fields, peak_embed_default_params(), params);
     } else if (rerank_options_fields.is_instance(env, params)) {
       write_defaults(env, rerank_options_fields, peak_rerank_default_params(), params);
+    } else if (image_encoder_params_fields.is_instance(env, params)) {
+      write_defaults(env, image_encoder_params_fields, peak_image_encoder_default_params(), params);
     } else {
       throw_peak(env, PEAK_ERR_INTERNAL, "fillDefaults: not a parameter class");
     }

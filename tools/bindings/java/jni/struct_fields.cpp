@@ -21,7 +21,8 @@ static_assert(sizeof(peak_type) == sizeof(int) && sizeof(peak_memory_mode) == si
 const char* signature(const Field& f) {
   switch (f.kind) {
     case FieldKind::kSize:
-    case FieldKind::kU64: return "J";
+    case FieldKind::kU64:
+    case FieldKind::kU32: return "J";
     case FieldKind::kInt: return "I";
     case FieldKind::kBool: return "Z";
     case FieldKind::kFloat: return "F";
@@ -91,6 +92,17 @@ bool StructFields::read(JNIEnv* env, jobject object, const char* what, void* out
         break;
       }
       case FieldKind::kU64: store(out, f.offset, static_cast<uint64_t>(env->GetLongField(object, id))); break;
+      case FieldKind::kU32: {
+        const jlong value = env->GetLongField(object, id);
+        if (value < 0 || value > jlong{UINT32_MAX}) {
+          throw_peak(env, PEAK_ERR_INVALID_ARGUMENT,
+                     std::string(f.c_name) + " is " + std::to_string(value) + "; it must be 0 to " +
+                         std::to_string(UINT32_MAX));
+          return false;
+        }
+        store(out, f.offset, static_cast<uint32_t>(value));
+        break;
+      }
       case FieldKind::kInt: store(out, f.offset, static_cast<int>(env->GetIntField(object, id))); break;
       case FieldKind::kBool: store(out, f.offset, env->GetBooleanField(object, id) ? 1 : 0); break;
       case FieldKind::kFloat: store(out, f.offset, static_cast<float>(env->GetFloatField(object, id))); break;
@@ -127,6 +139,7 @@ bool StructFields::write(JNIEnv* env, const void* in, jobject object) const {
     switch (f.kind) {
       case FieldKind::kSize: env->SetLongField(object, id, java_size(load<size_t>(in, f.offset))); break;
       case FieldKind::kU64: env->SetLongField(object, id, static_cast<jlong>(load<uint64_t>(in, f.offset))); break;
+      case FieldKind::kU32: env->SetLongField(object, id, static_cast<jlong>(load<uint32_t>(in, f.offset))); break;
       case FieldKind::kInt: env->SetIntField(object, id, load<int>(in, f.offset)); break;
       case FieldKind::kBool: env->SetBooleanField(object, id, load<int>(in, f.offset) != 0 ? JNI_TRUE : JNI_FALSE); break;
       case FieldKind::kFloat: env->SetFloatField(object, id, load<float>(in, f.offset)); break;
@@ -362,6 +375,25 @@ StructFields rerank_options_fields("peak/RerankOptions", {
                                                              PEAK_FIELD(peak_rerank_params, "sigmoid", sigmoid, kBool),
                                                          });
 
+StructFields projector_info_fields("peak/ProjectorInfo",
+                                   {
+                                       PEAK_FIELD(peak_projector_info, "projectorType", projector_type, kString),
+                                       PEAK_FIELD(peak_projector_info, "imageSize", image_size, kU32),
+                                       PEAK_FIELD(peak_projector_info, "patchSize", patch_size, kU32),
+                                       PEAK_FIELD(peak_projector_info, "nImageTokens", n_image_tokens, kU32),
+                                       PEAK_FIELD(peak_projector_info, "nEmbd", n_embd, kU32),
+                                       PEAK_FIELD(peak_projector_info, "nParams", n_params, kU64),
+                                       PEAK_FIELD(peak_projector_info, "sizeBytes", size_bytes, kU64),
+                                       PEAK_FIELD(peak_projector_info, "imagePrefix", image_prefix, kString),
+                                       PEAK_FIELD(peak_projector_info, "imageSuffix", image_suffix, kString),
+                                       PEAK_FIELD(peak_projector_info, "bidirectional", bidirectional, kBool),
+                                   });
+
+StructFields image_encoder_params_fields("peak/ImageEncoderParams",
+                                         {
+                                             PEAK_FIELD(peak_image_encoder_params, "nThreads", n_threads, kSize),
+                                         });
+
 #undef PEAK_FIELD
 
 bool bind_struct_fields(JNIEnv* env) {
@@ -369,7 +401,8 @@ bool bind_struct_fields(JNIEnv* env) {
        {&model_params_fields, &context_params_fields, &pass_group_params_fields, &sampler_params_fields,
         &generate_options_fields, &session_params_fields, &generate_result_fields, &model_info_fields,
         &memory_estimate_fields, &session_stats_fields, &adapter_info_fields, &tool_parse_params_fields,
-        &embedder_params_fields, &embed_options_fields, &rerank_options_fields}) {
+        &embedder_params_fields, &embed_options_fields, &rerank_options_fields, &projector_info_fields,
+        &image_encoder_params_fields}) {
     if (!table->bind(env)) return false;
   }
   return true;

@@ -21,6 +21,7 @@ namespace peak_jni {
 enum class FieldKind {
   kSize,    // long <-> size_t (negative refused)
   kU64,     // long <-> uint64_t, the same 64 bits (a seed; a byte count)
+  kU32,     // long <-> uint32_t (negative or past 2^32 - 1 refused)
   kInt,     // int <-> int, int32_t or a C enum
   kBool,    // boolean <-> int 0/1
   kFloat,   // float <-> float
@@ -67,19 +68,21 @@ class StructFields {
 // The tables, bound by bind_struct_fields() from JNI_OnLoad.
 extern StructFields model_params_fields;      // peak.ModelParams: peak_model_params
 extern StructFields context_params_fields;    // peak.ContextParams: peak_context_params (its pass group apart)
-extern StructFields pass_group_params_fields;  // peak.PassGroupParams: peak_pass_group_params (no adapters)
-extern StructFields sampler_params_fields;    // peak.SamplerParams: peak_sampler_params
-extern StructFields generate_options_fields;  // peak.GenerateOptions: peak_generate_params (its numbers and flags)
-extern StructFields session_params_fields;    // peak.SessionParams: peak_session_params
-extern StructFields generate_result_fields;   // peak.GenerateResult: peak_generate_result
-extern StructFields model_info_fields;        // peak.ModelInfo: peak_model_info
-extern StructFields memory_estimate_fields;   // peak.MemoryEstimate: peak_memory_estimate
-extern StructFields session_stats_fields;     // peak.SessionStats: peak_session_stats
-extern StructFields adapter_info_fields;      // peak.AdapterInfo: peak_adapter_info
-extern StructFields tool_parse_params_fields;  // peak.ToolParseParams: peak_tool_parse_params
-extern StructFields embedder_params_fields;    // peak.EmbedderParams: peak_embedder_params
-extern StructFields embed_options_fields;      // peak.EmbedOptions: peak_embed_params
-extern StructFields rerank_options_fields;     // peak.RerankOptions: peak_rerank_params
+extern StructFields pass_group_params_fields;     // peak.PassGroupParams: peak_pass_group_params (no adapters)
+extern StructFields sampler_params_fields;        // peak.SamplerParams: peak_sampler_params
+extern StructFields generate_options_fields;      // peak.GenerateOptions: peak_generate_params (its numbers and flags)
+extern StructFields session_params_fields;        // peak.SessionParams: peak_session_params
+extern StructFields generate_result_fields;       // peak.GenerateResult: peak_generate_result
+extern StructFields model_info_fields;            // peak.ModelInfo: peak_model_info
+extern StructFields memory_estimate_fields;       // peak.MemoryEstimate: peak_memory_estimate
+extern StructFields session_stats_fields;         // peak.SessionStats: peak_session_stats
+extern StructFields adapter_info_fields;          // peak.AdapterInfo: peak_adapter_info
+extern StructFields tool_parse_params_fields;     // peak.ToolParseParams: peak_tool_parse_params
+extern StructFields embedder_params_fields;       // peak.EmbedderParams: peak_embedder_params
+extern StructFields embed_options_fields;         // peak.EmbedOptions: peak_embed_params
+extern StructFields rerank_options_fields;        // peak.RerankOptions: peak_rerank_params
+extern StructFields projector_info_fields;        // peak.ProjectorInfo: peak_projector_info
+extern StructFields image_encoder_params_fields;  // peak.ImageEncoderParams: peak_image_encoder_params
 
 bool bind_struct_fields(JNIEnv* env);
 

@@ -2,6 +2,7 @@ package peak;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * A model running on one sequence: its KV cache and buffers, all allocated when it is created, so
@@ -9,6 +10,7 @@ import java.util.List;
  */
 public final class Context extends NativeHandle {
   private final long nVocab;
+  private final long nEmbd;
   private final PassGroup group;  // null: alone
 
   public Context(Model model) {
@@ -16,9 +18,14 @@ public final class Context extends NativeHandle {
   }
 
   public Context(Model model, ContextParams params) {
+    this(model, params, model.info());
+  }
+
+  private Context(Model model, ContextParams params, ModelInfo info) {
     super("Context", model, model.createDependent(m -> create(m, params)));
     group = params.passGroup;
-    nVocab = model.info().nVocab();
+    nVocab = info.nVocab();
+    nEmbd = info.nEmbd();
   }
 
   /** The memory (bytes) a context with these parameters would take, without creating it. */
@@ -47,6 +54,36 @@ public final class Context extends NativeHandle {
    */
   public void eval(int[] tokens) {
     Native.contextEval(handle(), tokens);
+  }
+
+  /**
+   * {@link #evalEmbeddings(float[], int, boolean)} of all of {@code rows}: whole rows of the
+   * model's {@link ModelInfo#nEmbd()} floats, such as {@link ImageEncoder#encode}'s embeddings (a
+   * length that is not a multiple of n_embd throws IllegalArgumentException).
+   */
+  public void evalEmbeddings(float[] rows, boolean bidirectional) {
+    Objects.requireNonNull(rows, "rows");
+    if (nEmbd == 0 || rows.length % nEmbd != 0) {
+      throw new IllegalArgumentException("rows holds " + rows.length + " floats, not whole rows of the model's n_embd "
+          + nEmbd);
+    }
+    evalEmbeddings(rows, (int) (rows.length / nEmbd), bidirectional);
+  }
+
+  /**
+   * Appends {@code nRows} embedding rows (the first {@code nRows} x {@link ModelInfo#nEmbd()}
+   * floats of {@code rows}, row by row: a picture's tokens from {@link ImageEncoder#encode}) to the
+   * sequence as {@link #eval} appends tokens: they enter the model's layers as they are, each taking
+   * a cell. With {@code bidirectional} (Gemma 3's image tokens: {@link
+   * ProjectorInfo#bidirectional()}) they also attend to each other both ways, which needs them in
+   * one batch ({@link ContextParams#nBatch} rows at most). Then {@link #logits()} are the last row's.
+   * Refused with {@link PeakException}: {@link Status#CONTEXT_FULL} when they do not fit; {@link
+   * Status#INVALID_ARGUMENT} for no rows, an array shorter than the rows, too many rows for one
+   * bidirectional batch, or a value that is not finite (naming its row: "row 1 holds nan at 2").
+   * On failure the sequence and the logits are as they were.
+   */
+  public void evalEmbeddings(float[] rows, int nRows, boolean bidirectional) {
+    Native.contextEvalEmbeddings(handle(), rows, nRows, nEmbd, bidirectional);
   }
 
   /** The last evaluated token's logits (n_vocab values), a copy. */

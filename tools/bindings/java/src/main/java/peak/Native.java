@@ -30,7 +30,7 @@ final class Native {
 
   /**
    * Writes peak_*_default_params() into a ModelParams, ContextParams, SamplerParams, GenerateOptions,
-   * SessionParams, ToolParseParams, EmbedderParams, EmbedOptions or RerankOptions.
+   * SessionParams, ToolParseParams, EmbedderParams, EmbedOptions, RerankOptions or ImageEncoderParams.
    */
   static native void fillDefaults(Object params);
   /** peak_chat_parse_response; {@code model} 0: none. */
@@ -71,6 +71,11 @@ final class Native {
   static native long contextNUsed(long context);
   static native void contextSetThreads(long context, long nThreads);
   static native void contextEval(long context, int[] tokens);
+  /**
+   * peak_context_eval_embeddings of the first {@code nRows} rows of {@code nEmbd} floats (the
+   * model's n_embd) of {@code rows}, which must hold them.
+   */
+  static native void contextEvalEmbeddings(long context, float[] rows, long nRows, long nEmbd, boolean bidirectional);
   static native float[] contextLogits(long context, long nVocab);
   static native void contextKvClear(long context);
   /** Adapters and scales pairwise; control vectors act after layers controlFirstLayer..controlLastLayer. */
@@ -92,6 +97,25 @@ final class Native {
   static native float[][][] embedIds(long embedder, int[][] ids, EmbedOptions options);
   /** peak_rerank: one score per document, in their order. */
   static native float[] rerank(long embedder, String query, String[] documents, RerankOptions options);
+
+  // ---- images: the bytes or pixels [offset, offset + length) of an array or of a direct buffer
+  static native long imageDecode(byte[] bytes, int offset, int length);
+  static native long imageDecodeDirect(ByteBuffer bytes, int offset, int length);
+  static native long imageFromPixels(byte[] pixels, int offset, int length, int width, int height, int channels,
+                                     int stride);
+  static native long imageFromPixelsDirect(ByteBuffer pixels, int offset, int length, int width, int height,
+                                           int channels, int stride);
+  /** {width, height, channels}. */
+  static native int[] imageSize(long image);
+  static native void imageFree(long image);
+  static native long projectorLoad(String path, ModelParams params);
+  static native long projectorLoadFd(int fd, long offset, long length, ModelParams params);
+  static native void projectorFree(long projector);
+  static native ProjectorInfo projectorInfo(long projector);
+  static native long imageEncoderCreate(long projector, ImageEncoderParams params);
+  static native void imageEncoderFree(long encoder);
+  /** peak_image_encode: {@code nFloats} (n_image_tokens x n_embd) floats. */
+  static native float[] imageEncode(long encoder, long image, long nFloats);
 
   // ---- samplers
   static native long samplerCreate(long model, SamplerParams params);

@@ -4,17 +4,18 @@ import java.util.function.LongUnaryOperator;
 
 /**
  * An open C API handle. {@link #close()} frees it (again: nothing); a method called after that
- * throws IllegalStateException instead of reaching freed memory. A handle made from a model counts
- * as one of its dependents until it is closed.
+ * throws IllegalStateException instead of reaching freed memory. A handle made from another (a
+ * context from its model, an image encoder from its projector) counts as one of its dependents until
+ * it is closed.
  */
 abstract class NativeHandle implements AutoCloseable {
   private final String what;
-  private final Model owner;
+  private final NativeHandle owner;
   private long handle;
   private int dependents;  // open handles made from this one (a model's contexts, a group's members)
 
-  /** {@code owner}: the model it was made from, or null. */
-  NativeHandle(String what, Model owner, long handle) {
+  /** {@code owner}: the handle it was made from (a model, a projector), or null. */
+  NativeHandle(String what, NativeHandle owner, long handle) {
     this.what = what;
     this.owner = owner;
     this.handle = handle;

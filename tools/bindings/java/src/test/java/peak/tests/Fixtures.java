@@ -48,6 +48,32 @@ final class Fixtures {
     return property("peak.msmarcoModel");
   }
 
+  /**
+   * tests/runtime's tiny Gemma 3 image encoder (random F32 weights: 32 x 32 pixels in patches of 4,
+   * 4 image tokens of 48 floats).
+   */
+  static String imageProjector() {
+    return property("peak.imageProjector");
+  }
+
+  /** The same encoder 64 wide at its output: stories260K's width. */
+  static String imageProjector64() {
+    return property("peak.imageProjector64");
+  }
+
+  /**
+   * The naive double-precision reference's embeddings of the test photo resized to 32 x 32 (as PIL
+   * resizes it) on {@link #imageProjector()}: the float count, then the floats, token by token.
+   */
+  static String imageReference() {
+    return property("peak.imageReference");
+  }
+
+  /** A file of tests/data (images/png/photo_256x192.png ...). */
+  static File testData(String path) {
+    return new File(property("peak.testData"), path);
+  }
+
   /** A fresh directory for one test class's files, in the build tree. */
   static File scratch(String name) {
     File dir = new File(property("peak.tmp"), "java-" + name);

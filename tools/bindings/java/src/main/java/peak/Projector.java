@@ -1,0 +1,65 @@
+package peak;
+
+import java.io.FileDescriptor;
+
+/**
+ * A vision-language model's image encoder weights: its projector file (llama.cpp's
+ * mmproj-*.gguf, general.architecture "clip"; projector types: gemma3), the vision tower and the
+ * projector that turn a picture into the embeddings of its image tokens in the language model's
+ * width. Immutable: any number of {@link ImageEncoder}s, on any threads, may share it. Close it
+ * after them: {@link #close()} refuses while one is open.
+ */
+public final class Projector extends NativeHandle {
+
+  private Projector(long handle) {
+    super("Projector", null, handle);
+  }
+
+  /** Loads the projector file at {@code path} with the default parameters. */
+  public static Projector load(String path) {
+    return load(path, new ModelParams());
+  }
+
+  /**
+   * Of the params, {@link ModelParams#useMmap}, {@link ModelParams#useMlock} and {@link
+   * ModelParams#checkTensors} apply. A language model's file ("not a vision projector"), an unknown
+   * projector type, a missing tensor or a wrong shape is refused with {@link PeakException} ({@link
+   * Status#FORMAT}) naming it.
+   */
+  public static Projector load(String path, ModelParams params) {
+    return new Projector(Native.projectorLoad(path, params));
+  }
+
+  /**
+   * Loads the projector held in bytes [offset, offset + length) of an open file, as {@link
+   * Model#load(int, long, long, ModelParams)} does a model: an uncompressed asset of an APK, from
+   * {@code AssetFileDescriptor}'s {@code getParcelFileDescriptor().getFd()}, {@code
+   * getStartOffset()} and {@code getLength()}. Mapped (the default), {@code offset} must be a
+   * multiple of 4. peak keeps no reference to the descriptor: close it when this returns.
+   */
+  public static Projector load(int fd, long offset, long length, ModelParams params) {
+    return new Projector(Native.projectorLoadFd(fd, offset, length, params));
+  }
+
+  /**
+   * As {@link #load(int, long, long, ModelParams)}, with a FileDescriptor (a RandomAccessFile's
+   * getFD()). Its number is a private field of FileDescriptor: on Android, prefer the int form.
+   */
+  public static Projector load(FileDescriptor fd, long offset, long length, ModelParams params) {
+    return load(Native.fdOf(fd), offset, length, params);
+  }
+
+  public ProjectorInfo info() {
+    return Native.projectorInfo(handle());
+  }
+
+  @Override
+  String dependentsName() {
+    return "image encoders";
+  }
+
+  @Override
+  void free(long handle) {
+    Native.projectorFree(handle);
+  }
+}

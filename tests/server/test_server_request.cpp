@@ -1,7 +1,9 @@
-// OpenAI request bodies read into checked structs, and stop strings over
-// streamed text.
+// OpenAI request bodies read into checked structs (pictures in data URLs
+// too), and stop strings over streamed text.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -448,6 +450,201 @@ TEST(ServerRequest, TextConstraintErrorsNameTheField) {
   EXPECT_NE(expected.find("/properties/n"), std::string::npos) << expected;
   EXPECT_NE(message_of(schema_text).find(expected), std::string::npos) << message_of(schema_text);
   EXPECT_EQ(param_of(kUser + R"("json_schema": {"type": "no-such-type"}})"), "json_schema");
+}
+
+// Pictures as OpenAI's image_url parts holding data URLs. The files are from
+// tests/data/images, written by PIL (each folder's README.md): png/pil_1bit.png
+// (19 x 11, 1-bit grey) and jpeg/grey_1x1.jpg; their base64 is Python's:
+// base64.b64encode(open(f, 'rb').read()).decode().
+const std::string kPngBase64 =
+    "iVBORw0KGgoAAAANSUhEUgAAABMAAAALAQAAAAC1rouXAAAAN0lEQVR4nAEsANP/AayRIwFIAfcB0v7wABj0oAC3qiAAbwtABO9HbgCX1CACDs0A"
+    "BMQCIALxswB4Mg/rNB8T9wAAAABJRU5ErkJggg==";
+const std::string kJpegBase64 =
+    "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8UHRofHh0aHBwgJC4nICIsIxwcKDcpLDAxNDQ0Hyc5PTgy"
+    "PC4zNDL/wAALCAABAAEBAREA/8QAHwAAAQUBAQEBAQEAAAAAAAAAAAECAwQFBgcICQoL/8QAtRAAAgEDAwIEAwUFBAQAAAF9AQIDAAQRBRIhMUEG"
+    "E1FhByJxFDKBkaEII0KxwRVS0fAkM2JyggkKFhcYGRolJicoKSo0NTY3ODk6Q0RFRkdISUpTVFVWV1hZWmNkZWZnaGlqc3R1dnd4eXqDhIWGh4iJ"
+    "ipKTlJWWl5iZmqKjpKWmp6ipqrKztLW2t7i5usLDxMXGx8jJytLT1NXW19jZ2uHi4+Tl5ufo6erx8vP09fb3+Pn6/9oACAEBAAA/AODr/9k=";
+const std::string kPngUrl = "data:image/png;base64," + kPngBase64;
+const std::string kJpegUrl = "data:image/jpeg;base64," + kJpegBase64;
+
+std::string test_file(const std::string& relative) {
+  const std::string path = std::string(PEAK_TEST_DATA_DIR) + "/images/" + relative;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  EXPECT_TRUE(in) << path;
+  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return bytes;
+}
+
+std::string quoted(const std::string& text) { return peak::json::write(Value(text)); }
+std::string text_part(const std::string& text) { return R"({"type": "text", "text": )" + quoted(text) + "}"; }
+std::string image_part(const std::string& url, const std::string& detail = "") {
+  return R"({"type": "image_url", "image_url": {"url": )" + quoted(url) +
+         (detail.empty() ? "" : R"(, "detail": )" + quoted(detail)) + "}}";
+}
+// A request of one user message with these content parts.
+std::string user_parts(const std::string& parts) {
+  return R"({"messages": [{"role": "user", "content": [)" + parts + "]}]}";
+}
+
+std::string chat_error(const std::string& text) {
+  try {
+    peak_server::parse_chat_request(body(text));
+  } catch (const RequestError& e) {
+    return e.param + ": " + e.what();
+  }
+  ADD_FAILURE() << "accepted: " << text.substr(0, 200);
+  return "";
+}
+
+TEST(ServerRequest, ImagePartsAreDecodedAndMarkedInOrder) {
+  const std::string png = test_file("png/pil_1bit.png"), jpeg = test_file("jpeg/grey_1x1.jpg");
+  ASSERT_EQ(png.size(), 112u);
+  ASSERT_EQ(jpeg.size(), 332u);
+  const std::string marker = peak_server::kImageMarker;
+  EXPECT_EQ(marker, "<__media__>");
+  // Text, a PNG, text, a JPEG given as the URL alone, text; then a user
+  // message of a picture alone, after an answer.
+  const ChatRequest r = peak_server::parse_chat_request(
+      body(R"({"messages": [{"role": "system", "content": "Look."}, {"role": "user", "content": [)" + text_part("Is ") +
+           "," + image_part(kPngUrl, "auto") + "," + text_part(" like ") + R"(, {"type": "image_url", "image_url": )" +
+           quoted(kJpegUrl) + "}," + text_part("?") + R"(]}, {"role": "assistant", "content": "No."},
+      {"role": "user", "content": [)" +
+           image_part(kPngUrl, "high") + "]}]}"));
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[0].content, "Is " + marker + " like " + marker + "?");
+  ASSERT_EQ(r.messages[0].images.size(), 2u);
+  EXPECT_EQ(r.messages[0].images[0], png);
+  EXPECT_EQ(r.messages[0].images[1], jpeg);
+  EXPECT_TRUE(r.messages[1].images.empty());
+  EXPECT_EQ(r.messages[2].content, marker);
+  EXPECT_EQ(r.messages[2].images, std::vector<std::string>{png});
+  // image/jpg, the type and ";base64" in capitals, a parameter before
+  // ";base64", detail "low", the padding left out: the same bytes.
+  std::string unpadded = kJpegBase64;
+  unpadded.pop_back();
+  for (const std::string& url :
+       {"data:image/jpg;base64," + kJpegBase64, "data:IMAGE/JPEG;BASE64," + kJpegBase64,
+        "data:image/jpeg;name=cat.jpg;base64," + kJpegBase64, "data:image/jpeg;base64," + unpadded}) {
+    const ChatRequest one = peak_server::parse_chat_request(body(user_parts(image_part(url, "low"))));
+    EXPECT_EQ(one.messages[0].images, std::vector<std::string>{jpeg}) << url.substr(0, 40);
+  }
+}
+
+TEST(ServerRequest, ImageErrorsNameTheField) {
+  const std::string url = "messages[0].content[1].image_url.url";
+  const std::string fetch =
+      "; this server never fetches URLs: send the picture itself as a data URL (data:image/png;base64,...)";
+  const auto with_url = [](const std::string& u) { return user_parts(text_part("See") + "," + image_part(u)); };
+  EXPECT_EQ(chat_error(with_url("https://example.com/cat.png")),
+            url + ": '" + url + "' is not a data URL (its scheme is https)" + fetch);
+  EXPECT_EQ(chat_error(with_url("cat.png")), url + ": '" + url + "' is not a data URL" + fetch);
+  EXPECT_EQ(chat_error(user_parts(R"({"type": "image_url", "image_url": "http://example.com/cat.png"})")),
+            "messages[0].content[0].image_url: 'messages[0].content[0].image_url' is not a data URL (its scheme is "
+            "http)" +
+                fetch);
+  EXPECT_EQ(chat_error(with_url("data:image/gif;base64,R0lGODlhAQABAA==")),
+            url + ": '" + url + "' is a data URL of \"image/gif\"; the supported images are image/png and image/jpeg");
+  EXPECT_EQ(chat_error(with_url("data:image/webp;base64,UklGRg==")),
+            url + ": '" + url + "' is a data URL of \"image/webp\"; the supported images are image/png and image/jpeg");
+  EXPECT_EQ(chat_error(with_url("data:;base64," + kPngBase64)),
+            url + ": '" + url + "' is a data URL of no media type; the supported images are image/png and image/jpeg");
+  EXPECT_EQ(chat_error(with_url("data:image/png,%89PNG")),
+            url + ": '" + url +
+                "' is a data URL without ';base64': send the picture's bytes in base64 "
+                "(data:image/png;base64,...)");
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64")),
+            url + ": '" + url + "' is a data URL without a ',' before its data");
+  const std::string invalid = url + ": '" + url + "' is not valid base64 after its ',': ";
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64,iVBORw0KG%goAAAA")),
+            invalid +
+                "the character '%' at offset 9 is not base64 (A-Z, a-z, 0-9, '+' and '/', then '=' padding at the "
+                "end)");
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64,iVBORw0K\nGgoAAAA")),
+            invalid +
+                "the character byte 0x0A at offset 8 is not base64 (A-Z, a-z, 0-9, '+' and '/', then '=' padding at "
+                "the end)");
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64," + kPngBase64 + "=")),
+            invalid +
+                "the padding at offset 150 (3 '=') does not complete the last 4-character group, which has 2 "
+                "characters of data");
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64,iVBORw0KGgoA=AAA")),
+            invalid + "'=' at offset 12 is padding before the end of the data");
+  // Not a PNG or a JPEG, whatever the type says (Python: base64.b64encode(b'GIF89a\x01\x00\x01\x00')).
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64,R0lGODlhAQABAA==")),
+            url + ": '" + url +
+                "' holds neither a PNG nor a JPEG file (its bytes begin 47 49 46 38 39 61 01 00; a PNG's begin 89 50 "
+                "4E 47 0D 0A 1A 0A, a JPEG's FF D8 FF)");
+  EXPECT_EQ(chat_error(with_url("data:image/png;base64,")),
+            url + ": '" + url +
+                "' holds neither a PNG nor a JPEG file (its data is empty; a PNG's begin 89 50 4E 47 0D 0A 1A 0A, a "
+                "JPEG's FF D8 FF)");
+  EXPECT_EQ(chat_error(user_parts(image_part(kPngUrl, "medium"))),
+            "messages[0].content[0].image_url.detail: 'messages[0].content[0].image_url.detail' must be \"auto\", "
+            "\"low\" or \"high\", not \"medium\"");
+  EXPECT_EQ(chat_error(user_parts(R"({"type": "image_url"})")),
+            "messages[0].content[0].image_url: 'messages[0].content[0].image_url' is required");
+  EXPECT_EQ(chat_error(user_parts(R"({"type": "image_url", "image_url": {"detail": "low"}})")),
+            "messages[0].content[0].image_url.url: 'messages[0].content[0].image_url.url' is required");
+  EXPECT_EQ(chat_error(user_parts(R"({"type": "image_url", "image_url": 5})")),
+            "messages[0].content[0].image_url: 'messages[0].content[0].image_url' must be an object (or the URL as a "
+            "string), not a number");
+  EXPECT_EQ(chat_error(user_parts(R"({"type": "input_audio", "input_audio": {}})")),
+            "messages[0].content[0].type: 'messages[0].content[0].type' must be \"text\" or \"image_url\", not "
+            "\"input_audio\"");
+}
+
+TEST(ServerRequest, ImagesGoInUserMessagesOnly) {
+  const std::string image = image_part(kPngUrl);
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": "system", "content": [)" + text_part("Look") + "," + image +
+                       R"(]}, {"role": "user", "content": "x"}]})"),
+            "messages[0].content[1]: 'messages[0].content[1]' is an image; images go in user messages only");
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": [)" + image +
+                       R"(]}, {"role": "user", "content": "y"}]})"),
+            "messages[1].content[0]: 'messages[1].content[0]' is an image; images go in user messages only");
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": null,
+      "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "c1", "content": [)" +
+                       image + "]}]}"),
+            "messages[2].content[0]: 'messages[2].content[0]' is an image; images go in user messages only");
+}
+
+TEST(ServerRequest, TheImageMarkerIsNoText) {
+  const std::string why = " holds the text <__media__>, which marks an image's place: send pictures as image_url parts";
+  EXPECT_EQ(chat_error(user_parts(text_part("a") + "," + text_part("b <__media__> c"))),
+            "messages[0].content[1].text: 'messages[0].content[1].text'" + why);
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": "user", "content": "<__media__>"}]})"),
+            "messages[0].content: 'messages[0].content'" + why);
+  EXPECT_EQ(
+      chat_error(R"({"messages": [{"role": "system", "content": "x<__media__>"}, {"role": "user", "content": "y"}]})"),
+      "messages[0].content: 'messages[0].content'" + why);
+  // Its pieces apart are text like any other.
+  const ChatRequest r =
+      peak_server::parse_chat_request(body(user_parts(text_part("<__med") + "," + text_part("ia__>"))));
+  EXPECT_EQ(r.messages[0].content, "<__media__>");
+  EXPECT_TRUE(r.messages[0].images.empty());
+}
+
+// A PNG's signature and zero bytes, `size` bytes in all (a multiple of 3), as a data URL.
+std::string zero_png_url(size_t size) {
+  return "data:image/png;base64,iVBORw0KGgoA" + std::string((size - 9) / 3 * 4, 'A');
+}
+
+TEST(ServerRequest, PicturesAreBounded) {
+  const size_t most = peak_server::kMaxImageBytes;
+  ASSERT_EQ(most % 3, 2u);  // 32 MiB: the largest multiple of 3 below is most - 2
+  const ChatRequest r = peak_server::parse_chat_request(body(user_parts(image_part(zero_png_url(most - 2)))));
+  EXPECT_EQ(r.messages[0].images[0].size(), most - 2);
+  const std::string url = "messages[0].content[0].image_url.url";
+  EXPECT_EQ(chat_error(user_parts(image_part(zero_png_url(most + 1)))),
+            url + ": '" + url + "' holds a picture of 33554433 bytes; at most 33554432 (32 MiB) go in one picture");
+  // Two of 21 MiB, in two messages: the second is past the request's 40 MiB.
+  const std::string big = image_part(zero_png_url(size_t{21} << 20));
+  EXPECT_EQ(chat_error(R"({"messages": [{"role": "user", "content": [)" + big +
+                       R"(]}, {"role": "assistant", "content": "x"}, {"role": "user", "content": [)" + big + "]}]}"),
+            "messages[2].content[0].image_url.url: 'messages[2].content[0].image_url.url' brings the request's "
+            "pictures to 44040192 bytes; at most 41943040 (40 MiB) go in one request");
 }
 
 std::string run_filter(const std::vector<std::string>& stops, const std::vector<std::string>& pieces, bool* stopped,

@@ -296,8 +296,8 @@ TEST(ServerRoutes, RequestErrors) {
                "messages[0].tool_call_id");
   expect_error(post("{\"messages\": [{\"role\": \"user\"}]}"), 400, "'messages[0].content' is required",
                "messages[0].content");
-  expect_error(post("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"image_url\"}]}]}"), 400,
-               "only text parts", "messages[0].content[0].type");
+  expect_error(post("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"file\"}]}]}"), 400,
+               "must be \"text\" or \"image_url\", not \"file\"", "messages[0].content[0].type");
   expect_error(call(server, request("GET", "/v1/nothing")), 404, "no route GET /v1/nothing");
   expect_error(call(server, request("GET", "/v1/chat/completions")), 405, "use POST");
   expect_error(call(server, request("POST", "/v1/completions", "{\"prompt\": 5}")), 400, "'prompt' must be a string",
@@ -305,6 +305,28 @@ TEST(ServerRoutes, RequestErrors) {
   expect_error(call(server, request("POST", "/detokenize", "{\"tokens\": [1, 100000]}")), 400,
                "'tokens[1]' is 100000, not a token id (0 to 511)", "tokens[1]");
   // Nothing of this reached a slot.
+  EXPECT_EQ(server.counters().prompt_tokens_evaluated, 0u);
+}
+
+// A picture the request reads, with no projector to see it: a 400 naming
+// the message and --mmproj, before any slot (streamed or not).
+TEST(ServerRoutes, AnImageNeedsAVisionProjector) {
+  Server server(settings(), options());
+  // A PNG's signature and a zero byte: as much as the request checks.
+  const std::string parts = R"([{"type": "text", "text": "What is it?"},
+    {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgoA"}}])";
+  for (const char* stream : {"false", "true"}) {
+    const FakeResponder out =
+        call(server, request("POST", "/v1/chat/completions",
+                             R"({"messages": [{"role": "system", "content": "Look."}, {"role": "user", "content": "Hi"},
+                           {"role": "assistant", "content": "Hello"}, {"role": "user", "content": )" +
+                                 parts + R"(}], "stream": )" + stream + "}"));
+    EXPECT_FALSE(out.streamed);
+    expect_error(out, 400,
+                 "'messages[3].content' holds an image, and this server has no vision projector: start peak serve "
+                 "with --mmproj FILE beside the model",
+                 "messages[3].content");
+  }
   EXPECT_EQ(server.counters().prompt_tokens_evaluated, 0u);
 }
 
@@ -330,6 +352,9 @@ TEST(ServerRoutes, ModelsHealthPageTokens) {
   ASSERT_EQ(models.find("data")->items().size(), 1u);
   EXPECT_EQ(models.find("data")->items()[0].find("id")->as_string(), "stories260K.gguf");
   EXPECT_EQ(models.find("data")->items()[0].find("object")->as_string(), "model");
+  // No vision projector: chat messages may hold no pictures.
+  ASSERT_TRUE(models.find("data")->items()[0].find("vision")->is_bool());
+  EXPECT_FALSE(models.find("data")->items()[0].find("vision")->as_bool());
 
   const Value health = call(server, request("GET", "/health")).json();
   EXPECT_EQ(health.find("status")->as_string(), "ok");

@@ -4,12 +4,18 @@
 // second sent with Enter), each streamed to the end. Checks the conversation
 // in the DOM, the model name and the speed, that a phone-width screen needs
 // no sideways scrolling, that a streamed tool call shows in an answer's
-// bubble, and saves screenshots (desktop and phone width).
+// bubble, and saves screenshots (desktop and phone width). Then images: a PNG
+// attached through the file input shows as a thumbnail and is removed with its
+// button, another file type is refused on the page, pasted and dropped PNGs
+// are attached too, and a message sent with a PNG goes as OpenAI's image_url
+// part holding the file's data URL; the server (no vision projector) answers
+// 400, whose message shows on the page.
 //   node web_page_test.mjs PEAK MODEL NODE_DIR OUT_DIR CHROMIUM
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { check, requirePackage, runTest, startServer, unavailable } from './harness.mjs';
 
 const [peak, model, nodeDir, outDir, chromiumPath] = process.argv.slice(2);
@@ -20,6 +26,10 @@ if (!outDir) {
 if (!chromiumPath || !fs.existsSync(chromiumPath)) unavailable('Chromium is not installed');
 const WebSocket = requirePackage(nodeDir, 'ws');
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// PIL wrote these (tests/data/images/png/README.md): a 19 x 11 RGB PNG and its pixels as a PPM.
+const images = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../data/images/png');
+const pngFile = path.join(images, 'pil_rgb.png');
+const ppmFile = path.join(images, 'pil_rgb.ppm');
 
 // Starts headless Chromium with its DevTools endpoint on a free port (it
 // prints the endpoint's address on stderr) and returns its first page's
@@ -160,8 +170,10 @@ runTest(async () => {
     for (const type of ['mousePressed', 'mouseReleased']) {
       await cdp.send('Input.dispatchMouseEvent', { type, x: send.x, y: send.y, button: 'left', clickCount: 1 });
     }
-    await waitFor(`document.body.dataset.state === 'streaming'`, 'the answer to start', 10000);
-    check(await evaluate(`!document.getElementById('stop').hidden`), 'the Stop button shows while streaming');
+    // Read at once with the state: a short answer may end between two evaluations.
+    const streaming = await waitFor(`document.body.dataset.state === 'streaming' &&
+      { stop: !document.getElementById('stop').hidden }`, 'the answer to start', 10000);
+    check(streaming.stop, 'the Stop button shows while streaming');
     await waitFor(answered(1), 'the first answer to finish', 90000);
     let messages = await conversation();
     console.log(`after turn 1: ${JSON.stringify(messages, null, 1)}`);
@@ -217,6 +229,77 @@ runTest(async () => {
     await evaluate(`document.getElementById('new-chat').click()`);
     check(await evaluate(`document.querySelectorAll('#messages .message').length`) === 0,
           'New chat empties the conversation');
+
+    // Images. The server has no vision projector, and says so in /v1/models.
+    await cdp.send('Emulation.clearDeviceMetricsOverride');
+    check(/no vision projector/.test(await evaluate(`document.getElementById('attach').title`)),
+          'the attach button says the server has no vision projector');
+    const { root } = await cdp.send('DOM.getDocument');
+    const { nodeId: fileInput } = await cdp.send('DOM.querySelector', { nodeId: root.nodeId, selector: '#file-input' });
+    const choose = (file) => cdp.send('DOM.setFileInputFiles', { nodeId: fileInput, files: [file] });
+    const thumbs = `document.querySelectorAll('#attachments .thumb img')`;
+    const pngUrl = 'data:image/png;base64,' + fs.readFileSync(pngFile).toString('base64');
+    await choose(pngFile);
+    await waitFor(`${thumbs}.length === 1 && ${thumbs}[0].complete && ${thumbs}[0].naturalWidth === 19`,
+                  'the chosen PNG as a thumbnail', 10000);
+    check(await evaluate(`${thumbs}[0].src`) === pngUrl, 'the thumbnail is the file as a data URL');
+    await evaluate(`document.querySelector('#attachments .thumb button').click()`);
+    check(await evaluate(`${thumbs}.length === 0 && document.getElementById('attachments').hidden`),
+          'the remove button removes the image');
+    await choose(ppmFile);
+    await waitFor(`!document.getElementById('attach-note').hidden`, 'the refusal of a PPM file', 10000);
+    const note = await evaluate(`document.getElementById('attach-note').textContent`);
+    check(/Only PNG and JPEG/.test(note) && note.includes('pil_rgb.ppm'), `the PPM is refused on the page (${note})`);
+    check(await evaluate(`${thumbs}.length`) === 0, 'the PPM is not attached');
+    // A PNG pasted into the message, and one dropped on the page, are attached (then removed).
+    for (const [how, event] of [['pasted', `new ClipboardEvent('paste', { clipboardData: data, bubbles: true })`],
+                                ['dropped', `new DragEvent('drop', { dataTransfer: data, bubbles: true })`]]) {
+      await evaluate(`(async () => {
+        const bytes = await (await fetch(${JSON.stringify(pngUrl)})).blob();
+        const data = new DataTransfer();
+        data.items.add(new File([bytes], 'dot.png', { type: 'image/png' }));
+        document.getElementById('input').dispatchEvent(${event});
+      })()`);
+      await waitFor(`${thumbs}.length === 1 && ${thumbs}[0].src === ${JSON.stringify(pngUrl)}`,
+                    `the ${how} PNG as a thumbnail`, 10000);
+      await evaluate(`document.querySelector('#attachments .thumb button').click()`);
+    }
+    check(await evaluate(`document.getElementById('attach-note').hidden`), 'the refusal note is gone');
+
+    // Sent with a PNG: the request holds the text and the file's data URL; the server's 400 shows.
+    await cdp.send('Network.enable');
+    const chatRequest = (async () => {
+      for (;;) {
+        const { request } = await cdp.waitEvent('Network.requestWillBeSent');
+        if (!request.url.endsWith('/v1/chat/completions')) continue;
+        if (request.postData !== undefined) return request.postData;
+        return (await cdp.send('Network.getRequestPostData', { requestId: request.requestId })).postData;
+      }
+    })();
+    await choose(pngFile);
+    await waitFor(`${thumbs}.length === 1`, 'the PNG attached again', 10000);
+    await evaluate(`document.getElementById('input').focus()`);
+    await cdp.send('Input.insertText', { text: 'What is this?' });
+    await key('Enter', 'Enter', 0, '\r');
+    const sent = JSON.parse(await chatRequest);
+    console.log(`sent: ${JSON.stringify(sent).slice(0, 300)}`);
+    check(sent.messages.length === 1 && sent.messages[0].role === 'user', 'one user message was sent');
+    const parts = sent.messages[0].content;
+    check(Array.isArray(parts) && parts.length === 2, 'the message is sent as content parts');
+    check(parts[0].type === 'text' && parts[0].text === 'What is this?', 'a text part with the typed text');
+    check(parts[1].type === 'image_url' && parts[1].image_url.url === pngUrl,
+          'an image_url part with the PNG as a data:image/png;base64 URL');
+    await waitFor(answered(1), 'the answer to the image to fail', 30000);
+    messages = await conversation();
+    console.log(`with an image: ${JSON.stringify(messages, null, 1)}`);
+    check(messages[0].role === 'user' && messages[0].text === 'What is this?', 'the user bubble shows the text');
+    check(await evaluate(`[...document.querySelectorAll('#messages .message.user .images img')].map((i) => i.src)
+                          .join() === ${JSON.stringify(pngUrl)}`), 'the user bubble shows the image');
+    check(/^HTTP 400/.test(messages[1].error) && messages[1].error.includes('no vision projector') &&
+          messages[1].error.includes('--mmproj FILE'), `the server's 400 shows on the page (${messages[1].error})`);
+    check(await evaluate(`${thumbs}.length`) === 1 && await evaluate(`document.getElementById('input').value`) ===
+          'What is this?', 'the failed message is back in the composer, image and text');
+    await screenshot('web_page_image.png');
     cdp.close();
   } finally {
     if (browser) {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+
+#include "base64.h"
 
 namespace peak_server {
 
@@ -212,25 +215,163 @@ void parse_generation(const Value& body, GenerationRequest& r) {
   r.constraint = text_constraint(body);
 }
 
-// A message's text: a string, or an array of {"type": "text", "text": ...} parts
-// (joined), or null (an assistant message that only called tools).
-std::string content_text(const Value& v, const std::string& field) {
+// Where a message's pictures go: its list (null: its role takes none) and
+// the bytes of the request's pictures so far.
+struct ImageSink {
+  std::vector<std::string>* images = nullptr;
+  size_t* request_bytes = nullptr;
+};
+
+std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// A URL's scheme ("https"), or "" when it has none.
+std::string url_scheme(const std::string& url) {
+  const size_t colon = url.find(':');
+  if (colon == std::string::npos || colon == 0 || !std::isalpha(static_cast<unsigned char>(url[0]))) return "";
+  const bool valid = std::all_of(url.begin(), url.begin() + static_cast<std::ptrdiff_t>(colon), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-' || c == '.';
+  });
+  return valid ? lowercase(url.substr(0, colon)) : "";
+}
+
+// The first bytes of a file, in hex, for a message.
+std::string leading_bytes(const std::string& bytes) {
+  std::string out;
+  for (size_t i = 0; i < bytes.size() && i < 8; ++i) {
+    char buf[4];
+    std::snprintf(buf, sizeof buf, "%s%02X", i ? " " : "", static_cast<unsigned char>(bytes[i]));
+    out += buf;
+  }
+  return out;
+}
+
+// The picture of a data URL (RFC 2397: data:<type>[;parameter...];base64,
+// <data>), a PNG or JPEG file. The type must be one of them, but the file is
+// told by its first bytes (as the library's decoder tells it), which only are
+// checked here. `field` names the URL.
+std::string data_url_image(const std::string& url, const std::string& field, size_t* request_bytes) {
+  const std::string scheme = url_scheme(url);
+  if (scheme != "data") {
+    throw RequestError("'" + field + "' is not a data URL" +
+                           (scheme.empty() ? std::string() : " (its scheme is " + scheme.substr(0, 32) + ")") +
+                           "; this server never fetches URLs: send the picture itself as a data URL "
+                           "(data:image/png;base64,...)",
+                       field);
+  }
+  const size_t comma = url.find(',');
+  if (comma == std::string::npos)
+    throw RequestError("'" + field + "' is a data URL without a ',' before its data", field);
+  const std::string head = url.substr(5, comma - 5);  // after "data:"
+  const std::string type = lowercase(head.substr(0, head.find(';')));
+  if (type != "image/png" && type != "image/jpeg" && type != "image/jpg") {
+    const std::string shown = type.empty() ? "no media type" : "\"" + type.substr(0, 64) + "\"";
+    throw RequestError(
+        "'" + field + "' is a data URL of " + shown + "; the supported images are image/png and image/jpeg", field);
+  }
+  const size_t last = head.rfind(';');
+  if (last == std::string::npos || lowercase(head.substr(last + 1)) != "base64") {
+    throw RequestError("'" + field + "' is a data URL without ';base64': send the picture's bytes in base64 (data:" +
+                           type + ";base64,...)",
+                       field);
+  }
+  const std::string_view payload = std::string_view(url).substr(comma + 1);
+  // The bounds hold before anything is decoded.
+  const size_t size = base64_decoded_size(payload);
+  if (size > kMaxImageBytes) {
+    throw RequestError("'" + field + "' holds a picture of " + std::to_string(size) + " bytes; at most " +
+                           std::to_string(kMaxImageBytes) + " (" + std::to_string(kMaxImageBytes >> 20) +
+                           " MiB) go in one picture",
+                       field);
+  }
+  if (size > kMaxRequestImageBytes - *request_bytes) {
+    throw RequestError("'" + field + "' brings the request's pictures to " + std::to_string(*request_bytes + size) +
+                           " bytes; at most " + std::to_string(kMaxRequestImageBytes) + " (" +
+                           std::to_string(kMaxRequestImageBytes >> 20) + " MiB) go in one request",
+                       field);
+  }
+  std::string bytes, error;
+  if (!base64_decode(payload, &bytes, &error)) {
+    throw RequestError("'" + field + "' is not valid base64 after its ',': " + error, field);
+  }
+  static const char kPng[] = "\x89PNG\r\n\x1a\n";
+  static const char kJpeg[] = "\xFF\xD8\xFF";  // SOI, then the next marker's first byte
+  const auto begins = [&bytes](const char* magic, size_t n) { return bytes.compare(0, n, magic, n) == 0; };
+  if (!begins(kPng, sizeof kPng - 1) && !begins(kJpeg, sizeof kJpeg - 1)) {
+    throw RequestError(
+        "'" + field + "' holds neither a PNG nor a JPEG file (" +
+            (bytes.empty() ? std::string("its data is empty") : "its bytes begin " + leading_bytes(bytes)) +
+            "; a PNG's begin 89 50 4E 47 0D 0A 1A 0A, a JPEG's FF D8 FF)",
+        field);
+  }
+  *request_bytes += bytes.size();
+  return bytes;
+}
+
+// OpenAI's image part: {"type": "image_url", "image_url": {"url", "detail"?}},
+// or the URL as a string (as some clients send it). `detail` is checked and
+// ignored: the image encoder sees every picture at its one size.
+std::string image_part(const Value& part, const std::string& field, size_t* request_bytes) {
+  const Value* image = required(part, "image_url", field + ".image_url");
+  if (image->is_string()) return data_url_image(image->as_string(), field + ".image_url", request_bytes);
+  if (!image->is_object()) wrong_type(field + ".image_url", "an object (or the URL as a string)", *image);
+  if (const Value* detail = member(*image, "detail")) {
+    const std::string at = field + ".image_url.detail";
+    if (!detail->is_string()) wrong_type(at, "a string", *detail);
+    const std::string& d = detail->as_string();
+    if (d != "auto" && d != "low" && d != "high")
+      throw RequestError("'" + at + "' must be \"auto\", \"low\" or \"high\", not \"" + d + "\"", at);
+  }
+  const std::string at = field + ".image_url.url";
+  const Value* url = required(*image, "url", at);
+  if (!url->is_string()) wrong_type(at, "a string", *url);
+  return data_url_image(url->as_string(), at, request_bytes);
+}
+
+// A message's text may not hold the image marker itself: it would be read as
+// the place of an image.
+const std::string& checked_text(const std::string& text, const std::string& field) {
+  if (text.find(kImageMarker) != std::string::npos) {
+    throw RequestError("'" + field + "' holds the text " + kImageMarker +
+                           ", which marks an image's place: send pictures as image_url parts",
+                       field);
+  }
+  return text;
+}
+
+// A message's text: a string, or an array of parts joined, or null (an
+// assistant message that only called tools). The parts are {"type": "text",
+// "text"}, and where `sink` takes them (a user message) {"type":
+// "image_url", ...}: each picture into the sink and a kImageMarker into the
+// text in its place.
+std::string content_text(const Value& v, const std::string& field, const ImageSink& sink = {}) {
   if (v.is_null()) return "";
-  if (v.is_string()) return v.as_string();
-  if (!v.is_array()) wrong_type(field, "a string or an array of text parts", v);
+  if (v.is_string()) return checked_text(v.as_string(), field);
+  if (!v.is_array()) wrong_type(field, "a string or an array of content parts", v);
   std::string text;
   for (size_t i = 0; i < v.items().size(); ++i) {
     const std::string part_field = field + "[" + std::to_string(i) + "]";
     const Value& part = v.items()[i];
     if (!part.is_object()) wrong_type(part_field, "an object", part);
     const Value* type = part.find("type");
-    if (!type || !type->is_string() || type->as_string() != "text") {
-      throw RequestError("only text parts are supported ('" + part_field + ".type' must be \"text\")",
+    if (!type || !type->is_string() || (type->as_string() != "text" && type->as_string() != "image_url")) {
+      throw RequestError("'" + part_field + ".type' must be \"text\" or \"image_url\"" +
+                             (type && type->is_string() ? ", not \"" + type->as_string() + "\"" : std::string()),
                          part_field + ".type");
+    }
+    if (type->as_string() == "image_url") {
+      if (!sink.images) {
+        throw RequestError("'" + part_field + "' is an image; images go in user messages only", part_field);
+      }
+      sink.images->push_back(image_part(part, part_field, sink.request_bytes));
+      text += kImageMarker;
+      continue;
     }
     const Value* t = part.find("text");
     if (!t || !t->is_string()) throw RequestError("'" + part_field + ".text' must be a string", part_field + ".text");
-    text += t->as_string();
+    text += checked_text(t->as_string(), part_field + ".text");
   }
   return text;
 }
@@ -392,7 +533,7 @@ void check_order(const std::vector<ChatMessage>& messages, const ChatMessage& m,
   }
 }
 
-ChatMessage chat_message(const Value& m, const std::string& field, const std::string& role) {
+ChatMessage chat_message(const Value& m, const std::string& field, const std::string& role, size_t* image_bytes) {
   ChatMessage message;
   const Value* content = m.find("content");
   if (role == "user") {
@@ -410,7 +551,10 @@ ChatMessage chat_message(const Value& m, const std::string& field, const std::st
   if (!content && message.tool_calls.empty()) {
     throw RequestError("'" + field + ".content' is required", field + ".content");
   }
-  if (content) message.content = content_text(*content, field + ".content");
+  if (content) {
+    const ImageSink sink = message.role == PEAK_ROLE_USER ? ImageSink{&message.images, image_bytes} : ImageSink{};
+    message.content = content_text(*content, field + ".content", sink);
+  }
   return message;
 }
 
@@ -446,6 +590,7 @@ ChatRequest parse_chat_request(const Value& body) {
   if (last_role && last_role->is_string() && last_role->as_string() != "user" && last_role->as_string() != "tool") {
     throw RequestError("the last message must be a user message (or tool results)", "messages");
   }
+  size_t image_bytes = 0;  // the pictures' so far
   for (size_t i = 0; i < messages->items().size(); ++i) {
     const std::string field = "messages[" + std::to_string(i) + "]";
     const Value& m = messages->items()[i];
@@ -462,7 +607,7 @@ ChatRequest parse_chat_request(const Value& body) {
       r.system = text;
       continue;
     }
-    ChatMessage message = chat_message(m, field, name);
+    ChatMessage message = chat_message(m, field, name, &image_bytes);
     check_order(r.messages, message, field);
     r.messages.push_back(std::move(message));
   }

@@ -5,7 +5,9 @@
 // answer with 400 and OpenAI's error object ("param": the field), as is a
 // grammar or JSON Schema the C API cannot use (its message). Fields this
 // server does not use (logprobs, user ...) are ignored, as llama.cpp's
-// server ignores them, so that clients sending them still work.
+// server ignores them, so that clients sending them still work. Pictures in
+// user messages come as OpenAI's image_url parts holding data URLs, decoded
+// from base64 here; the server never fetches a URL.
 #pragma once
 
 #include <cstddef>
@@ -34,9 +36,18 @@ struct ChatToolCall {
   bool operator==(const ChatToolCall& o) const { return id == o.id && name == o.name && arguments == o.arguments; }
 };
 
+// The text that holds an image's place in a message's content: the library's
+// image marker, the same string as llama.cpp's (mtmd's default marker) and as
+// the one `peak run --image` reads in a prompt (tools/image_prompt.h).
+constexpr char kImageMarker[] = "<__media__>";
+
 struct ChatMessage {
   peak_role role = PEAK_ROLE_USER;  // user, assistant or tool ("system" is ChatRequest::system)
-  std::string content;
+  std::string content;              // the text parts joined, a kImageMarker where each image part was
+  // A user message's pictures, one per marker in `content`, in order: the
+  // bytes of a PNG or JPEG file (checked by their first bytes only; the
+  // library decodes them).
+  std::vector<std::string> images;
   std::vector<ChatToolCall> tool_calls;  // an assistant's calls
   std::string tool_call_id;              // a tool result's call
 };
@@ -119,6 +130,12 @@ constexpr size_t kMaxEmbeddingInputs = 2048;
 // Documents in one rerank request: Cohere's stated most per request.
 constexpr size_t kMaxRerankDocuments = 1000;
 constexpr size_t kMaxConversationIdBytes = 128;
+// A picture's bytes, decoded from its data URL, and a request's pictures in
+// all. The body's own bounds come first: the HTTP body's (--max-body-bytes, 8
+// MiB by default), and the JSON text's 64 MiB (peak::json::ParseLimits), in
+// which base64 holds 48 MiB at most.
+constexpr size_t kMaxImageBytes = size_t{32} << 20;
+constexpr size_t kMaxRequestImageBytes = size_t{40} << 20;
 
 // Each throws RequestError on a body that is not what the route takes.
 ChatRequest parse_chat_request(const peak::json::Value& body);

@@ -5,6 +5,8 @@
 #include <numeric>
 #include <utility>
 
+#include "base64.h"
+
 namespace peak_server {
 
 namespace {
@@ -158,7 +160,6 @@ std::vector<std::string> closing_events(const ResponseHead& head, const Response
 }
 
 std::string base64_floats(const float* floats, size_t n) {
-  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
   std::string bytes;
   bytes.reserve(n * 4);
   for (size_t i = 0; i < n; ++i) {
@@ -168,19 +169,7 @@ std::string base64_floats(const float* floats, size_t n) {
     for (int b = 0; b < 4; ++b)
       bytes.push_back(static_cast<char>((bits >> (8 * b)) & 0xff));  // least significant first
   }
-  std::string out;
-  out.reserve((bytes.size() + 2) / 3 * 4);
-  for (size_t i = 0; i < bytes.size(); i += 3) {
-    const size_t left = bytes.size() - i;
-    uint32_t group = static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])) << 16;
-    if (left > 1) group |= static_cast<uint32_t>(static_cast<unsigned char>(bytes[i + 1])) << 8;
-    if (left > 2) group |= static_cast<unsigned char>(bytes[i + 2]);
-    out.push_back(kAlphabet[(group >> 18) & 63]);
-    out.push_back(kAlphabet[(group >> 12) & 63]);
-    out.push_back(left > 1 ? kAlphabet[(group >> 6) & 63] : '=');
-    out.push_back(left > 2 ? kAlphabet[group & 63] : '=');
-  }
-  return out;
+  return base64_encode(bytes);
 }
 
 std::string embeddings_body(const std::string& model, const std::vector<float>& floats, size_t dimensions, bool base64,

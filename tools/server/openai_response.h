@@ -76,8 +76,8 @@ extern const char kDoneEvent[];  // "data: [DONE]\n\n"
 // `base64` the string base64_floats gives.
 std::string embeddings_body(const std::string& model, const std::vector<float>& floats, size_t dimensions, bool base64,
                             size_t prompt_tokens);
-// n floats as little-endian IEEE float32 bytes, in base64 (RFC 4648, with
-// padding): OpenAI's encoding_format "base64", which its clients decode as a
+// n floats as little-endian IEEE float32 bytes, in base64 (base64_encode):
+// OpenAI's encoding_format "base64", which its clients decode as a
 // Float32Array.
 std::string base64_floats(const float* floats, size_t n);
 

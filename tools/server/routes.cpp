@@ -337,7 +337,8 @@ void Server::models(HttpResponder& out) {
                                                      .set("id", options_.model_id)
                                                      .set("object", "model")
                                                      .set("created", unix_time())
-                                                     .set("owned_by", "peak"))));
+                                                     .set("owned_by", "peak")
+                                                     .set("vision", vision()))));
 }
 
 peak_generate_params Server::generate_params(Generation& g, size_t max_tokens, ChatSlot& slot) const {
@@ -408,6 +409,19 @@ void Server::require_reranker() const {
                      "model");
 }
 
+void Server::require_vision(const ChatRequest& r) const {
+  if (vision()) return;
+  for (size_t i = 0; i < r.messages.size(); ++i) {
+    if (r.messages[i].images.empty()) continue;
+    // The request's index: a system message comes first when there is one.
+    const std::string field = "messages[" + std::to_string(i + (r.system ? 1 : 0)) + "].content";
+    throw RequestError("'" + field +
+                           "' holds an image, and this server has no vision projector: start peak serve with "
+                           "--mmproj FILE beside the model",
+                       field);
+  }
+}
+
 std::vector<int32_t> Server::tokens_of(const std::string& text, bool add_special, const std::string& field) const {
   size_t n = 0;
   std::vector<int32_t> tokens;
@@ -426,6 +440,7 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   Value body;
   if (!parse_body(request, out, &body)) return;
   ChatRequest r = parse_chat_request(body);
+  require_vision(r);
   if (!r.conversation.empty() && !r.tools.json.empty()) {
     throw RequestError("'tools' and 'conversation' do not go together: a saved conversation keeps no tools", "tools");
   }

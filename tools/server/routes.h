@@ -3,7 +3,8 @@
 //   GET  /                     the chat page
 //   GET  /health               {"status":"ok", slots, queue}            (no key needed)
 //   GET  /metrics              request and token totals, prompt reuse
-//   GET  /v1/models            the model, in OpenAI's list shape
+//   GET  /v1/models            the model, in OpenAI's list shape, with "vision":
+//                              whether chat messages may hold pictures
 //   POST /v1/chat/completions  chat, streamed as server-sent events or whole
 //   POST /v1/completions       a raw prompt continued
 //   POST /v1/embeddings        vectors of texts or token ids (an embedding model)
@@ -109,6 +110,11 @@ class Server {
   void require_chat_model() const;
   void require_embedding_model() const;
   void require_reranker() const;
+  // Whether chat requests may hold pictures (image_url parts): not until a
+  // vision projector is loaded beside the model.
+  bool vision() const { return false; }
+  // Throws the 400 of a chat request holding a picture the server cannot see.
+  void require_vision(const ChatRequest& r) const;
   bool reranker() const { return info_.is_encoder && info_.pooling == PEAK_POOLING_RANK; }
   // "a chat model (llama)", "an embedding model (bert)" or "a reranker (bert)".
   std::string model_kind() const;

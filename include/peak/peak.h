@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 8
+#define PEAK_VERSION_MINOR 9
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.8.0"
+#define PEAK_VERSION_STRING "0.9.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -1297,6 +1297,12 @@ typedef struct peak_session_params {
      types must be the group's. The summary's context evaluates alone. NULL
      (default): alone. */
   peak_pass_group* pass_group;
+  /* Since 0.9.0: the model's vision projector (peak_projector_load): the
+     session then takes pictures (peak_session_attach_image), framed as the
+     model's processor frames them. Its embeddings must have the model's
+     width (PEAK_ERR_INVALID_ARGUMENT naming both). It must outlive the
+     session. NULL (default): text only. */
+  const peak_projector* projector;
 } peak_session_params;
 
 PEAK_API peak_session_params peak_session_default_params(void);
@@ -1315,6 +1321,31 @@ PEAK_API void peak_session_free(peak_session* session);
    (peak_text_unspelled): the model would answer nothing. */
 PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_text, size_t length,
                                        const peak_generate_params* params, peak_generate_result* result);
+
+/* Since 0.9.0: attaches a picture to the next user message (peak_session_chat,
+   peak_session_append of a user message, peak_session_edit_last), which takes
+   every image attached, in order. `embeddings` are its image tokens as
+   peak_image_encode wrote them: n_floats = tokens x the model's width,
+   copied. The message's text shows where each image goes by
+   PEAK_IMAGE_MARKER, one per image in the order attached; a text without the
+   marker gets them all at its start (another number of markers fails the
+   turn with PEAK_ERR_INVALID_ARGUMENT, leaving them attached). A message
+   that fails leaves them attached; peak_session_clear_images and
+   peak_session_reset drop them. The same picture attached again, or sent in
+   an earlier message, is one image: its embeddings are kept once. The
+   conversation keeps the marker in the message's text
+   (peak_session_get_message), and a message dropped into the summary is
+   read by the summarizer with "[an image]" in its place: the summary keeps
+   what the answers said about the picture. PEAK_ERR_INVALID_ARGUMENT,
+   attaching nothing, for a session without a projector, n_floats that is not
+   a whole number of rows, values that are not finite, or an image longer
+   than recent_max or (its tokens attending to each other) n_batch. */
+#define PEAK_IMAGE_MARKER "<__media__>"
+PEAK_API peak_status peak_session_attach_image(peak_session* session, const float* embeddings, size_t n_floats);
+/* Since 0.9.0: how many pictures wait for the next user message (0 for NULL). */
+PEAK_API size_t peak_session_n_attached_images(const peak_session* session);
+/* Since 0.9.0: drops the pictures attached. */
+PEAK_API peak_status peak_session_clear_images(peak_session* session);
 
 /* Who wrote a message. */
 typedef enum peak_role {
@@ -1343,6 +1374,8 @@ typedef struct peak_session_message {
      wait_summary, save, restore, free); copy it to keep it. */
   const char* text;
   size_t length;
+  /* Since 0.9.0: the pictures the message shows, one at each PEAK_IMAGE_MARKER of its text. */
+  size_t n_images;
 } peak_session_message;
 
 /* The conversation as an app shows it: the system prompt (when the session has

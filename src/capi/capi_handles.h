@@ -13,6 +13,7 @@
 #include "capi/capi_guard.h"
 #include "gguf/gguf_reader.h"
 #include "model/model.h"
+#include "model/projector.h"
 #include "peak/peak.h"
 #include "runtime/context.h"
 #include "runtime/pass_group.h"
@@ -27,6 +28,10 @@ struct peak_gguf {
   // open so that an immutable handle can return them to any thread.
   std::vector<char> strings;
   std::vector<size_t> string_at;  // per key: where its string, or its array's first string, starts
+};
+
+struct peak_projector {
+  std::unique_ptr<peak::model::Projector> projector;
 };
 
 struct peak_model {

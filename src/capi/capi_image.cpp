@@ -14,10 +14,6 @@ struct peak_image {
   peak::image::Image picture;
 };
 
-struct peak_projector {
-  std::unique_ptr<peak::model::Projector> projector;
-};
-
 struct peak_image_encoder {
   const peak_projector* projector;
   std::unique_ptr<peak::runtime::ImageEncoder> encoder;

@@ -31,6 +31,9 @@ constexpr size_t kSessionParamsFirstSize = offsetof(peak_session_params, sampler
 constexpr size_t kSessionParamsSecondSize = offsetof(peak_session_params, verify_kv_cells);
 constexpr size_t kSessionParamsThirdSize = offsetof(peak_session_params, max_logit_rows);
 constexpr size_t kSessionParamsFourthSize = offsetof(peak_session_params, pass_group);
+constexpr size_t kSessionParamsFifthSize = offsetof(peak_session_params, projector);
+// peak_session_message before 0.9.0 ended with `length`.
+constexpr size_t kSessionMessageFirstSize = offsetof(peak_session_message, n_images);
 
 // The tool choice as the session takes it; false (an error set) out of range.
 // By reference: a value outside the enum is read as an int, never loaded as the enum.
@@ -136,10 +139,10 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
   PEAK_CHECK_ARG(model, "peak_session_create: model");
   if (!has_weights(model, "peak_session_create")) return PEAK_ERR_INVALID_ARGUMENT;
   peak_session_params p;
-  if (!peak::capi::read_versioned_params(
-          params, peak_session_default_params(),
-          {kSessionParamsFirstSize, kSessionParamsSecondSize, kSessionParamsThirdSize, kSessionParamsFourthSize},
-          "peak_session_params", &p)) {
+  if (!peak::capi::read_versioned_params(params, peak_session_default_params(),
+                                         {kSessionParamsFirstSize, kSessionParamsSecondSize, kSessionParamsThirdSize,
+                                          kSessionParamsFourthSize, kSessionParamsFifthSize},
+                                         "peak_session_params", &p)) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   const peak_sampler_params given_sampler = p.sampler;
@@ -193,6 +196,18 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
     s.verify_kv_cells = static_cast<int64_t>(p.verify_kv_cells);
     s.max_logit_rows = static_cast<int64_t>(std::min(p.max_logit_rows, kMaxTokenCount));
     s.pass_group = p.pass_group ? p.pass_group->group.get() : nullptr;
+    if (p.projector) {
+      const peak::model::Projector& projector = *p.projector->projector;
+      const int64_t width = projector.hparams().vision.n_embd_out;
+      if (width != model->model->hparams().n_embd) {
+        return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_params.projector writes embeddings of " +
+                                                   std::to_string(width) + " floats, but the model's width is " +
+                                                   std::to_string(model->model->hparams().n_embd) +
+                                                   ": it is another model's projector");
+      }
+      const peak::model::ArchSpec& spec = projector.hparams().spec();
+      s.images = peak::chat::ImageFraming{spec.image_prefix, spec.image_suffix, spec.image_bidirectional};
+    }
     auto session = std::make_unique<peak_session>();
     session->model = model;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);
@@ -219,7 +234,8 @@ size_t peak_session_n_messages(const peak_session* session) { return session ? s
 peak_status peak_session_get_message(const peak_session* session, size_t index, peak_session_message* message) {
   PEAK_CHECK_ARG(session, "peak_session_get_message: session");
   PEAK_CHECK_ARG(message, "peak_session_get_message: message");
-  if (!peak::capi::struct_size_ok(message->struct_size, sizeof(peak_session_message), "peak_session_message")) {
+  if (message->struct_size != kSessionMessageFirstSize &&
+      !peak::capi::struct_size_ok(message->struct_size, sizeof(peak_session_message), "peak_session_message")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   const size_t n = session->session->n_messages();
@@ -237,6 +253,37 @@ peak_status peak_session_get_message(const peak_session* session, size_t index, 
                                                                      : PEAK_MESSAGE_DROPPED;
   message->text = m.text.c_str();
   message->length = m.text.size();
+  if (message->struct_size > kSessionMessageFirstSize) message->n_images = m.n_images;
+  return PEAK_OK;
+}
+
+peak_status peak_session_attach_image(peak_session* session, const float* embeddings, size_t n_floats) {
+  PEAK_CHECK_ARG(session, "peak_session_attach_image: session");
+  PEAK_CHECK_ARG(embeddings, "peak_session_attach_image: embeddings");
+  const auto n_embd = static_cast<size_t>(session->model->model->hparams().n_embd);
+  if (n_floats == 0 || n_floats % n_embd != 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_attach_image: n_floats is " + std::to_string(n_floats) +
+                                               ", not a whole number of rows of the model's width " +
+                                               std::to_string(n_embd));
+  }
+  if (n_floats / n_embd > static_cast<size_t>(peak::chat::kMaxImageTokens)) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_attach_image: " + std::to_string(n_floats / n_embd) +
+                                               " image tokens; at most " +
+                                               std::to_string(peak::chat::kMaxImageTokens - 1) + " are taken");
+  }
+  return guarded([&] {
+    session->session->attach_image(embeddings, static_cast<int64_t>(n_floats / n_embd));
+    return PEAK_OK;
+  });
+}
+
+size_t peak_session_n_attached_images(const peak_session* session) {
+  return session ? session->session->attached_images() : 0;
+}
+
+peak_status peak_session_clear_images(peak_session* session) {
+  PEAK_CHECK_ARG(session, "peak_session_clear_images: session");
+  session->session->clear_attached_images();
   return PEAK_OK;
 }
 

@@ -17,12 +17,14 @@ void CacheRebuild::run(const std::vector<int32_t>& summary_segment, const std::a
     staging_->kv().restore(start_.prefix_cells, start_.prefix_positions);
     std::vector<uint8_t>().swap(start_.prefix_cells);  // in the staging cache now
     std::vector<int32_t> tokens = summary_segment;
+    ImageList images;
     for (const Message& m : start_.recent) {
       tokens.insert(tokens.end(), m.tokens.begin(), m.tokens.end());
+      add_images(images, m.images);
       staged_.emplace_back(m.serial, static_cast<int64_t>(m.tokens.size()));
     }
     std::vector<Message>().swap(start_.recent);
-    if (!evaluate(tokens, cancel)) drop_staging();
+    if (!evaluate(tokens, images, cancel)) drop_staging();
   } catch (...) {
     drop_staging();
     throw;
@@ -93,18 +95,30 @@ bool CacheRebuild::apply(uint64_t first_kept, uint64_t taken_back_from, const st
   }
   staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(n_removed));
   std::vector<int32_t> tokens;
+  ImageList images;
   for (const Message& m : added) {
     tokens.insert(tokens.end(), m.tokens.begin(), m.tokens.end());
+    add_images(images, m.images);
     staged_.emplace_back(m.serial, static_cast<int64_t>(m.tokens.size()));
   }
-  return evaluate(tokens, cancel);
+  return evaluate(tokens, images, cancel);
 }
 
-bool CacheRebuild::evaluate(const std::vector<int32_t>& tokens, const std::atomic<int>& cancel) {
+bool CacheRebuild::evaluate(const std::vector<int32_t>& tokens, const ImageList& images,
+                            const std::atomic<int>& cancel) {
   const auto n = static_cast<int64_t>(tokens.size());
-  for (int64_t at = 0; at < n; at += staging_->n_batch()) {
+  for (int64_t at = 0; at < n;) {
     if (cancel.load() != 0) return false;
-    staging_->eval(tokens.data() + at, std::min(staging_->n_batch(), n - at));
+    // A batch of text up to the next image, or one image's run whole (its
+    // rows may attend to each other).
+    int64_t end = at + 1;
+    if (is_image_token(tokens[at])) {
+      while (end < n && is_image_token(tokens[end]) && image_of(tokens[end]) == image_of(tokens[at])) ++end;
+    } else {
+      while (end < n && end - at < staging_->n_batch() && !is_image_token(tokens[end])) ++end;
+    }
+    evaluate_cells(*staging_, tokens.data() + at, end - at, images);
+    at = end;
   }
   return cancel.load() == 0;
 }

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "chat/conversation_images.h"
 #include "runtime/context.h"
 
 namespace peak::chat {
@@ -42,6 +43,7 @@ class CacheRebuild {
   struct Message {
     uint64_t serial = 0;
     std::vector<int32_t> tokens;
+    ImageList images;  // whose rows its tokens hold (shared, immutable)
   };
   struct Start {
     runtime::ContextParams params;          // the main context's
@@ -91,8 +93,9 @@ class CacheRebuild {
   // evaluates `added`; false when cancelled half-way.
   bool apply(uint64_t first_kept, uint64_t taken_back_from, const std::vector<Message>& added,
              const std::atomic<int>& cancel);
-  // Evaluates `tokens` into the staging cache in batches; false when cancelled.
-  bool evaluate(const std::vector<int32_t>& tokens, const std::atomic<int>& cancel);
+  // Evaluates `tokens` into the staging cache in batches (an image's rows in
+  // one); false when cancelled.
+  bool evaluate(const std::vector<int32_t>& tokens, const ImageList& images, const std::atomic<int>& cancel);
   void drop_staging();
 
   const model::Model& model_;

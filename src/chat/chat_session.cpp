@@ -1,9 +1,11 @@
 #include "chat/chat_session.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 
+#include "io/checksum.h"
 #include "runtime/kv_cache.h"
 #include "runtime/kv_journal.h"
 #include "runtime/kv_verify.h"
@@ -69,9 +71,9 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     : model_(model),
       settings_(settings),
       tools_(session_tools(model, settings)),
-      encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking,
-                                                   tools_.rendered,
-                                                   tools_.format && tools_.format->shape == CallShape::Envelope)),
+      encoder_(std::make_shared<const TurnEncoder>(
+          model, settings.template_name, settings.enable_thinking, tools_.rendered,
+          tools_.format && tools_.format->shape == CallShape::Envelope, settings.images.value_or(ImageFraming{}))),
       sampler_(make_sampler(settings.sampler, tools_)) {
   validate_session_settings(settings_);
   prefix_ = encoder_->prefix(settings_.system_prompt);
@@ -153,22 +155,42 @@ std::vector<int32_t> ChatSession::cached_tokens() const { return state_.cached_t
 
 std::string ChatSession::preview_prompt(const std::string& user_text) const {
   std::vector<int32_t> tokens = cached_tokens();
-  const std::vector<int32_t> segment = encoder_->user_segment(user_text);
+  const LoggedMessage message = user_message(user_text);
+  const std::vector<int32_t> segment = encoder_->user_segment(message.content, message.images);
   tokens.insert(tokens.end(), segment.begin(), segment.end());
-  return model_.tokenizer().detokenize(tokens, /*remove_special=*/false, /*render_special=*/true);
+  // Each image's run as one line naming its size.
+  std::string text;
+  std::vector<int32_t> run;
+  const auto flush = [&] {
+    text += model_.tokenizer().detokenize(run, /*remove_special=*/false, /*render_special=*/true);
+    run.clear();
+  };
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!is_image_token(tokens[i])) {
+      run.push_back(tokens[i]);
+      continue;
+    }
+    size_t end = i + 1;
+    while (end < tokens.size() && is_image_token(tokens[end]) && image_of(tokens[end]) == image_of(tokens[i])) ++end;
+    flush();
+    text += "[image " + std::to_string(image_of(tokens[i])) + ": " + std::to_string(end - i) + " tokens]";
+    i = end - 1;
+  }
+  flush();
+  return text;
 }
 
 void ChatSession::prefill_all() {
   const std::vector<int32_t> all = cached_tokens();
   ctx_->kv().clear();
   unsettled_ = 0;
-  ctx_->eval(all.data(), static_cast<int64_t>(all.size()));
+  evaluate_cells(*ctx_, all.data(), static_cast<int64_t>(all.size()), state_.recent_images());
 }
 
 void ChatSession::settle() {
   if (unsettled_ == 0) return;
   const std::vector<int32_t> all = cached_tokens();
-  ctx_->eval(all.data() + all.size() - static_cast<size_t>(unsettled_), unsettled_);
+  evaluate_cells(*ctx_, all.data() + all.size() - static_cast<size_t>(unsettled_), unsettled_, state_.recent_images());
   unsettled_ = 0;
 }
 
@@ -235,7 +257,8 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
     const LoggedMessage& m = prompt.messages[i];
     push_recent(m.role, summary_text(m),
                 std::vector<int32_t>(canonical.begin() + static_cast<std::ptrdiff_t>(from),
-                                     canonical.begin() + static_cast<std::ptrdiff_t>(to)));
+                                     canonical.begin() + static_cast<std::ptrdiff_t>(to)),
+                m.images);
     from = to;
   }
   push_recent("assistant", summary_text(answer),
@@ -243,8 +266,9 @@ void ChatSession::settle_turn(int64_t turn_first_cell, const std::vector<int32_t
                                    canonical.begin() + static_cast<std::ptrdiff_t>(kept)));
 }
 
-void ChatSession::push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens) {
-  state_.recent.push_back(RecentMessage{role, text, std::move(tokens), next_serial_++});
+void ChatSession::push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens,
+                              ImageList images) {
+  state_.recent.push_back(RecentMessage{role, text, std::move(tokens), next_serial_++, std::move(images)});
 }
 
 ChatSession::TurnUndo::TurnUndo(const ChatSession& s)
@@ -288,9 +312,25 @@ void ChatSession::finish_turn(TurnResult& turn, TurnUndo undo, bool generated) {
   }
 }
 
-ChatSession::TurnPrompt ChatSession::user_prompt(const std::string& user_text) {
-  return TurnPrompt{{}, {LoggedMessage{"user", user_text}}};
+LoggedMessage ChatSession::user_message(const std::string& text) const {
+  LoggedMessage m{"user", text};
+  if (attached_.empty()) return m;
+  const size_t marked = count_image_markers(text);
+  if (marked == 0) {
+    // Unmarked, the pictures come first (as Gemma 3's processor shows them).
+    std::string markers;
+    for (size_t i = 0; i < attached_.size(); ++i) markers += kImageMarker;
+    m.content = markers + text;
+  } else if (marked != attached_.size()) {
+    throw std::invalid_argument("the message marks " + std::to_string(marked) + " places for images (" + kImageMarker +
+                                ") but " + std::to_string(attached_.size()) +
+                                " are attached: mark each, or none (they then go before the text)");
+  }
+  m.images = attached_;
+  return m;
 }
+
+ChatSession::TurnPrompt ChatSession::user_prompt(LoggedMessage message) { return TurnPrompt{{}, {std::move(message)}}; }
 
 size_t ChatSession::tool_results_before(size_t end) const {
   size_t n = 0;
@@ -309,7 +349,9 @@ ChatSession::TurnPrompt ChatSession::tool_results_prompt(size_t end) const {
 }
 
 std::vector<int32_t> ChatSession::prompt_segment(const TurnPrompt& prompt) const {
-  if (!prompt.continuation()) return encoder_->user_segment(prompt.messages.front().content);
+  if (!prompt.continuation()) {
+    return encoder_->user_segment(prompt.messages.front().content, prompt.messages.front().images);
+  }
   return encoder_->prompt_after(prompt.context, chat_messages(prompt.messages));
 }
 
@@ -332,7 +374,9 @@ TurnResult ChatSession::chat(const std::string& user_text, const runtime::Genera
         "append adds its answer");
   }
   refuse_while_tools_pending("a new user message");
-  return answer(user_prompt(user_text), options, on_reasoning);
+  TurnResult turn = answer(user_prompt(user_message(user_text)), options, on_reasoning);
+  attached_.clear();
+  return turn;
 }
 
 TurnResult ChatSession::answer(const TurnPrompt& prompt, const runtime::GenerateOptions& options,
@@ -418,10 +462,10 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
   const int64_t turn_first_cell = ctx_->kv().used();
   if (given) {
-    ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
-    for (const int32_t t : segment) sampler_.accept_prompt(t);
+    evaluate_cells(*ctx_, segment.data(), static_cast<int64_t>(segment.size()), prompt_images(prompt));
+    accept_text(segment.begin(), segment.end());
   } else {
-    generate_answer(segment, options, on_reasoning, turn);
+    generate_answer(segment, prompt_images(prompt), options, on_reasoning, turn);
   }
   LoggedMessage answer = given ? *given : LoggedMessage{"assistant", turn.answer, turn.tool_calls};
   settle_turn(turn_first_cell, segment, prompt_cut, prompt, answer, turn.generation.tokens);
@@ -435,14 +479,15 @@ void ChatSession::run_turn(const TurnPrompt& prompt, std::vector<int32_t> segmen
   ++state_.stats.turns;
 }
 
-void ChatSession::generate_answer(const std::vector<int32_t>& segment, const runtime::GenerateOptions& options,
+void ChatSession::generate_answer(const std::vector<int32_t>& segment, const ImageList& images,
+                                  const runtime::GenerateOptions& options,
                                   const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn) {
   runtime::GenerateOptions o = options;
   // Prompt lookup searches the conversation the model reads, this turn's
   // prompt after it; a draft model follows it.
   std::vector<int32_t> history;
   if (o.lookup_ngram > 0 || o.draft_model) {
-    history = cached_tokens();
+    history = text_tokens(cached_tokens());  // a draft model reads no images
     o.history = &history;
   }
   const int64_t budget = settings_.headroom - kClosingReserve;
@@ -490,7 +535,21 @@ void ChatSession::generate_answer(const std::vector<int32_t>& segment, const run
                                    ? sampling::GrammarPhase::Held
                                : settings_.enable_thinking ? sampling::GrammarPhase::AnswerOrReasoning
                                                            : sampling::GrammarPhase::Answer);
-  turn.generation = runtime::generate(*ctx_, sampler_, segment, o);
+  // The prompt up to its last image's rows goes in first; generate() takes the
+  // text after them (at least the header that opens the answer).
+  const auto last_image = std::find_if(segment.rbegin(), segment.rend(), is_image_token);
+  const size_t lead = static_cast<size_t>(segment.rend() - last_image);
+  const runtime::Stopwatch lead_stopwatch;
+  if (lead > 0) {
+    if (lead == segment.size())
+      throw std::invalid_argument("a prompt ends with an image: the answer's header must follow it");
+    evaluate_cells(*ctx_, segment.data(), static_cast<int64_t>(lead), images);
+    accept_text(segment.begin(), segment.begin() + static_cast<std::ptrdiff_t>(lead));
+  }
+  const double lead_seconds = lead_stopwatch.seconds();
+  const std::vector<int32_t> rest(segment.begin() + static_cast<std::ptrdiff_t>(lead), segment.end());
+  turn.generation = runtime::generate(*ctx_, sampler_, lead > 0 ? rest : segment, o);
+  turn.generation.prompt_seconds += lead_seconds;
   splitter.finish(route);
   turn.reasoning = splitter.reasoning();
   if (calls) {
@@ -571,15 +630,20 @@ void ChatSession::append(const std::string& role, const std::string& text, const
   if (!user && (state_.recent.empty() || state_.recent.back().role != "user")) {
     throw std::invalid_argument("the user message this answers is no longer in the context");
   }
+  if (!user && !attached_.empty()) {
+    throw std::invalid_argument("images are attached: they go with a user message, not an assistant's");
+  }
   // Rendered before anything changes: a template that refuses the text leaves
   // the session as it was.
-  std::vector<int32_t> segment = user ? encoder_->user_segment(text) : std::vector<int32_t>();
+  const LoggedMessage message = user ? user_message(text) : LoggedMessage{};
+  std::vector<int32_t> segment =
+      user ? encoder_->user_segment(message.content, message.images) : std::vector<int32_t>();
   TurnResult turn;
   start_turn(turn);
   TurnUndo undo(*this);
   try {
     if (user) {
-      append_user(text, std::move(segment), turn, undo);
+      append_user(message, std::move(segment), turn, undo);
     } else {
       append_answer(answer, turn, undo);
     }
@@ -588,6 +652,7 @@ void ChatSession::append(const std::string& role, const std::string& text, const
     throw;
   }
   finish_turn(turn, std::move(undo), /*generated=*/false);
+  if (user) attached_.clear();
   answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer({answer}));
 }
 
@@ -617,18 +682,18 @@ void ChatSession::append_results_answer(const std::string& text, const std::vect
   answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer({answer}));
 }
 
-void ChatSession::append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn,
+void ChatSession::append_user(const LoggedMessage& message, std::vector<int32_t> segment, TurnResult& turn,
                               TurnUndo& undo) {
   // As run_turn() before it generates: the cells then hold the message and
   // the header that opens its answer.
   if (settings_.mode != MemoryMode::None) {
-    state_.cut_long_segment(segment, settings_.recent_max, text, segment.size(), "");
+    state_.cut_long_segment(segment, settings_.recent_max, message.content, segment.size(), "");
   }
   const int64_t gap_at = make_room(static_cast<int64_t>(segment.size()), turn, undo);
-  ctx_->eval(segment.data(), static_cast<int64_t>(segment.size()));
-  for (const int32_t t : segment) sampler_.accept_prompt(t);
-  push_recent("user", text, std::move(segment));
-  state_.log.push_back({"user", text});
+  evaluate_cells(*ctx_, segment.data(), static_cast<int64_t>(segment.size()), message.images);
+  accept_text(segment.begin(), segment.end());
+  push_recent("user", message.content, std::move(segment), message.images);
+  state_.log.push_back(message);
   finish_room(gap_at, turn, undo);  // last: moving Recent down is undone only up to rounding
 }
 
@@ -638,11 +703,13 @@ void ChatSession::append_answer(const LoggedMessage& answer, TurnResult& turn, T
   // The user message's cells are its segment less what a cut took from its
   // start (already counted as dropped); the pair as later prompts show it
   // loses the same.
-  const std::vector<int32_t> segment = encoder_->user_segment(user.text);
+  const std::vector<int32_t> segment = encoder_->user_segment(user.text, user.images);
   const bool cut_tail = user.tokens.size() <= segment.size() &&
                         std::equal(user.tokens.begin(), user.tokens.end(), segment.end() - static_cast<std::ptrdiff_t>(user.tokens.size()));
   const size_t user_cut = cut_tail ? segment.size() - user.tokens.size() : 0;
-  const std::vector<int32_t> whole = encoder_->history_tokens({{"user", user.text}, chat_message(answer)});
+  ChatMessage user_turn{"user", user.text};
+  user_turn.images = user.images;
+  const std::vector<int32_t> whole = encoder_->history_tokens({user_turn, chat_message(answer)});
   const size_t user_part = std::min(segment.size(), common_prefix(segment, whole));
   std::vector<int32_t> pair(whole.begin() + static_cast<std::ptrdiff_t>(std::min(user_cut, whole.size())), whole.end());
   const size_t pair_user_part = user_part > user_cut ? user_part - user_cut : 0;
@@ -661,10 +728,10 @@ void ChatSession::append_answer(const LoggedMessage& answer, TurnResult& turn, T
   state_.recent.pop_back();
   if (cut_tail && fits) {
     take_back_tail_cells(replaced, undo);
-    ctx_->eval(pair.data() + same, added);
-    for (size_t i = same; i < pair.size(); ++i) sampler_.accept_prompt(pair[i]);
+    evaluate_cells(*ctx_, pair.data() + same, added, user.images);
+    accept_text(pair.begin() + static_cast<std::ptrdiff_t>(same), pair.end());
     const auto split = pair.begin() + static_cast<std::ptrdiff_t>(same);
-    push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
+    push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split), user.images);
     push_recent("assistant", summary_text(answer), std::vector<int32_t>(split, pair.end()));
     state_.log.push_back(answer);
     ++state_.stats.turns;
@@ -680,11 +747,11 @@ void ChatSession::append_answer(const LoggedMessage& answer, TurnResult& turn, T
                                                    pair_user_part, summary_text(answer));
   const int64_t gap_at =
       make_room(std::max<int64_t>(0, static_cast<int64_t>(pair.size()) - settings_.headroom), turn, undo);
-  ctx_->eval(pair.data(), static_cast<int64_t>(pair.size()));
+  evaluate_cells(*ctx_, pair.data(), static_cast<int64_t>(pair.size()), user.images);
   const size_t kept_user = pair_user_part > cut ? pair_user_part - cut : 0;
-  for (size_t i = kept_user; i < pair.size(); ++i) sampler_.accept_prompt(pair[i]);
+  accept_text(pair.begin() + static_cast<std::ptrdiff_t>(kept_user), pair.end());
   const auto split = pair.begin() + static_cast<std::ptrdiff_t>(kept_user);
-  if (kept_user > 0) push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split));
+  if (kept_user > 0) push_recent("user", user.text, std::vector<int32_t>(pair.begin(), split), user.images);
   push_recent("assistant", summary_text(answer), std::vector<int32_t>(split, pair.end()));
   state_.log.push_back(answer);
   ++state_.stats.turns;
@@ -730,9 +797,11 @@ TurnResult ChatSession::answer_again(const std::string* user_text, const runtime
     throw std::invalid_argument(
         "the last user message is no longer in the context (dropped to make room), so it cannot be answered again");
   }
-  const TurnPrompt prompt = user_prompt(user_text ? *user_text : state_.log[state_.log.size() - taken].content);
+  const TurnPrompt prompt = user_prompt(user_text ? user_message(*user_text) : state_.log[state_.log.size() - taken]);
   // A template that refuses it changes nothing.
-  return answer_taken_back(prompt, prompt_segment(prompt), taken, taken, options, on_reasoning);
+  TurnResult turn = answer_taken_back(prompt, prompt_segment(prompt), taken, taken, options, on_reasoning);
+  if (user_text) attached_.clear();
+  return turn;
 }
 
 TurnResult ChatSession::answer_taken_back(const TurnPrompt& prompt, std::vector<int32_t> segment,
@@ -821,8 +890,72 @@ void ChatSession::restore_penalty_window(const sampling::SamplerChain* earlier) 
 
 void ChatSession::accept_recent(sampling::SamplerChain& chain) const {
   for (const RecentMessage& m : state_.recent) {
-    for (const int32_t t : m.tokens) chain.accept_prompt(t);
+    for (const int32_t t : m.tokens) {
+      if (!is_image_token(t)) chain.accept_prompt(t);
+    }
   }
+}
+
+void ChatSession::accept_text(std::vector<int32_t>::const_iterator begin, std::vector<int32_t>::const_iterator end) {
+  for (auto t = begin; t != end; ++t) {
+    if (!is_image_token(*t)) sampler_.accept_prompt(*t);
+  }
+}
+
+ImageList ChatSession::prompt_images(const TurnPrompt& prompt) {
+  ImageList images;
+  for (const LoggedMessage& m : prompt.messages) add_images(images, m.images);
+  return images;
+}
+
+void ChatSession::attach_image(const float* rows, int64_t n_tokens) {
+  if (!settings_.images) {
+    throw std::invalid_argument(
+        "this session takes no images: create it with the model's vision projector (an mmproj file)");
+  }
+  const int64_t n_embd = model_.hparams().n_embd;
+  if (!rows || n_tokens < 1) throw std::invalid_argument("an image needs at least one row of embeddings");
+  if (n_tokens >= kMaxImageTokens) {
+    throw std::invalid_argument("an image of " + std::to_string(n_tokens) + " tokens; at most " +
+                                std::to_string(kMaxImageTokens - 1) + " are taken");
+  }
+  if (settings_.images->bidirectional && n_tokens > settings_.n_batch) {
+    throw std::invalid_argument("an image of " + std::to_string(n_tokens) +
+                                " tokens attending to each other must fit one batch: n_batch is " +
+                                std::to_string(settings_.n_batch));
+  }
+  if (n_tokens > settings_.recent_max) {
+    throw std::invalid_argument("an image of " + std::to_string(n_tokens) + " tokens does not fit recent_max " +
+                                std::to_string(settings_.recent_max));
+  }
+  const size_t n = static_cast<size_t>(n_tokens * n_embd);
+  for (size_t i = 0; i < n; ++i) {
+    if (!std::isfinite(rows[i])) {
+      throw std::invalid_argument("an image's row " + std::to_string(i / static_cast<size_t>(n_embd)) +
+                                  " holds a value that is not finite");
+    }
+  }
+  const uint64_t hash = io::fnv1a(rows, n * sizeof(float));
+  // The same picture again (attached twice, or in an earlier message) is one image.
+  ImageList known = attached_;
+  for (const LoggedMessage& m : state_.log) add_images(known, m.images);
+  for (const ImagePtr& image : known) {
+    if (image->hash == hash && image->n_tokens == n_tokens && std::equal(rows, rows + n, image->rows.begin())) {
+      attached_.push_back(image);
+      return;
+    }
+  }
+  if (next_image_id_ >= kMaxImages) {
+    throw std::invalid_argument("a session holds at most " + std::to_string(kMaxImages) + " different images");
+  }
+  auto image = std::make_shared<SessionImage>();
+  image->id = next_image_id_++;
+  image->hash = hash;
+  image->n_tokens = n_tokens;
+  image->n_embd = n_embd;
+  image->bidirectional = settings_.images->bidirectional;
+  image->rows.assign(rows, rows + n);
+  attached_.push_back(std::move(image));
 }
 
 void ChatSession::set_sampler(const sampling::SamplerParams& params) {
@@ -861,6 +994,7 @@ void ChatSession::reset() {
   state_.stats.n_ctx = n_ctx;
   last_turn_.reset();
   last_turn_times_ = TurnTimes{};
+  attached_.clear();
   sampler_.reset();
   ctx_->kv().clear();
   unsettled_ = 0;
@@ -913,7 +1047,7 @@ MessageView ChatSession::message(size_t index) const {
     --index;
   }
   const LoggedMessage& m = state_.log[index];
-  return {m.role, m.content, state_.where(index)};
+  return {m.role, m.content, state_.where(index), m.images.size()};
 }
 
 void ChatSession::save(const std::string& path, bool include_kv) {
@@ -946,7 +1080,7 @@ void ChatSession::load_checked_cells(const FittedSession& fitted, const std::str
   if (checked > 0) {
     const std::vector<int32_t> tokens = cached_tokens();
     ctx_->kv().clear();
-    ctx_->eval(tokens.data(), checked);
+    evaluate_cells(*ctx_, tokens.data(), checked, state_.recent_images());
     recomputed = ctx_->kv().snapshot_first(checked);
   }
   load_saved_cells(*ctx_, fitted, first_recent_cell());

@@ -102,6 +102,7 @@ struct MessageView {
   const std::string& role;  // "system", "user", "assistant" or "tool"
   const std::string& text;
   MessageState state;
+  size_t n_images = 0;  // the pictures at its text's markers
 };
 
 // Where a turn's time went on the caller's thread, in seconds.
@@ -193,6 +194,25 @@ class ChatSession {
   TurnResult edit_last(const std::string& user_text, const runtime::GenerateOptions& options,
                        const std::function<bool(const std::string&)>& on_reasoning = nullptr);
 
+  // Pictures (settings.images; conversation_images.h). Attaches an image's
+  // tokens, `n_tokens` rows of the model's n_embd floats (runtime::
+  // ImageEncoder's output, copied), to the next user message: chat(),
+  // append() of a user message, edit_last(). The message's text shows where
+  // each attached image goes by kImageMarker, in the order attached; a text
+  // without markers gets them at its start. The message consumes them once it
+  // is in the conversation; a call that fails leaves them attached. The same
+  // rows again (attached before, or in an earlier message) are one image.
+  // Each image is evaluated with its framing (prefix, rows, suffix) where its
+  // marker is; the log keeps the marker in the text and the rows beside it;
+  // a message dropped from Recent reaches the summarizer with kImageInSummary
+  // in the marker's place, so a summary keeps what the answers said of it.
+  // std::invalid_argument, attaching nothing, without settings.images, for
+  // no rows, rows that are not finite, an image longer than recent_max (or,
+  // attending both ways, than n_batch), past kMaxImages images.
+  void attach_image(const float* rows, int64_t n_tokens);
+  size_t attached_images() const { return attached_.size(); }
+  void clear_attached_images() { attached_.clear(); }
+
   // Tools (SessionSettings::tools). Under tool_choice other than none an
   // answer may call them: its text streams through on_text without the calls'
   // markup, and TurnResult::tool_calls holds the calls, each with an id unique
@@ -232,7 +252,8 @@ class ChatSession {
   // else sees Recent's tokens again; the random sequence restarts from
   // params.seed. Throws std::invalid_argument for invalid params, changing nothing.
   void set_sampler(const sampling::SamplerParams& params);
-  // Forgets the conversation (keeps the Prefix); cancels a running summary or rebuild.
+  // Forgets the conversation (keeps the Prefix) and the images attached;
+  // cancels a running summary or rebuild.
   void reset();
   // Runs every context of the session with `adapters` (runtime/adapters.h):
   // puts a running summary in place first, then evaluates the cached
@@ -341,7 +362,13 @@ class ChatSession {
     std::vector<LoggedMessage> messages;
     bool continuation() const { return !messages.empty() && messages.front().role == "tool"; }
   };
-  static TurnPrompt user_prompt(const std::string& user_text);
+  // A user message of `text` with the images attached (marked at its start
+  // when its text marks none); std::invalid_argument when it marks another number.
+  LoggedMessage user_message(const std::string& text) const;
+  static TurnPrompt user_prompt(LoggedMessage message);
+  static ImageList prompt_images(const TurnPrompt& prompt);
+  // Tokens of a prompt into the sampler's penalty window, images left out.
+  void accept_text(std::vector<int32_t>::const_iterator begin, std::vector<int32_t>::const_iterator end);
   // A new turn for `prompt`: chat() and continue_turn().
   TurnResult answer(const TurnPrompt& prompt, const runtime::GenerateOptions& options,
                     const std::function<bool(const std::string&)>& on_reasoning);
@@ -357,7 +384,8 @@ class ChatSession {
   void settle_turn(int64_t turn_first_cell, const std::vector<int32_t>& prompt_tokens, size_t prompt_cut,
                    const TurnPrompt& prompt, const LoggedMessage& answer, const std::vector<int32_t>& generated);
   // The turn's answer (turn.answer, turn.tool_calls) generated into the cells.
-  void generate_answer(const std::vector<int32_t>& segment, const runtime::GenerateOptions& options,
+  void generate_answer(const std::vector<int32_t>& segment, const ImageList& images,
+                       const runtime::GenerateOptions& options,
                        const std::function<bool(const std::string&)>& on_reasoning, TurnResult& turn);
   void start_calls_at_trigger(TriggerWatch& trigger, const std::string& text);
   int64_t first_recent_cell() const { return static_cast<int64_t>(prefix_.size() + state_.summary_tokens.size()); }
@@ -413,7 +441,7 @@ class ChatSession {
   // (tool results stay there, waiting again).
   void take_back_messages(size_t n, size_t log_n, TurnUndo& undo);
   void take_back_tail_cells(int64_t n, TurnUndo& undo);
-  void append_user(const std::string& text, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
+  void append_user(const LoggedMessage& message, std::vector<int32_t> segment, TurnResult& turn, TurnUndo& undo);
   void append_answer(const LoggedMessage& answer, TurnResult& turn, TurnUndo& undo);
   // Calls of a history's answer: each with an id and a name, else std::invalid_argument.
   static void check_history_calls(const std::vector<ToolCall>& calls);
@@ -437,7 +465,8 @@ class ChatSession {
   void load_checked_cells(const FittedSession& fitted, const std::string& path);
   void maybe_start_summary();
   void cancel_summary();
-  void push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens);
+  void push_recent(const std::string& role, const std::string& text, std::vector<int32_t> tokens,
+                   ImageList images = {});
   // sampler params with the tools' grammar when they have one.
   sampling::SamplerChain make_sampler(const sampling::SamplerParams& params, const SessionTools& tools) const;
 
@@ -463,6 +492,8 @@ class ChatSession {
   // anything but a turn changes the session, or a summary job is taken.
   std::optional<TurnUndo> last_turn_;
   TurnTimes last_turn_times_;
+  ImageList attached_;          // for the next user message
+  uint32_t next_image_id_ = 0;  // ids are never used twice (SessionImage::id)
 };
 
 }  // namespace peak::chat

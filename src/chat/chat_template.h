@@ -22,6 +22,8 @@ class Template;
 
 namespace peak::chat {
 
+struct SessionImage;  // conversation_images.h
+
 // A call of a tool an assistant message makes, as OpenAI's API writes it
 // ({"id", "type": "function", "function": {"name", "arguments"}}).
 struct ToolCall {
@@ -46,6 +48,10 @@ struct ChatMessage {
   std::vector<ToolCall> tool_calls = {};         // assistant; empty: no `tool_calls` key
   std::optional<std::string> tool_call_id = {};  // tool: the call this result answers
   std::optional<std::string> name = {};          // tool: the tool's name (OpenAI: any role's author name)
+  // user: the pictures its content shows, one at each kImageMarker in order
+  // (conversation_images.h). Templates see the marker as text; a session's
+  // turn encoder puts the image's framing and tokens in its place.
+  std::vector<std::shared_ptr<const SessionImage>> images = {};
 };
 
 struct FormatOptions {

@@ -9,6 +9,7 @@
 #include "core/tensor.h"
 #include "gguf/printable.h"
 #include "io/atomic_file.h"
+#include "io/checksum.h"
 #include "io/mapped_file.h"
 
 namespace peak::chat {
@@ -30,12 +31,6 @@ bool holds_tools(const SessionState& s) {
 constexpr char kMagic[4] = {'P', 'K', 'S', 'S'};
 constexpr size_t kHeaderBytes = 16;  // magic, version, payload bytes
 constexpr size_t kTrailerBytes = 8;  // checksum
-
-uint64_t fnv1a(const uint8_t* p, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
-  return h;
-}
 
 class Writer {
  public:
@@ -728,7 +723,7 @@ void write_session_file(const std::string& path, const model::Model& model, cons
   header.put<uint32_t>(version);
   header.put<uint64_t>(payload.bytes.size());
   Writer trailer;
-  trailer.put<uint64_t>(fnv1a(payload.bytes.data(), payload.bytes.size()));
+  trailer.put<uint64_t>(io::fnv1a(payload.bytes.data(), payload.bytes.size()));
 
   io::AtomicFile file(path);  // removes its temporary file if a write throws
   file.write(header.bytes.data(), header.bytes.size());
@@ -758,7 +753,7 @@ SessionFileContents read_session_file(const std::string& path, const RestoringSe
   }
   uint64_t checksum;
   std::memcpy(&checksum, p + kHeaderBytes + payload_size, 8);
-  if (checksum != fnv1a(p + kHeaderBytes, static_cast<size_t>(payload_size))) {
+  if (checksum != io::fnv1a(p + kHeaderBytes, static_cast<size_t>(payload_size))) {
     throw bad("checksum mismatch (corrupted)");
   }
   return PayloadReader(path, version, p + kHeaderBytes, static_cast<size_t>(payload_size), session).read();

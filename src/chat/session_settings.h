@@ -2,10 +2,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "kernels/ggml_type.h"
 #include "sampling/sampler_chain.h"
+#include "chat/conversation_images.h"
 #include "chat/summarizer.h"
 #include "runtime/pass_group.h"
 
@@ -65,6 +67,9 @@ struct SessionSettings {
   std::string tool_function;  // ToolChoiceMode::Function: the function's name
   bool parallel_tool_calls = true;
   std::string tool_call_format;
+  // Pictures (ChatSession::attach_image): how the model takes an image, from
+  // its projector (model::Projector::framing); unset, the session takes none.
+  std::optional<ImageFraming> images;
 };
 
 // Cells of the headroom kept after an answer for its turn's closing marker.

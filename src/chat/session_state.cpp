@@ -20,6 +20,12 @@ std::vector<int32_t> SessionState::cached_tokens(const std::vector<int32_t>& pre
   return all;
 }
 
+ImageList SessionState::recent_images() const {
+  ImageList images;
+  for (const RecentMessage& m : recent) add_images(images, m.images);
+  return images;
+}
+
 void SessionState::count_dropped(int64_t cells) {
   stats.dropped_since_summary += cells;
   stats.dropped_total += cells;
@@ -66,11 +72,12 @@ std::string speaker(const std::string& role) {
 }  // namespace
 
 std::string dropped_message_line(const std::string& role, const std::string& text) {
-  return speaker(role) + ": " + text + "\n";
+  return speaker(role) + ": " + text_for_summary(text) + "\n";
 }
 
 ChatMessage chat_message(const LoggedMessage& m) {
   ChatMessage c{m.role, m.content, m.tool_calls};
+  c.images = m.images;
   if (m.role == "tool") {
     c.tool_call_id = m.tool_call_id;
     c.name = m.name;
@@ -101,9 +108,10 @@ std::string summary_text(const LoggedMessage& m) {
 
 std::string cut_message_line(const std::string& role, const std::string& text) {
   // About its first half, cut before a UTF-8 character rather than inside one.
-  size_t n = text.size() / 2;
-  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
-  return speaker(role) + std::string(" (start of a long message): ") + text.substr(0, n) + "\n";
+  const std::string readable = text_for_summary(text);
+  size_t n = readable.size() / 2;
+  while (n > 0 && (static_cast<unsigned char>(readable[n]) & 0xC0) == 0x80) --n;
+  return speaker(role) + std::string(" (start of a long message): ") + readable.substr(0, n) + "\n";
 }
 
 }  // namespace peak::chat

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "chat/conversation_images.h"
 
 namespace peak::chat {
 
@@ -50,6 +51,7 @@ struct LoggedMessage {
   std::vector<ToolCall> tool_calls = {};  // assistant: the calls it made (content may be empty)
   std::string tool_call_id = {};          // tool: the call it answers
   std::string name = {};                  // tool: the called function
+  ImageList images = {};                  // user: the pictures at its content's markers
 };
 
 // A message in the Recent segment.
@@ -58,6 +60,7 @@ struct RecentMessage {
   std::string text;             // what was said (for the summarizer and the template)
   std::vector<int32_t> tokens;  // the cells it occupies, in order
   uint64_t serial = 0;          // 1, 2, ... in the order messages join Recent (a session's own count)
+  ImageList images = {};        // whose rows its tokens hold
 };
 
 struct SessionState {
@@ -79,6 +82,8 @@ struct SessionState {
   MessageState where(size_t index) const;
   // The tokens of the main cache's cells: `prefix`, the Summary's, Recent's.
   std::vector<int32_t> cached_tokens(const std::vector<int32_t>& prefix) const;
+  // The images Recent's tokens show (what evaluating cached_tokens() reads).
+  ImageList recent_images() const;
   // Recent's oldest message leaves it for the dropped text; returns its cells.
   int64_t drop_front();
   // The first `n` cells of Recent's oldest message leave it: the dropped text
@@ -94,7 +99,8 @@ struct SessionState {
   void count_dropped(int64_t cells);
 };
 
-// The line the dropped text gets for a message dropped whole.
+// The line the dropped text gets for a message dropped whole (kImageInSummary
+// in place of each image marker, here and below).
 std::string dropped_message_line(const std::string& role, const std::string& text);
 // The same for one whose start was cut: about its first half.
 std::string cut_message_line(const std::string& role, const std::string& text);

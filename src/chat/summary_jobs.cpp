@@ -63,7 +63,7 @@ void SummaryJobs::maybe_start(SessionState& state, const runtime::Context& ctx, 
     start.params.background = background_ ? summarizer_.stop_waiting() : nullptr;
     start.prefix_cells = kv.snapshot_first(prefix_cells);
     start.prefix_positions.assign(kv.positions().begin(), kv.positions().begin() + prefix_cells);
-    for (const RecentMessage& m : state.recent) start.recent.push_back({m.serial, m.tokens});
+    for (const RecentMessage& m : state.recent) start.recent.push_back({m.serial, m.tokens, m.images});
     next_serial_ = next_serial;
     taken_back_from_ = CacheRebuild::kNoneTakenBack;
     rebuild_ = std::make_unique<CacheRebuild>(model_, std::move(start));
@@ -85,7 +85,7 @@ void SummaryJobs::after_turn(const std::deque<RecentMessage>& recent, uint64_t n
   if (!rebuild_) return;
   std::vector<CacheRebuild::Message> added;
   for (const RecentMessage& m : recent) {
-    if (m.serial >= next_serial_) added.push_back({m.serial, m.tokens});
+    if (m.serial >= next_serial_) added.push_back({m.serial, m.tokens, m.images});
   }
   next_serial_ = next_serial;
   const uint64_t taken_back_from = taken_back_from_;
@@ -140,7 +140,7 @@ void SummaryJobs::put_summary_into(runtime::Context& ctx, const std::vector<int3
     state.summary_tokens = segment;
     const std::vector<int32_t> all = state.cached_tokens(prefix);
     ctx.kv().clear();
-    ctx.eval(all.data(), static_cast<int64_t>(all.size()));
+    evaluate_cells(ctx, all.data(), static_cast<int64_t>(all.size()), state.recent_images());
   } else {
     // Keep Prefix and Recent; replace the Summary cells and move Recent after them.
     const auto p = static_cast<int64_t>(prefix.size());

@@ -48,13 +48,14 @@ bool opens_reasoning_block(std::string prompt) {
 }  // namespace
 
 TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
-                         std::optional<std::string> tools, bool tools_as_text)
+                         std::optional<std::string> tools, bool tools_as_text, ImageFraming framing)
     : model_(model),
       chat_(template_name == "raw" ? ChatTemplate(ChatTemplateFamily::ChatML)
                                    : chat_template_for(model, template_name).chat_template),
       raw_(template_name == "raw"),
       enable_thinking_(enable_thinking),
-      tools_(std::move(tools)) {
+      tools_(std::move(tools)),
+      framing_(std::move(framing)) {
   if (raw_) {
     if (tools_) throw std::invalid_argument("tools need a chat template; template raw has none");
     return;
@@ -159,9 +160,20 @@ std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& me
   const std::vector<ChatMessage> turn = tools_as_text_ ? tool_messages_as_text(messages) : messages;
   const tokenizer::Tokenizer& tok = model_.tokenizer();
   if (raw_) {
+    // The texts as one (a message's end may join the next's start), unless images split them.
+    std::vector<int32_t> out;
     std::string text;
-    for (const ChatMessage& m : turn) text += m.content.value_or("");
-    return tok.encode(text, false, false);
+    for (const ChatMessage& m : turn) {
+      if (m.images.empty()) {
+        text += m.content.value_or("");
+        continue;
+      }
+      append_message_text(out, text, {});
+      text.clear();
+      append_message_text(out, m.content.value_or(""), m.images);
+    }
+    append_message_text(out, text, {});
+    return out;
   }
   // Control tokens come from the template only: the messages' texts are not
   // parsed for them (a message cannot forge a turn boundary). The turn is
@@ -203,14 +215,44 @@ std::vector<int32_t> TurnEncoder::encode_turn(const std::vector<ChatMessage>& me
       }
     }
     at += text.size();
-    append(text, false);
+    append_message_text(out, text, turn[with_text[i]].images);
   }
   append(pieces.back(), true);
   return out;
 }
 
-std::vector<int32_t> TurnEncoder::user_segment(const std::string& text) const {
-  return encode_turn({{"user", text}}, true);
+void TurnEncoder::append_message_text(std::vector<int32_t>& out, const std::string& text,
+                                      const ImageList& images) const {
+  const tokenizer::Tokenizer& tok = model_.tokenizer();
+  const auto append = [&](const std::string& piece, bool special) {
+    const std::vector<int32_t> ids = tok.encode(piece, false, special);
+    out.insert(out.end(), ids.begin(), ids.end());
+  };
+  if (images.empty()) {
+    if (!text.empty()) append(text, false);
+    return;
+  }
+  if (count_image_markers(text) != images.size()) {
+    throw std::invalid_argument("a message's text marks " + std::to_string(count_image_markers(text)) +
+                                " places for its " + std::to_string(images.size()) + " images (" + kImageMarker + ")");
+  }
+  const std::string marker = kImageMarker;
+  size_t from = 0;
+  for (const ImagePtr& image : images) {
+    const size_t at = text.find(marker, from);
+    if (at > from) append(text.substr(from, at - from), false);
+    append(framing_.prefix, true);
+    for (int64_t row = 0; row < image->n_tokens; ++row) out.push_back(image_token(image->id, row));
+    append(framing_.suffix, true);
+    from = at + marker.size();
+  }
+  if (from < text.size()) append(text.substr(from), false);
+}
+
+std::vector<int32_t> TurnEncoder::user_segment(const std::string& text, const ImageList& images) const {
+  ChatMessage message{"user", text};
+  message.images = images;
+  return encode_turn({message}, true);
 }
 
 std::vector<int32_t> TurnEncoder::history_tokens(const std::string& user_text, const std::string& answer) const {

@@ -14,6 +14,7 @@
 
 #include "model/model.h"
 #include "chat/chat_template.h"
+#include "chat/conversation_images.h"
 
 namespace peak::chat {
 
@@ -28,8 +29,11 @@ class TurnEncoder {
   // first user message) unless `tools_as_text` allows the generic format's
   // text (tools_as_text.h) in their place: the tools then go into the system
   // prompt, and calls and results into texts the template renders.
+  // `framing`: how a message's images (ChatMessage::images) enter, each at
+  // its marker: the prefix (control tokens parsed), image_token()s of its
+  // rows, the suffix.
   TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
-              std::optional<std::string> tools = std::nullopt, bool tools_as_text = false);
+              std::optional<std::string> tools = std::nullopt, bool tools_as_text = false, ImageFraming framing = {});
 
   const ChatTemplate& chat_template() const { return chat_; }
   bool raw() const { return raw_; }
@@ -40,8 +44,8 @@ class TurnEncoder {
   // The Prefix: BOS and what the template writes for `system_prompt` (or for
   // no message at all when it is empty).
   std::vector<int32_t> prefix(const std::string& system_prompt) const;
-  // A user message with the header that opens its answer.
-  std::vector<int32_t> user_segment(const std::string& text) const;
+  // A user message with the header that opens its answer (its images at their markers).
+  std::vector<int32_t> user_segment(const std::string& text, const ImageList& images = {}) const;
   // A finished turn as later prompts show it.
   std::vector<int32_t> history_tokens(const std::string& user_text, const std::string& answer) const;
   // Messages as later prompts show them (followed by more).
@@ -75,6 +79,8 @@ class TurnEncoder {
   // A render of `turn` less what every render starts with (render_base_, else
   // the BOS text the tokenizer adds).
   std::string format_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
+  // A message's text as written, its images (when it has some) in place of their markers.
+  void append_message_text(std::vector<int32_t>& out, const std::string& text, const ImageList& images) const;
   // Its tokens, control tokens parsed in the template's text only.
   std::vector<int32_t> encode_turn(const std::vector<ChatMessage>& turn, bool add_generation_prompt) const;
 
@@ -87,6 +93,7 @@ class TurnEncoder {
   std::string render_base_;           // what the template writes for no messages (BOS text, a dated system block)
   std::string system_role_;           // "system", or "user" when the template has no system role
   bool generation_opens_reasoning_ = false;
+  ImageFraming framing_;
 };
 
 }  // namespace peak::chat

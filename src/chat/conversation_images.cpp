@@ -1,0 +1,85 @@
+#include "chat/conversation_images.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "runtime/context.h"
+
+namespace peak::chat {
+
+size_t count_image_markers(const std::string& text) {
+  const std::string marker = kImageMarker;
+  size_t n = 0;
+  for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + marker.size())) ++n;
+  return n;
+}
+
+std::string text_for_summary(const std::string& text) {
+  const std::string marker = kImageMarker;
+  std::string out;
+  size_t from = 0;
+  for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, from)) {
+    out.append(text, from, at - from).append(kImageInSummary);
+    from = at + marker.size();
+  }
+  return out.append(text, from, std::string::npos);
+}
+
+const SessionImage* find_image(const ImageList& images, uint32_t id) {
+  for (const ImagePtr& image : images) {
+    if (image->id == id) return image.get();
+  }
+  return nullptr;
+}
+
+void add_images(ImageList& to, const ImageList& from) {
+  for (const ImagePtr& image : from) {
+    if (!find_image(to, image->id)) to.push_back(image);
+  }
+}
+
+std::vector<int32_t> text_tokens(const std::vector<int32_t>& tokens) {
+  std::vector<int32_t> text;
+  text.reserve(tokens.size());
+  std::copy_if(tokens.begin(), tokens.end(), std::back_inserter(text), [](int32_t t) { return !is_image_token(t); });
+  return text;
+}
+
+void evaluate_cells(runtime::Context& ctx, const int32_t* tokens, int64_t n, const ImageList& images,
+                    const core::Cancellation* cancel) {
+  if (std::none_of(tokens, tokens + n, is_image_token)) {
+    ctx.eval(tokens, n, nullptr, cancel);
+    return;
+  }
+  // Several calls: what the first ones appended goes again when a later one fails.
+  const int64_t used_before = ctx.kv().used();
+  const std::vector<float> logits_before(ctx.logits(), ctx.logits() + ctx.n_vocab());
+  try {
+    for (int64_t at = 0; at < n;) {
+      int64_t end = at + 1;
+      if (!is_image_token(tokens[at])) {
+        while (end < n && !is_image_token(tokens[end])) ++end;
+        ctx.eval(tokens + at, end - at, nullptr, cancel);
+      } else {
+        // One image's consecutive rows.
+        const uint32_t id = image_of(tokens[at]);
+        const SessionImage* image = find_image(images, id);
+        const int64_t first = image_row(tokens[at]);
+        if (!image || first >= image->n_tokens) {
+          throw std::invalid_argument("the conversation's tokens hold an image (" + std::to_string(id) +
+                                      ") the session has no rows for");
+        }
+        while (end < n && is_image_token(tokens[end]) && image_of(tokens[end]) == id &&
+               image_row(tokens[end]) == first + (end - at) && image_row(tokens[end]) < image->n_tokens)
+          ++end;
+        ctx.eval_embeddings(image->rows.data() + first * image->n_embd, end - at, image->bidirectional, cancel);
+      }
+      at = end;
+    }
+  } catch (...) {
+    ctx.drop_last(ctx.kv().used() - used_before, logits_before.data());
+    throw;
+  }
+}
+
+}  // namespace peak::chat

@@ -1,0 +1,89 @@
+// Pictures in a conversation: how a session holds an image's tokens.
+//
+// An image enters the language model as n_tokens embedding rows of its width
+// (runtime::ImageEncoder's output), framed by text the model's processor puts
+// around them (Gemma 3: "\n\n<start_of_image>" before, "<end_of_image>\n\n"
+// after). A message's text shows where each of its images goes by the marker
+// kImageMarker, in order (llama.cpp's mtmd marker is the same text).
+//
+// The session writes its conversation as token ids (Recent's messages, the
+// cells' tokens, session files); an image's rows take ids of their own there,
+// all negative and so never a vocabulary id: image_token(image, row). Token
+// runs compare, cut and move as text does, and evaluate_cells() hands each
+// image's run to Context::eval_embeddings, the rest to Context::eval.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace peak::core {
+class Cancellation;
+}
+namespace peak::runtime {
+class Context;
+}
+
+namespace peak::chat {
+
+// Where a message's text holds an image.
+inline constexpr const char* kImageMarker = "<__media__>";
+// What the summarizer reads in its place: the model's answers about the
+// picture carry what the summary keeps of it, never its rows.
+inline constexpr const char* kImageInSummary = "[an image]";
+
+// How the language model takes an image (the projector's model row).
+struct ImageFraming {
+  std::string prefix;          // text before the rows, control tokens parsed
+  std::string suffix;          // text after them
+  bool bidirectional = false;  // the rows attend to each other both ways (one batch)
+};
+
+// An image's rows, immutable once made: messages, Recent and the summary
+// worker share them.
+struct SessionImage {
+  uint32_t id = 0;    // 0 .. kMaxImages - 1: its tokens carry it
+  uint64_t hash = 0;  // io::fnv1a of the rows' bytes: the same picture sent again is one image
+  int64_t n_tokens = 0;
+  int64_t n_embd = 0;
+  bool bidirectional = false;
+  std::vector<float> rows;  // n_tokens x n_embd, row by row
+};
+using ImagePtr = std::shared_ptr<const SessionImage>;
+using ImageList = std::vector<ImagePtr>;
+
+// Ids are 16 bits and rows 15 within the 31 bits of a negative int32.
+inline constexpr uint32_t kMaxImages = 1u << 16;
+inline constexpr int64_t kMaxImageTokens = 1 << 15;
+
+inline constexpr int32_t image_token(uint32_t image, int64_t row) {
+  return -1 - static_cast<int32_t>((image << 15) | static_cast<uint32_t>(row));
+}
+inline constexpr bool is_image_token(int32_t token) { return token < 0; }
+inline constexpr uint32_t image_of(int32_t token) { return static_cast<uint32_t>(-1 - token) >> 15; }
+inline constexpr int64_t image_row(int32_t token) {
+  return static_cast<int64_t>(static_cast<uint32_t>(-1 - token) & 0x7FFF);
+}
+
+// How many times `text` holds kImageMarker.
+size_t count_image_markers(const std::string& text);
+// `text` with kImageInSummary in place of each marker.
+std::string text_for_summary(const std::string& text);
+// The image of id `id` among `images`, or nullptr.
+const SessionImage* find_image(const ImageList& images, uint32_t id);
+// The images of `from` that `to` does not hold yet, added to it.
+void add_images(ImageList& to, const ImageList& from);
+
+// Evaluates tokens[0 .. n) into `ctx` as Context::eval appends tokens: each
+// run of an image's tokens by eval_embeddings (its rows among `images`), the
+// text between by eval. On failure the cache and its logits are as before.
+// std::invalid_argument for an image token whose image `images` lacks.
+void evaluate_cells(runtime::Context& ctx, const int32_t* tokens, int64_t n, const ImageList& images,
+                    const core::Cancellation* cancel = nullptr);
+// The text tokens of `tokens`, in order (what a sampler's penalty window or a
+// draft model reads).
+std::vector<int32_t> text_tokens(const std::vector<int32_t>& tokens);
+
+}  // namespace peak::chat

@@ -1567,7 +1567,9 @@ PEAK_API peak_status peak_session_get_summary_error(const peak_session* session,
 /* Saves settings, segments and messages (and the KV cache when include_kv) to a
    versioned file with a checksum. A running summary is waited for and put in
    place first. A path naming the session's model file (also through a link)
-   is refused with PEAK_ERR_INVALID_ARGUMENT, writing nothing. */
+   is refused with PEAK_ERR_INVALID_ARGUMENT, writing nothing. A conversation
+   with pictures keeps their embeddings in the file (since 0.9.0; older
+   versions cannot read it), so restoring needs no picture file. */
 PEAK_API peak_status peak_session_save(peak_session* session, const char* path, int include_kv);
 /* Restores a saved session (this version's files and the previous format's)
    into one created with the same model, fitting it to this session's settings:
@@ -1586,14 +1588,16 @@ PEAK_API peak_status peak_session_save(peak_session* session, const char* path, 
      and cells that differ are replaced by a prefill.
    Refused with PEAK_ERR_UNSUPPORTED, the message naming the setting and both
    values: another model (architecture, parameters, vocabulary size, layers,
-   weight bytes), or a memory mode that cannot continue the file's
+   weight bytes), a conversation with pictures into a session without a
+   projector, or a memory mode that cannot continue the file's
    (PEAK_MEMORY_SSSKV into WINDOW or NONE, which keep no summary; WINDOW into
    NONE, which promises every message in context). A truncated, corrupted or
    inconsistent file (positions, sizes, roles and their order, statistics,
    non-finite KV values, tokens in context that are not their message's text
    as the template renders it; checked even when its checksum is right) gives
    PEAK_ERR_FORMAT naming what is wrong. Either way the session is left as it
-   was, a running or finished summary included. */
+   was, a running or finished summary included. Restoring drops the pictures
+   attached and not yet sent. */
 PEAK_API peak_status peak_session_restore(peak_session* session, const char* path);
 
 /* ---- chat templates --------------------------------------------------------------- */

@@ -1107,6 +1107,11 @@ void ChatSession::restore(const std::string& path) {
   state_ = std::move(fitted.state);
   unsettled_ = 0;  // the cells are loaded or prefilled below
   for (RecentMessage& m : state_.recent) m.serial = next_serial_++;
+  // The file's pictures keep their ids (its tokens carry them); new ones follow.
+  attached_.clear();
+  for (const LoggedMessage& m : state_.log) {
+    for (const ImagePtr& image : m.images) next_image_id_ = std::max(next_image_id_, image->id + 1);
+  }
   answers_read_for_calls_ = std::max(answers_read_for_calls_, last_call_answer(state_.log));
   try {
     if (fitted.cells) {

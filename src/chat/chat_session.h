@@ -316,8 +316,12 @@ class ChatSession {
   std::string preview_prompt(const std::string& user_text) const;
 
   // Save / restore: settings, segments and messages, and optionally the KV
-  // cache, in a versioned file with a checksum (format 3 for a conversation
-  // with tool calls or results, else format 2; formats 1 and 2 are read too).
+  // cache, in a versioned file with a checksum (format 4 for a conversation
+  // with pictures, which it holds the rows of, so a restore needs no picture
+  // file; format 3 for one with tool calls or results; else format 2; formats
+  // 1 to 3 are read too). A file with pictures is restored only into a
+  // session that takes them (SessionMismatch); restoring drops the images
+  // attached and not yet sent.
   // A conversation with tool calls is restored only into a session that
   // renders it as it was saved (the same template and Prefix, tools included). Saving first waits for a running summary
   // (and its rebuild) and puts it in place; restoring cancels one. (session_file.h)

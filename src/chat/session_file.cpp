@@ -18,15 +18,24 @@ using kernels::GgmlType;
 
 namespace {
 
-constexpr uint32_t kFormatVersion = 3;
+constexpr uint32_t kFormatVersion = 4;
 constexpr uint32_t kOldestFormatVersion = 1;
-// Format 3 added tool calls and results; a conversation without them is still
-// written as format 2, which the readers before format 3 take.
+// Format 3 added tool calls and results, format 4 pictures; a conversation
+// without them is still written in the oldest format that holds it, which
+// older readers take.
 constexpr uint32_t kToolsFormatVersion = 3;
+constexpr uint32_t kImagesFormatVersion = 4;
 
 bool holds_tools(const SessionState& s) {
   return std::any_of(s.log.begin(), s.log.end(),
                      [](const LoggedMessage& m) { return m.role == "tool" || !m.tool_calls.empty(); });
+}
+
+// The pictures of the log, each once, in the order they first appear.
+ImageList log_images(const SessionState& s) {
+  ImageList images;
+  for (const LoggedMessage& m : s.log) add_images(images, m.images);
+  return images;
 }
 constexpr char kMagic[4] = {'P', 'K', 'S', 'S'};
 constexpr size_t kHeaderBytes = 16;  // magic, version, payload bytes
@@ -80,6 +89,14 @@ class Reader {
     std::vector<int32_t> t(static_cast<size_t>(n));
     for (int32_t& x : t) x = get<int32_t>();
     return t;
+  }
+  // `n` floats, their size checked against what is left before anything is allocated.
+  std::vector<float> floats(uint64_t n) {
+    if (n > (n_ - at_) / sizeof(float)) fail();
+    std::vector<float> f(static_cast<size_t>(n));
+    std::memcpy(f.data(), p_ + at_, f.size() * sizeof(float));
+    at_ += f.size() * sizeof(float);
+    return f;
   }
   std::vector<uint8_t> blob() {
     const uint64_t len = get<uint64_t>();
@@ -225,6 +242,20 @@ void write_segments(Writer& w, const std::vector<int32_t>& prefix, const Session
   }
 }
 
+// Format 4: id, hash, tokens, width, whether they attend both ways, the rows.
+void write_images(Writer& w, const ImageList& images) {
+  w.put<uint64_t>(images.size());
+  for (const ImagePtr& image : images) {
+    w.put<uint32_t>(image->id);
+    w.put<uint64_t>(image->hash);
+    w.put<int64_t>(image->n_tokens);
+    w.put<int64_t>(image->n_embd);
+    w.put<uint8_t>(image->bidirectional ? 1 : 0);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(image->rows.data());
+    w.bytes.insert(w.bytes.end(), bytes, bytes + image->rows.size() * sizeof(float));
+  }
+}
+
 void write_tool_fields(Writer& w, const LoggedMessage& m) {
   w.put<uint64_t>(m.tool_calls.size());
   for (const ToolCall& call : m.tool_calls) {
@@ -244,6 +275,10 @@ void write_messages(Writer& w, const SessionState& s, uint32_t version) {
     w.str(m.role);
     w.str(m.content);
     if (version >= kToolsFormatVersion) write_tool_fields(w, m);
+    if (version >= kImagesFormatVersion) {
+      w.put<uint64_t>(m.images.size());
+      for (const ImagePtr& image : m.images) w.put<uint32_t>(image->id);
+    }
   }
   if (version >= kToolsFormatVersion) w.put<uint64_t>(s.unsent);
   w.put<uint64_t>(s.summarized_messages);
@@ -278,6 +313,7 @@ class PayloadReader {
   SessionFileContents read() {
     read_model();
     read_settings();
+    if (version_ >= kImagesFormatVersion) read_images();
     read_segments();
     read_messages();
     read_statistics();
@@ -298,6 +334,15 @@ class PayloadReader {
     const auto n_vocab = static_cast<int32_t>(session_.model.hparams().n_vocab);
     return std::all_of(t.begin(), t.end(), [n_vocab](int32_t x) { return x >= 0 && x < n_vocab; });
   }
+  // Vocabulary ids, or rows of the file's pictures.
+  bool valid_cells(const std::vector<int32_t>& t) const {
+    const auto n_vocab = static_cast<int32_t>(session_.model.hparams().n_vocab);
+    return std::all_of(t.begin(), t.end(), [&](int32_t x) {
+      if (!is_image_token(x)) return x < n_vocab;
+      const SessionImage* image = find_image(images_, image_of(x));
+      return image && image_row(x) < image->n_tokens;
+    });
+  }
   bool known_role(const std::string& role) const {
     return role == "user" || role == "assistant" || (version_ >= kToolsFormatVersion && role == "tool");
   }
@@ -308,12 +353,14 @@ class PayloadReader {
 
   void read_model();
   void read_settings();
+  void read_images();
   void read_segments();
   void read_summary();
   void read_recent();
   void read_messages();
   void read_log();
   void read_tool_fields(LoggedMessage& m);
+  void read_message_images(LoggedMessage& m);
   // Format 3: user, answer; an answer's calls are followed by their results
   // (in any order) and the answer to them.
   void check_order(size_t i, const LoggedMessage& m) const;
@@ -331,7 +378,49 @@ class PayloadReader {
   SessionFileContents f_;
   int64_t recent_cells_ = 0;
   int64_t answers_ = 0;  // assistant messages in the log
+  ImageList images_;     // format 4: the pictures the log shows
 };
+
+void PayloadReader::read_images() {
+  const uint64_t count = r_.get<uint64_t>();
+  if (count > kMaxImages) throw bad("it holds " + std::to_string(count) + " pictures, more than a session can");
+  if (count > 0 && !session_.settings.images) {
+    throw mismatch(
+        "its conversation holds pictures, and this session takes none: create it with the model's "
+        "vision projector");
+  }
+  const int64_t n_embd = session_.model.hparams().n_embd;
+  for (uint64_t i = 0; i < count; ++i) {
+    auto image = std::make_shared<SessionImage>();
+    image->id = r_.get<uint32_t>();
+    image->hash = r_.get<uint64_t>();
+    image->n_tokens = r_.get<int64_t>();
+    image->n_embd = r_.get<int64_t>();
+    const uint8_t bidirectional = r_.get<uint8_t>();
+    const std::string which = "picture " + std::to_string(i);
+    if (image->id >= kMaxImages || find_image(images_, image->id)) {
+      throw bad(which + " has the id " + std::to_string(image->id) + ", out of range or taken");
+    }
+    if (image->n_tokens < 1 || image->n_tokens >= kMaxImageTokens) {
+      throw bad(which + " has " + std::to_string(image->n_tokens) + " tokens (1 to " +
+                std::to_string(kMaxImageTokens - 1) + ")");
+    }
+    if (image->n_embd != n_embd) {
+      throw bad(which + " has rows of " + std::to_string(image->n_embd) + " floats; the model's width is " +
+                std::to_string(n_embd));
+    }
+    if (bidirectional > 1) throw bad(which + "'s attention flag is " + std::to_string(bidirectional));
+    image->bidirectional = bidirectional == 1;
+    image->rows = r_.floats(static_cast<uint64_t>(image->n_tokens * n_embd));
+    if (!std::all_of(image->rows.begin(), image->rows.end(), [](float x) { return std::isfinite(x); })) {
+      throw bad(which + " holds NaN or infinite values");
+    }
+    if (io::fnv1a(image->rows.data(), image->rows.size() * sizeof(float)) != image->hash) {
+      throw bad(which + "'s rows do not match its hash");
+    }
+    images_.push_back(std::move(image));
+  }
+}
 
 void PayloadReader::read_model() {
   const std::string saved = r_.str();
@@ -397,7 +486,13 @@ void PayloadReader::read_recent() {
     if (!known_role(m.role)) {
       throw bad("a recent message has the role '" + gguf::printable(m.role) + "' (" + known_roles() + ")");
     }
-    if (!valid_ids(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary");
+    if (!valid_cells(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary and its pictures");
+    for (const int32_t t : m.tokens) {
+      if (is_image_token(t) && !find_image(m.images, image_of(t))) {
+        m.images.push_back(*std::find_if(images_.begin(), images_.end(),
+                                         [&](const ImagePtr& image) { return image->id == image_of(t); }));
+      }
+    }
     recent_cells_ += static_cast<int64_t>(m.tokens.size());
     f_.state.recent.push_back(std::move(m));
   }
@@ -421,6 +516,7 @@ void PayloadReader::read_log() {
     m.role = r_.str();
     m.content = r_.str();
     if (version_ >= kToolsFormatVersion) read_tool_fields(m);
+    if (version_ >= kImagesFormatVersion) read_message_images(m);
     if (!known_role(m.role)) {
       throw bad("a logged message has the role '" + gguf::printable(m.role) + "' (" + known_roles() + ")");
     }
@@ -484,7 +580,7 @@ void PayloadReader::check_recent_tokens() const {
     std::vector<int32_t> rendered;
     try {
       if (answer == end) {
-        rendered = session_.encoder.user_segment(log[end - 1].content);
+        rendered = session_.encoder.user_segment(log[end - 1].content, log[end - 1].images);
       } else {
         const std::vector<LoggedMessage> turn(log.begin() + static_cast<std::ptrdiff_t>(start),
                                               log.begin() + static_cast<std::ptrdiff_t>(answer + 1));
@@ -530,6 +626,22 @@ void PayloadReader::read_tool_fields(LoggedMessage& m) {
   if (!m.tool_calls.empty() && m.role != "assistant") throw bad("a " + m.role + " message holds tool calls");
   if ((!m.tool_call_id.empty() || !m.name.empty()) && m.role != "tool") {
     throw bad("a " + m.role + " message names a tool call");
+  }
+}
+
+void PayloadReader::read_message_images(LoggedMessage& m) {
+  const uint64_t count = r_.get<uint64_t>();
+  for (uint64_t i = 0; i < count; ++i) {
+    const uint32_t id = r_.get<uint32_t>();
+    const auto image =
+        std::find_if(images_.begin(), images_.end(), [id](const ImagePtr& candidate) { return candidate->id == id; });
+    if (image == images_.end()) throw bad("a message shows the picture " + std::to_string(id) + ", which it lacks");
+    m.images.push_back(*image);
+  }
+  if (!m.images.empty() && m.role != "user") throw bad("a " + m.role + " message shows pictures");
+  if (count_image_markers(m.content) != m.images.size()) {
+    throw bad("a message shows " + std::to_string(m.images.size()) + " pictures at " +
+              std::to_string(count_image_markers(m.content)) + " markers");
   }
 }
 
@@ -664,12 +776,13 @@ void render_again(const TurnEncoder& encoder, SessionState& s) {
     const size_t at = first_recent + i;
     const bool user = s.log[at].role == "user";
     if (user && at + 1 == s.log.size()) {
-      s.recent[i].tokens = encoder.user_segment(s.log[at].content);
+      s.recent[i].tokens = encoder.user_segment(s.log[at].content, s.log[at].images);
       continue;
     }
-    const std::string& user_text = s.log[user ? at : at - 1].content;
-    const std::vector<int32_t> pair = encoder.history_tokens(user_text, s.log[user ? at + 1 : at].content);
-    const std::vector<int32_t> segment = encoder.user_segment(user_text);
+    const LoggedMessage& user_message = s.log[user ? at : at - 1];
+    const std::vector<int32_t> pair =
+        encoder.history_tokens({chat_message(user_message), {"assistant", s.log[user ? at + 1 : at].content}});
+    const std::vector<int32_t> segment = encoder.user_segment(user_message.content, user_message.images);
     size_t user_part = 0;
     while (user_part < segment.size() && user_part < pair.size() && segment[user_part] == pair[user_part]) ++user_part;
     const auto split = pair.begin() + static_cast<std::ptrdiff_t>(user_part);
@@ -713,8 +826,12 @@ void write_session_file(const std::string& path, const model::Model& model, cons
   Writer payload;
   payload.str(fingerprint(model));
   write_settings(payload, settings);
+  const ImageList images = log_images(state);
+  const uint32_t version = !images.empty()      ? kImagesFormatVersion
+                           : holds_tools(state) ? kToolsFormatVersion
+                                                : kToolsFormatVersion - 1;
+  if (version >= kImagesFormatVersion) write_images(payload, images);
   write_segments(payload, settings.prefix, state);
-  const uint32_t version = holds_tools(state) ? kToolsFormatVersion : kToolsFormatVersion - 1;
   write_messages(payload, state, version);
   write_statistics(payload, state.stats);
   write_cells(payload, cells);

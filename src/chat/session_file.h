@@ -5,9 +5,13 @@
 // The payload's sections, in order:
 //   model       a fingerprint of the model the session ran
 //   settings    memory mode, recent_max, summary_max, headroom, system prompt, template name
+//   pictures    format 4: each picture the log shows: its id, the FNV-1a of its
+//               rows, tokens, width, whether they attend both ways, the rows
+//               (f32); Recent's tokens hold its rows as image_token()s
 //   segments    the Prefix tokens, the Summary text and tokens, the Recent messages
 //   messages    the pending dropped text, the whole message log (format 3: with
-//               each message's tool calls, or the call a tool result answers),
+//               each message's tool calls, or the call a tool result answers;
+//               format 4: with the ids of the pictures it shows),
 //               how many of its last messages are tool results waiting for their
 //               answer (format 3), how many of its first messages the summary
 //               covers (format 2; format 1 files lack it and it is worked out

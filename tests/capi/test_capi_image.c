@@ -6,7 +6,11 @@
    the floats needed; a file that is no picture, bad pixel arguments, a
    language model given as a projector and a projector given as a language
    model are refused, naming why. peak_context_eval_embeddings on stories260K:
-   rows equal to tokens' embeddings give the tokens' logits. */
+   rows equal to tokens' embeddings give the tokens' logits. A session on
+   stories260K with the 64-wide projector takes the photo: the same answer
+   twice, the message shows one picture, a saved session keeps it; the
+   refusals of a session without a projector, rows of another length and a
+   projector of another width. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -136,6 +140,98 @@ static void check_eval_embeddings(void) {
   peak_model_free(model);
 }
 
+/* The greedy answer to `text` with `rows` attached, written to `answer`. */
+static int on_text(const char* text, size_t length, void* user) {
+  strncat((char*)user, text, length);
+  return 1;
+}
+static peak_status answer_with_picture(peak_session* session, const float* rows, size_t n_floats, const char* text,
+                                       char* answer) {
+  answer[0] = '\0';
+  peak_status st = peak_session_attach_image(session, rows, n_floats);
+  if (st != PEAK_OK) return st;
+  peak_generate_params g = peak_generate_default_params();
+  g.max_tokens = 12;
+  g.on_text = on_text;
+  g.user_data = answer;
+  return peak_session_chat(session, text, strlen(text), &g, NULL);
+}
+
+static void check_session_pictures(const peak_image* photo) {
+  peak_model* model = NULL;
+  CHECK(peak_model_load(PEAK_SHARED_DIR "/models/stories260K.gguf", NULL, &model) == PEAK_OK);
+  peak_projector *projector = NULL, *other_width = NULL;
+  CHECK(peak_projector_load(PEAK_IMAGE_PROJECTOR_64, NULL, &projector) == PEAK_OK);
+  CHECK(peak_projector_load(PEAK_IMAGE_PROJECTOR, NULL, &other_width) == PEAK_OK);
+  peak_image_encoder* encoder = NULL;
+  CHECK(peak_image_encoder_create(projector, NULL, &encoder) == PEAK_OK);
+  if (!model || !encoder || !other_width) return;
+  static float rows[kMaxFloats];
+  size_t n_floats = 0;
+  CHECK(peak_image_encode(encoder, photo, rows, kMaxFloats, &n_floats) == PEAK_OK);
+
+  peak_session_params params = peak_session_default_params();
+  params.chat_template = "raw";
+  params.sampler.temperature = 0.0f;
+  params.n_threads = 1;
+  params.projector = projector;
+  peak_session *session = NULL, *twin = NULL, *restored = NULL;
+  CHECK(peak_session_create(model, &params, &session) == PEAK_OK);
+  CHECK(peak_session_create(model, &params, &twin) == PEAK_OK);
+  CHECK(peak_session_create(model, &params, &restored) == PEAK_OK);
+  static char first[4096], second[4096], again[4096];
+  CHECK(answer_with_picture(session, rows, n_floats, "Once upon a time", first) == PEAK_OK);
+  CHECK(answer_with_picture(twin, rows, n_floats, "Once upon a time", second) == PEAK_OK);
+  CHECK(first[0] != '\0' && strcmp(first, second) == 0);
+  CHECK(peak_session_n_attached_images(session) == 0);
+  peak_session_message message;
+  message.struct_size = sizeof message;
+  CHECK(peak_session_get_message(session, 0, &message) == PEAK_OK);
+  CHECK(message.role == PEAK_ROLE_USER && message.n_images == 1);
+  CHECK(strcmp(message.text, PEAK_IMAGE_MARKER "Once upon a time") == 0);
+
+  /* Saved and restored without the picture: the next turns agree. */
+  const char* path = "test_capi_image_session.pkss";
+  CHECK(peak_session_save(session, path, 1) == PEAK_OK);
+  CHECK(peak_session_restore(restored, path) == PEAK_OK);
+  CHECK(answer_with_picture(session, rows, n_floats, "The end", again) == PEAK_OK);
+  CHECK(answer_with_picture(restored, rows, n_floats, "The end", second) == PEAK_OK);
+  CHECK(strcmp(again, second) == 0);
+
+  /* Refusals: rows of another length, a marker count that differs (the
+     picture stays attached), no projector, another model's projector. */
+  CHECK_ERROR(peak_session_attach_image(session, rows, n_floats - 1), PEAK_ERR_INVALID_ARGUMENT,
+              "not a whole number of rows");
+  CHECK(peak_session_attach_image(session, rows, n_floats) == PEAK_OK);
+  peak_generate_params g = peak_generate_default_params();
+  g.max_tokens = 2;
+  const char* two = PEAK_IMAGE_MARKER " and " PEAK_IMAGE_MARKER;
+  CHECK_ERROR(peak_session_chat(session, two, strlen(two), &g, NULL), PEAK_ERR_INVALID_ARGUMENT, "are attached");
+  CHECK(peak_session_n_attached_images(session) == 1);
+  CHECK(peak_session_clear_images(session) == PEAK_OK);
+  CHECK(peak_session_n_attached_images(session) == 0);
+  peak_session *text_only = NULL, *refused = NULL;
+  peak_session_params plain = params;
+  plain.projector = NULL;
+  CHECK(peak_session_create(model, &plain, &text_only) == PEAK_OK);
+  CHECK_ERROR(peak_session_attach_image(text_only, rows, n_floats), PEAK_ERR_INVALID_ARGUMENT, "takes no images");
+  CHECK_ERROR(peak_session_restore(text_only, path), PEAK_ERR_UNSUPPORTED, "takes none");
+  params.projector = other_width;
+  CHECK_ERROR(peak_session_create(model, &params, &refused), PEAK_ERR_INVALID_ARGUMENT,
+              "writes embeddings of 48 floats, but the model's width is 64");
+  CHECK(refused == NULL);
+  remove(path);
+
+  peak_session_free(text_only);
+  peak_session_free(restored);
+  peak_session_free(twin);
+  peak_session_free(session);
+  peak_image_encoder_free(encoder);
+  peak_projector_free(other_width);
+  peak_projector_free(projector);
+  peak_model_free(model);
+}
+
 int main(void) {
   check_eval_embeddings();
   CHECK(read_reference());
@@ -170,6 +266,7 @@ int main(void) {
   CHECK_ERROR(peak_image_encode(encoder, photo, NULL, 0, &needed), PEAK_ERR_BUFFER_TOO_SMALL, "need 192 floats");
   CHECK(needed == 192);
   check_encodes_like_the_reference(encoder, photo);
+  if (photo) check_session_pictures(photo);
 
   /* PIL's resized pixels as RGB rows, then as RGBA rows 4 bytes apart more than a row. */
   size_t ppm_size = 0;

@@ -4,8 +4,11 @@
 // and the session-file fuzz target (whose seeds must match its session).
 #pragma once
 
+#include <cmath>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "chat/chat_session.h"
 #include "model/model.h"
@@ -29,6 +32,17 @@ inline SessionSettings small_stories_settings(MemoryMode mode = MemoryMode::Sssk
   s.sampler.temperature = 0.0f;
   s.n_threads = 1;
   return s;
+}
+
+// Pictures for sessions on stories260K (whose width, 64, a real projector
+// can have too): Gemma 3's framing, and the rows of a made-up picture, smooth
+// values of the token embeddings' order of size.
+inline const ImageFraming kStoriesImageFraming{"\n\n<start_of_image>", "<end_of_image>\n\n", true};
+
+inline std::vector<float> picture_rows(int64_t n_tokens, int64_t n_embd, float seed) {
+  std::vector<float> rows(static_cast<size_t>(n_tokens * n_embd));
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = 0.4f * std::sin(0.37f * static_cast<float>(i) + seed);
+  return rows;
 }
 
 // The model, loaded once per test program.

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -28,14 +29,8 @@ using testing::stories_model;
 
 constexpr int64_t kImageTokens = 12;
 
-const ImageFraming kFraming{"\n\n<start_of_image>", "<end_of_image>\n\n", true};
-
-// Rows of a made-up picture: smooth values of the token embeddings' order of size.
-std::vector<float> picture_rows(int64_t n_tokens, int64_t n_embd, float seed) {
-  std::vector<float> rows(static_cast<size_t>(n_tokens * n_embd));
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = 0.4f * std::sin(0.37f * static_cast<float>(i) + seed);
-  return rows;
-}
+const ImageFraming& kFraming = testing::kStoriesImageFraming;
+using testing::picture_rows;
 
 SessionSettings image_settings(MemoryMode mode = MemoryMode::None) {
   SessionSettings s = testing::small_stories_settings(mode);
@@ -300,6 +295,64 @@ TEST(SessionImages, ARebuiltCacheHoldsTheImageAsAFreshPrefillDoes) {
     }
     EXPECT_EQ(checked, 2) << "summaries put in place with an image in Recent";
   }
+}
+
+TEST(SessionImages, ASavedConversationKeepsItsPictures) {
+  // Saved with and without cells, restored into a new session (the picture
+  // file is not needed): the next turn is the one the original session gives.
+  const model::Model& m = stories_model();
+  const std::vector<float> rows = picture_rows(kImageTokens, m.hparams().n_embd, 0.5f);
+  const std::vector<float> other = picture_rows(kImageTokens, m.hparams().n_embd, 2.5f);
+  const std::string path = ::testing::TempDir() + "peak_session_images.pkss";
+  SessionSettings settings = image_settings(MemoryMode::Ssskv);
+  settings.recent_max = 400;  // nothing dropped
+  for (const bool with_cells : {true, false}) {
+    ChatSession original(m, settings);
+    original.attach_image(rows.data(), kImageTokens);
+    original.chat("The dog", max_tokens(8));
+    original.attach_image(other.data(), kImageTokens);
+    original.append("user", "and <__media__> the cat");
+    original.save(path, with_cells);
+
+    ChatSession restored(m, settings);
+    restored.attach_image(other.data(), kImageTokens);  // dropped by the restore
+    restored.restore(path);
+    EXPECT_EQ(restored.attached_images(), 0u);
+    ASSERT_EQ(restored.n_messages(), original.n_messages());
+    EXPECT_EQ(restored.message(3).text, "and <__media__> the cat");
+    EXPECT_EQ(restored.message(3).n_images, 1u);
+    EXPECT_EQ(restored.cached_tokens(), original.cached_tokens());
+    EXPECT_EQ(restored.regenerate(max_tokens(8)).generation.tokens,
+              original.regenerate(max_tokens(8)).generation.tokens)
+        << (with_cells ? "with cells" : "prefilled");
+    // A picture sent again after the restore is the file's.
+    restored.attach_image(rows.data(), kImageTokens);
+    restored.chat("Again", max_tokens(2));
+    const std::vector<int32_t> cached = restored.cached_tokens();
+    std::vector<uint32_t> ids;
+    for (const int32_t t : cached) {
+      if (is_image_token(t) && image_row(t) == 0) ids.push_back(image_of(t));
+    }
+    ASSERT_EQ(ids.size(), 3u);
+    EXPECT_EQ(ids[2], ids[0]);
+
+    // Refit with another system prompt: rendered again, pictures included.
+    SessionSettings refit = settings;
+    refit.system_prompt = "A cat sat on the mat.";
+    ChatSession rendered(m, refit);
+    rendered.restore(path);
+    const std::vector<int32_t> tokens = rendered.cached_tokens();
+    EXPECT_EQ(std::count_if(tokens.begin(), tokens.end(), is_image_token), 2 * kImageTokens);
+    rendered.regenerate(max_tokens(4));
+  }
+  ChatSession text_only(m, testing::small_stories_settings());
+  try {
+    text_only.restore(path);
+    FAIL() << "a session without a projector restored pictures";
+  } catch (const SessionMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("takes none"), std::string::npos) << e.what();
+  }
+  std::remove(path.c_str());
 }
 
 }  // namespace

@@ -51,15 +51,22 @@ const peak::model::Model& stories() {
   return *model;
 }
 
+// Takes pictures, so files that hold some are read through.
+peak::chat::SessionSettings fuzz_settings() {
+  peak::chat::SessionSettings s = peak::chat::testing::small_stories_settings();
+  s.images = peak::chat::testing::kStoriesImageFraming;
+  return s;
+}
+
 ChatSession& session() {
-  static ChatSession s(stories(), peak::chat::testing::small_stories_settings());
+  static ChatSession s(stories(), fuzz_settings());
   return s;
 }
 
 // The session's Prefix: its cells before any conversation.
 const std::vector<int32_t>& session_prefix() {
   static const std::vector<int32_t> prefix = [] {
-    ChatSession fresh(stories(), peak::chat::testing::small_stories_settings());
+    ChatSession fresh(stories(), fuzz_settings());
     return fresh.cached_tokens();
   }();
   return prefix;
@@ -127,7 +134,7 @@ void check_disagreement_refused(const std::string& path, const std::vector<uint8
   try {
     f = EditableSessionFile::parse(file);
   } catch (const std::runtime_error&) {
-    return;  // format 3 (tool calls): the editor reads formats 1 and 2
+    return;  // formats 3 and 4 (tool calls, pictures): the editor reads formats 1 and 2
   }
   // A file saved with another template or Prefix has its messages rendered
   // again from their text: its tokens are not read.

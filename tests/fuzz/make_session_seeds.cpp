@@ -38,6 +38,15 @@ int main(int argc, char** argv) {
     testing::chat_story_turns(window, 10, 10);
     window.save(dir + "/window_kv.pkss", true);
 
+    // Format 4: a conversation with a picture still in Recent.
+    SessionSettings with_pictures = testing::small_stories_settings();
+    with_pictures.images = testing::kStoriesImageFraming;
+    ChatSession pictures(*model, with_pictures);
+    const std::vector<float> rows = testing::picture_rows(6, model->hparams().n_embd, 0.5f);
+    pictures.attach_image(rows.data(), 6);
+    pictures.chat(lines[0], o);
+    for (const bool kv : {true, false}) pictures.save(dir + "/picture" + (kv ? "_kv" : "") + ".pkss", kv);
+
     testing::write_bytes(dir + "/format1_kv.pkss", testing::read_bytes(PEAK_SESSION_FORMAT1));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_session_seeds: %s\n", e.what());

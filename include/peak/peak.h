@@ -1027,6 +1027,26 @@ PEAK_API void peak_image_encoder_free(peak_image_encoder* encoder);
 PEAK_API peak_status peak_image_encode(peak_image_encoder* encoder, const peak_image* image, float* out,
                                        size_t capacity, size_t* n_floats);
 
+/* Since 0.9.0: what peak_projector_load(path, params) and then
+   peak_image_encoder_create(projector, encoder_params) would take, from the
+   file's metadata alone (its tensor data is never read), as
+   peak_model_estimate_memory for a model: weight_bytes the file's tensors (or
+   the whole file without use_mmap), repacked_bytes the projector matrix made
+   a product's layout (its own memory), kv_bytes 0, compute_bytes the
+   encoder's buffers and one picture's image tokens (n_image_tokens x n_embd
+   floats, which a session attached to keeps per picture), total_bytes their
+   sum. Either params may be NULL for the defaults. */
+PEAK_API peak_status peak_projector_estimate_memory(const char* path, const peak_model_params* params,
+                                                    const peak_image_encoder_params* encoder_params,
+                                                    peak_memory_estimate* estimate);
+/* The same for a projector file in bytes [offset, offset + length) of an open file. */
+PEAK_API peak_status peak_projector_estimate_memory_fd(int fd, uint64_t offset, uint64_t length,
+                                                       const peak_model_params* params,
+                                                       const peak_image_encoder_params* encoder_params,
+                                                       peak_memory_estimate* estimate);
+/* Since 0.9.0: the bytes of the encoder's compute and work buffers (0 for NULL). */
+PEAK_API size_t peak_image_encoder_compute_bytes(const peak_image_encoder* encoder);
+
 /* ---- reranking ------------------------------------------------------------------- */
 
 /* Scores documents against a query with a reranker: an embedder on a model

@@ -8,6 +8,7 @@
 #include "capi/capi_handles.h"
 #include "image/image.h"
 #include "model/projector.h"
+#include "runtime/memory_estimate.h"
 #include "runtime/image_encoder.h"
 
 struct peak_image {
@@ -32,6 +33,33 @@ peak_status load_projector(const peak::io::FileSource& source, const peak_model_
     auto p = std::make_unique<peak_projector>();
     p->projector = peak::model::Projector::load(source, options);
     *out = p.release();
+    return PEAK_OK;
+  });
+}
+
+// Reads the encoder params (NULL: the defaults); false with the error set.
+bool encoder_params_from_c(const peak_image_encoder_params* params, peak::runtime::ImageEncoderParams* out) {
+  const peak_image_encoder_params p = params ? *params : peak_image_encoder_default_params();
+  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_image_encoder_params), "peak_image_encoder_params")) {
+    return false;
+  }
+  out->n_threads = peak::capi::thread_count(p.n_threads);
+  return true;
+}
+
+peak_status estimate(const peak::io::FileSource& source, const peak_model_params* params,
+                     const peak_image_encoder_params* encoder_params, const char* function, peak_memory_estimate* out) {
+  peak::model::LoadOptions options;
+  if (const peak_status st = peak::capi::load_options(params, function, &options); st != PEAK_OK) return st;
+  peak::runtime::ImageEncoderParams ep;
+  if (!encoder_params_from_c(encoder_params, &ep)) return PEAK_ERR_INVALID_ARGUMENT;
+  return guarded([&] {
+    const peak::runtime::ProjectorMemoryEstimate e = peak::runtime::estimate_projector_memory(source, options, ep);
+    out->weight_bytes = e.weight_bytes;
+    out->repacked_bytes = e.transposed_bytes;
+    out->kv_bytes = 0;
+    out->compute_bytes = e.compute_bytes + e.image_bytes;
+    out->total_bytes = e.total();
     return PEAK_OK;
   });
 }
@@ -152,21 +180,49 @@ peak_status peak_image_encoder_create(const peak_projector* projector, const pea
   PEAK_CHECK_ARG(out, "peak_image_encoder_create: out");
   *out = nullptr;
   PEAK_CHECK_ARG(projector, "peak_image_encoder_create: projector");
-  const peak_image_encoder_params p = params ? *params : peak_image_encoder_default_params();
-  if (!peak::capi::struct_size_ok(p.struct_size, sizeof(peak_image_encoder_params), "peak_image_encoder_params")) {
-    return PEAK_ERR_INVALID_ARGUMENT;
-  }
+  peak::runtime::ImageEncoderParams p;
+  if (!encoder_params_from_c(params, &p)) return PEAK_ERR_INVALID_ARGUMENT;
   return guarded([&] {
     auto e = std::make_unique<peak_image_encoder>();
     e->projector = projector;
-    e->encoder = std::make_unique<peak::runtime::ImageEncoder>(
-        *projector->projector, peak::runtime::ImageEncoderParams{peak::capi::thread_count(p.n_threads)});
+    e->encoder = std::make_unique<peak::runtime::ImageEncoder>(*projector->projector, p);
     *out = e.release();
     return PEAK_OK;
   });
 }
 
 void peak_image_encoder_free(peak_image_encoder* encoder) { delete encoder; }
+
+peak_status peak_projector_estimate_memory(const char* path, const peak_model_params* params,
+                                           const peak_image_encoder_params* encoder_params,
+                                           peak_memory_estimate* estimate) {
+  PEAK_CHECK_ARG(estimate, "peak_projector_estimate_memory: estimate");
+  if (!peak::capi::struct_size_ok(estimate->struct_size, sizeof(peak_memory_estimate), "peak_memory_estimate")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  PEAK_CHECK_ARG(path, "peak_projector_estimate_memory: path");
+  return ::estimate(peak::io::FileSource::path(path), params, encoder_params, "peak_projector_estimate_memory",
+                    estimate);
+}
+
+peak_status peak_projector_estimate_memory_fd(int fd, uint64_t offset, uint64_t length, const peak_model_params* params,
+                                              const peak_image_encoder_params* encoder_params,
+                                              peak_memory_estimate* estimate) {
+  PEAK_CHECK_ARG(estimate, "peak_projector_estimate_memory_fd: estimate");
+  if (!peak::capi::struct_size_ok(estimate->struct_size, sizeof(peak_memory_estimate), "peak_memory_estimate")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  peak::io::FileSource source;
+  if (const peak_status st = peak::capi::fd_source(fd, offset, length, "peak_projector_estimate_memory_fd", &source);
+      st != PEAK_OK) {
+    return st;
+  }
+  return ::estimate(source, params, encoder_params, "peak_projector_estimate_memory_fd", estimate);
+}
+
+size_t peak_image_encoder_compute_bytes(const peak_image_encoder* encoder) {
+  return encoder ? encoder->encoder->compute_bytes() : 0;
+}
 
 peak_status peak_image_encode(peak_image_encoder* encoder, const peak_image* image, float* out, size_t capacity,
                               size_t* n_floats) {

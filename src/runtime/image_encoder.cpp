@@ -17,6 +17,12 @@ ImageEncoder::ImageEncoder(const model::Projector& projector, const ImageEncoder
   allocator_.reserve(graph_, n_threads_);
 }
 
+size_t ImageEncoder::compute_bytes() const { return allocator_.planned_bytes() + allocator_.work_buffer().size; }
+
+size_t ImageEncoder::compute_bytes_needed(const model::Projector& projector, const ImageEncoderParams& params) {
+  return ImageEncoder(projector, params).compute_bytes();
+}
+
 std::vector<float> ImageEncoder::encode(const image::Image& picture) {
   const model::HParams& hp = projector_.hparams();
   const int64_t per_token = hp.vision.merge * hp.vision.merge;

@@ -6,6 +6,7 @@
 // time; several may share one projector.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -34,6 +35,12 @@ class ImageEncoder {
   // as the model's processor does): n_image_tokens x n_embd_out floats, token
   // by token. Throws image::ImageError for a picture it cannot resize.
   std::vector<float> encode(const image::Image& picture);
+
+  // Its compute and work buffers, reserved at creation.
+  size_t compute_bytes() const;
+  // What an encoder on `projector` (a layout will do: Projector::load_layout)
+  // with `params` reserves, by making one.
+  static size_t compute_bytes_needed(const model::Projector& projector, const ImageEncoderParams& params);
 
  private:
   const model::Projector& projector_;

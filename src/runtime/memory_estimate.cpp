@@ -18,4 +18,17 @@ MemoryEstimate estimate_memory(const io::FileSource& source, const model::LoadOp
   return e;
 }
 
+ProjectorMemoryEstimate estimate_projector_memory(const io::FileSource& source, const model::LoadOptions& load,
+                                                  const ImageEncoderParams& encoder) {
+  model::Model::check_source(source, load);
+  const std::unique_ptr<model::Projector> layout = model::Projector::load_layout(source);
+  ProjectorMemoryEstimate e;
+  e.weight_bytes = load.use_mmap ? layout->weight_bytes() : layout->file().size();
+  e.transposed_bytes = layout->transposed_bytes();
+  e.compute_bytes = ImageEncoder::compute_bytes_needed(*layout, encoder);
+  const model::VisionParams& v = layout->hparams().vision;
+  e.image_bytes = static_cast<size_t>(v.n_image_tokens() * v.n_embd_out) * sizeof(float);
+  return e;
+}
+
 }  // namespace peak::runtime

@@ -8,6 +8,7 @@
 #include "io/mapped_file.h"
 #include "model/model.h"
 #include "runtime/context.h"
+#include "runtime/image_encoder.h"
 
 namespace peak::runtime {
 
@@ -32,5 +33,20 @@ struct MemoryEstimate {
 // checked). Assumes a requested mlock succeeds.
 MemoryEstimate estimate_memory(const io::FileSource& source, const model::LoadOptions& load,
                                const ContextParams& context);
+
+// The same for an image encoder: its projector file loaded with `load` and
+// an ImageEncoder with `encoder` on it, and the rows of one picture.
+struct ProjectorMemoryEstimate {
+  uint64_t weight_bytes = 0;      // as MemoryEstimate's (the projector file's)
+  uint64_t transposed_bytes = 0;  // the projector matrix made a product's layout (Projector)
+  size_t compute_bytes = 0;       // the encoder's buffers (ImageEncoder::compute_bytes)
+  size_t image_bytes = 0;         // one picture's image tokens (n_image_tokens x n_embd floats)
+  uint64_t total() const { return weight_bytes + transposed_bytes + compute_bytes + image_bytes; }
+};
+
+// Reads `source`'s metadata only (model::Projector::load_layout); throws what
+// a load would throw for it.
+ProjectorMemoryEstimate estimate_projector_memory(const io::FileSource& source, const model::LoadOptions& load,
+                                                  const ImageEncoderParams& encoder);
 
 }  // namespace peak::runtime

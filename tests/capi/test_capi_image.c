@@ -232,6 +232,30 @@ static void check_session_pictures(const peak_image* photo) {
   peak_model_free(model);
 }
 
+/* The estimate from the file's metadata: what the load and the encoder hold
+   (the transposed projector matrix as many bytes as the file's). */
+static void check_memory_estimate(const peak_image_encoder* encoder, const peak_projector_info* info) {
+  peak_memory_estimate estimate;
+  estimate.struct_size = sizeof estimate;
+  CHECK(peak_projector_estimate_memory(PEAK_IMAGE_PROJECTOR, NULL, NULL, &estimate) == PEAK_OK);
+  peak_gguf* gguf = NULL;
+  CHECK(peak_gguf_open(PEAK_IMAGE_PROJECTOR, NULL, &gguf) == PEAK_OK);
+  size_t index = 0;
+  peak_gguf_tensor_info projection;
+  CHECK(gguf && peak_gguf_lookup_tensor(gguf, "mm.input_projection.weight", &index) == PEAK_OK);
+  CHECK(gguf && peak_gguf_get_tensor(gguf, index, &projection) == PEAK_OK);
+  CHECK(estimate.weight_bytes == info->size_bytes);
+  CHECK(estimate.repacked_bytes == projection.n_bytes);
+  CHECK(estimate.kv_bytes == 0);
+  CHECK(peak_image_encoder_compute_bytes(encoder) > 0);
+  CHECK(estimate.compute_bytes ==
+        peak_image_encoder_compute_bytes(encoder) + (size_t)info->n_image_tokens * info->n_embd * sizeof(float));
+  CHECK(estimate.total_bytes == estimate.weight_bytes + estimate.repacked_bytes + estimate.compute_bytes);
+  CHECK_ERROR(peak_projector_estimate_memory(PEAK_SHARED_DIR "/models/stories260K.gguf", NULL, NULL, &estimate),
+              PEAK_ERR_FORMAT, "not a vision projector");
+  peak_gguf_free(gguf);
+}
+
 int main(void) {
   check_eval_embeddings();
   CHECK(read_reference());
@@ -252,6 +276,7 @@ int main(void) {
 
   peak_image_encoder* encoder = NULL;
   CHECK(peak_image_encoder_create(projector, NULL, &encoder) == PEAK_OK);
+  check_memory_estimate(encoder, &info);
 
   /* The PNG, resized by peak as PIL resizes it. */
   size_t png_size = 0;

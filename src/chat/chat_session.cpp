@@ -550,6 +550,7 @@ void ChatSession::generate_answer(const std::vector<int32_t>& segment, const Ima
   const std::vector<int32_t> rest(segment.begin() + static_cast<std::ptrdiff_t>(lead), segment.end());
   turn.generation = runtime::generate(*ctx_, sampler_, lead > 0 ? rest : segment, o);
   turn.generation.prompt_seconds += lead_seconds;
+  turn.generation.n_prompt += static_cast<int32_t>(lead);
   splitter.finish(route);
   turn.reasoning = splitter.reasoning();
   if (calls) {

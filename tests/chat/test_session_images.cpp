@@ -95,6 +95,10 @@ TEST(SessionImages, ATurnReadsTheImageWhereTheFramingPutsIt) {
     prompt.push_back({{}, &rows});
     prompt.push_back({encode(kFraming.suffix, true)});
     prompt.push_back({encode(marked ? " Once upon a time" : "Once upon a time", false)});
+    // The prompt's count holds the picture's rows and the text around them.
+    size_t n_prompt = 0;
+    for (size_t i = 1; i < prompt.size(); ++i) n_prompt += prompt[i].rows ? kImageTokens : prompt[i].tokens.size();
+    EXPECT_EQ(turn.generation.n_prompt, static_cast<int32_t>(n_prompt));
     std::vector<float> logits;
     const std::vector<int32_t> expected = greedy_by_hand(prompt, 10, logits);
     ASSERT_FALSE(expected.empty());

@@ -18,6 +18,7 @@
 
 #include "cli_args.h"
 #include "commands.h"
+#include "image_prompt.h"
 #include "line_history.h"
 #include "line_render.h"
 #include "model_session.h"
@@ -58,6 +59,7 @@ std::string fetch_text(Call call) {
 struct ChatOptions : ChatSessionOptions {
   std::string system;
   std::string load_path;
+  std::string mmproj;  // --mmproj: the model's image encoder, for /image
   ToolOptions tools;
   bool show_thinking = false;  // --show-thinking: print its reasoning (dim)
   bool dump_prompt = false;    // --dump-prompt: print what the model reads before each answer
@@ -78,6 +80,8 @@ void print_help() {
       "  --chat-template NAME      chatml, llama2, llama3, mistral-v7, gemma, phi3, zephyr, ...,\n"
       "                            or raw (no template: the text continues as written)\n"
       "  --load FILE               continue a conversation saved with /save\n"
+      "  --mmproj FILE             the model's image encoder (a projector file, llama.cpp's\n"
+      "                            mmproj-*.gguf): /image FILE attaches a picture to the next message\n"
       "  --think on|off            thinking models (Qwen3, SmolLM3, ...): reason before answering\n"
       "                            (default off); the reasoning is never kept in the conversation\n"
       "  --show-thinking           print the reasoning, dim (to stderr when stdout is not a terminal)\n"
@@ -114,6 +118,8 @@ ChatOptions parse(int argc, char** argv, bool* help) {
       o.system = args.value(a);
     } else if (!std::strcmp(a, "--load")) {
       o.load_path = args.value(a);
+    } else if (!std::strcmp(a, "--mmproj")) {
+      o.mmproj = args.value(a);
     } else if (!std::strcmp(a, "--show-thinking")) {
       o.show_thinking = true;
     } else if (!std::strcmp(a, "--dump-prompt")) {
@@ -140,6 +146,12 @@ class Chat {
  public:
   Chat(LoadedModel& m, const ChatOptions& o, bool tty) : m_(m), o_(o), tty_(tty) {
     peak_session_params p = chat_session_params(o);
+    if (!o.mmproj.empty()) {
+      projector_ = load_projector(o.mmproj, m.info);
+      projector_info_.struct_size = sizeof projector_info_;
+      check_status(peak_projector_get_info(projector_.get(), &projector_info_));
+      p.projector = projector_.get();
+    }
     p.system_prompt = o.system.empty() ? nullptr : o.system.c_str();
     set_session_tools(o.tools, p);
     peak_session* s = create_tool_session(m.model.get(), p, o.tools);
@@ -173,6 +185,20 @@ class Chat {
       out.push_back({std::string(call.id, call.id_length), std::string(call.name, call.name_length)});
     }
     return out;
+  }
+
+  // Encodes the picture file and attaches it to the next message (the image
+  // encoder is made at the first).
+  void attach_image(const std::string& path) {
+    if (!projector_) {
+      throw CommandError("/image needs the model's image encoder: start peak chat with --mmproj FILE");
+    }
+    if (!encoder_) encoder_ = create_image_encoder(projector_.get(), o_.gen.context.n_threads);
+    const std::vector<float> rows = encode_image_file(encoder_.get(), projector_info_, path);
+    check_status(peak_session_attach_image(session_.get(), rows.data(), rows.size()));
+    const size_t n = peak_session_n_attached_images(session_.get());
+    std::printf("(%s attached: %u image tokens; %s with your next message)\n", path.c_str(),
+                projector_info_.n_image_tokens, n == 1 ? "it goes" : (std::to_string(n) + " images go").c_str());
   }
 
   void add_result(const PendingCall& call, const std::string& result) {
@@ -375,6 +401,10 @@ class Chat {
   LoadedModel& m_;
   const ChatOptions& o_;
   bool tty_;
+  // Declared before the session, which must be freed first.
+  std::unique_ptr<peak_projector, ProjectorDeleter> projector_;
+  peak_projector_info projector_info_{};
+  std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> encoder_;
   std::unique_ptr<peak_session, SessionDeleter> session_;
   peak_generate_result last_{};
   bool reasoning_open_ = false;
@@ -396,6 +426,7 @@ const ChatCommand kChatCommands[] = {
     {"/reset", nullptr, nullptr, "start a new conversation"},
     {"/stats", nullptr, nullptr, "memory, history and speed"},
     {"/summary", nullptr, nullptr, "the summary of the dropped history"},
+    {"/image", "FILE", "a picture (PNG or JPEG)", "attach a picture to the next message (--mmproj)"},
     {"/save", "FILE", "a file name", "save the conversation"},
     {"/load", "FILE", "a file name", "continue a saved conversation"},
     {"/help", nullptr, nullptr, "this list"},
@@ -442,6 +473,8 @@ bool run_command(Chat& chat, const std::string& line, bool line_editor) {
     chat.print_stats();
   } else if (c == "/summary") {
     chat.print_summary();
+  } else if (c == "/image") {
+    chat.attach_image(arg);
   } else if (c == "/save") {
     chat.save(arg);
   } else if (c == "/load") {

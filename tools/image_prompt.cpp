@@ -35,6 +35,44 @@ void eval_text(LoadedModel& m, const std::string& text, bool first, bool special
 
 }  // namespace
 
+std::unique_ptr<peak_projector, ProjectorDeleter> load_projector(const std::string& mmproj,
+                                                                 const peak_model_info& model) {
+  peak_projector* loaded = nullptr;
+  check_status(peak_projector_load(mmproj.c_str(), nullptr, &loaded));
+  std::unique_ptr<peak_projector, ProjectorDeleter> projector(loaded);
+  peak_projector_info info{};
+  info.struct_size = sizeof info;
+  check_status(peak_projector_get_info(projector.get(), &info));
+  if (info.n_embd != model.n_embd) {
+    throw CommandError(mmproj + ": its image tokens are " + std::to_string(info.n_embd) + " wide and the model's " +
+                       std::to_string(model.n_embd) + ": it is not this model's projector");
+  }
+  return projector;
+}
+
+std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> create_image_encoder(peak_projector* projector,
+                                                                              size_t n_threads) {
+  peak_image_encoder_params params = peak_image_encoder_default_params();
+  params.n_threads = n_threads;
+  peak_image_encoder* created = nullptr;
+  check_status(peak_image_encoder_create(projector, &params, &created));
+  return std::unique_ptr<peak_image_encoder, ImageEncoderDeleter>(created);
+}
+
+std::vector<float> encode_image_file(peak_image_encoder* encoder, const peak_projector_info& info,
+                                     const std::string& path) {
+  const std::string bytes = read_text_file(path, "image");
+  peak_image* decoded = nullptr;
+  const peak_status st = peak_image_decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &decoded);
+  if (st != PEAK_OK) throw CommandError(path + ": " + peak_last_error());
+  const std::unique_ptr<peak_image, ImageDeleter> image(decoded);
+  std::vector<float> rows(static_cast<size_t>(info.n_image_tokens) * info.n_embd);
+  size_t n_floats = 0;
+  check_status(peak_image_encode(encoder, image.get(), rows.data(), rows.size(), &n_floats));
+  rows.resize(n_floats);
+  return rows;
+}
+
 std::string eval_prompt_with_images(LoadedModel& m, const std::string& prompt, const std::string& mmproj,
                                     const std::vector<std::string>& image_paths, size_t n_threads,
                                     ImagePromptTimes* times) {
@@ -45,32 +83,16 @@ std::string eval_prompt_with_images(LoadedModel& m, const std::string& prompt, c
     throw UsageError("the prompt has " + std::to_string(pieces.size() - 1) + " " + kMediaMarker + " markers for " +
                      std::to_string(image_paths.size()) + " images (give one per image, or none: the images first)");
   }
-  peak_projector* loaded = nullptr;
-  check_status(peak_projector_load(mmproj.c_str(), nullptr, &loaded));
-  const std::unique_ptr<peak_projector, ProjectorDeleter> projector(loaded);
+  const std::unique_ptr<peak_projector, ProjectorDeleter> projector = load_projector(mmproj, m.info);
   peak_projector_info info{};
   info.struct_size = sizeof info;
   check_status(peak_projector_get_info(projector.get(), &info));
-  if (info.n_embd != m.info.n_embd) {
-    throw CommandError(mmproj + ": its image tokens are " + std::to_string(info.n_embd) + " wide and the model's " +
-                       std::to_string(m.info.n_embd) + ": it is not this model's projector");
-  }
-  peak_image_encoder_params params = peak_image_encoder_default_params();
-  params.n_threads = n_threads;
-  peak_image_encoder* created = nullptr;
-  check_status(peak_image_encoder_create(projector.get(), &params, &created));
-  const std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> encoder(created);
+  const std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> encoder =
+      create_image_encoder(projector.get(), n_threads);
 
-  std::vector<float> rows(static_cast<size_t>(info.n_image_tokens) * info.n_embd);
   for (size_t i = 0; i < image_paths.size(); ++i) {
-    const std::string bytes = read_text_file(image_paths[i], "image");
-    peak_image* decoded = nullptr;
-    const peak_status st = peak_image_decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &decoded);
-    if (st != PEAK_OK) throw CommandError(image_paths[i] + ": " + peak_last_error());
-    const std::unique_ptr<peak_image, ImageDeleter> image(decoded);
     const auto encode_start = std::chrono::steady_clock::now();
-    size_t n_floats = 0;
-    check_status(peak_image_encode(encoder.get(), image.get(), rows.data(), rows.size(), &n_floats));
+    const std::vector<float> rows = encode_image_file(encoder.get(), info, image_paths[i]);
     times->encode_seconds += seconds_from(encode_start);
 
     const auto eval_start = std::chrono::steady_clock::now();

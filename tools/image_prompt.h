@@ -5,6 +5,7 @@
 // tokens' embeddings from the image encoder, the text after.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,22 @@ struct ImagePromptTimes {
   double encode_seconds = 0;
   double eval_seconds = 0;  // the text before the last piece and the images' tokens
 };
+
+// Loads the projector file `mmproj` (peak_projector_load) for `model`:
+// CommandError when its image tokens are of another width than the model's
+// (another model's projector), naming both widths.
+std::unique_ptr<peak_projector, ProjectorDeleter> load_projector(const std::string& mmproj,
+                                                                 const peak_model_info& model);
+
+// A projector's image encoder on n_threads threads (0: every fast core).
+std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> create_image_encoder(peak_projector* projector,
+                                                                              size_t n_threads);
+
+// The image tokens of the picture file `path` (PNG or JPEG) as `encoder`
+// writes them (n_image_tokens x n_embd floats); CommandError naming the file
+// when it is no picture peak can read.
+std::vector<float> encode_image_file(peak_image_encoder* encoder, const peak_projector_info& info,
+                                     const std::string& path);
 
 // Evaluates `prompt` in m's context up to its last text piece, with the
 // images (`image_paths`, PNG or JPEG) encoded by the projector file `mmproj`

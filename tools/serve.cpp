@@ -1,6 +1,7 @@
-// peak serve: an OpenAI-compatible HTTP server on one model, with the chat
-// page at /. The routes are tools/server/routes.h; the HTTP/1.1 transport
-// tools/server/http_server.h. Loopback only unless --allow-remote.
+// peak serve: an OpenAI-compatible HTTP server on one model (and, with
+// --mmproj, its vision projector), with the chat page at /. The routes are
+// tools/server/routes.h; the HTTP/1.1 transport tools/server/http_server.h.
+// Loopback only unless --allow-remote.
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "http_server.h"
+#include "image_prompt.h"
 #include "model_session.h"
 #include "routes.h"
 #include "text_format.h"
@@ -28,6 +30,7 @@ struct ServeOptions : ChatSessionOptions {
   std::string host = "127.0.0.1";
   int port = 8080;
   bool allow_remote = false;
+  std::string mmproj;  // --mmproj: the model's vision projector
   peak_server::ServerOptions server;
   peak_server::HttpLimits limits;
 };
@@ -40,6 +43,9 @@ void print_help() {
       "  model (bert: BGE, all-MiniLM ...): POST /v1/embeddings instead of chat and completions;\n"
       "  with a reranker (ms-marco-MiniLM, Qwen3-Reranker ...): POST /v1/rerank (documents by relevance\n"
       "  to a query).\n"
+      "  --mmproj FILE             the chat model's vision projector (llama.cpp's mmproj-*.gguf): chat\n"
+      "                            messages may then hold pictures (image_url parts: PNG or JPEG data\n"
+      "                            URLs), each encoded once and kept (the latest 64 MiB)\n"
       "  --host ADDR               address to listen on (default 127.0.0.1); another than loopback\n"
       "                            needs --allow-remote\n"
       "  --allow-remote            let --host be a non-loopback address (use --api-key then)\n"
@@ -98,6 +104,8 @@ ServeOptions parse(int argc, char** argv, bool* help) {
       return o;
     } else if (!std::strcmp(a, "--host")) {
       o.host = args.value(a);
+    } else if (!std::strcmp(a, "--mmproj")) {
+      o.mmproj = args.value(a);
     } else if (!std::strcmp(a, "--allow-remote")) {
       o.allow_remote = true;
     } else if (!std::strcmp(a, "--port")) {
@@ -161,16 +169,28 @@ int run_serve(int argc, char** argv) {
                  o.host.c_str());
   }
   LoadedModel m = load_model(o.gen.model_path, o.gen, /*with_context=*/false);
+  o.server.model_id = file_name(o.gen.model_path);
+  // Freed after the server (declared before it), whose sessions and image encoder use it.
+  std::unique_ptr<peak_projector, ProjectorDeleter> projector;
+  if (!o.mmproj.empty()) {
+    if (m.info.is_encoder) {
+      const bool reranker = m.info.pooling == PEAK_POOLING_RANK;
+      throw CommandError("--mmproj " + o.mmproj + ": " + o.server.model_id + " is " +
+                         (reranker ? "a reranker" : "an embedding model") + " (" + m.info.architecture +
+                         "), which reads no pictures: a vision projector goes beside a chat model");
+    }
+    projector = load_projector(o.mmproj, m.info);
+  }
 
   peak_server::SlotSettings settings;
   settings.model = m.model.get();
   settings.session = chat_session_params(o);
+  settings.session.projector = projector.get();
   settings.context = o.gen.context;
   settings.adapters = m.adapter_uses.empty() ? nullptr : &m.adapter_set;
   settings.draft_model = m.draft_file.get();
   m.draft.reset();  // each slot makes its own
 
-  o.server.model_id = file_name(o.gen.model_path);
   o.server.sampler = o.gen.sampler;
   o.server.random_seed = !o.gen.seed_given;
   o.server.default_max_tokens = o.gen.n_predict;
@@ -193,9 +213,11 @@ int run_serve(int argc, char** argv) {
   const bool ipv6 = o.host.find(':') != std::string::npos && o.host[0] != '[';
   const std::string shown_host = ipv6 ? "[" + o.host + "]" : o.host;
   const bool batching = o.server.parallel > 1 && o.server.shared_passes && !routes.encoder();
-  std::fprintf(stderr, "peak serve: %s, %zu slot%s%s, listening on http://%s:%d\n",
-               shown(o.server.model_id.c_str()).c_str(), o.server.parallel, o.server.parallel == 1 ? "" : "s",
-               batching ? " (continuous batching)" : "", shown_host.c_str(), http->port());
+  const std::string vision = projector ? ", pictures through " + shown(file_name(o.mmproj)) : "";
+  std::fprintf(stderr, "peak serve: %s%s, %zu slot%s%s, listening on http://%s:%d\n",
+               shown(o.server.model_id.c_str()).c_str(), vision.c_str(), o.server.parallel,
+               o.server.parallel == 1 ? "" : "s", batching ? " (continuous batching)" : "", shown_host.c_str(),
+               http->port());
   http->serve([&routes](const peak_server::HttpRequest& request, peak_server::HttpResponder& out) {
     routes.handle(request, out);
   });

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "json/json.h"
+#include "test_pictures.h"
 #include "openai_request.h"
 #include "stop_filter.h"
 
@@ -467,16 +468,6 @@ const std::string kJpegBase64 =
 const std::string kPngUrl = "data:image/png;base64," + kPngBase64;
 const std::string kJpegUrl = "data:image/jpeg;base64," + kJpegBase64;
 
-std::string test_file(const std::string& relative) {
-  const std::string path = std::string(PEAK_TEST_DATA_DIR) + "/images/" + relative;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  EXPECT_TRUE(in) << path;
-  std::string bytes(static_cast<size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
-  in.seekg(0);
-  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  return bytes;
-}
-
 std::string quoted(const std::string& text) { return peak::json::write(Value(text)); }
 std::string text_part(const std::string& text) { return R"({"type": "text", "text": )" + quoted(text) + "}"; }
 std::string image_part(const std::string& url, const std::string& detail = "") {
@@ -499,7 +490,8 @@ std::string chat_error(const std::string& text) {
 }
 
 TEST(ServerRequest, ImagePartsAreDecodedAndMarkedInOrder) {
-  const std::string png = test_file("png/pil_1bit.png"), jpeg = test_file("jpeg/grey_1x1.jpg");
+  const std::string png = peak_server::testing::test_picture("png/pil_1bit.png"),
+                    jpeg = peak_server::testing::test_picture("jpeg/grey_1x1.jpg");
   ASSERT_EQ(png.size(), 112u);
   ASSERT_EQ(jpeg.size(), 332u);
   const std::string marker = peak_server::kImageMarker;
@@ -517,9 +509,13 @@ TEST(ServerRequest, ImagePartsAreDecodedAndMarkedInOrder) {
   ASSERT_EQ(r.messages[0].images.size(), 2u);
   EXPECT_EQ(r.messages[0].images[0], png);
   EXPECT_EQ(r.messages[0].images[1], jpeg);
+  // Where each came, for the decoder's errors: the system message is messages[0].
+  EXPECT_EQ(r.messages[0].image_fields,
+            (std::vector<std::string>{"messages[1].content[1].image_url.url", "messages[1].content[3].image_url"}));
   EXPECT_TRUE(r.messages[1].images.empty());
   EXPECT_EQ(r.messages[2].content, marker);
   EXPECT_EQ(r.messages[2].images, std::vector<std::string>{png});
+  EXPECT_EQ(r.messages[2].image_fields, std::vector<std::string>{"messages[3].content[0].image_url.url"});
   // image/jpg, the type and ";base64" in capitals, a parameter before
   // ";base64", detail "low", the padding left out: the same bytes.
   std::string unpadded = kJpegBase64;

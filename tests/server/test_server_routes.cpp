@@ -4,9 +4,12 @@
 // API alone (peak_chat_apply_template + peak_generate at temperature 0), and
 // /v1/embeddings, on the tiny bert model tests/runtime writes, against
 // peak_embed's vectors for the same texts, and /v1/rerank, on its tiny bert
-// reranker, against peak_rerank's scores.
+// reranker, against peak_rerank's scores. Chat with pictures, on the tiny
+// Gemma 3 image encoder tests/runtime writes, against a session given the
+// picture's rows through the C API.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -21,8 +24,10 @@
 #include <thread>
 #include <vector>
 
+#include "base64.h"
 #include "conversation_store.h"
 #include "json/json.h"
+#include "test_pictures.h"
 #include "openai_response.h"
 #include "routes.h"
 #include "web_page.h"
@@ -1319,6 +1324,306 @@ TEST(ServerRoutes, ConversationsSavedUnderADefaultSeedKeepTheirOwnFiles) {
   EXPECT_EQ(alpha_again.find("usage")->find("prompt_tokens")->as_int(),
             full.json().find("usage")->find("prompt_tokens")->as_int());
   EXPECT_EQ(content_of(alpha_again), content_of(full.json()));
+}
+
+// The tiny Gemma 3 image encoder at stories260K's width that tests/runtime
+// writes (4 image tokens a picture); nullptr where it is not built.
+const peak_projector* tiny_projector() {
+  static peak_projector* projector = [] {
+    peak_projector* p = nullptr;
+    if (std::string(PEAK_IMAGE_PROJECTOR_64).empty()) return p;
+    EXPECT_EQ(peak_projector_load(PEAK_IMAGE_PROJECTOR_64, nullptr, &p), PEAK_OK) << peak_last_error();
+    return p;
+  }();
+  return projector;
+}
+
+SlotSettings vision_settings() {
+  SlotSettings s = settings();
+  s.session.projector = tiny_projector();
+  return s;
+}
+
+std::string png_url(const std::string& bytes) { return "data:image/png;base64," + peak_server::base64_encode(bytes); }
+
+Value text_message(const char* role, const std::string& text) {
+  return Value::object().set("role", role).set("content", text);
+}
+
+Value picture_part(const std::string& url) {
+  return Value::object().set("type", "image_url").set("image_url", Value::object().set("url", url));
+}
+
+// A user message of a text part and a picture's part.
+Value picture_message(const std::string& text, const std::string& url) {
+  return Value::object()
+      .set("role", "user")
+      .set("content",
+           Value::array().push(Value::object().set("type", "text").set("text", text)).push(picture_part(url)));
+}
+
+std::string vision_body(const Value& messages, int max_tokens = 16) {
+  return peak::json::write(
+      Value::object().set("messages", messages).set("temperature", 0).set("max_tokens", max_tokens));
+}
+
+int64_t peak_member(const Value& response, const char* name) {
+  const Value* v = response.find("peak")->find(name);
+  EXPECT_NE(v, nullptr) << name << " in " << peak::json::write(response);
+  return v ? v->as_int() : -1;
+}
+
+// The answer of a session of the server's slots' parameters to `text` with
+// `picture` attached (its marker after the text), the picture decoded and
+// encoded here by an encoder of its own: greedy, as the server's.
+std::string session_answer(const std::string& text, const std::string& picture, size_t max_tokens) {
+  const peak_session_params params = vision_settings().session;
+  peak_session* session = nullptr;
+  EXPECT_EQ(peak_session_create(stories(), &params, &session), PEAK_OK) << peak_last_error();
+  peak_sampler_params sp = peak_sampler_default_params();
+  sp.temperature = 0;
+  EXPECT_EQ(peak_session_set_sampler(session, &sp), PEAK_OK);
+  peak_image_encoder_params ep = peak_image_encoder_default_params();
+  ep.n_threads = 1;
+  peak_image_encoder* encoder = nullptr;
+  EXPECT_EQ(peak_image_encoder_create(tiny_projector(), &ep, &encoder), PEAK_OK) << peak_last_error();
+  peak_image* image = nullptr;
+  EXPECT_EQ(peak_image_decode(reinterpret_cast<const uint8_t*>(picture.data()), picture.size(), &image), PEAK_OK);
+  size_t n_floats = 0;
+  EXPECT_EQ(peak_image_encode(encoder, image, nullptr, 0, &n_floats), PEAK_ERR_BUFFER_TOO_SMALL);
+  std::vector<float> rows(n_floats);
+  EXPECT_EQ(peak_image_encode(encoder, image, rows.data(), rows.size(), &n_floats), PEAK_OK) << peak_last_error();
+  EXPECT_EQ(peak_session_attach_image(session, rows.data(), rows.size()), PEAK_OK) << peak_last_error();
+  std::string out;
+  peak_generate_params gp = peak_generate_default_params();
+  gp.max_tokens = max_tokens;
+  gp.user_data = &out;
+  gp.on_text = [](const char* t, size_t len, void* self) {
+    static_cast<std::string*>(self)->append(t, len);
+    return 1;
+  };
+  const std::string message = text + peak_server::kImageMarker;
+  EXPECT_EQ(peak_session_chat(session, message.data(), message.size(), &gp, nullptr), PEAK_OK) << peak_last_error();
+  peak_image_free(image);
+  peak_image_encoder_free(encoder);
+  peak_session_free(session);
+  return out;
+}
+
+// A picture is answered as a session given its rows answers, and encoded
+// once: the same request again takes it from the cache and answers the same.
+TEST(ServerVision, APictureIsAnsweredAsBySessionAndEncodedOnce) {
+  if (!tiny_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  Server server(vision_settings(), options());
+  const Value models = call(server, request("GET", "/v1/models")).json();
+  EXPECT_TRUE(models.find("data")->items()[0].find("vision")->as_bool());
+
+  const std::string photo = peak_server::testing::test_picture("png/photo_256x192.png");
+  const std::string body = vision_body(Value::array().push(picture_message("Once upon a time", png_url(photo))));
+  const FakeResponder first = call(server, request("POST", "/v1/chat/completions", body));
+  ASSERT_EQ(first.status, 200) << first.body;
+  const Value v = first.json();
+  const std::string expected = session_answer("Once upon a time", photo, 16);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(content_of(v), expected);
+  EXPECT_EQ(peak_member(v, "images_encoded"), 1);
+  EXPECT_EQ(peak_member(v, "images_cached"), 0);
+  // The picture is read: the text alone is answered otherwise.
+  const FakeResponder text_only =
+      call(server, request("POST", "/v1/chat/completions",
+                           vision_body(Value::array().push(text_message("user", "Once upon a time")))));
+  ASSERT_EQ(text_only.status, 200) << text_only.body;
+  EXPECT_NE(content_of(text_only.json()), expected);
+
+  for (const char* stream : {"false", "true"}) {
+    std::string again_body = body;
+    again_body.insert(again_body.size() - 1, std::string(", \"stream\": ") + stream);
+    const FakeResponder again = call(server, request("POST", "/v1/chat/completions", again_body));
+    ASSERT_EQ(again.status, 200) << again.body;
+    EXPECT_EQ(chat_answer(again).content, expected) << stream;
+  }
+  // The picture twice in one message: two pictures, both from the cache.
+  const Value parts = Value::array().push(picture_part(png_url(photo))).push(picture_part(png_url(photo)));
+  const Value message = Value::object().set("role", "user").set("content", parts);
+  const Value twice =
+      call(server, request("POST", "/v1/chat/completions", vision_body(Value::array().push(message)))).json();
+  EXPECT_EQ(peak_member(twice, "images_encoded"), 0);
+  EXPECT_EQ(peak_member(twice, "images_cached"), 2);
+  const peak_server::ServerCounters c = server.counters();
+  EXPECT_EQ(c.images_encoded, 1u);
+  EXPECT_EQ(c.images_cached, 4u);
+  const Value metrics = call(server, request("GET", "/metrics")).json();
+  EXPECT_EQ(metrics.find("images_encoded")->as_int(), 1);
+  EXPECT_EQ(metrics.find("images_cached")->as_int(), 4);
+}
+
+// A front-end resends the history with its pictures: the slot holding it
+// evaluates the new message alone and encodes nothing. The same texts with
+// another picture are another history: the slot then holds exactly that one,
+// answering as a fresh server does.
+TEST(ServerVision, AResentHistoryReusesTheSlotAndAnotherPictureDoesNot) {
+  if (!tiny_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  Server server(vision_settings(), options());
+  const std::string photo = png_url(peak_server::testing::test_picture("png/photo_256x192.png"));
+  const std::string other = png_url(peak_server::testing::test_picture("png/pil_rgb.png"));
+  const auto post = [](Server& s, const Value& messages) {
+    const FakeResponder out = call(s, request("POST", "/v1/chat/completions", vision_body(messages, 8)));
+    EXPECT_EQ(out.status, 200) << out.body;
+    return out.json();
+  };
+  const Value first = post(server, Value::array().push(picture_message("Lily saw a cat.", photo)));
+  const auto history = [&](const std::string& url) {
+    return Value::array()
+        .push(picture_message("Lily saw a cat.", url))
+        .push(text_message("assistant", content_of(first)))
+        .push(text_message("user", "The end."));
+  };
+  const Value resent = post(server, history(photo));
+  EXPECT_EQ(peak_member(resent, "images_encoded"), 0);
+  EXPECT_EQ(peak_member(resent, "images_cached"), 1);
+  // Only the new message (and the prompt after it) was evaluated.
+  EXPECT_LE(evaluated_of(resent), count_tokens("<|im_start|>user\nThe end.<|im_end|>\n<|im_start|>assistant\n"));
+
+  // A slot holding the first turn (the one picture and its answer), asked
+  // for the same texts with another picture.
+  Server second(vision_settings(), options());
+  EXPECT_EQ(content_of(post(second, Value::array().push(picture_message("Lily saw a cat.", photo)))),
+            content_of(first));
+  const Value swapped = post(second, history(other));
+  EXPECT_EQ(peak_member(swapped, "images_encoded"), 1);
+  Server fresh(vision_settings(), options());
+  const Value replayed = post(fresh, history(other));
+  EXPECT_EQ(evaluated_of(swapped), evaluated_of(replayed));
+  EXPECT_GT(evaluated_of(swapped), evaluated_of(resent));
+  EXPECT_EQ(content_of(swapped), content_of(replayed));
+  EXPECT_EQ(swapped.find("usage")->find("prompt_tokens")->as_int(),
+            replayed.find("usage")->find("prompt_tokens")->as_int());
+}
+
+// A file the decoder refuses: a 400 naming the URL's field and the
+// decoder's reason, before any slot; it is not kept, and refused again.
+TEST(ServerVision, APictureTheDecoderRefusesIsA400NamingItsField) {
+  if (!tiny_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  Server server(vision_settings(), options());
+  std::string png = peak_server::testing::test_picture("png/pil_rgb.png");
+  png[20] = static_cast<char>(png[20] ^ 0x01);  // the IHDR chunk's height: its CRC no longer matches
+  const std::string body = vision_body(Value::array()
+                                           .push(text_message("user", "Hi"))
+                                           .push(text_message("assistant", "Hello"))
+                                           .push(picture_message("What is it?", png_url(png))));
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    expect_error(call(server, request("POST", "/v1/chat/completions", body)), 400,
+                 "'messages[2].content[1].image_url.url': PNG: bad CRC in chunk IHDR",
+                 "messages[2].content[1].image_url.url");
+  }
+  EXPECT_EQ(server.counters().prompt_tokens_evaluated, 0u);
+  EXPECT_EQ(server.counters().images_encoded, 0u);
+}
+
+// A message that fails to enter the session (here: two pictures for its one
+// marker) leaves no picture attached for the next one.
+TEST(ServerVision, AMessageThatFailsLeavesNoPictureAttached) {
+  if (!tiny_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  peak_server::ImageCache cache(tiny_projector(), 1);
+  bool cached = false;
+  peak_server::ChatMessage two;
+  two.content = std::string("Look: ") + peak_server::kImageMarker;
+  two.encoded = {cache.get(peak_server::testing::test_picture("png/pil_rgb.png"), "f", &cached),
+                 cache.get(peak_server::testing::test_picture("png/pil_l.png"), "f", &cached)};
+  ChatSlot slot(vision_settings());
+  EXPECT_THROW(slot.append({two}), peak_server::PeakError);
+  EXPECT_EQ(peak_session_n_attached_images(slot.session()), 0u);
+  EXPECT_EQ(peak_session_n_messages(slot.session()), 0u);
+  peak_server::ChatMessage plain;
+  plain.content = "Lily went to the park.";
+  slot.append({plain});
+  peak_session_message m{};
+  m.struct_size = sizeof m;
+  ASSERT_EQ(peak_session_get_message(slot.session(), 0, &m), PEAK_OK);
+  EXPECT_EQ(m.n_images, 0u);
+  // A turn's pictures attached, then dropped (as after a failed turn).
+  slot.attach_images(two);
+  EXPECT_EQ(peak_session_n_attached_images(slot.session()), 2u);
+  slot.clear_images();
+  EXPECT_EQ(peak_session_n_attached_images(slot.session()), 0u);
+}
+
+// A conversation (the `conversation` extension) holding a picture is saved
+// away for another and restored: it answers as its history replayed does.
+TEST(ServerVision, AConversationWithAPictureIsSavedAndRestored) {
+  if (!tiny_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  const ScratchDir dir("peak_serve_picture_conversations");
+  ServerOptions o = options(1);
+  o.conversation_dir = dir.path().string();
+  Server server(vision_settings(), o);
+  const std::string photo = png_url(peak_server::testing::test_picture("png/photo_256x192.png"));
+  const auto post = [](Server& s, const Value& messages, const std::string& id) {
+    Value body = Value::object().set("messages", messages).set("temperature", 0).set("max_tokens", 8);
+    if (!id.empty()) body.set("conversation", id);
+    const FakeResponder out = call(s, request("POST", "/v1/chat/completions", peak::json::write(body)));
+    EXPECT_EQ(out.status, 200) << out.body;
+    return out.json();
+  };
+  const Value first = post(server, Value::array().push(picture_message("Lily saw a cat.", photo)), "a");
+  post(server, Value::array().push(text_message("user", "Tom.")), "b");  // a is saved away
+  EXPECT_EQ(dir.count(".pkss"), 1u);
+  const Value restored = post(server, Value::array().push(text_message("user", "The end.")), "a");
+
+  Server fresh(vision_settings(), options(1));
+  const Value replayed = post(fresh,
+                              Value::array()
+                                  .push(picture_message("Lily saw a cat.", photo))
+                                  .push(text_message("assistant", content_of(first)))
+                                  .push(text_message("user", "The end.")),
+                              "");
+  EXPECT_EQ(content_of(restored), content_of(replayed));
+  EXPECT_EQ(restored.find("usage")->find("prompt_tokens")->as_int(),
+            replayed.find("usage")->find("prompt_tokens")->as_int());
+}
+
+// The cache on its own: a hit compares the bytes and gives the rows kept; the
+// least recently used picture goes first when the bound is reached; a
+// picture larger than the bound is encoded and not kept.
+TEST(ServerImageCache, KeepsTheLatestPicturesWithinItsBound) {
+  if (!tiny_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  const std::string a = peak_server::testing::test_picture("png/pil_rgb.png"),
+                    b = peak_server::testing::test_picture("png/pil_l.png"),
+                    c = peak_server::testing::test_picture("png/pil_1bit.png");
+  const size_t rows_bytes = 4 * 64 * sizeof(float);  // 4 image tokens of stories260K's 64
+  const auto size = [&](const std::string& file) { return file.size() + rows_bytes; };
+  peak_server::ImageCache cache(tiny_projector(), 1, size(a) + size(b) + size(c) - 1);  // two of the three
+  const auto get = [&](const std::string& file) {
+    bool cached = false;
+    const std::shared_ptr<const peak_server::EncodedImage> image = cache.get(file, "f", &cached);
+    EXPECT_EQ(image->bytes, file);
+    EXPECT_EQ(image->rows.size(), 4u * 64u);
+    return std::make_pair(image, cached);
+  };
+  const auto first_a = get(a);
+  EXPECT_FALSE(first_a.second);
+  EXPECT_EQ(first_a.first->hash, peak_server::fnv1a(a));
+  EXPECT_FALSE(get(b).second);
+  const auto again_a = get(a);  // a is now the latest, b the oldest
+  EXPECT_TRUE(again_a.second);
+  EXPECT_EQ(again_a.first, first_a.first);
+  EXPECT_EQ(cache.held_bytes(), size(a) + size(b));
+  EXPECT_FALSE(get(c).second);  // b leaves
+  EXPECT_EQ(cache.held_bytes(), size(a) + size(c));
+  EXPECT_TRUE(get(a).second);
+  EXPECT_TRUE(get(c).second);
+  const auto b_again = get(b);  // encoded again, as it was: a leaves
+  EXPECT_FALSE(b_again.second);
+  EXPECT_TRUE(get(c).second);
+  EXPECT_FALSE(get(a).second);
+
+  peak_server::ImageCache small(tiny_projector(), 1, size(c) - 1);
+  bool cached = true;
+  const auto whole = small.get(c, "f", &cached);
+  EXPECT_FALSE(cached);
+  EXPECT_EQ(whole->rows, get(c).first->rows);
+  EXPECT_EQ(small.held_bytes(), 0u);
+  small.get(c, "f", &cached);
+  EXPECT_FALSE(cached);
 }
 
 // A model tests/runtime writes, loaded; nullptr when `path` is "" (not built here).

@@ -9,8 +9,10 @@
 // button, another file type is refused on the page, pasted and dropped PNGs
 // are attached too, and a message sent with a PNG goes as OpenAI's image_url
 // part holding the file's data URL; the server (no vision projector) answers
-// 400, whose message shows on the page.
-//   node web_page_test.mjs PEAK MODEL NODE_DIR OUT_DIR CHROMIUM
+// 400, whose message shows on the page. With PROJECTOR (a vision projector of
+// MODEL's width; "-": none), a server of its own started with --mmproj answers
+// a PNG sent from the page.
+//   node web_page_test.mjs PEAK MODEL NODE_DIR OUT_DIR PROJECTOR CHROMIUM
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -18,9 +20,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { check, requirePackage, runTest, startServer, unavailable } from './harness.mjs';
 
-const [peak, model, nodeDir, outDir, chromiumPath] = process.argv.slice(2);
-if (!outDir) {
-  console.error('usage: node web_page_test.mjs PEAK MODEL NODE_DIR OUT_DIR CHROMIUM');
+const [peak, model, nodeDir, outDir, projector, chromiumPath] = process.argv.slice(2);
+if (!projector) {
+  console.error('usage: node web_page_test.mjs PEAK MODEL NODE_DIR OUT_DIR PROJECTOR CHROMIUM');
   process.exit(2);
 }
 if (!chromiumPath || !fs.existsSync(chromiumPath)) unavailable('Chromium is not installed');
@@ -300,6 +302,41 @@ runTest(async () => {
     check(await evaluate(`${thumbs}.length`) === 1 && await evaluate(`document.getElementById('input').value`) ===
           'What is this?', 'the failed message is back in the composer, image and text');
     await screenshot('web_page_image.png');
+
+    // With a vision projector (a server of its own, without a key): a PNG
+    // sent from the page is answered.
+    if (projector !== '-') {
+      const vision = await startServer(peak, model, ['--mmproj', projector]);
+      try {
+        const opened = cdp.waitEvent('Page.loadEventFired');
+        await cdp.send('Page.navigate', { url: `${vision.url}/` });
+        await opened;
+        await waitFor(`document.getElementById('model-name').textContent === ${JSON.stringify(modelName)}`,
+                      `the model name ${modelName} from the vision server`, 10000);
+        check(!/no vision projector/.test(await evaluate(`document.getElementById('attach').title`)),
+              'the attach button does not warn of a missing projector');
+        const { root: page } = await cdp.send('DOM.getDocument');
+        const { nodeId } = await cdp.send('DOM.querySelector', { nodeId: page.nodeId, selector: '#file-input' });
+        await cdp.send('DOM.setFileInputFiles', { nodeId, files: [pngFile] });
+        await waitFor(`${thumbs}.length === 1`, 'the PNG attached on the vision server\'s page', 10000);
+        await evaluate(`document.getElementById('input').focus()`);
+        await cdp.send('Input.insertText', { text: 'Once upon a time' });
+        await key('Enter', 'Enter', 0, '\r');
+        await waitFor(answered(1), 'the answer to the picture', 90000);
+        messages = await conversation();
+        console.log(`answered with a picture: ${JSON.stringify(messages, null, 1)}`);
+        check(messages.length === 2 && messages[0].text === 'Once upon a time', 'the user message is the text');
+        check(await evaluate(`[...document.querySelectorAll('#messages .message.user .images img')].map((i) => i.src)
+                              .join() === ${JSON.stringify(pngUrl)}`), 'the user bubble shows the picture');
+        check(messages[1].role === 'assistant' && messages[1].error === null && messages[1].text.trim().length > 0,
+              `the picture is answered, not refused (${messages[1].error ?? messages[1].text})`);
+        check(/[0-9.]+ tokens\/s/.test(messages[1].stats), 'the speed is shown under the answer');
+        check(await evaluate(`${thumbs}.length`) === 0, 'the sent picture left the composer');
+        await screenshot('web_page_vision.png');
+      } finally {
+        await vision.stop();
+      }
+    }
     cdp.close();
   } finally {
     if (browser) {

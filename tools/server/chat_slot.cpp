@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "image_cache.h"
+
 namespace peak_server {
 
 void check(peak_status status) {
@@ -29,11 +31,17 @@ size_t session_tokens(const peak_session* session) {
   return s.prefix_tokens + s.summary_tokens + s.recent_tokens;
 }
 
-// What chat_reuse compares beside a message's role and text.
-std::string call_note(const ChatMessage& m) {
+// What chat_reuse compares beside a message's role and text: an assistant's
+// calls, a tool result's call id, a user's pictures. A picture is noted by
+// the FNV-1a of its file and the file's length: two messages of one text
+// whose pictures differ are two messages.
+std::string message_note(const ChatMessage& m) {
   if (m.role == PEAK_ROLE_TOOL) return m.tool_call_id;
   std::string note;
   for (const ChatToolCall& c : m.tool_calls) note += c.id + '\n' + c.name + '\n' + c.arguments + '\n';
+  for (const auto& image : m.encoded) {
+    note += "image " + std::to_string(image->hash) + ' ' + std::to_string(image->bytes.size()) + '\n';
+  }
   return note;
 }
 
@@ -92,14 +100,15 @@ void ChatSlot::create_session(const std::optional<std::string>& system, const st
 
 void ChatSlot::forget_notes() { notes_.assign(peak_session_n_messages(session_), std::string()); }
 
-void ChatSlot::note_answer() {
+void ChatSlot::note_answer(const ChatMessage* user) {
   const size_t n = peak_session_n_messages(session_);
   notes_.resize(n);
   if (n == 0) return;
+  if (user && n >= 2) notes_[n - 2] = message_note(*user);
   ChatMessage answer;
   answer.role = PEAK_ROLE_ASSISTANT;
   answer.tool_calls = answer_calls();
-  notes_[n - 1] = call_note(answer);
+  notes_[n - 1] = message_note(answer);
 }
 
 long long ChatSlot::chat_reuse(const std::optional<std::string>& system, const std::string& tools,
@@ -114,7 +123,7 @@ long long ChatSlot::chat_reuse(const std::optional<std::string>& system, const s
     if (peak_session_get_message(session_, i, &m) != PEAK_OK) return -1;
     const ChatMessage& want = history[i - first];
     if (m.role != want.role || std::string_view(m.text, m.length) != want.content) return -1;
-    if (i >= notes_.size() || notes_[i] != call_note(want)) return -1;
+    if (i >= notes_.size() || notes_[i] != message_note(want)) return -1;
   }
   return static_cast<long long>(n);
 }
@@ -144,7 +153,7 @@ size_t ChatSlot::append(const std::vector<ChatMessage>& messages, size_t from) {
     const ChatMessage& m = messages[i];
     add_message(m);
     notes_.resize(peak_session_n_messages(session_));
-    notes_.back() = call_note(m);
+    notes_.back() = message_note(m);
     if (m.role == PEAK_ROLE_TOOL) continue;  // read by the turn that answers it
     // What the message added to the cache; when making room for it dropped
     // older messages, at least its own text's tokens.
@@ -174,9 +183,28 @@ void ChatSlot::add_message(const ChatMessage& m) {
     }
     check(peak_session_append_tool_calls(session_, m.content.data(), m.content.size(), calls.data(), calls.size()));
   } else {
-    check(peak_session_append(session_, m.role, m.content.data(), m.content.size()));
+    attach_images(m);
+    const peak_status status = peak_session_append(session_, m.role, m.content.data(), m.content.size());
+    if (status != PEAK_OK) {
+      const std::string message = peak_last_error();
+      peak_session_clear_images(session_);  // a failed append leaves them attached
+      throw PeakError(status, message);
+    }
   }
 }
+
+void ChatSlot::attach_images(const ChatMessage& m) {
+  for (const auto& image : m.encoded) {
+    const peak_status status = peak_session_attach_image(session_, image->rows.data(), image->rows.size());
+    if (status != PEAK_OK) {
+      const std::string message = peak_last_error();
+      peak_session_clear_images(session_);
+      throw PeakError(status, message);
+    }
+  }
+}
+
+void ChatSlot::clear_images() { check(peak_session_clear_images(session_)); }
 
 size_t ChatSlot::cached_tokens() const { return session_tokens(session_); }
 

@@ -2,11 +2,11 @@
 // made on the first /v1/completions request it runs, a plain context, both on
 // the one shared model. A slot keeps what its last request left in them, so
 // that the next request sharing a prefix with it evaluates only the rest:
-//  - chat: the session's messages (system prompt, user, assistant, tool) and
-//    its tools against the request's; a front-end resending the whole history
-//    each turn finds the slot holding all of it but the new message. The tools
-//    are in the session's Prefix: a request with other tools (or none where
-//    the session has some) gets a new session;
+//  - chat: the session's messages (system prompt, user with its pictures,
+//    assistant, tool) and its tools against the request's; a front-end
+//    resending the whole history each turn finds the slot holding all of it
+//    but the new message. The tools are in the session's Prefix: a request
+//    with other tools (or none where the session has some) gets a new session;
 //  - completions: the longest common token prefix of the prompts
 //    (llama.cpp's cache_prompt).
 #pragma once
@@ -68,13 +68,23 @@ class ChatSlot {
   // messages. Returns the tokens that evaluated.
   size_t prepare_chat(const std::optional<std::string>& system, const std::string& tools,
                       const std::vector<ChatMessage>& history);
-  // Appends messages[from..] to the session (peak_session_append, an
-  // assistant's calls by peak_session_append_tool_calls, a tool result by
+  // Appends messages[from..] to the session (peak_session_append, a user's
+  // pictures attached first, an assistant's calls by
+  // peak_session_append_tool_calls, a tool result by
   // peak_session_add_tool_result). Returns the tokens that evaluated.
   size_t append(const std::vector<ChatMessage>& messages, size_t from = 0);
-  // After a turn: notes the calls of the answer it generated (the session's
+  // After a turn: notes the user message it answered (nullptr: it answered
+  // tool results) and the calls of the answer it generated (the session's
   // last message), which chat_reuse compares with the next request's history.
-  void note_answer();
+  void note_answer(const ChatMessage* user);
+  // Attaches a user message's pictures (ChatMessage::encoded) to the
+  // session's next user message, in order; on a failure none stays attached
+  // (PeakError). append() does this itself; a turn answering `m` calls it
+  // right before peak_session_chat, and clear_images() when that fails.
+  void attach_images(const ChatMessage& m);
+  // Drops the pictures attached: a failed turn leaves them, and the next
+  // request's message must not take them.
+  void clear_images();
   // The calls of the session's last answer (peak_session_get_tool_call).
   std::vector<ChatToolCall> answer_calls() const { return session_tool_calls(session_); }
   // The session for the turn (valid until the next prepare_chat or restore).
@@ -119,7 +129,7 @@ class ChatSlot {
   std::optional<std::string> system_;  // the session's system prompt
   std::string tools_;                  // the session's tools (JSON text), "" for none
   // By the session's message index: what its text does not show, an
-  // assistant's calls or a tool result's call id (call_note()).
+  // assistant's calls, a tool result's call id or a user's pictures (message_note()).
   std::vector<std::string> notes_;
   std::string conversation_;
   size_t n_ctx_ = 0;

@@ -219,6 +219,7 @@ void parse_generation(const Value& body, GenerationRequest& r) {
 // the bytes of the request's pictures so far.
 struct ImageSink {
   std::vector<std::string>* images = nullptr;
+  std::vector<std::string>* fields = nullptr;  // each picture's URL field
   size_t* request_bytes = nullptr;
 };
 
@@ -312,10 +313,14 @@ std::string data_url_image(const std::string& url, const std::string& field, siz
 
 // OpenAI's image part: {"type": "image_url", "image_url": {"url", "detail"?}},
 // or the URL as a string (as some clients send it). `detail` is checked and
-// ignored: the image encoder sees every picture at its one size.
-std::string image_part(const Value& part, const std::string& field, size_t* request_bytes) {
+// ignored: the image encoder sees every picture at its one size. *url_field:
+// the field of the URL.
+std::string image_part(const Value& part, const std::string& field, size_t* request_bytes, std::string* url_field) {
   const Value* image = required(part, "image_url", field + ".image_url");
-  if (image->is_string()) return data_url_image(image->as_string(), field + ".image_url", request_bytes);
+  if (image->is_string()) {
+    *url_field = field + ".image_url";
+    return data_url_image(image->as_string(), *url_field, request_bytes);
+  }
   if (!image->is_object()) wrong_type(field + ".image_url", "an object (or the URL as a string)", *image);
   if (const Value* detail = member(*image, "detail")) {
     const std::string at = field + ".image_url.detail";
@@ -324,10 +329,10 @@ std::string image_part(const Value& part, const std::string& field, size_t* requ
     if (d != "auto" && d != "low" && d != "high")
       throw RequestError("'" + at + "' must be \"auto\", \"low\" or \"high\", not \"" + d + "\"", at);
   }
-  const std::string at = field + ".image_url.url";
-  const Value* url = required(*image, "url", at);
-  if (!url->is_string()) wrong_type(at, "a string", *url);
-  return data_url_image(url->as_string(), at, request_bytes);
+  *url_field = field + ".image_url.url";
+  const Value* url = required(*image, "url", *url_field);
+  if (!url->is_string()) wrong_type(*url_field, "a string", *url);
+  return data_url_image(url->as_string(), *url_field, request_bytes);
 }
 
 // A message's text may not hold the image marker itself: it would be read as
@@ -365,7 +370,9 @@ std::string content_text(const Value& v, const std::string& field, const ImageSi
       if (!sink.images) {
         throw RequestError("'" + part_field + "' is an image; images go in user messages only", part_field);
       }
-      sink.images->push_back(image_part(part, part_field, sink.request_bytes));
+      std::string url_field;
+      sink.images->push_back(image_part(part, part_field, sink.request_bytes, &url_field));
+      sink.fields->push_back(std::move(url_field));
       text += kImageMarker;
       continue;
     }
@@ -552,7 +559,8 @@ ChatMessage chat_message(const Value& m, const std::string& field, const std::st
     throw RequestError("'" + field + ".content' is required", field + ".content");
   }
   if (content) {
-    const ImageSink sink = message.role == PEAK_ROLE_USER ? ImageSink{&message.images, image_bytes} : ImageSink{};
+    const ImageSink sink =
+        message.role == PEAK_ROLE_USER ? ImageSink{&message.images, &message.image_fields, image_bytes} : ImageSink{};
     message.content = content_text(*content, field + ".content", sink);
   }
   return message;

@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,8 @@ struct ChatToolCall {
 // the one `peak run --image` reads in a prompt (tools/image_prompt.h).
 constexpr char kImageMarker[] = "<__media__>";
 
+struct EncodedImage;  // image_cache.h
+
 struct ChatMessage {
   peak_role role = PEAK_ROLE_USER;  // user, assistant or tool ("system" is ChatRequest::system)
   std::string content;              // the text parts joined, a kImageMarker where each image part was
@@ -48,6 +51,10 @@ struct ChatMessage {
   // bytes of a PNG or JPEG file (checked by their first bytes only; the
   // library decodes them).
   std::vector<std::string> images;
+  std::vector<std::string> image_fields;  // where each came: its URL's field ("messages[1].content[0].image_url.url")
+  // Each picture as the model reads it, filled by the server (Server::chat)
+  // before the message enters a session.
+  std::vector<std::shared_ptr<const EncodedImage>> encoded;
   std::vector<ChatToolCall> tool_calls;  // an assistant's calls
   std::string tool_call_id;              // a tool result's call
 };

@@ -182,6 +182,9 @@ Server::Server(const SlotSettings& settings, const ServerOptions& options)
       slot_settings.draft_pass_group = draft_group;
     }
   }
+  if (settings.session.projector && !info_.is_encoder) {
+    images_ = std::make_unique<ImageCache>(settings.session.projector, settings.session.n_threads);
+  }
   speculative_ = options.lookup_ngram > 0 || settings.draft_model;
   for (size_t i = 0; i < options.parallel; ++i) {
     if (!info_.is_encoder) {
@@ -208,6 +211,8 @@ ServerCounters Server::counters() const {
   c.accepted_tokens = accepted_tokens_.load();
   c.rejected_busy = rejected_busy_.load();
   c.cancelled = cancelled_.load();
+  c.images_encoded = images_encoded_.load();
+  c.images_cached = images_cached_.load();
   return c;
 }
 
@@ -323,6 +328,8 @@ void Server::metrics(HttpResponder& out) {
                 .set("accepted_tokens", c.accepted_tokens)
                 .set("rejected_busy", c.rejected_busy)
                 .set("cancelled", c.cancelled)
+                .set("images_encoded", c.images_encoded)
+                .set("images_cached", c.images_cached)
                 .set("passes", passes_metrics())
                 .set("slots", pool_.n_slots())
                 .set("slots_processing", pool_.busy())
@@ -422,6 +429,17 @@ void Server::require_vision(const ChatRequest& r) const {
   }
 }
 
+void Server::encode_images(ChatRequest& r, size_t* encoded, size_t* cached) {
+  for (ChatMessage& m : r.messages) {
+    for (size_t i = 0; i < m.images.size(); ++i) {
+      bool hit = false;
+      m.encoded.push_back(images_->get(m.images[i], m.image_fields[i], &hit));
+      ++*(hit ? cached : encoded);
+      (hit ? images_cached_ : images_encoded_).fetch_add(1);
+    }
+  }
+}
+
 std::vector<int32_t> Server::tokens_of(const std::string& text, bool add_special, const std::string& field) const {
   size_t n = 0;
   std::vector<int32_t> tokens;
@@ -444,11 +462,15 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
   if (!r.conversation.empty() && !r.tools.json.empty()) {
     throw RequestError("'tools' and 'conversation' do not go together: a saved conversation keeps no tools", "tools");
   }
+  // Before a slot: chat_reuse compares the pictures too, and no slot waits
+  // while another request's pictures are encoded.
+  size_t images_encoded = 0, images_cached = 0;
+  if (vision()) encode_images(r, &images_encoded, &images_cached);
   // The message to answer: a user's, or else the tool results that end the
   // history (peak_session_continue answers them).
-  std::optional<std::string> user;
+  std::optional<ChatMessage> user;
   if (r.messages.back().role == PEAK_ROLE_USER) {
-    user = std::move(r.messages.back().content);
+    user = std::move(r.messages.back());
     r.messages.pop_back();
   }
   const std::string& conversation = r.conversation;
@@ -506,12 +528,18 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
       slot);
   peak_generate_result result{};
   result.struct_size = sizeof result;
+  if (user) slot.attach_images(*user);
   check(peak_session_set_tool_call_callback(slot.session(), Generation::on_tool_call, &g));
-  const peak_status status = user ? peak_session_chat(slot.session(), user->data(), user->size(), &gp, &result)
-                                  : peak_session_continue(slot.session(), &gp, &result);
+  const peak_status status =
+      user ? peak_session_chat(slot.session(), user->content.data(), user->content.size(), &gp, &result)
+           : peak_session_continue(slot.session(), &gp, &result);
   peak_session_set_tool_call_callback(slot.session(), nullptr, nullptr);
-  if (status != PEAK_OK) return send_failure(out, r.stream, status, peak_last_error());
-  slot.note_answer();
+  if (status != PEAK_OK) {
+    const std::string message = peak_last_error();
+    slot.clear_images();  // a failed turn leaves them attached
+    return send_failure(out, r.stream, status, message);
+  }
+  slot.note_answer(user ? &*user : nullptr);
   g.tool_calls = slot.answer_calls();
   evaluated += result.n_prompt_tokens;
   // What the model read before answering: the history held, then the new message.
@@ -522,6 +550,7 @@ void Server::chat(const HttpRequest& request, HttpResponder& out) {
                         .set("summarized_messages", slot.summarized_messages())
                         .set("summary_tokens", slot.summary_tokens());
   if (!conversation.empty()) extension.set("conversation", conversation);
+  if (vision()) extension.set("images_encoded", images_encoded).set("images_cached", images_cached);
   conclude(g, result, prompt_tokens, evaluated, std::move(extension));
 }
 

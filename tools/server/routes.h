@@ -2,7 +2,7 @@
 // server speaks it):
 //   GET  /                     the chat page
 //   GET  /health               {"status":"ok", slots, queue}            (no key needed)
-//   GET  /metrics              request and token totals, prompt reuse
+//   GET  /metrics              request, token and picture totals, prompt reuse
 //   GET  /v1/models            the model, in OpenAI's list shape, with "vision":
 //                              whether chat messages may hold pictures
 //   POST /v1/chat/completions  chat, streamed as server-sent events or whole
@@ -27,6 +27,7 @@
 #include "chat_slot.h"
 #include "conversation_store.h"
 #include "http_message.h"
+#include "image_cache.h"
 #include "json/json.h"
 #include "slot_pool.h"
 
@@ -69,6 +70,8 @@ struct ServerCounters {
   uint64_t accepted_tokens = 0;          // of them, those sampled
   uint64_t rejected_busy = 0;            // 503s for a full queue
   uint64_t cancelled = 0;                // clients gone before the end
+  uint64_t images_encoded = 0;           // chat pictures encoded (a vision projector)
+  uint64_t images_cached = 0;            // chat pictures taken from the image cache instead
 };
 
 // The server runs a chat model (chat and completions, a ChatSlot per slot),
@@ -78,9 +81,16 @@ struct ServerCounters {
 // share the SlotPool: a peak_embedder is used by one thread at a time, so a
 // request holds its slot's embedder while it embeds, and --parallel N
 // embedders embed N requests at once.
+//
+// With a vision projector (SlotSettings::session.projector, a chat model),
+// chat requests may hold pictures: each is encoded before the request takes a
+// slot, by one image encoder shared by all requests, and kept in an
+// ImageCache (image_cache.h), so that a history resent with its pictures
+// encodes none of them again.
 class Server {
  public:
-  // Creates the slots (throws PeakError when a session or an embedder cannot be created).
+  // Creates the slots and, with a projector, the image encoder (throws
+  // PeakError when a session, an embedder or the encoder cannot be created).
   Server(const SlotSettings& settings, const ServerOptions& options);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -110,11 +120,15 @@ class Server {
   void require_chat_model() const;
   void require_embedding_model() const;
   void require_reranker() const;
-  // Whether chat requests may hold pictures (image_url parts): not until a
-  // vision projector is loaded beside the model.
-  bool vision() const { return false; }
+  // Whether chat requests may hold pictures (image_url parts): with a vision
+  // projector beside the model.
+  bool vision() const { return images_ != nullptr; }
   // Throws the 400 of a chat request holding a picture the server cannot see.
   void require_vision(const ChatRequest& r) const;
+  // Fills each message's `encoded` pictures from the image cache, counting
+  // (here and in the server's totals) those encoded now and those taken from
+  // the cache; a picture the decoder refuses is a RequestError naming its field.
+  void encode_images(ChatRequest& r, size_t* encoded, size_t* cached);
   bool reranker() const { return info_.is_encoder && info_.pooling == PEAK_POOLING_RANK; }
   // "a chat model (llama)", "an embedding model (bert)" or "a reranker (bert)".
   std::string model_kind() const;
@@ -156,12 +170,14 @@ class Server {
   std::vector<std::unique_ptr<ChatSlot>> slots_;                                     // a chat model's
   std::vector<std::unique_ptr<peak_embedder, void (*)(peak_embedder*)>> embedders_;  // an encoder's
   SlotPool pool_;
+  std::unique_ptr<ImageCache> images_;  // with a vision projector: its encoder and the pictures encoded
 
   ConversationStore conversations_;  // its lock is taken inside the pool's (Score): conversation_store.h
 
   std::atomic<uint64_t> requests_{0}, prompt_tokens_{0}, prompt_evaluated_{0}, completion_tokens_{0};
   std::atomic<uint64_t> drafted_tokens_{0}, accepted_tokens_{0};
   std::atomic<uint64_t> rejected_busy_{0}, cancelled_{0};
+  std::atomic<uint64_t> images_encoded_{0}, images_cached_{0};
   std::atomic<uint64_t> seed_counter_, id_counter_;  // each started at random: see distinct_value()
 };
 

@@ -77,7 +77,7 @@ bool bind_refs(JNIEnv* env, JavaVM* vm) {
   if (!(refs.peak = global_class(env, "peak/Peak"))) return false;
   if (!(refs.peak_dispatch_log = env->GetStaticMethodID(refs.peak, "dispatchLog", "(ILjava/lang/String;)V"))) return false;
   if (!(refs.message = global_class(env, "peak/Message"))) return false;
-  if (!(refs.message_init = env->GetMethodID(refs.message, "<init>", "(IILjava/lang/String;)V"))) return false;
+  if (!(refs.message_init = env->GetMethodID(refs.message, "<init>", "(IILjava/lang/String;I)V"))) return false;
   if (!(refs.tool_call = global_class(env, "peak/ToolCall"))) return false;
   if (!(refs.tool_call_init =
             env->GetMethodID(refs.tool_call, "<init>", "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;)V"))) {

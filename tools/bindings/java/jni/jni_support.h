@@ -35,7 +35,7 @@ struct JavaRefs {
   jclass peak = nullptr;
   jmethodID peak_dispatch_log = nullptr;    // static (int level, String message)
   jclass message = nullptr;
-  jmethodID message_init = nullptr;         // (int role, int state, String text)
+  jmethodID message_init = nullptr;  // (int role, int state, String text, int imageCount)
   jclass tool_call = nullptr;
   jmethodID tool_call_init = nullptr;  // (String id, String name, String arguments)
   jclass tool_call_listener = nullptr;

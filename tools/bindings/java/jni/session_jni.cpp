@@ -90,12 +90,14 @@ bool tool_calls_from_java(JNIEnv* env, jobjectArray ids, jobjectArray names, job
 
 extern "C" {
 
-JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlong model, jobject params, jlong group) {
+JNIEXPORT jlong JNICALL Java_peak_Native_sessionCreate(JNIEnv* env, jclass, jlong model, jobject params, jlong group,
+                                                       jlong projector) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     peak_session_params sp = peak_session_default_params();
     std::deque<std::string> strings;  // system_prompt, chat_template, the sampler's grammar texts
     if (!session_params_fields.read(env, params, "params", &sp, &strings)) return 0;
     sp.pass_group = from_handle<peak_pass_group>(group);
+    sp.projector = from_handle<peak_projector>(projector);
     auto js = std::make_unique<JavaSession>();
     if (!check(env, peak_session_create(from_handle<peak_model>(model), &sp, &js->session))) return 0;
     return to_handle(js.release());
@@ -146,6 +148,28 @@ JNIEXPORT void JNICALL Java_peak_Native_sessionAppend(JNIEnv* env, jclass, jlong
   });
 }
 
+JNIEXPORT void JNICALL Java_peak_Native_sessionAttachImage(JNIEnv* env, jclass, jlong session, jfloatArray embeddings) {
+  guarded_void(env, [&] {
+    if (!embeddings) {
+      throw_null(env, "embeddings");
+      return;
+    }
+    // Read from a copy: no array stays pinned while peak checks and copies the floats.
+    std::vector<float> values(static_cast<size_t>(env->GetArrayLength(embeddings)));
+    env->GetFloatArrayRegion(embeddings, 0, static_cast<jsize>(values.size()), values.data());
+    const float none = 0.0f;  // an empty array: peak then names n_floats, not a NULL pointer
+    check(env, peak_session_attach_image(session_of(session), values.empty() ? &none : values.data(), values.size()));
+  });
+}
+
+JNIEXPORT jlong JNICALL Java_peak_Native_sessionNAttachedImages(JNIEnv*, jclass, jlong session) {
+  return java_size(peak_session_n_attached_images(session_of(session)));
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionClearImages(JNIEnv* env, jclass, jlong session) {
+  guarded_void(env, [&] { check(env, peak_session_clear_images(session_of(session))); });
+}
+
 JNIEXPORT jlong JNICALL Java_peak_Native_sessionNMessages(JNIEnv*, jclass, jlong session) {
   return java_size(peak_session_n_messages(session_of(session)));
 }
@@ -159,8 +183,9 @@ JNIEXPORT jobject JNICALL Java_peak_Native_sessionMessage(JNIEnv* env, jclass, j
     if (!check(env, peak_session_get_message(session_of(session), c_index, &message))) return nullptr;
     jstring text = java_string(env, message.text, message.length);
     if (!text) return nullptr;
+    // n_images is at most one per marker in the text: it fits a jint.
     jobject out = env->NewObject(refs.message, refs.message_init, static_cast<jint>(message.role),
-                                 static_cast<jint>(message.state), text);
+                                 static_cast<jint>(message.state), text, static_cast<jint>(message.n_images));
     env->DeleteLocalRef(text);
     return out;
   });

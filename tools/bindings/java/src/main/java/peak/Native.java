@@ -133,8 +133,8 @@ final class Native {
   static native int grammarCheck(long grammar, String text);
 
   // ---- sessions
-  /** {@code group} 0: none. */
-  static native long sessionCreate(long model, SessionParams params, long group);
+  /** {@code group} and {@code projector} 0: none. */
+  static native long sessionCreate(long model, SessionParams params, long group, long projector);
   static native long passGroupCreate(long model, PassGroupParams params);
   static native long draftModelCreate(long model, ContextParams params);
   static native void draftModelFree(long draft);
@@ -146,6 +146,10 @@ final class Native {
   static native GenerateResult sessionEditLast(long session, String text, GenerateOptions options,
                                                TextCallback onText);
   static native void sessionAppend(long session, int role, String text);
+  /** peak_session_attach_image of all of {@code embeddings}. */
+  static native void sessionAttachImage(long session, float[] embeddings);
+  static native long sessionNAttachedImages(long session);
+  static native void sessionClearImages(long session);
   static native long sessionNMessages(long session);
   static native Message sessionMessage(long session, long index);
   static native void sessionSetSampler(long session, SamplerParams params);

@@ -6,8 +6,9 @@ import java.io.FileDescriptor;
  * A vision-language model's image encoder weights: its projector file (llama.cpp's
  * mmproj-*.gguf, general.architecture "clip"; projector types: gemma3), the vision tower and the
  * projector that turn a picture into the embeddings of its image tokens in the language model's
- * width. Immutable: any number of {@link ImageEncoder}s, on any threads, may share it. Close it
- * after them: {@link #close()} refuses while one is open.
+ * width. Immutable: any number of {@link ImageEncoder}s, on any threads, may share it, as may the
+ * sessions that take pictures ({@link SessionParams#projector}). Close it after them: {@link
+ * #close()} refuses while one is open.
  */
 public final class Projector extends NativeHandle {
 
@@ -55,7 +56,7 @@ public final class Projector extends NativeHandle {
 
   @Override
   String dependentsName() {
-    return "image encoders";
+    return "image encoders or sessions";
   }
 
   @Override

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.LongUnaryOperator;
 
 /**
  * A conversation in a fixed-size KV cache (SSSKV-lite): Prefix (the system prompt) + Summary (of
@@ -12,14 +13,27 @@ import java.util.Objects;
  * may overlap. A call that fails (throws) leaves the session as it was before it.
  */
 public final class Session extends NativeHandle {
+  /**
+   * Where a picture attached with {@link #attachImage(float[])} goes in the next user message's
+   * text (PEAK_IMAGE_MARKER): one per picture, in the order attached.
+   */
+  public static final String IMAGE_MARKER = "<__media__>";
+
   private final PassGroup group;  // null: alone
+  private final Projector projector;  // null: text only
+
   public Session(Model model) {
     this(model, new SessionParams());
   }
 
   public Session(Model model, SessionParams params) {
-    super("Session", model, model.createDependent(m -> create(m, params)));
-    group = params.passGroup;
+    this(model, params, params.passGroup, params.projector);
+  }
+
+  private Session(Model model, SessionParams params, PassGroup group, Projector projector) {
+    super("Session", model, model.createDependent(m -> create(m, params, group, projector)));
+    this.group = group;
+    this.projector = projector;
   }
 
   /** {@link #chat(String, GenerateOptions, TextCallback)} with the default options. */
@@ -56,6 +70,44 @@ public final class Session extends NativeHandle {
    */
   public void append(Role role, String text) {
     Native.sessionAppend(handle(), role.ordinal(), text);
+  }
+
+  /**
+   * Attaches a picture to the next user message ({@link #chat}, {@link #append} of a {@link
+   * Role#USER} message, {@link #editLast}), which takes every picture attached, in order: its image
+   * tokens as {@link ImageEncoder#encode} gives them (tokens x the model's width floats, copied).
+   * The message's text shows where each goes by {@link #IMAGE_MARKER}, one per picture in the order
+   * attached; a text without the marker gets them all at its start. Another number of markers fails
+   * the turn with PeakException (INVALID_ARGUMENT), and a message that fails leaves the pictures
+   * attached: {@link #clearImages()} or {@link #reset()} drops them. The same picture attached again,
+   * or sent in an earlier message, is kept once. PeakException (INVALID_ARGUMENT), attaching nothing,
+   * for a session created without {@link SessionParams#projector} ("takes no images"), a length that
+   * is not a whole number of rows of the model's width, a value that is not finite, or a picture too
+   * long for {@link SessionParams#recentMax} or (its tokens attending to each other) {@link
+   * SessionParams#nBatch}.
+   */
+  public void attachImage(float[] embeddings) {
+    Objects.requireNonNull(embeddings, "embeddings");
+    Native.sessionAttachImage(handle(), embeddings);
+  }
+
+  /**
+   * Encodes {@code image} with {@code encoder} (on the session's model's projector, or one like it)
+   * and attaches its embeddings as {@link #attachImage(float[])} does.
+   */
+  public void attachImage(ImageEncoder encoder, Image image) {
+    Objects.requireNonNull(encoder, "encoder");
+    attachImage(encoder.encode(image));
+  }
+
+  /** The pictures waiting for the next user message. */
+  public int attachedImages() {
+    return (int) Native.sessionNAttachedImages(handle());
+  }
+
+  /** Drops the pictures attached. */
+  public void clearImages() {
+    Native.sessionClearImages(handle());
   }
 
   /** The number of messages: the system prompt (when there is one) and every user, assistant and tool message. */
@@ -206,7 +258,7 @@ public final class Session extends NativeHandle {
         controlLastLayer);
   }
 
-  /** Forgets the conversation (keeps the system prompt). */
+  /** Forgets the conversation (keeps the system prompt) and drops the pictures attached. */
   public void reset() {
     Native.sessionReset(handle());
   }
@@ -242,10 +294,13 @@ public final class Session extends NativeHandle {
   void free(long handle) {
     Native.sessionFree(handle);
     if (group != null) group.release();
+    if (projector != null) projector.release();
   }
 
-  private static long create(long model, SessionParams params) {
-    PassGroup g = params.passGroup;
-    return g == null ? Native.sessionCreate(model, params, 0) : g.createDependent(h -> Native.sessionCreate(model, params, h));
+  /** Counts the session among the group's and the projector's dependents while it is open. */
+  private static long create(long model, SessionParams params, PassGroup group, Projector projector) {
+    LongUnaryOperator inGroup = p -> group == null ? Native.sessionCreate(model, params, 0, p)
+        : group.createDependent(g -> Native.sessionCreate(model, params, g, p));
+    return projector == null ? inGroup.applyAsLong(0) : projector.createDependent(inGroup);
   }
 }

@@ -2,8 +2,8 @@ package peak;
 
 /**
  * A chat session's settings (peak_session_params): the cache's segments, the summary context, the
- * threads, the answers' sampling and the tools they may call. Starts from peak's defaults; peak.h
- * documents each value.
+ * threads, the answers' sampling, the tools they may call and the pictures the messages may show.
+ * Starts from peak's defaults; peak.h documents each value.
  */
 public final class SessionParams {
   int mode;
@@ -33,6 +33,7 @@ public final class SessionParams {
   long verifyKvCells;
   long maxLogitRows;
   PassGroup passGroup;
+  Projector projector;
 
   public SessionParams() {
     Native.fillDefaults(this);
@@ -332,5 +333,22 @@ public final class SessionParams {
 
   public PassGroup passGroup() {
     return passGroup;
+  }
+
+  /**
+   * The model's vision projector (its mmproj file): the session then takes pictures ({@link
+   * Session#attachImage(float[])}), framed as the model's processor frames them (Gemma 3's). Its
+   * embeddings must have the model's width: creating the session throws PeakException
+   * (INVALID_ARGUMENT) naming both otherwise. The session counts as one of the projector's
+   * dependents while it is open ({@link Projector#close()} refuses until it is closed). null
+   * (default): text only.
+   */
+  public SessionParams projector(Projector value) {
+    projector = value;
+    return this;
+  }
+
+  public Projector projector() {
+    return projector;
   }
 }

@@ -969,7 +969,8 @@ PEAK_API peak_status peak_image_get_size(const peak_image* image, uint32_t* widt
 
 /* An image encoder: the vision tower and projector of a vision-language model,
    from its projector file (llama.cpp's mmproj-*.gguf, general.architecture
-   "clip"; projector types: gemma3). It turns a picture into the embeddings of
+   "clip"; projector types: gemma3, idefics3 (SmolVLM, one picture resized
+   to its input: tiles are not cut yet)). It turns a picture into the embeddings of
    its image tokens in the language model's width. Immutable once loaded:
    several encoders, on several threads, may share one. */
 typedef struct peak_projector peak_projector;

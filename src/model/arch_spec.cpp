@@ -143,6 +143,7 @@ constexpr ArchSpec nomic_bert() {
 constexpr ArchSpec gemma3_vision() {
   ArchSpec s = row(Arch::Gemma3Vision, "clip", core::RopeMode::Normal);
   s.projector_type = "gemma3";
+  s.connector = VisionConnector::MeanNormProject;
   s.resize = image::ResizeFilter::Bilinear;
   s.default_merge = 4;
   s.image_prefix = "\n\n<start_of_image>";
@@ -155,6 +156,26 @@ constexpr ArchSpec gemma3_vision() {
   s.activation = FfnActivation::GeluTanh;
   s.gated_ffn = false;
   s.norm = NormKind::Layer;
+  return s;
+}
+
+// SmolVLM's image encoder (Idefics3's connector): the same SigLIP tower, its
+// states regrouped k x k patches per token by the pixel shuffle (the
+// converter's default k is 2; SmolVLM's files give 4 or 3) and projected by
+// one matrix without a bias. One picture resized to the square input
+// (llama.cpp's overview is bilinear) framed as HF's SmolVLM processor frames
+// an image it does not split: between <fake_token_around_image><global-img>
+// and <fake_token_around_image>. The language model (llama) reads the image
+// tokens causally.
+constexpr ArchSpec idefics3_vision() {
+  ArchSpec s = gemma3_vision();
+  s.arch = Arch::Idefics3Vision;
+  s.projector_type = "idefics3";
+  s.connector = VisionConnector::ShuffleProject;
+  s.default_merge = 2;
+  s.image_prefix = "<fake_token_around_image><global-img>";
+  s.image_suffix = "<fake_token_around_image>";
+  s.image_bidirectional = false;
   return s;
 }
 
@@ -171,6 +192,7 @@ constexpr ArchSpec kArchSpecs[] = {
     gemma_embedding(),
     nomic_bert(),
     gemma3_vision(),
+    idefics3_vision(),
 };
 
 constexpr bool rows_follow_the_enum() {

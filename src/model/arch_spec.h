@@ -15,7 +15,35 @@
 
 namespace peak::model {
 
-enum class Arch { Llama, Qwen2, Qwen3, Gemma2, Gemma3, Phi3, SmolLM3, Bert, GemmaEmbedding, NomicBert, Gemma3Vision };
+enum class Arch {
+  Llama,
+  Qwen2,
+  Qwen3,
+  Gemma2,
+  Gemma3,
+  Phi3,
+  SmolLM3,
+  Bert,
+  GemmaEmbedding,
+  NomicBert,
+  Gemma3Vision,
+  Idefics3Vision
+};
+
+// How an image encoder's patch states become the language model's image
+// tokens (model/vision.h); patches enter in token order, each token's k x k
+// patches together, row by row.
+enum class VisionConnector {
+  None,  // a language model
+  // Gemma 3: each token the mean of its patches, RMS-normalised
+  // (mm.soft_emb_norm), then mm.input_projection, which the file stores
+  // transposed ([n_embd_out, n_embd]).
+  MeanNormProject,
+  // Idefics3 (SmolVLM): each token its patches' states side by side (the
+  // pixel shuffle: patch (dy, dx) of the block at dy k n_embd + dx n_embd),
+  // then mm.model.fc [k k n_embd, n_embd_out], without a bias.
+  ShuffleProject,
+};
 
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
 // gelu (GeGLU, Gemma's gelu_pytorch_tanh).
@@ -83,6 +111,7 @@ struct ArchSpec {
   // model's embeddings. Found by `projector_type` (clip.projector_type), never
   // by name; keys are clip.vision.*, tensors v.* and mm.*. Null: a language model.
   const char* projector_type = nullptr;
+  VisionConnector connector = VisionConnector::None;
   // The processor's resampling of an image to the encoder's size.
   image::ResizeFilter resize = image::ResizeFilter::Bilinear;
   // > 0: the tower's k x k neighbouring patches are averaged into one image

@@ -20,14 +20,14 @@ std::unique_ptr<Projector> Projector::load(const io::FileSource& source, const L
   std::unique_ptr<Projector> p(new Projector());
   p->read_layout(source, map, /*check_values=*/true);
   if (options.check_tensors) require_all_finite(*p->file_);
-  p->transpose_projector(/*copy_values=*/true);
+  if (p->hparams_.spec().connector == VisionConnector::MeanNormProject) p->transpose_projector(/*copy_values=*/true);
   return p;
 }
 
 std::unique_ptr<Projector> Projector::load_layout(const io::FileSource& source) {
   std::unique_ptr<Projector> p(new Projector());
   p->read_layout(source, io::MapOptions{}, /*check_values=*/false);  // mapped: only the metadata's pages are read
-  p->transpose_projector(/*copy_values=*/false);
+  if (p->hparams_.spec().connector == VisionConnector::MeanNormProject) p->transpose_projector(/*copy_values=*/false);
   return p;
 }
 

@@ -89,8 +89,9 @@ GgmlType QuantPolicy::type_for(const std::string& name, uint32_t n_dims, int64_t
   if (n_dims < 2 || stays_float(name)) return GgmlType::F32;  // norms, biases, BERT's embeddings of place and type
   const GgmlType base = type_.base;
   // An image encoder's patch kernel (rows of one patch side) and projector
-  // (transposed at load): 16-bit floats, as llama.cpp's projector files keep them.
-  if (name == "v.patch_embd.weight" || name == "mm.input_projection.weight") {
+  // matrix (Gemma 3's transposed at load): 16-bit floats, as llama.cpp's
+  // projector files keep them.
+  if (name == "v.patch_embd.weight" || name == "mm.input_projection.weight" || name == "mm.model.fc.weight") {
     return base == GgmlType::F32 ? GgmlType::F32 : GgmlType::F16;
   }
   if (pure_ || base == GgmlType::F32 || base == GgmlType::F16 || base == GgmlType::BF16) {

@@ -53,6 +53,7 @@ HParams manifest_hparams(const SynthSpec& s) {
   hp.vision.image_size = s.image_size;
   hp.vision.patch_size = s.patch_size;
   hp.vision.n_embd_out = s.n_embd_out;
+  hp.vision.merge = s.merge > 0 ? s.merge : arch_spec(s.arch).default_merge;
   return hp;
 }
 
@@ -126,7 +127,7 @@ void write_synthetic_vocab(gguf::GgufWriter& w, int64_t n_vocab) {
   w.set_u32("tokenizer.ggml.eos_token_id", 2);
 }
 
-// An image encoder's keys, as llama.cpp's converter writes a Gemma 3 projector.
+// An image encoder's keys, as llama.cpp's converter writes a projector file.
 void write_projector_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   const ArchSpec& spec = arch_spec(s.arch);
   w.set_string("general.architecture", "clip");
@@ -267,7 +268,8 @@ std::vector<std::string> synth_preset_names() {
           "ms-marco-minilm-l6-v2",
           "nomic-embed-text-v1.5",
           "qwen3-reranker-0.6b",
-          "gemma3-4b-mmproj"};
+          "gemma3-4b-mmproj",
+          "smolvlm-256m-mmproj"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -382,6 +384,15 @@ SynthSpec synth_preset(const std::string& name) {
     s.arch = Arch::Gemma3Vision;
     s.n_layer = 27, s.n_embd = 1152, s.n_head = 16, s.n_head_kv = 16, s.head_dim = 72, s.n_ff = 4304;
     s.image_size = 896, s.patch_size = 14, s.n_embd_out = 2560, s.norm_eps = 1e-6f;
+  } else if (name == "smolvlm-256m-mmproj") {
+    // The image encoder of HuggingFaceTB/SmolVLM-256M-Instruct (and
+    // SmolVLM2-256M) as llama.cpp's converter writes it: SigLIP base, 12
+    // layers of 768, 12 heads of 64, 3072 wide feed-forward, 512 x 512 pixels
+    // in patches of 16 (32 x 32), pixel-shuffled 4 x 4 into 64 tokens of the
+    // SmolLM2-135M text model's 576.
+    s.arch = Arch::Idefics3Vision;
+    s.n_layer = 12, s.n_embd = 768, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 64, s.n_ff = 3072;
+    s.image_size = 512, s.patch_size = 16, s.n_embd_out = 576, s.merge = 4, s.norm_eps = 1e-6f;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

@@ -102,7 +102,7 @@ void add_feed_forward(ManifestBuilder& m, const HParams& hp, int64_t il) {
 }
 
 // An image encoder's own tensors (llama.cpp's clip names): the patch embedding
-// and positions, the final LayerNorm, the projector (Gemma 3's).
+// and positions, the final LayerNorm, the connector's.
 void add_image_encoder(ManifestBuilder& m, const HParams& hp) {
   const int64_t e = hp.n_embd, p = hp.vision.patch_size;
   m.model("v.patch_embd.weight", {p, p, 3, e}, TensorRole::Matrix, Presence::Required, &ModelWeights::patch_embd);
@@ -111,9 +111,15 @@ void add_image_encoder(ManifestBuilder& m, const HParams& hp) {
           &ModelWeights::position_embd);
   m.model("v.post_ln.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
   m.model("v.post_ln.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::output_norm_bias);
-  m.model("mm.soft_emb_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::projector_norm);
-  m.model("mm.input_projection.weight", {hp.vision.n_embd_out, e}, TensorRole::Matrix, Presence::Required,
-          &ModelWeights::projector);
+  if (hp.spec().connector == VisionConnector::MeanNormProject) {
+    m.model("mm.soft_emb_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::projector_norm);
+    m.model("mm.input_projection.weight", {hp.vision.n_embd_out, e}, TensorRole::Matrix, Presence::Required,
+            &ModelWeights::projector);
+  } else {
+    const int64_t k = hp.vision.merge;
+    m.model("mm.model.fc.weight", {k * k * e, hp.vision.n_embd_out}, TensorRole::Matrix, Presence::Required,
+            &ModelWeights::projector);
+  }
 }
 
 }  // namespace

@@ -14,7 +14,6 @@ Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w,
   const int64_t n_patches = v.n_patches(), p = v.patch_size;
   inputs = VisionInputs{};
   inputs.patches = g.input(GgmlType::F32, {3 * p * p, n_patches}, "patches");
-  inputs.merged_rows = g.input(GgmlType::I32, {2, v.n_image_tokens()}, "merged_rows");
   DecoderBuilder b(g, hp, w, n_patches, nullptr, nullptr);  // every patch attends to every patch
   inputs.positions = b.inputs().positions;
 
@@ -29,10 +28,18 @@ Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w,
   }
   x = g.layer_norm(x, hp.layer_norm_eps, w.output_norm, w.output_norm_bias);
 
-  // Gemma 3's projector: each token the mean of its patches, RMS-normalised
-  // with the same epsilon, then [n_embd -> n_embd_out].
-  x = g.mean_rows(x, inputs.merged_rows);  // [n_embd, n_image_tokens]
-  x = g.rms_norm(x, hp.layer_norm_eps, w.projector_norm);
+  if (hp.spec().connector == VisionConnector::MeanNormProject) {
+    // Gemma 3's projector: each token the mean of its patches, RMS-normalised
+    // with the same epsilon, then [n_embd -> n_embd_out].
+    inputs.merged_rows = g.input(GgmlType::I32, {2, v.n_image_tokens()}, "merged_rows");
+    x = g.mean_rows(x, inputs.merged_rows);  // [n_embd, n_image_tokens]
+    x = g.rms_norm(x, hp.layer_norm_eps, w.projector_norm);
+  } else {
+    // The pixel shuffle: a token's m m patches are consecutive rows in block
+    // order, so [n_embd, n_patches] read as [m m n_embd, n_image_tokens] is
+    // each token's patches side by side, patch (dy, dx) at (dy m + dx) n_embd.
+    x = g.reshape(x, {v.merge * v.merge * hp.n_embd, v.n_image_tokens()});
+  }
   x = g.mul_mat(w.projector, x);  // [n_embd_out, n_image_tokens]
   g.output(x);
   return x;

@@ -33,7 +33,7 @@ namespace peak::model {
 struct VisionInputs {
   core::Tensor* patches = nullptr;      // F32 [3 p p, n_patches]: vision_patches()
   core::Tensor* positions = nullptr;    // I32 [n_patches]: vision_positions()
-  core::Tensor* merged_rows = nullptr;  // I32 [2, n_image_tokens]
+  core::Tensor* merged_rows = nullptr;  // I32 [2, n_image_tokens]; VisionConnector::MeanNormProject only
 };
 
 // Builds the encoder's forward pass for one image; returns its image tokens'

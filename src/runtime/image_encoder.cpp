@@ -33,10 +33,12 @@ std::vector<float> ImageEncoder::encode(const image::Image& picture) {
 
   model::vision_patches(picture, hp, static_cast<float*>(in.patches->data));
   std::memcpy(in.positions->data, positions_.data(), positions_.size() * sizeof(int32_t));
-  auto* merged = static_cast<int32_t*>(in.merged_rows->data);
-  for (int64_t t = 0; t < n_image_tokens(); ++t) {
-    merged[2 * t] = static_cast<int32_t>(t * per_token);
-    merged[2 * t + 1] = static_cast<int32_t>((t + 1) * per_token);
+  if (in.merged_rows) {
+    auto* merged = static_cast<int32_t*>(in.merged_rows->data);
+    for (int64_t t = 0; t < n_image_tokens(); ++t) {
+      merged[2 * t] = static_cast<int32_t>(t * per_token);
+      merged[2 * t + 1] = static_cast<int32_t>((t + 1) * per_token);
+    }
   }
   core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer());
 

@@ -261,7 +261,7 @@ std::vector<double> pooled_token(const std::vector<int64_t>& patches) {
 TEST(VisionReference, PassThroughLayerChecksEmbeddingPoolingNormAndProjection) {
   const Parsed f = parse(pass_through_file(2));
   int64_t n_tokens = 0, n_embd_text = 0;
-  const std::vector<double> got = gemma3_image_embeddings_reference(*f.file, test_pixels(8), &n_tokens, &n_embd_text);
+  const std::vector<double> got = image_embeddings_reference(*f.file, test_pixels(8), &n_tokens, &n_embd_text);
   EXPECT_EQ(n_tokens, 4);
   EXPECT_EQ(n_embd_text, 3);
   // Tokens row-major over the pooled grid: top-left, top-right, bottom-left, bottom-right.
@@ -277,7 +277,7 @@ TEST(VisionReference, PassThroughLayerChecksEmbeddingPoolingNormAndProjection) {
 TEST(VisionReference, ScaleFactorDefaultsToFour) {
   const Parsed f = parse(pass_through_file(0));
   int64_t n_tokens = 0, n_embd_text = 0;
-  const std::vector<double> got = gemma3_image_embeddings_reference(*f.file, test_pixels(8), &n_tokens, &n_embd_text);
+  const std::vector<double> got = image_embeddings_reference(*f.file, test_pixels(8), &n_tokens, &n_embd_text);
   EXPECT_EQ(n_tokens, 1);
   EXPECT_EQ(n_embd_text, 3);
   expect_near_all(got, pooled_token({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}), 1e-12);
@@ -288,8 +288,8 @@ TEST(VisionReference, HalfPrecisionTensorsGiveTheSameAnswer) {
   const Parsed f16 = parse(pass_through_file(2), GgmlType::F16);
   ASSERT_EQ(f16.file->find_tensor("v.patch_embd.weight")->type, GgmlType::F16);
   const std::vector<double> px = test_pixels(8);
-  EXPECT_EQ(gemma3_image_embeddings_reference(*f16.file, px, nullptr, nullptr),
-            gemma3_image_embeddings_reference(*f32.file, px, nullptr, nullptr));
+  EXPECT_EQ(image_embeddings_reference(*f16.file, px, nullptr, nullptr),
+            image_embeddings_reference(*f32.file, px, nullptr, nullptr));
 }
 
 // S 2, p 1, k 1: four patches, each its own token; n_embd 4 in two heads of 2.
@@ -326,7 +326,7 @@ TEST(VisionReference, AttentionIsBidirectionalPerHeadAndScaled) {
   const Parsed f = parse(vf);
   std::vector<double> pixels = test_pixels(2);  // the zero kernel ignores them
   int64_t n_tokens = 0, n_embd_text = 0;
-  const std::vector<double> got = gemma3_image_embeddings_reference(*f.file, pixels, &n_tokens, &n_embd_text);
+  const std::vector<double> got = image_embeddings_reference(*f.file, pixels, &n_tokens, &n_embd_text);
   EXPECT_EQ(n_tokens, 4);
   EXPECT_EQ(n_embd_text, 3);
 
@@ -389,7 +389,7 @@ TEST(VisionReference, FeedForwardUsesTanhGelu) {
   down[2 + 3 * 3] = -1.0f;
   vf.set("v.blk.0.ffn_down.bias", {0.0f, 0.0f, 0.75f, 0.0f});
   const Parsed f = parse(vf);
-  const std::vector<double> got = gemma3_image_embeddings_reference(*f.file, test_pixels(2), nullptr, nullptr);
+  const std::vector<double> got = image_embeddings_reference(*f.file, test_pixels(2), nullptr, nullptr);
 
   const double g0 = gelu_tanh(1.0), g1 = gelu_tanh(-1.0), g2 = gelu_tanh(2.0);
   std::vector<std::vector<double>> h(4);
@@ -406,34 +406,34 @@ TEST(VisionReference, RefusesWhatItCannotRead) {
     VisionFile vf = pass_through_file(2);
     vf.spec("v.blk.0.ln1.bias").bf16 = true;
     const Parsed f = parse(vf);
-    EXPECT_THROW(gemma3_image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
+    EXPECT_THROW(image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
   }
   {
     VisionFile vf = pass_through_file(2);
     vf.remove("v.blk.0.ffn_down.bias");
     const Parsed f = parse(vf);
-    EXPECT_THROW(gemma3_image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
+    EXPECT_THROW(image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
   }
   {
     VisionFile vf = pass_through_file(2);
     vf.spec("v.position_embd.weight").ne = {16, 4};  // transposed
     const Parsed f = parse(vf);
-    EXPECT_THROW(gemma3_image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
+    EXPECT_THROW(image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
   }
   {
     VisionFile vf = pass_through_file(2);
     vf.projector = "idefics3";
     const Parsed f = parse(vf);
-    EXPECT_THROW(gemma3_image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
+    EXPECT_THROW(image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
   }
   {
     VisionFile vf = pass_through_file(3);  // a 4 x 4 grid does not pool by 3
     const Parsed f = parse(vf);
-    EXPECT_THROW(gemma3_image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
+    EXPECT_THROW(image_embeddings_reference(*f.file, px, nullptr, nullptr), std::runtime_error);
   }
   const Parsed f = parse(pass_through_file(2));
-  EXPECT_THROW(gemma3_image_embeddings_reference(*f.file, test_pixels(4), nullptr, nullptr), std::runtime_error);
-  EXPECT_NO_THROW(gemma3_image_embeddings_reference(*f.file, px, nullptr, nullptr));
+  EXPECT_THROW(image_embeddings_reference(*f.file, test_pixels(4), nullptr, nullptr), std::runtime_error);
+  EXPECT_NO_THROW(image_embeddings_reference(*f.file, px, nullptr, nullptr));
 }
 
 TEST(VisionReference, NormaliseIsChannelMajorWithTheFileMeanAndStd) {

@@ -50,14 +50,16 @@ model::SynthSpec tiny_spec(model::Arch arch) {
     s.norm_eps = 1e-12f;
     s.pooling = model::Pooling::Mean;
   }
-  if (arch == Arch::Gemma3Vision) {
+  if (arch == Arch::Gemma3Vision || arch == Arch::Idefics3Vision) {
     // SigLIP's shape in small: every head its own K and V, 32 x 32 pixels in
-    // patches of 4 (8 x 8), merged 4 x 4 into 2 x 2 image tokens of 48.
+    // patches of 4 (8 x 8); Gemma 3's merged 4 x 4 into 2 x 2 image tokens of
+    // 48, SmolVLM's shuffled 2 x 2 into 4 x 4.
     s.n_head_kv = 4;
     s.norm_eps = 1e-6f;
     s.image_size = 32;
     s.patch_size = 4;
     s.n_embd_out = 48;
+    if (arch == Arch::Idefics3Vision) s.merge = 2;
   }
   if (arch == Arch::Phi3) {
     s.rope_dims = 12;  // Phi-4-mini's partial rotation: 3/4 of the head

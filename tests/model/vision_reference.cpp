@@ -130,7 +130,8 @@ struct Hparams {
   int64_t n_layer = 0;
   int64_t n_head = 0;
   int64_t n_embd_text = 0;
-  int64_t kernel = 4;  // the projector's pooling kernel and stride
+  bool idefics3 = false;  // the pixel shuffle and fc (SmolVLM), else Gemma 3's pooling, norm and projection
+  int64_t kernel = 4;     // the projector's pooling kernel and stride, or the shuffle's factor
   double eps = 0.0;
 };
 
@@ -138,9 +139,13 @@ Hparams read_hparams(const gguf::GgufFile& file) {
   const std::string_view arch = file.get("general.architecture").str();
   if (arch != "clip") fail("general.architecture is \"" + std::string(arch) + "\", expected \"clip\"");
   const std::string_view proj = file.get("clip.projector_type").str();
-  if (proj != "gemma3") fail("clip.projector_type is \"" + std::string(proj) + "\", expected \"gemma3\"");
+  if (proj != "gemma3" && proj != "idefics3") {
+    fail("clip.projector_type is \"" + std::string(proj) + "\", expected \"gemma3\" or \"idefics3\"");
+  }
   if (const auto v = file.find("clip.has_vision_encoder"); v && !v->boolean()) fail("the file has no vision encoder");
   Hparams h;
+  h.idefics3 = proj == "idefics3";
+  if (h.idefics3) h.kernel = 2;  // the converter's default scale_factor
   h.image_size = get_count(file, "clip.vision.image_size");
   h.patch_size = get_count(file, "clip.vision.patch_size");
   h.n_embd = get_count(file, "clip.vision.embedding_length");
@@ -159,8 +164,8 @@ Hparams read_hparams(const gguf::GgufFile& file) {
 
 }  // namespace
 
-std::vector<double> gemma3_image_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
-                                                      int64_t* n_tokens_out, int64_t* n_embd_text_out) {
+std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
+                                               int64_t* n_tokens_out, int64_t* n_embd_text_out) {
   const Hparams h = read_hparams(file);
   const int64_t S = h.image_size;
   const int64_t p = h.patch_size;
@@ -276,11 +281,47 @@ std::vector<double> gemma3_image_embeddings_reference(const gguf::GgufFile& file
   const auto post_b = load(file, "v.post_ln.bias", {E});
   for (int64_t i = 0; i < n_patches; ++i) layer_norm(&at(x, i * E), post_w, post_b, E, h.eps, &at(cur, i * E));
 
-  // Projector: average pooling over k x k blocks of the patch grid, tokens
-  // row-major over the pooled grid.
   const int64_t kk = h.kernel;
   const int64_t t_side = n_side / kk;
   const int64_t n_tokens = t_side * t_side;
+  if (h.idefics3) {
+    // Idefics3Connector.pixel_shuffle, its views and permutes followed
+    // element by element on x [H][W][E] (H = W = n_side, s = kk):
+    //   view [H][W/s][E s]:          a[r][cb][ci E + e]        = x[r][cb s + ci][e]
+    //   permute -> [W/s][H][E s]:    b[cb][r][ci E + e]        = a[r][cb][ci E + e]
+    //   reshape -> [W/s][H/s][E s s]: c[cb][rb][ri E s + ci E + e] = b[cb][rb s + ri][ci E + e]
+    //   permute -> [H/s][W/s][E s s], reshape -> [H/s W/s][E s s]: token rb W/s + cb.
+    // Then modality_projection: mm.model.fc [E s s, T], no bias.
+    const int64_t in = E * kk * kk;
+    std::vector<double> shuffled(static_cast<size_t>(n_tokens * in));
+    for (int64_t rb = 0; rb < t_side; ++rb) {
+      for (int64_t cb = 0; cb < t_side; ++cb) {
+        for (int64_t ri = 0; ri < kk; ++ri) {
+          for (int64_t ci = 0; ci < kk; ++ci) {
+            const int64_t patch = (rb * kk + ri) * n_side + (cb * kk + ci);
+            for (int64_t e = 0; e < E; ++e) {
+              at(shuffled, (rb * t_side + cb) * in + ri * E * kk + ci * E + e) = at(cur, patch * E + e);
+            }
+          }
+        }
+      }
+    }
+    const auto fc = load(file, "mm.model.fc.weight", {in, T});
+    std::vector<double> out(static_cast<size_t>(n_tokens * T), 0.0);
+    for (int64_t t = 0; t < n_tokens; ++t) {
+      for (int64_t j = 0; j < T; ++j) {
+        double sum = 0.0;
+        for (int64_t i = 0; i < in; ++i) sum += fc[static_cast<size_t>(i + in * j)] * at(shuffled, t * in + i);
+        at(out, t * T + j) = sum;
+      }
+    }
+    if (n_tokens_out != nullptr) *n_tokens_out = n_tokens;
+    if (n_embd_text_out != nullptr) *n_embd_text_out = T;
+    return out;
+  }
+
+  // Gemma 3's projector: average pooling over k x k blocks of the patch grid,
+  // tokens row-major over the pooled grid.
   std::vector<double> pooled(static_cast<size_t>(n_tokens * E), 0.0);
   for (int64_t ty = 0; ty < t_side; ++ty) {
     for (int64_t tx = 0; tx < t_side; ++tx) {

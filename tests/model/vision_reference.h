@@ -1,10 +1,12 @@
-// A naive double-precision reference of Gemma 3's image encoder (the SigLIP
-// vision tower and the Gemma 3 multimodal projector) reading a llama.cpp "mmproj"
-// GGUF file (general.architecture "clip", clip.projector_type "gemma3"), for
-// checking peak's vision graph against something peak did not write.
+// A naive double-precision reference of two image encoders, the SigLIP vision
+// tower with Gemma 3's multimodal projector or with Idefics3's connector
+// (SmolVLM), reading a llama.cpp "mmproj" GGUF file (general.architecture
+// "clip", clip.projector_type "gemma3" or "idefics3"), for checking peak's
+// vision graph against something peak did not write.
 //
-// Written from the published model definition: Hugging Face transformers'
-// SiglipVisionModel and Gemma3MultiModalProjector, with llama.cpp's clip.cpp
+// Written from the published model definitions: Hugging Face transformers'
+// SiglipVisionModel, Gemma3MultiModalProjector and Idefics3Connector
+// (pixel_shuffle, then modality_projection), with llama.cpp's clip.cpp
 // (siglip graph) and convert_hf_to_gguf.py for the names and layout of the
 // tensors. It uses nothing of peak but the GGUF reader and the F16 conversion of
 // kernels/float16.h: not src/model, not src/runtime.
@@ -21,6 +23,7 @@
 //   v.post_ln                .weight, .bias [n_embd]
 //   mm.soft_emb_norm.weight  [n_embd]  (1 + HF's weight, as the converter stores it)
 //   mm.input_projection.weight [n_embd_text, n_embd]  out[t] = sum_c x[c] * W[t + n_embd_text * c]
+//   mm.model.fc.weight       [n_embd s s, n_embd_text] (idefics3; s = scale_factor, 2 when absent)
 // Tensors must be F32 or F16; any other type is refused with an exception.
 #pragma once
 
@@ -34,10 +37,10 @@ namespace peak::test {
 // pixels: normalised, channel-major [3][S][S] (S = clip.vision.image_size), as
 // HF's processor produces. Returns [n_tokens][n_embd_text] row-major, n_tokens =
 // (S / p / k)^2 with p = clip.vision.patch_size and k =
-// clip.vision.projector.scale_factor (4 when absent). Throws std::runtime_error
+// clip.vision.projector.scale_factor (when absent 4 for gemma3, 2 for idefics3). Throws std::runtime_error
 // (or gguf::GgufError from the reader) for a file it cannot read this way.
-std::vector<double> gemma3_image_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
-                                                      int64_t* n_tokens_out, int64_t* n_embd_text_out);
+std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
+                                               int64_t* n_tokens_out, int64_t* n_embd_text_out);
 
 // HF Gemma3ImageProcessor's rescale and normalise of an already-resized RGB8
 // image of `size` x `size` pixels (normally size == S), interleaved RGB rows top

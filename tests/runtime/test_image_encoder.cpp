@@ -50,7 +50,7 @@ double relative_difference(const std::string& path, const image::Image& picture,
   const std::vector<float> got = encoder.encode(picture);
   const auto file = gguf::GgufFile::open(path);
   int64_t n_tokens = 0, n_embd_text = 0;
-  const std::vector<double> want = test::gemma3_image_embeddings_reference(
+  const std::vector<double> want = test::image_embeddings_reference(
       *file, test::gemma3_normalise_reference(*file, picture.pixels.data(), picture.width), &n_tokens, &n_embd_text);
   EXPECT_EQ(n_tokens, encoder.n_image_tokens());
   EXPECT_EQ(n_embd_text, encoder.n_embd_out());
@@ -74,6 +74,24 @@ TEST(ImageEncoder, Gemma3MergesAsTheFileSays) {
   const std::string path = test::write_tiny_spec(spec, GgmlType::F32, "gemma3_vision_merge2");
   EXPECT_EQ(model::Projector::load(path)->hparams().vision.n_image_tokens(), 16);
   EXPECT_LT(relative_difference(path, pil_input()), 1e-4);
+}
+
+// SmolVLM's connector: the 8 x 8 patches shuffled 2 x 2 into 16 tokens, then
+// mm.model.fc; and 4 x 4 into 4 tokens, as SmolVLM-256M's files say; and in
+// 16 bits, as its files hold the matrices.
+TEST(ImageEncoder, Idefics3EqualsTheReference) {
+  const std::string path = test::write_tiny_model(Arch::Idefics3Vision, GgmlType::F32);
+  const auto projector = model::Projector::load(path);
+  EXPECT_EQ(projector->hparams().vision.n_image_tokens(), 16);
+  EXPECT_EQ(projector->transposed_bytes(), 0u);  // fc is stored as the product reads it
+  EXPECT_LT(relative_difference(path, pil_input()), 1e-4);
+
+  model::SynthSpec spec = test::tiny_spec(Arch::Idefics3Vision);
+  spec.merge = 4;
+  const std::string merged = test::write_tiny_spec(spec, GgmlType::F32, "idefics3_vision_merge4");
+  EXPECT_EQ(model::Projector::load(merged)->hparams().vision.n_image_tokens(), 4);
+  EXPECT_LT(relative_difference(merged, pil_input()), 1e-4);
+  EXPECT_LT(relative_difference(test::write_tiny_model(Arch::Idefics3Vision, GgmlType::F16), pil_input()), 1e-2);
 }
 
 // 16-bit weights, as llama.cpp's projector files hold them: the activations
@@ -177,7 +195,7 @@ void expect_refused(const std::string& path, const std::string& words) {
 
 TEST(ImageEncoder, BrokenProjectorsAreRefusedByName) {
   expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_string("clip.projector_type", "resampler"); }),
-                 "unsupported projector type 'resampler' (peak runs gemma3)");
+                 "unsupported projector type 'resampler' (peak runs gemma3, idefics3)");
   expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.image_size", 30); }),
                  "'clip.vision.image_size' 30 is not a multiple of 'clip.vision.patch_size' 4");
   expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.projector.scale_factor", 3); }),

@@ -164,6 +164,28 @@ void Context::check_tokens(const int32_t* tokens, int64_t n) const {
   }
 }
 
+template <typename RunPass>
+void Context::append_in_batches(int64_t n, int64_t batch, const core::Cancellation* cancel, RunPass run_pass) {
+  kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
+  const int64_t used_before = kv_.used();
+  const float* last = nullptr;  // the last row's logits
+  try {
+    for (int64_t done = 0; done < n; done += batch) {
+      const ForegroundActivity::Pass pass = take_turn();
+      if (cancel && cancel->requested()) throw Cancelled();
+      const int64_t count = std::min(batch, n - done);
+      const int64_t first = kv_.append(count, kv_.next_position());
+      last = run_pass(done, count, first);
+      if (!last) throw Cancelled();
+    }
+  } catch (...) {
+    kv_.drop_last(kv_.used() - used_before);
+    throw;
+  }
+  // Only now, so that a failed or cancelled call leaves the last logits as they were.
+  if (last) std::memcpy(logits_.data(), last, logits_.size() * sizeof(float));
+}
+
 void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const core::Cancellation* cancel) {
   if (all_logits && !logits_all_) {
     throw std::invalid_argument("eval: per-token logits need a context created with logits_all");
@@ -173,35 +195,20 @@ void Context::eval(const int32_t* tokens, int64_t n, float* all_logits, const co
   // In a group the tokens go in its requests' chunks, each pass's last row to group_logits_.
   const bool shared = !all_logits && in_group();
   const int64_t batch = shared ? group_->max_request_tokens() : n_batch_;
-  kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
-  const int64_t used_before = kv_.used();
-  const float* last = nullptr;  // the last token's logits
-  try {
-    for (int64_t done = 0; done < n; done += batch) {
-      const ForegroundActivity::Pass pass = take_turn();
-      if (cancel && cancel->requested()) throw Cancelled();
-      const int64_t count = std::min(batch, n - done);
-      const int64_t first = kv_.append(count, kv_.next_position());
-      if (shared) {
-        group_->run(kv_, tokens + done, count, first, 1, group_logits_.data());
-        last = group_logits_.data();
-        continue;
-      }
-      const core::Tensor* out = run_batch({tokens + done}, count, first, all_logits ? count : 1, cancel);
-      if (!out) throw Cancelled();
-      if (all_logits) {
-        for (int64_t r = 0; r < count; ++r) {
-          std::memcpy(all_logits + (done + r) * n_vocab, out->row_ptr(r), static_cast<size_t>(n_vocab) * sizeof(float));
-        }
-      }
-      last = reinterpret_cast<const float*>(out->row_ptr(out->ne[1] - 1));
+  append_in_batches(n, batch, cancel, [&](int64_t done, int64_t count, int64_t first) -> const float* {
+    if (shared) {
+      group_->run(kv_, tokens + done, count, first, 1, group_logits_.data());
+      return group_logits_.data();
     }
-  } catch (...) {
-    kv_.drop_last(kv_.used() - used_before);
-    throw;
-  }
-  // Only now, so that a failed or cancelled call leaves the last logits as they were.
-  if (last) std::memcpy(logits_.data(), last, logits_.size() * sizeof(float));
+    const core::Tensor* out = run_batch({tokens + done}, count, first, all_logits ? count : 1, cancel);
+    if (!out) return nullptr;
+    if (all_logits) {
+      for (int64_t r = 0; r < count; ++r) {
+        std::memcpy(all_logits + (done + r) * n_vocab, out->row_ptr(r), static_cast<size_t>(n_vocab) * sizeof(float));
+      }
+    }
+    return reinterpret_cast<const float*>(out->row_ptr(out->ne[1] - 1));
+  });
 }
 
 void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
@@ -228,27 +235,13 @@ void Context::eval_embeddings(const float* rows, int64_t n, bool bidirectional, 
                                   "; embeddings must be finite");
     }
   }
-  kv_.require_free(n);
-  const int64_t used_before = kv_.used();
-  const float* last = nullptr;
-  try {
-    for (int64_t done = 0; done < n; done += n_batch_) {
-      const ForegroundActivity::Pass pass = take_turn();
-      if (cancel && cancel->requested()) throw Cancelled();
-      const int64_t count = std::min(n_batch_, n - done);
-      const int64_t first = kv_.append(count, kv_.next_position());
-      BatchInput input;
-      input.embeddings = rows + done * n_embd;
-      input.bidirectional = bidirectional;
-      const core::Tensor* out = run_batch(input, count, first, 1, cancel);
-      if (!out) throw Cancelled();
-      last = reinterpret_cast<const float*>(out->row_ptr(0));
-    }
-  } catch (...) {
-    kv_.drop_last(kv_.used() - used_before);
-    throw;
-  }
-  std::memcpy(logits_.data(), last, logits_.size() * sizeof(float));
+  append_in_batches(n, n_batch_, cancel, [&](int64_t done, int64_t count, int64_t first) -> const float* {
+    BatchInput input;
+    input.embeddings = rows + done * n_embd;
+    input.bidirectional = bidirectional;
+    const core::Tensor* out = run_batch(input, count, first, 1, cancel);
+    return out ? reinterpret_cast<const float*>(out->row_ptr(0)) : nullptr;
+  });
 }
 
 void Context::drop_last(int64_t n, const float* logits_after_kept) {

@@ -195,6 +195,12 @@ class Context {
   // when `cancel` stopped it.
   const core::Tensor* run_batch(const BatchInput& input, int64_t n_tokens, int64_t first_cell, int64_t output_rows,
                                 const core::Cancellation* cancel);
+  // Appends `n` cells in passes of at most `batch`: run_pass(done, count,
+  // first) runs one into cells [first, first + count), claimed, and returns
+  // its last row's logits (null: cancelled). On failure the cells appended go
+  // again and logits() stays as it was; otherwise it becomes the last pass's.
+  template <typename RunPass>
+  void append_in_batches(int64_t n, int64_t batch, const core::Cancellation* cancel, RunPass run_pass);
   void check_tokens(const int32_t* tokens, int64_t n) const;
   bool in_group() const { return group_ != nullptr && group_serves_; }
   // Before each pass: a background context waits for the foreground to be

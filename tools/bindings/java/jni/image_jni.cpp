@@ -11,6 +11,7 @@
 
 #include <peak/peak.h>
 
+#include "file_load.h"
 #include "jni_exports.h"
 #include "jni_support.h"
 #include "struct_fields.h"
@@ -189,32 +190,51 @@ JNIEXPORT jintArray JNICALL Java_peak_Native_imageSize(JNIEnv* env, jclass, jlon
 JNIEXPORT void JNICALL Java_peak_Native_imageFree(JNIEnv*, jclass, jlong image) { peak_image_free(image_of(image)); }
 
 JNIEXPORT jlong JNICALL Java_peak_Native_projectorLoad(JNIEnv* env, jclass, jstring path, jobject params) {
-  return guarded(env, jlong{0}, [&]() -> jlong {
-    std::string c_path;
-    peak_model_params mp = peak_model_default_params();
-    if (!c_string_from_java(env, path, "path", &c_path) ||
-        !model_params_fields.read(env, params, "params", &mp, nullptr)) {
-      return 0;
-    }
-    peak_projector* projector = nullptr;
-    if (!check(env, peak_projector_load(c_path.c_str(), &mp, &projector))) return 0;
-    return to_handle(projector);
-  });
+  return guarded(env, jlong{0}, [&] { return load_path<peak_projector>(env, path, params, peak_projector_load); });
 }
 
 JNIEXPORT jlong JNICALL Java_peak_Native_projectorLoadFd(JNIEnv* env, jclass, jint fd, jlong offset, jlong length,
                                                          jobject params) {
-  return guarded(env, jlong{0}, [&]() -> jlong {
+  return guarded(env, jlong{0},
+                 [&] { return load_fd<peak_projector>(env, fd, offset, length, params, peak_projector_load_fd); });
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_projectorEstimateMemory(JNIEnv* env, jclass, jstring path,
+                                                                   jobject model_params, jobject encoder_params) {
+  return guarded(env, jobject{}, [&]() -> jobject {
+    std::string c_path;
+    peak_model_params mp = peak_model_default_params();
+    peak_image_encoder_params ep = peak_image_encoder_default_params();
+    if (!c_string_from_java(env, path, "path", &c_path) ||
+        !model_params_fields.read(env, model_params, "model", &mp, nullptr) ||
+        !image_encoder_params_fields.read(env, encoder_params, "encoder", &ep, nullptr)) {
+      return nullptr;
+    }
+    peak_memory_estimate estimate = empty_estimate();
+    return estimate_result(env, peak_projector_estimate_memory(c_path.c_str(), &mp, &ep, &estimate), estimate);
+  });
+}
+
+JNIEXPORT jobject JNICALL Java_peak_Native_projectorEstimateMemoryFd(JNIEnv* env, jclass, jint fd, jlong offset,
+                                                                     jlong length, jobject model_params,
+                                                                     jobject encoder_params) {
+  return guarded(env, jobject{}, [&]() -> jobject {
     uint64_t c_offset = 0, c_length = 0;
     peak_model_params mp = peak_model_default_params();
-    if (!u64_from_java(env, offset, "offset", &c_offset) || !u64_from_java(env, length, "length", &c_length) ||
-        !model_params_fields.read(env, params, "params", &mp, nullptr)) {
-      return 0;
+    peak_image_encoder_params ep = peak_image_encoder_default_params();
+    if (!region(env, offset, length, &c_offset, &c_length) ||
+        !model_params_fields.read(env, model_params, "model", &mp, nullptr) ||
+        !image_encoder_params_fields.read(env, encoder_params, "encoder", &ep, nullptr)) {
+      return nullptr;
     }
-    peak_projector* projector = nullptr;
-    if (!check(env, peak_projector_load_fd(fd, c_offset, c_length, &mp, &projector))) return 0;
-    return to_handle(projector);
+    peak_memory_estimate estimate = empty_estimate();
+    return estimate_result(env, peak_projector_estimate_memory_fd(fd, c_offset, c_length, &mp, &ep, &estimate),
+                           estimate);
   });
+}
+
+JNIEXPORT jlong JNICALL Java_peak_Native_imageEncoderComputeBytes(JNIEnv*, jclass, jlong encoder) {
+  return static_cast<jlong>(peak_image_encoder_compute_bytes(from_handle<peak_image_encoder>(encoder)));
 }
 
 JNIEXPORT void JNICALL Java_peak_Native_projectorFree(JNIEnv*, jclass, jlong projector) {

@@ -8,6 +8,7 @@
 
 #include <peak/peak.h>
 
+#include "file_load.h"
 #include "jni_exports.h"
 #include "jni_support.h"
 #include "struct_fields.h"
@@ -19,52 +20,19 @@ namespace {
 peak_model* model_of(jlong handle) { return from_handle<peak_model>(handle); }
 
 // A file region's offset and length, as peak_model_load_fd takes them.
-bool region(JNIEnv* env, jlong offset, jlong length, uint64_t* c_offset, uint64_t* c_length) {
-  return u64_from_java(env, offset, "offset", c_offset) && u64_from_java(env, length, "length", c_length);
-}
-
-jobject estimate_result(JNIEnv* env, peak_status status, const peak_memory_estimate& estimate) {
-  if (!check(env, status)) return nullptr;
-  return memory_estimate_fields.make(env, &estimate);
-}
-
-peak_memory_estimate empty_estimate() {
-  peak_memory_estimate estimate{};
-  estimate.struct_size = sizeof estimate;
-  return estimate;
-}
 
 }  // namespace
 
 extern "C" {
 
 JNIEXPORT jlong JNICALL Java_peak_Native_modelLoad(JNIEnv* env, jclass, jstring path, jobject params) {
-  return guarded(env, jlong{0}, [&]() -> jlong {
-    std::string c_path;
-    peak_model_params mp = peak_model_default_params();
-    if (!c_string_from_java(env, path, "path", &c_path) ||
-        !model_params_fields.read(env, params, "params", &mp, nullptr)) {
-      return 0;
-    }
-    peak_model* model = nullptr;
-    if (!check(env, peak_model_load(c_path.c_str(), &mp, &model))) return 0;
-    return to_handle(model);
-  });
+  return guarded(env, jlong{0}, [&] { return load_path<peak_model>(env, path, params, peak_model_load); });
 }
 
 JNIEXPORT jlong JNICALL Java_peak_Native_modelLoadFd(JNIEnv* env, jclass, jint fd, jlong offset, jlong length,
                                                       jobject params) {
-  return guarded(env, jlong{0}, [&]() -> jlong {
-    uint64_t c_offset = 0, c_length = 0;
-    peak_model_params mp = peak_model_default_params();
-    if (!region(env, offset, length, &c_offset, &c_length) ||
-        !model_params_fields.read(env, params, "params", &mp, nullptr)) {
-      return 0;
-    }
-    peak_model* model = nullptr;
-    if (!check(env, peak_model_load_fd(fd, c_offset, c_length, &mp, &model))) return 0;
-    return to_handle(model);
-  });
+  return guarded(env, jlong{0},
+                 [&] { return load_fd<peak_model>(env, fd, offset, length, params, peak_model_load_fd); });
 }
 
 JNIEXPORT jlong JNICALL Java_peak_Native_modelLoadVocab(JNIEnv* env, jclass, jstring path) {

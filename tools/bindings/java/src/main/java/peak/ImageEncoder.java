@@ -46,6 +46,11 @@ public final class ImageEncoder extends NativeHandle {
     return info.nEmbd();
   }
 
+  /** The bytes of its compute and work buffers, reserved at creation (peak_image_encoder_compute_bytes). */
+  public synchronized long computeBytes() {
+    return Native.imageEncoderComputeBytes(handle());
+  }
+
   /**
    * Encodes a picture of any size, resized as the model's own processor does (Gemma 3: bilinear to
    * its {@link ProjectorInfo#imageSize()}, transparency dropped): {@link #nImageTokens()} embeddings

@@ -110,6 +110,10 @@ final class Native {
   static native void imageFree(long image);
   static native long projectorLoad(String path, ModelParams params);
   static native long projectorLoadFd(int fd, long offset, long length, ModelParams params);
+  static native MemoryEstimate projectorEstimateMemory(String path, ModelParams model, ImageEncoderParams encoder);
+  static native MemoryEstimate projectorEstimateMemoryFd(int fd, long offset, long length, ModelParams model,
+                                                         ImageEncoderParams encoder);
+  static native long imageEncoderComputeBytes(long encoder);
   static native void projectorFree(long projector);
   static native ProjectorInfo projectorInfo(long projector);
   static native long imageEncoderCreate(long projector, ImageEncoderParams params);

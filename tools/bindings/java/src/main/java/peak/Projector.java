@@ -4,7 +4,7 @@ import java.io.FileDescriptor;
 
 /**
  * A vision-language model's image encoder weights: its projector file (llama.cpp's
- * mmproj-*.gguf, general.architecture "clip"; projector types: gemma3), the vision tower and the
+ * mmproj-*.gguf, general.architecture "clip"; projector types: gemma3, idefics3), the vision tower and the
  * projector that turn a picture into the embeddings of its image tokens in the language model's
  * width. Immutable: any number of {@link ImageEncoder}s, on any threads, may share it, as may the
  * sessions that take pictures ({@link SessionParams#projector}). Close it after them: {@link
@@ -48,6 +48,32 @@ public final class Projector extends NativeHandle {
    */
   public static Projector load(FileDescriptor fd, long offset, long length, ModelParams params) {
     return load(Native.fdOf(fd), offset, length, params);
+  }
+
+  /**
+   * What {@link #load(String, ModelParams)} and then an {@link ImageEncoder} with {@code encoder}
+   * would take, from the file's metadata alone (peak_projector_estimate_memory): {@link
+   * MemoryEstimate#weightBytes} the file's tensors, {@link MemoryEstimate#repackedBytes} the
+   * projector matrix turned to the product's layout, {@link MemoryEstimate#computeBytes} the
+   * encoder's buffers and one picture's image tokens (which a session attached to keeps per
+   * picture), kvBytes 0. Either params may be null for the defaults.
+   */
+  public static MemoryEstimate estimateMemory(String path, ModelParams model, ImageEncoderParams encoder) {
+    return Native.projectorEstimateMemory(path, orDefault(model), orDefault(encoder));
+  }
+
+  /** The same for the projector in bytes [offset, offset + length) of an open file. */
+  public static MemoryEstimate estimateMemory(int fd, long offset, long length, ModelParams model,
+                                              ImageEncoderParams encoder) {
+    return Native.projectorEstimateMemoryFd(fd, offset, length, orDefault(model), orDefault(encoder));
+  }
+
+  private static ModelParams orDefault(ModelParams p) {
+    return p != null ? p : new ModelParams();
+  }
+
+  private static ImageEncoderParams orDefault(ImageEncoderParams p) {
+    return p != null ? p : new ImageEncoderParams();
   }
 
   public ProjectorInfo info() {

@@ -13,6 +13,7 @@ import peak.ContextParams;
 import peak.Image;
 import peak.ImageEncoder;
 import peak.ImageEncoderParams;
+import peak.MemoryEstimate;
 import peak.Model;
 import peak.ModelParams;
 import peak.Projector;
@@ -172,6 +173,16 @@ public final class ImageTests {
       try (ImageEncoder encoder = new ImageEncoder(projector, new ImageEncoderParams().nThreads(1))) {
         Check.equal(4, encoder.nImageTokens(), "the encoder's image tokens");
         Check.equal(48, encoder.nEmbd(), "the encoder's n_embd");
+        // The estimate from the file's metadata: what the load and this encoder hold.
+        MemoryEstimate estimate =
+            Projector.estimateMemory(Fixtures.imageProjector(), null, new ImageEncoderParams().nThreads(1));
+        Check.equal(info.sizeBytes(), estimate.weightBytes(), "estimated weight bytes");
+        Check.equal(0L, estimate.kvBytes(), "an encoder has no KV cache");
+        Check.isTrue(encoder.computeBytes() > 0, "the encoder's buffers");
+        Check.equal(encoder.computeBytes() + 4L * 48 * 4, estimate.computeBytes(),
+                    "estimated compute: the encoder's buffers and one picture's rows");
+        Check.equal(estimate.weightBytes() + estimate.repackedBytes() + estimate.computeBytes(),
+                    estimate.totalBytes(), "the total");
       }
     }
   }

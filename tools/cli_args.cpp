@@ -12,7 +12,7 @@
 
 #include <unistd.h>
 
-#include "text_file.h"
+#include "input_file.h"
 
 const char* ArgCursor::value(const char* name) {
   if (done()) throw UsageError(std::string("option ") + name + " needs a value");
@@ -114,7 +114,7 @@ bool parse_grammar_option(const char* option, ArgCursor& args, GenerationOptions
     o.grammar = args.value(option);
     o.grammar_given = true;
   } else if (is(option, "--grammar-file")) {
-    o.grammar = read_text_file(args.value(option), "grammar file");
+    o.grammar = read_input_file(args.value(option), "grammar file");
     o.grammar_given = true;
   } else if (is(option, "--grammar-root")) {
     o.grammar_root = args.value(option);
@@ -122,7 +122,7 @@ bool parse_grammar_option(const char* option, ArgCursor& args, GenerationOptions
     o.json_schema = args.value(option);
     o.json_schema_given = true;
   } else if (is(option, "-jf", "--json-schema-file")) {
-    o.json_schema = read_text_file(args.value(option), "JSON Schema file");
+    o.json_schema = read_input_file(args.value(option), "JSON Schema file");
     o.json_schema_given = true;
   } else {
     return false;

@@ -15,7 +15,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
-#include "text_file.h"
+#include "input_file.h"
 
 namespace {
 

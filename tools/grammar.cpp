@@ -9,7 +9,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
-#include "text_file.h"
+#include "input_file.h"
 #include "text_format.h"
 
 namespace {
@@ -118,7 +118,7 @@ int run_check(int argc, char** argv) {
     return 0;
   }
   const auto grammar = compile(o.grammar);
-  if (!o.texts_file.empty()) o.texts = lines_of(read_text_file(o.texts_file, "text file"));
+  if (!o.texts_file.empty()) o.texts = lines_of(read_input_file(o.texts_file, "text file"));
   for (size_t i = 0; i < o.texts.size(); ++i) {
     const std::string text = o.escapes ? process_escapes(o.texts[i]) : o.texts[i];
     peak_grammar_verdict verdict = PEAK_GRAMMAR_REJECTED;

@@ -19,7 +19,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
-#include "text_file.h"
+#include "input_file.h"
 #include "text_format.h"
 
 namespace {
@@ -87,7 +87,7 @@ ImageBenchOptions parse(int argc, char** argv, bool* help) {
 std::unique_ptr<peak_image, ImageDeleter> load_picture(const std::string& path, uint32_t side) {
   peak_image* image = nullptr;
   if (!path.empty()) {
-    const std::string bytes = read_text_file(path, "image");
+    const std::string bytes = read_input_file(path, "image");
     check_status(peak_image_decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &image));
   } else {
     std::vector<uint8_t> pixels(size_t{side} * side * 3);

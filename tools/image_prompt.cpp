@@ -3,7 +3,7 @@
 #include <chrono>
 #include <memory>
 
-#include "text_file.h"
+#include "input_file.h"
 
 namespace {
 
@@ -61,7 +61,7 @@ std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> create_image_encoder(pe
 
 std::vector<float> encode_image_file(peak_image_encoder* encoder, const peak_projector_info& info,
                                      const std::string& path) {
-  const std::string bytes = read_text_file(path, "image");
+  const std::string bytes = read_input_file(path, "image");
   peak_image* decoded = nullptr;
   const peak_status st = peak_image_decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &decoded);
   if (st != PEAK_OK) throw CommandError(path + ": " + peak_last_error());

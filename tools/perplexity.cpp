@@ -22,7 +22,7 @@
 #include "commands.h"
 #include "kl_base_file.h"
 #include "model_session.h"
-#include "text_file.h"
+#include "input_file.h"
 #include "text_format.h"
 
 namespace {
@@ -172,7 +172,7 @@ std::string model_path_of(const PerplexityOptions& o) {
 
 int run_ppl(PerplexityOptions& o) {
   const size_t n_ctx = o.gen.context.n_ctx != 0 ? o.gen.context.n_ctx : kDefaultWindow;
-  const std::string text = read_text_file(o.text_path, "text file");
+  const std::string text = read_input_file(o.text_path, "text file");
   // Open the output first: an unwritable path fails before the model loads.
   std::unique_ptr<KlBaseWriter> base;
   if (!o.kl_base_path.empty()) {
@@ -384,7 +384,7 @@ int run_kl_divergence(PerplexityOptions& o) {
     throw UsageError("the base '" + o.kl_base_path + "' has windows of " + std::to_string(n_ctx) + " tokens, not " +
                      std::to_string(o.gen.context.n_ctx) + " (-c)");
   }
-  const std::string text = o.text_path.empty() ? std::string() : read_text_file(o.text_path, "text file");
+  const std::string text = o.text_path.empty() ? std::string() : read_input_file(o.text_path, "text file");
   prepare_context(o.gen, n_ctx);
   LoadedModel m = load_model(model_path_of(o), o.gen);
   const size_t n_vocab = m.info.n_vocab;

@@ -16,7 +16,7 @@
 #include "commands.h"
 #include "model_session.h"
 #include "openai_response.h"
-#include "text_file.h"
+#include "input_file.h"
 #include "text_format.h"
 
 namespace {

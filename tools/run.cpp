@@ -28,7 +28,7 @@
 #include "openai_response.h"
 #include "output_file.h"
 #include "image_prompt.h"
-#include "text_file.h"
+#include "input_file.h"
 #include "text_format.h"
 #include "tool_options.h"
 
@@ -84,7 +84,7 @@ RunOptions parse(int argc, char** argv, bool* help) {
       o.prompt_given = true;
     } else if (!std::strcmp(a, "-f") || !std::strcmp(a, "--file")) {
       o.prompt_path = args.value(a);
-      o.prompt = read_text_file(o.prompt_path, "prompt file");
+      o.prompt = read_input_file(o.prompt_path, "prompt file");
       o.prompt_given = true;
     } else if (parse_grammar_option(a, args, o.gen)) {
       continue;

@@ -15,7 +15,7 @@
 #include "cli_args.h"
 #include "commands.h"
 #include "model_session.h"
-#include "text_file.h"
+#include "input_file.h"
 #include "text_format.h"
 
 namespace {
@@ -61,10 +61,10 @@ TokenizeOptions parse(int argc, char** argv, bool* help) {
       o.text = args.value(a);
       ++o.n_sources;
     } else if (!std::strcmp(a, "-f") || !std::strcmp(a, "--file")) {
-      o.text = read_text_file(args.value(a), "text file");
+      o.text = read_input_file(args.value(a), "text file");
       ++o.n_sources;
     } else if (!std::strcmp(a, "--stdin")) {
-      o.text = read_text_file("-", "text");
+      o.text = read_input_file("-", "text");
       ++o.n_sources;
     } else if (!std::strcmp(a, "--ids")) {
       o.ids = true;

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "model_session.h"
-#include "text_file.h"
+#include "input_file.h"
 
 const char* const kToolOptionsHelp =
     "tool calling (with the model's own chat template):\n"
@@ -47,7 +47,7 @@ void check_tool_options(const ToolOptions& o) {
 }
 
 void read_tools_file(ToolOptions& o) {
-  if (o.given()) o.json = read_text_file(o.path, "tools file");
+  if (o.given()) o.json = read_input_file(o.path, "tools file");
 }
 
 void set_session_tools(const ToolOptions& o, peak_session_params& p) {

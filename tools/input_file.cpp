@@ -1,4 +1,4 @@
-#include "text_file.h"
+#include "input_file.h"
 
 #include <cerrno>
 #include <cstring>
@@ -16,12 +16,12 @@ const char* kind_of(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
   if (S_ISSOCK(mode)) return "a socket";
-  return nullptr;  // regular file, FIFO or pipe: readable as a stream of text
+  return nullptr;  // regular file, FIFO or pipe: readable as a stream
 }
 
 }  // namespace
 
-std::string read_text_file(const std::string& path, const std::string& what) {
+std::string read_input_file(const std::string& path, const std::string& what) {
   const bool from_stdin = path == "-";
   const std::string named = what + (from_stdin ? std::string(" (standard input)") : " '" + path + "'");
   const int fd = from_stdin ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -36,7 +36,7 @@ std::string read_text_file(const std::string& path, const std::string& what) {
   const char* kind = from_stdin ? nullptr : ::fstat(fd, &st) == 0 ? kind_of(st.st_mode) : "unreadable";
   if (kind) {
     close_file();
-    throw CommandError("cannot read " + named + ": it is " + kind + ", not a text file");
+    throw CommandError("cannot read " + named + ": it is " + kind + ", not a file");
   }
   std::string text;
   char buf[65536];
@@ -49,9 +49,10 @@ std::string read_text_file(const std::string& path, const std::string& what) {
       throw CommandError("cannot read " + named + ": " + std::strerror(err));
     }
     if (n == 0) break;
-    if (text.size() + static_cast<size_t>(n) > kMaxTextFileBytes) {
+    if (text.size() + static_cast<size_t>(n) > kMaxInputFileBytes) {
       close_file();
-      throw CommandError(named + " is larger than the " + std::to_string(kMaxTextFileBytes >> 20) + " MiB a text file may hold");
+      throw CommandError(named + " is larger than the " + std::to_string(kMaxInputFileBytes >> 20) +
+                         " MiB an input file may hold");
     }
     text.append(buf, static_cast<size_t>(n));
   }
@@ -60,7 +61,7 @@ std::string read_text_file(const std::string& path, const std::string& what) {
 }
 
 std::vector<std::string> read_text_lines(const std::string& path) {
-  const std::string all = read_text_file(path, "text file");
+  const std::string all = read_input_file(path, "text file");
   std::vector<std::string> lines;
   size_t start = 0;
   while (start < all.size()) {

@@ -142,6 +142,22 @@ TEST(ImageEncoder, PatchesAreThePicturesResizedAsPILThenNormalised) {
   EXPECT_EQ(std::vector<int32_t>(positions.begin(), positions.begin() + 5), (std::vector<int32_t>{0, 1, 2, 3, 8}));
 }
 
+// SmolVLM's processor resizes an unsplit picture with PIL's LANCZOS: the
+// patches of the source picture are those of PIL's resize.
+TEST(ImageEncoder, Idefics3ResizesAsPILsLanczos) {
+  const auto projector = model::Projector::load(test::write_tiny_model(Arch::Idefics3Vision, GgmlType::F32));
+  const model::HParams& hp = projector->hparams();
+  const std::vector<uint8_t> png = image::read_bytes(kImages + "png/photo_256x192.png");
+  const size_t n = static_cast<size_t>(hp.vision.n_patches() * 3 * 16);
+  std::vector<float> from_source(n), from_pil(n);
+  model::vision_patches(image::decode(png.data(), png.size()), hp, from_source.data());
+  model::vision_patches(image::read_netpbm(kImages + "vision/smolvlm_32.ppm"), hp, from_pil.data());
+  EXPECT_EQ(from_source, from_pil);
+  std::vector<float> bilinear(n);
+  model::vision_patches(pil_input(), hp, bilinear.data());
+  EXPECT_NE(from_source, bilinear);  // the fixtures differ: the filter matters
+}
+
 // llama.cpp's clip names and shapes (clip-impl.h's TN_* for Gemma 3).
 TEST(ImageEncoder, Gemma3FilesHoldLlamaCppsTensors) {
   const auto file = gguf::GgufFile::open(test::write_tiny_model(Arch::Gemma3Vision, GgmlType::F32));

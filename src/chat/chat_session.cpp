@@ -543,7 +543,8 @@ void ChatSession::generate_answer(const std::vector<int32_t>& segment, const Ima
   if (lead > 0) {
     if (lead == segment.size())
       throw std::invalid_argument("a prompt ends with an image: the answer's header must follow it");
-    evaluate_cells(*ctx_, segment.data(), static_cast<int64_t>(lead), images);
+    const core::Cancellation cancel = options.cancellation();  // a stop asked while the pictures are read
+    evaluate_cells(*ctx_, segment.data(), static_cast<int64_t>(lead), images, &cancel);
     accept_text(segment.begin(), segment.begin() + static_cast<std::ptrdiff_t>(lead));
   }
   const double lead_seconds = lead_stopwatch.seconds();

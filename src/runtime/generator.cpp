@@ -19,6 +19,12 @@ bool stop_asked(const GenerateOptions& options) {
 
 bool stop_asked_of(const void* options) { return stop_asked(*static_cast<const GenerateOptions*>(options)); }
 
+}  // namespace
+
+core::Cancellation GenerateOptions::cancellation() const { return core::Cancellation(stop_asked_of, this); }
+
+namespace {
+
 // A draft model's distribution at each token of its draft, for speculative
 // sampling: dense rows of n_vocab probabilities, and the ids set in each so
 // that clearing a row costs its candidates, not the vocabulary.
@@ -200,7 +206,7 @@ GenerateResult generate(Context& ctx, sampling::SamplerChain& sampler, const std
   Drafts drafts(ctx, sampler, prompt, options);  // checks the options before anything is evaluated
 
   Stopwatch stopwatch;
-  const core::Cancellation cancel(stop_asked_of, &options);
+  const core::Cancellation cancel = options.cancellation();
   ctx.eval(prompt.data(), static_cast<int64_t>(prompt.size()), nullptr,
            options.cancel || options.abort_flag ? &cancel : nullptr);
   for (int32_t t : prompt) sampler.accept_prompt(t);

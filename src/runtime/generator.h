@@ -49,6 +49,9 @@ struct GenerateOptions {
   // an int, __atomic_store_n) and a signal handler on the generating thread with
   // a plain store.
   const volatile int* abort_flag = nullptr;
+  // A Cancellation polling both (core/executor.h), for evaluations of a
+  // caller's own before generate() (a prompt's pictures).
+  core::Cancellation cancellation() const;
   // Speculative decoding: after each token, a draft of up to draft_max tokens
   // (and the cells after the token allow) is evaluated with it in one pass,
   // and the sampler takes each of the draft's rows of logits in turn while

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -162,6 +163,26 @@ TEST(SessionImages, TheSameRowsAreOneImageAndMarkersMustMatch) {
   EXPECT_NE(ids[0], ids[1]);
   EXPECT_EQ(ids[2], ids[0]);
   EXPECT_EQ(std::count_if(cached.begin(), cached.end(), is_image_token), 3 * kImageTokens);
+}
+
+TEST(SessionImages, AStopAskedWhileThePictureIsReadLeavesTheSessionAsItWas) {
+  const model::Model& m = stories_model();
+  const std::vector<float> rows = picture_rows(kImageTokens, m.hparams().n_embd, 0.5f);
+  ChatSession session(m, image_settings());
+  session.chat("Once", max_tokens(4));
+  const std::vector<int32_t> before = session.cached_tokens();
+  const size_t messages = session.n_messages();
+  session.attach_image(rows.data(), kImageTokens);
+  const std::atomic<int> stop{1};
+  runtime::GenerateOptions o = max_tokens(8);
+  o.cancel = &stop;
+  EXPECT_THROW(session.chat("Look: <__media__> a cat", o), runtime::Cancelled);
+  EXPECT_EQ(session.cached_tokens(), before);
+  EXPECT_EQ(session.n_messages(), messages);
+  EXPECT_EQ(session.attached_images(), 1u);
+  EXPECT_EQ(session.context().kv().used(), static_cast<int64_t>(before.size()) - session.unsettled_tokens());
+  session.chat("Look: <__media__> a cat", max_tokens(4));  // and then it goes
+  EXPECT_EQ(session.message(3).n_images, 1u);
 }
 
 TEST(SessionImages, RefusalsNameWhatIsWrong) {

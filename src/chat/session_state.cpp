@@ -76,8 +76,9 @@ std::string dropped_message_line(const std::string& role, const std::string& tex
 }
 
 ChatMessage chat_message(const LoggedMessage& m) {
-  ChatMessage c{m.role, m.content, m.tool_calls};
-  c.images = m.images;
+  // Built whole: assigning the pictures after gave g++ 12 for aarch64 a
+  // false -Wnull-dereference in the vector's assignment.
+  ChatMessage c{m.role, m.content, m.tool_calls, {}, {}, m.images};
   if (m.role == "tool") {
     c.tool_call_id = m.tool_call_id;
     c.name = m.name;

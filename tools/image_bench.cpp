@@ -117,7 +117,12 @@ ImageResult run_test(const std::string& path, const peak_projector* projector, c
   check_status(peak_image_encoder_create(projector, &params, &created));
   const std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> encoder(created);
   const auto picture = load_picture(o.image, info.image_size);
-  std::vector<float> out(size_t{info.n_image_tokens} * info.n_embd);
+  uint32_t width = 0, height = 0;
+  check_status(peak_image_get_size(picture.get(), &width, &height, nullptr));
+  peak_picture_layout layout{};
+  layout.struct_size = sizeof layout;
+  check_status(peak_projector_picture_layout(projector, width, height, &layout));
+  std::vector<float> out(size_t{layout.n_frames} * layout.tokens_per_frame * info.n_embd);
   time_encode(encoder.get(), picture.get(), out);  // warm-up
   std::vector<double> seconds;
   for (int run = 0; run < o.repetitions; ++run) seconds.push_back(time_encode(encoder.get(), picture.get(), out));
@@ -132,8 +137,8 @@ ImageResult run_test(const std::string& path, const peak_projector* projector, c
   r.params = info.n_params;
   r.threads = threads;
   const uint32_t side = info.image_size / info.patch_size;
-  r.patches = side * side;
-  r.tokens = info.n_image_tokens;
+  r.patches = layout.n_frames * side * side;
+  r.tokens = layout.n_frames * layout.tokens_per_frame;
   mean_sd(seconds, &r.seconds_mean, &r.seconds_sd);
   r.rss_loaded_kib = rss_loaded_kib;
   r.rss_kib = process_status_kib("VmRSS:");

@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 9
+#define PEAK_VERSION_MINOR 10
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.9.0"
+#define PEAK_VERSION_STRING "0.10.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -969,9 +969,9 @@ PEAK_API peak_status peak_image_get_size(const peak_image* image, uint32_t* widt
 
 /* An image encoder: the vision tower and projector of a vision-language model,
    from its projector file (llama.cpp's mmproj-*.gguf, general.architecture
-   "clip"; projector types: gemma3, idefics3 (SmolVLM, one picture resized
-   to its input: tiles are not cut yet)). It turns a picture into the embeddings of
-   its image tokens in the language model's width. Immutable once loaded:
+   "clip"; projector types: gemma3, idefics3 (SmolVLM: a picture cut into
+   tiles and an overview)). It turns a picture into the embeddings of its
+   image tokens in the language model's width. Immutable once loaded:
    several encoders, on several threads, may share one. */
 typedef struct peak_projector peak_projector;
 
@@ -991,14 +991,16 @@ typedef struct peak_projector_info {
   const char* projector_type; /* "gemma3" (clip.projector_type), valid while the projector lives */
   uint32_t image_size;        /* pictures are resized to image_size x image_size pixels */
   uint32_t patch_size;        /* cut into patches of patch_size a side */
-  uint32_t n_image_tokens;    /* embeddings per picture */
+  uint32_t n_image_tokens;    /* embeddings per frame: a picture is one frame, or several
+                                 (peak_projector_picture_layout) */
   uint32_t n_embd;            /* floats per embedding: the language model's width */
   uint64_t n_params;
   uint64_t size_bytes; /* the file's tensor data */
-  /* How the language model takes an image (the model's processor): the text
-     before its tokens and after them (Gemma 3: "\n\n<start_of_image>" and
-     "<end_of_image>\n\n"; tokenize them with parse_special), and whether its
-     tokens attend to each other both ways (peak_context_eval_embeddings). */
+  /* How the language model takes a picture of one frame (the model's
+     processor): the text before its tokens and after them (Gemma 3:
+     "\n\n<start_of_image>" and "<end_of_image>\n\n"; tokenize them with
+     parse_special), and whether a frame's tokens attend to each other both
+     ways (peak_context_eval_embeddings). */
   const char* image_prefix;
   const char* image_suffix;
   int bidirectional;
@@ -1006,6 +1008,36 @@ typedef struct peak_projector_info {
 
 /* Fills *info (set info->struct_size first). */
 PEAK_API peak_status peak_projector_get_info(const peak_projector* projector, peak_projector_info* info);
+
+/* Since 0.10.0: how a picture of width x height pixels enters the language
+   model, as the model's processor frames it: n_frames runs of
+   tokens_per_frame image tokens (peak_image_encode writes them all, frame
+   after frame), with a text before each and one after the last
+   (peak_projector_frame_text). Gemma 3: one frame. SmolVLM: the picture
+   resized so its longest edge is the processor's (2048 pixels for
+   SmolVLM-256M), cut into grid_rows x grid_cols tiles of image_size, row by
+   row, then an overview of the whole; a picture that makes one tile is not
+   cut (grid_rows = grid_cols = 0, one frame). */
+typedef struct peak_picture_layout {
+  size_t struct_size;
+  uint32_t n_frames;
+  uint32_t tokens_per_frame;
+  uint32_t grid_rows; /* tiles down, 0: not cut */
+  uint32_t grid_cols; /* tiles across */
+} peak_picture_layout;
+
+/* Fills *layout (set layout->struct_size first) for a picture of width x
+   height pixels (each at least 1). */
+PEAK_API peak_status peak_projector_picture_layout(const peak_projector* projector, uint32_t width, uint32_t height,
+                                                   peak_picture_layout* layout);
+/* Since 0.10.0: the text before frame `index` of a picture of width x height
+   pixels (index n_frames: the text after the last), to tokenize with
+   parse_special, as UTF-8 with a terminating NUL in `out` (SmolVLM's first
+   tile: "<fake_token_around_image><row_1_col_1>"); *length is its length
+   without the NUL. A buffer too small gives PEAK_ERR_BUFFER_TOO_SMALL,
+   writing nothing (out may be NULL with capacity 0, to ask). */
+PEAK_API peak_status peak_projector_frame_text(const peak_projector* projector, uint32_t width, uint32_t height,
+                                               uint32_t index, char* out, size_t capacity, size_t* length);
 
 typedef struct peak_image_encoder peak_image_encoder;
 
@@ -1021,10 +1053,11 @@ PEAK_API peak_status peak_image_encoder_create(const peak_projector* projector, 
                                                peak_image_encoder** out);
 PEAK_API void peak_image_encoder_free(peak_image_encoder* encoder);
 /* Encodes a picture of any size (resized as the model's own processor does:
-   Gemma 3's bilinear to 896 x 896, transparency dropped) into n_image_tokens
-   embeddings of n_embd floats, token by token, written to `out` (capacity
-   floats). A buffer too small gives PEAK_ERR_BUFFER_TOO_SMALL with the floats
-   needed in *n_floats (out may be NULL with capacity 0, to ask). */
+   Gemma 3's bilinear to 896 x 896, SmolVLM's Lanczos and tiles; transparency
+   dropped) into the embeddings of its image tokens, n_embd floats each, token
+   by token and frame after frame (peak_projector_picture_layout: n_frames x
+   tokens_per_frame tokens), written to `out` (capacity floats). A buffer too small gives PEAK_ERR_BUFFER_TOO_SMALL with
+   the floats needed in *n_floats (out may be NULL with capacity 0, to ask). */
 PEAK_API peak_status peak_image_encode(peak_image_encoder* encoder, const peak_image* image, float* out,
                                        size_t capacity, size_t* n_floats);
 
@@ -1034,8 +1067,8 @@ PEAK_API peak_status peak_image_encode(peak_image_encoder* encoder, const peak_i
    peak_model_estimate_memory for a model: weight_bytes the file's tensors (or
    the whole file without use_mmap), repacked_bytes the projector matrix made
    a product's layout (its own memory), kv_bytes 0, compute_bytes the
-   encoder's buffers and one picture's image tokens (n_image_tokens x n_embd
-   floats, which a session attached to keeps per picture), total_bytes their
+   encoder's buffers and the image tokens of a picture of the most frames
+   (which a session attached to keeps per picture), total_bytes their
    sum. Either params may be NULL for the defaults. */
 PEAK_API peak_status peak_projector_estimate_memory(const char* path, const peak_model_params* params,
                                                     const peak_image_encoder_params* encoder_params,

@@ -8,6 +8,7 @@
 #include "capi/capi_handles.h"
 #include "image/image.h"
 #include "model/projector.h"
+#include "model/vision.h"
 #include "runtime/memory_estimate.h"
 #include "runtime/image_encoder.h"
 
@@ -169,6 +170,53 @@ peak_status peak_projector_get_info(const peak_projector* projector, peak_projec
   return PEAK_OK;
 }
 
+namespace {
+
+// The layout of a width x height picture, or an error status naming `function`'s bad argument.
+peak_status layout_of(const peak_projector* projector, uint32_t width, uint32_t height, const char* function,
+                      peak::model::PictureLayout* layout) {
+  PEAK_CHECK_ARG(projector, std::string(function) + ": projector");
+  if (width == 0 || height == 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, std::string(function) + ": the picture is " + std::to_string(width) + " x " +
+                                               std::to_string(height) + " pixels");
+  }
+  return guarded([&] {
+    *layout = peak::model::picture_layout(projector->projector->hparams(), width, height);
+    return PEAK_OK;
+  });
+}
+
+}  // namespace
+
+peak_status peak_projector_picture_layout(const peak_projector* projector, uint32_t width, uint32_t height,
+                                          peak_picture_layout* layout) {
+  PEAK_CHECK_ARG(layout, "peak_projector_picture_layout: layout");
+  if (!peak::capi::struct_size_ok(layout->struct_size, sizeof(peak_picture_layout), "peak_picture_layout")) {
+    return PEAK_ERR_INVALID_ARGUMENT;
+  }
+  peak::model::PictureLayout l;
+  if (const peak_status st = layout_of(projector, width, height, "peak_projector_picture_layout", &l)) return st;
+  layout->n_frames = static_cast<uint32_t>(l.n_frames());
+  layout->tokens_per_frame = static_cast<uint32_t>(l.tokens_per_frame);
+  layout->grid_rows = static_cast<uint32_t>(l.grid_rows);
+  layout->grid_cols = static_cast<uint32_t>(l.grid_cols);
+  return PEAK_OK;
+}
+
+peak_status peak_projector_frame_text(const peak_projector* projector, uint32_t width, uint32_t height, uint32_t index,
+                                      char* out, size_t capacity, size_t* length) {
+  PEAK_CHECK_ARG(length, "peak_projector_frame_text: length");
+  peak::model::PictureLayout l;
+  if (const peak_status st = layout_of(projector, width, height, "peak_projector_frame_text", &l)) return st;
+  if (index > static_cast<uint64_t>(l.n_frames())) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_projector_frame_text: index " + std::to_string(index) +
+                                               " past the picture's " + std::to_string(l.n_frames()) +
+                                               " frames (the text after the last is index n_frames)");
+  }
+  if (!out && capacity > 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_projector_frame_text: out is NULL");
+  return peak::capi::copy_out(l.texts[index], "frame text", out, capacity, length);
+}
+
 peak_image_encoder_params peak_image_encoder_default_params(void) {
   peak_image_encoder_params p{};
   p.struct_size = sizeof(peak_image_encoder_params);
@@ -230,7 +278,9 @@ peak_status peak_image_encode(peak_image_encoder* encoder, const peak_image* ima
   PEAK_CHECK_ARG(image, "peak_image_encode: image");
   PEAK_CHECK_ARG(n_floats, "peak_image_encode: n_floats");
   const peak::runtime::ImageEncoder& e = *encoder->encoder;
-  *n_floats = static_cast<size_t>(e.n_image_tokens() * e.n_embd_out());
+  const peak::model::PictureLayout layout =
+      peak::model::picture_layout(e.projector().hparams(), image->picture.width, image->picture.height);
+  *n_floats = static_cast<size_t>(layout.n_tokens() * e.n_embd_out());
   if (capacity < *n_floats) {
     return fail(PEAK_ERR_BUFFER_TOO_SMALL, "peak_image_encode: the embeddings need " + std::to_string(*n_floats) +
                                                " floats; the buffer holds " + std::to_string(capacity));

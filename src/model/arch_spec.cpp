@@ -162,11 +162,12 @@ constexpr ArchSpec gemma3_vision() {
 // SmolVLM's image encoder (Idefics3's connector): the same SigLIP tower, its
 // states regrouped k x k patches per token by the pixel shuffle (the
 // converter's default k is 2; SmolVLM's files give 4 or 3) and projected by
-// one matrix without a bias. One picture resized to the square input with
-// PIL's Lanczos filter, framed as HF's SmolVLM processor resizes and frames an
-// image it does not split: between <fake_token_around_image><global-img>
-// and <fake_token_around_image>. The language model (llama) reads the image
-// tokens causally.
+// one matrix without a bias. Pictures resized with PIL's Lanczos filter, as
+// HF's SmolVLM processor resizes them, and cut into tiles with an overview
+// when the file gives a longest edge (clip.vision.preproc_image_size); an
+// image it does not split is framed between
+// <fake_token_around_image><global-img> and <fake_token_around_image>. The
+// language model (llama) reads the image tokens causally.
 constexpr ArchSpec idefics3_vision() {
   ArchSpec s = gemma3_vision();
   s.arch = Arch::Idefics3Vision;
@@ -174,6 +175,7 @@ constexpr ArchSpec idefics3_vision() {
   s.connector = VisionConnector::ShuffleProject;
   s.default_merge = 2;
   s.resize = image::ResizeFilter::Lanczos;
+  s.tiling = VisionTiling::GridAndOverview;
   s.image_prefix = "<fake_token_around_image><global-img>";
   s.image_suffix = "<fake_token_around_image>";
   s.image_bidirectional = false;

@@ -45,6 +45,16 @@ enum class VisionConnector {
   ShuffleProject,
 };
 
+// How an image encoder's processor makes a picture into the encoder's square
+// images (model/vision.h: picture_layout).
+enum class VisionTiling {
+  None,  // one image: the picture resized to the square
+  // Idefics3 (SmolVLM), given a longest edge (VisionParams::longest_edge):
+  // the picture resized to it, then cut into a grid of squares, then the
+  // whole shrunk to one square (the overview), last.
+  GridAndOverview,
+};
+
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
 // gelu (GeGLU, Gemma's gelu_pytorch_tanh).
 enum class FfnActivation { Silu, GeluTanh };
@@ -114,12 +124,14 @@ struct ArchSpec {
   VisionConnector connector = VisionConnector::None;
   // The processor's resampling of an image to the encoder's size.
   image::ResizeFilter resize = image::ResizeFilter::Bilinear;
+  VisionTiling tiling = VisionTiling::None;
   // > 0: the tower's k x k neighbouring patches are averaged into one image
   // token (Gemma 3: 4); clip.vision.projector.scale_factor overrides it.
   int64_t default_merge = 0;
   // How the language model takes the image tokens (its processor's text
-  // around them, special tokens included), and whether they attend to each
-  // other both ways (runtime::Context::eval_embeddings).
+  // around them, special tokens included; a tiled picture's texts are
+  // picture_layout's), and whether they attend to each other both ways
+  // (runtime::Context::eval_embeddings).
   const char* image_prefix = "";
   const char* image_suffix = "";
   bool image_bidirectional = false;

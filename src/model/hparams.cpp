@@ -9,6 +9,7 @@
 
 #include "gguf/printable.h"
 #include "model/model_error.h"
+#include "model/vision.h"
 
 namespace peak::model {
 namespace {
@@ -26,7 +27,12 @@ constexpr int64_t kMaxWidth = int64_t{1} << 24;
 constexpr int64_t kMaxContext = INT32_MAX;
 // An image encoder's input side, in pixels: released ones take at most a few
 // thousand, and its square of patches must stay a count attention can hold.
+// Also the most a picture's longest edge is resized to before it is tiled.
 constexpr int64_t kMaxImageSize = 8192;
+// The image tokens of one picture, all its frames: they must fit the language
+// model's context beside the text, and a session keeps them per picture
+// (SmolVLM-256M's files give at most 17 frames of 64).
+constexpr int64_t kMaxPictureTokens = 32768;
 
 struct KeyReader {
   const gguf::GgufFile& file;
@@ -312,6 +318,29 @@ void read_rope(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
 void read_transformer(const gguf::GgufFile& file, const KeyReader& keys, const ArchSpec& spec,
                       std::string_view block_prefix, HParams& hp);
 
+// The longest edge of a tiling row's processor (llama.cpp reads the key for
+// idefics3 only, and tiles nothing without it): at least one tile, and few
+// enough tiles that a picture's image tokens stay within kMaxPictureTokens
+// and its grid within kMaxGridSide a side (max_picture_frames: a square
+// grid and the overview).
+void read_longest_edge(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
+  const char* key = "preproc_image_size";
+  if (spec.tiling == VisionTiling::None || !keys.find(key)) return;
+  VisionParams& v = hp.vision;
+  v.longest_edge = keys.count(key, v.image_size, kMaxImageSize);
+  const int64_t frames = max_picture_frames(hp);
+  if (frames > kMaxGridSide * kMaxGridSide + 1) {
+    refuse("'" + keys.prefix + key + "' " + std::to_string(v.longest_edge) + " cuts a picture into up to " +
+           std::to_string(frames - 1) + " tiles of " + std::to_string(v.image_size) + " pixels; peak takes at most " +
+           std::to_string(kMaxGridSide) + " x " + std::to_string(kMaxGridSide));
+  }
+  if (frames * v.n_image_tokens() > kMaxPictureTokens) {
+    refuse("'" + keys.prefix + key + "' " + std::to_string(v.longest_edge) + " cuts a picture into up to " +
+           std::to_string(frames) + " frames of " + std::to_string(v.n_image_tokens()) +
+           " tokens; peak takes at most " + std::to_string(kMaxPictureTokens) + " image tokens a picture");
+  }
+}
+
 // A processor's per-channel constant: three finite floats (positive ones for a divisor).
 void read_channel_constants(const KeyReader& keys, const std::string& key, float (&out)[3], bool divisor) {
   const auto v = keys.find(key);
@@ -391,6 +420,7 @@ HParams read_projector_hparams(const gguf::GgufFile& file) {
                 supported_projector_types() + ")");
   }
   HParams hp;
+  hp.arch = spec->arch;  // read_longest_edge tiles as the row does
   const KeyReader keys{file, "clip.vision."};
   VisionParams& v = hp.vision;
   v.image_size = keys.count("image_size", 1, kMaxImageSize);
@@ -405,6 +435,7 @@ HParams read_projector_hparams(const gguf::GgufFile& file) {
            std::to_string(v.merge) + " by " + std::to_string(v.merge) + " ('clip.vision.projector.scale_factor')");
   }
   v.n_embd_out = keys.count("projection_dim", 1, kMaxWidth);
+  read_longest_edge(keys, *spec, hp);
   read_channel_constants(keys, "image_mean", v.image_mean, false);
   read_channel_constants(keys, "image_std", v.image_std, true);
   hp.n_ctx_train = v.n_patches();

@@ -40,12 +40,17 @@ struct LayerAttention {
 // An image encoder's input and output (ArchSpec::projector_type rows): a square
 // image of image_size pixels a side, cut into patches of patch_size, whose
 // states are averaged `merge` x `merge` into the image tokens handed to the
-// language model, n_embd_out wide.
+// language model, n_embd_out wide. A picture is one such image, or several
+// (model/vision.h: picture_layout).
 struct VisionParams {
   int64_t image_size = 0;  // clip.vision.image_size
   int64_t patch_size = 0;  // clip.vision.patch_size
   int64_t merge = 1;       // clip.vision.projector.scale_factor, else the row's default_merge
   int64_t n_embd_out = 0;  // clip.vision.projection_dim: the language model's n_embd
+  // VisionTiling::GridAndOverview rows: the longest edge a picture is resized
+  // to before it is cut into tiles of image_size (clip.vision.preproc_image_size);
+  // 0: the file has none, and a picture is one image.
+  int64_t longest_edge = 0;
   // The processor's normalisation of each channel's value v in [0, 1]: (v - mean) / std.
   float image_mean[3] = {0.0f, 0.0f, 0.0f};
   float image_std[3] = {1.0f, 1.0f, 1.0f};

@@ -146,6 +146,7 @@ void write_projector_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_f32(v + "attention.layer_norm_epsilon", s.norm_eps);
   w.set_u32(v + "projection_dim", static_cast<uint32_t>(s.n_embd_out));
   if (s.merge > 0) w.set_u32(v + "projector.scale_factor", static_cast<uint32_t>(s.merge));
+  if (s.longest_edge > 0) w.set_u32(v + "preproc_image_size", static_cast<uint32_t>(s.longest_edge));
   const float half[3] = {0.5f, 0.5f, 0.5f};  // SigLIP's normalisation
   w.set_array(v + "image_mean", gguf::ValueType::Float32, half, 3);
   w.set_array(v + "image_std", gguf::ValueType::Float32, half, 3);
@@ -389,10 +390,12 @@ SynthSpec synth_preset(const std::string& name) {
     // SmolVLM2-256M) as llama.cpp's converter writes it: SigLIP base, 12
     // layers of 768, 12 heads of 64, 3072 wide feed-forward, 512 x 512 pixels
     // in patches of 16 (32 x 32), pixel-shuffled 4 x 4 into 64 tokens of the
-    // SmolLM2-135M text model's 576.
+    // SmolLM2-135M text model's 576; a picture resized to a longest edge of
+    // 2048, then cut into tiles of 512 (at most 4 x 4 and the overview).
     s.arch = Arch::Idefics3Vision;
     s.n_layer = 12, s.n_embd = 768, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 64, s.n_ff = 3072;
     s.image_size = 512, s.patch_size = 16, s.n_embd_out = 576, s.merge = 4, s.norm_eps = 1e-6f;
+    s.longest_edge = 2048;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

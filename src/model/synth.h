@@ -57,11 +57,14 @@ struct SynthSpec {
   // Image encoders (ArchSpec::projector_type rows; n_vocab and n_ctx_train
   // unused): the square input's side, the patch side, the language model's
   // width the projector maps to; merge > 0 is written as
-  // projector.scale_factor (0: the row's default, unwritten, as Gemma 3's files).
+  // projector.scale_factor (0: the row's default, unwritten, as Gemma 3's
+  // files); longest_edge > 0 as preproc_image_size (SmolVLM's files: the
+  // longest edge of a picture its processor cuts into tiles).
   int64_t image_size = 0;
   int64_t patch_size = 0;
   int64_t n_embd_out = 0;
   int64_t merge = 0;
+  int64_t longest_edge = 0;
 
   int64_t rope_dimensions() const { return rope_dims > 0 ? rope_dims : head_dim; }
 };
@@ -70,8 +73,8 @@ struct SynthSpec {
 // smollm2-135m, gemma3-1b, gemma3-270m, phi-4-mini, smollm3-3b, the
 // embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b,
 // embeddinggemma-300m and nomic-embed-text-v1.5, the rerankers
-// ms-marco-minilm-l6-v2 and qwen3-reranker-0.6b, and the image encoder
-// gemma3-4b-mmproj);
+// ms-marco-minilm-l6-v2 and qwen3-reranker-0.6b, and the image encoders
+// gemma3-4b-mmproj and smolvlm-256m-mmproj);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 // Qwen3-Reranker's prompt as llama.cpp's converter writes it

@@ -1,5 +1,11 @@
 #include "model/vision.h"
 
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
 #include "image/resize.h"
 #include "model/decoder.h"
 
@@ -8,6 +14,76 @@ namespace peak::model {
 using core::Graph;
 using core::Tensor;
 using kernels::GgmlType;
+
+namespace {
+
+// Whether the row's processor cuts pictures into tiles, as the file says it does.
+bool tiles(const HParams& hp) {
+  return hp.spec().tiling == VisionTiling::GridAndOverview && hp.vision.longest_edge > 0;
+}
+
+struct Size {
+  int64_t width = 0;
+  int64_t height = 0;
+};
+
+// The sizes Hugging Face's Idefics3ImageProcessor / SmolVLMImageProcessor
+// resizes a picture to, in its arithmetic (Python floats, int() truncating):
+// first the longest edge to `longest_edge`, up or down, the other side kept
+// in proportion and made even (_resize_output_size_rescale_to_max_len)...
+Size longest_edge_size(Size picture, int64_t longest_edge) {
+  const double aspect = static_cast<double>(picture.width) / static_cast<double>(picture.height);
+  Size s;
+  if (picture.width >= picture.height) {
+    s.width = longest_edge;
+    s.height = static_cast<int64_t>(static_cast<double>(longest_edge) / aspect);
+    if (s.height % 2 != 0) ++s.height;
+  } else {
+    s.height = longest_edge;
+    s.width = static_cast<int64_t>(static_cast<double>(longest_edge) * aspect);
+    if (s.width % 2 != 0) ++s.width;
+  }
+  s.width = std::max<int64_t>(s.width, 1);
+  s.height = std::max<int64_t>(s.height, 1);
+  return s;
+}
+
+int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
+// ... then each side up to a multiple of the tile, the short side from the
+// long one's (resize_for_vision_encoder).
+Size tiled_size(Size picture, int64_t tile) {
+  const double aspect = static_cast<double>(picture.width) / static_cast<double>(picture.height);
+  Size s;
+  if (picture.width >= picture.height) {
+    s.width = round_up(picture.width, tile);
+    s.height = round_up(static_cast<int64_t>(static_cast<double>(s.width) / aspect), tile);
+  } else {
+    s.height = round_up(picture.height, tile);
+    s.width = round_up(static_cast<int64_t>(static_cast<double>(s.height) * aspect), tile);
+  }
+  return s;
+}
+
+image::Image resized(image::Image picture, Size size, image::ResizeFilter filter) {
+  const auto width = static_cast<uint32_t>(size.width), height = static_cast<uint32_t>(size.height);
+  if (picture.width == width && picture.height == height) return picture;
+  return image::resize(picture, width, height, filter);
+}
+
+// The side x side pixels of an RGB picture whose top left is (x, y).
+image::Image crop(const image::Image& picture, int64_t x, int64_t y, int64_t side) {
+  image::Image out;
+  out.width = out.height = static_cast<uint32_t>(side);
+  out.pixels.resize(static_cast<size_t>(side * side * 3));
+  for (int64_t row = 0; row < side; ++row) {
+    std::memcpy(out.pixels.data() + row * side * 3, picture.pixels.data() + ((y + row) * picture.width + x) * 3,
+                static_cast<size_t>(side * 3));
+  }
+  return out;
+}
+
+}  // namespace
 
 Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w, VisionInputs& inputs) {
   const VisionParams& v = hp.vision;
@@ -83,6 +159,89 @@ void vision_patches(const image::Image& picture, const HParams& hp, float* out) 
       }
     }
   }
+}
+
+std::vector<std::string> frame_texts(const ArchSpec& spec, int64_t grid_rows, int64_t grid_cols) {
+  const bool whole = grid_rows == 0 && grid_cols == 0;
+  if (!whole && (spec.tiling == VisionTiling::None || grid_rows < 1 || grid_cols < 1 || grid_rows > kMaxGridSide ||
+                 grid_cols > kMaxGridSide)) {
+    throw std::invalid_argument(std::string(spec.projector_type ? spec.projector_type : spec.name) +
+                                " does not cut a picture into " + std::to_string(grid_rows) + " x " +
+                                std::to_string(grid_cols) + " tiles");
+  }
+  if (whole) return {spec.image_prefix, spec.image_suffix};
+  // Hugging Face's Idefics3Processor / SmolVLMProcessor (_prompt_split_image):
+  // each tile's tokens after "<fake_token_around_image><row_R_col_C>" (from
+  // 1), a newline after each row of tiles, then a blank line and the
+  // overview framed as a picture that is not split.
+  std::vector<std::string> texts;
+  for (int64_t r = 0; r < grid_rows; ++r) {
+    for (int64_t c = 0; c < grid_cols; ++c) {
+      texts.push_back(std::string(r > 0 && c == 0 ? "\n" : "") + "<fake_token_around_image><row_" +
+                      std::to_string(r + 1) + "_col_" + std::to_string(c + 1) + ">");
+    }
+  }
+  texts.push_back(std::string("\n\n") + spec.image_prefix);
+  texts.emplace_back(spec.image_suffix);
+  return texts;
+}
+
+PictureLayout picture_layout(const HParams& hp, int64_t width, int64_t height) {
+  if (width < 1 || height < 1) {
+    throw std::invalid_argument("a picture of " + std::to_string(width) + " x " + std::to_string(height) +
+                                " pixels has no layout");
+  }
+  const int64_t tile = hp.vision.image_size;
+  PictureLayout layout;
+  layout.tokens_per_frame = hp.vision.n_image_tokens();
+  if (tiles(hp)) {
+    const Size grid = tiled_size(longest_edge_size({width, height}, hp.vision.longest_edge), tile);
+    if (grid.width > tile || grid.height > tile) {  // else exactly one tile: not cut
+      layout.grid_rows = grid.height / tile;
+      layout.grid_cols = grid.width / tile;
+    }
+  }
+  layout.texts = frame_texts(hp.spec(), layout.grid_rows, layout.grid_cols);
+  return layout;
+}
+
+int64_t max_picture_frames(const HParams& hp) {
+  if (!tiles(hp)) return 1;
+  // Both sides of the first resize are at most the longest edge made even
+  // (the short side is rounded up to even), so both sides of the second at
+  // most that rounded up to whole tiles: side x side tiles and the overview,
+  // which a square picture reaches (for tiles wider than a pixel).
+  const int64_t tile = hp.vision.image_size;
+  const int64_t side = round_up(round_up(hp.vision.longest_edge, 2), tile) / tile;
+  return side == 1 ? 1 : side * side + 1;
+}
+
+std::vector<image::Image> vision_frames(const image::Image& picture, const HParams& hp) {
+  if (picture.width == 0 || picture.height == 0 || (picture.channels != 3 && picture.channels != 4) ||
+      picture.pixels.size() != size_t{picture.width} * picture.height * picture.channels) {
+    throw image::ImageError("image: a picture must be RGB or RGBA, its pixels matching its size");
+  }
+  std::vector<image::Image> frames;
+  image::Image rgb = image::to_rgb(picture);
+  if (!tiles(hp)) {
+    frames.push_back(std::move(rgb));
+    return frames;
+  }
+  const image::ResizeFilter filter = hp.spec().resize;
+  const int64_t tile = hp.vision.image_size;
+  const Size edge = longest_edge_size({rgb.width, rgb.height}, hp.vision.longest_edge);
+  image::Image whole = resized(resized(std::move(rgb), edge, filter), tiled_size(edge, tile), filter);
+  const PictureLayout layout = picture_layout(hp, picture.width, picture.height);
+  if (layout.grid_rows == 0) {
+    frames.push_back(std::move(whole));  // exactly one tile: not split
+    return frames;
+  }
+  for (int64_t r = 0; r < layout.grid_rows; ++r) {
+    for (int64_t c = 0; c < layout.grid_cols; ++c) frames.push_back(crop(whole, c * tile, r * tile, tile));
+  }
+  const auto side = static_cast<uint32_t>(tile);
+  frames.push_back(image::resize(whole, side, side, filter));  // the overview
+  return frames;
 }
 
 }  // namespace peak::model

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/graph.h"
@@ -51,5 +52,45 @@ std::vector<int32_t> vision_positions(const HParams& hp);
 // top to bottom (the convolution kernel's order), patches in token order.
 // `out` holds n_patches x 3 p p floats. Throws image::ImageError.
 void vision_patches(const image::Image& picture, const HParams& hp, float* out);
+
+// How a picture of width x height pixels enters the language model, as the
+// model's processor frames it: n_frames() runs of tokens_per_frame image
+// tokens (the encoder's output for each frame), texts[i] before run i and
+// texts[n_frames()] after the last (special tokens in them, tokenized with
+// parse_special). One frame, a picture resized to the encoder's square
+// (Gemma 3: "\n\n<start_of_image>", the tokens, "<end_of_image>\n\n"); SmolVLM
+// (VisionTiling::GridAndOverview) cuts a picture into grid_rows x grid_cols
+// tiles of image_size, row by row, then the whole picture shrunk to one tile
+// (the overview, last), each tile after its "<fake_token_around_image>
+// <row_r_col_c>" and a newline after each row of tiles, as Hugging Face's
+// Idefics3/SmolVLM processor writes them.
+struct PictureLayout {
+  int64_t grid_rows = 0;  // tiles down; 0: the picture is not cut (one frame)
+  int64_t grid_cols = 0;  // tiles across
+  int64_t tokens_per_frame = 0;
+  std::vector<std::string> texts;  // n_frames() + 1
+
+  int64_t n_frames() const { return static_cast<int64_t>(texts.size()) - 1; }
+  int64_t n_tokens() const { return n_frames() * tokens_per_frame; }
+};
+
+// The texts of a picture cut into grid_rows x grid_cols tiles (0 x 0: not cut)
+// by the projector row `spec`: PictureLayout::texts. Throws
+// std::invalid_argument for a grid the row does not cut (any but 0 x 0
+// without tiling, a grid with one side 0, more than kMaxGridSide a side).
+std::vector<std::string> frame_texts(const ArchSpec& spec, int64_t grid_rows, int64_t grid_cols);
+inline constexpr int64_t kMaxGridSide = 64;
+
+// The layout of a picture of width x height pixels (each at least 1, else
+// std::invalid_argument).
+PictureLayout picture_layout(const HParams& hp, int64_t width, int64_t height);
+// The most frames a picture can have (the memory a session may keep per picture).
+int64_t max_picture_frames(const HParams& hp);
+
+// The frames the encoder sees of `picture`, in picture_layout's order, RGB:
+// the picture itself when the row does not tile (vision_patches resizes it),
+// else the processor's resized picture when it is one tile, or the tiles and
+// the overview, each image_size a side. Throws image::ImageError.
+std::vector<image::Image> vision_frames(const image::Image& picture, const HParams& hp);
 
 }  // namespace peak::model

@@ -1,9 +1,10 @@
 // Runs an image encoder (model::Projector) on pictures: each becomes the
-// embeddings of its image tokens, n_image_tokens rows of the language model's
-// width, ready to take the place of token embeddings in a prompt. The graph,
-// allocator and thread pool are reserved at creation, so encoding allocates
-// nothing but its input and result. An ImageEncoder is used by one thread at a
-// time; several may share one projector.
+// embeddings of its image tokens, rows of the language model's width, ready
+// to take the place of token embeddings in a prompt: one frame's
+// n_image_tokens, or several frames' (a tiled picture, model::PictureLayout)
+// one after another. The graph, allocator and thread pool are reserved at
+// creation, so encoding allocates nothing but its frames and result. An
+// ImageEncoder is used by one thread at a time; several may share one projector.
 #pragma once
 
 #include <cstddef>
@@ -28,21 +29,26 @@ class ImageEncoder {
   explicit ImageEncoder(const model::Projector& projector, const ImageEncoderParams& params = {});
 
   const model::Projector& projector() const { return projector_; }
+  // The image tokens of one frame; a picture has model::picture_layout's frames.
   int64_t n_image_tokens() const { return projector_.hparams().vision.n_image_tokens(); }
   int64_t n_embd_out() const { return projector_.hparams().vision.n_embd_out; }
 
   // The image tokens' embeddings of `picture` (RGB or RGBA, any size: resized
-  // as the model's processor does): n_image_tokens x n_embd_out floats, token
-  // by token. Throws image::ImageError for a picture it cannot resize.
+  // and cut into frames as the model's processor does): its frames
+  // (model::picture_layout) in order, each n_image_tokens x n_embd_out floats, token by token.
+  // Throws image::ImageError for a picture it cannot resize.
   std::vector<float> encode(const image::Image& picture);
 
-  // Its compute and work buffers, reserved at creation.
+  // Its compute and work buffers, reserved at creation (one frame's graph).
   size_t compute_bytes() const;
   // What an encoder on `projector` (a layout will do: Projector::load_layout)
   // with `params` reserves, by making one.
   static size_t compute_bytes_needed(const model::Projector& projector, const ImageEncoderParams& params);
 
  private:
+  // One frame (vision_frames) through the graph; writes n_image_tokens x n_embd_out floats.
+  void encode_frame(const image::Image& frame, float* out);
+
   const model::Projector& projector_;
   int n_threads_;
   core::ThreadPool pool_;

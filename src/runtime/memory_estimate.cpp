@@ -1,5 +1,6 @@
 #include "runtime/memory_estimate.h"
 
+#include "model/vision.h"
 #include "model/weight_repack.h"
 
 namespace peak::runtime {
@@ -27,7 +28,8 @@ ProjectorMemoryEstimate estimate_projector_memory(const io::FileSource& source, 
   e.transposed_bytes = layout->transposed_bytes();
   e.compute_bytes = ImageEncoder::compute_bytes_needed(*layout, encoder);
   const model::VisionParams& v = layout->hparams().vision;
-  e.image_bytes = static_cast<size_t>(v.n_image_tokens() * v.n_embd_out) * sizeof(float);
+  const int64_t max_tokens = model::max_picture_frames(layout->hparams()) * v.n_image_tokens();
+  e.image_bytes = static_cast<size_t>(max_tokens * v.n_embd_out) * sizeof(float);
   return e;
 }
 

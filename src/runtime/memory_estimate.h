@@ -35,12 +35,14 @@ MemoryEstimate estimate_memory(const io::FileSource& source, const model::LoadOp
                                const ContextParams& context);
 
 // The same for an image encoder: its projector file loaded with `load` and
-// an ImageEncoder with `encoder` on it, and the rows of one picture.
+// an ImageEncoder with `encoder` on it, and the rows of a largest picture.
 struct ProjectorMemoryEstimate {
   uint64_t weight_bytes = 0;      // as MemoryEstimate's (the projector file's)
   uint64_t transposed_bytes = 0;  // the projector matrix made a product's layout (Projector)
-  size_t compute_bytes = 0;       // the encoder's buffers (ImageEncoder::compute_bytes)
-  size_t image_bytes = 0;         // one picture's image tokens (n_image_tokens x n_embd floats)
+  size_t compute_bytes = 0;       // the encoder's buffers (ImageEncoder::compute_bytes: one frame's graph)
+  // A largest picture's image tokens: model::max_picture_frames x
+  // n_image_tokens x n_embd floats (one frame's for an encoder that does not tile).
+  size_t image_bytes = 0;
   uint64_t total() const { return weight_bytes + transposed_bytes + compute_bytes + image_bytes; }
 };
 

@@ -1,15 +1,18 @@
-// Gemma 3's image encoder (SigLIP tower and projector) against a naive
-// double-precision reference written from the published model definition
-// (tests/model/vision_reference.h), its input against PIL's resampling, its
-// file layout against llama.cpp's clip names, and the refusals of broken
-// projector files.
+// Gemma 3's and SmolVLM's image encoders (SigLIP tower and projector) against
+// a naive double-precision reference written from the published model
+// definition (tests/model/vision_reference.h), their input against PIL's
+// resampling, SmolVLM's tiles and their texts against Hugging Face's
+// processor, the file layout against llama.cpp's clip names, and the
+// refusals of broken projector files.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../image/netpbm.h"
@@ -18,9 +21,11 @@
 #include "model/model.h"
 #include "model/model_error.h"
 #include "model/projector.h"
+#include "model/synth.h"
 #include "model/tensor_manifest.h"
 #include "model/vision.h"
 #include "runtime/image_encoder.h"
+#include "runtime/memory_estimate.h"
 #include "tiny_models.h"
 #include "vision_reference.h"
 
@@ -158,6 +163,211 @@ TEST(ImageEncoder, Idefics3ResizesAsPILsLanczos) {
   EXPECT_NE(from_source, bilinear);  // the fixtures differ: the filter matters
 }
 
+// The tiny SmolVLM encoder's hyper-parameters with tiles of 32 pixels (16
+// image tokens each) and pictures resized to a longest edge of `longest_edge`.
+model::HParams tiled_hparams(int64_t longest_edge) {
+  model::HParams hp;
+  hp.arch = Arch::Idefics3Vision;
+  hp.vision.image_size = 32;
+  hp.vision.patch_size = 4;
+  hp.vision.merge = 2;
+  hp.vision.longest_edge = longest_edge;
+  return hp;
+}
+
+image::Image photo() {
+  const std::vector<uint8_t> png = image::read_bytes(kImages + "png/photo_256x192.png");
+  return image::decode(png.data(), png.size());
+}
+
+// Rows [first, first + height) of a picture.
+image::Image rows_of(const image::Image& picture, uint32_t first, uint32_t height) {
+  image::Image out;
+  out.width = picture.width;
+  out.height = height;
+  const size_t row = size_t{picture.width} * picture.channels;
+  out.pixels.assign(picture.pixels.begin() + static_cast<std::ptrdiff_t>(first * row),
+                    picture.pixels.begin() + static_cast<std::ptrdiff_t>((first + height) * row));
+  return out;
+}
+
+// SmolVLM's processor resizes the picture to its longest edge and to whole
+// tiles (256 x 192 -> 96 x 72 -> 96 x 96), cuts 3 x 3 tiles and shrinks the
+// whole to the overview, each resize PIL's Lanczos: make_smolvlm.py's frames,
+// stacked top to bottom, byte for byte.
+TEST(ImageEncoder, Idefics3FramesAreThoseOfHuggingFacesProcessor) {
+  const image::Image pil = image::read_netpbm(kImages + "vision/smolvlm_32_96.ppm");
+  ASSERT_EQ(pil.width, 32u);
+  ASSERT_EQ(pil.height, 320u);
+  const std::vector<image::Image> frames = model::vision_frames(photo(), tiled_hparams(96));
+  ASSERT_EQ(frames.size(), 10u);
+  for (uint32_t i = 0; i < 10; ++i) {
+    EXPECT_EQ(frames[i].width, 32u);
+    EXPECT_EQ(frames[i].height, 32u);
+    EXPECT_EQ(frames[i].channels, 3u);
+    EXPECT_EQ(frames[i].pixels, rows_of(pil, 32 * i, 32).pixels) << "frame " << i;
+  }
+}
+
+// The texts of _prompt_split_image (Idefics3Processor, SmolVLMProcessor) for
+// a grid of rows x cols tiles.
+std::vector<std::string> split_texts(int rows, int cols) {
+  std::vector<std::string> texts;
+  for (int r = 1; r <= rows; ++r) {
+    for (int c = 1; c <= cols; ++c) {
+      texts.push_back(std::string(r > 1 && c == 1 ? "\n" : "") + "<fake_token_around_image><row_" + std::to_string(r) +
+                      "_col_" + std::to_string(c) + ">");
+    }
+  }
+  texts.emplace_back("\n\n<fake_token_around_image><global-img>");
+  texts.emplace_back("<fake_token_around_image>");
+  return texts;
+}
+
+// Sizes worked out with the processor's formulas (HF's SmolVLMImageProcessor):
+// first the longest edge L, the other side int(L / (w / h)) or int(L * (w / h)),
+// made even; then each side up to a multiple of the tile T, the short one from
+// the long one's int(W / aspect) or int(H * aspect).
+TEST(ImageEncoder, Idefics3PictureLayouts) {
+  // L = T = 32. 50 x 50 -> 32 x 32: one tile, not split. 64 x 20 -> 32 x
+  // int(32 / 3.2) = 10 -> 32 x ceil(int(32 / 3.2) / 32) 32 = 32 x 32: one tile.
+  for (const auto& size : {std::pair<int64_t, int64_t>{50, 50}, {64, 20}, {32, 32}, {1, 1}}) {
+    const model::PictureLayout one = model::picture_layout(tiled_hparams(32), size.first, size.second);
+    EXPECT_EQ(one.grid_rows, 0);
+    EXPECT_EQ(one.grid_cols, 0);
+    EXPECT_EQ(one.tokens_per_frame, 16);
+    EXPECT_EQ(one.texts,
+              (std::vector<std::string>{"<fake_token_around_image><global-img>", "<fake_token_around_image>"}));
+    EXPECT_EQ(one.n_tokens(), 16);
+  }
+  EXPECT_EQ(model::vision_frames(photo(), tiled_hparams(32)).size(), 1u);
+
+  // Pictures resized to a longest edge of L, in tiles of 32.
+  const auto expect_grid = [](int64_t longest_edge, int64_t width, int64_t height, int rows, int cols) {
+    const model::PictureLayout l = model::picture_layout(tiled_hparams(longest_edge), width, height);
+    EXPECT_EQ(l.grid_rows, rows) << width << " x " << height;
+    EXPECT_EQ(l.grid_cols, cols) << width << " x " << height;
+    EXPECT_EQ(l.texts, split_texts(rows, cols)) << width << " x " << height;
+    EXPECT_EQ(l.n_frames(), rows * cols + 1);
+    EXPECT_EQ(l.n_tokens(), (rows * cols + 1) * 16);
+  };
+  // 256 x 192 -> 96 x int(96 / (4 / 3)) = 96 x 72 -> 96 x 96: 3 x 3. A
+  // smaller picture is enlarged: 40 x 30 -> 96 x 72, the same.
+  expect_grid(96, 256, 192, 3, 3);
+  expect_grid(96, 40, 30, 3, 3);
+  // Wide: 400 x 100 -> 96 x 24 -> 96 x ceil(int(96 / 4) / 32) 32 = 96 x 32: 1 x 3;
+  // 1000 x 1 -> 96 x int(0.096) = 96 x 0, at least 1 -> 96 x 32: 1 x 3.
+  expect_grid(96, 400, 100, 1, 3);
+  expect_grid(96, 1000, 1, 1, 3);
+  // Tall: 100 x 200 -> int(96 * 0.5) = 48 x 96 -> ceil(int(96 * 0.5) / 32) 32 = 64 x 96: 3 x 2;
+  // 100 x 250 -> int(38.4) = 38 x 96 -> ceil(int(96 * 38 / 96) / 32) 32 = 64 x 96: 3 x 2.
+  expect_grid(96, 100, 200, 3, 2);
+  expect_grid(96, 100, 250, 3, 2);
+  // 2 x 1 -> 96 x 48 -> 96 x 64: 2 x 3.
+  expect_grid(96, 2, 1, 2, 3);
+  // L = 64: 100 x 100 -> 64 x 64: 2 x 2, the texts written out.
+  EXPECT_EQ(
+      model::picture_layout(tiled_hparams(64), 100, 100).texts,
+      (std::vector<std::string>{"<fake_token_around_image><row_1_col_1>", "<fake_token_around_image><row_1_col_2>",
+                                "\n<fake_token_around_image><row_2_col_1>", "<fake_token_around_image><row_2_col_2>",
+                                "\n\n<fake_token_around_image><global-img>", "<fake_token_around_image>"}));
+  // L = 97: 15 x 4 -> 97 x int(97 / 3.75) = 97 x 25, made even 26 -> 128 x
+  // ceil(int(128 / (97 / 26)) / 32) 32 = 128 x ceil(34 / 32) 32 = 128 x 64:
+  // 2 x 4 (25 kept odd would give int(32.98) = 32, one row); 4 x 15 the same
+  // turned: 26 x 97 -> 64 x 128, 4 x 2.
+  expect_grid(97, 15, 4, 2, 4);
+  expect_grid(97, 4, 15, 4, 2);
+
+  // A row that does not tile: Gemma 3's, or SmolVLM's file without a longest edge.
+  model::HParams gemma3 = tiled_hparams(96);
+  gemma3.arch = Arch::Gemma3Vision;
+  EXPECT_EQ(model::picture_layout(gemma3, 256, 192).texts,
+            (std::vector<std::string>{"\n\n<start_of_image>", "<end_of_image>\n\n"}));
+  EXPECT_EQ(model::max_picture_frames(gemma3), 1);
+  EXPECT_EQ(model::picture_layout(tiled_hparams(0), 256, 192).n_frames(), 1);
+  EXPECT_EQ(model::max_picture_frames(tiled_hparams(0)), 1);
+  const std::vector<image::Image> frames = model::vision_frames(photo(), tiled_hparams(0));
+  ASSERT_EQ(frames.size(), 1u);
+  EXPECT_EQ(frames[0].width, 256u);  // vision_patches resizes it
+  EXPECT_THROW(model::picture_layout(tiled_hparams(96), 0, 10), std::invalid_argument);
+}
+
+// The texts of a grid alone (a session file keeps the grid, not the picture):
+// picture_layout's, and refused for a grid the row cannot have.
+TEST(ImageEncoder, FrameTextsOfAGrid) {
+  const model::ArchSpec& smolvlm = model::arch_spec(Arch::Idefics3Vision);
+  const model::ArchSpec& gemma3 = model::arch_spec(Arch::Gemma3Vision);
+  EXPECT_EQ(model::frame_texts(smolvlm, 3, 2), model::picture_layout(tiled_hparams(96), 100, 200).texts);
+  EXPECT_EQ(model::frame_texts(smolvlm, 2, 3), split_texts(2, 3));
+  EXPECT_EQ(model::frame_texts(smolvlm, 0, 0),
+            (std::vector<std::string>{"<fake_token_around_image><global-img>", "<fake_token_around_image>"}));
+  EXPECT_EQ(model::frame_texts(gemma3, 0, 0), (std::vector<std::string>{"\n\n<start_of_image>", "<end_of_image>\n\n"}));
+  EXPECT_EQ(model::frame_texts(smolvlm, model::kMaxGridSide, 1).size(), static_cast<size_t>(model::kMaxGridSide + 2));
+  for (const auto& grid : {std::pair<int64_t, int64_t>{0, 2}, {2, 0}, {-1, 2}, {model::kMaxGridSide + 1, 1}}) {
+    EXPECT_THROW(model::frame_texts(smolvlm, grid.first, grid.second), std::invalid_argument)
+        << grid.first << " x " << grid.second;
+  }
+  EXPECT_THROW(model::frame_texts(gemma3, 2, 2), std::invalid_argument);
+}
+
+// max_picture_frames bounds every picture's frames and a square picture
+// reaches it: L 96 gives at most 3 x 3 tiles and the overview; an odd L 97
+// can make the short side 98 (made even), 4 tiles of 32; L 32, one tile.
+TEST(ImageEncoder, Idefics3MaxPictureFramesIsTheMostAPictureHas) {
+  for (const int64_t longest_edge : {32, 33, 96, 97}) {
+    const model::HParams hp = tiled_hparams(longest_edge);
+    int64_t most = 0;
+    for (int64_t w = 1; w <= 200; ++w) {
+      for (int64_t h = 1; h <= 200; ++h) most = std::max(most, model::picture_layout(hp, w, h).n_frames());
+    }
+    EXPECT_EQ(most, model::max_picture_frames(hp)) << longest_edge;
+  }
+  EXPECT_EQ(model::max_picture_frames(tiled_hparams(96)), 10);
+  EXPECT_EQ(model::max_picture_frames(tiled_hparams(97)), 17);
+  EXPECT_EQ(model::max_picture_frames(tiled_hparams(32)), 1);
+  // SmolVLM-256M's files: 2048 / 512 -> 4 x 4 tiles and the overview, 64 tokens each.
+  model::HParams real = tiled_hparams(2048);
+  real.vision.image_size = 512, real.vision.patch_size = 16, real.vision.merge = 4;
+  EXPECT_EQ(model::max_picture_frames(real), 17);
+  EXPECT_EQ(real.vision.n_image_tokens(), 64);
+  EXPECT_EQ(model::synth_preset("smolvlm-256m-mmproj").longest_edge, 2048);
+}
+
+// A tiled picture encoded: each frame's tokens in the layout's order, equal
+// to the reference run on each of vision_frames' frames.
+TEST(ImageEncoder, Idefics3TiledEqualsTheReferenceOnEachFrame) {
+  model::SynthSpec spec = test::tiny_spec(Arch::Idefics3Vision);
+  spec.longest_edge = 96;
+  const std::string path = test::write_tiny_spec(spec, GgmlType::F32, "idefics3_vision_tiled");
+  const auto projector = model::Projector::load(path);
+  EXPECT_EQ(projector->hparams().vision.longest_edge, 96);
+  runtime::ImageEncoder encoder(*projector);
+  const image::Image picture = photo();
+  const model::PictureLayout layout = model::picture_layout(projector->hparams(), picture.width, picture.height);
+  EXPECT_EQ(layout.n_frames(), 10);
+  const std::vector<float> got = encoder.encode(picture);
+  ASSERT_EQ(got.size(), static_cast<size_t>(layout.n_tokens() * encoder.n_embd_out()));
+
+  const auto file = gguf::GgufFile::open(path);
+  std::vector<double> want;
+  for (const image::Image& frame : model::vision_frames(picture, projector->hparams())) {
+    const std::vector<double> tokens = test::image_embeddings_reference(
+        *file, test::gemma3_normalise_reference(*file, frame.pixels.data(), 32), nullptr, nullptr);
+    want.insert(want.end(), tokens.begin(), tokens.end());
+  }
+  ASSERT_EQ(got.size(), want.size());
+  double diff = 0.0;
+  for (size_t i = 0; i < got.size(); ++i) diff = std::max(diff, std::fabs(got[i] - want[i]));
+  EXPECT_GT(max_abs(want), 0.1);
+  EXPECT_LT(diff / std::max(1.0, max_abs(want)), 1e-4);
+  // Frames differ: not one frame's tokens repeated.
+  EXPECT_NE(std::vector<float>(got.begin(), got.begin() + 16 * 48), std::vector<float>(got.end() - 16 * 48, got.end()));
+  // The memory estimate keeps a largest picture's tokens: 3 x 3 tiles and the overview.
+  const runtime::ProjectorMemoryEstimate estimate =
+      runtime::estimate_projector_memory(io::FileSource::path(path), {}, {});
+  EXPECT_EQ(estimate.image_bytes, size_t{10 * 16 * 48} * sizeof(float));
+}
+
 // llama.cpp's clip names and shapes (clip-impl.h's TN_* for Gemma 3).
 TEST(ImageEncoder, Gemma3FilesHoldLlamaCppsTensors) {
   const auto file = gguf::GgufFile::open(test::write_tiny_model(Arch::Gemma3Vision, GgmlType::F32));
@@ -186,8 +396,9 @@ TEST(ImageEncoder, Gemma3FilesHoldLlamaCppsTensors) {
 }
 
 // The tiny projector rewritten: its keys edited, a tensor left out.
-std::string edited_projector(const std::function<void(gguf::GgufWriter&)>& edit_keys, const std::string& drop = "") {
-  const auto file = gguf::GgufFile::open(test::write_tiny_model(Arch::Gemma3Vision, GgmlType::F32));
+std::string edited_projector(const std::function<void(gguf::GgufWriter&)>& edit_keys, const std::string& drop = "",
+                             Arch arch = Arch::Gemma3Vision) {
+  const auto file = gguf::GgufFile::open(test::write_tiny_model(arch, GgmlType::F32));
   gguf::GgufWriter w;
   for (size_t i = 0; i < file->n_kv(); ++i) w.copy_value(file->value(i));
   if (edit_keys) edit_keys(w);
@@ -229,6 +440,45 @@ TEST(ImageEncoder, BrokenProjectorsAreRefusedByName) {
   expect_refused(edited_projector(nullptr, "v.blk.1.ln2.bias"), "lacks tensor 'v.blk.1.ln2.bias'");
   expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.block_count", 3); }),
                  "the file holds tensors of 2 blocks");
+}
+
+// SmolVLM's longest edge: at least a tile, at most 32768 image tokens a
+// picture (tiles of 32 with 16 tokens: 1440 -> 45 x 45 tiles and the overview,
+// 2026 frames, 32416 tokens; 1441, made even 1442 -> 46 x 46 and the
+// overview, 33872) and 64 x 64 tiles. Gemma 3 reads no such key.
+TEST(ImageEncoder, Idefics3LongestEdgesAreCheckedByName) {
+  const auto longest_edge = [](uint32_t edge) {
+    return [edge](gguf::GgufWriter& w) { w.set_u32("clip.vision.preproc_image_size", edge); };
+  };
+  expect_refused(edited_projector(longest_edge(16), "", Arch::Idefics3Vision),
+                 "'clip.vision.preproc_image_size' is 16; it must be between 32 and 8192");
+  expect_refused(edited_projector(longest_edge(9000), "", Arch::Idefics3Vision),
+                 "'clip.vision.preproc_image_size' is 9000; it must be between 32 and 8192");
+  expect_refused(edited_projector(longest_edge(1441), "", Arch::Idefics3Vision),
+                 "'clip.vision.preproc_image_size' 1441 cuts a picture into up to 2117 frames of 16 tokens; peak "
+                 "takes at most 32768 image tokens a picture");
+  EXPECT_EQ(model::Projector::load(edited_projector(longest_edge(1440), "", Arch::Idefics3Vision))
+                ->hparams()
+                .vision.longest_edge,
+            1440);
+  // One token a frame (8 x 8 patches merged into one): the tokens allow 181 x
+  // 181 tiles, but the grid is bounded: 2048 -> 64 x 64 tiles and the overview,
+  // 2080 -> 65 x 65.
+  model::SynthSpec one_token = test::tiny_spec(Arch::Idefics3Vision);
+  one_token.merge = 8;
+  one_token.longest_edge = 2048;
+  EXPECT_EQ(model::max_picture_frames(
+                model::Projector::load(test::write_tiny_spec(one_token, GgmlType::F32, "one_token"))->hparams()),
+            4097);
+  one_token.longest_edge = 2080;
+  expect_refused(test::write_tiny_spec(one_token, GgmlType::F32, "one_token_wide"),
+                 "'clip.vision.preproc_image_size' 2080 cuts a picture into up to 4225 tiles of 32 pixels; peak "
+                 "takes at most 64 x 64");
+  EXPECT_EQ(model::Projector::load(edited_projector(longest_edge(16)))->hparams().vision.longest_edge, 0);
+  EXPECT_EQ(model::Projector::load(test::write_tiny_model(Arch::Idefics3Vision, GgmlType::F32))
+                ->hparams()
+                .vision.longest_edge,
+            0);
 }
 
 // Each file where the other belongs: a language model is no projector, and a

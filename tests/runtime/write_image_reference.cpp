@@ -3,10 +3,11 @@
 // PIL resized to its 32 x 32 input, for the C API's image test
 // (tests/capi/test_capi_image.c), which checks that peak_image_encode gives
 // them from the picture's PNG (resized by peak) and from the resized pixels:
-//   write_image_reference <projector.gguf> <resized.ppm> <reference.txt> [<projector64.gguf>]
+//   write_image_reference <projector.gguf> <resized.ppm> <reference.txt> [<projector64.gguf> [<tiles64.gguf>]]
 // reference.txt: the float count, then the floats (token by token).
 // projector64.gguf: the same encoder made 64 wide at its output, for the CLI's
-// tests on stories260K (tests/tools).
+// tests on stories260K (tests/tools). tiles64.gguf: a tiny SmolVLM encoder 64
+// wide that cuts pictures into tiles of 32 pixels, its longest edge 96.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,9 +18,10 @@
 #include "vision_reference.h"
 
 int main(int argc, char** argv) {
-  if (argc != 4 && argc != 5) {
+  if (argc < 4 || argc > 6) {
     std::fprintf(stderr,
-                 "usage: write_image_reference <projector.gguf> <resized.ppm> <reference.txt> [<projector64.gguf>]\n");
+                 "usage: write_image_reference <projector.gguf> <resized.ppm> <reference.txt> [<projector64.gguf> "
+                 "[<tiles64.gguf>]]\n");
     return 2;
   }
   peak::model::SynthOptions opt;
@@ -27,9 +29,15 @@ int main(int argc, char** argv) {
   opt.varied_norms = true;
   peak::model::SynthSpec spec = peak::test::tiny_spec(peak::model::Arch::Gemma3Vision);
   peak::model::write_synth_model(spec, opt, argv[1]);
-  if (argc == 5) {
+  if (argc >= 5) {
     spec.n_embd_out = 64;  // stories260K's width
     peak::model::write_synth_model(spec, opt, argv[4]);
+  }
+  if (argc == 6) {
+    peak::model::SynthSpec tiles = peak::test::tiny_spec(peak::model::Arch::Idefics3Vision);
+    tiles.n_embd_out = 64;
+    tiles.longest_edge = 96;
+    peak::model::write_synth_model(tiles, opt, argv[5]);
   }
   const auto file = peak::gguf::GgufFile::open(argv[1]);
 

@@ -1393,9 +1393,20 @@ PEAK_API peak_status peak_session_chat(peak_session* session, const char* user_t
    what the answers said about the picture. PEAK_ERR_INVALID_ARGUMENT,
    attaching nothing, for a session without a projector, n_floats that is not
    a whole number of rows, values that are not finite, or an image longer
-   than recent_max or (its tokens attending to each other) n_batch. */
+   than recent_max or (its tokens attending to each other) n_batch, and (since
+   0.10.0) rows of a picture the projector cut into tiles, which
+   peak_session_attach_picture takes. */
 #define PEAK_IMAGE_MARKER "<__media__>"
 PEAK_API peak_status peak_session_attach_image(peak_session* session, const float* embeddings, size_t n_floats);
+/* Since 0.10.0: attaches a picture of width x height pixels whose embeddings
+   peak_image_encode wrote, as peak_session_attach_image does, framing each of
+   its frames as the projector's processor does (peak_projector_picture_layout:
+   SmolVLM's tiles, each after its row and column, then the overview). Needed
+   for projectors that cut pictures into tiles; any projector takes it.
+   PEAK_ERR_INVALID_ARGUMENT, attaching nothing, as peak_session_attach_image,
+   and when n_floats is not what a picture of that size encodes to. */
+PEAK_API peak_status peak_session_attach_picture(peak_session* session, const float* embeddings, size_t n_floats,
+                                                 uint32_t width, uint32_t height);
 /* Since 0.9.0: how many pictures wait for the next user message (0 for NULL). */
 PEAK_API size_t peak_session_n_attached_images(const peak_session* session);
 /* Since 0.9.0: drops the pictures attached. */

@@ -10,9 +10,11 @@
 #include "capi/capi_guard.h"
 #include "capi/capi_handles.h"
 #include "chat/chat_session.h"
+#include "model/vision.h"
 
 struct peak_session {
   const peak_model* model;
+  const peak_projector* projector;  // null: the session takes no pictures
   std::unique_ptr<peak::chat::ChatSession> session;
 };
 
@@ -205,11 +207,11 @@ peak_status peak_session_create(const peak_model* model, const peak_session_para
                                                    std::to_string(model->model->hparams().n_embd) +
                                                    ": it is another model's projector");
       }
-      const peak::model::ArchSpec& spec = projector.hparams().spec();
-      s.images = peak::chat::ImageFraming{spec.image_prefix, spec.image_suffix, spec.image_bidirectional};
+      s.images = projector.hparams().arch;
     }
     auto session = std::make_unique<peak_session>();
     session->model = model;
+    session->projector = p.projector;
     session->session = std::make_unique<peak::chat::ChatSession>(*model->model, s);
     *out = session.release();
     return PEAK_OK;
@@ -257,22 +259,68 @@ peak_status peak_session_get_message(const peak_session* session, size_t index, 
   return PEAK_OK;
 }
 
-peak_status peak_session_attach_image(peak_session* session, const float* embeddings, size_t n_floats) {
-  PEAK_CHECK_ARG(session, "peak_session_attach_image: session");
-  PEAK_CHECK_ARG(embeddings, "peak_session_attach_image: embeddings");
+namespace {
+
+// The rows of n_floats floats: a whole number of the model's width.
+peak_status image_rows(const peak_session* session, size_t n_floats, const char* function, int64_t& n_rows) {
   const auto n_embd = static_cast<size_t>(session->model->model->hparams().n_embd);
   if (n_floats == 0 || n_floats % n_embd != 0) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_attach_image: n_floats is " + std::to_string(n_floats) +
+    return fail(PEAK_ERR_INVALID_ARGUMENT, std::string(function) + ": n_floats is " + std::to_string(n_floats) +
                                                ", not a whole number of rows of the model's width " +
                                                std::to_string(n_embd));
   }
-  if (n_floats / n_embd > static_cast<size_t>(peak::chat::kMaxImageTokens)) {
-    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_attach_image: " + std::to_string(n_floats / n_embd) +
-                                               " image tokens; at most " +
-                                               std::to_string(peak::chat::kMaxImageTokens - 1) + " are taken");
+  n_rows = static_cast<int64_t>(n_floats / n_embd);
+  return PEAK_OK;
+}
+
+}  // namespace
+
+peak_status peak_session_attach_image(peak_session* session, const float* embeddings, size_t n_floats) {
+  PEAK_CHECK_ARG(session, "peak_session_attach_image: session");
+  PEAK_CHECK_ARG(embeddings, "peak_session_attach_image: embeddings");
+  int64_t n_rows = 0;
+  if (const peak_status status = image_rows(session, n_floats, "peak_session_attach_image", n_rows)) return status;
+  if (session->projector) {
+    const peak::model::HParams& hp = session->projector->projector->hparams();
+    if (peak::model::max_picture_frames(hp) > 1 && n_rows != hp.vision.n_image_tokens()) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT,
+                  "peak_session_attach_image: " + std::to_string(n_rows) + " image tokens; this projector cuts " +
+                      "pictures into tiles of " + std::to_string(hp.vision.n_image_tokens()) +
+                      ": attach them with peak_session_attach_picture, giving the picture's size");
+    }
   }
   return guarded([&] {
-    session->session->attach_image(embeddings, static_cast<int64_t>(n_floats / n_embd));
+    session->session->attach_image(embeddings, n_rows);
+    return PEAK_OK;
+  });
+}
+
+peak_status peak_session_attach_picture(peak_session* session, const float* embeddings, size_t n_floats, uint32_t width,
+                                        uint32_t height) {
+  PEAK_CHECK_ARG(session, "peak_session_attach_picture: session");
+  PEAK_CHECK_ARG(embeddings, "peak_session_attach_picture: embeddings");
+  if (!session->projector) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT,
+                "peak_session_attach_picture: this session takes no images: create it with the model's vision "
+                "projector (peak_session_params.projector)");
+  }
+  if (width == 0 || height == 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_session_attach_picture: the picture is " + std::to_string(width) +
+                                               " x " + std::to_string(height) + " pixels");
+  }
+  int64_t n_rows = 0;
+  if (const peak_status status = image_rows(session, n_floats, "peak_session_attach_picture", n_rows)) return status;
+  return guarded([&] {
+    const peak::model::PictureLayout layout =
+        peak::model::picture_layout(session->projector->projector->hparams(), width, height);
+    if (n_rows != layout.n_tokens()) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT,
+                  "peak_session_attach_picture: " + std::to_string(n_rows) + " image tokens, but a picture of " +
+                      std::to_string(width) + " x " + std::to_string(height) + " pixels encodes to " +
+                      std::to_string(layout.n_tokens()) + " (" + std::to_string(layout.n_frames()) + " frames of " +
+                      std::to_string(layout.tokens_per_frame) + ")");
+    }
+    session->session->attach_image(embeddings, n_rows, layout.grid_rows, layout.grid_cols);
     return PEAK_OK;
   });
 }

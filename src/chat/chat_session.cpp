@@ -71,9 +71,9 @@ ChatSession::ChatSession(const model::Model& model, const SessionSettings& setti
     : model_(model),
       settings_(settings),
       tools_(session_tools(model, settings)),
-      encoder_(std::make_shared<const TurnEncoder>(
-          model, settings.template_name, settings.enable_thinking, tools_.rendered,
-          tools_.format && tools_.format->shape == CallShape::Envelope, settings.images.value_or(ImageFraming{}))),
+      encoder_(std::make_shared<const TurnEncoder>(model, settings.template_name, settings.enable_thinking,
+                                                   tools_.rendered,
+                                                   tools_.format && tools_.format->shape == CallShape::Envelope)),
       sampler_(make_sampler(settings.sampler, tools_)) {
   validate_session_settings(settings_);
   prefix_ = encoder_->prefix(settings_.system_prompt);
@@ -910,7 +910,7 @@ ImageList ChatSession::prompt_images(const TurnPrompt& prompt) {
   return images;
 }
 
-void ChatSession::attach_image(const float* rows, int64_t n_tokens) {
+void ChatSession::attach_image(const float* rows, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols) {
   if (!settings_.images) {
     throw std::invalid_argument(
         "this session takes no images: create it with the model's vision projector (an mmproj file)");
@@ -921,15 +921,11 @@ void ChatSession::attach_image(const float* rows, int64_t n_tokens) {
     throw std::invalid_argument("an image of " + std::to_string(n_tokens) + " tokens; at most " +
                                 std::to_string(kMaxImageTokens - 1) + " are taken");
   }
-  if (settings_.images->bidirectional && n_tokens > settings_.n_batch) {
-    throw std::invalid_argument("an image of " + std::to_string(n_tokens) +
-                                " tokens attending to each other must fit one batch: n_batch is " +
-                                std::to_string(settings_.n_batch));
-  }
   if (n_tokens > settings_.recent_max) {
     throw std::invalid_argument("an image of " + std::to_string(n_tokens) + " tokens does not fit recent_max " +
                                 std::to_string(settings_.recent_max));
   }
+  SessionImage framed = frame_image(*settings_.images, n_tokens, grid_rows, grid_cols, settings_.n_batch);
   const size_t n = static_cast<size_t>(n_tokens * n_embd);
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(rows[i])) {
@@ -942,7 +938,8 @@ void ChatSession::attach_image(const float* rows, int64_t n_tokens) {
   ImageList known = attached_;
   for (const LoggedMessage& m : state_.log) add_images(known, m.images);
   for (const ImagePtr& image : known) {
-    if (image->hash == hash && image->n_tokens == n_tokens && std::equal(rows, rows + n, image->rows.begin())) {
+    if (image->hash == hash && image->n_tokens == n_tokens && image->texts == framed.texts &&
+        std::equal(rows, rows + n, image->rows.begin())) {
       attached_.push_back(image);
       return;
     }
@@ -950,14 +947,11 @@ void ChatSession::attach_image(const float* rows, int64_t n_tokens) {
   if (next_image_id_ >= kMaxImages) {
     throw std::invalid_argument("a session holds at most " + std::to_string(kMaxImages) + " different images");
   }
-  auto image = std::make_shared<SessionImage>();
-  image->id = next_image_id_++;
-  image->hash = hash;
-  image->n_tokens = n_tokens;
-  image->n_embd = n_embd;
-  image->bidirectional = settings_.images->bidirectional;
-  image->rows.assign(rows, rows + n);
-  attached_.push_back(std::move(image));
+  framed.id = next_image_id_++;
+  framed.hash = hash;
+  framed.n_embd = n_embd;
+  framed.rows.assign(rows, rows + n);
+  attached_.push_back(std::make_shared<const SessionImage>(std::move(framed)));
 }
 
 void ChatSession::set_sampler(const sampling::SamplerParams& params) {

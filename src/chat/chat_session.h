@@ -202,14 +202,19 @@ class ChatSession {
   // without markers gets them at its start. The message consumes them once it
   // is in the conversation; a call that fails leaves them attached. The same
   // rows again (attached before, or in an earlier message) are one image.
-  // Each image is evaluated with its framing (prefix, rows, suffix) where its
-  // marker is; the log keeps the marker in the text and the rows beside it;
-  // a message dropped from Recent reaches the summarizer with kImageInSummary
-  // in the marker's place, so a summary keeps what the answers said of it.
-  // std::invalid_argument, attaching nothing, without settings.images, for
-  // no rows, rows that are not finite, an image longer than recent_max (or,
-  // attending both ways, than n_batch), past kMaxImages images.
-  void attach_image(const float* rows, int64_t n_tokens);
+  // A picture the encoder cut into grid_rows x grid_cols tiles
+  // (model::PictureLayout) holds their rows then the overview's; 0 x 0, one
+  // frame. Each image is evaluated where its marker is, framed as the
+  // projector frames it (model::frame_texts: the text before each frame, its
+  // rows, the text after); the log keeps the marker in the text and the rows
+  // beside it; a message dropped from Recent reaches the summarizer with
+  // kImageInSummary in the marker's place, so a summary keeps what the
+  // answers said of it. std::invalid_argument, attaching nothing, without
+  // settings.images, for no rows, rows that are not finite, an image longer
+  // than recent_max (or, attending both ways, a frame longer than n_batch), a
+  // grid the projector does not cut or whose frames the rows do not divide
+  // into, past kMaxImages images.
+  void attach_image(const float* rows, int64_t n_tokens, int64_t grid_rows = 0, int64_t grid_cols = 0);
   size_t attached_images() const { return attached_.size(); }
   void clear_attached_images() { attached_.clear(); }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "model/vision.h"
 #include "runtime/context.h"
 
 namespace peak::chat {
@@ -25,11 +26,34 @@ std::string text_for_summary(const std::string& text) {
   return out.append(text, from, std::string::npos);
 }
 
-const SessionImage* find_image(const ImageList& images, uint32_t id) {
+ImagePtr find_image(const ImageList& images, uint32_t id) {
   for (const ImagePtr& image : images) {
-    if (image->id == id) return image.get();
+    if (image->id == id) return image;
   }
   return nullptr;
+}
+
+SessionImage frame_image(model::Arch projector, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols,
+                         int64_t max_frame_rows) {
+  const model::ArchSpec& spec = model::arch_spec(projector);
+  SessionImage image;
+  image.n_tokens = n_tokens;
+  image.bidirectional = spec.image_bidirectional;
+  image.grid_rows = grid_rows;
+  image.grid_cols = grid_cols;
+  image.texts = model::frame_texts(spec, grid_rows, grid_cols);
+  const int64_t n_frames = image.n_frames();
+  if (n_tokens % n_frames != 0) {
+    throw std::invalid_argument("an image of " + std::to_string(n_tokens) + " tokens cannot be " +
+                                std::to_string(n_frames) + " frames of equal length (" + std::to_string(grid_rows) +
+                                " x " + std::to_string(grid_cols) + " tiles and the overview)");
+  }
+  if (image.bidirectional && image.rows_per_frame() > max_frame_rows) {
+    throw std::invalid_argument("an image of " + std::to_string(image.rows_per_frame()) +
+                                " tokens attending to each other must fit one batch: n_batch is " +
+                                std::to_string(max_frame_rows));
+  }
+  return image;
 }
 
 void add_images(ImageList& to, const ImageList& from) {
@@ -63,7 +87,7 @@ void evaluate_cells(runtime::Context& ctx, const int32_t* tokens, int64_t n, con
       } else {
         // One image's consecutive rows.
         const uint32_t id = image_of(tokens[at]);
-        const SessionImage* image = find_image(images, id);
+        const ImagePtr image = find_image(images, id);
         const int64_t first = image_row(tokens[at]);
         if (!image || first >= image->n_tokens) {
           throw std::invalid_argument("the conversation's tokens hold an image (" + std::to_string(id) +

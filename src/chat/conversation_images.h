@@ -1,10 +1,12 @@
 // Pictures in a conversation: how a session holds an image's tokens.
 //
 // An image enters the language model as n_tokens embedding rows of its width
-// (runtime::ImageEncoder's output), framed by text the model's processor puts
-// around them (Gemma 3: "\n\n<start_of_image>" before, "<end_of_image>\n\n"
-// after). A message's text shows where each of its images goes by the marker
-// kImageMarker, in order (llama.cpp's mtmd marker is the same text).
+// (runtime::ImageEncoder's output) in one frame or several (SmolVLM's tiles and
+// overview), framed by text the model's processor puts around them
+// (model::PictureLayout: Gemma 3 "\n\n<start_of_image>" before its one frame,
+// "<end_of_image>\n\n" after). A message's text shows where each of its images
+// goes by the marker kImageMarker, in order (llama.cpp's mtmd marker is the
+// same text).
 //
 // The session writes its conversation as token ids (Recent's messages, the
 // cells' tokens, session files); an image's rows take ids of their own there,
@@ -18,6 +20,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "model/arch_spec.h"
 
 namespace peak::core {
 class Cancellation;
@@ -34,13 +38,6 @@ inline constexpr const char* kImageMarker = "<__media__>";
 // picture carry what the summary keeps of it, never its rows.
 inline constexpr const char* kImageInSummary = "[an image]";
 
-// How the language model takes an image (the projector's model row).
-struct ImageFraming {
-  std::string prefix;          // text before the rows, control tokens parsed
-  std::string suffix;          // text after them
-  bool bidirectional = false;  // the rows attend to each other both ways (one batch)
-};
-
 // An image's rows, immutable once made: messages, Recent and the summary
 // worker share them.
 struct SessionImage {
@@ -48,8 +45,17 @@ struct SessionImage {
   uint64_t hash = 0;  // io::fnv1a of the rows' bytes: the same picture sent again is one image
   int64_t n_tokens = 0;
   int64_t n_embd = 0;
-  bool bidirectional = false;
+  bool bidirectional = false;  // each frame's rows attend to each other both ways (one batch)
+  // The tiles it was cut into (0 x 0: one frame) and the texts around its
+  // frames, from the projector's row (model::frame_texts): texts[i] before
+  // frame i, the last after; each frame n_tokens / n_frames() rows.
+  int64_t grid_rows = 0;
+  int64_t grid_cols = 0;
+  std::vector<std::string> texts;
   std::vector<float> rows;  // n_tokens x n_embd, row by row
+
+  int64_t n_frames() const { return static_cast<int64_t>(texts.size()) - 1; }
+  int64_t rows_per_frame() const { return n_tokens / n_frames(); }
 };
 using ImagePtr = std::shared_ptr<const SessionImage>;
 using ImageList = std::vector<ImagePtr>;
@@ -71,8 +77,15 @@ inline constexpr int64_t image_row(int32_t token) {
 size_t count_image_markers(const std::string& text);
 // `text` with kImageInSummary in place of each marker.
 std::string text_for_summary(const std::string& text);
-// The image of id `id` among `images`, or nullptr.
-const SessionImage* find_image(const ImageList& images, uint32_t id);
+// The image of id `id` among `images`, or null.
+ImagePtr find_image(const ImageList& images, uint32_t id);
+// A picture of n_tokens rows cut into grid_rows x grid_cols tiles (0 x 0:
+// one frame) by the projector of row `projector`, without its id, hash and
+// rows: its framing (texts, bidirectional). std::invalid_argument naming what
+// is wrong: a grid the projector does not cut, rows that do not divide into
+// its frames, or frames longer than max_frame_rows when they attend both ways.
+SessionImage frame_image(model::Arch projector, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols,
+                         int64_t max_frame_rows);
 // The images of `from` that `to` does not hold yet, added to it.
 void add_images(ImageList& to, const ImageList& from);
 

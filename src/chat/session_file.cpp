@@ -18,13 +18,14 @@ using kernels::GgmlType;
 
 namespace {
 
-constexpr uint32_t kFormatVersion = 4;
+constexpr uint32_t kFormatVersion = 5;
 constexpr uint32_t kOldestFormatVersion = 1;
-// Format 3 added tool calls and results, format 4 pictures; a conversation
-// without them is still written in the oldest format that holds it, which
-// older readers take.
+// Format 3 added tool calls and results, format 4 pictures, format 5 pictures
+// cut into tiles; a conversation without them is still written in the oldest
+// format that holds it, which older readers take.
 constexpr uint32_t kToolsFormatVersion = 3;
 constexpr uint32_t kImagesFormatVersion = 4;
+constexpr uint32_t kTiledImagesFormatVersion = 5;
 
 bool holds_tools(const SessionState& s) {
   return std::any_of(s.log.begin(), s.log.end(),
@@ -243,7 +244,7 @@ void write_segments(Writer& w, const std::vector<int32_t>& prefix, const Session
 }
 
 // Format 4: id, hash, tokens, width, whether they attend both ways, the rows.
-void write_images(Writer& w, const ImageList& images) {
+void write_images(Writer& w, const ImageList& images, uint32_t version) {
   w.put<uint64_t>(images.size());
   for (const ImagePtr& image : images) {
     w.put<uint32_t>(image->id);
@@ -251,6 +252,10 @@ void write_images(Writer& w, const ImageList& images) {
     w.put<int64_t>(image->n_tokens);
     w.put<int64_t>(image->n_embd);
     w.put<uint8_t>(image->bidirectional ? 1 : 0);
+    if (version >= kTiledImagesFormatVersion) {
+      w.put<int64_t>(image->grid_rows);
+      w.put<int64_t>(image->grid_cols);
+    }
     const auto* bytes = reinterpret_cast<const uint8_t*>(image->rows.data());
     w.bytes.insert(w.bytes.end(), bytes, bytes + image->rows.size() * sizeof(float));
   }
@@ -339,7 +344,7 @@ class PayloadReader {
     const auto n_vocab = static_cast<int32_t>(session_.model.hparams().n_vocab);
     return std::all_of(t.begin(), t.end(), [&](int32_t x) {
       if (!is_image_token(x)) return x < n_vocab;
-      const SessionImage* image = find_image(images_, image_of(x));
+      const ImagePtr image = find_image(images_, image_of(x));
       return image && image_row(x) < image->n_tokens;
     });
   }
@@ -391,27 +396,40 @@ void PayloadReader::read_images() {
   }
   const int64_t n_embd = session_.model.hparams().n_embd;
   for (uint64_t i = 0; i < count; ++i) {
-    auto image = std::make_shared<SessionImage>();
-    image->id = r_.get<uint32_t>();
-    image->hash = r_.get<uint64_t>();
-    image->n_tokens = r_.get<int64_t>();
-    image->n_embd = r_.get<int64_t>();
+    const auto id = r_.get<uint32_t>();
+    const auto hash = r_.get<uint64_t>();
+    const auto n_tokens = r_.get<int64_t>();
+    const auto rows_width = r_.get<int64_t>();
     const uint8_t bidirectional = r_.get<uint8_t>();
+    const int64_t grid_rows = version_ >= kTiledImagesFormatVersion ? r_.get<int64_t>() : 0;
+    const int64_t grid_cols = version_ >= kTiledImagesFormatVersion ? r_.get<int64_t>() : 0;
     const std::string which = "picture " + std::to_string(i);
-    if (image->id >= kMaxImages || find_image(images_, image->id)) {
-      throw bad(which + " has the id " + std::to_string(image->id) + ", out of range or taken");
+    if (id >= kMaxImages || find_image(images_, id)) {
+      throw bad(which + " has the id " + std::to_string(id) + ", out of range or taken");
     }
-    if (image->n_tokens < 1 || image->n_tokens >= kMaxImageTokens) {
-      throw bad(which + " has " + std::to_string(image->n_tokens) + " tokens (1 to " +
-                std::to_string(kMaxImageTokens - 1) + ")");
+    if (n_tokens < 1 || n_tokens >= kMaxImageTokens) {
+      throw bad(which + " has " + std::to_string(n_tokens) + " tokens (1 to " + std::to_string(kMaxImageTokens - 1) +
+                ")");
     }
-    if (image->n_embd != n_embd) {
-      throw bad(which + " has rows of " + std::to_string(image->n_embd) + " floats; the model's width is " +
+    if (rows_width != n_embd) {
+      throw bad(which + " has rows of " + std::to_string(rows_width) + " floats; the model's width is " +
                 std::to_string(n_embd));
     }
     if (bidirectional > 1) throw bad(which + "'s attention flag is " + std::to_string(bidirectional));
-    image->bidirectional = bidirectional == 1;
-    image->rows = r_.floats(static_cast<uint64_t>(image->n_tokens * n_embd));
+    auto image = std::make_shared<SessionImage>();
+    try {
+      *image = frame_image(*session_.settings.images, n_tokens, grid_rows, grid_cols, session_.settings.n_batch);
+    } catch (const std::invalid_argument& e) {
+      throw mismatch(which + " does not suit this session's projector: " + e.what());
+    }
+    if (image->bidirectional != (bidirectional == 1)) {
+      throw mismatch(which + "'s tokens attend " + (bidirectional ? "both ways" : "causally") +
+                     "; this session's projector reads them " + (image->bidirectional ? "both ways" : "causally"));
+    }
+    image->id = id;
+    image->hash = hash;
+    image->n_embd = n_embd;
+    image->rows = r_.floats(static_cast<uint64_t>(n_tokens * n_embd));
     if (!std::all_of(image->rows.begin(), image->rows.end(), [](float x) { return std::isfinite(x); })) {
       throw bad(which + " holds NaN or infinite values");
     }
@@ -488,10 +506,7 @@ void PayloadReader::read_recent() {
     }
     if (!valid_cells(m.tokens)) throw bad("a recent message holds token ids outside the vocabulary and its pictures");
     for (const int32_t t : m.tokens) {
-      if (is_image_token(t) && !find_image(m.images, image_of(t))) {
-        m.images.push_back(*std::find_if(images_.begin(), images_.end(),
-                                         [&](const ImagePtr& image) { return image->id == image_of(t); }));
-      }
+      if (is_image_token(t) && !find_image(m.images, image_of(t))) m.images.push_back(find_image(images_, image_of(t)));
     }
     recent_cells_ += static_cast<int64_t>(m.tokens.size());
     f_.state.recent.push_back(std::move(m));
@@ -633,10 +648,9 @@ void PayloadReader::read_message_images(LoggedMessage& m) {
   const uint64_t count = r_.get<uint64_t>();
   for (uint64_t i = 0; i < count; ++i) {
     const uint32_t id = r_.get<uint32_t>();
-    const auto image =
-        std::find_if(images_.begin(), images_.end(), [id](const ImagePtr& candidate) { return candidate->id == id; });
-    if (image == images_.end()) throw bad("a message shows the picture " + std::to_string(id) + ", which it lacks");
-    m.images.push_back(*image);
+    ImagePtr image = find_image(images_, id);
+    if (!image) throw bad("a message shows the picture " + std::to_string(id) + ", which it lacks");
+    m.images.push_back(std::move(image));
   }
   if (!m.images.empty() && m.role != "user") throw bad("a " + m.role + " message shows pictures");
   if (count_image_markers(m.content) != m.images.size()) {
@@ -827,10 +841,13 @@ void write_session_file(const std::string& path, const model::Model& model, cons
   payload.str(fingerprint(model));
   write_settings(payload, settings);
   const ImageList images = log_images(state);
-  const uint32_t version = !images.empty()      ? kImagesFormatVersion
+  const bool tiled =
+      std::any_of(images.begin(), images.end(), [](const ImagePtr& image) { return image->n_frames() > 1; });
+  const uint32_t version = tiled                ? kTiledImagesFormatVersion
+                           : !images.empty()    ? kImagesFormatVersion
                            : holds_tools(state) ? kToolsFormatVersion
                                                 : kToolsFormatVersion - 1;
-  if (version >= kImagesFormatVersion) write_images(payload, images);
+  if (version >= kImagesFormatVersion) write_images(payload, images, version);
   write_segments(payload, settings.prefix, state);
   write_messages(payload, state, version);
   write_statistics(payload, state.stats);

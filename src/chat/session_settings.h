@@ -67,9 +67,10 @@ struct SessionSettings {
   std::string tool_function;  // ToolChoiceMode::Function: the function's name
   bool parallel_tool_calls = true;
   std::string tool_call_format;
-  // Pictures (ChatSession::attach_image): how the model takes an image, from
-  // its projector (model::Projector::framing); unset, the session takes none.
-  std::optional<ImageFraming> images;
+  // Pictures (ChatSession::attach_image): the row of the model's projector
+  // (model::Projector::hparams().arch), which frames them; unset, the
+  // session takes none.
+  std::optional<model::Arch> images;
 };
 
 // Cells of the headroom kept after an answer for its turn's closing marker.

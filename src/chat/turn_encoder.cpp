@@ -48,14 +48,13 @@ bool opens_reasoning_block(std::string prompt) {
 }  // namespace
 
 TurnEncoder::TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
-                         std::optional<std::string> tools, bool tools_as_text, ImageFraming framing)
+                         std::optional<std::string> tools, bool tools_as_text)
     : model_(model),
       chat_(template_name == "raw" ? ChatTemplate(ChatTemplateFamily::ChatML)
                                    : chat_template_for(model, template_name).chat_template),
       raw_(template_name == "raw"),
       enable_thinking_(enable_thinking),
-      tools_(std::move(tools)),
-      framing_(std::move(framing)) {
+      tools_(std::move(tools)) {
   if (raw_) {
     if (tools_) throw std::invalid_argument("tools need a chat template; template raw has none");
     return;
@@ -241,9 +240,14 @@ void TurnEncoder::append_message_text(std::vector<int32_t>& out, const std::stri
   for (const ImagePtr& image : images) {
     const size_t at = text.find(marker, from);
     if (at > from) append(text.substr(from, at - from), false);
-    append(framing_.prefix, true);
-    for (int64_t row = 0; row < image->n_tokens; ++row) out.push_back(image_token(image->id, row));
-    append(framing_.suffix, true);
+    for (int64_t frame = 0; frame < image->n_frames(); ++frame) {
+      append(image->texts[static_cast<size_t>(frame)], true);
+      const int64_t first = frame * image->rows_per_frame();
+      for (int64_t row = first; row < first + image->rows_per_frame(); ++row) {
+        out.push_back(image_token(image->id, row));
+      }
+    }
+    append(image->texts.back(), true);
     from = at + marker.size();
   }
   if (from < text.size()) append(text.substr(from), false);

@@ -29,11 +29,11 @@ class TurnEncoder {
   // first user message) unless `tools_as_text` allows the generic format's
   // text (tools_as_text.h) in their place: the tools then go into the system
   // prompt, and calls and results into texts the template renders.
-  // `framing`: how a message's images (ChatMessage::images) enter, each at
-  // its marker: the prefix (control tokens parsed), image_token()s of its
-  // rows, the suffix.
+  // A message's images (ChatMessage::images) enter each at its marker: for
+  // each frame, the text before it (control tokens parsed) and the
+  // image_token()s of its rows, then the text after the last.
   TurnEncoder(const model::Model& model, const std::string& template_name, bool enable_thinking,
-              std::optional<std::string> tools = std::nullopt, bool tools_as_text = false, ImageFraming framing = {});
+              std::optional<std::string> tools = std::nullopt, bool tools_as_text = false);
 
   const ChatTemplate& chat_template() const { return chat_; }
   bool raw() const { return raw_; }
@@ -93,7 +93,6 @@ class TurnEncoder {
   std::string render_base_;           // what the template writes for no messages (BOS text, a dated system block)
   std::string system_role_;           // "system", or "user" when the template has no system role
   bool generation_opens_reasoning_ = false;
-  ImageFraming framing_;
 };
 
 }  // namespace peak::chat

@@ -10,7 +10,8 @@
    stories260K with the 64-wide projector takes the photo: the same answer
    twice, the message shows one picture, a saved session keeps it; the
    refusals of a session without a projector, rows of another length and a
-   projector of another width. */
+   projector of another width. SmolVLM's tiles on a tiny idefics3 projector:
+   the layout and texts of the photo, a session taking it by its size. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -232,6 +233,100 @@ static void check_session_pictures(const peak_image* photo) {
   peak_model_free(model);
 }
 
+/* The text before frame `index` of the photo is `expected`. */
+static void check_frame_text(const peak_projector* projector, uint32_t index, const char* expected) {
+  char text[128];
+  size_t length = 0;
+  CHECK(peak_projector_frame_text(projector, 256, 192, index, text, sizeof text, &length) == PEAK_OK);
+  CHECK(length == strlen(expected) && strcmp(text, expected) == 0);
+  if (strcmp(text, expected) != 0) fprintf(stderr, "  frame %u: '%s'\n", index, text);
+}
+
+/* SmolVLM's tiles on the tiny 64-wide idefics3 projector (tiles of 32 pixels,
+   the longest edge 96): the 256 x 192 photo becomes 96 x 72, then 96 x 96, so
+   3 x 3 tiles and the overview, with the texts Hugging Face's Idefics3
+   processor writes; a session takes the picture by its size only. */
+static void check_tiled_pictures(const peak_image* photo) {
+  peak_projector* projector = NULL;
+  CHECK(peak_projector_load(PEAK_IMAGE_TILED_PROJECTOR_64, NULL, &projector) == PEAK_OK);
+  if (!projector) return;
+  peak_picture_layout layout;
+  layout.struct_size = sizeof layout;
+  CHECK(peak_projector_picture_layout(projector, 256, 192, &layout) == PEAK_OK);
+  CHECK(layout.n_frames == 10 && layout.grid_rows == 3 && layout.grid_cols == 3);
+  peak_projector_info info;
+  info.struct_size = sizeof info;
+  CHECK(peak_projector_get_info(projector, &info) == PEAK_OK);
+  CHECK(layout.tokens_per_frame == info.n_image_tokens && info.n_embd == 64);
+  check_frame_text(projector, 0, "<fake_token_around_image><row_1_col_1>");
+  check_frame_text(projector, 2, "<fake_token_around_image><row_1_col_3>");
+  check_frame_text(projector, 3, "\n<fake_token_around_image><row_2_col_1>");
+  check_frame_text(projector, 9, "\n\n<fake_token_around_image><global-img>");
+  check_frame_text(projector, 10, "<fake_token_around_image>");
+  size_t length = 0;
+  CHECK_ERROR(peak_projector_frame_text(projector, 256, 192, 11, NULL, 0, &length), PEAK_ERR_INVALID_ARGUMENT,
+              "index 11 past the picture's 10 frames");
+  CHECK_ERROR(peak_projector_frame_text(projector, 256, 192, 0, NULL, 0, &length), PEAK_ERR_BUFFER_TOO_SMALL,
+              "needs 39 bytes");
+  CHECK(length == 38);
+  /* A small picture is enlarged to the longest edge first, as the processor does. */
+  CHECK(peak_projector_picture_layout(projector, 20, 20, &layout) == PEAK_OK);
+  CHECK(layout.n_frames == 10 && layout.grid_rows == 3 && layout.grid_cols == 3);
+  CHECK_ERROR(peak_projector_picture_layout(projector, 0, 20, &layout), PEAK_ERR_INVALID_ARGUMENT, "0 x 20 pixels");
+
+  peak_image_encoder* encoder = NULL;
+  CHECK(peak_image_encoder_create(projector, NULL, &encoder) == PEAK_OK);
+  const size_t n_floats = (size_t)10 * info.n_image_tokens * 64;
+  float* rows = (float*)malloc(n_floats * sizeof(float));
+  size_t written = 0;
+  CHECK(rows && encoder && peak_image_encode(encoder, photo, rows, n_floats, &written) == PEAK_OK);
+  CHECK(written == n_floats);
+
+  peak_model* model = NULL;
+  CHECK(peak_model_load(PEAK_SHARED_DIR "/models/stories260K.gguf", NULL, &model) == PEAK_OK);
+  peak_session_params params = peak_session_default_params();
+  params.chat_template = "raw";
+  params.sampler.temperature = 0.0f;
+  params.n_threads = 1;
+  params.projector = projector;
+  peak_session *session = NULL, *restored = NULL;
+  CHECK(peak_session_create(model, &params, &session) == PEAK_OK);
+  CHECK(peak_session_create(model, &params, &restored) == PEAK_OK);
+  if (!rows || !session || !restored) return;
+  CHECK_ERROR(peak_session_attach_image(session, rows, n_floats), PEAK_ERR_INVALID_ARGUMENT,
+              "peak_session_attach_picture");
+  CHECK_ERROR(peak_session_attach_picture(session, rows, n_floats, 300, 20), PEAK_ERR_INVALID_ARGUMENT,
+              "a picture of 300 x 20 pixels encodes to 64 (4 frames of 16)");
+  CHECK(peak_session_n_attached_images(session) == 0);
+  CHECK(peak_session_attach_picture(session, rows, n_floats, 256, 192) == PEAK_OK);
+  static char first[4096], again[4096], second[4096];
+  peak_generate_params g = peak_generate_default_params();
+  g.max_tokens = 12;
+  g.on_text = on_text;
+  g.user_data = first;
+  const char* text = "Once upon a time";
+  CHECK(peak_session_chat(session, text, strlen(text), &g, NULL) == PEAK_OK);
+  CHECK(first[0] != '\0');
+
+  /* Saved and restored: the next turns agree. */
+  const char* path = "test_capi_image_tiles.pkss";
+  CHECK(peak_session_save(session, path, 0) == PEAK_OK);
+  CHECK(peak_session_restore(restored, path) == PEAK_OK);
+  g.user_data = again;
+  CHECK(peak_session_chat(session, "The end", 7, &g, NULL) == PEAK_OK);
+  g.user_data = second;
+  CHECK(peak_session_chat(restored, "The end", 7, &g, NULL) == PEAK_OK);
+  CHECK(strcmp(again, second) == 0);
+  remove(path);
+
+  peak_session_free(restored);
+  peak_session_free(session);
+  peak_model_free(model);
+  free(rows);
+  peak_image_encoder_free(encoder);
+  peak_projector_free(projector);
+}
+
 /* The estimate from the file's metadata: what the load and the encoder hold
    (the transposed projector matrix as many bytes as the file's). */
 static void check_memory_estimate(const peak_image_encoder* encoder, const peak_projector_info* info) {
@@ -292,6 +387,7 @@ int main(void) {
   CHECK(needed == 192);
   check_encodes_like_the_reference(encoder, photo);
   if (photo) check_session_pictures(photo);
+  if (photo) check_tiled_pictures(photo);
 
   /* PIL's resized pixels as RGB rows, then as RGBA rows 4 bytes apart more than a row. */
   size_t ppm_size = 0;

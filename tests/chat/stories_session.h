@@ -35,9 +35,9 @@ inline SessionSettings small_stories_settings(MemoryMode mode = MemoryMode::Sssk
 }
 
 // Pictures for sessions on stories260K (whose width, 64, a real projector
-// can have too): Gemma 3's framing, and the rows of a made-up picture, smooth
-// values of the token embeddings' order of size.
-inline const ImageFraming kStoriesImageFraming{"\n\n<start_of_image>", "<end_of_image>\n\n", true};
+// can have too): Gemma 3's projector, and the rows of a made-up picture,
+// smooth values of the token embeddings' order of size.
+inline constexpr model::Arch kStoriesImageProjector = model::Arch::Gemma3Vision;
 
 inline std::vector<float> picture_rows(int64_t n_tokens, int64_t n_embd, float seed) {
   std::vector<float> rows(static_cast<size_t>(n_tokens * n_embd));

@@ -3,13 +3,16 @@
 // against a plain context fed the same pieces by hand (the documented framing,
 // Context::eval and eval_embeddings) and decoding greedily; the conversation
 // keeps the marker, the summarizer reads "[an image]"; the same rows are one
-// image; regenerate, edit_last, append, a background rebuild and refusals.
+// image; a picture of SmolVLM's tiles; regenerate, edit_last, append, a
+// background rebuild, session files and refusals.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -30,12 +33,15 @@ using testing::stories_model;
 
 constexpr int64_t kImageTokens = 12;
 
-const ImageFraming& kFraming = testing::kStoriesImageFraming;
+// Gemma 3's processor puts these around a picture's tokens (Hugging Face's
+// Gemma3Processor: boi "<start_of_image>" between blank lines, eoi after).
+const std::string kGemmaPrefix = "\n\n<start_of_image>";
+const std::string kGemmaSuffix = "<end_of_image>\n\n";
 using testing::picture_rows;
 
 SessionSettings image_settings(MemoryMode mode = MemoryMode::None) {
   SessionSettings s = testing::small_stories_settings(mode);
-  s.images = kFraming;
+  s.images = testing::kStoriesImageProjector;
   s.type_k = s.type_v = kernels::GgmlType::F32;
   if (mode == MemoryMode::None) s.recent_max = 400;
   return s;
@@ -49,7 +55,9 @@ std::vector<int32_t> encode(const std::string& text, bool special) {
 // tokens) the rows, attending both ways; `first_logits` gets the logits after the prompt.
 struct Piece {
   std::vector<int32_t> tokens;
-  const std::vector<float>* rows = nullptr;
+  const float* rows = nullptr;
+  int64_t n_rows = kImageTokens;
+  bool bidirectional = true;
 };
 std::vector<int32_t> greedy_by_hand(const std::vector<Piece>& prompt, int n, std::vector<float>& first_logits) {
   const model::Model& m = stories_model();
@@ -60,7 +68,7 @@ std::vector<int32_t> greedy_by_hand(const std::vector<Piece>& prompt, int n, std
   runtime::Context ctx(m, p);
   for (const Piece& piece : prompt) {
     if (piece.rows) {
-      ctx.eval_embeddings(piece.rows->data(), kImageTokens, /*bidirectional=*/true);
+      ctx.eval_embeddings(piece.rows, piece.n_rows, piece.bidirectional);
     } else if (!piece.tokens.empty()) {
       ctx.eval(piece.tokens.data(), static_cast<int64_t>(piece.tokens.size()));
     }
@@ -73,6 +81,15 @@ std::vector<int32_t> greedy_by_hand(const std::vector<Piece>& prompt, int n, std
     if (m.tokenizer().is_eog(next)) break;
     ids.push_back(next);
     ctx.eval(&next, 1);
+  }
+  return ids;
+}
+
+// The ids of the pictures in the session's cells, each where its first row is.
+std::vector<uint32_t> cached_image_ids(const ChatSession& session) {
+  std::vector<uint32_t> ids;
+  for (const int32_t t : session.cached_tokens()) {
+    if (is_image_token(t) && image_row(t) == 0) ids.push_back(image_of(t));
   }
   return ids;
 }
@@ -92,9 +109,9 @@ TEST(SessionImages, ATurnReadsTheImageWhereTheFramingPutsIt) {
     std::vector<Piece> prompt;
     prompt.push_back({m.tokenizer().encode(settings.system_prompt + "\n", true, false)});
     if (marked) prompt.push_back({encode("Look: ", false)});
-    prompt.push_back({encode(kFraming.prefix, true)});
-    prompt.push_back({{}, &rows});
-    prompt.push_back({encode(kFraming.suffix, true)});
+    prompt.push_back({encode(kGemmaPrefix, true)});
+    prompt.push_back({{}, rows.data()});
+    prompt.push_back({encode(kGemmaSuffix, true)});
     prompt.push_back({encode(marked ? " Once upon a time" : "Once upon a time", false)});
     // The prompt's count holds the picture's rows and the text around them.
     size_t n_prompt = 0;
@@ -122,6 +139,60 @@ TEST(SessionImages, ATurnReadsTheImageWhereTheFramingPutsIt) {
     EXPECT_EQ(session.message(1).n_images, 1u);
     EXPECT_EQ(session.attached_images(), 0u);
   }
+}
+
+TEST(SessionImages, APictureOfTilesIsFramedAsTheProcessorWritesIt) {
+  // SmolVLM's projector: a picture cut into 2 x 1 tiles, then the overview,
+  // three frames of 4 rows read causally, each after the text Hugging Face's
+  // Idefics3 processor (_prompt_split_image) writes before it.
+  const model::Model& m = stories_model();
+  constexpr int64_t kFrameRows = 4;
+  const std::vector<float> rows = picture_rows(3 * kFrameRows, m.hparams().n_embd, 0.5f);
+  SessionSettings settings = image_settings();
+  settings.images = model::Arch::Idefics3Vision;
+  ChatSession session(m, settings);
+  session.attach_image(rows.data(), 3 * kFrameRows, 2, 1);
+  const TurnResult turn = session.chat("Look: <__media__> Once upon a time", max_tokens(10));
+
+  const auto frame = [&](int64_t f) { return Piece{{}, rows.data() + f * kFrameRows * 64, kFrameRows, false}; };
+  ASSERT_EQ(m.hparams().n_embd, 64);
+  std::vector<Piece> prompt;
+  prompt.push_back({m.tokenizer().encode(settings.system_prompt + "\n", true, false)});
+  prompt.push_back({encode("Look: ", false)});
+  prompt.push_back({encode("<fake_token_around_image><row_1_col_1>", true)});
+  prompt.push_back(frame(0));
+  prompt.push_back({encode("\n<fake_token_around_image><row_2_col_1>", true)});
+  prompt.push_back(frame(1));
+  prompt.push_back({encode("\n\n<fake_token_around_image><global-img>", true)});
+  prompt.push_back(frame(2));
+  prompt.push_back({encode("<fake_token_around_image>", true)});
+  prompt.push_back({encode(" Once upon a time", false)});
+  size_t n_prompt = 0;
+  for (size_t i = 1; i < prompt.size(); ++i) n_prompt += prompt[i].rows ? kFrameRows : prompt[i].tokens.size();
+  EXPECT_EQ(turn.generation.n_prompt, static_cast<int32_t>(n_prompt));
+  std::vector<float> logits;
+  const std::vector<int32_t> expected = greedy_by_hand(prompt, 10, logits);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(turn.generation.tokens, expected);
+
+  // The same rows in one frame are another picture, framed as one.
+  session.attach_image(rows.data(), 3 * kFrameRows);
+  session.chat("And <__media__>", max_tokens(2));
+  const std::vector<uint32_t> ids = cached_image_ids(session);
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_NE(ids[0], ids[1]);
+
+  // Refused: rows that are not three equal frames, a grid Gemma 3 does not cut.
+  try {
+    session.attach_image(rows.data(), 3 * kFrameRows - 1, 2, 1);
+    FAIL() << "11 rows taken as 3 frames";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("3 frames"), std::string::npos) << e.what();
+  }
+  ChatSession gemma(m, image_settings());
+  EXPECT_THROW(gemma.attach_image(rows.data(), 3 * kFrameRows, 2, 1), std::invalid_argument);
+  EXPECT_EQ(session.attached_images(), 0u);
+  EXPECT_EQ(gemma.attached_images(), 0u);
 }
 
 TEST(SessionImages, TheImageIsTheSameInThreadsAndRuns) {
@@ -353,11 +424,7 @@ TEST(SessionImages, ASavedConversationKeepsItsPictures) {
     // A picture sent again after the restore is the file's.
     restored.attach_image(rows.data(), kImageTokens);
     restored.chat("Again", max_tokens(2));
-    const std::vector<int32_t> cached = restored.cached_tokens();
-    std::vector<uint32_t> ids;
-    for (const int32_t t : cached) {
-      if (is_image_token(t) && image_row(t) == 0) ids.push_back(image_of(t));
-    }
+    const std::vector<uint32_t> ids = cached_image_ids(restored);
     ASSERT_EQ(ids.size(), 3u);
     EXPECT_EQ(ids[2], ids[0]);
 
@@ -370,6 +437,34 @@ TEST(SessionImages, ASavedConversationKeepsItsPictures) {
     EXPECT_EQ(std::count_if(tokens.begin(), tokens.end(), is_image_token), 2 * kImageTokens);
     rendered.regenerate(max_tokens(4));
   }
+  // A picture of tiles (format 5): restored with its frames, into a session
+  // of the same projector only.
+  SessionSettings tiled = settings;
+  tiled.images = model::Arch::Idefics3Vision;
+  ChatSession original(m, tiled);
+  original.attach_image(rows.data(), kImageTokens, 1, 2);  // 2 tiles and the overview, 4 rows each
+  original.chat("The dog", max_tokens(6));
+  original.save(path, false);
+  {
+    std::ifstream in(path, std::ios::binary);
+    char header[8] = {};
+    in.read(header, sizeof header);
+    uint32_t version = 0;
+    std::memcpy(&version, header + 4, sizeof version);
+    EXPECT_EQ(version, 5u);
+  }
+  ChatSession restored(m, tiled);
+  restored.restore(path);
+  EXPECT_EQ(restored.cached_tokens(), original.cached_tokens());
+  EXPECT_EQ(restored.regenerate(max_tokens(6)).generation.tokens, original.regenerate(max_tokens(6)).generation.tokens);
+  ChatSession gemma(m, settings);
+  try {
+    gemma.restore(path);
+    FAIL() << "Gemma 3's session restored a picture of tiles";
+  } catch (const SessionMismatch& e) {
+    EXPECT_NE(std::string(e.what()).find("projector"), std::string::npos) << e.what();
+  }
+
   ChatSession text_only(m, testing::small_stories_settings());
   try {
     text_only.restore(path);

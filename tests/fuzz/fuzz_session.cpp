@@ -51,16 +51,19 @@ const peak::model::Model& stories() {
   return *model;
 }
 
-// Takes pictures, so files that hold some are read through.
-peak::chat::SessionSettings fuzz_settings() {
+// Takes pictures, so files that hold some are read through: Gemma 3's, or
+// (`tiles`) SmolVLM's, whose pictures are cut into tiles.
+peak::chat::SessionSettings fuzz_settings(bool tiles = false) {
   peak::chat::SessionSettings s = peak::chat::testing::small_stories_settings();
-  s.images = peak::chat::testing::kStoriesImageFraming;
+  s.images = tiles ? peak::model::Arch::Idefics3Vision : peak::chat::testing::kStoriesImageProjector;
   return s;
 }
 
-ChatSession& session() {
-  static ChatSession s(stories(), fuzz_settings());
-  return s;
+// Files of format 5 (pictures of tiles) go to a session on SmolVLM's projector.
+ChatSession& session(bool tiles = false) {
+  static ChatSession gemma(stories(), fuzz_settings(false));
+  static ChatSession smolvlm(stories(), fuzz_settings(true));
+  return tiles ? smolvlm : gemma;
 }
 
 // The session's Prefix: its cells before any conversation.
@@ -206,7 +209,9 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/fuzz_session_" + std::to_string(::getpid()) + ".pkss";
   peak::chat::testing::write_bytes(path, std::vector<uint8_t>(data, data + size));
-  ChatSession& s = session();
+  uint32_t version = 0;
+  if (size >= 8) std::memcpy(&version, data + 4, 4);
+  ChatSession& s = session(version == 5);
   const std::vector<int32_t> before = s.cached_tokens();
   ++g_counts.tried;
   try {

@@ -40,12 +40,19 @@ int main(int argc, char** argv) {
 
     // Format 4: a conversation with a picture still in Recent.
     SessionSettings with_pictures = testing::small_stories_settings();
-    with_pictures.images = testing::kStoriesImageFraming;
+    with_pictures.images = testing::kStoriesImageProjector;
     ChatSession pictures(*model, with_pictures);
     const std::vector<float> rows = testing::picture_rows(6, model->hparams().n_embd, 0.5f);
     pictures.attach_image(rows.data(), 6);
     pictures.chat(lines[0], o);
     for (const bool kv : {true, false}) pictures.save(dir + "/picture" + (kv ? "_kv" : "") + ".pkss", kv);
+
+    // Format 5: a picture SmolVLM's projector cut into 1 x 2 tiles and the overview.
+    with_pictures.images = peak::model::Arch::Idefics3Vision;
+    ChatSession tiles(*model, with_pictures);
+    tiles.attach_image(rows.data(), 6, 1, 2);
+    tiles.chat(lines[0], o);
+    for (const bool kv : {true, false}) tiles.save(dir + "/tiles" + (kv ? "_kv" : "") + ".pkss", kv);
 
     testing::write_bytes(dir + "/format1_kv.pkss", testing::read_bytes(PEAK_SESSION_FORMAT1));
   } catch (const std::exception& e) {

@@ -194,11 +194,13 @@ class Chat {
       throw CommandError("/image needs the model's image encoder: start peak chat with --mmproj FILE");
     }
     if (!encoder_) encoder_ = create_image_encoder(projector_.get(), o_.gen.context.n_threads);
-    const std::vector<float> rows = encode_image_file(encoder_.get(), projector_info_, path);
-    check_status(peak_session_attach_image(session_.get(), rows.data(), rows.size()));
+    const EncodedPicture picture = encode_image_file(encoder_.get(), path);
+    check_status(peak_session_attach_picture(session_.get(), picture.rows.data(), picture.rows.size(), picture.width,
+                                             picture.height));
     const size_t n = peak_session_n_attached_images(session_.get());
-    std::printf("(%s attached: %u image tokens; %s with your next message)\n", path.c_str(),
-                projector_info_.n_image_tokens, n == 1 ? "it goes" : (std::to_string(n) + " images go").c_str());
+    std::printf("(%s attached: %zu image tokens; %s with your next message)\n", path.c_str(),
+                picture.rows.size() / projector_info_.n_embd,
+                n == 1 ? "it goes" : (std::to_string(n) + " images go").c_str());
   }
 
   void add_result(const PendingCall& call, const std::string& result) {

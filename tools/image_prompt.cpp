@@ -33,6 +33,19 @@ void eval_text(LoadedModel& m, const std::string& text, bool first, bool special
   for (const int32_t t : tokens) check_status(peak_sampler_accept_prompt(m.sampler.get(), t));
 }
 
+// The text before frame `index` of `picture` (index n_frames: after the last).
+std::string frame_text(const peak_projector* projector, const EncodedPicture& picture, uint32_t index) {
+  size_t length = 0;
+  const peak_status asked =
+      peak_projector_frame_text(projector, picture.width, picture.height, index, nullptr, 0, &length);
+  if (asked != PEAK_ERR_BUFFER_TOO_SMALL) check_status(asked);
+  std::string text(length + 1, '\0');
+  check_status(
+      peak_projector_frame_text(projector, picture.width, picture.height, index, text.data(), text.size(), &length));
+  text.resize(length);
+  return text;
+}
+
 }  // namespace
 
 std::unique_ptr<peak_projector, ProjectorDeleter> load_projector(const std::string& mmproj,
@@ -59,18 +72,20 @@ std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> create_image_encoder(pe
   return std::unique_ptr<peak_image_encoder, ImageEncoderDeleter>(created);
 }
 
-std::vector<float> encode_image_file(peak_image_encoder* encoder, const peak_projector_info& info,
-                                     const std::string& path) {
+EncodedPicture encode_image_file(peak_image_encoder* encoder, const std::string& path) {
   const std::string bytes = read_input_file(path, "image");
   peak_image* decoded = nullptr;
   const peak_status st = peak_image_decode(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &decoded);
   if (st != PEAK_OK) throw CommandError(path + ": " + peak_last_error());
   const std::unique_ptr<peak_image, ImageDeleter> image(decoded);
-  std::vector<float> rows(static_cast<size_t>(info.n_image_tokens) * info.n_embd);
+  EncodedPicture picture;
+  check_status(peak_image_get_size(image.get(), &picture.width, &picture.height, nullptr));
   size_t n_floats = 0;
-  check_status(peak_image_encode(encoder, image.get(), rows.data(), rows.size(), &n_floats));
-  rows.resize(n_floats);
-  return rows;
+  const peak_status asked = peak_image_encode(encoder, image.get(), nullptr, 0, &n_floats);
+  if (asked != PEAK_ERR_BUFFER_TOO_SMALL) check_status(asked);
+  picture.rows.resize(n_floats);
+  check_status(peak_image_encode(encoder, image.get(), picture.rows.data(), picture.rows.size(), &n_floats));
+  return picture;
 }
 
 std::string eval_prompt_with_images(LoadedModel& m, const std::string& prompt, const std::string& mmproj,
@@ -92,16 +107,22 @@ std::string eval_prompt_with_images(LoadedModel& m, const std::string& prompt, c
 
   for (size_t i = 0; i < image_paths.size(); ++i) {
     const auto encode_start = std::chrono::steady_clock::now();
-    const std::vector<float> rows = encode_image_file(encoder.get(), info, image_paths[i]);
+    const EncodedPicture picture = encode_image_file(encoder.get(), image_paths[i]);
     times->encode_seconds += seconds_from(encode_start);
+    peak_picture_layout layout{};
+    layout.struct_size = sizeof layout;
+    check_status(peak_projector_picture_layout(projector.get(), picture.width, picture.height, &layout));
 
     const auto eval_start = std::chrono::steady_clock::now();
     eval_text(m, pieces[i], i == 0, /*special=*/false);
-    eval_text(m, info.image_prefix, false, /*special=*/true);
-    check_status(peak_context_eval_embeddings(m.context.get(), rows.data(), info.n_image_tokens, info.bidirectional));
-    eval_text(m, info.image_suffix, false, /*special=*/true);
+    for (uint32_t frame = 0; frame <= layout.n_frames; ++frame) {
+      eval_text(m, frame_text(projector.get(), picture, frame), false, /*special=*/true);
+      if (frame == layout.n_frames) break;
+      const float* rows = picture.rows.data() + size_t{frame} * layout.tokens_per_frame * info.n_embd;
+      check_status(peak_context_eval_embeddings(m.context.get(), rows, layout.tokens_per_frame, info.bidirectional));
+    }
     times->eval_seconds += seconds_from(eval_start);
-    times->image_tokens += info.n_image_tokens;
+    times->image_tokens += size_t{layout.n_frames} * layout.tokens_per_frame;
   }
   return pieces.back();
 }

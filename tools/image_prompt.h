@@ -1,8 +1,9 @@
 // Images in a prompt (peak run --mmproj FILE --image FILE ...): each image
 // takes the place of a <__media__> marker in the prompt (llama.cpp's marker),
 // or, when the prompt has none, the images come first. An image enters as its
-// projector says the language model takes it: the text before its tokens, the
-// tokens' embeddings from the image encoder, the text after.
+// projector says the language model takes it: for each of its frames the text
+// before it and its tokens' embeddings from the image encoder, then the text
+// after the last.
 #pragma once
 
 #include <memory>
@@ -29,11 +30,17 @@ std::unique_ptr<peak_projector, ProjectorDeleter> load_projector(const std::stri
 std::unique_ptr<peak_image_encoder, ImageEncoderDeleter> create_image_encoder(peak_projector* projector,
                                                                               size_t n_threads);
 
-// The image tokens of the picture file `path` (PNG or JPEG) as `encoder`
-// writes them (n_image_tokens x n_embd floats); CommandError naming the file
-// when it is no picture peak can read.
-std::vector<float> encode_image_file(peak_image_encoder* encoder, const peak_projector_info& info,
-                                     const std::string& path);
+// A picture file's image tokens, every frame's (peak_image_encode), and its
+// size, which gives its frames (peak_projector_picture_layout).
+struct EncodedPicture {
+  std::vector<float> rows;
+  uint32_t width = 0;
+  uint32_t height = 0;
+};
+
+// The picture file `path` (PNG or JPEG) encoded by `encoder`; CommandError
+// naming the file when it is no picture peak can read.
+EncodedPicture encode_image_file(peak_image_encoder* encoder, const std::string& path);
 
 // Evaluates `prompt` in m's context up to its last text piece, with the
 // images (`image_paths`, PNG or JPEG) encoded by the projector file `mmproj`

@@ -1328,19 +1328,28 @@ TEST(ServerRoutes, ConversationsSavedUnderADefaultSeedKeepTheirOwnFiles) {
 
 // The tiny Gemma 3 image encoder at stories260K's width that tests/runtime
 // writes (4 image tokens a picture); nullptr where it is not built.
+// The projector file at `path`, null when tests/runtime did not write it.
+peak_projector* load_projector(const char* path) {
+  peak_projector* p = nullptr;
+  if (std::string(path).empty()) return p;
+  EXPECT_EQ(peak_projector_load(path, nullptr, &p), PEAK_OK) << peak_last_error();
+  return p;
+}
+
 const peak_projector* tiny_projector() {
-  static peak_projector* projector = [] {
-    peak_projector* p = nullptr;
-    if (std::string(PEAK_IMAGE_PROJECTOR_64).empty()) return p;
-    EXPECT_EQ(peak_projector_load(PEAK_IMAGE_PROJECTOR_64, nullptr, &p), PEAK_OK) << peak_last_error();
-    return p;
-  }();
+  static peak_projector* projector = load_projector(PEAK_IMAGE_PROJECTOR_64);
   return projector;
 }
 
-SlotSettings vision_settings() {
+// A tiny SmolVLM encoder that cuts pictures into tiles (of 32 pixels, the longest edge 96).
+const peak_projector* tiled_projector() {
+  static peak_projector* projector = load_projector(PEAK_IMAGE_TILED_PROJECTOR_64);
+  return projector;
+}
+
+SlotSettings vision_settings(const peak_projector* projector = tiny_projector()) {
   SlotSettings s = settings();
-  s.session.projector = tiny_projector();
+  s.session.projector = projector;
   return s;
 }
 
@@ -1376,8 +1385,9 @@ int64_t peak_member(const Value& response, const char* name) {
 // The answer of a session of the server's slots' parameters to `text` with
 // `picture` attached (its marker after the text), the picture decoded and
 // encoded here by an encoder of its own: greedy, as the server's.
-std::string session_answer(const std::string& text, const std::string& picture, size_t max_tokens) {
-  const peak_session_params params = vision_settings().session;
+std::string session_answer(const std::string& text, const std::string& picture, size_t max_tokens,
+                           const peak_projector* projector = tiny_projector()) {
+  const peak_session_params params = vision_settings(projector).session;
   peak_session* session = nullptr;
   EXPECT_EQ(peak_session_create(stories(), &params, &session), PEAK_OK) << peak_last_error();
   peak_sampler_params sp = peak_sampler_default_params();
@@ -1386,14 +1396,17 @@ std::string session_answer(const std::string& text, const std::string& picture, 
   peak_image_encoder_params ep = peak_image_encoder_default_params();
   ep.n_threads = 1;
   peak_image_encoder* encoder = nullptr;
-  EXPECT_EQ(peak_image_encoder_create(tiny_projector(), &ep, &encoder), PEAK_OK) << peak_last_error();
+  EXPECT_EQ(peak_image_encoder_create(projector, &ep, &encoder), PEAK_OK) << peak_last_error();
   peak_image* image = nullptr;
   EXPECT_EQ(peak_image_decode(reinterpret_cast<const uint8_t*>(picture.data()), picture.size(), &image), PEAK_OK);
+  uint32_t width = 0, height = 0;
+  EXPECT_EQ(peak_image_get_size(image, &width, &height, nullptr), PEAK_OK);
   size_t n_floats = 0;
   EXPECT_EQ(peak_image_encode(encoder, image, nullptr, 0, &n_floats), PEAK_ERR_BUFFER_TOO_SMALL);
   std::vector<float> rows(n_floats);
   EXPECT_EQ(peak_image_encode(encoder, image, rows.data(), rows.size(), &n_floats), PEAK_OK) << peak_last_error();
-  EXPECT_EQ(peak_session_attach_image(session, rows.data(), rows.size()), PEAK_OK) << peak_last_error();
+  EXPECT_EQ(peak_session_attach_picture(session, rows.data(), rows.size(), width, height), PEAK_OK)
+      << peak_last_error();
   std::string out;
   peak_generate_params gp = peak_generate_default_params();
   gp.max_tokens = max_tokens;
@@ -1455,6 +1468,23 @@ TEST(ServerVision, APictureIsAnsweredAsBySessionAndEncodedOnce) {
   const Value metrics = call(server, request("GET", "/metrics")).json();
   EXPECT_EQ(metrics.find("images_encoded")->as_int(), 1);
   EXPECT_EQ(metrics.find("images_cached")->as_int(), 4);
+}
+
+// SmolVLM's tiles: the server frames each tile as a session given the
+// picture's size does, from the cache too.
+TEST(ServerVision, APictureOfTilesIsAnsweredAsBySession) {
+  if (!tiled_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  Server server(vision_settings(tiled_projector()), options());
+  const std::string photo = peak_server::testing::test_picture("png/photo_256x192.png");
+  const std::string body = vision_body(Value::array().push(picture_message("Once upon a time", png_url(photo))));
+  const std::string expected = session_answer("Once upon a time", photo, 16, tiled_projector());
+  ASSERT_FALSE(expected.empty());
+  for (const int64_t encoded : {1, 0}) {
+    const FakeResponder out = call(server, request("POST", "/v1/chat/completions", body));
+    ASSERT_EQ(out.status, 200) << out.body;
+    EXPECT_EQ(content_of(out.json()), expected);
+    EXPECT_EQ(peak_member(out.json(), "images_encoded"), encoded);
+  }
 }
 
 // A front-end resends the history with its pictures: the slot holding it

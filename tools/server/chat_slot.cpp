@@ -195,7 +195,8 @@ void ChatSlot::add_message(const ChatMessage& m) {
 
 void ChatSlot::attach_images(const ChatMessage& m) {
   for (const auto& image : m.encoded) {
-    const peak_status status = peak_session_attach_image(session_, image->rows.data(), image->rows.size());
+    const peak_status status =
+        peak_session_attach_picture(session_, image->rows.data(), image->rows.size(), image->width, image->height);
     if (status != PEAK_OK) {
       const std::string message = peak_last_error();
       peak_session_clear_images(session_);

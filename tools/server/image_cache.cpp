@@ -16,10 +16,6 @@ uint64_t fnv1a(const std::string& bytes) {
 }
 
 ImageCache::ImageCache(const peak_projector* projector, size_t n_threads, size_t max_bytes) : max_bytes_(max_bytes) {
-  peak_projector_info info{};
-  info.struct_size = sizeof info;
-  check(peak_projector_get_info(projector, &info));
-  n_floats_ = static_cast<size_t>(info.n_image_tokens) * info.n_embd;
   peak_image_encoder_params params = peak_image_encoder_default_params();
   params.n_threads = n_threads;
   peak_image_encoder* encoder = nullptr;
@@ -66,8 +62,11 @@ std::shared_ptr<const EncodedImage> ImageCache::get(const std::string& bytes, co
   auto encoded = std::make_shared<EncodedImage>();
   encoded->hash = hash;
   encoded->bytes = bytes;
-  encoded->rows.resize(n_floats_);
+  check(peak_image_get_size(image.get(), &encoded->width, &encoded->height, nullptr));
   size_t n_floats = 0;
+  const peak_status asked = peak_image_encode(encoder_.get(), image.get(), nullptr, 0, &n_floats);
+  if (asked != PEAK_ERR_BUFFER_TOO_SMALL) check(asked);
+  encoded->rows.resize(n_floats);
   check(peak_image_encode(encoder_.get(), image.get(), encoded->rows.data(), encoded->rows.size(), &n_floats));
 
   const size_t size = size_of(*encoded);

@@ -35,7 +35,9 @@ namespace peak_server {
 struct EncodedImage {
   uint64_t hash = 0;        // FNV-1a of the file's bytes
   std::string bytes;        // the file, compared on a hit
-  std::vector<float> rows;  // its image tokens' embeddings (peak_image_encode), n_image_tokens x n_embd
+  std::vector<float> rows;  // its image tokens' embeddings (peak_image_encode), every frame's
+  uint32_t width = 0;       // the picture's size, which gives its frames (peak_session_attach_picture)
+  uint32_t height = 0;
 };
 
 // FNV-1a (64 bits) of a byte string.
@@ -68,7 +70,6 @@ class ImageCache {
   static size_t size_of(const EncodedImage& image);
 
   std::unique_ptr<peak_image_encoder, void (*)(peak_image_encoder*)> encoder_{nullptr, peak_image_encoder_free};
-  size_t n_floats_ = 0;  // per picture: n_image_tokens x n_embd
   const size_t max_bytes_;
   std::mutex encode_mutex_;
 

@@ -24,6 +24,16 @@ peak_image* image_of(jlong handle) { return from_handle<peak_image>(handle); }
 peak_projector* projector_of(jlong handle) { return from_handle<peak_projector>(handle); }
 peak_image_encoder* encoder_of(jlong handle) { return from_handle<peak_image_encoder>(handle); }
 
+// A picture's width or height from Java; PeakException (INVALID_ARGUMENT) naming it when negative.
+bool picture_side(JNIEnv* env, jint value, const char* what, uint32_t* side) {
+  if (value >= 0) {
+    *side = static_cast<uint32_t>(value);
+    return true;
+  }
+  throw_peak(env, PEAK_ERR_INVALID_ARGUMENT, std::string("the picture's ") + what + " is " + std::to_string(value));
+  return false;
+}
+
 // [offset, offset + length) inside `capacity` bytes of `what`; else throws
 // IndexOutOfBoundsException saying so.
 bool in_bounds(JNIEnv* env, jlong capacity, jint offset, jint length, const char* what) {
@@ -250,6 +260,39 @@ JNIEXPORT jobject JNICALL Java_peak_Native_projectorInfo(JNIEnv* env, jclass, jl
   });
 }
 
+JNIEXPORT jintArray JNICALL Java_peak_Native_projectorPictureLayout(JNIEnv* env, jclass, jlong projector, jint width,
+                                                                    jint height) {
+  return guarded(env, jintArray{}, [&]() -> jintArray {
+    uint32_t w = 0, h = 0;
+    if (!picture_side(env, width, "width", &w) || !picture_side(env, height, "height", &h)) return nullptr;
+    peak_picture_layout layout{};
+    layout.struct_size = sizeof layout;
+    if (!check(env, peak_projector_picture_layout(projector_of(projector), w, h, &layout))) return nullptr;
+    // Bounded by the projector: at most 32768 tokens a picture.
+    const jint values[4] = {static_cast<jint>(layout.n_frames), static_cast<jint>(layout.tokens_per_frame),
+                            static_cast<jint>(layout.grid_rows), static_cast<jint>(layout.grid_cols)};
+    jintArray out = env->NewIntArray(4);
+    if (out) env->SetIntArrayRegion(out, 0, 4, values);
+    return out;
+  });
+}
+
+JNIEXPORT jstring JNICALL Java_peak_Native_projectorFrameText(JNIEnv* env, jclass, jlong projector, jint width,
+                                                              jint height, jint index) {
+  return guarded(env, jstring{}, [&]() -> jstring {
+    uint32_t w = 0, h = 0;
+    if (!picture_side(env, width, "width", &w) || !picture_side(env, height, "height", &h)) return nullptr;
+    if (index < 0) {
+      throw_peak(env, PEAK_ERR_INVALID_ARGUMENT, "index is " + std::to_string(index));
+      return nullptr;
+    }
+    const auto i = static_cast<uint32_t>(index);
+    return fetch_text(env, [&](char* buf, size_t capacity, size_t* length) {
+      return peak_projector_frame_text(projector_of(projector), w, h, i, buf, capacity, length);
+    });
+  });
+}
+
 JNIEXPORT jlong JNICALL Java_peak_Native_imageEncoderCreate(JNIEnv* env, jclass, jlong projector, jobject params) {
   return guarded(env, jlong{0}, [&]() -> jlong {
     peak_image_encoder_params ep = peak_image_encoder_default_params();
@@ -269,8 +312,8 @@ JNIEXPORT jfloatArray JNICALL Java_peak_Native_imageEncode(JNIEnv* env, jclass, 
   return guarded(env, jfloatArray{}, [&]() -> jfloatArray {
     size_t expected = 0;
     if (!size_from_java(env, n_floats, "n_floats", &expected)) return nullptr;
-    // The projector's n_image_tokens x n_embd; should the encoder need more,
-    // it says how many.
+    // The projector's n_image_tokens x n_embd; a picture of several frames
+    // needs more, and the encoder says how many.
     std::vector<float> floats(expected);
     size_t n = 0;
     auto encode = [&] {

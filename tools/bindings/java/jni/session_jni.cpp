@@ -86,6 +86,22 @@ bool tool_calls_from_java(JNIEnv* env, jobjectArray ids, jobjectArray names, job
   return true;
 }
 
+// A picture's embeddings from a Java float[], read from a copy: no array stays
+// pinned while peak checks and copies them. An empty array still gives a
+// pointer, so that peak names n_floats rather than a NULL pointer.
+class ImageRows {
+ public:
+  ImageRows(JNIEnv* env, jfloatArray array) : values_(static_cast<size_t>(env->GetArrayLength(array))) {
+    env->GetFloatArrayRegion(array, 0, static_cast<jsize>(values_.size()), values_.data());
+  }
+  const float* data() const { return values_.empty() ? &none_ : values_.data(); }
+  size_t size() const { return values_.size(); }
+
+ private:
+  std::vector<float> values_;
+  float none_ = 0.0f;
+};
+
 }  // namespace
 
 extern "C" {
@@ -154,11 +170,26 @@ JNIEXPORT void JNICALL Java_peak_Native_sessionAttachImage(JNIEnv* env, jclass, 
       throw_null(env, "embeddings");
       return;
     }
-    // Read from a copy: no array stays pinned while peak checks and copies the floats.
-    std::vector<float> values(static_cast<size_t>(env->GetArrayLength(embeddings)));
-    env->GetFloatArrayRegion(embeddings, 0, static_cast<jsize>(values.size()), values.data());
-    const float none = 0.0f;  // an empty array: peak then names n_floats, not a NULL pointer
-    check(env, peak_session_attach_image(session_of(session), values.empty() ? &none : values.data(), values.size()));
+    const ImageRows rows(env, embeddings);
+    check(env, peak_session_attach_image(session_of(session), rows.data(), rows.size()));
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_sessionAttachPicture(JNIEnv* env, jclass, jlong session, jfloatArray embeddings,
+                                                             jint width, jint height) {
+  guarded_void(env, [&] {
+    if (!embeddings) {
+      throw_null(env, "embeddings");
+      return;
+    }
+    if (width < 0 || height < 0) {
+      throw_peak(env, PEAK_ERR_INVALID_ARGUMENT,
+                 "the picture is " + std::to_string(width) + " x " + std::to_string(height) + " pixels");
+      return;
+    }
+    const ImageRows rows(env, embeddings);
+    check(env, peak_session_attach_picture(session_of(session), rows.data(), rows.size(), static_cast<uint32_t>(width),
+                                           static_cast<uint32_t>(height)));
   });
 }
 

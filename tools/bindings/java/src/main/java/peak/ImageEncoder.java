@@ -36,7 +36,10 @@ public final class ImageEncoder extends NativeHandle {
     this.info = info;
   }
 
-  /** Embeddings per picture (the projector's {@link ProjectorInfo#nImageTokens()}). */
+  /**
+   * Embeddings per frame (the projector's {@link ProjectorInfo#nImageTokens()}); a picture is one
+   * frame or several ({@link Projector#pictureLayout}).
+   */
   public long nImageTokens() {
     return info.nImageTokens();
   }
@@ -53,8 +56,10 @@ public final class ImageEncoder extends NativeHandle {
 
   /**
    * Encodes a picture of any size, resized as the model's own processor does (Gemma 3: bilinear to
-   * its {@link ProjectorInfo#imageSize()}, transparency dropped): {@link #nImageTokens()} embeddings
-   * of {@link #nEmbd()} floats, token by token, for {@link Context#evalEmbeddings(float[], boolean)}.
+   * its {@link ProjectorInfo#imageSize()}; SmolVLM: Lanczos, cut into tiles; transparency dropped):
+   * the embeddings of every frame's image tokens ({@link Projector#pictureLayout}), {@link #nEmbd()}
+   * floats each, token by token and frame after frame, for {@link Context#evalEmbeddings(float[],
+   * boolean)} (a frame at a time) or {@link Session#attachImage(float[], int, int)}.
    * A closed image throws IllegalStateException.
    */
   public synchronized float[] encode(Image image) {

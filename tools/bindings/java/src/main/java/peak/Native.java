@@ -116,9 +116,15 @@ final class Native {
   static native long imageEncoderComputeBytes(long encoder);
   static native void projectorFree(long projector);
   static native ProjectorInfo projectorInfo(long projector);
+  /** peak_projector_picture_layout: {n_frames, tokens_per_frame, grid_rows, grid_cols}. */
+  static native int[] projectorPictureLayout(long projector, int width, int height);
+  static native String projectorFrameText(long projector, int width, int height, int index);
   static native long imageEncoderCreate(long projector, ImageEncoderParams params);
   static native void imageEncoderFree(long encoder);
-  /** peak_image_encode: {@code nFloats} (n_image_tokens x n_embd) floats. */
+  /**
+   * peak_image_encode, into {@code nFloats} floats at first (a guess: n_image_tokens x n_embd), more
+   * when the picture has more frames.
+   */
   static native float[] imageEncode(long encoder, long image, long nFloats);
 
   // ---- samplers
@@ -152,6 +158,8 @@ final class Native {
   static native void sessionAppend(long session, int role, String text);
   /** peak_session_attach_image of all of {@code embeddings}. */
   static native void sessionAttachImage(long session, float[] embeddings);
+  /** peak_session_attach_picture of all of {@code embeddings}. */
+  static native void sessionAttachPicture(long session, float[] embeddings, int width, int height);
   static native long sessionNAttachedImages(long session);
   static native void sessionClearImages(long session);
   static native long sessionNMessages(long session);

@@ -55,8 +55,8 @@ public final class Projector extends NativeHandle {
    * would take, from the file's metadata alone (peak_projector_estimate_memory): {@link
    * MemoryEstimate#weightBytes} the file's tensors, {@link MemoryEstimate#repackedBytes} the
    * projector matrix turned to the product's layout, {@link MemoryEstimate#computeBytes} the
-   * encoder's buffers and one picture's image tokens (which a session attached to keeps per
-   * picture), kvBytes 0. Either params may be null for the defaults.
+   * encoder's buffers and the image tokens of a picture of the most frames (which a session
+   * attached to keeps per picture), kvBytes 0. Either params may be null for the defaults.
    */
   public static MemoryEstimate estimateMemory(String path, ModelParams model, ImageEncoderParams encoder) {
     return Native.projectorEstimateMemory(path, orDefault(model), orDefault(encoder));
@@ -78,6 +78,19 @@ public final class Projector extends NativeHandle {
 
   public ProjectorInfo info() {
     return Native.projectorInfo(handle());
+  }
+
+  /**
+   * How a picture of {@code width} x {@code height} pixels (each at least 1) enters the language
+   * model: its frames and the texts around them (peak_projector_picture_layout and
+   * peak_projector_frame_text).
+   */
+  public PictureLayout pictureLayout(int width, int height) {
+    long projector = handle();
+    int[] layout = Native.projectorPictureLayout(projector, width, height);
+    java.util.List<String> texts = new java.util.ArrayList<>(layout[0] + 1);
+    for (int i = 0; i <= layout[0]; ++i) texts.add(Native.projectorFrameText(projector, width, height, i));
+    return new PictureLayout(layout[1], layout[2], layout[3], texts);
   }
 
   @Override

@@ -1,11 +1,13 @@
 package peak;
 
 /**
- * What a projector is (peak_projector_info), and how its language model takes a picture: the text
- * {@link #imagePrefix()}, the {@link #nImageTokens()} embeddings {@link ImageEncoder#encode} gives
- * (evaluated with {@link Context#evalEmbeddings(float[], boolean)}, attending both ways when {@link
- * #bidirectional()}), then the text {@link #imageSuffix()}. The texts hold control tokens: tokenize
- * them with parseSpecial ({@link Model#tokenize}, {@link GenerateOptions#parseSpecial}).
+ * What a projector is (peak_projector_info), and how its language model takes a picture of one
+ * frame: the text {@link #imagePrefix()}, the {@link #nImageTokens()} embeddings {@link
+ * ImageEncoder#encode} gives (evaluated with {@link Context#evalEmbeddings(float[], boolean)},
+ * attending both ways when {@link #bidirectional()}), then the text {@link #imageSuffix()}. A
+ * projector that cuts pictures into tiles (SmolVLM) frames each: {@link Projector#pictureLayout}.
+ * The texts hold control tokens: tokenize them with parseSpecial ({@link Model#tokenize}, {@link
+ * GenerateOptions#parseSpecial}).
  */
 public final class ProjectorInfo {
   String projectorType;
@@ -36,7 +38,7 @@ public final class ProjectorInfo {
     return patchSize;
   }
 
-  /** Embeddings per picture. */
+  /** Embeddings per frame (a picture is one frame or several: {@link Projector#pictureLayout}). */
   public long nImageTokens() {
     return nImageTokens;
   }

@@ -92,12 +92,26 @@ public final class Session extends NativeHandle {
   }
 
   /**
+   * Attaches a picture of {@code width} x {@code height} pixels whose embeddings {@link
+   * ImageEncoder#encode} gave, as {@link #attachImage(float[])} does, framing each of its frames as
+   * the projector's processor does (peak_session_attach_picture; {@link Projector#pictureLayout}):
+   * needed for projectors that cut pictures into tiles (SmolVLM). PeakException
+   * (INVALID_ARGUMENT) as {@link #attachImage(float[])}, and for embeddings of another length than
+   * such a picture's.
+   */
+  public void attachImage(float[] embeddings, int width, int height) {
+    Objects.requireNonNull(embeddings, "embeddings");
+    Native.sessionAttachPicture(handle(), embeddings, width, height);
+  }
+
+  /**
    * Encodes {@code image} with {@code encoder} (on the session's model's projector, or one like it)
-   * and attaches its embeddings as {@link #attachImage(float[])} does.
+   * and attaches its embeddings as {@link #attachImage(float[], int, int)} does.
    */
   public void attachImage(ImageEncoder encoder, Image image) {
     Objects.requireNonNull(encoder, "encoder");
-    attachImage(encoder.encode(image));
+    Objects.requireNonNull(image, "image");
+    attachImage(encoder.encode(image), image.width(), image.height());
   }
 
   /** The pictures waiting for the next user message. */

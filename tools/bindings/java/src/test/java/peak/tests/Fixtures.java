@@ -61,6 +61,11 @@ final class Fixtures {
     return property("peak.imageProjector64");
   }
 
+  /** A tiny SmolVLM (idefics3) encoder 64 wide that cuts pictures into tiles of 32, the longest edge 96. */
+  static String imageTiledProjector64() {
+    return property("peak.imageTiledProjector64");
+  }
+
   /**
    * The naive double-precision reference's embeddings of the test photo resized to 32 x 32 (as PIL
    * resizes it) on {@link #imageProjector()}: the float count, then the floats, token by token.

@@ -9,6 +9,7 @@ import peak.Image;
 import peak.ImageEncoder;
 import peak.Message;
 import peak.Model;
+import peak.PictureLayout;
 import peak.Projector;
 import peak.Role;
 import peak.SamplerParams;
@@ -20,7 +21,8 @@ import peak.Status;
  * Pictures in a session on stories260K, with tests/runtime's tiny Gemma 3 encoder at its width (64):
  * the test photo encoded and attached, a greedy turn that answers the same in two sessions (and
  * otherwise than without the picture), the message keeping its marker and its picture; refusals (no projector, rows of a wrong length, a
- * marker count that does not match, another model's projector) and the projector's lifetime.
+ * marker count that does not match, another model's projector) and the projector's lifetime; a
+ * tiny SmolVLM encoder's tiles framed by the picture's size.
  */
 public final class SessionImageTests {
   private static byte[] photo() throws IOException {
@@ -137,6 +139,42 @@ public final class SessionImageTests {
           () -> new Session(model, params(narrow)));
       narrow.close();
       Check.throwsA(IllegalStateException.class, () -> new Session(model, params(narrow)));
+    }
+  }
+
+  @Test
+  public void aPictureOfTilesIsFramedByItsSize() throws Exception {
+    try (Model model = Model.load(Fixtures.stories());
+         Projector projector = Projector.load(Fixtures.imageTiledProjector64());
+         ImageEncoder encoder = new ImageEncoder(projector);
+         Image photo = Image.decode(photo())) {
+      // Tiles of 32 pixels, the longest edge 96: 256 x 192 becomes 96 x 72, then 96 x 96, so 3 x 3
+      // tiles and the overview, with the texts of Hugging Face's Idefics3 processor.
+      PictureLayout layout = projector.pictureLayout(photo.width(), photo.height());
+      Check.equal(10, layout.nFrames(), "frames");
+      Check.equal(3, layout.gridRows(), "tiles down");
+      Check.equal(3, layout.gridCols(), "tiles across");
+      Check.equal("<fake_token_around_image><row_1_col_1>", layout.texts().get(0), "before the first tile");
+      Check.equal("\n<fake_token_around_image><row_2_col_1>", layout.texts().get(3), "before the fourth");
+      Check.equal("\n\n<fake_token_around_image><global-img>", layout.texts().get(9), "before the overview");
+      Check.equal("<fake_token_around_image>", layout.texts().get(10), "after the overview");
+      Check.throwsPeak(Status.INVALID_ARGUMENT, "the picture's width is -1", () -> projector.pictureLayout(-1, 5));
+
+      float[] embeddings = encoder.encode(photo);
+      Check.equal(10L * layout.tokensPerFrame() * 64, (long) embeddings.length, "every frame's embeddings");
+      try (Session session = new Session(model, params(projector))) {
+        Check.throwsPeak(Status.INVALID_ARGUMENT, "peak_session_attach_picture",
+            () -> session.attachImage(embeddings));
+        // 300 x 20 becomes 96 x 6, then 96 x 32: 1 x 3 tiles and the overview.
+        Check.throwsPeak(Status.INVALID_ARGUMENT, "a picture of 300 x 20 pixels encodes to 64 (4 frames of 16)",
+            () -> session.attachImage(embeddings, 300, 20));
+        session.attachImage(encoder, photo);
+        String answer = chat(session, "What is in the picture?");
+        try (Session twin = new Session(model, params(projector))) {
+          twin.attachImage(embeddings, photo.width(), photo.height());
+          Check.equal(answer, chat(twin, "What is in the picture?"), "the twin's answer");
+        }
+      }
     }
   }
 

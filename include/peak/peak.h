@@ -970,8 +970,10 @@ PEAK_API peak_status peak_image_get_size(const peak_image* image, uint32_t* widt
 /* An image encoder: the vision tower and projector of a vision-language model,
    from its projector file (llama.cpp's mmproj-*.gguf, general.architecture
    "clip"; projector types: gemma3, idefics3 (SmolVLM: a picture cut into
-   tiles and an overview)). It turns a picture into the embeddings of its
-   image tokens in the language model's width. Immutable once loaded:
+   tiles and an overview), qwen2.5vl_merger (Qwen2.5-VL: a picture kept near
+   its own size; peak runs its image encoder, not yet its language model,
+   whose positions are two-dimensional)). It turns a picture into the
+   embeddings of its image tokens in the language model's width. Immutable once loaded:
    several encoders, on several threads, may share one. */
 typedef struct peak_projector peak_projector;
 
@@ -991,7 +993,8 @@ typedef struct peak_projector_info {
   const char* projector_type; /* "gemma3" (clip.projector_type), valid while the projector lives */
   uint32_t image_size;        /* pictures are resized to image_size x image_size pixels */
   uint32_t patch_size;        /* cut into patches of patch_size a side */
-  uint32_t n_image_tokens;    /* embeddings per frame: a picture is one frame, or several
+  uint32_t n_image_tokens;    /* embeddings per frame of an image_size x image_size picture: a
+                                 picture is one frame or several, Qwen2.5-VL's of its own size
                                  (peak_projector_picture_layout) */
   uint32_t n_embd;            /* floats per embedding: the language model's width */
   uint64_t n_params;

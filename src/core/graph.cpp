@@ -261,9 +261,14 @@ Tensor* Graph::layer_norm(Tensor* a, float eps, Tensor* weight, Tensor* bias) {
 Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors) {
   const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
   require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");
-  require(positions->type == GgmlType::I32 && positions->ne[0] == a->ne[2] && positions->is_contiguous(),
-          "rope: one I32 position per token (dimension 2), dense");
-  require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox, "rope: unknown mode");
+  const int64_t per_token = rope.mode == RopeMode::Vision ? 2 : 1;
+  require(positions->type == GgmlType::I32 && positions->ne[0] == per_token * a->ne[2] &&
+              positions->element_count() == positions->ne[0] && positions->is_contiguous(),
+          "rope: one I32 position per token (dimension 2; two, y then x, in vision mode), dense");
+  require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox || rope.mode == RopeMode::Vision,
+          "rope: unknown mode");
+  require(rope.mode != RopeMode::Vision || (n_dims % 4 == 0 && freq_factors == nullptr),
+          "rope: vision mode needs n_dims a multiple of 4 and no freq_factors");
   require(rope.attn_factor > 0.0f && std::isfinite(rope.attn_factor), "rope: attn_factor must be positive and finite");
   require(freq_factors == nullptr || (is_f32(freq_factors) && freq_factors->is_contiguous() &&
                                       freq_factors->element_count() == n_dims / 2),
@@ -289,7 +294,17 @@ Tensor* Graph::geglu(Tensor* gate, Tensor* up) {
   return element_wise(Op::GeGlu, gate, up);
 }
 
-Tensor* Graph::gelu(Tensor* a) { return element_wise(Op::Gelu, a, nullptr); }
+Tensor* Graph::gelu(Tensor* a) {
+  Tensor* t = element_wise(Op::Gelu, a, nullptr);
+  t->params.i[0] = 0;
+  return t;
+}
+
+Tensor* Graph::gelu_erf(Tensor* a) {
+  Tensor* t = element_wise(Op::Gelu, a, nullptr);
+  t->params.i[0] = 1;  // erf, not the tanh approximation
+  return t;
+}
 
 Tensor* Graph::softcap(Tensor* a, float cap) {
   require(cap > 0.0f && std::isfinite(cap), "softcap: cap must be positive and finite");

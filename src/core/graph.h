@@ -44,6 +44,15 @@ class TensorArena {
 enum class RopeMode : int32_t {
   Normal = 0,  // rotates neighbouring pairs (x[2i], x[2i+1]) (llama)
   Neox = 2,    // rotates halves (x[i], x[i + n_dims/2]) (gpt-neox, qwen)
+  // Two-dimensional, for vision transformers (ggml's GGML_ROPE_TYPE_VISION
+  // with sections {n/4, n/4}): neox's pairs (x[i], x[i + n_dims/2]), the first
+  // half of them rotated by the token's row y and the second by its column x,
+  // each half with the frequencies base^(-2k / (n_dims/2)), k from 0 (so
+  // theta_i = y base^(-4i/n_dims) for i < n_dims/4, x base^(-4(i - n_dims/4)/n_dims)
+  // after). Positions: I32 [2 n_tokens], every token's y, then every token's x.
+  // n_dims must be a multiple of 4. Qwen2.5-VL's vision tower (HF:
+  // cat(freqs[h], freqs[w]) then rotate_half).
+  Vision = 24,
 };
 
 struct RopeParams {
@@ -119,6 +128,8 @@ class Graph {
   Tensor* geglu(Tensor* gate, Tensor* up);
   // gelu_tanh(a) element-wise: the ungated feed-forward activation of encoders (BERT).
   Tensor* gelu(Tensor* a);
+  // 0.5 x (1 + erf(x / sqrt 2)), the exact gelu (torch's nn.GELU()).
+  Tensor* gelu_erf(Tensor* a);
   // cap * tanh(a / cap) element-wise, cap > 0 (gemma2's final_logit_softcapping).
   Tensor* softcap(Tensor* a, float cap);
   // Writes `src` (F32) converted to dst's type into dst's memory (F32, F16, BF16,

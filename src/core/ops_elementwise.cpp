@@ -17,6 +17,12 @@ using kernels::SwiGluFn;
 
 namespace {
 
+// The exact gelu, 0.5 x (1 + erf(x / sqrt 2)), in double for its accuracy (no kernel: a projector's few rows).
+float gelu_erf(float x) {
+  const double v = static_cast<double>(x);
+  return static_cast<float>(0.5 * v * (1.0 + std::erf(v * 0.70710678118654752440)));
+}
+
 // The strided fallbacks' formulas (the kernels take dense rows); gelu's only one.
 float silu(float x) { return x / (1.0f + std::exp(-x)); }
 // 0.5 x (1 + tanh(u)) as x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3):
@@ -104,6 +110,7 @@ constexpr int64_t kGeluChunk = 64;
 // gelu_tanh(x) through the GeGLU kernel with an up of ones, in chunks: the
 // kernel is vectorised, the strided fallback is not.
 void gelu(const ComputeParams& params, Tensor& node) {
+  if (node.params.i[0] == 1) return unary(params, node, gelu_erf);  // Graph::gelu_erf
   if (node.src[0]->nb[0] != sizeof(float)) return unary(params, node, gelu_tanh);
   static const auto ones = [] {
     std::array<float, kGeluChunk> a{};

@@ -2,7 +2,9 @@
 // theta_i = pos * freq_base^(-2i/n_dims) * freq_scale / freq_factor_i (factors 1
 // unless given) and is scaled by attn_factor (1 unless given). Normal mode pairs
 // neighbours (x[2i], x[2i+1]); neox mode pairs halves (x[i], x[i + n_dims/2]).
-// Dimensions past n_dims pass through unchanged.
+// Dimensions past n_dims pass through unchanged. Vision mode (RopeMode::Vision)
+// pairs halves as neox does; the first half of the pairs turn by the token's
+// row, the rest by its column, each half's frequencies from k = 0 again.
 #include <cmath>
 
 #include "core/graph.h"
@@ -45,7 +47,9 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
   const auto* freq_factors = node.src[2] != nullptr ? static_cast<const float*>(node.src[2]->data) : nullptr;
   const int64_t n_dims = node.params.i[0];
   const int64_t half = n_dims / 2;
-  const bool neox = node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
+  const bool vision = node.params.i[1] == static_cast<int32_t>(RopeMode::Vision);
+  const bool neox = vision || node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
+  const int64_t n_tokens = node.ne[2];
   const float freq_base = node.params.f[0];
   const float freq_scale = node.params.f[1];
   const float attn_factor = node.params.f[2];
@@ -64,12 +68,27 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
       // pos * base^(-2i/n_dims) as a running product, then divided by the
       // pair's factor and scaled, in llama.cpp's order of float operations:
       // one powf per token instead of one per pair.
-      const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_dims));
-      float unscaled = static_cast<float>(positions[r.i2]);
-      for (int64_t i = 0; i < half; ++i, unscaled *= theta_scale) {
-        const float theta = freq_scale * (freq_factors != nullptr ? unscaled / freq_factors[i] : unscaled);
-        cos_theta[i] = std::cos(theta) * attn_factor;
-        sin_theta[i] = std::sin(theta) * attn_factor;
+      if (vision) {
+        // ggml's vision mode: theta_scale base^(-2 / (n_dims/2)), the
+        // running product restarted at the second section with x.
+        const int64_t section = half / 2;
+        const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(half));
+        float unscaled = 0.0f;
+        for (int64_t i = 0; i < half; ++i, unscaled *= theta_scale) {
+          if (i == 0) unscaled = static_cast<float>(positions[r.i2]);
+          if (i == section) unscaled = static_cast<float>(positions[n_tokens + r.i2]);
+          const float theta = freq_scale * unscaled;
+          cos_theta[i] = std::cos(theta) * attn_factor;
+          sin_theta[i] = std::sin(theta) * attn_factor;
+        }
+      } else {
+        const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_dims));
+        float unscaled = static_cast<float>(positions[r.i2]);
+        for (int64_t i = 0; i < half; ++i, unscaled *= theta_scale) {
+          const float theta = freq_scale * (freq_factors != nullptr ? unscaled / freq_factors[i] : unscaled);
+          cos_theta[i] = std::cos(theta) * attn_factor;
+          sin_theta[i] = std::sin(theta) * attn_factor;
+        }
       }
     }
     with_row_reader(source_row(a, r), [&](const auto& x) {

@@ -182,6 +182,36 @@ constexpr ArchSpec idefics3_vision() {
   return s;
 }
 
+// Qwen2.5-VL's image encoder (HF's Qwen2_5_VisionTransformerPretrainedModel,
+// llama.cpp's qwen2.5vl_merger): pictures of any size (smart_resize, PIL's
+// bicubic filter) cut into 14-pixel patches embedded by a two-frame Conv3D
+// without bias; pre-norm blocks with RMS norms, biases on Q, K, V and every
+// product, a SiLU-gated feed-forward with biases, 2D rotary positions (a
+// patch's row and column, RopeMode::Vision); window attention on all but
+// every n_wa_pattern-th layer; then the patch merger (MergeMlp). The language
+// model (qwen2vl) reads the image tokens causally between <|vision_start|>
+// and <|vision_end|>.
+constexpr ArchSpec qwen25_vision() {
+  ArchSpec s = row(Arch::Qwen25Vision, "clip", core::RopeMode::Vision);
+  s.projector_type = "qwen2.5vl_merger";
+  s.connector = VisionConnector::MergeMlp;
+  s.resize = image::ResizeFilter::Bicubic;
+  s.tiling = VisionTiling::SmartResize;
+  s.default_merge = 2;
+  s.image_prefix = "<|vision_start|>";
+  s.image_suffix = "<|vision_end|>";
+  s.image_bidirectional = false;
+  s.window_attention = true;
+  s.two_frame_patches = true;
+  s.qkv_bias = true;
+  s.output_biases = true;
+  s.encoder = true;
+  s.activation = FfnActivation::Silu;
+  s.gated_ffn = true;
+  s.norm = NormKind::Rms;
+  return s;
+}
+
 // In the order of enum Arch, which indexes it.
 constexpr ArchSpec kArchSpecs[] = {
     row(Arch::Llama, "llama", core::RopeMode::Normal),
@@ -196,6 +226,7 @@ constexpr ArchSpec kArchSpecs[] = {
     nomic_bert(),
     gemma3_vision(),
     idefics3_vision(),
+    qwen25_vision(),
 };
 
 constexpr bool rows_follow_the_enum() {

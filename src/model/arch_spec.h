@@ -27,7 +27,8 @@ enum class Arch {
   GemmaEmbedding,
   NomicBert,
   Gemma3Vision,
-  Idefics3Vision
+  Idefics3Vision,
+  Qwen25Vision
 };
 
 // How an image encoder's patch states become the language model's image
@@ -43,6 +44,11 @@ enum class VisionConnector {
   // pixel shuffle: patch (dy, dx) of the block at dy k n_embd + dx n_embd),
   // then mm.model.fc [k k n_embd, n_embd_out], without a bias.
   ShuffleProject,
+  // Qwen2.5-VL (HF's Qwen2_5_VLPatchMerger): each patch RMS-normalised
+  // (v.post_ln), a token's k x k patches side by side as the pixel shuffle
+  // has them, then mm.0 [k k n_embd -> k k n_embd] + bias, the exact (erf)
+  // gelu, mm.2 [k k n_embd -> n_embd_out] + bias.
+  MergeMlp,
 };
 
 // How an image encoder's processor makes a picture into the encoder's square
@@ -53,6 +59,10 @@ enum class VisionTiling {
   // the picture resized to it, then cut into a grid of squares, then the
   // whole shrunk to one square (the overview), last.
   GridAndOverview,
+  // Qwen2.5-VL (HF's smart_resize): one image of variable size, the picture
+  // resized to sides that are multiples of patch x merge, near its own, with
+  // its pixels between VisionParams::min_pixels and max_pixels.
+  SmartResize,
 };
 
 // The gate of the gated feed-forward block: silu (SwiGLU) or tanh-approximated
@@ -135,6 +145,15 @@ struct ArchSpec {
   const char* image_prefix = "";
   const char* image_suffix = "";
   bool image_bidirectional = false;
+  // Qwen2.5-VL's window attention: clip.vision.n_wa_pattern is required;
+  // layer il attends among all the patches iff (il + 1) % n_wa_pattern == 0,
+  // else within its window of VisionParams::window_tokens x window_tokens
+  // image tokens (model/vision.h).
+  bool window_attention = false;
+  // The patch embedding is a Conv3D over two frames, stored as two kernels
+  // (v.patch_embd.weight and .weight.1) without a bias; a still picture is
+  // both frames, so the two products are summed.
+  bool two_frame_patches = false;
 
   // The forward pass.
   core::RopeMode rope_mode = core::RopeMode::Normal;  // Normal rotates adjacent pairs, Neox the two halves

@@ -68,7 +68,9 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
       rope_factors_(rope_factors_for_context(weights, h, h.n_ctx_train)),
       adapters_(nullptr) {
   inputs_.tokens = g.input(GgmlType::I32, {n_tokens}, "tokens");
-  inputs_.positions = g.input(GgmlType::I32, {n_tokens}, "positions");
+  // 2D rotary positions: every token's row, then every token's column.
+  const int64_t per_token = h.rope.mode == core::RopeMode::Vision ? 2 : 1;
+  inputs_.positions = g.input(GgmlType::I32, {per_token * n_tokens}, "positions");
 }
 
 Tensor* DecoderBuilder::embed() {
@@ -206,7 +208,7 @@ Tensor* DecoderBuilder::feed_forward(int64_t layer, Tensor* x) {
       gate = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, 0);
       up = g.view(gate_up, {hp.n_ff, batch_.n_tokens}, {gate_up->nb[1]}, static_cast<size_t>(hp.n_ff) * gate_up->nb[0]);
     } else {
-      gate = matmul(l.ffn_gate, x, layer, Projection::FfnGate);
+      gate = add_bias(matmul(l.ffn_gate, x, layer, Projection::FfnGate), l.ffn_gate_bias);
       up = add_bias(matmul(l.ffn_up, x, layer, Projection::FfnUp), l.ffn_up_bias);
     }
     hidden = hp.ffn_activation == FfnActivation::GeluTanh ? g.geglu(gate, up) : g.swiglu(gate, up);

@@ -97,7 +97,8 @@ class DecoderBuilder {
   // n_tokens tokens of several sequences side by side, token t attending to
   // this batch's keys [key_ranges[2t], key_ranges[2t + 1]) (I32 [2, n_tokens];
   // null: to every token of the batch, one sequence), on sliding layers to
-  // those of sliding_key_ranges (null when none slides).
+  // those of sliding_key_ranges (null when none slides). With
+  // RopeMode::Vision the positions are I32 [2 n_tokens]: rows, then columns.
   DecoderBuilder(Graph& g, const HParams& hp, const ModelWeights& w, int64_t n_tokens, Tensor* key_ranges,
                  Tensor* sliding_key_ranges);
 

@@ -341,6 +341,42 @@ void read_longest_edge(const KeyReader& keys, const ArchSpec& spec, HParams& hp)
   }
 }
 
+// Qwen2.5-VL's processor limits (HF's smart_resize): a picture is resized to
+// between min_pixels and max_pixels, multiples of f = patch x merge a side.
+// llama.cpp's converter writes neither key; without them, the defaults of HF's
+// Qwen2VLImageProcessor class, 4 f^2 (56 x 56) and 1280 f^2 (1280 image
+// tokens: 28 x 28 x 1280 pixels). (The released preprocessor_config.json says
+// 12845056; llama.cpp's mtmd takes 8 to 4096 tokens.) Every picture's tokens
+// must stay within kMaxPictureTokens.
+void read_smart_resize(const KeyReader& keys, HParams& hp) {
+  VisionParams& v = hp.vision;
+  const int64_t f = v.patch_size * v.merge, token = f * f;
+  v.max_pixels = keys.count_or("image_max_pixels", 1280 * token, token, kMaxPictureTokens * token);
+  v.min_pixels = keys.count_or("image_min_pixels", std::min(4 * token, v.max_pixels), 1, v.max_pixels);
+  // The largest picture's patches (the context the tower's attention spans);
+  // clip.vision.image_size is read but unused (pictures keep their own size).
+  hp.n_ctx_train = v.max_pixels / token * v.merge * v.merge;
+}
+
+// Qwen2.5-VL's window attention (llama.cpp's clip.cpp: n_wa_pattern required
+// for qwen2.5vl_merger, windows of 112 pixels): layer il slides (attends
+// within its window) unless (il + 1) % n_wa_pattern == 0. The encoders'
+// builder reads a sliding layer's key ranges, so sliding_window is set to a
+// whole window's patches; the windows themselves are model/vision.h's.
+void read_window_attention(const KeyReader& keys, HParams& hp) {
+  VisionParams& v = hp.vision;
+  v.wa_pattern = keys.count("n_wa_pattern", 1, kMaxLayers);
+  const int64_t f = v.patch_size * v.merge;
+  const int64_t window = keys.count_or("window_size", 112, 1, kMaxImageSize);
+  if (window % f != 0) {
+    refuse("'" + keys.prefix + "window_size' " + std::to_string(window) + " is not a multiple of " + std::to_string(f) +
+           " pixels (patch_size x spatial_merge_size)");
+  }
+  v.window_tokens = window / f;
+  hp.sliding_window = v.window_tokens * v.window_tokens * v.merge * v.merge;
+  for (int64_t il = 0; il < hp.n_layer; ++il) hp.layers[static_cast<size_t>(il)].sliding = (il + 1) % v.wa_pattern != 0;
+}
+
 // A processor's per-channel constant: three finite floats (positive ones for a divisor).
 void read_channel_constants(const KeyReader& keys, const std::string& key, float (&out)[3], bool divisor) {
   const auto v = keys.find(key);
@@ -429,8 +465,10 @@ HParams read_projector_hparams(const gguf::GgufFile& file) {
     refuse("'clip.vision.image_size' " + std::to_string(v.image_size) +
            " is not a multiple of 'clip.vision.patch_size' " + std::to_string(v.patch_size));
   }
-  v.merge = keys.count_or("projector.scale_factor", spec->default_merge, 1, v.patches_per_side());
-  if (v.patches_per_side() % v.merge != 0) {
+  const bool smart_resize = spec->tiling == VisionTiling::SmartResize;
+  v.merge = smart_resize ? keys.count_or("spatial_merge_size", spec->default_merge, 1, 64)
+                         : keys.count_or("projector.scale_factor", spec->default_merge, 1, v.patches_per_side());
+  if (!smart_resize && v.patches_per_side() % v.merge != 0) {
     refuse("the image's " + std::to_string(v.patches_per_side()) + " patches a side cannot be merged " +
            std::to_string(v.merge) + " by " + std::to_string(v.merge) + " ('clip.vision.projector.scale_factor')");
   }
@@ -439,8 +477,20 @@ HParams read_projector_hparams(const gguf::GgufFile& file) {
   read_channel_constants(keys, "image_mean", v.image_mean, false);
   read_channel_constants(keys, "image_std", v.image_std, true);
   hp.n_ctx_train = v.n_patches();
+  if (smart_resize) read_smart_resize(keys, hp);
   read_transformer(file, keys, *spec, "v.blk.", hp);
   hp.causal_attention = false;
+  if (spec->norm == NormKind::Rms) {
+    // clip files give one epsilon for either kind of norm.
+    if (!keys.find("attention.layer_norm_epsilon"))
+      refuse("projector metadata lacks '" + keys.prefix + "attention.layer_norm_epsilon'");
+    hp.rms_eps = keys.positive_real_or("attention.layer_norm_epsilon", 0.0);
+  }
+  if (hp.rope.mode == core::RopeMode::Vision && hp.rope.n_dims % 4 != 0) {
+    refuse("the vision tower's head size " + std::to_string(hp.head_dim) +
+           " is not a multiple of 4, which its 2D rotary positions need");
+  }
+  if (spec->window_attention) read_window_attention(keys, hp);
   return hp;
 }
 

@@ -51,6 +51,18 @@ struct VisionParams {
   // to before it is cut into tiles of image_size (clip.vision.preproc_image_size);
   // 0: the file has none, and a picture is one image.
   int64_t longest_edge = 0;
+  // VisionTiling::SmartResize rows (Qwen2.5-VL): a picture is one image of
+  // its own size, resized to sides that are multiples of patch_size x merge
+  // with between min_pixels and max_pixels pixels (clip.vision.image_min_pixels
+  // and image_max_pixels, else HF's processor defaults); image_size is then
+  // unused. 0 in other rows.
+  int64_t min_pixels = 0;
+  int64_t max_pixels = 0;
+  // ArchSpec::window_attention rows: clip.vision.n_wa_pattern, and the side
+  // of an attention window in image tokens (clip.vision.window_size pixels,
+  // else llama.cpp's and HF's 112, over patch_size x merge).
+  int64_t wa_pattern = 0;
+  int64_t window_tokens = 0;
   // The processor's normalisation of each channel's value v in [0, 1]: (v - mean) / std.
   float image_mean[3] = {0.0f, 0.0f, 0.0f};
   float image_std[3] = {1.0f, 1.0f, 1.0f};

@@ -135,7 +135,7 @@ void write_projector_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
                s.name.empty() ? std::string("peak synthetic ") + spec.projector_type + " projector" : s.name);
   w.set_string("clip.projector_type", spec.projector_type);
   w.set_bool("clip.has_vision_encoder", true);
-  w.set_bool("clip.use_gelu", true);
+  w.set_bool(spec.activation == FfnActivation::Silu ? "clip.use_silu" : "clip.use_gelu", true);
   const std::string v = "clip.vision.";
   w.set_u32(v + "image_size", static_cast<uint32_t>(s.image_size));
   w.set_u32(v + "patch_size", static_cast<uint32_t>(s.patch_size));
@@ -145,11 +145,26 @@ void write_projector_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
   w.set_u32(v + "attention.head_count", static_cast<uint32_t>(s.n_head));
   w.set_f32(v + "attention.layer_norm_epsilon", s.norm_eps);
   w.set_u32(v + "projection_dim", static_cast<uint32_t>(s.n_embd_out));
-  if (s.merge > 0) w.set_u32(v + "projector.scale_factor", static_cast<uint32_t>(s.merge));
+  const bool smart_resize = spec.tiling == VisionTiling::SmartResize;
+  if (s.merge > 0) {
+    w.set_u32(v + (smart_resize ? "spatial_merge_size" : "projector.scale_factor"), static_cast<uint32_t>(s.merge));
+  }
   if (s.longest_edge > 0) w.set_u32(v + "preproc_image_size", static_cast<uint32_t>(s.longest_edge));
-  const float half[3] = {0.5f, 0.5f, 0.5f};  // SigLIP's normalisation
-  w.set_array(v + "image_mean", gguf::ValueType::Float32, half, 3);
-  w.set_array(v + "image_std", gguf::ValueType::Float32, half, 3);
+  if (s.wa_pattern > 0) w.set_u32(v + "n_wa_pattern", static_cast<uint32_t>(s.wa_pattern));
+  if (s.window_size > 0) w.set_u32(v + "window_size", static_cast<uint32_t>(s.window_size));
+  if (s.max_pixels > 0) w.set_u32(v + "image_max_pixels", static_cast<uint32_t>(s.max_pixels));
+  if (s.min_pixels > 0) w.set_u32(v + "image_min_pixels", static_cast<uint32_t>(s.min_pixels));
+  if (smart_resize) {
+    // OpenAI CLIP's normalisation (Qwen2-VL's processor).
+    const float mean[3] = {0.48145466f, 0.4578275f, 0.40821073f};
+    const float stdev[3] = {0.26862954f, 0.26130258f, 0.27577711f};
+    w.set_array(v + "image_mean", gguf::ValueType::Float32, mean, 3);
+    w.set_array(v + "image_std", gguf::ValueType::Float32, stdev, 3);
+  } else {
+    const float half[3] = {0.5f, 0.5f, 0.5f};  // SigLIP's normalisation
+    w.set_array(v + "image_mean", gguf::ValueType::Float32, half, 3);
+    w.set_array(v + "image_std", gguf::ValueType::Float32, half, 3);
+  }
 }
 
 void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
@@ -270,7 +285,8 @@ std::vector<std::string> synth_preset_names() {
           "nomic-embed-text-v1.5",
           "qwen3-reranker-0.6b",
           "gemma3-4b-mmproj",
-          "smolvlm-256m-mmproj"};
+          "smolvlm-256m-mmproj",
+          "qwen2.5-vl-3b-mmproj"};
 }
 
 SynthSpec synth_preset(const std::string& name) {
@@ -396,6 +412,17 @@ SynthSpec synth_preset(const std::string& name) {
     s.n_layer = 12, s.n_embd = 768, s.n_head = 12, s.n_head_kv = 12, s.head_dim = 64, s.n_ff = 3072;
     s.image_size = 512, s.patch_size = 16, s.n_embd_out = 576, s.merge = 4, s.norm_eps = 1e-6f;
     s.longest_edge = 2048;
+  } else if (name == "qwen2.5-vl-3b-mmproj") {
+    // The image encoder of Qwen/Qwen2.5-VL-3B-Instruct as llama.cpp's
+    // converter writes it (the 7B's but for n_embd_out 3584): 32 layers of
+    // 1280, 16 heads of 80, a 3420 wide SiLU-gated feed-forward, patches of
+    // 14 merged 2 x 2 into tokens of the 3B text model's 2048; full attention
+    // on layers 7, 15, 23 and 31 (n_wa_pattern 8), windows of 112 pixels
+    // elsewhere; image_size 560 as the converter writes it (unused).
+    s.arch = Arch::Qwen25Vision;
+    s.n_layer = 32, s.n_embd = 1280, s.n_head = 16, s.n_head_kv = 16, s.head_dim = 80, s.n_ff = 3420;
+    s.image_size = 560, s.patch_size = 14, s.n_embd_out = 2048, s.norm_eps = 1e-6f;
+    s.wa_pattern = 8;
   } else {
     std::string known;
     for (const std::string& n : synth_preset_names()) known += (known.empty() ? "" : ", ") + n;

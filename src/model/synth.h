@@ -65,6 +65,15 @@ struct SynthSpec {
   int64_t n_embd_out = 0;
   int64_t merge = 0;
   int64_t longest_edge = 0;
+  // Qwen2.5-VL (ArchSpec::window_attention): n_wa_pattern (required there);
+  // window_size > 0 written as clip.vision.window_size (pixels; llama.cpp's
+  // files have none: 112); max_pixels / min_pixels > 0 as image_max_pixels /
+  // image_min_pixels (neither in llama.cpp's files). Merge is written as
+  // spatial_merge_size for that row.
+  int64_t wa_pattern = 0;
+  int64_t window_size = 0;
+  int64_t max_pixels = 0;
+  int64_t min_pixels = 0;
 
   int64_t rope_dimensions() const { return rope_dims > 0 ? rope_dims : head_dim; }
 };
@@ -74,7 +83,7 @@ struct SynthSpec {
 // embedding models bge-small-en-v1.5, all-minilm-l6-v2, qwen3-embedding-0.6b,
 // embeddinggemma-300m and nomic-embed-text-v1.5, the rerankers
 // ms-marco-minilm-l6-v2 and qwen3-reranker-0.6b, and the image encoders
-// gemma3-4b-mmproj and smolvlm-256m-mmproj);
+// gemma3-4b-mmproj, smolvlm-256m-mmproj and qwen2.5-vl-3b-mmproj);
 // throws std::invalid_argument listing them for an unknown name.
 SynthSpec synth_preset(const std::string& name);
 // Qwen3-Reranker's prompt as llama.cpp's converter writes it

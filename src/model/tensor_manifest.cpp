@@ -90,6 +90,9 @@ void add_feed_forward(ManifestBuilder& m, const HParams& hp, int64_t il) {
     m.layer(il, "ffn_up.weight", {e, 2 * ff}, TensorRole::Matrix, &LayerWeights::ffn_up);  // gate rows, then up rows
   } else {
     if (spec.gated_ffn) m.layer(il, "ffn_gate.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_gate);
+    if (spec.gated_ffn && spec.output_biases) {
+      m.layer(il, "ffn_gate.bias", {ff}, TensorRole::Bias, &LayerWeights::ffn_gate_bias);
+    }
     m.layer(il, "ffn_up.weight", {e, ff}, TensorRole::Matrix, &LayerWeights::ffn_up);
   }
   if (spec.output_biases) m.layer(il, "ffn_up.bias", {ff}, TensorRole::Bias, &LayerWeights::ffn_up_bias);
@@ -105,13 +108,30 @@ void add_feed_forward(ManifestBuilder& m, const HParams& hp, int64_t il) {
 // and positions, the final LayerNorm, the connector's.
 void add_image_encoder(ManifestBuilder& m, const HParams& hp) {
   const int64_t e = hp.n_embd, p = hp.vision.patch_size;
+  const ArchSpec& spec = hp.spec();
   m.model("v.patch_embd.weight", {p, p, 3, e}, TensorRole::Matrix, Presence::Required, &ModelWeights::patch_embd);
-  m.model("v.patch_embd.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::patch_embd_bias);
-  m.model("v.position_embd.weight", {e, hp.vision.n_patches()}, TensorRole::Matrix, Presence::Required,
-          &ModelWeights::position_embd);
+  if (spec.two_frame_patches) {
+    m.model("v.patch_embd.weight.1", {p, p, 3, e}, TensorRole::Matrix, Presence::Required, &ModelWeights::patch_embd_1);
+  } else {
+    m.model("v.patch_embd.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::patch_embd_bias);
+  }
+  if (spec.absolute_positions) {
+    m.model("v.position_embd.weight", {e, hp.vision.n_patches()}, TensorRole::Matrix, Presence::Required,
+            &ModelWeights::position_embd);
+  }
   m.model("v.post_ln.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::output_norm);
-  m.model("v.post_ln.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::output_norm_bias);
-  if (hp.spec().connector == VisionConnector::MeanNormProject) {
+  if (spec.norm == NormKind::Layer) {
+    m.model("v.post_ln.bias", {e}, TensorRole::Bias, Presence::Required, &ModelWeights::output_norm_bias);
+  }
+  if (spec.connector == VisionConnector::MergeMlp) {
+    // llama.cpp's mm.0 and mm.2 (HF's merger.mlp.0 and .2; the gelu between has no tensor).
+    const int64_t k = hp.vision.merge, wide = k * k * e;
+    m.model("mm.0.weight", {wide, wide}, TensorRole::Matrix, Presence::Required, &ModelWeights::projector);
+    m.model("mm.0.bias", {wide}, TensorRole::Bias, Presence::Required, &ModelWeights::projector_bias);
+    m.model("mm.2.weight", {wide, hp.vision.n_embd_out}, TensorRole::Matrix, Presence::Required,
+            &ModelWeights::projector_2);
+    m.model("mm.2.bias", {hp.vision.n_embd_out}, TensorRole::Bias, Presence::Required, &ModelWeights::projector_2_bias);
+  } else if (spec.connector == VisionConnector::MeanNormProject) {
     m.model("mm.soft_emb_norm.weight", {e}, TensorRole::NormWeight, Presence::Required, &ModelWeights::projector_norm);
     m.model("mm.input_projection.weight", {hp.vision.n_embd_out, e}, TensorRole::Matrix, Presence::Required,
             &ModelWeights::projector);

@@ -1,6 +1,7 @@
 #include "model/vision.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -86,9 +87,55 @@ image::Image crop(const image::Image& picture, int64_t x, int64_t y, int64_t sid
 }  // namespace
 
 Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w, VisionInputs& inputs) {
+  return build_vision_encoder(g, hp, w, inputs, square_grid(hp));
+}
+
+namespace {
+
+// Qwen2.5-VL's tower and merger (HF's Qwen2_5_VisionTransformerPretrainedModel):
+// the two-frame Conv3D on a still picture (both kernels over the same
+// patch, summed), RMS-norm pre-norm blocks with 2D rotary positions, window
+// attention on the sliding layers (the window's rows, VisionInputs::window_ranges),
+// then each patch RMS-normalised, a token's patches side by side, mm.0,
+// gelu (erf), mm.2.
+Tensor* build_merger_encoder(Graph& g, const HParams& hp, const ModelWeights& w, VisionInputs& inputs, PatchGrid grid) {
   const VisionParams& v = hp.vision;
-  const int64_t n_patches = v.n_patches(), p = v.patch_size;
+  const int64_t n = grid.n_patches(), p = v.patch_size, m2 = v.merge * v.merge;
+  inputs.patches = g.input(GgmlType::F32, {3 * p * p, n}, "patches");
+  // (No window input when every layer is global: an unread input gets no memory.)
+  if (std::any_of(hp.layers.begin(), hp.layers.end(), [](const LayerAttention& l) { return l.sliding; })) {
+    inputs.window_ranges = g.input(GgmlType::I32, {2, n}, "window_ranges");
+  }
+  DecoderBuilder b(g, hp, w, n, nullptr, inputs.window_ranges);  // full layers: every patch; sliding: its window
+  inputs.positions = b.inputs().positions;
+
+  Tensor* x = g.mul_mat(g.reshape(w.patch_embd, {3 * p * p, hp.n_embd}), inputs.patches);
+  x = g.add(x, g.mul_mat(g.reshape(w.patch_embd_1, {3 * p * p, hp.n_embd}), inputs.patches));
+  for (int64_t il = 0; il < hp.n_layer; ++il) {
+    const LayerWeights& l = w.layers[static_cast<size_t>(il)];
+    x = g.add(x, b.self_attention(il, b.norm(x, l.attn_norm)));
+    x = g.add(x, b.feed_forward(il, b.norm(x, l.ffn_norm)));
+  }
+  x = b.norm(x, w.output_norm);
+  // A token's m m patches are consecutive rows: [m m n_embd, n / (m m)].
+  x = g.reshape(x, {m2 * hp.n_embd, n / m2});
+  x = g.gelu_erf(g.add(g.mul_mat(w.projector, x), w.projector_bias));
+  x = g.add(g.mul_mat(w.projector_2, x), w.projector_2_bias);  // [n_embd_out, n / (m m)]
+  g.output(x);
+  return x;
+}
+
+}  // namespace
+
+Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w, VisionInputs& inputs, PatchGrid grid) {
   inputs = VisionInputs{};
+  if (hp.spec().connector == VisionConnector::MergeMlp) return build_merger_encoder(g, hp, w, inputs, grid);
+  const VisionParams& v = hp.vision;
+  if (grid.nx != v.patches_per_side() || grid.ny != v.patches_per_side()) {
+    throw std::invalid_argument("this image encoder takes square images of " + std::to_string(v.image_size) +
+                                " pixels");
+  }
+  const int64_t n_patches = v.n_patches(), p = v.patch_size;
   inputs.patches = g.input(GgmlType::F32, {3 * p * p, n_patches}, "patches");
   DecoderBuilder b(g, hp, w, n_patches, nullptr, nullptr);  // every patch attends to every patch
   inputs.positions = b.inputs().positions;
@@ -121,27 +168,133 @@ Tensor* build_vision_encoder(Graph& g, const HParams& hp, const ModelWeights& w,
   return x;
 }
 
-std::vector<int32_t> vision_positions(const HParams& hp) {
-  const VisionParams& v = hp.vision;
-  const int64_t side = v.patches_per_side(), tokens = v.tokens_per_side(), m = v.merge;
-  std::vector<int32_t> positions;
-  positions.reserve(static_cast<size_t>(v.n_patches()));
-  for (int64_t ty = 0; ty < tokens; ++ty) {
-    for (int64_t tx = 0; tx < tokens; ++tx) {
-      for (int64_t dy = 0; dy < m; ++dy) {
-        for (int64_t dx = 0; dx < m; ++dx)
-          positions.push_back(static_cast<int32_t>((ty * m + dy) * side + tx * m + dx));
+PatchGrid square_grid(const HParams& hp) { return {hp.vision.patches_per_side(), hp.vision.patches_per_side()}; }
+
+std::vector<int32_t> vision_positions(const HParams& hp) { return vision_positions(hp, square_grid(hp)); }
+
+namespace {
+
+// Calls fn(window, token_y, token_x) for every image token of `grid` in graph
+// order: by window (window_tokens a side; the whole grid as one window in rows
+// without windows), then row by row within it.
+template <typename Fn>
+void for_each_token(const HParams& hp, PatchGrid grid, Fn&& fn) {
+  const int64_t m = hp.vision.merge, cols = grid.nx / m, rows = grid.ny / m;
+  const int64_t side_x = hp.vision.window_tokens > 0 ? hp.vision.window_tokens : cols;
+  const int64_t side_y = hp.vision.window_tokens > 0 ? hp.vision.window_tokens : rows;
+  int64_t window = 0;
+  for (int64_t wy = 0; wy < rows; wy += side_y) {
+    for (int64_t wx = 0; wx < cols; wx += side_x, ++window) {
+      for (int64_t ty = wy; ty < std::min(rows, wy + side_y); ++ty) {
+        for (int64_t tx = wx; tx < std::min(cols, wx + side_x); ++tx) fn(window, ty, tx);
       }
     }
   }
+}
+
+}  // namespace
+
+std::vector<int32_t> vision_positions(const HParams& hp, PatchGrid grid) {
+  const int64_t m = hp.vision.merge;
+  std::vector<int32_t> positions;
+  positions.reserve(static_cast<size_t>(grid.n_patches()));
+  for_each_token(hp, grid, [&](int64_t, int64_t ty, int64_t tx) {
+    for (int64_t dy = 0; dy < m; ++dy) {
+      for (int64_t dx = 0; dx < m; ++dx) {
+        positions.push_back(static_cast<int32_t>((ty * m + dy) * grid.nx + tx * m + dx));
+      }
+    }
+  });
   return positions;
+}
+
+std::vector<int32_t> vision_window_ranges(const HParams& hp, PatchGrid grid) {
+  const int64_t per_token = hp.vision.merge * hp.vision.merge;
+  std::vector<int64_t> window_of;  // per graph token
+  for_each_token(hp, grid, [&](int64_t window, int64_t, int64_t) { window_of.push_back(window); });
+  std::vector<int32_t> ranges(static_cast<size_t>(2 * grid.n_patches()));
+  for (size_t first = 0; first < window_of.size();) {
+    size_t end = first;
+    while (end < window_of.size() && window_of[end] == window_of[first]) ++end;
+    for (size_t row = first * per_token; row < end * per_token; ++row) {
+      ranges[2 * row] = static_cast<int32_t>(first * per_token);
+      ranges[2 * row + 1] = static_cast<int32_t>(end * per_token);
+    }
+    first = end;
+  }
+  return ranges;
+}
+
+std::vector<int32_t> vision_token_order(const HParams& hp, PatchGrid grid) {
+  const int64_t cols = grid.nx / hp.vision.merge;
+  std::vector<int32_t> order;
+  for_each_token(hp, grid,
+                 [&](int64_t, int64_t ty, int64_t tx) { order.push_back(static_cast<int32_t>(ty * cols + tx)); });
+  return order;
+}
+
+FrameSize smart_resize(const HParams& hp, int64_t width, int64_t height) {
+  const VisionParams& v = hp.vision;
+  if (width < 10 || height < 10) {
+    throw std::invalid_argument("a picture of " + std::to_string(width) + " x " + std::to_string(height) +
+                                " pixels is too small: both sides must be at least 10");
+  }
+  if (std::max(width, height) > 200 * std::min(width, height)) {
+    throw std::invalid_argument("a picture of " + std::to_string(width) + " x " + std::to_string(height) +
+                                " pixels is too narrow: the aspect ratio must be at most 200");
+  }
+  const auto f = static_cast<double>(v.patch_size * v.merge);
+  const auto h = static_cast<double>(height), w = static_cast<double>(width);
+  // Python's round(): to nearest, ties to even (the default rounding mode).
+  const auto multiple = [f](double x) { return std::max(f, std::nearbyint(x / f) * f); };
+  double h_bar = multiple(h), w_bar = multiple(w);
+  if (h_bar * w_bar > static_cast<double>(v.max_pixels)) {
+    const double beta = std::sqrt(h * w / static_cast<double>(v.max_pixels));
+    h_bar = std::max(f, std::floor(h / beta / f) * f);
+    w_bar = std::max(f, std::floor(w / beta / f) * f);
+  } else if (h_bar * w_bar < static_cast<double>(v.min_pixels)) {
+    const double beta = std::sqrt(static_cast<double>(v.min_pixels) / (h * w));
+    h_bar = std::ceil(h * beta / f) * f;
+    w_bar = std::ceil(w * beta / f) * f;
+  }
+  if (h_bar * w_bar > static_cast<double>(v.max_pixels)) {
+    throw std::invalid_argument("a picture of " + std::to_string(width) + " x " + std::to_string(height) +
+                                " pixels cannot be resized within the projector's " + std::to_string(v.max_pixels) +
+                                " pixels");
+  }
+  return {static_cast<int64_t>(w_bar), static_cast<int64_t>(h_bar)};
+}
+
+FrameSize vision_frame_size(const HParams& hp, int64_t width, int64_t height) {
+  if (hp.spec().tiling == VisionTiling::SmartResize) return smart_resize(hp, width, height);
+  return {hp.vision.image_size, hp.vision.image_size};
+}
+
+PatchGrid frame_grid(const HParams& hp, FrameSize frame) {
+  return {frame.width / hp.vision.patch_size, frame.height / hp.vision.patch_size};
+}
+
+int64_t max_picture_tokens(const HParams& hp) {
+  const VisionParams& v = hp.vision;
+  if (hp.spec().tiling == VisionTiling::SmartResize) {
+    const int64_t f = v.patch_size * v.merge;
+    return v.max_pixels / (f * f);  // smart_resize never gives more pixels
+  }
+  return max_picture_frames(hp) * v.n_image_tokens();
 }
 
 void vision_patches(const image::Image& picture, const HParams& hp, float* out) {
   const VisionParams& v = hp.vision;
-  const auto size = static_cast<uint32_t>(v.image_size);
   image::Image rgb = image::to_rgb(picture);
-  if (rgb.width != size || rgb.height != size) rgb = image::resize(rgb, size, size, hp.spec().resize);
+  FrameSize size;
+  try {
+    size = vision_frame_size(hp, rgb.width, rgb.height);
+  } catch (const std::invalid_argument& e) {
+    throw image::ImageError(std::string("image: ") + e.what());
+  }
+  if (rgb.width != size.width || rgb.height != size.height) {
+    rgb = image::resize(rgb, static_cast<uint32_t>(size.width), static_cast<uint32_t>(size.height), hp.spec().resize);
+  }
   // v / 255 then (v - mean) / std, as the processors compute it, per channel and byte value.
   float normalised[3][256];
   for (int c = 0; c < 3; ++c) {
@@ -149,12 +302,13 @@ void vision_patches(const image::Image& picture, const HParams& hp, float* out) 
       normalised[c][value] = (static_cast<float>(value) / 255.0f - v.image_mean[c]) / v.image_std[c];
     }
   }
-  const int64_t p = v.patch_size, side = v.patches_per_side();
-  for (int32_t position : vision_positions(hp)) {
-    const int64_t py = position / side, px = position % side;
+  const PatchGrid grid = frame_grid(hp, size);
+  const int64_t p = v.patch_size;
+  for (int32_t position : vision_positions(hp, grid)) {
+    const int64_t py = position / grid.nx, px = position % grid.nx;
     for (int64_t c = 0; c < 3; ++c) {
       for (int64_t ky = 0; ky < p; ++ky) {
-        const uint8_t* row = rgb.pixels.data() + ((py * p + ky) * v.image_size + px * p) * 3 + c;
+        const uint8_t* row = rgb.pixels.data() + ((py * p + ky) * size.width + px * p) * 3 + c;
         for (int64_t kx = 0; kx < p; ++kx) *out++ = normalised[c][row[kx * 3]];
       }
     }
@@ -193,7 +347,10 @@ PictureLayout picture_layout(const HParams& hp, int64_t width, int64_t height) {
   }
   const int64_t tile = hp.vision.image_size;
   PictureLayout layout;
-  layout.tokens_per_frame = hp.vision.n_image_tokens();
+  const PatchGrid patches = frame_grid(hp, vision_frame_size(hp, width, height));
+  layout.token_cols = patches.nx / hp.vision.merge;
+  layout.token_rows = patches.ny / hp.vision.merge;
+  layout.tokens_per_frame = layout.token_cols * layout.token_rows;
   if (tiles(hp)) {
     const Size grid = tiled_size(longest_edge_size({width, height}, hp.vision.longest_edge), tile);
     if (grid.width > tile || grid.height > tile) {  // else exactly one tile: not cut
@@ -223,6 +380,16 @@ std::vector<image::Image> vision_frames(const image::Image& picture, const HPara
   }
   std::vector<image::Image> frames;
   image::Image rgb = image::to_rgb(picture);
+  if (hp.spec().tiling == VisionTiling::SmartResize) {
+    FrameSize size;
+    try {
+      size = smart_resize(hp, rgb.width, rgb.height);
+    } catch (const std::invalid_argument& e) {
+      throw image::ImageError(std::string("image: ") + e.what());
+    }
+    frames.push_back(resized(std::move(rgb), {size.width, size.height}, hp.spec().resize));
+    return frames;
+  }
   if (!tiles(hp)) {
     frames.push_back(std::move(rgb));
     return frames;

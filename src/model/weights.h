@@ -39,6 +39,7 @@ struct LayerWeights {
   Tensor* ffn_norm_bias = nullptr;   // [n_embd] NormKind::Layer
   Tensor* ffn_gate = nullptr;        // [n_embd, n_ff]; null when ffn_up holds it (fused_gate_up) or ungated
   Tensor* ffn_up = nullptr;          // [n_embd, n_ff], or [n_embd, 2 n_ff] with the gate rows first (fused_gate_up)
+  Tensor* ffn_gate_bias = nullptr;   // [n_ff] output_biases with a separate gate (Qwen2.5-VL's vision tower)
   Tensor* ffn_up_bias = nullptr;     // [n_ff] output_biases
   Tensor* ffn_down = nullptr;        // [n_ff, n_embd]
   Tensor* ffn_down_bias = nullptr;   // [n_embd] output_biases
@@ -46,8 +47,8 @@ struct LayerWeights {
 };
 
 struct ModelWeights {
-  Tensor* token_embd = nullptr;   // [n_embd, n_vocab]
-  Tensor* token_types = nullptr;  // [n_embd, n_token_types] token_types; optional, as in llama.cpp
+  Tensor* token_embd = nullptr;      // [n_embd, n_vocab]
+  Tensor* token_types = nullptr;     // [n_embd, n_token_types] token_types; optional, as in llama.cpp
   Tensor* position_embd = nullptr;   // [n_embd, n_ctx_train] absolute_positions
   Tensor* embd_norm = nullptr;       // [n_embd] embedding_norm
   Tensor* embd_norm_bias = nullptr;  // [n_embd] embedding_norm
@@ -68,13 +69,19 @@ struct ModelWeights {
   // one matrix over a patch's 3 p p values (model/vision.h); the final norm's
   // bias (output_norm is its weight); the projector's norm and matrix.
   Tensor* patch_embd = nullptr;        // [p, p, 3, n_embd]
-  Tensor* patch_embd_bias = nullptr;   // [n_embd]
+  Tensor* patch_embd_bias = nullptr;   // [n_embd]; null with two_frame_patches
+  Tensor* patch_embd_1 = nullptr;      // [p, p, 3, n_embd] two_frame_patches: the second frame's kernel
   Tensor* output_norm_bias = nullptr;  // [n_embd]
   Tensor* projector_norm = nullptr;    // [n_embd] Gemma 3's soft_emb_norm, stored as 1 + w
   // [n_embd_out, n_embd] as the file stores it (the transpose of a product's
   // weights); [n_embd, n_embd_out] once model::Projector transposes it at load.
   Tensor* projector = nullptr;
-  Tensor* rope_freqs = nullptr;  // [rope_dims / 2] Llama-3 frequency factors, optional
+  // VisionConnector::MergeMlp: projector is mm.0 [m m n_embd, m m n_embd] as
+  // the product reads it (not transposed), then these.
+  Tensor* projector_bias = nullptr;    // [m m n_embd]
+  Tensor* projector_2 = nullptr;       // [m m n_embd, n_embd_out] mm.2
+  Tensor* projector_2_bias = nullptr;  // [n_embd_out]
+  Tensor* rope_freqs = nullptr;        // [rope_dims / 2] Llama-3 frequency factors, optional
   // [rope_dims / 2] LongRoPE (long_rope) frequency factors, both or neither: long
   // ones for contexts past HParams::rope_original_context, else short ones.
   Tensor* rope_factors_long = nullptr;

@@ -3,8 +3,12 @@
 // to take the place of token embeddings in a prompt: one frame's
 // n_image_tokens, or several frames' (a tiled picture, model::PictureLayout)
 // one after another. The graph, allocator and thread pool are reserved at
-// creation, so encoding allocates nothing but its frames and result. An
-// ImageEncoder is used by one thread at a time; several may share one projector.
+// creation, so encoding allocates nothing but its frames, its index tables and
+// its result. Encoders whose frames vary in size (Qwen2.5-VL's smart_resize)
+// reserve for the largest, max_pixels worth of patches, and build each
+// frame's graph anew at its size, placing it in the reserved buffers (the
+// graph's shape depends on the patch count alone, so a smaller one always
+// fits). An ImageEncoder is used by one thread at a time; several may share one projector.
 #pragma once
 
 #include <cstddef>
@@ -29,13 +33,15 @@ class ImageEncoder {
   explicit ImageEncoder(const model::Projector& projector, const ImageEncoderParams& params = {});
 
   const model::Projector& projector() const { return projector_; }
-  // The image tokens of one frame; a picture has model::picture_layout's frames.
+  // The image tokens of one frame of fixed size; a picture has
+  // model::picture_layout's frames (and, SmartResize rows, its tokens_per_frame).
   int64_t n_image_tokens() const { return projector_.hparams().vision.n_image_tokens(); }
   int64_t n_embd_out() const { return projector_.hparams().vision.n_embd_out; }
 
   // The image tokens' embeddings of `picture` (RGB or RGBA, any size: resized
   // and cut into frames as the model's processor does): its frames
-  // (model::picture_layout) in order, each n_image_tokens x n_embd_out floats, token by token.
+  // (model::picture_layout) in order, each tokens_per_frame x n_embd_out
+  // floats, token by token (row by row over the frame's token grid).
   // Throws image::ImageError for a picture it cannot resize.
   std::vector<float> encode(const image::Image& picture);
 
@@ -46,8 +52,9 @@ class ImageEncoder {
   static size_t compute_bytes_needed(const model::Projector& projector, const ImageEncoderParams& params);
 
  private:
-  // One frame (vision_frames) through the graph; writes n_image_tokens x n_embd_out floats.
-  void encode_frame(const image::Image& frame, float* out);
+  // One frame (vision_frames) of `grid` patches through the graph; writes its
+  // tokens x n_embd_out floats.
+  void encode_frame(const image::Image& frame, model::PatchGrid grid, float* out);
 
   const model::Projector& projector_;
   int n_threads_;

@@ -28,7 +28,7 @@ ProjectorMemoryEstimate estimate_projector_memory(const io::FileSource& source, 
   e.transposed_bytes = layout->transposed_bytes();
   e.compute_bytes = ImageEncoder::compute_bytes_needed(*layout, encoder);
   const model::VisionParams& v = layout->hparams().vision;
-  const int64_t max_tokens = model::max_picture_frames(layout->hparams()) * v.n_image_tokens();
+  const int64_t max_tokens = model::max_picture_tokens(layout->hparams());
   e.image_bytes = static_cast<size_t>(max_tokens * v.n_embd_out) * sizeof(float);
   return e;
 }

@@ -40,8 +40,9 @@ struct ProjectorMemoryEstimate {
   uint64_t weight_bytes = 0;      // as MemoryEstimate's (the projector file's)
   uint64_t transposed_bytes = 0;  // the projector matrix made a product's layout (Projector)
   size_t compute_bytes = 0;       // the encoder's buffers (ImageEncoder::compute_bytes: one frame's graph)
-  // A largest picture's image tokens: model::max_picture_frames x
-  // n_image_tokens x n_embd floats (one frame's for an encoder that does not tile).
+  // A largest picture's image tokens: model::max_picture_tokens x n_embd
+  // floats (max_picture_frames x n_image_tokens for fixed-size frames; a
+  // SmartResize row's max_pixels worth).
   size_t image_bytes = 0;
   uint64_t total() const { return weight_bytes + transposed_bytes + compute_bytes + image_bytes; }
 };

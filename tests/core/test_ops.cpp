@@ -125,6 +125,9 @@ TEST(CoreOps, ScaleGatesAndSoftcap) {
     expect_graph_matches([&](Graph& g) { return g.softcap(a, 4.0f); },
                          map(da, [](double x) { return 4.0 * std::tanh(x / 4.0); }), kTranscendental);
     expect_graph_matches([&](Graph& g) { return g.gelu(a); }, map(da, gelu_tanh), kTranscendental);
+    expect_graph_matches([&](Graph& g) { return g.gelu_erf(a); },
+                         map(da, [](double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }),
+                         kTranscendental);
   }
   // A strided source: the columns of a transposed view.
   Tensor* square = leaves.random(GgmlType::F32, {9, 9}, -4.0f, 4.0f);
@@ -263,6 +266,32 @@ Dense reference_rope(const Dense& a, const std::vector<int32_t>& positions, cons
         out.at(second, h, t) = (x0 * std::sin(theta) + x1 * std::cos(theta)) * rope.attn_factor;
       }
   return out;
+}
+
+// Vision mode (Qwen2.5-VL's ViT, HF's cat(freqs[h], freqs[w]) with
+// rotate_half): neox pairs (i, i + n/2); pair i < n/4 turns by the row y at
+// base^(-2i / (n/2)), pair i >= n/4 by the column x at base^(-2(i - n/4) / (n/2)).
+TEST(CoreOps, RopeVisionTurnsByRowThenColumn) {
+  Leaves leaves;
+  const std::vector<int32_t> rows = {0, 1, 5, 2, 9}, cols = {3, 0, 7, 2, 11};
+  std::vector<int32_t> positions = rows;
+  positions.insert(positions.end(), cols.begin(), cols.end());
+  Tensor* pos = leaves.ids(positions);
+  Tensor* a = leaves.random(GgmlType::F32, {80, 2, 5});
+  const Dense da = read_dense(*a);
+  const RopeParams rope{80, RopeMode::Vision, 10000.0f, 1.0f};
+  Dense expected = da;
+  for (int64_t t = 0; t < 5; ++t)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 40; ++i) {
+        const bool by_row = i < 20;
+        const double position = by_row ? rows[static_cast<size_t>(t)] : cols[static_cast<size_t>(t)];
+        const double theta = position * std::pow(10000.0, -2.0 * static_cast<double>(by_row ? i : i - 20) / 40.0);
+        const double x0 = da.at(i, h, t), x1 = da.at(i + 40, h, t);
+        expected.at(i, h, t) = x0 * std::cos(theta) - x1 * std::sin(theta);
+        expected.at(i + 40, h, t) = x0 * std::sin(theta) + x1 * std::cos(theta);
+      }
+  expect_graph_matches([&](Graph& g) { return g.rope(a, pos, rope); }, expected, 1e-6);
 }
 
 TEST(CoreOps, RopeNormalAndNeoxWithPartialDimsAndScaling) {

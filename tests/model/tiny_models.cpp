@@ -61,6 +61,20 @@ model::SynthSpec tiny_spec(model::Arch arch) {
     s.n_embd_out = 48;
     if (arch == Arch::Idefics3Vision) s.merge = 2;
   }
+  if (arch == Arch::Qwen25Vision) {
+    // Qwen2.5-VL's tower in small: 4 heads of 16 (2D rotary positions in
+    // 4 + 4 pairs), patches of 4 merged 2 x 2 into tokens of 48, windows of
+    // 32 pixels (4 x 4 tokens, as 112 pixels are in the real one), layer 0
+    // windowed and layer 1 full (n_wa_pattern 2), at most 64 tokens a picture.
+    s.n_head_kv = 4;
+    s.norm_eps = 1e-6f;
+    s.image_size = 32;
+    s.patch_size = 4;
+    s.n_embd_out = 48;
+    s.wa_pattern = 2;
+    s.window_size = 32;
+    s.max_pixels = 64 * 64;
+  }
   if (arch == Arch::Phi3) {
     s.rope_dims = 12;  // Phi-4-mini's partial rotation: 3/4 of the head
     s.n_ctx_train = 4 * kTinyRopeOriginalContext;

@@ -15,6 +15,7 @@
 #include "vision_reference.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <stdexcept>
@@ -370,6 +371,207 @@ std::vector<double> gemma3_normalise_reference(const gguf::GgufFile& file, const
       out[static_cast<size_t>(c * n + i)] = (v - mean[static_cast<size_t>(c)]) / stdev[static_cast<size_t>(c)];
     }
   }
+  return out;
+}
+
+std::vector<double> normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t width, int64_t height) {
+  if (width <= 0 || height <= 0 || rgb == nullptr) fail("no pixels");
+  const std::vector<double> mean = load_f32_triple(file, "clip.vision.image_mean");
+  const std::vector<double> stdev = load_f32_triple(file, "clip.vision.image_std");
+  const int64_t n = width * height;
+  std::vector<double> out(static_cast<size_t>(3 * n));
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t c = 0; c < 3; ++c) {
+      const double v = static_cast<double>(rgb[3 * i + c]) / 255.0;
+      out[static_cast<size_t>(c * n + i)] = (v - mean[static_cast<size_t>(c)]) / stdev[static_cast<size_t>(c)];
+    }
+  }
+  return out;
+}
+
+namespace {
+
+// Qwen2RMSNorm: x * rsqrt(mean(x^2) + eps) * w.
+void rms_norm(const double* x, const std::vector<double>& w, int64_t n, double eps, double* y) {
+  double ms = 0.0;
+  for (int64_t i = 0; i < n; ++i) ms += x[i] * x[i];
+  const double inv = 1.0 / std::sqrt(ms / static_cast<double>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * inv * w[static_cast<size_t>(i)];
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0))); }
+
+}  // namespace
+
+std::vector<double> qwen25vl_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
+                                                  int64_t width, int64_t height, int64_t* n_tokens_out,
+                                                  int64_t* n_embd_text_out) {
+  if (file.get("general.architecture").str() != "clip") fail("not a clip file");
+  if (file.get("clip.projector_type").str() != "qwen2.5vl_merger") fail("clip.projector_type is not qwen2.5vl_merger");
+  const int64_t p = get_count(file, "clip.vision.patch_size");
+  const int64_t E = get_count(file, "clip.vision.embedding_length");
+  const int64_t F = get_count(file, "clip.vision.feed_forward_length");
+  const int64_t n_layer = get_count(file, "clip.vision.block_count");
+  const int64_t n_head = get_count(file, "clip.vision.attention.head_count");
+  const int64_t T = get_count(file, "clip.vision.projection_dim");
+  const int64_t pattern = get_count(file, "clip.vision.n_wa_pattern");
+  const int64_t m = file.find("clip.vision.spatial_merge_size") ? get_count(file, "clip.vision.spatial_merge_size") : 2;
+  const int64_t window_px = file.find("clip.vision.window_size") ? get_count(file, "clip.vision.window_size") : 112;
+  const double eps = file.get("clip.vision.attention.layer_norm_epsilon").as_float();
+  if (m != 2) fail("the reference merges 2 x 2 only");
+  if (width % (p * m) != 0 || height % (p * m) != 0) fail("the picture's sides must be multiples of 2 p");
+  if (window_px % (p * m) != 0) fail("window_size must be a multiple of 2 p");
+  if (static_cast<int64_t>(pixels.size()) != 3 * width * height) fail("wrong pixel count");
+  const int64_t window = window_px / (p * m);  // tokens a side
+  const int64_t nx = width / p, ny = height / p, n = nx * ny;
+  const int64_t hd = E / n_head;
+  if (hd % 4 != 0) fail("head size must be a multiple of 4");
+  const auto at = [](std::vector<double>& v, int64_t i) -> double& { return v[static_cast<size_t>(i)]; };
+
+  // Conv3D over the picture taken twice in time: both frames' kernels over the same pixels.
+  const std::vector<double> w0 = load(file, "v.patch_embd.weight", {p, p, 3, E});
+  const std::vector<double> w1 = load(file, "v.patch_embd.weight.1", {p, p, 3, E});
+  if (file.find_tensor("v.patch_embd.bias") != nullptr) fail("Qwen2.5-VL's patch embedding has no bias");
+  std::vector<double> x(static_cast<size_t>(n * E));
+  for (int64_t py = 0; py < ny; ++py) {
+    for (int64_t px = 0; px < nx; ++px) {
+      for (int64_t o = 0; o < E; ++o) {
+        double sum = 0.0;
+        for (int64_t c = 0; c < 3; ++c) {
+          for (int64_t ky = 0; ky < p; ++ky) {
+            for (int64_t kx = 0; kx < p; ++kx) {
+              const size_t wi = static_cast<size_t>(kx + p * (ky + p * (c + 3 * o)));
+              const double v = pixels[static_cast<size_t>(c * width * height + (py * p + ky) * width + px * p + kx)];
+              sum += w0[wi] * v + w1[wi] * v;
+            }
+          }
+        }
+        at(x, (py * nx + px) * E + o) = sum;
+      }
+    }
+  }
+
+  // Window membership of patches a and b: their tokens in the same window.
+  const auto same_window = [&](int64_t a, int64_t b) {
+    const int64_t ay = a / nx / m / window, ax = a % nx / m / window;
+    const int64_t by = b / nx / m / window, bx = b % nx / m / window;
+    return ay == by && ax == bx;
+  };
+  // HF's rotary: inv_freq[k] = 10000^(-2k / (hd/2)), k < hd/4; the angle of
+  // pair i (dims i and i + hd/2) is row * inv_freq[i] for i < hd/4, col * inv_freq[i - hd/4] after.
+  const auto rotate = [&](double* v, int64_t patch) {
+    const int64_t half = hd / 2, quarter = hd / 4;
+    for (int64_t i = 0; i < half; ++i) {
+      const int64_t k = i < quarter ? i : i - quarter;
+      const double pos = static_cast<double>(i < quarter ? patch / nx : patch % nx);
+      const double angle = pos * std::pow(10000.0, -2.0 * static_cast<double>(k) / static_cast<double>(half));
+      const double a = v[i], b = v[i + half];
+      v[i] = a * std::cos(angle) - b * std::sin(angle);
+      v[i + half] = b * std::cos(angle) + a * std::sin(angle);
+    }
+  };
+
+  std::vector<double> cur(x.size()), q(x.size()), k(x.size()), v(x.size()), attn(x.size());
+  std::vector<double> gate(static_cast<size_t>(F)), up(static_cast<size_t>(F)), down(static_cast<size_t>(E));
+  std::vector<double> scores(static_cast<size_t>(n));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  for (int64_t il = 0; il < n_layer; ++il) {
+    const bool full = (il + 1) % pattern == 0;
+    const std::string pre = "v.blk." + std::to_string(il) + ".";
+    const auto ln1 = load(file, pre + "ln1.weight", {E});
+    const auto wq = load(file, pre + "attn_q.weight", {E, E});
+    const auto bq = load(file, pre + "attn_q.bias", {E});
+    const auto wk = load(file, pre + "attn_k.weight", {E, E});
+    const auto bk = load(file, pre + "attn_k.bias", {E});
+    const auto wv = load(file, pre + "attn_v.weight", {E, E});
+    const auto bv = load(file, pre + "attn_v.bias", {E});
+    const auto wo = load(file, pre + "attn_out.weight", {E, E});
+    const auto bo = load(file, pre + "attn_out.bias", {E});
+    const auto ln2 = load(file, pre + "ln2.weight", {E});
+    const auto w_gate = load(file, pre + "ffn_gate.weight", {E, F});
+    const auto b_gate = load(file, pre + "ffn_gate.bias", {F});
+    const auto w_up = load(file, pre + "ffn_up.weight", {E, F});
+    const auto b_up = load(file, pre + "ffn_up.bias", {F});
+    const auto w_down = load(file, pre + "ffn_down.weight", {F, E});
+    const auto b_down = load(file, pre + "ffn_down.bias", {E});
+
+    for (int64_t i = 0; i < n; ++i) {
+      rms_norm(&at(x, i * E), ln1, E, eps, &at(cur, i * E));
+      linear(wq, bq, &at(cur, i * E), E, E, &at(q, i * E));
+      linear(wk, bk, &at(cur, i * E), E, E, &at(k, i * E));
+      linear(wv, bv, &at(cur, i * E), E, E, &at(v, i * E));
+      for (int64_t head = 0; head < n_head; ++head) {
+        rotate(&at(q, i * E + head * hd), i);
+        rotate(&at(k, i * E + head * hd), i);
+      }
+    }
+    for (int64_t head = 0; head < n_head; ++head) {
+      const int64_t off = head * hd;
+      for (int64_t i = 0; i < n; ++i) {
+        double max_score = -INFINITY;
+        for (int64_t j = 0; j < n; ++j) {
+          if (!full && !same_window(i, j)) {
+            at(scores, j) = -INFINITY;
+            continue;
+          }
+          double dot = 0.0;
+          for (int64_t d = 0; d < hd; ++d) dot += at(q, i * E + off + d) * at(k, j * E + off + d);
+          at(scores, j) = dot * scale;
+          max_score = std::max(max_score, at(scores, j));
+        }
+        double denom = 0.0;
+        for (int64_t j = 0; j < n; ++j) {
+          at(scores, j) = std::isinf(at(scores, j)) ? 0.0 : std::exp(at(scores, j) - max_score);
+          denom += at(scores, j);
+        }
+        for (int64_t d = 0; d < hd; ++d) {
+          double sum = 0.0;
+          for (int64_t j = 0; j < n; ++j) sum += at(scores, j) * at(v, j * E + off + d);
+          at(attn, i * E + off + d) = sum / denom;
+        }
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      linear(wo, bo, &at(attn, i * E), E, E, down.data());
+      for (int64_t e = 0; e < E; ++e) at(x, i * E + e) += at(down, e);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      rms_norm(&at(x, i * E), ln2, E, eps, &at(cur, i * E));
+      linear(w_gate, b_gate, &at(cur, i * E), E, F, gate.data());
+      linear(w_up, b_up, &at(cur, i * E), E, F, up.data());
+      for (int64_t f = 0; f < F; ++f) at(up, f) *= silu(at(gate, f));
+      linear(w_down, b_down, up.data(), F, E, down.data());
+      for (int64_t e = 0; e < E; ++e) at(x, i * E + e) += at(down, e);
+    }
+  }
+
+  // The merger: ln_q per patch, each token's 2 x 2 patches side by side in
+  // (0,0), (0,1), (1,0), (1,1) order, mlp.0, GELU, mlp.2.
+  const auto post = load(file, "v.post_ln.weight", {E});
+  for (int64_t i = 0; i < n; ++i) rms_norm(&at(x, i * E), post, E, eps, &at(cur, i * E));
+  const int64_t wide = m * m * E, cols = nx / m, rows = ny / m, n_tokens = cols * rows;
+  const auto mm0 = load(file, "mm.0.weight", {wide, wide});
+  const auto mm0_b = load(file, "mm.0.bias", {wide});
+  const auto mm2 = load(file, "mm.2.weight", {wide, T});
+  const auto mm2_b = load(file, "mm.2.bias", {T});
+  std::vector<double> grouped(static_cast<size_t>(wide)), hidden(static_cast<size_t>(wide));
+  std::vector<double> out(static_cast<size_t>(n_tokens * T));
+  for (int64_t ty = 0; ty < rows; ++ty) {
+    for (int64_t tx = 0; tx < cols; ++tx) {
+      for (int64_t dy = 0; dy < m; ++dy) {
+        for (int64_t dx = 0; dx < m; ++dx) {
+          const int64_t patch = (ty * m + dy) * nx + tx * m + dx;
+          for (int64_t e = 0; e < E; ++e) at(grouped, (dy * m + dx) * E + e) = at(cur, patch * E + e);
+        }
+      }
+      linear(mm0, mm0_b, grouped.data(), wide, wide, hidden.data());
+      for (double& h : hidden) h = gelu_erf(h);
+      linear(mm2, mm2_b, hidden.data(), wide, T, &at(out, (ty * cols + tx) * T));
+    }
+  }
+  if (n_tokens_out != nullptr) *n_tokens_out = n_tokens;
+  if (n_embd_text_out != nullptr) *n_embd_text_out = T;
   return out;
 }
 

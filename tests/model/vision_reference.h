@@ -27,6 +27,8 @@
 // Tensors must be F32 or F16; any other type is refused with an exception.
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -47,5 +49,35 @@ std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const
 // to bottom, with the file's clip.vision.image_mean / image_std:
 // (v / 255 - mean[c]) / std[c], returned channel-major [3][size][size].
 std::vector<double> gemma3_normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t size);
+
+// Qwen2.5-VL's image encoder (clip.projector_type "qwen2.5vl_merger"),
+// written from HF transformers' Qwen2_5_VisionTransformerPretrainedModel in
+// the plainest form: patches in raster order (py * nx + px; attention does not
+// care for HF's order, the merger's grouping is explicit), the window of each
+// patch by its token's coordinates (an explicit membership test: windows of
+// window_size / (p m) tokens a side, clip.vision.window_size or 112 pixels),
+// the 2D rotary positions computed per pair. Tensors:
+//   v.patch_embd.weight, .weight.1 [p, p, 3, n_embd] the Conv3D's two frames (no bias)
+//   v.blk.N.ln1 / ln2 .weight [n_embd] RMS norms (eps clip.vision.attention.layer_norm_epsilon)
+//   v.blk.N.attn_q/k/v/out .weight [n_embd, n_embd], .bias [n_embd]
+//   v.blk.N.ffn_gate/up .weight [n_embd, n_ff], .bias [n_ff]; ffn_down [n_ff, n_embd], .bias
+//   v.post_ln.weight [n_embd] RMS; mm.0 [4 n_embd, 4 n_embd] + bias, gelu (erf), mm.2 [4 n_embd, T] + bias
+// pixels: normalised, channel-major [3][height][width], both sides multiples
+// of 2 p. Returns [n_tokens][T] row-major, tokens row by row over the
+// (height / 2p) x (width / 2p) token grid.
+std::vector<double> qwen25vl_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
+                                                  int64_t width, int64_t height, int64_t* n_tokens_out,
+                                                  int64_t* n_embd_text_out);
+
+// (v / 255 - mean[c]) / std[c] with the file's mean and std of an RGB8
+// picture of width x height, channel-major [3][height][width].
+std::vector<double> normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t width, int64_t height);
+
+// The largest magnitude among `v`: the scale of a relative difference.
+inline double max_abs(const std::vector<double>& v) {
+  double m = 0.0;
+  for (const double x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
 
 }  // namespace peak::test

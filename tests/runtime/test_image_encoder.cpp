@@ -26,6 +26,7 @@
 #include "model/vision.h"
 #include "runtime/image_encoder.h"
 #include "runtime/memory_estimate.h"
+#include "edited_projector.h"
 #include "tiny_models.h"
 #include "vision_reference.h"
 
@@ -40,11 +41,7 @@ const std::string kImages = std::string(PEAK_TEST_DATA_DIR) + "/images/";
 // PIL's bilinear resize of a test picture to the tiny encoder's 32 x 32.
 image::Image pil_input() { return image::read_netpbm(kImages + "vision/gemma3_32.ppm"); }
 
-double max_abs(const std::vector<double>& v) {
-  double m = 0.0;
-  for (double x : v) m = std::max(m, std::fabs(x));
-  return m;
-}
+using test::max_abs;
 
 // The encoder's output and the reference's for `picture` (already 32 x 32,
 // so no resampling happens on either side): the largest difference relative
@@ -395,51 +392,34 @@ TEST(ImageEncoder, Gemma3FilesHoldLlamaCppsTensors) {
   EXPECT_EQ(file->find("general.architecture")->str(), "clip");
 }
 
-// The tiny projector rewritten: its keys edited, a tensor left out.
 std::string edited_projector(const std::function<void(gguf::GgufWriter&)>& edit_keys, const std::string& drop = "",
                              Arch arch = Arch::Gemma3Vision) {
-  const auto file = gguf::GgufFile::open(test::write_tiny_model(arch, GgmlType::F32));
-  gguf::GgufWriter w;
-  for (size_t i = 0; i < file->n_kv(); ++i) w.copy_value(file->value(i));
-  if (edit_keys) edit_keys(w);
-  for (size_t i = 0; i < file->n_tensors(); ++i) {
-    const gguf::TensorInfo& t = file->tensor(i);
-    if (t.name != drop) w.add_tensor(t.name, t.type, t.n_dims, t.ne, t.data);
-  }
-  const std::string path = test::test_temp_path("edited_projector.gguf");
-  w.write_file(path);
-  return path;
+  return test::edited_projector(edit_keys, drop, arch);
 }
-
-void expect_refused(const std::string& path, const std::string& words) {
-  try {
-    model::Projector::load(path);
-    ADD_FAILURE() << "loaded; expected a refusal naming: " << words;
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
-  }
-}
+using test::expect_projector_refused;
 
 TEST(ImageEncoder, BrokenProjectorsAreRefusedByName) {
-  expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_string("clip.projector_type", "resampler"); }),
-                 "unsupported projector type 'resampler' (peak runs gemma3, idefics3)");
-  expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.image_size", 30); }),
-                 "'clip.vision.image_size' 30 is not a multiple of 'clip.vision.patch_size' 4");
-  expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.projector.scale_factor", 3); }),
-                 "cannot be merged 3 by 3");
-  expect_refused(edited_projector([](gguf::GgufWriter& w) {
-                   const float two[2] = {0.5f, 0.5f};
-                   w.set_array("clip.vision.image_std", gguf::ValueType::Float32, two, 2);
-                 }),
-                 "'clip.vision.image_std' must hold 3 floats");
-  expect_refused(edited_projector([](gguf::GgufWriter& w) {
-                   const float zero[3] = {0.5f, 0.0f, 0.5f};
-                   w.set_array("clip.vision.image_std", gguf::ValueType::Float32, zero, 3);
-                 }),
-                 "must be positive and finite");
-  expect_refused(edited_projector(nullptr, "v.blk.1.ln2.bias"), "lacks tensor 'v.blk.1.ln2.bias'");
-  expect_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.block_count", 3); }),
-                 "the file holds tensors of 2 blocks");
+  expect_projector_refused(
+      edited_projector([](gguf::GgufWriter& w) { w.set_string("clip.projector_type", "resampler"); }),
+      "unsupported projector type 'resampler' (peak runs gemma3, idefics3, qwen2.5vl_merger)");
+  expect_projector_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.image_size", 30); }),
+                           "'clip.vision.image_size' 30 is not a multiple of 'clip.vision.patch_size' 4");
+  expect_projector_refused(
+      edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.projector.scale_factor", 3); }),
+      "cannot be merged 3 by 3");
+  expect_projector_refused(edited_projector([](gguf::GgufWriter& w) {
+                             const float two[2] = {0.5f, 0.5f};
+                             w.set_array("clip.vision.image_std", gguf::ValueType::Float32, two, 2);
+                           }),
+                           "'clip.vision.image_std' must hold 3 floats");
+  expect_projector_refused(edited_projector([](gguf::GgufWriter& w) {
+                             const float zero[3] = {0.5f, 0.0f, 0.5f};
+                             w.set_array("clip.vision.image_std", gguf::ValueType::Float32, zero, 3);
+                           }),
+                           "must be positive and finite");
+  expect_projector_refused(edited_projector(nullptr, "v.blk.1.ln2.bias"), "lacks tensor 'v.blk.1.ln2.bias'");
+  expect_projector_refused(edited_projector([](gguf::GgufWriter& w) { w.set_u32("clip.vision.block_count", 3); }),
+                           "the file holds tensors of 2 blocks");
 }
 
 // SmolVLM's longest edge: at least a tile, at most 32768 image tokens a
@@ -450,13 +430,14 @@ TEST(ImageEncoder, Idefics3LongestEdgesAreCheckedByName) {
   const auto longest_edge = [](uint32_t edge) {
     return [edge](gguf::GgufWriter& w) { w.set_u32("clip.vision.preproc_image_size", edge); };
   };
-  expect_refused(edited_projector(longest_edge(16), "", Arch::Idefics3Vision),
-                 "'clip.vision.preproc_image_size' is 16; it must be between 32 and 8192");
-  expect_refused(edited_projector(longest_edge(9000), "", Arch::Idefics3Vision),
-                 "'clip.vision.preproc_image_size' is 9000; it must be between 32 and 8192");
-  expect_refused(edited_projector(longest_edge(1441), "", Arch::Idefics3Vision),
-                 "'clip.vision.preproc_image_size' 1441 cuts a picture into up to 2117 frames of 16 tokens; peak "
-                 "takes at most 32768 image tokens a picture");
+  expect_projector_refused(edited_projector(longest_edge(16), "", Arch::Idefics3Vision),
+                           "'clip.vision.preproc_image_size' is 16; it must be between 32 and 8192");
+  expect_projector_refused(edited_projector(longest_edge(9000), "", Arch::Idefics3Vision),
+                           "'clip.vision.preproc_image_size' is 9000; it must be between 32 and 8192");
+  expect_projector_refused(
+      edited_projector(longest_edge(1441), "", Arch::Idefics3Vision),
+      "'clip.vision.preproc_image_size' 1441 cuts a picture into up to 2117 frames of 16 tokens; peak "
+      "takes at most 32768 image tokens a picture");
   EXPECT_EQ(model::Projector::load(edited_projector(longest_edge(1440), "", Arch::Idefics3Vision))
                 ->hparams()
                 .vision.longest_edge,
@@ -471,9 +452,10 @@ TEST(ImageEncoder, Idefics3LongestEdgesAreCheckedByName) {
                 model::Projector::load(test::write_tiny_spec(one_token, GgmlType::F32, "one_token"))->hparams()),
             4097);
   one_token.longest_edge = 2080;
-  expect_refused(test::write_tiny_spec(one_token, GgmlType::F32, "one_token_wide"),
-                 "'clip.vision.preproc_image_size' 2080 cuts a picture into up to 4225 tiles of 32 pixels; peak "
-                 "takes at most 64 x 64");
+  expect_projector_refused(
+      test::write_tiny_spec(one_token, GgmlType::F32, "one_token_wide"),
+      "'clip.vision.preproc_image_size' 2080 cuts a picture into up to 4225 tiles of 32 pixels; peak "
+      "takes at most 64 x 64");
   EXPECT_EQ(model::Projector::load(edited_projector(longest_edge(16)))->hparams().vision.longest_edge, 0);
   EXPECT_EQ(model::Projector::load(test::write_tiny_model(Arch::Idefics3Vision, GgmlType::F32))
                 ->hparams()
@@ -484,7 +466,7 @@ TEST(ImageEncoder, Idefics3LongestEdgesAreCheckedByName) {
 // Each file where the other belongs: a language model is no projector, and a
 // projector no language model.
 TEST(ImageEncoder, ProjectorAndLanguageModelAreNotTakenForEachOther) {
-  expect_refused(test::stories_path(), "not a vision projector: general.architecture is 'llama'");
+  expect_projector_refused(test::stories_path(), "not a vision projector: general.architecture is 'llama'");
   try {
     model::Model::load(test::write_tiny_model(Arch::Gemma3Vision, GgmlType::F32));
     ADD_FAILURE() << "a projector loaded as a language model";

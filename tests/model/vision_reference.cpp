@@ -123,6 +123,77 @@ double gelu_tanh(double x) {
   return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + 0.044715 * x * x * x)));
 }
 
+// A vision block's tensors (v.blk.N.*) as the file stores them: the norms'
+// biases with `layer_norm` (SigLIP; RMS norms have none), the gate with `gated`.
+struct BlockTensors {
+  std::vector<double> ln1_w, ln1_b, wq, bq, wk, bk, wv, bv, wo, bo, ln2_w, ln2_b, w_gate, b_gate, w_up, b_up, w_down,
+      b_down;
+};
+
+BlockTensors load_block(const gguf::GgufFile& file, int64_t il, int64_t E, int64_t F, bool layer_norm, bool gated) {
+  const std::string pre = "v.blk." + std::to_string(il) + ".";
+  BlockTensors t;
+  t.ln1_w = load(file, pre + "ln1.weight", {E});
+  t.wq = load(file, pre + "attn_q.weight", {E, E});
+  t.bq = load(file, pre + "attn_q.bias", {E});
+  t.wk = load(file, pre + "attn_k.weight", {E, E});
+  t.bk = load(file, pre + "attn_k.bias", {E});
+  t.wv = load(file, pre + "attn_v.weight", {E, E});
+  t.bv = load(file, pre + "attn_v.bias", {E});
+  t.wo = load(file, pre + "attn_out.weight", {E, E});
+  t.bo = load(file, pre + "attn_out.bias", {E});
+  t.ln2_w = load(file, pre + "ln2.weight", {E});
+  if (layer_norm) {
+    t.ln1_b = load(file, pre + "ln1.bias", {E});
+    t.ln2_b = load(file, pre + "ln2.bias", {E});
+  }
+  if (gated) {
+    t.w_gate = load(file, pre + "ffn_gate.weight", {E, F});
+    t.b_gate = load(file, pre + "ffn_gate.bias", {F});
+  }
+  t.w_up = load(file, pre + "ffn_up.weight", {E, F});
+  t.b_up = load(file, pre + "ffn_up.bias", {F});
+  t.w_down = load(file, pre + "ffn_down.weight", {F, E});
+  t.b_down = load(file, pre + "ffn_down.bias", {E});
+  return t;
+}
+
+// Multi-head attention over n rows of [n][E] (heads of hd): row i's softmax
+// of q_i . k_j / sqrt(hd) over the rows j with attends(i, j), times v, into attn.
+template <typename Attends>
+void attention(const std::vector<double>& q, const std::vector<double>& k, const std::vector<double>& v, int64_t n,
+               int64_t E, int64_t n_head, Attends attends, std::vector<double>& attn) {
+  const int64_t hd = E / n_head;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  std::vector<double> scores(static_cast<size_t>(n));
+  for (int64_t head = 0; head < n_head; ++head) {
+    const size_t off = static_cast<size_t>(head * hd);
+    for (int64_t i = 0; i < n; ++i) {
+      double max_score = -INFINITY;
+      for (int64_t j = 0; j < n; ++j) {
+        double& s = scores[static_cast<size_t>(j)];
+        s = -INFINITY;
+        if (!attends(i, j)) continue;
+        double dot = 0.0;
+        for (int64_t d = 0; d < hd; ++d)
+          dot += q[static_cast<size_t>(i * E + d) + off] * k[static_cast<size_t>(j * E + d) + off];
+        s = dot * scale;
+        max_score = std::max(max_score, s);
+      }
+      double denom = 0.0;
+      for (double& s : scores) {
+        s = std::isinf(s) ? 0.0 : std::exp(s - max_score);
+        denom += s;
+      }
+      for (int64_t d = 0; d < hd; ++d) {
+        double sum = 0.0;
+        for (int64_t j = 0; j < n; ++j) sum += scores[static_cast<size_t>(j)] * v[static_cast<size_t>(j * E + d) + off];
+        attn[static_cast<size_t>(i * E + d) + off] = sum / denom;
+      }
+    }
+  }
+}
+
 struct Hparams {
   int64_t image_size = 0;
   int64_t patch_size = 0;
@@ -175,7 +246,6 @@ std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const
   const int64_t E = h.n_embd;
   const int64_t F = h.n_ff;
   const int64_t n_head = h.n_head;
-  const int64_t hd = E / n_head;
   const int64_t T = h.n_embd_text;
   if (static_cast<int64_t>(pixels.size()) != 3 * S * S) {
     fail("expected 3 x " + std::to_string(S) + " x " + std::to_string(S) + " pixel values, got " +
@@ -212,67 +282,29 @@ std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const
   std::vector<double> cur(static_cast<size_t>(n_patches * E));
   std::vector<double> q(cur.size()), k(cur.size()), v(cur.size()), attn(cur.size());
   std::vector<double> up(static_cast<size_t>(F)), down(static_cast<size_t>(E));
-  std::vector<double> scores(static_cast<size_t>(n_patches));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   for (int64_t il = 0; il < h.n_layer; ++il) {
-    const std::string pre = "v.blk." + std::to_string(il) + ".";
-    const auto ln1_w = load(file, pre + "ln1.weight", {E});
-    const auto ln1_b = load(file, pre + "ln1.bias", {E});
-    const auto wq = load(file, pre + "attn_q.weight", {E, E});
-    const auto bq = load(file, pre + "attn_q.bias", {E});
-    const auto wk = load(file, pre + "attn_k.weight", {E, E});
-    const auto bk = load(file, pre + "attn_k.bias", {E});
-    const auto wv = load(file, pre + "attn_v.weight", {E, E});
-    const auto bv = load(file, pre + "attn_v.bias", {E});
-    const auto wo = load(file, pre + "attn_out.weight", {E, E});
-    const auto bo = load(file, pre + "attn_out.bias", {E});
-    const auto ln2_w = load(file, pre + "ln2.weight", {E});
-    const auto ln2_b = load(file, pre + "ln2.bias", {E});
-    const auto w_up = load(file, pre + "ffn_up.weight", {E, F});
-    const auto b_up = load(file, pre + "ffn_up.bias", {F});
-    const auto w_down = load(file, pre + "ffn_down.weight", {F, E});
-    const auto b_down = load(file, pre + "ffn_down.bias", {E});
+    const BlockTensors t = load_block(file, il, E, F, /*layer_norm=*/true, /*gated=*/false);
 
     // Self-attention over every patch (no mask).
     for (int64_t i = 0; i < n_patches; ++i) {
-      layer_norm(&at(x, i * E), ln1_w, ln1_b, E, h.eps, &at(cur, i * E));
-      linear(wq, bq, &at(cur, i * E), E, E, &at(q, i * E));
-      linear(wk, bk, &at(cur, i * E), E, E, &at(k, i * E));
-      linear(wv, bv, &at(cur, i * E), E, E, &at(v, i * E));
+      layer_norm(&at(x, i * E), t.ln1_w, t.ln1_b, E, h.eps, &at(cur, i * E));
+      linear(t.wq, t.bq, &at(cur, i * E), E, E, &at(q, i * E));
+      linear(t.wk, t.bk, &at(cur, i * E), E, E, &at(k, i * E));
+      linear(t.wv, t.bv, &at(cur, i * E), E, E, &at(v, i * E));
     }
-    for (int64_t head = 0; head < n_head; ++head) {
-      const int64_t off = head * hd;
-      for (int64_t i = 0; i < n_patches; ++i) {
-        double max_score = -INFINITY;
-        for (int64_t j = 0; j < n_patches; ++j) {
-          double dot = 0.0;
-          for (int64_t d = 0; d < hd; ++d) dot += at(q, i * E + off + d) * at(k, j * E + off + d);
-          at(scores, j) = dot * scale;
-          if (at(scores, j) > max_score) max_score = at(scores, j);
-        }
-        double denom = 0.0;
-        for (int64_t j = 0; j < n_patches; ++j) {
-          at(scores, j) = std::exp(at(scores, j) - max_score);
-          denom += at(scores, j);
-        }
-        for (int64_t d = 0; d < hd; ++d) {
-          double sum = 0.0;
-          for (int64_t j = 0; j < n_patches; ++j) sum += at(scores, j) * at(v, j * E + off + d);
-          at(attn, i * E + off + d) = sum / denom;
-        }
-      }
-    }
+    attention(
+        q, k, v, n_patches, E, n_head, [](int64_t, int64_t) { return true; }, attn);
     for (int64_t i = 0; i < n_patches; ++i) {
-      linear(wo, bo, &at(attn, i * E), E, E, down.data());
+      linear(t.wo, t.bo, &at(attn, i * E), E, E, down.data());
       for (int64_t e = 0; e < E; ++e) at(x, i * E + e) += at(down, e);
     }
 
     // Feed-forward.
     for (int64_t i = 0; i < n_patches; ++i) {
-      layer_norm(&at(x, i * E), ln2_w, ln2_b, E, h.eps, &at(cur, i * E));
-      linear(w_up, b_up, &at(cur, i * E), E, F, up.data());
+      layer_norm(&at(x, i * E), t.ln2_w, t.ln2_b, E, h.eps, &at(cur, i * E));
+      linear(t.w_up, t.b_up, &at(cur, i * E), E, F, up.data());
       for (double& u : up) u = gelu_tanh(u);
-      linear(w_down, b_down, up.data(), F, E, down.data());
+      linear(t.w_down, t.b_down, up.data(), F, E, down.data());
       for (int64_t e = 0; e < E; ++e) at(x, i * E + e) += at(down, e);
     }
   }
@@ -474,74 +506,32 @@ std::vector<double> qwen25vl_embeddings_reference(const gguf::GgufFile& file, co
 
   std::vector<double> cur(x.size()), q(x.size()), k(x.size()), v(x.size()), attn(x.size());
   std::vector<double> gate(static_cast<size_t>(F)), up(static_cast<size_t>(F)), down(static_cast<size_t>(E));
-  std::vector<double> scores(static_cast<size_t>(n));
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   for (int64_t il = 0; il < n_layer; ++il) {
     const bool full = (il + 1) % pattern == 0;
-    const std::string pre = "v.blk." + std::to_string(il) + ".";
-    const auto ln1 = load(file, pre + "ln1.weight", {E});
-    const auto wq = load(file, pre + "attn_q.weight", {E, E});
-    const auto bq = load(file, pre + "attn_q.bias", {E});
-    const auto wk = load(file, pre + "attn_k.weight", {E, E});
-    const auto bk = load(file, pre + "attn_k.bias", {E});
-    const auto wv = load(file, pre + "attn_v.weight", {E, E});
-    const auto bv = load(file, pre + "attn_v.bias", {E});
-    const auto wo = load(file, pre + "attn_out.weight", {E, E});
-    const auto bo = load(file, pre + "attn_out.bias", {E});
-    const auto ln2 = load(file, pre + "ln2.weight", {E});
-    const auto w_gate = load(file, pre + "ffn_gate.weight", {E, F});
-    const auto b_gate = load(file, pre + "ffn_gate.bias", {F});
-    const auto w_up = load(file, pre + "ffn_up.weight", {E, F});
-    const auto b_up = load(file, pre + "ffn_up.bias", {F});
-    const auto w_down = load(file, pre + "ffn_down.weight", {F, E});
-    const auto b_down = load(file, pre + "ffn_down.bias", {E});
+    const BlockTensors t = load_block(file, il, E, F, /*layer_norm=*/false, /*gated=*/true);
 
     for (int64_t i = 0; i < n; ++i) {
-      rms_norm(&at(x, i * E), ln1, E, eps, &at(cur, i * E));
-      linear(wq, bq, &at(cur, i * E), E, E, &at(q, i * E));
-      linear(wk, bk, &at(cur, i * E), E, E, &at(k, i * E));
-      linear(wv, bv, &at(cur, i * E), E, E, &at(v, i * E));
+      rms_norm(&at(x, i * E), t.ln1_w, E, eps, &at(cur, i * E));
+      linear(t.wq, t.bq, &at(cur, i * E), E, E, &at(q, i * E));
+      linear(t.wk, t.bk, &at(cur, i * E), E, E, &at(k, i * E));
+      linear(t.wv, t.bv, &at(cur, i * E), E, E, &at(v, i * E));
       for (int64_t head = 0; head < n_head; ++head) {
         rotate(&at(q, i * E + head * hd), i);
         rotate(&at(k, i * E + head * hd), i);
       }
     }
-    for (int64_t head = 0; head < n_head; ++head) {
-      const int64_t off = head * hd;
-      for (int64_t i = 0; i < n; ++i) {
-        double max_score = -INFINITY;
-        for (int64_t j = 0; j < n; ++j) {
-          if (!full && !same_window(i, j)) {
-            at(scores, j) = -INFINITY;
-            continue;
-          }
-          double dot = 0.0;
-          for (int64_t d = 0; d < hd; ++d) dot += at(q, i * E + off + d) * at(k, j * E + off + d);
-          at(scores, j) = dot * scale;
-          max_score = std::max(max_score, at(scores, j));
-        }
-        double denom = 0.0;
-        for (int64_t j = 0; j < n; ++j) {
-          at(scores, j) = std::isinf(at(scores, j)) ? 0.0 : std::exp(at(scores, j) - max_score);
-          denom += at(scores, j);
-        }
-        for (int64_t d = 0; d < hd; ++d) {
-          double sum = 0.0;
-          for (int64_t j = 0; j < n; ++j) sum += at(scores, j) * at(v, j * E + off + d);
-          at(attn, i * E + off + d) = sum / denom;
-        }
-      }
-    }
+    attention(
+        q, k, v, n, E, n_head, [&](int64_t i, int64_t j) { return full || same_window(i, j); }, attn);
     for (int64_t i = 0; i < n; ++i) {
-      linear(wo, bo, &at(attn, i * E), E, E, down.data());
+      linear(t.wo, t.bo, &at(attn, i * E), E, E, down.data());
       for (int64_t e = 0; e < E; ++e) at(x, i * E + e) += at(down, e);
     }
     for (int64_t i = 0; i < n; ++i) {
-      rms_norm(&at(x, i * E), ln2, E, eps, &at(cur, i * E));
-      linear(w_gate, b_gate, &at(cur, i * E), E, F, gate.data());
-      linear(w_up, b_up, &at(cur, i * E), E, F, up.data());
+      rms_norm(&at(x, i * E), t.ln2_w, E, eps, &at(cur, i * E));
+      linear(t.w_gate, t.b_gate, &at(cur, i * E), E, F, gate.data());
+      linear(t.w_up, t.b_up, &at(cur, i * E), E, F, up.data());
       for (int64_t f = 0; f < F; ++f) at(up, f) *= silu(at(gate, f));
-      linear(w_down, b_down, up.data(), F, E, down.data());
+      linear(t.w_down, t.b_down, up.data(), F, E, down.data());
       for (int64_t e = 0; e < E; ++e) at(x, i * E + e) += at(down, e);
     }
   }

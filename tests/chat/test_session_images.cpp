@@ -59,6 +59,16 @@ struct Piece {
   int64_t n_rows = kImageTokens;
   bool bidirectional = true;
 };
+// The turn's prompt count of `prompt`: every piece's tokens or rows but the
+// first (the system prompt, which the Prefix holds).
+int32_t prompt_count(const std::vector<Piece>& prompt) {
+  int64_t n = 0;
+  for (size_t i = 1; i < prompt.size(); ++i) {
+    n += prompt[i].rows ? prompt[i].n_rows : static_cast<int64_t>(prompt[i].tokens.size());
+  }
+  return static_cast<int32_t>(n);
+}
+
 std::vector<int32_t> greedy_by_hand(const std::vector<Piece>& prompt, int n, std::vector<float>& first_logits) {
   const model::Model& m = stories_model();
   runtime::ContextParams p;
@@ -114,9 +124,7 @@ TEST(SessionImages, ATurnReadsTheImageWhereTheFramingPutsIt) {
     prompt.push_back({encode(kGemmaSuffix, true)});
     prompt.push_back({encode(marked ? " Once upon a time" : "Once upon a time", false)});
     // The prompt's count holds the picture's rows and the text around them.
-    size_t n_prompt = 0;
-    for (size_t i = 1; i < prompt.size(); ++i) n_prompt += prompt[i].rows ? kImageTokens : prompt[i].tokens.size();
-    EXPECT_EQ(turn.generation.n_prompt, static_cast<int32_t>(n_prompt));
+    EXPECT_EQ(turn.generation.n_prompt, prompt_count(prompt));
     std::vector<float> logits;
     const std::vector<int32_t> expected = greedy_by_hand(prompt, 10, logits);
     ASSERT_FALSE(expected.empty());
@@ -167,9 +175,7 @@ TEST(SessionImages, APictureOfTilesIsFramedAsTheProcessorWritesIt) {
   prompt.push_back(frame(2));
   prompt.push_back({encode("<fake_token_around_image>", true)});
   prompt.push_back({encode(" Once upon a time", false)});
-  size_t n_prompt = 0;
-  for (size_t i = 1; i < prompt.size(); ++i) n_prompt += prompt[i].rows ? kFrameRows : prompt[i].tokens.size();
-  EXPECT_EQ(turn.generation.n_prompt, static_cast<int32_t>(n_prompt));
+  EXPECT_EQ(turn.generation.n_prompt, prompt_count(prompt));
   std::vector<float> logits;
   const std::vector<int32_t> expected = greedy_by_hand(prompt, 10, logits);
   ASSERT_FALSE(expected.empty());

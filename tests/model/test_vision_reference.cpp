@@ -444,7 +444,7 @@ TEST(VisionReference, NormaliseIsChannelMajorWithTheFileMeanAndStd) {
   const Parsed f = parse(vf);
   // 2 x 2 pixels, RGB interleaved.
   const uint8_t rgb[12] = {255, 0, 51, 128, 128, 128, 0, 0, 0, 0, 255, 204};
-  const std::vector<double> got = gemma3_normalise_reference(*f.file, rgb, 2);
+  const std::vector<double> got = normalise_reference(*f.file, rgb, 2, 2);
   const std::vector<double> want = {
       1.0,  (128.0 / 255 - 0.5) / 0.5,    -1.0, -1.0,  // red: pixels 0..3
       -2.0, (128.0 / 255 - 0.25) / 0.125, -2.0, 6.0,   // green

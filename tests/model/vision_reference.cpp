@@ -390,22 +390,6 @@ std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const
   return out;
 }
 
-std::vector<double> gemma3_normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t size) {
-  if (size <= 0) fail("the image size must be positive");
-  if (rgb == nullptr) fail("no pixels");
-  const std::vector<double> mean = load_f32_triple(file, "clip.vision.image_mean");
-  const std::vector<double> stdev = load_f32_triple(file, "clip.vision.image_std");
-  const int64_t n = size * size;
-  std::vector<double> out(static_cast<size_t>(3 * n));
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t c = 0; c < 3; ++c) {
-      const double v = static_cast<double>(rgb[3 * i + c]) / 255.0;
-      out[static_cast<size_t>(c * n + i)] = (v - mean[static_cast<size_t>(c)]) / stdev[static_cast<size_t>(c)];
-    }
-  }
-  return out;
-}
-
 std::vector<double> normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t width, int64_t height) {
   if (width <= 0 || height <= 0 || rgb == nullptr) fail("no pixels");
   const std::vector<double> mean = load_f32_triple(file, "clip.vision.image_mean");

@@ -44,12 +44,6 @@ namespace peak::test {
 std::vector<double> image_embeddings_reference(const gguf::GgufFile& file, const std::vector<double>& pixels,
                                                int64_t* n_tokens_out, int64_t* n_embd_text_out);
 
-// HF Gemma3ImageProcessor's rescale and normalise of an already-resized RGB8
-// image of `size` x `size` pixels (normally size == S), interleaved RGB rows top
-// to bottom, with the file's clip.vision.image_mean / image_std:
-// (v / 255 - mean[c]) / std[c], returned channel-major [3][size][size].
-std::vector<double> gemma3_normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t size);
-
 // Qwen2.5-VL's image encoder (clip.projector_type "qwen2.5vl_merger"),
 // written from HF transformers' Qwen2_5_VisionTransformerPretrainedModel in
 // the plainest form: patches in raster order (py * nx + px; attention does not
@@ -69,8 +63,10 @@ std::vector<double> qwen25vl_embeddings_reference(const gguf::GgufFile& file, co
                                                   int64_t width, int64_t height, int64_t* n_tokens_out,
                                                   int64_t* n_embd_text_out);
 
-// (v / 255 - mean[c]) / std[c] with the file's mean and std of an RGB8
-// picture of width x height, channel-major [3][height][width].
+// The processors' rescale and normalise (HF Gemma3ImageProcessor's, SmolVLM's,
+// Qwen2-VL's) of an already-resized RGB8 picture of width x height,
+// interleaved RGB rows top to bottom, with the file's clip.vision.image_mean /
+// image_std: (v / 255 - mean[c]) / std[c], channel-major [3][height][width].
 std::vector<double> normalise_reference(const gguf::GgufFile& file, const uint8_t* rgb, int64_t width, int64_t height);
 
 // The largest magnitude among `v`: the scale of a relative difference.

@@ -53,7 +53,8 @@ double relative_difference(const std::string& path, const image::Image& picture,
   const auto file = gguf::GgufFile::open(path);
   int64_t n_tokens = 0, n_embd_text = 0;
   const std::vector<double> want = test::image_embeddings_reference(
-      *file, test::gemma3_normalise_reference(*file, picture.pixels.data(), picture.width), &n_tokens, &n_embd_text);
+      *file, test::normalise_reference(*file, picture.pixels.data(), picture.width, picture.height), &n_tokens,
+      &n_embd_text);
   EXPECT_EQ(n_tokens, encoder.n_image_tokens());
   EXPECT_EQ(n_embd_text, encoder.n_embd_out());
   EXPECT_EQ(got.size(), want.size());
@@ -125,7 +126,7 @@ TEST(ImageEncoder, PatchesAreThePicturesResizedAsPILThenNormalised) {
   model::vision_patches(source, hp, patches.data());
 
   const image::Image pil = pil_input();
-  const std::vector<double> want = test::gemma3_normalise_reference(projector->file(), pil.pixels.data(), 32);
+  const std::vector<double> want = test::normalise_reference(projector->file(), pil.pixels.data(), 32, 32);
   const std::vector<int32_t> positions = model::vision_positions(hp);
   size_t i = 0;
   for (int32_t position : positions) {
@@ -349,7 +350,7 @@ TEST(ImageEncoder, Idefics3TiledEqualsTheReferenceOnEachFrame) {
   std::vector<double> want;
   for (const image::Image& frame : model::vision_frames(picture, projector->hparams())) {
     const std::vector<double> tokens = test::image_embeddings_reference(
-        *file, test::gemma3_normalise_reference(*file, frame.pixels.data(), 32), nullptr, nullptr);
+        *file, test::normalise_reference(*file, frame.pixels.data(), 32, 32), nullptr, nullptr);
     want.insert(want.end(), tokens.begin(), tokens.end());
   }
   ASSERT_EQ(got.size(), want.size());

@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   }
   const auto* rgb = reinterpret_cast<const uint8_t*>(bytes.data() + header.size());
   const std::vector<double> embeddings = peak::test::image_embeddings_reference(
-      *file, peak::test::gemma3_normalise_reference(*file, rgb, 32), nullptr, nullptr);
+      *file, peak::test::normalise_reference(*file, rgb, 32, 32), nullptr, nullptr);
 
   std::FILE* f = std::fopen(argv[3], "w");
   if (!f) {

@@ -261,14 +261,19 @@ Tensor* Graph::layer_norm(Tensor* a, float eps, Tensor* weight, Tensor* bias) {
 Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors) {
   const int64_t n_dims = rope.n_dims == 0 ? a->ne[0] : rope.n_dims;
   require(n_dims % 2 == 0 && n_dims <= a->ne[0], "rope: n_dims must be even and at most head_dim");
-  const int64_t per_token = rope.mode == RopeMode::Vision ? 2 : 1;
+  const int64_t per_token = rope_positions_per_token(rope.mode);
   require(positions->type == GgmlType::I32 && positions->ne[0] == per_token * a->ne[2] &&
               positions->element_count() == positions->ne[0] && positions->is_contiguous(),
-          "rope: one I32 position per token (dimension 2; two, y then x, in vision mode), dense");
-  require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox || rope.mode == RopeMode::Vision,
+          "rope: one I32 position per token (dimension 2; two, y then x, in vision mode; three, t, h and w, in "
+          "multimodal mode), dense");
+  require(rope.mode == RopeMode::Normal || rope.mode == RopeMode::Neox || rope.mode == RopeMode::Vision ||
+              rope.mode == RopeMode::Multi,
           "rope: unknown mode");
   require(rope.mode != RopeMode::Vision || (n_dims % 4 == 0 && freq_factors == nullptr),
           "rope: vision mode needs n_dims a multiple of 4 and no freq_factors");
+  require(rope.mode != RopeMode::Multi ||
+              (rope.sections[0] >= 0 && rope.sections[1] >= 0 && rope.sections[0] + rope.sections[1] <= n_dims / 2),
+          "rope: multimodal sections must be non-negative and at most n_dims / 2 together");
   require(rope.attn_factor > 0.0f && std::isfinite(rope.attn_factor), "rope: attn_factor must be positive and finite");
   require(freq_factors == nullptr || (is_f32(freq_factors) && freq_factors->is_contiguous() &&
                                       freq_factors->element_count() == n_dims / 2),
@@ -281,6 +286,8 @@ Tensor* Graph::rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor
   t->params.f[0] = rope.freq_base;
   t->params.f[1] = rope.freq_scale;
   t->params.f[2] = rope.attn_factor;
+  t->params.i[2] = rope.sections[0];
+  t->params.i[3] = rope.sections[1];
   return t;
 }
 

@@ -53,6 +53,14 @@ enum class RopeMode : int32_t {
   // n_dims must be a multiple of 4. Qwen2.5-VL's vision tower (HF:
   // cat(freqs[h], freqs[w]) then rotate_half).
   Vision = 24,
+  // Multimodal (ggml's GGML_ROPE_TYPE_MROPE, Qwen2-VL's M-RoPE): neox's pairs
+  // and frequencies (theta_i = p base^(-2i/n_dims)), but pair i turns by one
+  // of three positions of the token, by its section: p = t for i <
+  // sections[0], h for i < sections[0] + sections[1], w for the rest up to
+  // n_dims/2. Positions: I32 [3 n_tokens], every token's t, then every
+  // token's h, then every token's w (a text token: all three its position;
+  // an image token: its picture's position, plus its row, plus its column).
+  Multi = 8,
 };
 
 struct RopeParams {
@@ -63,7 +71,16 @@ struct RopeParams {
   // The rotated dimensions are also multiplied by it (LongRoPE's magnitude
   // factor, llama.cpp's attn_factor); dimensions past n_dims are not.
   float attn_factor = 1.0f;
+  // RopeMode::Multi: the pairs turned by t and by h (w turns the remaining
+  // n_dims/2 - sections[0] - sections[1]).
+  int32_t sections[2] = {0, 0};
 };
+
+// How many positions a token takes in the rope's positions input: 2 in
+// vision mode, 3 in multimodal mode, else 1.
+constexpr int64_t rope_positions_per_token(RopeMode mode) {
+  return mode == RopeMode::Vision ? 2 : mode == RopeMode::Multi ? 3 : 1;
+}
 
 // How attention scores and masks query tokens against kv cells (Graph::attention).
 struct AttentionParams {
@@ -118,7 +135,8 @@ class Graph {
   // times `weight` and plus `bias` (each F32 [a->ne[0]], contiguous, or null):
   // the LayerNorm of encoders (BERT), in one node.
   Tensor* layer_norm(Tensor* a, float eps, Tensor* weight, Tensor* bias);
-  // a [head_dim, n_head, n_tokens], positions I32 [n_tokens]. freq_factors
+  // a [head_dim, n_head, n_tokens], positions I32 [rope_positions_per_token
+  // n_tokens] (RopeMode). freq_factors
   // (F32 [n_dims / 2], e.g. llama 3.1's rope_freqs or Phi-3's LongRoPE
   // factors) divide each pair's theta.
   Tensor* rope(Tensor* a, Tensor* positions, const RopeParams& rope, Tensor* freq_factors = nullptr);

@@ -5,6 +5,8 @@
 // Dimensions past n_dims pass through unchanged. Vision mode (RopeMode::Vision)
 // pairs halves as neox does; the first half of the pairs turn by the token's
 // row, the rest by its column, each half's frequencies from k = 0 again.
+// Multimodal mode (RopeMode::Multi) pairs halves with neox's frequencies, each
+// pair turned by the token's t, h or w position as its section says.
 #include <cmath>
 
 #include "core/graph.h"
@@ -40,7 +42,8 @@ size_t rope_work_size(const Tensor& node, int n_threads) {
 
 // node, src0 [head_dim, n_head, n_tokens, ...]; src1 I32 positions [n_tokens];
 // src2 F32 freq_factors [n_dims / 2] or null. params: i[0] n_dims, i[1] mode,
-// f[0] freq_base, f[1] freq_scale, f[2] attn_factor.
+// i[2] and i[3] the multimodal sections of t and h, f[0] freq_base,
+// f[1] freq_scale, f[2] attn_factor.
 void compute_rope(const ComputeParams& params, Tensor& node) {
   const Tensor& a = *node.src[0];
   const auto* positions = static_cast<const int32_t*>(node.src[1]->data);
@@ -48,7 +51,11 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
   const int64_t n_dims = node.params.i[0];
   const int64_t half = n_dims / 2;
   const bool vision = node.params.i[1] == static_cast<int32_t>(RopeMode::Vision);
-  const bool neox = vision || node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
+  const bool multi = node.params.i[1] == static_cast<int32_t>(RopeMode::Multi);
+  const bool neox = vision || multi || node.params.i[1] == static_cast<int32_t>(RopeMode::Neox);
+  // Multimodal: pairs [0, h_from) turn by t, [h_from, w_from) by h, the rest by w.
+  const int64_t h_from = node.params.i[2];
+  const int64_t w_from = h_from + node.params.i[3];
   const int64_t n_tokens = node.ne[2];
   const float freq_base = node.params.f[0];
   const float freq_scale = node.params.f[1];
@@ -80,6 +87,19 @@ void compute_rope(const ComputeParams& params, Tensor& node) {
           const float theta = freq_scale * unscaled;
           cos_theta[i] = std::cos(theta) * attn_factor;
           sin_theta[i] = std::sin(theta) * attn_factor;
+        }
+      } else if (multi) {
+        // ggml's multimodal mode: one running product of base^(-2/n_dims)
+        // per position, each pair taking the one of its section.
+        const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_dims));
+        float unscaled[3] = {static_cast<float>(positions[r.i2]), static_cast<float>(positions[n_tokens + r.i2]),
+                             static_cast<float>(positions[2 * n_tokens + r.i2])};
+        for (int64_t i = 0; i < half; ++i) {
+          const float p = unscaled[i < h_from ? 0 : i < w_from ? 1 : 2];
+          const float theta = freq_scale * (freq_factors != nullptr ? p / freq_factors[i] : p);
+          cos_theta[i] = std::cos(theta) * attn_factor;
+          sin_theta[i] = std::sin(theta) * attn_factor;
+          for (float& u : unscaled) u *= theta_scale;
         }
       } else {
         const float theta_scale = std::pow(freq_base, -2.0f / static_cast<float>(n_dims));

@@ -21,6 +21,17 @@ constexpr ArchSpec qwen2() {
   return s;
 }
 
+// Qwen2-VL's and Qwen2.5-VL's language model (llama.cpp's qwen2vl): qwen2's
+// layers with multimodal rotary positions (M-RoPE, rope.dimension_sections):
+// an image token's rotation follows its row and column in the picture.
+constexpr ArchSpec qwen2vl() {
+  ArchSpec s = qwen2();
+  s.arch = Arch::Qwen2VL;
+  s.name = "qwen2vl";
+  s.rope_mode = core::RopeMode::Multi;
+  return s;
+}
+
 constexpr ArchSpec qwen3() {
   ArchSpec s = row(Arch::Qwen3, "qwen3", core::RopeMode::Neox);
   s.qk_norm = true;
@@ -227,6 +238,7 @@ constexpr ArchSpec kArchSpecs[] = {
     gemma3_vision(),
     idefics3_vision(),
     qwen25_vision(),
+    qwen2vl(),
 };
 
 constexpr bool rows_follow_the_enum() {

@@ -28,7 +28,8 @@ enum class Arch {
   NomicBert,
   Gemma3Vision,
   Idefics3Vision,
-  Qwen25Vision
+  Qwen25Vision,
+  Qwen2VL
 };
 
 // How an image encoder's patch states become the language model's image

@@ -20,7 +20,8 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
       rope_factors_(rope_factors),
       adapters_(adapters) {
   inputs_.tokens = g.input(GgmlType::I32, {batch.n_tokens}, "tokens");
-  inputs_.positions = g.input(GgmlType::I32, {batch.n_tokens}, "positions");
+  inputs_.positions =
+      g.input(GgmlType::I32, {core::rope_positions_per_token(h.rope.mode) * batch.n_tokens}, "positions");
   if (batch.embeddings) inputs_.embeddings = g.input(GgmlType::F32, {hp.n_embd, batch.n_tokens}, "embeddings");
   if (batch.bidirectional) {
     inputs_.key_ranges = g.input(GgmlType::I32, {2, batch.n_tokens}, "key_ranges");
@@ -50,7 +51,8 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
     batch_.output_rows += sequences[s].cells.output_rows;
   }
   inputs_.tokens = g.input(GgmlType::I32, {batch_.n_tokens}, "tokens");
-  inputs_.positions = g.input(GgmlType::I32, {batch_.n_tokens}, "positions");
+  inputs_.positions =
+      g.input(GgmlType::I32, {core::rope_positions_per_token(h.rope.mode) * batch_.n_tokens}, "positions");
   if (n_sequences > 1) {
     inputs_.output_rows = g.input(GgmlType::I32, {batch_.output_rows}, "output rows");
     gathered_attention_ = g.input(GgmlType::F32, {hp.head_dim, hp.n_head, batch_.n_tokens}, "gathered attention");
@@ -69,7 +71,7 @@ DecoderBuilder::DecoderBuilder(Graph& graph, const HParams& h, const ModelWeight
       adapters_(nullptr) {
   inputs_.tokens = g.input(GgmlType::I32, {n_tokens}, "tokens");
   // 2D rotary positions: every token's row, then every token's column.
-  const int64_t per_token = h.rope.mode == core::RopeMode::Vision ? 2 : 1;
+  const int64_t per_token = core::rope_positions_per_token(h.rope.mode);
   inputs_.positions = g.input(GgmlType::I32, {per_token * n_tokens}, "positions");
 }
 

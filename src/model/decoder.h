@@ -54,8 +54,10 @@ struct BatchSequence {
 
 // The inputs the caller fills before each compute.
 struct ForwardInputs {
-  Tensor* tokens = nullptr;     // I32 [n_tokens]; unused with Batch::embeddings
-  Tensor* positions = nullptr;  // I32 [n_tokens]
+  Tensor* tokens = nullptr;  // I32 [n_tokens]; unused with Batch::embeddings
+  // I32 [n_tokens]; with multimodal rotary positions (RopeMode::Multi)
+  // I32 [3 n_tokens]: every token's t, then its h, then its w (KvCache::rope_positions).
+  Tensor* positions = nullptr;
   Tensor* embeddings = nullptr;  // Batch::embeddings only: F32 [n_embd, n_tokens]
   // Batch::bidirectional only: I32 [2, n_tokens], the cells [first, end) each
   // token sees (bidirectional_key_ranges()); on sliding layers

@@ -285,6 +285,33 @@ void read_arch_rules(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
   hp.embedding_scale = spec.scaled_embedding ? std::sqrt(static_cast<float>(hp.n_embd)) : 1.0f;
 }
 
+// M-RoPE's sections (Qwen2-VL): how many rotated pairs turn by the token's
+// t, h, w and fourth position, four integers; they must cover the rotated
+// pairs exactly, and the fourth (no model of this row uses it) be 0.
+void read_rope_sections(const KeyReader& keys, HParams& hp) {
+  const char* key = "rope.dimension_sections";
+  const auto v = keys.find(key);
+  if (!v) refuse("model metadata lacks '" + keys.prefix + key + "', which its multimodal rotary positions need");
+  const std::string name = "'" + keys.prefix + key + "'";
+  if (v->type() != gguf::ValueType::Array || v->array().size() != 4 ||
+      (v->array().elem_type() != gguf::ValueType::Int32 && v->array().elem_type() != gguf::ValueType::UInt32)) {
+    refuse(name + " must hold four 32-bit integers");
+  }
+  int64_t sections[4];
+  for (uint64_t i = 0; i < 4; ++i) {
+    sections[i] = v->array().elem_type() == gguf::ValueType::Int32 ? static_cast<int64_t>(v->array().at<int32_t>(i))
+                                                                   : static_cast<int64_t>(v->array().at<uint32_t>(i));
+    if (sections[i] < 0 || sections[i] > hp.rope.n_dims) refuse(name + " holds " + std::to_string(sections[i]));
+  }
+  if (sections[3] != 0) unsupported(name + " gives a fourth section, which peak does not support");
+  if (sections[0] + sections[1] + sections[2] != hp.rope.n_dims / 2) {
+    refuse(name + " covers " + std::to_string(sections[0] + sections[1] + sections[2]) + " pairs, not the " +
+           std::to_string(hp.rope.n_dims / 2) + " that rotate");
+  }
+  hp.rope.sections[0] = static_cast<int32_t>(sections[0]);
+  hp.rope.sections[1] = static_cast<int32_t>(sections[1]);
+}
+
 void read_rope(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
   hp.rope.mode = spec.rope_mode;
   const int64_t n_dims = keys.integer_or("rope.dimension_count", hp.head_dim);
@@ -313,6 +340,7 @@ void read_rope(const KeyReader& keys, const ArchSpec& spec, HParams& hp) {
   hp.rope.attn_factor = keys.positive_real_or("rope.scaling.attn_factor", 1.0);
   hp.rope_original_context =
       keys.count_or("rope.scaling.original_context_length", hp.n_ctx_train, 1, kMaxContext);
+  if (hp.rope.mode == core::RopeMode::Multi) read_rope_sections(keys, hp);
 }
 
 void read_transformer(const gguf::GgufFile& file, const KeyReader& keys, const ArchSpec& spec,

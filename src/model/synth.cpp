@@ -187,6 +187,14 @@ void write_metadata(gguf::GgufWriter& w, const SynthSpec& s) {
     w.set_u32(a + ".rope.dimension_count", static_cast<uint32_t>(s.rope_dimensions()));
     w.set_f32(a + ".rope.freq_base", s.rope_base);
   }
+  if (spec.rope_mode == core::RopeMode::Multi) {
+    // Qwen2-VL's split of the rotated pairs, scaled to this head: a quarter
+    // turn by t, the rest shared by h and w ({16, 24, 24, 0} of 64 pairs).
+    const auto pairs = static_cast<int32_t>(s.rope_dimensions() / 2);
+    const int32_t t = pairs / 4, h = (pairs - t) / 2;
+    const int32_t sections[4] = {t, h, pairs - t - h, 0};
+    w.set_array(a + ".rope.dimension_sections", gguf::ValueType::Int32, sections, 4);
+  }
   if (spec.norm == NormKind::Layer) {
     w.set_f32(a + ".attention.layer_norm_epsilon", s.norm_eps);
   } else {
@@ -286,6 +294,7 @@ std::vector<std::string> synth_preset_names() {
           "qwen3-reranker-0.6b",
           "gemma3-4b-mmproj",
           "smolvlm-256m-mmproj",
+          "qwen2.5-vl-3b",
           "qwen2.5-vl-3b-mmproj"};
 }
 
@@ -308,6 +317,12 @@ SynthSpec synth_preset(const std::string& name) {
     s.arch = Arch::Qwen2;
     s.n_layer = 24, s.n_embd = 896, s.n_head = 14, s.n_head_kv = 2, s.head_dim = 64, s.n_ff = 4864;
     s.n_vocab = 151936, s.n_ctx_train = 32768, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
+  } else if (name == "qwen2.5-vl-3b") {
+    // The language model of Qwen/Qwen2.5-VL-3B-Instruct (llama.cpp's qwen2vl):
+    // Qwen2.5-3B's shape with multimodal rotary positions.
+    s.arch = Arch::Qwen2VL;
+    s.n_layer = 36, s.n_embd = 2048, s.n_head = 16, s.n_head_kv = 2, s.head_dim = 128, s.n_ff = 11008;
+    s.n_vocab = 151936, s.n_ctx_train = 128000, s.rope_base = 1000000.0f, s.norm_eps = 1e-6f, s.tied_output = true;
   } else if (name == "llama-3.2-1b") {
     s.arch = Arch::Llama;
     s.n_layer = 16, s.n_embd = 2048, s.n_head = 32, s.n_head_kv = 8, s.head_dim = 64, s.n_ff = 8192;

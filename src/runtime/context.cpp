@@ -86,7 +86,7 @@ ContextMemory Context::memory_needed(const model::Model& model, const ContextPar
 
 ContextMemory Context::memory() const {
   ContextMemory m;
-  m.kv_bytes = kv_.bytes() + kv_.positions().capacity() * sizeof(int32_t);  // as KvCache::bytes_needed counts it
+  m.kv_bytes = kv_.bytes_held();  // as KvCache::bytes_needed counts it
   m.compute_bytes = compute_bytes() + allocator_.work_buffer().size + logits_.size() * sizeof(float);
   return m;
 }
@@ -165,16 +165,19 @@ void Context::check_tokens(const int32_t* tokens, int64_t n) const {
 }
 
 template <typename RunPass>
-void Context::append_in_batches(int64_t n, int64_t batch, const core::Cancellation* cancel, RunPass run_pass) {
+void Context::append_in_batches(int64_t n, int64_t batch, const core::Cancellation* cancel, RunPass run_pass,
+                                int64_t picture_cols) {
   kv_.require_free(n);  // before any batch runs, so a prompt that cannot fit leaves no trace
   const int64_t used_before = kv_.used();
+  const int32_t picture_position = kv_.next_position();
   const float* last = nullptr;  // the last row's logits
   try {
     for (int64_t done = 0; done < n; done += batch) {
       const ForegroundActivity::Pass pass = take_turn();
       if (cancel && cancel->requested()) throw Cancelled();
       const int64_t count = std::min(batch, n - done);
-      const int64_t first = kv_.append(count, kv_.next_position());
+      const int64_t first = picture_cols > 0 ? kv_.append_picture(count, picture_position, done, picture_cols)
+                                             : kv_.append(count, kv_.next_position());
       last = run_pass(done, count, first);
       if (!last) throw Cancelled();
     }
@@ -220,9 +223,16 @@ void Context::eval_into(int64_t first, const int32_t* tokens, int64_t n) {
   }
 }
 
-void Context::eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel) {
+void Context::eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel,
+                              int64_t picture_cols) {
   const int64_t n_embd = model_.hparams().n_embd;
   if (n < 1 || !rows) throw std::invalid_argument("eval_embeddings: no rows to evaluate");
+  if (picture_cols < 0 || (picture_cols > 0 && (!kv_.keeps_places() || n % picture_cols != 0))) {
+    throw std::invalid_argument(
+        "eval_embeddings: " + std::to_string(n) + " rows as a picture " + std::to_string(picture_cols) +
+        " tokens across" +
+        (kv_.keeps_places() ? "; they must be whole rows of it" : ", but this model places no token in a picture"));
+  }
   if (bidirectional && n > n_batch_) {
     throw std::invalid_argument("eval_embeddings: " + std::to_string(n) +
                                 " rows attending to each other must fit one batch of n_batch " +
@@ -235,13 +245,16 @@ void Context::eval_embeddings(const float* rows, int64_t n, bool bidirectional, 
                                   "; embeddings must be finite");
     }
   }
-  append_in_batches(n, n_batch_, cancel, [&](int64_t done, int64_t count, int64_t first) -> const float* {
-    BatchInput input;
-    input.embeddings = rows + done * n_embd;
-    input.bidirectional = bidirectional;
-    const core::Tensor* out = run_batch(input, count, first, 1, cancel);
-    return out ? reinterpret_cast<const float*>(out->row_ptr(0)) : nullptr;
-  });
+  append_in_batches(
+      n, n_batch_, cancel,
+      [&](int64_t done, int64_t count, int64_t first) -> const float* {
+        BatchInput input;
+        input.embeddings = rows + done * n_embd;
+        input.bidirectional = bidirectional;
+        const core::Tensor* out = run_batch(input, count, first, 1, cancel);
+        return out ? reinterpret_cast<const float*>(out->row_ptr(0)) : nullptr;
+      },
+      picture_cols);
 }
 
 void Context::drop_last(int64_t n, const float* logits_after_kept) {
@@ -318,8 +331,7 @@ const core::Tensor* Context::run_batch(const BatchInput& input, int64_t n_tokens
     model::bidirectional_key_ranges(batch, model_.hparams().sliding_window,
                                     static_cast<int32_t*>(in.sliding_key_ranges->data));
   }
-  std::memcpy(in.positions->data, kv_.positions().data() + batch.first_cell,
-              static_cast<size_t>(n_tokens) * sizeof(int32_t));
+  kv_.rope_positions(batch.first_cell, n_tokens, static_cast<int32_t*>(in.positions->data), n_tokens);
   {
     const model::Model::ForwardPass pass(model_);
     if (!core::compute_graph(graph_, pool_, n_threads_, allocator_.work_buffer(), profiling_ ? &op_times_ : nullptr,
@@ -349,6 +361,9 @@ Context::ShiftInputs Context::build_shift_graph(int64_t first, int64_t n) {
     if (!layer.rope) continue;
     core::RopeParams rotation = layer.rope_params;
     rotation.attn_factor = 1.0f;
+    // A multimodal key moves by delta in all three of its positions, which
+    // is neox's rotation by delta (the same frequencies, pair by pair).
+    if (rotation.mode == core::RopeMode::Multi) rotation.mode = core::RopeMode::Neox;
     core::Tensor* k = kv_.k(il);
     // Every row of the head-major cache, nb[2] bytes apart (KvCache::key_cells_per_head).
     core::Tensor* rows = graph_.view(

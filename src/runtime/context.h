@@ -137,7 +137,13 @@ class Context {
   // std::invalid_argument for n < 1, too many rows for one bidirectional
   // batch or a value that is not finite (naming its row), and otherwise as
   // eval() does; on failure the cache and logits() are as they were.
-  void eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel = nullptr);
+  // picture_cols > 0 (a model with multimodal rotary positions, whose cache
+  // keeps places: Qwen2-VL): the rows are a picture's tokens, picture_cols
+  // across, row by row; they share one position, each turned by its row and
+  // column (KvCache::append_picture), and the next token comes one past the
+  // picture's largest row or column. n must be whole rows of it.
+  void eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel = nullptr,
+                       int64_t picture_cols = 0);
   // Evaluates `n` tokens in one batch (n <= n_batch) and writes the logits
   // after each of the last `rows` of them to `logits` (rows x n_vocab, row by
   // row); logits() holds the last row. 1 <= rows <= min(n, max_logit_rows()),
@@ -199,8 +205,10 @@ class Context {
   // first) runs one into cells [first, first + count), claimed, and returns
   // its last row's logits (null: cancelled). On failure the cells appended go
   // again and logits() stays as it was; otherwise it becomes the last pass's.
+  // picture_cols > 0: the cells are a picture's tokens (KvCache::append_picture).
   template <typename RunPass>
-  void append_in_batches(int64_t n, int64_t batch, const core::Cancellation* cancel, RunPass run_pass);
+  void append_in_batches(int64_t n, int64_t batch, const core::Cancellation* cancel, RunPass run_pass,
+                         int64_t picture_cols = 0);
   void check_tokens(const int32_t* tokens, int64_t n) const;
   bool in_group() const { return group_ != nullptr && group_serves_; }
   // Before each pass: a background context waits for the foreground to be

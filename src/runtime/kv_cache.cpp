@@ -117,11 +117,13 @@ GgmlType kv_type_fitting(const model::HParams& hp, GgmlType wanted) {
 }
 
 size_t KvCache::bytes_needed(const model::HParams& hp, const KvCacheParams& params) {
-  return layers_bytes(hp, params) + static_cast<size_t>(params.n_ctx) * sizeof(int32_t);
+  const size_t per_cell = sizeof(int32_t) + (hp.rope.mode == core::RopeMode::Multi ? sizeof(PicturePlace) : 0);
+  return layers_bytes(hp, params) + static_cast<size_t>(params.n_ctx) * per_cell;
 }
 
 KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params)
     : n_ctx_(params.n_ctx),
+      keeps_places_(hp.rope.mode == core::RopeMode::Multi),
       buffer_(checked_layers_bytes(hp, params), io::PageMemory::Pages::Huge) {
   k_.resize(static_cast<size_t>(hp.n_layer));
   v_.resize(static_cast<size_t>(hp.n_layer));
@@ -138,6 +140,7 @@ KvCache::KvCache(const model::HParams& hp, const KvCacheParams& params)
     layers_.push_back({&k_[l], &v_[l]});
   }
   positions_.reserve(static_cast<size_t>(n_ctx_));
+  if (keeps_places_) places_.reserve(static_cast<size_t>(n_ctx_));
 }
 
 std::vector<core::Tensor> KvCache::layout(const model::HParams& hp, const KvCacheParams& params) {
@@ -158,15 +161,49 @@ int64_t KvCache::append(int64_t n, int32_t first_position) {
   require_positions(first_position, n);
   const int64_t first = used();
   for (int64_t i = 0; i < n; ++i) positions_.push_back(first_position + static_cast<int32_t>(i));
+  if (keeps_places_) places_.resize(positions_.size());
   return first;
+}
+
+int64_t KvCache::append_picture(int64_t n, int32_t position, int64_t first_token, int64_t cols) {
+  if (!keeps_places_) throw std::logic_error("append_picture: this model's cache keeps no places in pictures");
+  if (n < 0 || first_token < 0 || cols < 1 || first_token > INT32_MAX - n) {
+    throw std::invalid_argument("append_picture: tokens [" + std::to_string(first_token) + ", +" + std::to_string(n) +
+                                ") of a picture " + std::to_string(cols) + " across");
+  }
+  require_free(n);
+  const int64_t last = first_token + n - 1;
+  // The largest reach is the last token's (its row) or the first row's last column.
+  const int64_t reach = n == 0 ? 0 : std::max(last / cols, std::min(last, cols - 1));
+  require_positions(position, reach + 1);
+  const int64_t first = used();
+  for (int64_t i = first_token; i < first_token + n; ++i) {
+    positions_.push_back(position);
+    places_.push_back({static_cast<int32_t>(i / cols), static_cast<int32_t>(i % cols)});
+  }
+  return first;
+}
+
+void KvCache::rope_positions(int64_t first, int64_t n, int32_t* out, int64_t stride) const {
+  std::memcpy(out, positions_.data() + first, static_cast<size_t>(n) * sizeof(int32_t));
+  if (!keeps_places_) return;
+  for (int64_t i = 0; i < n; ++i) {
+    const PicturePlace& p = places_[static_cast<size_t>(first + i)];
+    out[stride + i] = out[i] + p.row;
+    out[2 * stride + i] = out[i] + p.col;
+  }
 }
 
 void KvCache::drop_last(int64_t n) {
   if (n < 0 || n > used()) throw std::out_of_range("drop_last: more cells than are used");
   positions_.resize(positions_.size() - static_cast<size_t>(n));
+  if (keeps_places_) places_.resize(positions_.size());
 }
 
-void KvCache::clear() { positions_.clear(); }
+void KvCache::clear() {
+  positions_.clear();
+  places_.clear();
+}
 
 void KvCache::remove(int64_t first, int64_t n) {
   if (first < 0 || n < 0 || first + n > used()) {
@@ -175,13 +212,15 @@ void KvCache::remove(int64_t first, int64_t n) {
   }
   move_cells(first + n, first, used() - first - n);
   positions_.erase(positions_.begin() + first, positions_.begin() + first + n);
+  if (keeps_places_) places_.erase(places_.begin() + first, places_.begin() + first + n);
 }
 
 void KvCache::check_shift(int64_t first, int64_t n, int32_t delta) const {
   if (first < 0 || n < 0 || first > used() - n) throw std::out_of_range("KV cache position shift outside used cells");
   for (int64_t i = first; i < first + n; ++i) {
     const int64_t shifted = static_cast<int64_t>(positions_[static_cast<size_t>(i)]) + delta;
-    if (shifted < 0 || shifted > kMaxPosition) {
+    const int64_t reach = keeps_places_ ? places_[static_cast<size_t>(i)].reach() : 0;
+    if (shifted < 0 || shifted + reach > kMaxPosition) {
       throw std::out_of_range("KV cache shift by " + std::to_string(delta) + " would move cell " + std::to_string(i) +
                               " from position " + std::to_string(positions_[static_cast<size_t>(i)]) + " to " +
                               std::to_string(shifted) + ", outside 0 .. " + std::to_string(kMaxPosition));
@@ -201,6 +240,7 @@ void KvCache::insert(int64_t at, int64_t n, int32_t first_position) {
   move_cells(at, at + n, used() - at);
   positions_.insert(positions_.begin() + at, static_cast<size_t>(n), 0);  // within the reserved capacity
   for (int64_t i = 0; i < n; ++i) positions_[static_cast<size_t>(at + i)] = first_position + static_cast<int32_t>(i);
+  if (keeps_places_) places_.insert(places_.begin() + at, static_cast<size_t>(n), PicturePlace{});
 }
 
 void KvCache::move_cells(int64_t from, int64_t to, int64_t n) {
@@ -244,18 +284,41 @@ void KvCache::write_cells(int64_t first, int64_t n, const uint8_t* bytes) {
   }
 }
 
-void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
+void KvCache::check_places(const std::vector<PicturePlace>& places, const std::vector<int32_t>& positions) const {
+  if (places.empty()) return;
+  if (!keeps_places_ || places.size() != positions.size()) {
+    throw std::invalid_argument("KV cells of " + std::to_string(positions.size()) + " positions given " +
+                                std::to_string(places.size()) + " places in pictures" +
+                                (keeps_places_ ? "" : ", which this model's cache does not keep"));
+  }
+  for (size_t i = 0; i < places.size(); ++i) {
+    const PicturePlace& p = places[i];
+    if (p.row < 0 || p.col < 0 || static_cast<int64_t>(positions[i]) + p.reach() > kMaxPosition) {
+      throw std::invalid_argument("KV cell at position " + std::to_string(positions[i]) + " given the place (" +
+                                  std::to_string(p.row) + ", " + std::to_string(p.col) + ") in a picture");
+    }
+  }
+}
+
+void KvCache::restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions,
+                      const std::vector<PicturePlace>& places) {
   const auto n = static_cast<int64_t>(positions.size());
   if (n > n_ctx_ || bytes.size() != snapshot_bytes(n)) {
     throw std::invalid_argument("KV snapshot of " + std::to_string(bytes.size()) + " bytes for " + std::to_string(n) +
                                 " cells does not fit this cache (" + std::to_string(snapshot_bytes(n)) +
                                 " bytes expected)");
   }
+  check_places(places, positions);
   write_cells(0, n, bytes.data());
   positions_.assign(positions.begin(), positions.end());
+  if (keeps_places_) {
+    places_.assign(static_cast<size_t>(n), PicturePlace{});
+    std::copy(places.begin(), places.end(), places_.begin());
+  }
 }
 
-void KvCache::put_back(int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions) {
+void KvCache::put_back(int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions,
+                       const std::vector<PicturePlace>& places) {
   const auto n = static_cast<int64_t>(positions.size());
   if (at < 0 || at > used()) throw std::out_of_range("KV cache put_back outside the used cells");
   if (bytes.size() != snapshot_bytes(n)) {
@@ -268,9 +331,14 @@ void KvCache::put_back(int64_t at, const std::vector<uint8_t>& bytes, const std:
                                   std::to_string(kMaxPosition));
     }
   }
+  check_places(places, positions);
   require_free(n);
   move_cells(at, at + n, used() - at);
   positions_.insert(positions_.begin() + at, positions.begin(), positions.end());  // within the reserved capacity
+  if (keeps_places_) {
+    places_.insert(places_.begin() + at, static_cast<size_t>(n), PicturePlace{});
+    std::copy(places.begin(), places.end(), places_.begin() + at);
+  }
   write_cells(at, n, bytes.data());
 }
 
@@ -281,6 +349,7 @@ void KvCache::copy_from(const KvCache& other) {
   }
   std::memcpy(buffer_.data(), other.buffer_.data(), bytes());
   positions_ = other.positions_;  // fits the reserved capacity: no allocation
+  places_ = other.places_;
 }
 
 }  // namespace peak::runtime

@@ -16,8 +16,13 @@
 // cells [0, used) are filled, and positions increase with the cell index.
 // Removing a range moves the later cells down (their positions are unchanged),
 // so attention always reads one dense prefix of the cache.
+//
+// A model with multimodal rotary positions (RopeMode::Multi, Qwen2-VL) also
+// keeps each cell's place in its picture (PicturePlace): a picture's tokens
+// share one position, so positions then only never decrease.
 #pragma once
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <stdexcept>
@@ -43,6 +48,17 @@ kernels::GgmlType kv_type_fitting(const model::HParams& hp, kernels::GgmlType wa
 // The largest position a cell may hold. Positions are int32_t, and the one
 // after the last (next_position) must be one too.
 constexpr int32_t kMaxPosition = INT32_MAX - 1;
+
+// Where a cell's token lies among its picture's tokens, for multimodal rotary
+// positions: its row and column; 0, 0 for a text token. A cell at position t
+// rotates by t, t + row and t + col (core::RopeMode::Multi), and the token
+// after it comes at t + reach() + 1 (Qwen2-VL: one past the largest of the
+// three).
+struct PicturePlace {
+  int32_t row = 0;
+  int32_t col = 0;
+  int32_t reach() const { return std::max(row, col); }
+};
 
 struct KvCacheParams {
   int64_t n_ctx = 0;                  // cells
@@ -71,6 +87,10 @@ class KvCache {
   kernels::GgmlType type_k() const { return k_[0].type; }
   kernels::GgmlType type_v() const { return v_[0].type; }
   size_t bytes() const { return buffer_.size(); }
+  // Everything the cache holds: bytes() plus the cells' positions and places.
+  size_t bytes_held() const {
+    return bytes() + positions_.capacity() * sizeof(int32_t) + places_.capacity() * sizeof(PicturePlace);
+  }
 
   core::Tensor* k(int64_t layer) { return &k_[static_cast<size_t>(layer)]; }
   // K is head-major, a row every nb[2] bytes: head h's cells start at row
@@ -82,8 +102,29 @@ class KvCache {
   const std::vector<model::LayerKv>& layers() const { return layers_; }
   // Position of each used cell, in cell order.
   const std::vector<int32_t>& positions() const { return positions_; }
+  // Whether cells keep their places in pictures (the model's rope is multimodal).
+  bool keeps_places() const { return keeps_places_; }
+  // The place of each used cell in cell order; empty unless keeps_places().
+  const std::vector<PicturePlace>& places() const { return places_; }
+  // The position of the token after cell `cell` (its position + 1, past a
+  // picture's token its PicturePlace::reach() more).
+  int32_t position_after(int64_t cell) const {
+    const auto c = static_cast<size_t>(cell);
+    return positions_[c] + (keeps_places_ ? places_[c].reach() : 0) + 1;
+  }
+  // How far cell `cell` sits past the position the token before it leaves
+  // for it (position_after(cell - 1), 0 for the first cell): what a shift
+  // closes after cells before it were removed.
+  int32_t gap_before(int64_t cell) const {
+    return positions_[static_cast<size_t>(cell)] - (cell == 0 ? 0 : position_after(cell - 1));
+  }
   // The position after the last cached token (0 when empty).
-  int32_t next_position() const { return positions_.empty() ? 0 : positions_.back() + 1; }
+  int32_t next_position() const { return positions_.empty() ? 0 : position_after(used() - 1); }
+  // The rope positions of cells [first, first + n) as the decoder takes them
+  // (model::ForwardInputs::positions): one each at out[i], with multimodal
+  // rotary positions also t + row at out[stride + i] and t + col at
+  // out[2 stride + i].
+  void rope_positions(int64_t first, int64_t n, int32_t* out, int64_t stride) const;
 
   // Throws ContextFull, saying how full the cache is, unless `n` more cells fit.
   void require_free(int64_t n) const;
@@ -91,6 +132,12 @@ class KvCache {
   // then writes their K and V. Throws ContextFull when they do not fit (in
   // cells, or because their positions would pass kMaxPosition).
   int64_t append(int64_t n, int32_t first_position);
+  // Claims the next `n` cells for tokens [first_token, first_token + n) of a
+  // picture `cols` tokens across, row by row, all at `position`; token i's
+  // place is (i / cols, i % cols). Needs keeps_places(), else
+  // std::logic_error; throws ContextFull as append does (a place's reach
+  // counts as positions).
+  int64_t append_picture(int64_t n, int32_t position, int64_t first_token, int64_t cols);
   // Gives back the last `n` cells (e.g. after a failed evaluation).
   void drop_last(int64_t n);
   void clear();
@@ -121,15 +168,18 @@ class KvCache {
   // The same for used cells [first, first + n), as put_back() takes them.
   std::vector<uint8_t> snapshot_cells(int64_t first, int64_t n) const;
   // Replaces the content with a snapshot of `positions.size()` cells taken from a
-  // cache of the same shape and types. Throws std::invalid_argument (leaving the
-  // cache as it was) when the sizes do not match.
-  void restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
+  // cache of the same shape and types, at those places (one per cell; empty:
+  // text). Throws std::invalid_argument (leaving the cache as it was) when the
+  // sizes do not match.
+  void restore(const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions,
+               const std::vector<PicturePlace>& places = {});
   // Undoes remove(at, n) exactly, given snapshot_cells(at, n) and those cells'
   // positions from before it: cells from `at` on move up and the removed ones
   // come back with their bytes and positions. Throws (changing nothing)
   // std::invalid_argument when the sizes do not match or a position is out of
   // range, ContextFull when they do not fit.
-  void put_back(int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
+  void put_back(int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions,
+                const std::vector<PicturePlace>& places = {});
 
   // Bytes of one cell of one layer's K (or V): a row per kv head.
   size_t cell_bytes_k() const { return k_[0].nb[2] * static_cast<size_t>(k_[0].ne[1]); }
@@ -148,7 +198,12 @@ class KvCache {
   std::vector<core::Tensor> k_;  // per layer
   std::vector<core::Tensor> v_;
   std::vector<model::LayerKv> layers_;  // &k_[l], &v_[l]
+  // Places given for `n` cells (empty: text), checked to be n and within
+  // positions: std::invalid_argument.
+  void check_places(const std::vector<PicturePlace>& places, const std::vector<int32_t>& positions) const;
   std::vector<int32_t> positions_;  // capacity n_ctx, reserved once
+  bool keeps_places_;
+  std::vector<PicturePlace> places_;  // keeps_places_: capacity n_ctx, reserved once
   io::PageMemory buffer_;  // every layer's K and V, in huge pages where the system has them
 };
 

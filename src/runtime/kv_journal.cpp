@@ -11,22 +11,25 @@ void KvJournal::remove(KvCells& cells, int64_t first, int64_t n) {
   KvCache& cache = cells.cache();
   std::vector<uint8_t> bytes = cache.snapshot_cells(first, n);  // checks the range
   std::vector<int32_t> positions(cache.positions().begin() + first, cache.positions().begin() + first + n);
+  std::vector<PicturePlace> places;
+  if (cache.keeps_places()) places.assign(cache.places().begin() + first, cache.places().begin() + first + n);
   cache.remove(first, n);
-  entries_.push_back({Op::Remove, first, n, 0, cache.used(), std::move(bytes), std::move(positions)});
+  entries_.push_back(
+      {Op::Remove, first, n, 0, cache.used(), std::move(bytes), std::move(positions), std::move(places)});
 }
 
 void KvJournal::drop_last(KvCells& cells, int64_t n) { remove(cells, cells.cache().used() - n, n); }
 
 void KvJournal::put_back(KvCells& cells, int64_t at, const std::vector<uint8_t>& bytes,
-                         const std::vector<int32_t>& positions) {
+                         const std::vector<int32_t>& positions, const std::vector<PicturePlace>& places) {
   KvCache& cache = cells.cache();
-  cache.put_back(at, bytes, positions);
-  entries_.push_back({Op::PutBack, at, static_cast<int64_t>(positions.size()), 0, cache.used(), {}, {}});
+  cache.put_back(at, bytes, positions, places);
+  entries_.push_back({Op::PutBack, at, static_cast<int64_t>(positions.size()), 0, cache.used(), {}, {}, {}});
 }
 
 void KvJournal::shift(KvCells& cells, int64_t first, int64_t n, int32_t delta) {
   cells.shift(first, n, delta);
-  entries_.push_back({Op::Shift, first, n, delta, cells.cache().used(), {}, {}});
+  entries_.push_back({Op::Shift, first, n, delta, cells.cache().used(), {}, {}, {}});
 }
 
 void KvJournal::undo(KvCells& cells, KvJournal* redo) const {
@@ -36,9 +39,9 @@ void KvJournal::undo(KvCells& cells, KvJournal* redo) const {
     if (e.op != Op::Shift) drop_to(cells, e.used_after, redo);
     if (e.op == Op::Remove) {
       if (redo) {
-        redo->put_back(cells, e.first, e.bytes, e.positions);
+        redo->put_back(cells, e.first, e.bytes, e.positions, e.places);
       } else {
-        cache.put_back(e.first, e.bytes, e.positions);
+        cache.put_back(e.first, e.bytes, e.positions, e.places);
       }
     } else if (e.op == Op::PutBack) {
       if (redo) {

@@ -58,7 +58,8 @@ class KvJournal {
   // throws has changed nothing and records nothing.
   void remove(KvCells& cells, int64_t first, int64_t n);
   void drop_last(KvCells& cells, int64_t n);
-  void put_back(KvCells& cells, int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions);
+  void put_back(KvCells& cells, int64_t at, const std::vector<uint8_t>& bytes, const std::vector<int32_t>& positions,
+                const std::vector<PicturePlace>& places = {});
   void shift(KvCells& cells, int64_t first, int64_t n, int32_t delta);
 
   // Undoes the recorded operations, last first, and drops the cells added
@@ -73,12 +74,13 @@ class KvJournal {
   enum class Op { Remove, PutBack, Shift };  // dropping the last cells removes them
   struct Entry {
     Op op;
-    int64_t first;                   // the first cell it removed, put back or shifted
-    int64_t n;                       // how many
-    int32_t delta;                   // Shift: added to the positions
-    int64_t used_after;              // cells used right after it
-    std::vector<uint8_t> bytes;      // Remove: the cells taken out (KvCache::snapshot_cells)
-    std::vector<int32_t> positions;  // and their positions
+    int64_t first;                     // the first cell it removed, put back or shifted
+    int64_t n;                         // how many
+    int32_t delta;                     // Shift: added to the positions
+    int64_t used_after;                // cells used right after it
+    std::vector<uint8_t> bytes;        // Remove: the cells taken out (KvCache::snapshot_cells)
+    std::vector<int32_t> positions;    // and their positions
+    std::vector<PicturePlace> places;  // and places (KvCache::keeps_places)
   };
   // Drops the cells after the first `used` (through `redo` when given).
   static void drop_to(KvCells& cells, int64_t used, KvJournal* redo);

@@ -239,8 +239,8 @@ void PassGroup::run_pass(size_t first, size_t count) {
     const Request& r = *taken_[i];
     std::memcpy(static_cast<int32_t*>(in.tokens->data) + token, r.tokens,
                 static_cast<size_t>(r.n_tokens) * sizeof(int32_t));
-    std::memcpy(static_cast<int32_t*>(in.positions->data) + token, r.kv->positions().data() + r.first_cell,
-                static_cast<size_t>(r.n_tokens) * sizeof(int32_t));
+    r.kv->rope_positions(r.first_cell, r.n_tokens, static_cast<int32_t*>(in.positions->data) + token,
+                         builder.inputs().positions->ne[0] / core::rope_positions_per_token(hp.rope.mode));
     if (in.output_rows != nullptr) {
       for (int64_t j = r.n_tokens - r.output_rows; j < r.n_tokens; ++j) {
         static_cast<int32_t*>(in.output_rows->data)[row++] = static_cast<int32_t>(token + j);

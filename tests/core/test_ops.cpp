@@ -294,6 +294,39 @@ TEST(CoreOps, RopeVisionTurnsByRowThenColumn) {
   expect_graph_matches([&](Graph& g) { return g.rope(a, pos, rope); }, expected, 1e-6);
 }
 
+// Multimodal mode (Qwen2-VL's M-RoPE, HF's apply_multimodal_rotary_pos_emb
+// with mrope_section {16, 24, 24}): neox pairs (i, i + 64) at neox's
+// frequencies base^(-2i / 128); pairs 0..15 turn by t, 16..39 by h, 40..63 by
+// w. Text tokens have t = h = w and so turn as neox does.
+TEST(CoreOps, RopeMultimodalTurnsEachSectionByItsPosition) {
+  Leaves leaves;
+  const std::vector<int32_t> t = {0, 5, 5, 5, 9}, h = {0, 5, 6, 7, 9}, w = {0, 7, 5, 8, 9};
+  std::vector<int32_t> positions = t;
+  positions.insert(positions.end(), h.begin(), h.end());
+  positions.insert(positions.end(), w.begin(), w.end());
+  Tensor* pos = leaves.ids(positions);
+  Tensor* a = leaves.random(GgmlType::F32, {128, 2, 5});
+  const Dense da = read_dense(*a);
+  RopeParams rope{128, RopeMode::Multi, 1000000.0f, 1.0f};
+  rope.sections[0] = 16;
+  rope.sections[1] = 24;
+  Dense expected = da;
+  for (int64_t k = 0; k < 5; ++k)
+    for (int64_t hh = 0; hh < 2; ++hh)
+      for (int64_t i = 0; i < 64; ++i) {
+        const std::vector<int32_t>& section = i < 16 ? t : i < 40 ? h : w;
+        const double theta =
+            section[static_cast<size_t>(k)] * std::pow(1000000.0, -2.0 * static_cast<double>(i) / 128.0);
+        const double x0 = da.at(i, hh, k), x1 = da.at(i + 64, hh, k);
+        expected.at(i, hh, k) = x0 * std::cos(theta) - x1 * std::sin(theta);
+        expected.at(i + 64, hh, k) = x0 * std::sin(theta) + x1 * std::cos(theta);
+      }
+  expect_graph_matches([&](Graph& g) { return g.rope(a, pos, rope); }, expected, 1e-6);
+  // Too few positions for the mode is refused.
+  Graph g;
+  EXPECT_THROW(g.rope(a, leaves.ids(t), rope), std::invalid_argument);
+}
+
 TEST(CoreOps, RopeNormalAndNeoxWithPartialDimsAndScaling) {
   Leaves leaves;
   const std::vector<int32_t> positions = {0, 1, 7, 100, 4095};

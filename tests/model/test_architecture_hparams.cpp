@@ -83,8 +83,32 @@ TEST(ArchitectureHParams, AnUnknownArchitectureIsRefusedWithTheSupportedOnes) {
   });
   const char* expected =
       "unsupported architecture 'mamba' (peak runs llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3, bert, "
-      "gemma-embedding, nomic-bert)";
+      "gemma-embedding, nomic-bert, qwen2vl)";
   EXPECT_NE(error.find(expected), std::string::npos) << error;
+}
+
+// qwen2vl (llama.cpp's loader): rope.dimension_sections splits the rotated
+// pairs among t, h and w (Qwen2.5-VL's {16, 24, 24, 0} of 64 pairs; synth
+// scales it, to {2, 3, 3, 0} of the tiny model's 8); missing, mis-sized or unsupported sections
+// are refused by name.
+TEST(ArchitectureHParams, Qwen2VLReadsItsRopeSectionsAndRefusesBadOnes) {
+  const model::SynthSpec spec = tiny_spec(Arch::Qwen2VL);
+  const HParams hp = hparams_of(spec);
+  EXPECT_EQ(hp.rope.mode, core::RopeMode::Multi);
+  EXPECT_EQ(hp.rope.sections[0], 2);
+  EXPECT_EQ(hp.rope.sections[1], 3);
+  const auto sections_error = [&](std::vector<int32_t> sections) {
+    return key_error(spec, [&](gguf::GgufWriter& w) {
+      w.set_array("qwen2vl.rope.dimension_sections", gguf::ValueType::Int32, sections.data(), sections.size());
+    });
+  };
+  EXPECT_NE(key_error(spec, [](gguf::GgufWriter& w) { w.remove("qwen2vl.rope.dimension_sections"); })
+                .find("lacks 'qwen2vl.rope.dimension_sections'"),
+            std::string::npos);
+  EXPECT_NE(sections_error({2, 3, 3}).find("must hold four 32-bit integers"), std::string::npos);
+  EXPECT_NE(sections_error({2, 3, 2, 0}).find("covers 7 pairs, not the 8 that rotate"), std::string::npos);
+  EXPECT_NE(sections_error({2, 3, 2, 1}).find("fourth section"), std::string::npos);
+  EXPECT_NE(sections_error({-1, 3, 6, 0}).find("holds -1"), std::string::npos);
 }
 
 TEST(ArchitectureHParams, Gemma2SlidesEveryOtherLayerWithLlamaCppDefaults) {

@@ -23,8 +23,8 @@ using model::Arch;
 using model::ManifestTensor;
 using model::Presence;
 
-const Arch kAllArchs[] = {Arch::Llama, Arch::Qwen2,   Arch::Qwen3, Arch::Gemma2,         Arch::Gemma3,
-                          Arch::Phi3,  Arch::SmolLM3, Arch::Bert,  Arch::GemmaEmbedding, Arch::NomicBert};
+const Arch kAllArchs[] = {Arch::Llama,   Arch::Qwen2, Arch::Qwen3,          Arch::Gemma2,    Arch::Gemma3, Arch::Phi3,
+                          Arch::SmolLM3, Arch::Bert,  Arch::GemmaEmbedding, Arch::NomicBert, Arch::Qwen2VL};
 
 using Shape = std::vector<int64_t>;
 
@@ -143,6 +143,7 @@ TEST(TensorManifest, BlocksHoldLlamaCppsTensorsOfEachArchitecture) {
   const std::map<Arch, std::vector<std::string>> expected = {
       {Arch::Llama, llama},
       {Arch::Qwen2, with(llama, {"attn_q.bias", "attn_k.bias", "attn_v.bias"})},
+      {Arch::Qwen2VL, with(llama, {"attn_q.bias", "attn_k.bias", "attn_v.bias"})},
       {Arch::Qwen3, with(llama, {"attn_q_norm.weight", "attn_k_norm.weight"})},
       {Arch::Gemma2, gemma2},
       {Arch::Gemma3, with(gemma2, {"attn_q_norm.weight", "attn_k_norm.weight"})},

@@ -77,15 +77,20 @@ std::vector<double> ReferenceForward::matvec(const std::string& name, const std:
 
 // Pair i of the first n_dims dimensions turns by pos * base^(-2i/n_dims) *
 // freq_scale / factor_i and is scaled by attn_factor; the rest pass through.
-void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il, int32_t pos) const {
+// With multimodal rotary positions (M-RoPE, HF's Qwen2-VL:
+// apply_multimodal_rotary_pos_emb) pos is t, h or w by the pair's section.
+void ReferenceForward::rope(std::vector<double>& v, size_t n_heads, int64_t il, RopePosition place) const {
   const model::LayerAttention& layer = hp_.layer(il);
   if (!layer.rope) return;
   const core::RopeParams& r = layer.rope_params;
   const size_t d = static_cast<size_t>(hp_.head_dim), n_dims = static_cast<size_t>(r.n_dims);
-  const bool neox = r.mode == core::RopeMode::Neox;
+  const bool multi = r.mode == core::RopeMode::Multi;
+  const bool neox = r.mode == core::RopeMode::Neox || multi;
+  const auto h_from = static_cast<size_t>(r.sections[0]), w_from = h_from + static_cast<size_t>(r.sections[1]);
   for (size_t h = 0; h < n_heads; ++h) {
     for (size_t i = 0; i < n_dims / 2; ++i) {
       const double exponent = -2.0 * static_cast<double>(i) / static_cast<double>(n_dims);
+      const auto pos = static_cast<double>(!multi || i < h_from ? place.t : i < w_from ? place.h : place.w);
       double theta = pos * std::pow(static_cast<double>(r.freq_base), exponent) * r.freq_scale;
       if (!rope_factors_.empty()) theta /= rope_factors_[i];
       const size_t a = h * d + (neox ? i : 2 * i), b = h * d + (neox ? i + n_dims / 2 : 2 * i + 1);
@@ -145,6 +150,10 @@ std::vector<double> ReferenceForward::span(const std::vector<std::vector<double>
   return logits_of(forward(rows, Visibility::Span).back());
 }
 
+std::vector<double> ReferenceForward::picture(const std::vector<std::vector<double>>& rows, int64_t cols) {
+  return logits_of(forward(rows, Visibility::Causal, cols).back());
+}
+
 std::vector<std::vector<double>> ReferenceForward::hidden_states(const std::vector<int32_t>& tokens,
                                                                  bool bidirectional) {
   const size_t e = static_cast<size_t>(hp_.n_embd);
@@ -156,7 +165,8 @@ std::vector<std::vector<double>> ReferenceForward::hidden_states(const std::vect
   return forward(std::move(xs), bidirectional ? Visibility::Bidirectional : Visibility::Causal);
 }
 
-std::vector<std::vector<double>> ReferenceForward::forward(std::vector<std::vector<double>> xs, Visibility visibility) {
+std::vector<std::vector<double>> ReferenceForward::forward(std::vector<std::vector<double>> xs, Visibility visibility,
+                                                           int64_t picture_cols) {
   const size_t e = static_cast<size_t>(hp_.n_embd), d = static_cast<size_t>(hp_.head_dim);
   const size_t n_head = static_cast<size_t>(hp_.n_head), n_kv_head = static_cast<size_t>(hp_.n_head_kv);
   const size_t q_rows = n_head * d, kv_rows = n_kv_head * d, ff = static_cast<size_t>(hp_.n_ff);
@@ -191,9 +201,13 @@ std::vector<std::vector<double>> ReferenceForward::forward(std::vector<std::vect
         for (size_t hh = 0; hh < n_head; ++hh) rms_norm(q, hh * d, d, qn, eps);
         for (size_t hh = 0; hh < n_kv_head; ++hh) rms_norm(k, hh * d, d, kn, eps);
       }
-      const auto pos = static_cast<int32_t>(pos_ + static_cast<int32_t>(t));
-      rope(q, n_head, il, pos);
-      rope(k, n_kv_head, il, pos);
+      const auto i = static_cast<int64_t>(t);
+      const RopePosition place =
+          picture_cols > 0
+              ? RopePosition{next_rotation_, next_rotation_ + i / picture_cols, next_rotation_ + i % picture_cols}
+              : RopePosition{next_rotation_ + i, next_rotation_ + i, next_rotation_ + i};
+      rope(q, n_head, il, place);
+      rope(k, n_kv_head, il, place);
       qs[t] = q;
       auto& kc = k_cache_[static_cast<size_t>(il)];
       auto& vc = v_cache_[static_cast<size_t>(il)];
@@ -234,6 +248,8 @@ std::vector<std::vector<double>> ReferenceForward::forward(std::vector<std::vect
   }
   for (std::vector<double>& x : xs) rms_norm(x, 0, e, vec("output_norm.weight"), eps);
   pos_ += static_cast<int32_t>(n);
+  const auto count = static_cast<int64_t>(n);
+  next_rotation_ += picture_cols > 0 ? std::max(count / picture_cols, picture_cols) : count;
   return xs;
 }
 

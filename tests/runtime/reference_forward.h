@@ -34,6 +34,12 @@ class ReferenceForward {
   // (Gemma 3's image tokens), on a sliding layer the earlier ones within the
   // window. Returns the last row's logits.
   std::vector<double> span(const std::vector<std::vector<double>>& rows);
+  // Feeds `rows` (n_embd each) as a picture's tokens, `cols` across, row by
+  // row, causally (Qwen2-VL): with multimodal rotary positions each rotates
+  // by the picture's position t, t + its row and t + its column, and the
+  // next token comes at t + max(rows, cols) (HF's get_rope_index). Returns
+  // the last row's logits.
+  std::vector<double> picture(const std::vector<std::vector<double>>& rows, int64_t cols);
   // From the next step on, the matrix `name` is `w` (ggml [n_in, n_out]: row j
   // holds output j's n_in weights) instead of the file's: a merged adapter.
   void set_matrix(const std::string& name, std::vector<double> w) { matrices_[name] = std::move(w); }
@@ -45,8 +51,12 @@ class ReferenceForward {
   std::vector<double> matvec(const std::string& name, const std::vector<double>& x) const;
   std::vector<double> vec(const std::string& name) const;
   bool has(const std::string& name) const;
-  // Rotates every head of v [n_heads * d] in place as layer il does at position pos.
-  void rope(std::vector<double>& v, size_t n_heads, int64_t il, int32_t pos) const;
+  // A token's rotation positions: t, h, w (all three the same but in a picture).
+  struct RopePosition {
+    int64_t t, h, w;
+  };
+  // Rotates every head of v [n_heads * d] in place as layer il does at `pos`.
+  void rope(std::vector<double>& v, size_t n_heads, int64_t il, RopePosition pos) const;
   // Which positions a fed position sees besides the earlier ones.
   enum class Visibility {
     Causal,         // none later
@@ -55,7 +65,9 @@ class ReferenceForward {
   };
   // The layers over input rows xs at the next positions; the last hidden
   // states after output_norm.
-  std::vector<std::vector<double>> forward(std::vector<std::vector<double>> xs, Visibility visibility);
+  // picture_cols > 0: the rows are a picture's tokens that many across (picture()).
+  std::vector<std::vector<double>> forward(std::vector<std::vector<double>> xs, Visibility visibility,
+                                           int64_t picture_cols = 0);
   std::vector<double> logits_of(const std::vector<double>& x) const;
   // Softmax attention of query head h at position pos over the cached
   // positions of layer il it sees (forward).
@@ -65,7 +77,8 @@ class ReferenceForward {
   const gguf::GgufFile& file_;
   const model::HParams& hp_;
   std::vector<double> rope_factors_;  // per-pair divisors, empty for none
-  int32_t pos_ = 0;
+  int32_t pos_ = 0;                   // tokens fed so far: the next one's place in the cache
+  int64_t next_rotation_ = 0;         // the next text token's rotation position (pos_ but after a picture)
   std::vector<std::vector<double>> k_cache_, v_cache_;  // per layer, [pos][n_embd_kv]
   std::map<std::string, std::vector<double>> matrices_;
   std::map<int64_t, std::vector<double>> layer_offsets_;

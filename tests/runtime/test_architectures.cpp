@@ -1,4 +1,4 @@
-// Each architecture (llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3) on a
+// Each architecture (llama, qwen2, qwen3, gemma2, gemma3, phi3, smollm3, qwen2vl) on a
 // tiny synthetic model, run in a context: the logits of a prefill and of
 // token-by-token decoding over more tokens than the sliding window match a
 // naive double-precision reference, a batched prefill gives the logits of
@@ -42,8 +42,8 @@ const std::vector<int32_t> kLongPrompt = {1,   17, 250, 3,   99,  42, 7,   280, 
 
 double shifted_versus_fresh(const model::Model& m, GgmlType kv_type);
 
-const model::Arch kAllArchs[] = {model::Arch::Llama,  model::Arch::Qwen2, model::Arch::Qwen3,  model::Arch::Gemma2,
-                                 model::Arch::Gemma3, model::Arch::Phi3,  model::Arch::SmolLM3};
+const model::Arch kAllArchs[] = {model::Arch::Llama,  model::Arch::Qwen2, model::Arch::Qwen3,   model::Arch::Gemma2,
+                                 model::Arch::Gemma3, model::Arch::Phi3,  model::Arch::SmolLM3, model::Arch::Qwen2VL};
 
 class Architecture : public ::testing::TestWithParam<model::Arch> {};
 

@@ -30,8 +30,8 @@ using kernels::GgmlType;
 
 const std::string kShared = PEAK_SHARED_DIR;
 
-const model::Arch kAllArchs[] = {model::Arch::Llama,  model::Arch::Qwen2, model::Arch::Qwen3,  model::Arch::Gemma2,
-                                 model::Arch::Gemma3, model::Arch::Phi3,  model::Arch::SmolLM3};
+const model::Arch kAllArchs[] = {model::Arch::Llama,  model::Arch::Qwen2, model::Arch::Qwen3,   model::Arch::Gemma2,
+                                 model::Arch::Gemma3, model::Arch::Phi3,  model::Arch::SmolLM3, model::Arch::Qwen2VL};
 
 // Prompts of 40, 14 and 3 tokens: the longest spans five sliding windows of
 // the tiny models and five chunks of 8.

@@ -282,6 +282,11 @@ peak_status peak_session_attach_image(peak_session* session, const float* embedd
   if (const peak_status status = image_rows(session, n_floats, "peak_session_attach_image", n_rows)) return status;
   if (session->projector) {
     const peak::model::HParams& hp = session->projector->projector->hparams();
+    if (hp.spec().tiling == peak::model::VisionTiling::SmartResize) {
+      return fail(PEAK_ERR_INVALID_ARGUMENT,
+                  "peak_session_attach_image: this projector sizes each picture, and its tokens' grid follows the "
+                  "picture's size: attach them with peak_session_attach_picture, giving it");
+    }
     if (peak::model::max_picture_frames(hp) > 1 && n_rows != hp.vision.n_image_tokens()) {
       return fail(PEAK_ERR_INVALID_ARGUMENT,
                   "peak_session_attach_image: " + std::to_string(n_rows) + " image tokens; this projector cuts " +
@@ -320,7 +325,8 @@ peak_status peak_session_attach_picture(peak_session* session, const float* embe
                       std::to_string(layout.n_tokens()) + " (" + std::to_string(layout.n_frames()) + " frames of " +
                       std::to_string(layout.tokens_per_frame) + ")");
     }
-    session->session->attach_image(embeddings, n_rows, layout.grid_rows, layout.grid_cols);
+    session->session->attach_image(embeddings, n_rows, layout.grid_rows, layout.grid_cols,
+                                   peak::model::placed_token_cols(session->projector->projector->hparams(), layout));
     return PEAK_OK;
   });
 }

@@ -91,7 +91,8 @@ bool CacheRebuild::apply(uint64_t first_kept, uint64_t taken_back_from, const st
   if (removed > 0) {
     const auto first = static_cast<int64_t>(start_.prefix_positions.size() + summary_segment_.size());
     staging_->kv().remove(first, removed);
-    staging_->shift_positions(first, kept, -static_cast<int32_t>(removed));
+    // Their positions, more than their cells where a picture's tokens share one.
+    staging_->shift_positions(first, kept, -staging_->kv().gap_before(first));
   }
   staged_.erase(staged_.begin(), staged_.begin() + static_cast<std::ptrdiff_t>(n_removed));
   std::vector<int32_t> tokens;

@@ -141,8 +141,7 @@ void ChatSession::finish_room(int64_t gap_at, TurnResult& turn, TurnUndo& undo) 
   // Recent and this turn move down over the removed cells, so positions stay
   // compact (StreamingLLM with the Prefix as attention sink). When all of
   // Recent left, the turn's tokens followed the Summary directly: no gap.
-  const int32_t follows = gap_at == 0 ? 0 : kv.positions()[static_cast<size_t>(gap_at - 1)] + 1;
-  const int32_t gap = kv.positions()[static_cast<size_t>(gap_at)] - follows;
+  const int32_t gap = kv.gap_before(gap_at);
   if (gap == 0) return;
   const runtime::Stopwatch stopwatch;
   runtime::ContextCells cells(*ctx_);
@@ -910,7 +909,8 @@ ImageList ChatSession::prompt_images(const TurnPrompt& prompt) {
   return images;
 }
 
-void ChatSession::attach_image(const float* rows, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols) {
+void ChatSession::attach_image(const float* rows, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols,
+                               int64_t token_cols) {
   if (!settings_.images) {
     throw std::invalid_argument(
         "this session takes no images: create it with the model's vision projector (an mmproj file)");
@@ -925,7 +925,7 @@ void ChatSession::attach_image(const float* rows, int64_t n_tokens, int64_t grid
     throw std::invalid_argument("an image of " + std::to_string(n_tokens) + " tokens does not fit recent_max " +
                                 std::to_string(settings_.recent_max));
   }
-  SessionImage framed = frame_image(*settings_.images, n_tokens, grid_rows, grid_cols, settings_.n_batch);
+  SessionImage framed = frame_image(*settings_.images, n_tokens, grid_rows, grid_cols, settings_.n_batch, token_cols);
   const size_t n = static_cast<size_t>(n_tokens * n_embd);
   for (size_t i = 0; i < n; ++i) {
     if (!std::isfinite(rows[i])) {
@@ -939,7 +939,7 @@ void ChatSession::attach_image(const float* rows, int64_t n_tokens, int64_t grid
   for (const LoggedMessage& m : state_.log) add_images(known, m.images);
   for (const ImagePtr& image : known) {
     if (image->hash == hash && image->n_tokens == n_tokens && image->texts == framed.texts &&
-        std::equal(rows, rows + n, image->rows.begin())) {
+        image->token_cols == framed.token_cols && std::equal(rows, rows + n, image->rows.begin())) {
       attached_.push_back(image);
       return;
     }

@@ -213,8 +213,11 @@ class ChatSession {
   // settings.images, for no rows, rows that are not finite, an image longer
   // than recent_max (or, attending both ways, a frame longer than n_batch), a
   // grid the projector does not cut or whose frames the rows do not divide
-  // into, past kMaxImages images.
-  void attach_image(const float* rows, int64_t n_tokens, int64_t grid_rows = 0, int64_t grid_cols = 0);
+  // into, past kMaxImages images. A projector that sizes each picture
+  // (Qwen2.5-VL's) needs token_cols, its tokens across (PictureLayout::token_cols),
+  // which a language model with multimodal rotary positions places them by.
+  void attach_image(const float* rows, int64_t n_tokens, int64_t grid_rows = 0, int64_t grid_cols = 0,
+                    int64_t token_cols = 0);
   size_t attached_images() const { return attached_.size(); }
   void clear_attached_images() { attached_.clear(); }
 

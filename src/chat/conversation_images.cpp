@@ -34,7 +34,7 @@ ImagePtr find_image(const ImageList& images, uint32_t id) {
 }
 
 SessionImage frame_image(model::Arch projector, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols,
-                         int64_t max_frame_rows) {
+                         int64_t max_frame_rows, int64_t token_cols) {
   const model::ArchSpec& spec = model::arch_spec(projector);
   SessionImage image;
   image.n_tokens = n_tokens;
@@ -48,6 +48,14 @@ SessionImage frame_image(model::Arch projector, int64_t n_tokens, int64_t grid_r
                                 std::to_string(n_frames) + " frames of equal length (" + std::to_string(grid_rows) +
                                 " x " + std::to_string(grid_cols) + " tiles and the overview)");
   }
+  const bool sized = spec.tiling == model::VisionTiling::SmartResize;
+  if (sized ? token_cols < 1 || image.rows_per_frame() % token_cols != 0 : token_cols != 0) {
+    throw std::invalid_argument(
+        sized ? "a picture of " + std::to_string(n_tokens) + " tokens is not rows of " + std::to_string(token_cols) +
+                    " across; this projector sizes each picture, so its tokens' grid comes from the picture's size"
+              : "this projector's pictures take no grid of tokens (" + std::to_string(token_cols) + " across)");
+  }
+  image.token_cols = token_cols;
   if (image.bidirectional && image.rows_per_frame() > max_frame_rows) {
     throw std::invalid_argument("an image of " + std::to_string(image.rows_per_frame()) +
                                 " tokens attending to each other must fit one batch: n_batch is " +
@@ -60,6 +68,31 @@ void add_images(ImageList& to, const ImageList& from) {
   for (const ImagePtr& image : from) {
     if (!find_image(to, image->id)) to.push_back(image);
   }
+}
+
+CellPositions cell_positions(const std::vector<int32_t>& tokens, const ImageList& images, bool places) {
+  CellPositions out;
+  out.positions.reserve(tokens.size());
+  if (places) out.places.reserve(tokens.size());
+  int32_t next = 0;           // the position the next token takes
+  int32_t picture_start = 0;  // the placed picture's position
+  for (const int32_t t : tokens) {
+    runtime::PicturePlace place;
+    int32_t position = next;
+    if (places && is_image_token(t)) {
+      const ImagePtr image = find_image(images, image_of(t));
+      if (image && image->token_cols > 0) {
+        const int64_t row = image_row(t);
+        if (row == 0) picture_start = next;
+        position = picture_start;
+        place = {static_cast<int32_t>(row / image->token_cols), static_cast<int32_t>(row % image->token_cols)};
+      }
+    }
+    out.positions.push_back(position);
+    if (places) out.places.push_back(place);
+    next = position + place.reach() + 1;
+  }
+  return out;
 }
 
 std::vector<int32_t> text_tokens(const std::vector<int32_t>& tokens) {
@@ -96,7 +129,12 @@ void evaluate_cells(runtime::Context& ctx, const int32_t* tokens, int64_t n, con
         while (end < n && is_image_token(tokens[end]) && image_of(tokens[end]) == id &&
                image_row(tokens[end]) == first + (end - at) && image_row(tokens[end]) < image->n_tokens)
           ++end;
-        ctx.eval_embeddings(image->rows.data() + first * image->n_embd, end - at, image->bidirectional, cancel);
+        const int64_t cols = ctx.kv().keeps_places() ? image->token_cols : 0;
+        if (cols > 0 && first != 0) {
+          throw std::invalid_argument("a picture placed by rows and columns is evaluated from its first token, not " +
+                                      std::to_string(first));
+        }
+        ctx.eval_embeddings(image->rows.data() + first * image->n_embd, end - at, image->bidirectional, cancel, cols);
       }
       at = end;
     }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "model/arch_spec.h"
+#include "runtime/kv_cache.h"
 
 namespace peak::core {
 class Cancellation;
@@ -52,6 +53,10 @@ struct SessionImage {
   int64_t grid_rows = 0;
   int64_t grid_cols = 0;
   std::vector<std::string> texts;
+  // A frame's tokens across, row by row, for a projector whose language model
+  // places them by row and column (Qwen2.5-VL's, whose text model rotates
+  // them by M-RoPE: Context::eval_embeddings' picture_cols); 0 for others.
+  int64_t token_cols = 0;
   std::vector<float> rows;  // n_tokens x n_embd, row by row
 
   int64_t n_frames() const { return static_cast<int64_t>(texts.size()) - 1; }
@@ -80,21 +85,35 @@ std::string text_for_summary(const std::string& text);
 // The image of id `id` among `images`, or null.
 ImagePtr find_image(const ImageList& images, uint32_t id);
 // A picture of n_tokens rows cut into grid_rows x grid_cols tiles (0 x 0:
-// one frame) by the projector of row `projector`, without its id, hash and
-// rows: its framing (texts, bidirectional). std::invalid_argument naming what
-// is wrong: a grid the projector does not cut, rows that do not divide into
-// its frames, or frames longer than max_frame_rows when they attend both ways.
+// one frame) by the projector of row `projector`, token_cols of them across
+// a frame (needed by projectors that size each picture, Qwen2.5-VL's; 0
+// for others), without its id, hash and rows: its framing (texts,
+// bidirectional, token_cols). std::invalid_argument naming what is wrong: a
+// grid the projector does not cut, rows that do not divide into its frames
+// (or a frame into rows of token_cols), or frames longer than max_frame_rows
+// when they attend both ways.
 SessionImage frame_image(model::Arch projector, int64_t n_tokens, int64_t grid_rows, int64_t grid_cols,
-                         int64_t max_frame_rows);
+                         int64_t max_frame_rows, int64_t token_cols = 0);
 // The images of `from` that `to` does not hold yet, added to it.
 void add_images(ImageList& to, const ImageList& from);
 
 // Evaluates tokens[0 .. n) into `ctx` as Context::eval appends tokens: each
-// run of an image's tokens by eval_embeddings (its rows among `images`), the
-// text between by eval. On failure the cache and its logits are as before.
-// std::invalid_argument for an image token whose image `images` lacks.
+// run of an image's tokens by eval_embeddings (its rows among `images`;
+// placed by row and column when the cache keeps places and the image has
+// token_cols), the text between by eval. On failure the cache and its logits
+// are as before. std::invalid_argument for an image token whose image
+// `images` lacks, or a placed picture's run that starts past its first row.
 void evaluate_cells(runtime::Context& ctx, const int32_t* tokens, int64_t n, const ImageList& images,
                     const core::Cancellation* cancel = nullptr);
+// The positions cells holding `tokens` take, evaluated from position 0 as
+// evaluate_cells() does, and with `places` (a cache that keeps them) each
+// one's place in its picture: what saved cells are checked against and
+// restored with.
+struct CellPositions {
+  std::vector<int32_t> positions;
+  std::vector<runtime::PicturePlace> places;  // empty without `places`
+};
+CellPositions cell_positions(const std::vector<int32_t>& tokens, const ImageList& images, bool places);
 // The text tokens of `tokens`, in order (what a sampler's penalty window or a
 // draft model reads).
 std::vector<int32_t> text_tokens(const std::vector<int32_t>& tokens);

@@ -18,14 +18,16 @@ using kernels::GgmlType;
 
 namespace {
 
-constexpr uint32_t kFormatVersion = 5;
+constexpr uint32_t kFormatVersion = 6;
 constexpr uint32_t kOldestFormatVersion = 1;
 // Format 3 added tool calls and results, format 4 pictures, format 5 pictures
-// cut into tiles; a conversation without them is still written in the oldest
-// format that holds it, which older readers take.
+// cut into tiles, format 6 pictures whose tokens are placed by row and column
+// (SessionImage::token_cols); a conversation without them is still written
+// in the oldest format that holds it, which older readers take.
 constexpr uint32_t kToolsFormatVersion = 3;
 constexpr uint32_t kImagesFormatVersion = 4;
 constexpr uint32_t kTiledImagesFormatVersion = 5;
+constexpr uint32_t kPlacedImagesFormatVersion = 6;
 
 bool holds_tools(const SessionState& s) {
   return std::any_of(s.log.begin(), s.log.end(),
@@ -256,6 +258,7 @@ void write_images(Writer& w, const ImageList& images, uint32_t version) {
       w.put<int64_t>(image->grid_rows);
       w.put<int64_t>(image->grid_cols);
     }
+    if (version >= kPlacedImagesFormatVersion) w.put<int64_t>(image->token_cols);
     const auto* bytes = reinterpret_cast<const uint8_t*>(image->rows.data());
     w.bytes.insert(w.bytes.end(), bytes, bytes + image->rows.size() * sizeof(float));
   }
@@ -403,6 +406,7 @@ void PayloadReader::read_images() {
     const uint8_t bidirectional = r_.get<uint8_t>();
     const int64_t grid_rows = version_ >= kTiledImagesFormatVersion ? r_.get<int64_t>() : 0;
     const int64_t grid_cols = version_ >= kTiledImagesFormatVersion ? r_.get<int64_t>() : 0;
+    const int64_t token_cols = version_ >= kPlacedImagesFormatVersion ? r_.get<int64_t>() : 0;
     const std::string which = "picture " + std::to_string(i);
     if (id >= kMaxImages || find_image(images_, id)) {
       throw bad(which + " has the id " + std::to_string(id) + ", out of range or taken");
@@ -418,7 +422,8 @@ void PayloadReader::read_images() {
     if (bidirectional > 1) throw bad(which + "'s attention flag is " + std::to_string(bidirectional));
     auto image = std::make_shared<SessionImage>();
     try {
-      *image = frame_image(*session_.settings.images, n_tokens, grid_rows, grid_cols, session_.settings.n_batch);
+      *image =
+          frame_image(*session_.settings.images, n_tokens, grid_rows, grid_cols, session_.settings.n_batch, token_cols);
     } catch (const std::invalid_argument& e) {
       throw mismatch(which + " does not suit this session's projector: " + e.what());
     }
@@ -748,12 +753,17 @@ void PayloadReader::read_cells() {
   if (static_cast<int64_t>(cells.positions.size()) != segments + recent_cells_) {
     throw bad("its KV cache does not match its segments");
   }
+  // The positions evaluating the cells' tokens gives (0, 1, ... but where a
+  // picture's tokens share one).
+  CellPositions expected =
+      cell_positions(f_.state.cached_tokens(f_.settings.prefix), images_, session_.cache.keeps_places());
   for (size_t i = 0; i < cells.positions.size(); ++i) {
-    if (cells.positions[i] != static_cast<int32_t>(i)) {
+    if (cells.positions[i] != expected.positions[i]) {
       throw bad("KV cell " + std::to_string(i) + " is at position " + std::to_string(cells.positions[i]) +
-                " (the cells hold positions 0, 1, ...)");
+                ", not the " + std::to_string(expected.positions[i]) + " its tokens take");
     }
   }
+  cells.places = std::move(expected.places);
   check_cell_bytes(cells);
   f_.cells = std::move(cells);
 }
@@ -843,7 +853,10 @@ void write_session_file(const std::string& path, const model::Model& model, cons
   const ImageList images = log_images(state);
   const bool tiled =
       std::any_of(images.begin(), images.end(), [](const ImagePtr& image) { return image->n_frames() > 1; });
-  const uint32_t version = tiled                ? kTiledImagesFormatVersion
+  const bool placed =
+      std::any_of(images.begin(), images.end(), [](const ImagePtr& image) { return image->token_cols > 0; });
+  const uint32_t version = placed               ? kPlacedImagesFormatVersion
+                           : tiled              ? kTiledImagesFormatVersion
                            : !images.empty()    ? kImagesFormatVersion
                            : holds_tools(state) ? kToolsFormatVersion
                                                 : kToolsFormatVersion - 1;
@@ -941,17 +954,22 @@ void load_saved_cells(runtime::Context& ctx, const FittedSession& fitted, int64_
   runtime::KvCache& kv = ctx.kv();
   const SavedCells& cells = *fitted.cells;
   if (fitted.dropped_cells == 0) {
-    kv.restore(cells.bytes, cells.positions);
+    kv.restore(cells.bytes, cells.positions, cells.places);
     return;
   }
   // As a turn drops messages: their cells leave, the rest moves down.
   const auto saved = static_cast<int64_t>(cells.positions.size());
   const int64_t kept = saved - segments - fitted.dropped_cells;
+  const auto places = [&](int64_t first, int64_t n) {
+    return cells.places.empty()
+               ? std::vector<runtime::PicturePlace>()
+               : std::vector<runtime::PicturePlace>(cells.places.begin() + first, cells.places.begin() + first + n);
+  };
   kv.restore(snapshot_slice(cells.bytes, saved, 0, segments, kv),
-             std::vector<int32_t>(cells.positions.begin(), cells.positions.begin() + segments));
+             std::vector<int32_t>(cells.positions.begin(), cells.positions.begin() + segments), places(0, segments));
   kv.put_back(segments, snapshot_slice(cells.bytes, saved, segments + fitted.dropped_cells, kept, kv),
-              std::vector<int32_t>(cells.positions.end() - kept, cells.positions.end()));
-  ctx.shift_positions(segments, kept, -static_cast<int32_t>(fitted.dropped_cells));
+              std::vector<int32_t>(cells.positions.end() - kept, cells.positions.end()), places(saved - kept, kept));
+  if (kept > 0) ctx.shift_positions(segments, kept, -kv.gap_before(segments));
 }
 
 }  // namespace peak::chat

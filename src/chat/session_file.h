@@ -54,11 +54,14 @@ struct SavedSettings {
 // What a session with these settings and Prefix tokens saves of them.
 SavedSettings saved_settings(const SessionSettings& settings, const std::vector<int32_t>& prefix);
 
-// The main cache's used cells as saved (KvCache::snapshot and positions).
+// The main cache's used cells as saved (KvCache::snapshot and positions),
+// with their places in pictures worked out from the tokens they hold (empty
+// unless the cache keeps places: cell_positions).
 struct SavedCells {
   kernels::GgmlType type_k = kernels::GgmlType::F16;
   kernels::GgmlType type_v = kernels::GgmlType::F16;
   std::vector<int32_t> positions;
+  std::vector<runtime::PicturePlace> places;
   std::vector<uint8_t> bytes;
 };
 

@@ -411,4 +411,8 @@ std::vector<image::Image> vision_frames(const image::Image& picture, const HPara
   return frames;
 }
 
+int64_t placed_token_cols(const HParams& hp, const PictureLayout& layout) {
+  return hp.spec().tiling == VisionTiling::SmartResize ? layout.token_cols : 0;
+}
+
 }  // namespace peak::model

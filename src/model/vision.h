@@ -156,6 +156,11 @@ inline constexpr int64_t kMaxGridSide = 64;
 // The layout of a picture of width x height pixels (each at least 1, else
 // std::invalid_argument).
 PictureLayout picture_layout(const HParams& hp, int64_t width, int64_t height);
+// A frame's tokens across as the language model places them by row and
+// column (a projector that sizes each picture, Qwen2.5-VL's, whose text
+// model rotates its tokens by M-RoPE): layout.token_cols; 0 for other
+// projectors, whose tokens follow one another.
+int64_t placed_token_cols(const HParams& hp, const PictureLayout& layout);
 // The most frames a picture can have (the memory a session may keep per picture).
 int64_t max_picture_frames(const HParams& hp);
 

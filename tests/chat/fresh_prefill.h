@@ -8,21 +8,24 @@
 #include <vector>
 
 #include "chat/chat_session.h"
+#include "chat/conversation_images.h"
 #include "model/model.h"
 #include "runtime/context.h"
 
 namespace peak::chat::testing {
 
 // The logits after `tokens` in a fresh context of the session's size with a
-// `type` cache (one thread: the order of sums is the same on every run).
+// `type` cache (one thread: the order of sums is the same on every run), the
+// rows of the pictures among them taken from `images` (evaluate_cells).
 inline std::vector<float> fresh_prefill_logits(const model::Model& m, const ChatSession& session,
-                                               const std::vector<int32_t>& tokens, kernels::GgmlType type) {
+                                               const std::vector<int32_t>& tokens, kernels::GgmlType type,
+                                               const ImageList& images = {}) {
   runtime::ContextParams p;
   p.n_ctx = session.context().n_ctx();
   p.n_threads = 1;
   p.type_k = p.type_v = type;
   runtime::Context fresh(m, p);
-  fresh.eval(tokens.data(), static_cast<int64_t>(tokens.size()));
+  evaluate_cells(fresh, tokens.data(), static_cast<int64_t>(tokens.size()), images);
   return std::vector<float>(fresh.logits(), fresh.logits() + fresh.n_vocab());
 }
 

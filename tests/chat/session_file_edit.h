@@ -200,6 +200,14 @@ inline std::vector<uint8_t> read_bytes(const std::string& path) {
   return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
+// The format version a session file's header gives (0 for a file too short).
+inline uint32_t saved_format_version(const std::string& path) {
+  const std::vector<uint8_t> bytes = read_bytes(path);
+  uint32_t version = 0;
+  if (bytes.size() >= 8) std::memcpy(&version, bytes.data() + 4, sizeof version);
+  return version;
+}
+
 inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
   std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
                                               static_cast<std::streamsize>(bytes.size()));

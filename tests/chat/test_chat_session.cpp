@@ -248,8 +248,8 @@ TEST(ChatSession, ACorruptedOrTruncatedFileIsRefusedAndTheSessionKeptAsItWas) {
                 .find("session file '" + path + ".bad': payload ends early"),
             std::string::npos);
   EXPECT_NE(try_restore({'n', 'o', 'p', 'e'}).find("not a peak session file"), std::string::npos);
-  EXPECT_NE(try_restore({'P', 'K', 'S', 'S', 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
-                .find("format version 6 is not supported (1 to 5)"),
+  EXPECT_NE(try_restore({'P', 'K', 'S', 'S', 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+                .find("format version 7 is not supported (1 to 6)"),
             std::string::npos);
   EXPECT_EQ(live.cached_tokens(), tokens_before);
   EXPECT_EQ(live.stats().turns, turns_before);

@@ -11,8 +11,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -23,6 +21,7 @@
 #include "model/model.h"
 #include "runtime/context.h"
 #include "fresh_prefill.h"
+#include "session_file_edit.h"
 #include "stories_session.h"
 
 namespace peak::chat {
@@ -387,13 +386,9 @@ TEST(SessionImages, ARebuiltCacheHoldsTheImageAsAFreshPrefillDoes) {
       ++checked;
       const std::vector<float> live = testing::logits_after(m, session, probe);
       tokens.insert(tokens.end(), probe.begin(), probe.end());
-      runtime::ContextParams p;
-      p.n_ctx = session.context().n_ctx();
-      p.n_threads = 1;
-      p.type_k = p.type_v = kernels::GgmlType::F32;
-      runtime::Context fresh(m, p);
-      evaluate_cells(fresh, tokens.data(), static_cast<int64_t>(tokens.size()), {image});
-      EXPECT_LT(testing::max_abs_diff(live, fresh.logits()), 1e-4) << "turn " << turn;
+      const std::vector<float> fresh =
+          testing::fresh_prefill_logits(m, session, tokens, kernels::GgmlType::F32, {image});
+      EXPECT_LT(testing::max_abs_diff(fresh, live.data()), 1e-4) << "turn " << turn;
     }
     EXPECT_EQ(checked, 2) << "summaries put in place with an image in Recent";
   }
@@ -451,14 +446,7 @@ TEST(SessionImages, ASavedConversationKeepsItsPictures) {
   original.attach_image(rows.data(), kImageTokens, 1, 2);  // 2 tiles and the overview, 4 rows each
   original.chat("The dog", max_tokens(6));
   original.save(path, false);
-  {
-    std::ifstream in(path, std::ios::binary);
-    char header[8] = {};
-    in.read(header, sizeof header);
-    uint32_t version = 0;
-    std::memcpy(&version, header + 4, sizeof version);
-    EXPECT_EQ(version, 5u);
-  }
+  EXPECT_EQ(testing::saved_format_version(path), 5u);
   ChatSession restored(m, tiled);
   restored.restore(path);
   EXPECT_EQ(restored.cached_tokens(), original.cached_tokens());

@@ -52,18 +52,21 @@ const peak::model::Model& stories() {
 }
 
 // Takes pictures, so files that hold some are read through: Gemma 3's, or
-// (`tiles`) SmolVLM's, whose pictures are cut into tiles.
-peak::chat::SessionSettings fuzz_settings(bool tiles = false) {
+// SmolVLM's, whose pictures are cut into tiles, or Qwen2.5-VL's, whose
+// pictures have a grid of tokens of their own.
+peak::chat::SessionSettings fuzz_settings(peak::model::Arch projector = peak::chat::testing::kStoriesImageProjector) {
   peak::chat::SessionSettings s = peak::chat::testing::small_stories_settings();
-  s.images = tiles ? peak::model::Arch::Idefics3Vision : peak::chat::testing::kStoriesImageProjector;
+  s.images = projector;
   return s;
 }
 
-// Files of format 5 (pictures of tiles) go to a session on SmolVLM's projector.
-ChatSession& session(bool tiles = false) {
-  static ChatSession gemma(stories(), fuzz_settings(false));
-  static ChatSession smolvlm(stories(), fuzz_settings(true));
-  return tiles ? smolvlm : gemma;
+// Files of format 5 (pictures of tiles) go to a session on SmolVLM's
+// projector, of format 6 (pictures of their own grid) on Qwen2.5-VL's.
+ChatSession& session(uint32_t version = 0) {
+  static ChatSession gemma(stories(), fuzz_settings());
+  static ChatSession smolvlm(stories(), fuzz_settings(peak::model::Arch::Idefics3Vision));
+  static ChatSession qwen(stories(), fuzz_settings(peak::model::Arch::Qwen25Vision));
+  return version == 5 ? smolvlm : version == 6 ? qwen : gemma;
 }
 
 // The session's Prefix: its cells before any conversation.
@@ -211,7 +214,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   peak::chat::testing::write_bytes(path, std::vector<uint8_t>(data, data + size));
   uint32_t version = 0;
   if (size >= 8) std::memcpy(&version, data + 4, 4);
-  ChatSession& s = session(version == 5);
+  ChatSession& s = session(version);
   const std::vector<int32_t> before = s.cached_tokens();
   ++g_counts.tried;
   try {

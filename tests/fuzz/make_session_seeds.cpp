@@ -54,6 +54,13 @@ int main(int argc, char** argv) {
     tiles.chat(lines[0], o);
     for (const bool kv : {true, false}) tiles.save(dir + "/tiles" + (kv ? "_kv" : "") + ".pkss", kv);
 
+    // Format 6: a picture of Qwen2.5-VL's projector, its tokens 2 rows of 3.
+    with_pictures.images = peak::model::Arch::Qwen25Vision;
+    ChatSession placed(*model, with_pictures);
+    placed.attach_image(rows.data(), 6, 0, 0, 3);
+    placed.chat(lines[0], o);
+    for (const bool kv : {true, false}) placed.save(dir + "/placed" + (kv ? "_kv" : "") + ".pkss", kv);
+
     testing::write_bytes(dir + "/format1_kv.pkss", testing::read_bytes(PEAK_SESSION_FORMAT1));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "make_session_seeds: %s\n", e.what());

@@ -119,7 +119,11 @@ std::string eval_prompt_with_images(LoadedModel& m, const std::string& prompt, c
       eval_text(m, frame_text(projector.get(), picture, frame), false, /*special=*/true);
       if (frame == layout.n_frames) break;
       const float* rows = picture.rows.data() + size_t{frame} * layout.tokens_per_frame * info.n_embd;
-      check_status(peak_context_eval_embeddings(m.context.get(), rows, layout.tokens_per_frame, info.bidirectional));
+      // A frame the language model places by row and column (Qwen2.5-VL's) or one whose tokens follow one another.
+      check_status(
+          layout.token_cols > 0
+              ? peak_context_eval_picture(m.context.get(), rows, layout.tokens_per_frame, layout.token_cols)
+              : peak_context_eval_embeddings(m.context.get(), rows, layout.tokens_per_frame, info.bidirectional));
     }
     times->eval_seconds += seconds_from(eval_start);
     times->image_tokens += size_t{layout.n_frames} * layout.tokens_per_frame;

@@ -71,9 +71,9 @@
 
 /* The version of this header; the build reads it from here. */
 #define PEAK_VERSION_MAJOR 0
-#define PEAK_VERSION_MINOR 10
+#define PEAK_VERSION_MINOR 11
 #define PEAK_VERSION_PATCH 0
-#define PEAK_VERSION_STRING "0.10.0"
+#define PEAK_VERSION_STRING "0.11.0"
 
 #ifdef __cplusplus
 extern "C" {
@@ -530,6 +530,17 @@ PEAK_API peak_status peak_context_eval_all_logits(peak_context* ctx, const int32
    evaluated then). */
 PEAK_API peak_status peak_context_eval_embeddings(peak_context* ctx, const float* rows, size_t n_rows,
                                                   int bidirectional);
+/* Since 0.11.0: appends a picture's frame of n_rows image tokens
+   (peak_picture_layout.tokens_per_frame), token_cols across, row by row
+   (peak_picture_layout.token_cols, at least 1; n_rows a whole number of
+   rows), as the language model places them: a model with multimodal rotary
+   positions (llama.cpp's qwen2vl: Qwen2-VL and Qwen2.5-VL) gives them all
+   one position, each turned by its row and column, and the token after them
+   comes one past the frame's larger side (as Hugging Face's get_rope_index);
+   other models take them one after another, as peak_context_eval_embeddings
+   with bidirectional 0. Fails as peak_context_eval_embeddings does. */
+PEAK_API peak_status peak_context_eval_picture(peak_context* ctx, const float* rows, size_t n_rows,
+                                               uint32_t token_cols);
 /* The last evaluated token's logits (n_vocab floats), valid until the next eval. */
 PEAK_API const float* peak_context_get_logits(const peak_context* ctx);
 
@@ -1020,17 +1031,25 @@ PEAK_API peak_status peak_projector_get_info(const peak_projector* projector, pe
    resized so its longest edge is the processor's (2048 pixels for
    SmolVLM-256M), cut into grid_rows x grid_cols tiles of image_size, row by
    row, then an overview of the whole; a picture that makes one tile is not
-   cut (grid_rows = grid_cols = 0, one frame). */
+   cut (grid_rows = grid_cols = 0, one frame). Qwen2.5-VL: one frame of the
+   picture's own size (Hugging Face's smart_resize), token_cols x
+   (tokens_per_frame / token_cols) tokens, which its language model places by
+   row and column (peak_context_eval_picture). */
 typedef struct peak_picture_layout {
   size_t struct_size;
   uint32_t n_frames;
   uint32_t tokens_per_frame;
   uint32_t grid_rows; /* tiles down, 0: not cut */
   uint32_t grid_cols; /* tiles across */
+  /* Since 0.11.0: a frame's tokens across for a projector that sizes each
+     picture (Qwen2.5-VL's), whose language model places them by row and
+     column; 0 for the others, whose tokens follow one another. */
+  uint32_t token_cols;
 } peak_picture_layout;
 
-/* Fills *layout (set layout->struct_size first) for a picture of width x
-   height pixels (each at least 1). */
+/* Fills *layout (set layout->struct_size first; the size of 0.10.0's
+   struct, without token_cols, is taken too) for a picture of width x height
+   pixels (each at least 1). */
 PEAK_API peak_status peak_projector_picture_layout(const peak_projector* projector, uint32_t width, uint32_t height,
                                                    peak_picture_layout* layout);
 /* Since 0.10.0: the text before frame `index` of a picture of width x height

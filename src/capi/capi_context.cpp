@@ -175,6 +175,28 @@ peak_status peak_context_eval_embeddings(peak_context* ctx, const float* rows, s
   });
 }
 
+peak_status peak_context_eval_picture(peak_context* ctx, const float* rows, size_t n_rows, uint32_t token_cols) {
+  PEAK_CHECK_ARG(ctx, "peak_context_eval_picture: ctx");
+  PEAK_CHECK_ARG(rows, "peak_context_eval_picture: rows");
+  if (n_rows == 0) return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_context_eval_picture: n_rows is 0");
+  if (token_cols == 0 || n_rows % token_cols != 0) {
+    return fail(PEAK_ERR_INVALID_ARGUMENT, "peak_context_eval_picture: " + std::to_string(n_rows) +
+                                               " rows are not whole rows of a picture " + std::to_string(token_cols) +
+                                               " tokens across");
+  }
+  const int64_t free_cells = ctx->context->kv().free_cells();
+  if (n_rows > static_cast<size_t>(free_cells)) {
+    return fail(PEAK_ERR_CONTEXT_FULL, "peak_context_eval_picture: " + std::to_string(n_rows) +
+                                           " rows do not fit in the " + std::to_string(free_cells) +
+                                           " free cells of a context of " + std::to_string(ctx->context->n_ctx()));
+  }
+  return guarded([&] {
+    const bool placed = ctx->context->kv().keeps_places();
+    ctx->context->eval_embeddings(rows, static_cast<int64_t>(n_rows), false, nullptr, placed ? token_cols : 0);
+    return PEAK_OK;
+  });
+}
+
 const float* peak_context_get_logits(const peak_context* ctx) { return ctx ? ctx->context->logits() : nullptr; }
 
 peak_status peak_context_kv_clear(peak_context* ctx) {

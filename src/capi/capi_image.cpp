@@ -1,5 +1,6 @@
 // peak_image_*, peak_projector_* and peak_image_encoder_*: pictures and the
 // image encoders of vision-language models.
+#include <cstddef>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -172,6 +173,9 @@ peak_status peak_projector_get_info(const peak_projector* projector, peak_projec
 
 namespace {
 
+// 0.10.0's peak_picture_layout ended at grid_cols.
+constexpr size_t kPictureLayoutFirstSize = offsetof(peak_picture_layout, token_cols);
+
 // The layout of a width x height picture, or an error status naming `function`'s bad argument.
 peak_status layout_of(const peak_projector* projector, uint32_t width, uint32_t height, const char* function,
                       peak::model::PictureLayout* layout) {
@@ -191,7 +195,9 @@ peak_status layout_of(const peak_projector* projector, uint32_t width, uint32_t 
 peak_status peak_projector_picture_layout(const peak_projector* projector, uint32_t width, uint32_t height,
                                           peak_picture_layout* layout) {
   PEAK_CHECK_ARG(layout, "peak_projector_picture_layout: layout");
-  if (!peak::capi::struct_size_ok(layout->struct_size, sizeof(peak_picture_layout), "peak_picture_layout")) {
+  const size_t struct_size = layout->struct_size;
+  if (struct_size != kPictureLayoutFirstSize &&
+      !peak::capi::struct_size_ok(struct_size, sizeof(peak_picture_layout), "peak_picture_layout")) {
     return PEAK_ERR_INVALID_ARGUMENT;
   }
   peak::model::PictureLayout l;
@@ -200,6 +206,9 @@ peak_status peak_projector_picture_layout(const peak_projector* projector, uint3
   layout->tokens_per_frame = static_cast<uint32_t>(l.tokens_per_frame);
   layout->grid_rows = static_cast<uint32_t>(l.grid_rows);
   layout->grid_cols = static_cast<uint32_t>(l.grid_cols);
+  if (struct_size > kPictureLayoutFirstSize) {
+    layout->token_cols = static_cast<uint32_t>(peak::model::placed_token_cols(projector->projector->hparams(), l));
+  }
   return PEAK_OK;
 }
 

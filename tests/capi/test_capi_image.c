@@ -11,7 +11,8 @@
    twice, the message shows one picture, a saved session keeps it; the
    refusals of a session without a projector, rows of another length and a
    projector of another width. SmolVLM's tiles on a tiny idefics3 projector:
-   the layout and texts of the photo, a session taking it by its size. */
+   the layout and texts of the photo, a session taking it by its size.
+   Qwen2.5-VL's pictures, placed by row and column by a qwen2vl model. */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -327,6 +328,101 @@ static void check_tiled_pictures(const peak_image* photo) {
   peak_projector_free(projector);
 }
 
+/* Qwen2.5-VL on the tiny pair tests/runtime writes: the photo's layout (its
+   own size, 72 x 48 pixels: 9 x 6 tokens, placed by row and column), the
+   frame evaluated by peak_context_eval_picture (placed: other logits than
+   the same rows one after another; on stories260K, which places nothing, the
+   same), a picture attached to a session by its size only, and refusals. */
+static void check_placed_pictures(const peak_image* photo) {
+  peak_model *model = NULL, *stories = NULL;
+  peak_projector* projector = NULL;
+  CHECK(peak_model_load(PEAK_QWEN2VL_MODEL, NULL, &model) == PEAK_OK);
+  CHECK(peak_model_load(PEAK_SHARED_DIR "/models/stories260K.gguf", NULL, &stories) == PEAK_OK);
+  CHECK(peak_projector_load(PEAK_QWEN2VL_PROJECTOR, NULL, &projector) == PEAK_OK);
+  peak_image_encoder* encoder = NULL;
+  CHECK(peak_image_encoder_create(projector, NULL, &encoder) == PEAK_OK);
+  if (!model || !stories || !encoder) return;
+  peak_picture_layout layout;
+  memset(&layout, 0, sizeof layout);
+  layout.struct_size = sizeof layout;
+  CHECK(peak_projector_picture_layout(projector, 256, 192, &layout) == PEAK_OK);
+  CHECK(layout.n_frames == 1 && layout.tokens_per_frame == 54 && layout.token_cols == 9);
+  /* 0.10.0's struct, without token_cols: filled as far as it goes. */
+  peak_picture_layout old;
+  memset(&old, 0xff, sizeof old);
+  old.struct_size = offsetof(peak_picture_layout, token_cols);
+  CHECK(peak_projector_picture_layout(projector, 256, 192, &old) == PEAK_OK);
+  CHECK(old.tokens_per_frame == 54 && old.token_cols == 0xffffffffu);
+
+  static float rows[kMaxFloats];
+  size_t n_floats = 0;
+  CHECK(peak_image_encode(encoder, photo, rows, kMaxFloats, &n_floats) == PEAK_OK);
+  CHECK(n_floats == 54 * 64);
+  peak_context_params params = peak_context_default_params();
+  params.n_ctx = 128;
+  params.type_k = params.type_v = PEAK_TYPE_F32;
+  const int32_t bos = 1;
+  peak_context *placed = NULL, *in_line = NULL, *plain = NULL, *plain_rows = NULL;
+  CHECK(peak_context_create(model, &params, &placed) == PEAK_OK);
+  CHECK(peak_context_create(model, &params, &in_line) == PEAK_OK);
+  CHECK(peak_context_create(stories, &params, &plain) == PEAK_OK);
+  CHECK(peak_context_create(stories, &params, &plain_rows) == PEAK_OK);
+  if (!placed || !in_line || !plain || !plain_rows) return;
+  peak_model_info info, stories_info;
+  info.struct_size = stories_info.struct_size = sizeof info;
+  CHECK(peak_model_get_info(model, &info) == PEAK_OK);
+  CHECK(peak_model_get_info(stories, &stories_info) == PEAK_OK);
+  CHECK(peak_context_eval(placed, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_eval(in_line, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_eval_picture(placed, rows, 54, 9) == PEAK_OK);
+  CHECK(peak_context_eval_embeddings(in_line, rows, 54, 0) == PEAK_OK);
+  CHECK(peak_context_n_used(placed) == 55);
+  double placed_diff = 0.0;
+  for (size_t v = 0; v < info.n_vocab; ++v) {
+    placed_diff =
+        fmax(placed_diff, fabs((double)peak_context_get_logits(placed)[v] - peak_context_get_logits(in_line)[v]));
+  }
+  CHECK(placed_diff > 1e-4);
+  CHECK(peak_context_eval(plain, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_eval(plain_rows, &bos, 1) == PEAK_OK);
+  CHECK(peak_context_eval_picture(plain, rows, 54, 9) == PEAK_OK);
+  CHECK(peak_context_eval_embeddings(plain_rows, rows, 54, 0) == PEAK_OK);
+  CHECK(memcmp(peak_context_get_logits(plain), peak_context_get_logits(plain_rows),
+               stories_info.n_vocab * sizeof(float)) == 0);
+  CHECK_ERROR(peak_context_eval_picture(placed, rows, 54, 5), PEAK_ERR_INVALID_ARGUMENT,
+              "54 rows are not whole rows of a picture 5 tokens across");
+  CHECK_ERROR(peak_context_eval_picture(placed, rows, 54, 0), PEAK_ERR_INVALID_ARGUMENT, "0 tokens across");
+  CHECK(peak_context_n_used(placed) == 55);
+
+  peak_session_params session_params = peak_session_default_params();
+  session_params.chat_template = "raw";
+  session_params.sampler.temperature = 0.0f;
+  session_params.n_threads = 1;
+  session_params.projector = projector;
+  peak_session* session = NULL;
+  CHECK(peak_session_create(model, &session_params, &session) == PEAK_OK);
+  if (session) {
+    CHECK_ERROR(peak_session_attach_image(session, rows, n_floats), PEAK_ERR_INVALID_ARGUMENT,
+                "attach them with peak_session_attach_picture");
+    CHECK(peak_session_attach_picture(session, rows, n_floats, 256, 192) == PEAK_OK);
+    static char answer[4096];
+    peak_generate_params g = peak_generate_default_params();
+    g.max_tokens = 6;
+    g.on_text = on_text;
+    g.user_data = answer;
+    CHECK(peak_session_chat(session, "Once upon a time", 16, &g, NULL) == PEAK_OK);
+    peak_session_free(session);
+  }
+  peak_context_free(placed);
+  peak_context_free(in_line);
+  peak_context_free(plain);
+  peak_context_free(plain_rows);
+  peak_image_encoder_free(encoder);
+  peak_projector_free(projector);
+  peak_model_free(stories);
+  peak_model_free(model);
+}
+
 /* The estimate from the file's metadata: what the load and the encoder hold
    (the transposed projector matrix as many bytes as the file's). */
 static void check_memory_estimate(const peak_image_encoder* encoder, const peak_projector_info* info) {
@@ -388,6 +484,7 @@ int main(void) {
   check_encodes_like_the_reference(encoder, photo);
   if (photo) check_session_pictures(photo);
   if (photo) check_tiled_pictures(photo);
+  if (photo) check_placed_pictures(photo);
 
   /* PIL's resized pixels as RGB rows, then as RGBA rows 4 bytes apart more than a row. */
   size_t ppm_size = 0;

@@ -18,6 +18,31 @@ using namespace peak_jni;
 namespace {
 
 peak_context* context_of(jlong handle) { return from_handle<peak_context>(handle); }
+
+// Calls use(values, n_rows) with the first n_rows x n_embd floats of `rows`,
+// after checking the array holds them (a Java exception otherwise).
+template <typename Use>
+void with_embedding_rows(JNIEnv* env, jfloatArray rows, jlong n_rows, jlong n_embd, Use use) {
+  if (!rows) {
+    throw_null(env, "rows");
+    return;
+  }
+  size_t c_rows = 0, c_embd = 0;
+  if (!size_from_java(env, n_rows, "n_rows", &c_rows) || !size_from_java(env, n_embd, "n_embd", &c_embd)) return;
+  // peak reads n_rows x n_embd floats: the array must hold them.
+  const auto length = static_cast<size_t>(env->GetArrayLength(rows));
+  if (c_embd > 0 && c_rows > length / c_embd) {
+    throw_peak(env, PEAK_ERR_INVALID_ARGUMENT,
+               "rows holds " + std::to_string(length) + " floats; " + std::to_string(c_rows) + " rows of n_embd " +
+                   std::to_string(c_embd) + " need " + std::to_string(uint64_t{c_rows} * c_embd));
+    return;
+  }
+  std::vector<float> values(c_rows * c_embd);
+  env->GetFloatArrayRegion(rows, 0, static_cast<jsize>(values.size()), values.data());
+  const float none = 0.0f;  // no rows: peak then names n_rows, not a NULL pointer
+  use(values.empty() ? &none : values.data(), c_rows);
+}
+
 peak_sampler* sampler_of(jlong handle) { return from_handle<peak_sampler>(handle); }
 
 }  // namespace
@@ -77,25 +102,22 @@ JNIEXPORT void JNICALL Java_peak_Native_contextEval(JNIEnv* env, jclass, jlong c
 JNIEXPORT void JNICALL Java_peak_Native_contextEvalEmbeddings(JNIEnv* env, jclass, jlong ctx, jfloatArray rows,
                                                               jlong n_rows, jlong n_embd, jboolean bidirectional) {
   guarded_void(env, [&] {
-    if (!rows) {
-      throw_null(env, "rows");
+    with_embedding_rows(env, rows, n_rows, n_embd, [&](const float* values, size_t c_rows) {
+      check(env, peak_context_eval_embeddings(context_of(ctx), values, c_rows, bidirectional ? 1 : 0));
+    });
+  });
+}
+
+JNIEXPORT void JNICALL Java_peak_Native_contextEvalPicture(JNIEnv* env, jclass, jlong ctx, jfloatArray rows,
+                                                           jlong n_rows, jlong n_embd, jint token_cols) {
+  guarded_void(env, [&] {
+    if (token_cols < 0) {
+      throw_peak(env, PEAK_ERR_INVALID_ARGUMENT, "tokenCols is " + std::to_string(token_cols));
       return;
     }
-    size_t c_rows = 0, c_embd = 0;
-    if (!size_from_java(env, n_rows, "n_rows", &c_rows) || !size_from_java(env, n_embd, "n_embd", &c_embd)) return;
-    // peak reads n_rows x n_embd floats: the array must hold them.
-    const auto length = static_cast<size_t>(env->GetArrayLength(rows));
-    if (c_embd > 0 && c_rows > length / c_embd) {
-      throw_peak(env, PEAK_ERR_INVALID_ARGUMENT,
-                 "rows holds " + std::to_string(length) + " floats; " + std::to_string(c_rows) + " rows of n_embd " +
-                     std::to_string(c_embd) + " need " + std::to_string(uint64_t{c_rows} * c_embd));
-      return;
-    }
-    std::vector<float> values(c_rows * c_embd);
-    env->GetFloatArrayRegion(rows, 0, static_cast<jsize>(values.size()), values.data());
-    const float none = 0.0f;  // no rows: peak then names n_rows, not a NULL pointer
-    check(env, peak_context_eval_embeddings(context_of(ctx), values.empty() ? &none : values.data(), c_rows,
-                                            bidirectional ? 1 : 0));
+    with_embedding_rows(env, rows, n_rows, n_embd, [&](const float* values, size_t c_rows) {
+      check(env, peak_context_eval_picture(context_of(ctx), values, c_rows, static_cast<uint32_t>(token_cols)));
+    });
   });
 }
 

@@ -269,10 +269,11 @@ JNIEXPORT jintArray JNICALL Java_peak_Native_projectorPictureLayout(JNIEnv* env,
     layout.struct_size = sizeof layout;
     if (!check(env, peak_projector_picture_layout(projector_of(projector), w, h, &layout))) return nullptr;
     // Bounded by the projector: at most 32768 tokens a picture.
-    const jint values[4] = {static_cast<jint>(layout.n_frames), static_cast<jint>(layout.tokens_per_frame),
-                            static_cast<jint>(layout.grid_rows), static_cast<jint>(layout.grid_cols)};
-    jintArray out = env->NewIntArray(4);
-    if (out) env->SetIntArrayRegion(out, 0, 4, values);
+    const jint values[5] = {static_cast<jint>(layout.n_frames), static_cast<jint>(layout.tokens_per_frame),
+                            static_cast<jint>(layout.grid_rows), static_cast<jint>(layout.grid_cols),
+                            static_cast<jint>(layout.token_cols)};
+    jintArray out = env->NewIntArray(5);
+    if (out) env->SetIntArrayRegion(out, 0, 5, values);
     return out;
   });
 }

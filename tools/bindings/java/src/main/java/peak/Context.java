@@ -86,6 +86,19 @@ public final class Context extends NativeHandle {
     Native.contextEvalEmbeddings(handle(), rows, nRows, nEmbd, bidirectional);
   }
 
+  /**
+   * Appends a picture's frame of {@code nRows} image tokens (the first {@code nRows} x {@link
+   * ModelInfo#nEmbd()} floats of {@code rows}), {@code tokenCols} across, row by row ({@link
+   * PictureLayout#tokenCols()}; {@code nRows} whole rows of it), as the language model places
+   * them: a model with multimodal rotary positions (qwen2vl: Qwen2-VL, Qwen2.5-VL) gives them one
+   * position, each turned by its row and column, and the next token comes one past the frame's
+   * larger side; other models take them one after another, as {@link #evalEmbeddings(float[],
+   * int, boolean)} causally. Refused as evalEmbeddings is, and for rows that are not whole rows.
+   */
+  public void evalPicture(float[] rows, int nRows, int tokenCols) {
+    Native.contextEvalPicture(handle(), rows, nRows, nEmbd, tokenCols);
+  }
+
   /** The last evaluated token's logits (n_vocab values), a copy. */
   public float[] logits() {
     return Native.contextLogits(handle(), nVocab);

@@ -76,6 +76,8 @@ final class Native {
    * model's n_embd) of {@code rows}, which must hold them.
    */
   static native void contextEvalEmbeddings(long context, float[] rows, long nRows, long nEmbd, boolean bidirectional);
+
+  static native void contextEvalPicture(long context, float[] rows, long nRows, long nEmbd, int tokenCols);
   static native float[] contextLogits(long context, long nVocab);
   static native void contextKvClear(long context);
   /** Adapters and scales pairwise; control vectors act after layers controlFirstLayer..controlLastLayer. */

@@ -90,7 +90,7 @@ public final class Projector extends NativeHandle {
     int[] layout = Native.projectorPictureLayout(projector, width, height);
     java.util.List<String> texts = new java.util.ArrayList<>(layout[0] + 1);
     for (int i = 0; i <= layout[0]; ++i) texts.add(Native.projectorFrameText(projector, width, height, i));
-    return new PictureLayout(layout[1], layout[2], layout[3], texts);
+    return new PictureLayout(layout[1], layout[2], layout[3], layout[4], texts);
   }
 
   @Override

@@ -66,6 +66,16 @@ final class Fixtures {
     return property("peak.imageTiledProjector64");
   }
 
+  /** A tiny qwen2vl language model (multimodal rotary positions), 64 wide. */
+  static String qwen2vlModel() {
+    return property("peak.qwen2vlModel");
+  }
+
+  /** A tiny Qwen2.5-VL encoder 64 wide: pictures of their own size, at most 64 tokens. */
+  static String qwen2vlProjector() {
+    return property("peak.qwen2vlProjector");
+  }
+
   /**
    * The naive double-precision reference's embeddings of the test photo resized to 32 x 32 (as PIL
    * resizes it) on {@link #imageProjector()}: the float count, then the floats, token by token.

@@ -3,6 +3,8 @@ package peak.tests;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.List;
+import peak.Context;
+import peak.ContextParams;
 import peak.GenerateOptions;
 import peak.GenerateResult;
 import peak.Image;
@@ -172,6 +174,45 @@ public final class SessionImageTests {
         String answer = chat(session, "What is in the picture?");
         try (Session twin = new Session(model, params(projector))) {
           twin.attachImage(embeddings, photo.width(), photo.height());
+          Check.equal(answer, chat(twin, "What is in the picture?"), "the twin's answer");
+        }
+      }
+    }
+  }
+
+  @Test
+  public void aQwenPictureIsPlacedByRowAndColumn() throws Exception {
+    try (Model model = Model.load(Fixtures.qwen2vlModel());
+         Projector projector = Projector.load(Fixtures.qwen2vlProjector());
+         ImageEncoder encoder = new ImageEncoder(projector);
+         Image photo = Image.decode(photo())) {
+      // At most 64 x 64 pixels in patches of 4 merged 2 x 2: 256 x 192 becomes 72 x 48, 9 x 6 tokens.
+      PictureLayout layout = projector.pictureLayout(photo.width(), photo.height());
+      Check.equal(1, layout.nFrames(), "frames");
+      Check.equal(54, layout.tokensPerFrame(), "tokens");
+      Check.equal(9, layout.tokenCols(), "tokens across");
+      float[] embeddings = encoder.encode(photo);
+      try (Context placed = new Context(model, new ContextParams());
+           Context inLine = new Context(model, new ContextParams())) {
+        int[] bos = {1};
+        placed.eval(bos);
+        inLine.eval(bos);
+        placed.evalPicture(embeddings, 54, 9);
+        inLine.evalEmbeddings(embeddings, 54, false);
+        float[] a = placed.logits(), b = inLine.logits();
+        double diff = 0;
+        for (int i = 0; i < a.length; ++i) diff = Math.max(diff, Math.abs(a[i] - b[i]));
+        Check.isTrue(diff > 1e-4, "placed by row and column, the logits differ from the tokens in a line: " + diff);
+        Check.throwsPeak(Status.INVALID_ARGUMENT, "not whole rows of a picture 5 tokens across",
+            () -> placed.evalPicture(embeddings, 54, 5));
+      }
+      try (Session session = new Session(model, params(projector))) {
+        Check.throwsPeak(Status.INVALID_ARGUMENT, "peak_session_attach_picture",
+            () -> session.attachImage(embeddings));
+        session.attachImage(embeddings, photo.width(), photo.height());
+        String answer = chat(session, "What is in the picture?");
+        try (Session twin = new Session(model, params(projector))) {
+          twin.attachImage(encoder, photo);
           Check.equal(answer, chat(twin, "What is in the picture?"), "the twin's answer");
         }
       }

@@ -1347,6 +1347,23 @@ const peak_projector* tiled_projector() {
   return projector;
 }
 
+// The tiny Qwen2.5-VL pair (tests/runtime writes it): a qwen2vl model, which
+// places a picture's tokens by row and column, and its encoder; null where not written.
+const peak_model* qwen2vl_model() {
+  static peak_model* model = [] {
+    peak_model* m = nullptr;
+    if (std::string(PEAK_QWEN2VL_MODEL).empty()) return m;
+    EXPECT_EQ(peak_model_load(PEAK_QWEN2VL_MODEL, nullptr, &m), PEAK_OK) << peak_last_error();
+    return m;
+  }();
+  return model;
+}
+
+const peak_projector* qwen2vl_projector() {
+  static peak_projector* projector = load_projector(PEAK_QWEN2VL_PROJECTOR);
+  return projector;
+}
+
 SlotSettings vision_settings(const peak_projector* projector = tiny_projector()) {
   SlotSettings s = settings();
   s.session.projector = projector;
@@ -1386,10 +1403,10 @@ int64_t peak_member(const Value& response, const char* name) {
 // `picture` attached (its marker after the text), the picture decoded and
 // encoded here by an encoder of its own: greedy, as the server's.
 std::string session_answer(const std::string& text, const std::string& picture, size_t max_tokens,
-                           const peak_projector* projector = tiny_projector()) {
-  const peak_session_params params = vision_settings(projector).session;
+                           const SlotSettings& slots = vision_settings()) {
+  const peak_projector* projector = slots.session.projector;
   peak_session* session = nullptr;
-  EXPECT_EQ(peak_session_create(stories(), &params, &session), PEAK_OK) << peak_last_error();
+  EXPECT_EQ(peak_session_create(slots.model, &slots.session, &session), PEAK_OK) << peak_last_error();
   peak_sampler_params sp = peak_sampler_default_params();
   sp.temperature = 0;
   EXPECT_EQ(peak_session_set_sampler(session, &sp), PEAK_OK);
@@ -1470,14 +1487,13 @@ TEST(ServerVision, APictureIsAnsweredAsBySessionAndEncodedOnce) {
   EXPECT_EQ(metrics.find("images_cached")->as_int(), 4);
 }
 
-// SmolVLM's tiles: the server frames each tile as a session given the
-// picture's size does, from the cache too.
-TEST(ServerVision, APictureOfTilesIsAnsweredAsBySession) {
-  if (!tiled_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
-  Server server(vision_settings(tiled_projector()), options());
+// A server of `slots` asked twice about the photo (encoded, then from the
+// cache) answers as a session of the same settings given the picture's size.
+void expect_photo_answered_as_by_session(const SlotSettings& slots, const ServerOptions& o) {
+  Server server(slots, o);
   const std::string photo = peak_server::testing::test_picture("png/photo_256x192.png");
   const std::string body = vision_body(Value::array().push(picture_message("Once upon a time", png_url(photo))));
-  const std::string expected = session_answer("Once upon a time", photo, 16, tiled_projector());
+  const std::string expected = session_answer("Once upon a time", photo, 16, slots);
   ASSERT_FALSE(expected.empty());
   for (const int64_t encoded : {1, 0}) {
     const FakeResponder out = call(server, request("POST", "/v1/chat/completions", body));
@@ -1485,6 +1501,26 @@ TEST(ServerVision, APictureOfTilesIsAnsweredAsBySession) {
     EXPECT_EQ(content_of(out.json()), expected);
     EXPECT_EQ(peak_member(out.json(), "images_encoded"), encoded);
   }
+}
+
+// SmolVLM's tiles: the server frames each tile as a session given the
+// picture's size does, from the cache too.
+TEST(ServerVision, APictureOfTilesIsAnsweredAsBySession) {
+  if (!tiled_projector()) GTEST_SKIP() << "the tiny image encoder is written by tests/runtime, not built here";
+  expect_photo_answered_as_by_session(vision_settings(tiled_projector()), options());
+}
+
+// Qwen2.5-VL: the picture keeps its own size (9 x 6 tokens here), and the
+// qwen2vl model places its tokens by row and column, as a session given the
+// picture's size does, from the cache too.
+TEST(ServerVision, AQwenPictureIsPlacedAsBySession) {
+  if (!qwen2vl_model() || !qwen2vl_projector()) GTEST_SKIP() << "the tiny Qwen2.5-VL pair is written by tests/runtime";
+  SlotSettings slots = vision_settings(qwen2vl_projector());
+  slots.model = qwen2vl_model();
+  slots.session.summary_max = 160;  // the synthetic vocabulary spells the summary's framing letter by letter
+  ServerOptions o = options();
+  o.model_id = "qwen2vl_tiny.gguf";
+  expect_photo_answered_as_by_session(slots, o);
 }
 
 // A front-end resends the history with its pictures: the slot holding it

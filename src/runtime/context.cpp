@@ -227,11 +227,10 @@ void Context::eval_embeddings(const float* rows, int64_t n, bool bidirectional, 
                               int64_t picture_cols) {
   const int64_t n_embd = model_.hparams().n_embd;
   if (n < 1 || !rows) throw std::invalid_argument("eval_embeddings: no rows to evaluate");
-  if (picture_cols < 0 || (picture_cols > 0 && (!kv_.keeps_places() || n % picture_cols != 0))) {
-    throw std::invalid_argument(
-        "eval_embeddings: " + std::to_string(n) + " rows as a picture " + std::to_string(picture_cols) +
-        " tokens across" +
-        (kv_.keeps_places() ? "; they must be whole rows of it" : ", but this model places no token in a picture"));
+  if (picture_cols < 0 || (picture_cols > 0 && !kv_.keeps_places())) {
+    throw std::invalid_argument("eval_embeddings: " + std::to_string(n) + " rows as a picture " +
+                                std::to_string(picture_cols) + " tokens across" +
+                                (picture_cols < 0 ? "" : ", but this model places no token in a picture"));
   }
   if (bidirectional && n > n_batch_) {
     throw std::invalid_argument("eval_embeddings: " + std::to_string(n) +

@@ -141,7 +141,8 @@ class Context {
   // keeps places: Qwen2-VL): the rows are a picture's tokens, picture_cols
   // across, row by row; they share one position, each turned by its row and
   // column (KvCache::append_picture), and the next token comes one past the
-  // picture's largest row or column. n must be whole rows of it.
+  // picture's largest row or column. The rows are its first n tokens (a
+  // cache checked cell by cell may end inside a picture).
   void eval_embeddings(const float* rows, int64_t n, bool bidirectional, const core::Cancellation* cancel = nullptr,
                        int64_t picture_cols = 0);
   // Evaluates `n` tokens in one batch (n <= n_batch) and writes the logits

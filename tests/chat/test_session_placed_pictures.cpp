@@ -145,6 +145,19 @@ TEST(SessionPlacedPictures, ASavedConversationKeepsThePicturesGrid) {
               original.regenerate(max_tokens(6)).generation.tokens)
         << (with_cells ? "with cells" : "prefilled");
   }
+  // The cells checked on restore end inside the picture: its first tokens are
+  // computed again where they are, and the saved cells pass.
+  ChatSession original(m, settings);
+  original.attach_image(rows.data(), kTokens, 0, 0, kCols);
+  original.chat("The <__media__> dog", max_tokens(6));
+  original.save(path, true);
+  const std::vector<int32_t> tokens = original.cached_tokens();
+  SessionSettings checking = settings;
+  checking.verify_kv_cells = std::find_if(tokens.begin(), tokens.end(), is_image_token) - tokens.begin() + 5;
+  ChatSession restored(m, checking);
+  restored.restore(path);
+  EXPECT_EQ(restored.context().kv().positions(), original.context().kv().positions());
+  EXPECT_EQ(restored.regenerate(max_tokens(6)).generation.tokens, original.regenerate(max_tokens(6)).generation.tokens);
 }
 
 TEST(SessionPlacedPictures, ARestoreThatDropsThePictureClosesItsPositions) {

@@ -189,6 +189,58 @@ TEST(KernelPathsF16, GemmAgainstFloatRowsMatchesDoubleSums) {
   }
 }
 
+// The float types' prefill tiles (arm64: 8 x 8 register tiles over panels of
+// 128 elements, 32 activation rows a pass): lengths below one step, with a
+// tail of 1 to 3 past a step, and crossing 1 and 2 chunks; weight rows past a
+// whole tile (21 = 2 x 8 + 5); activation rows of one partial tile, whole
+// tiles, and past a 32-row pass with a partial tile (45). Every product
+// against the scalar vec_dot (gemm) or the scalar gemm_f32 (F16 against F32
+// rows), every output row padded so a store past the last weight row shows.
+TEST(KernelPathsFloat, PrefillTilesMatchScalar) {
+  constexpr int64_t kRows = 21, kStride = kRows + 3;
+  for (GgmlType t : {GgmlType::F32, GgmlType::F16, GgmlType::BF16}) {
+    const TypeKernels& ref = kernels_for_isa(t, Isa::Scalar);
+    for (const bool f32_rows : {false, true}) {
+      if (f32_rows && t != GgmlType::F16) continue;
+      const GgmlType partner = f32_rows ? GgmlType::F32 : ref.dot_partner;
+      for (int64_t n : {3, 9, 130, 259, 300}) {
+        for (int64_t rows_y : {4, 8, 16, 45}) {
+          const std::vector<uint8_t> x = quantize_rows(t, random_floats(static_cast<size_t>(n * kRows), 81), n, kRows);
+          const std::vector<uint8_t> y =
+              quantize_rows(partner, random_floats(static_cast<size_t>(n * rows_y), 82), n, rows_y);
+          const size_t xs = row_bytes(t, n), ys = row_bytes(partner, n);
+          std::vector<float> want(static_cast<size_t>(kStride * rows_y), -1.0f);
+          if (f32_rows) {
+            ref.gemm_f32(n, x.data(), xs, kRows, y.data(), ys, rows_y, want.data(), kStride);
+          } else {
+            for (int64_t ry = 0; ry < rows_y; ++ry) {
+              for (int64_t rx = 0; rx < kRows; ++rx) {
+                ref.vec_dot(n, &want[static_cast<size_t>(ry * kStride + rx)], x.data() + static_cast<size_t>(rx) * xs,
+                            y.data() + static_cast<size_t>(ry) * ys);
+              }
+            }
+          }
+          for (Isa isa : available_isas()) {
+            const TypeKernels& path = kernels_for_isa(t, isa);
+            const GemmFn gemm = f32_rows ? path.gemm_f32 : path.gemm;
+            std::vector<float> got(want.size(), -1.0f);
+            gemm(n, x.data(), xs, kRows, y.data(), ys, rows_y, got.data(), kStride);
+            const std::string what = std::string(ggml_type_name(static_cast<uint32_t>(t))) +
+                                     (f32_rows ? " x F32" : "") + " on " + isa_name(isa) + ", n=" + std::to_string(n) +
+                                     " rows_y=" + std::to_string(rows_y);
+            EXPECT_LT(nmse(got, want), 1e-12) << what;
+            for (int64_t ry = 0; ry < rows_y; ++ry) {
+              for (int64_t pad = kRows; pad < kStride; ++pad) {
+                ASSERT_EQ(got[static_cast<size_t>(ry * kStride + pad)], -1.0f) << what << ": wrote past its rows";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 // Byte offsets of the fp16 scale fields inside one block of each weight type
 // (from the layouts in kernels/blocks.h); every other byte may hold anything.
 std::vector<size_t> half_fields(GgmlType t) {

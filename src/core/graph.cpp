@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/ops.h"
 #include "kernels/kernels.h"
 
 namespace peak::core {
@@ -216,7 +217,30 @@ Tensor* Graph::mul_mat(Tensor* w, Tensor* x, float scale, Tensor* addend) {
   require(addend == nullptr || (is_f32(addend) && addend->same_shape(*t) && addend->nb[0] == sizeof(float)),
           "mul_mat: the addend must be F32 of the result's shape with dense rows");
   t->src[2] = addend;
-  t->params.i[0] = 1;
+  t->params.i[0] = kMulMatScaledSum;
+  t->params.f[0] = scale;
+  return t;
+}
+
+Tensor* Graph::mul_mat_low_rank(Tensor* w, Tensor* x, Tensor* a, Tensor* b, Tensor* b_rows, float scale) {
+  require(a->ne[0] == w->ne[0] && b->ne[0] == a->ne[1] && b->ne[1] == w->ne[1] && b_rows->ne[0] == b->ne[1] &&
+              b_rows->ne[1] == b->ne[0],
+          "mul_mat_low_rank: a must be [k, rank], b [rank, n] and b_rows [n, rank] for w [k, n]");
+  const bool two_d = w->ne[2] == 1 && w->ne[3] == 1 && x->ne[2] == 1 && x->ne[3] == 1 && a->ne[2] == 1 &&
+                     a->ne[3] == 1 && b_rows->ne[2] == 1 && b_rows->ne[3] == 1;
+  if (!two_d || x->ne[1] > kPrivateConversionRows || a->repacked_data != nullptr) {
+    Tensor* y = mul_mat(w, x);
+    return mul_mat(b, mul_mat(a, x, scale, nullptr), 1.0f, y);
+  }
+  require(a->has_dense_rows() && b_rows->has_dense_rows() && b_rows->nb[0] == type_block_bytes(b_rows->type),
+          "mul_mat_low_rank: a's and b_rows' rows must be dense");
+  require(has_dot_kernels(a->type), "mul_mat_low_rank: no kernels for a's type");
+  require(type_block_elements(b_rows->type) == 1 && kernels_for(b_rows->type).weighted_sum != nullptr,
+          "mul_mat_low_rank: b_rows must be F32 or F16");
+  Tensor* t = mul_mat(w, x);
+  t->src[2] = a;
+  t->src[3] = b_rows;
+  t->params.i[0] = kMulMatLowRank;
   t->params.f[0] = scale;
   return t;
 }

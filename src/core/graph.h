@@ -125,6 +125,16 @@ class Graph {
   // rows) in one node: each thread scales and adds its own rows, so a low-rank
   // product (LoRA's) costs no nodes of its own for either.
   Tensor* mul_mat(Tensor* w, Tensor* x, float scale, Tensor* addend);
+  // w · x + scale · (b · (a · x)): a weight with a low-rank update beside it
+  // (LoRA), a [k, rank] and b [rank, n] of any types with kernels, 2-D;
+  // b_rows is b transposed, [n, rank] in F32 or F16. For a few activation rows
+  // (decode) one node: each thread forms scale · a · x itself (rank · k
+  // multiply-adds per row, a few microseconds) and adds to its own rows the sum
+  // of b_rows' rows weighted by it (no dot products of length rank), so the
+  // update costs no barrier and the node still runs beside the other matmuls
+  // that read x. For more rows, or a repacked a, the nodes of
+  // mul_mat(b, mul_mat(a, x, scale, nullptr), 1, mul_mat(w, x)).
+  Tensor* mul_mat_low_rank(Tensor* w, Tensor* x, Tensor* a, Tensor* b, Tensor* b_rows, float scale);
   Tensor* add(Tensor* a, Tensor* b);  // b is repeated to a's shape
   Tensor* scale(Tensor* a, float s);
   // With `weight` (F32 [a->ne[0]], contiguous) each normalised row is also

@@ -84,15 +84,22 @@ Tensor* DecoderBuilder::embed() {
 Tensor* DecoderBuilder::norm(Tensor* x, Tensor* weight) { return g.rms_norm(x, hp.rms_eps, weight); }
 
 Tensor* DecoderBuilder::matmul(Tensor* weight, Tensor* x, int64_t layer, Projection p) {
-  Tensor* y = g.mul_mat(weight, x);
-  if (!adapters_) return y;
-  for (const ScaledLora& lora : adapters_->loras) {
-    const LoraPair* pair = lora.adapter->pair(layer, p);
-    if (!pair) continue;
-    Tensor* ax = g.mul_mat(pair->a, x, lora.scale * pair->alpha_scale, nullptr);  // [rank, n_tokens]
-    y = g.mul_mat(pair->b, ax, 1.0f, y);
+  // The first adapter of this matrix rides in its node; any more add theirs after it.
+  Tensor* y = nullptr;
+  if (adapters_) {
+    for (const ScaledLora& lora : adapters_->loras) {
+      const LoraPair* pair = lora.adapter->pair(layer, p);
+      if (!pair) continue;
+      const float scale = lora.scale * pair->alpha_scale;
+      if (!y) {
+        y = g.mul_mat_low_rank(weight, x, pair->a, pair->b, pair->b_rows, scale);
+        continue;
+      }
+      Tensor* ax = g.mul_mat(pair->a, x, scale, nullptr);  // [rank, n_tokens]
+      y = g.mul_mat(pair->b, ax, 1.0f, y);
+    }
   }
-  return y;
+  return y ? y : g.mul_mat(weight, x);
 }
 
 Tensor* DecoderBuilder::project(Tensor* x, Tensor* weight, Tensor* bias, int64_t n_heads, int64_t layer,

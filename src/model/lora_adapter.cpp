@@ -71,6 +71,28 @@ core::Tensor* describe(core::TensorArena& arena, const gguf::TensorInfo& t) {
   return d;
 }
 
+// b [rank, n_out] as rows of n_out, one per rank (F32 when b is F32, else F16)
+// into `storage`.
+core::Tensor* transposed(core::TensorArena& arena, const core::Tensor& b, std::vector<uint8_t>& storage) {
+  const int64_t rank = b.ne[0];
+  const int64_t n_out = b.ne[1];
+  const kernels::GgmlType type = b.type == kernels::GgmlType::F32 ? kernels::GgmlType::F32 : kernels::GgmlType::F16;
+  core::Tensor* t = arena.new_tensor(type, {n_out, rank});
+  storage.resize(t->byte_size());
+  t->data = storage.data();
+  t->set_name("%s.rows", b.name);
+  std::vector<float> b_row(static_cast<size_t>(rank));
+  std::vector<float> columns(static_cast<size_t>(rank * n_out));  // [n_out, rank] as floats
+  const kernels::RowToFloatFn to_float = kernels::kernels_for(b.type).to_float;
+  for (int64_t r = 0; r < n_out; ++r) {
+    to_float(b.row_ptr(r), b_row.data(), rank);
+    for (int64_t j = 0; j < rank; ++j) columns[static_cast<size_t>(j * n_out + r)] = b_row[static_cast<size_t>(j)];
+  }
+  const kernels::RowFromFloatFn from_float = kernels::kernels_for(type).from_float;
+  for (int64_t j = 0; j < rank; ++j) from_float(columns.data() + j * n_out, t->row_ptr(j), n_out);
+  return t;
+}
+
 }  // namespace
 
 const char* projection_name(Projection p) {
@@ -137,7 +159,8 @@ std::shared_ptr<const LoraAdapter> LoraAdapter::load(const Model& base, const st
 
   const HParams& hp = base.hparams();
   a->layers_.resize(static_cast<size_t>(hp.n_layer));
-  a->descriptors_ = std::make_unique<core::TensorArena>(2 * pairs.size());
+  a->descriptors_ = std::make_unique<core::TensorArena>(3 * pairs.size());
+  a->b_rows_.reserve(pairs.size());
   for (const auto& [name, halves] : pairs) {
     const std::string target(name);
     if (!halves.a || !halves.b) {
@@ -175,6 +198,8 @@ std::shared_ptr<const LoraAdapter> LoraAdapter::load(const Model& base, const st
     LoraPair& p = a->layers_[static_cast<size_t>(where->layer)][static_cast<size_t>(where->projection)];
     p.a = describe(*a->descriptors_, ta);
     p.b = describe(*a->descriptors_, tb);
+    a->b_rows_.emplace_back();
+    p.b_rows = transposed(*a->descriptors_, *p.b, a->b_rows_.back());
     p.rank = rank;
     // llama.cpp's rule: the user's scale alone when the file gives no alpha.
     p.alpha_scale = a->alpha_ != 0.0f ? a->alpha_ / static_cast<float>(rank) : 1.0f;

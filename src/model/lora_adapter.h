@@ -50,6 +50,9 @@ std::optional<LoraTarget> parse_lora_target(std::string_view name);
 struct LoraPair {
   core::Tensor* a = nullptr;  // [n_in, rank]
   core::Tensor* b = nullptr;  // [rank, n_out]
+  // B transposed, [n_out, rank] (F32 when B is F32, else F16): decode adds the
+  // weighted sum of its rank rows by A·x (core::Graph::mul_mat_low_rank).
+  core::Tensor* b_rows = nullptr;
   int64_t rank = 0;
   // alpha / rank, or 1 when alpha is 0: the user's scale times this multiplies B·(A·x).
   float alpha_scale = 1.0f;
@@ -85,6 +88,7 @@ class LoraAdapter {
   const Model* base_ = nullptr;
   std::unique_ptr<gguf::GgufFile> file_;
   std::unique_ptr<core::TensorArena> descriptors_;
+  std::vector<std::vector<uint8_t>> b_rows_;                    // the pairs' b_rows data
   std::vector<std::array<LoraPair, kProjectionCount>> layers_;  // n_layer entries
   float alpha_ = 0.0f;
   size_t n_pairs_ = 0;

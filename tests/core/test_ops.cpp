@@ -2,9 +2,13 @@
 // odd shapes, strided views, 1..4 threads, per-op NMSE bounds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <vector>
 
+#include "core/ops.h"
 #include "core_test_support.h"
 #include "kernels/kernels.h"
 
@@ -477,6 +481,66 @@ TEST(CoreOps, MulMatLargeDecodeRow) {
   Tensor* x = leaves.random(GgmlType::F32, {2048, 1});
   expect_graph_matches([&](Graph& g) { return g.mul_mat(w, x); },
                        reference_mul_mat(read_dense(*w), read_dense(*x)), kQ8Partner);
+}
+
+// w · x + scale · b · (a · x), from the dense values.
+Dense reference_low_rank(const Dense& w, const Dense& a, const Dense& b, const Dense& x, double scale) {
+  Dense out = reference_mul_mat(w, x);
+  const Dense ax = reference_mul_mat(a, x);
+  const Dense update = reference_mul_mat(b, ax);
+  for (size_t i = 0; i < out.values.size(); ++i) out.values[i] += scale * update.values[i];
+  return out;
+}
+
+// b [rank, n] transposed into a new leaf [n, rank] of `type` (F32 or F16).
+Tensor* transposed(Leaves& leaves, const Tensor& b, GgmlType type) {
+  const Dense db = read_dense(b);
+  Tensor* t = leaves.zeros(type, {b.ne[1], b.ne[0]});
+  std::vector<float> row(static_cast<size_t>(b.ne[1]));
+  for (int64_t j = 0; j < b.ne[0]; ++j) {
+    for (int64_t r = 0; r < b.ne[1]; ++r) row[static_cast<size_t>(r)] = static_cast<float>(db.at(j, r));
+    kernels_for(type).from_float(row.data(), t->row_ptr(j), b.ne[1]);
+  }
+  return t;
+}
+
+// One node for a few rows (decode), the three nodes of the chain for more;
+// every thread count, odd row counts (threads' shares and b's chunks of rows
+// end mid-way), the adapter's types with their own partners beside w's.
+TEST(CoreOps, MulMatLowRankAddsTheUpdateInOneNodeForFewRows) {
+  struct Case {
+    GgmlType w, a, b;
+    int64_t k, rank;
+  };
+  const Case cases[] = {{GgmlType::Q4_0, GgmlType::F16, GgmlType::F16, 96, 16},
+                        {GgmlType::Q8_0, GgmlType::F32, GgmlType::F32, 64, 8},
+                        {GgmlType::F16, GgmlType::Q8_0, GgmlType::Q8_0, 128, 32},
+                        {GgmlType::Q4_K, GgmlType::F16, GgmlType::Q8_0, 256, 32}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(ggml_type_name(static_cast<uint32_t>(c.w))) + " with " +
+                 ggml_type_name(static_cast<uint32_t>(c.a)) + " and " + ggml_type_name(static_cast<uint32_t>(c.b)));
+    Leaves leaves;
+    const int64_t n = 150;
+    Tensor* w = leaves.random(c.w, {c.k, n});
+    Tensor* a = leaves.random(c.a, {c.k, c.rank});
+    Tensor* b = leaves.random(c.b, {c.rank, n});
+    Tensor* b_rows = transposed(leaves, *b, c.b == GgmlType::F32 ? GgmlType::F32 : GgmlType::F16);
+    for (int64_t n_tokens : {1, 3, 4, 5, 9}) {
+      SCOPED_TRACE(n_tokens);
+      Tensor* x = leaves.random(GgmlType::F32, {c.k, n_tokens});
+      size_t nodes = 0;
+      const auto build = [&](Graph& g) {
+        Tensor* y = g.mul_mat_low_rank(w, x, a, b, b_rows, 0.25f);
+        g.expand(y);
+        nodes = g.nodes().size();
+        return y;
+      };
+      const double bound = std::max({partner_bound(c.w), partner_bound(c.a), partner_bound(c.b), kF16Partner});
+      expect_graph_matches(
+          build, reference_low_rank(read_dense(*w), read_dense(*a), read_dense(*b), read_dense(*x), 0.25), bound);
+      EXPECT_EQ(nodes, n_tokens <= kPrivateConversionRows ? 1u : 3u);
+    }
+  }
 }
 
 // ---- copy into a cache ------------------------------------------------------------------

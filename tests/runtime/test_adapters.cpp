@@ -143,6 +143,20 @@ TEST_P(Adapters, TwoStackedAdaptersAddTheirDeltas) {
   expect_matches_reference(*m, loras(*m, uses), [&](test::ReferenceForward& ref) { merge_into(ref, *m, uses); }, 1e-4);
 }
 
+// An adapter stored in F16: decode forms B·(A·x) from B's rows transposed
+// (model::LoraPair::b_rows), prefill from B as stored. (Q8_0 adapters round
+// the activations to 8 bits on both paths, beyond this tolerance; the core
+// tests check that path against its own reference.)
+TEST_P(Adapters, HalfAdapterEqualsTheMergedReference) {
+  const auto m = model::Model::load(test::write_tiny_model(GetParam(), GgmlType::F32));
+  model::SynthLoraSpec spec = rank8(7, 0.0f);
+  spec.rank = 16;
+  spec.type = GgmlType::F16;
+  const std::vector<AdapterUse> uses = {{write_adapter(*m, "half.gguf", spec), 2.0}};
+  expect_matches_reference(
+      *m, loras(*m, uses), [&](test::ReferenceForward& ref) { merge_into(ref, *m, uses); }, 1e-3);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllArchitectures, Adapters, ::testing::ValuesIn(kAllArchs),
                          [](const auto& param_info) { return std::string(model::arch_name(param_info.param)); });
 

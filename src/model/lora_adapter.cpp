@@ -71,23 +71,31 @@ core::Tensor* describe(core::TensorArena& arena, const gguf::TensorInfo& t) {
   return d;
 }
 
-// b [rank, n_out] as rows of n_out, one per rank (F32 when b is F32, else F16)
-// into `storage`.
+// b [rank, n_out] as rows of n_out, one per rank, into `storage`: F16 when b
+// is F16, or Q8_0 whose values all fit F16's range; else F32 (BF16's range and
+// small values are F32's).
 core::Tensor* transposed(core::TensorArena& arena, const core::Tensor& b, std::vector<uint8_t>& storage) {
   const int64_t rank = b.ne[0];
   const int64_t n_out = b.ne[1];
-  const kernels::GgmlType type = b.type == kernels::GgmlType::F32 ? kernels::GgmlType::F32 : kernels::GgmlType::F16;
+  std::vector<float> b_row(static_cast<size_t>(rank));
+  std::vector<float> columns(static_cast<size_t>(rank * n_out));  // [n_out, rank] as floats
+  float largest = 0.0f;
+  const kernels::RowToFloatFn to_float = kernels::kernels_for(b.type).to_float;
+  for (int64_t r = 0; r < n_out; ++r) {
+    to_float(b.row_ptr(r), b_row.data(), rank);
+    for (int64_t j = 0; j < rank; ++j) {
+      const float v = b_row[static_cast<size_t>(j)];
+      columns[static_cast<size_t>(j * n_out + r)] = v;
+      largest = std::max(largest, std::fabs(v));
+    }
+  }
+  constexpr float kHalfMax = 65504.0f;
+  const bool half = (b.type == kernels::GgmlType::F16 || b.type == kernels::GgmlType::Q8_0) && largest <= kHalfMax;
+  const kernels::GgmlType type = half ? kernels::GgmlType::F16 : kernels::GgmlType::F32;
   core::Tensor* t = arena.new_tensor(type, {n_out, rank});
   storage.resize(t->byte_size());
   t->data = storage.data();
   t->set_name("%s.rows", b.name);
-  std::vector<float> b_row(static_cast<size_t>(rank));
-  std::vector<float> columns(static_cast<size_t>(rank * n_out));  // [n_out, rank] as floats
-  const kernels::RowToFloatFn to_float = kernels::kernels_for(b.type).to_float;
-  for (int64_t r = 0; r < n_out; ++r) {
-    to_float(b.row_ptr(r), b_row.data(), rank);
-    for (int64_t j = 0; j < rank; ++j) columns[static_cast<size_t>(j * n_out + r)] = b_row[static_cast<size_t>(j)];
-  }
   const kernels::RowFromFloatFn from_float = kernels::kernels_for(type).from_float;
   for (int64_t j = 0; j < rank; ++j) from_float(columns.data() + j * n_out, t->row_ptr(j), n_out);
   return t;

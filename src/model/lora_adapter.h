@@ -50,8 +50,9 @@ std::optional<LoraTarget> parse_lora_target(std::string_view name);
 struct LoraPair {
   core::Tensor* a = nullptr;  // [n_in, rank]
   core::Tensor* b = nullptr;  // [rank, n_out]
-  // B transposed, [n_out, rank] (F32 when B is F32, else F16): decode adds the
-  // weighted sum of its rank rows by A·x (core::Graph::mul_mat_low_rank).
+  // B transposed, [n_out, rank] (F16 when B is F16 or Q8_0 within F16's range,
+  // else F32): decode adds the weighted sum of its rank rows by A·x
+  // (core::Graph::mul_mat_low_rank).
   core::Tensor* b_rows = nullptr;
   int64_t rank = 0;
   // alpha / rank, or 1 when alpha is 0: the user's scale times this multiplies B·(A·x).

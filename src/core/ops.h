@@ -107,9 +107,9 @@ void for_each_own_row(const ComputeParams& params, const Tensor& node, Fn&& fn) 
 void compute_get_rows(const ComputeParams& params, Tensor& node);     // ops_matmul.cpp
 void compute_mul_mat(const ComputeParams& params, Tensor& node);      // ops_matmul.cpp
 size_t mul_mat_work_size(const Tensor& node, int n_threads);
-// A MulMat node's params.i[0]: w · x alone, Graph::mul_mat's scale and addend
-// (src[2]), or Graph::mul_mat_low_rank's update (a in src[2], b_rows in src[3]).
-constexpr int32_t kMulMatPlain = 0;
+// A MulMat node's params.i[0]: 0 for w · x alone, else Graph::mul_mat's scale
+// and addend (src[2]) or Graph::mul_mat_low_rank's update (a in src[2], b_rows
+// in src[3]).
 constexpr int32_t kMulMatScaledSum = 1;
 constexpr int32_t kMulMatLowRank = 2;
 // Up to this many activation rows (decode), every thread converts all of them
